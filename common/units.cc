@@ -1,0 +1,49 @@
+#include "common/units.h"
+
+#include <cctype>
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace ofan {
+
+Result<uint64_t> ParseSize(std::string_view text) {
+  std::string_view s = text;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr == s.data()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("'{}' is not a size (expected e.g. 4096, 256KiB, 1MiB)", text));
+  }
+  std::string suffix(ptr, s.data() + s.size());
+  for (auto& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  uint64_t mult = 1;
+  if (suffix.empty() || suffix == "b") {
+    mult = 1;
+  } else if (suffix == "k" || suffix == "kb" || suffix == "kib") {
+    mult = 1ULL << 10;
+  } else if (suffix == "m" || suffix == "mb" || suffix == "mib") {
+    mult = 1ULL << 20;
+  } else if (suffix == "g" || suffix == "gb" || suffix == "gib") {
+    mult = 1ULL << 30;
+  } else {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("'{}': unknown size suffix '{}' (use B, KiB, MiB or GiB)", text,
+                                 suffix));
+  }
+  if (value > UINT64_MAX / mult) {
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("'{}' is too large", text));
+  }
+  return value * mult;
+}
+
+std::string FormatSize(uint64_t bytes) {
+  if (bytes != 0 && bytes % (1ULL << 30) == 0) return fmt::format("{}GiB", bytes >> 30);
+  if (bytes != 0 && bytes % (1ULL << 20) == 0) return fmt::format("{}MiB", bytes >> 20);
+  if (bytes != 0 && bytes % (1ULL << 10) == 0) return fmt::format("{}KiB", bytes >> 10);
+  return fmt::format("{}B", bytes);
+}
+
+}  // namespace ofan

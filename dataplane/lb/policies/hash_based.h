@@ -1,0 +1,83 @@
+// Destination-oblivious, stateless policies: ECMP, E-ECMP and path pinning.
+//
+// ECMP hashes the 5-tuple (RFC 2992); E-ECMP adds the RoCE destination QP, as
+// Meta's switches do with a user-defined field so that the extra QPs opened by
+// "QP scaling" take different paths. Path pinning sends traffic for
+// destination slice s (the destination host's edge port) through uplink
+// s mod w and falls back to ECMP when that uplink has no path (Meta, §4 of the
+// reading guide: "when an uplink failed, the affected flows fell back to ECMP").
+#pragma once
+
+#include "common/rng.h"
+#include "dataplane/lb/policy.h"
+
+namespace ofan::lb {
+
+class Ecmp {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kEcmp;
+  Ecmp(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
+  uint8_t Pick(const PacketKey& k, LbView& v) const {
+    const UplinkList l = v.table->list(k.dest);  // any key row lists all valid ports
+    if (l.n == 0) return kNoUplink;
+    return l.ports[Reduce32(MixHash(k.flow_hash, salt_), l.n)];
+  }
+
+ private:
+  uint32_t salt_;
+};
+
+class EEcmp {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kEEcmp;
+  EEcmp(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
+  uint8_t Pick(const PacketKey& k, LbView& v) const {
+    const UplinkList l = v.table->list(k.dest);
+    if (l.n == 0) return kNoUplink;
+    const uint32_t h = MixHash(k.flow_hash ^ (k.dst_qp * 0x9E3779B1u), salt_);
+    return l.ports[Reduce32(h, l.n)];
+  }
+
+ private:
+  uint32_t salt_;
+};
+
+class PathPin {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kPin;
+  PathPin(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
+  uint8_t Pick(const PacketKey& k, LbView& v) const {
+    const uint32_t w = v.table->w();
+    const uint32_t pinned = w ? k.slice % w : 0;
+    if (v.table->mask(k.dest) & (PortMask{1} << pinned)) return static_cast<uint8_t>(pinned);
+    const UplinkList l = v.table->list(k.dest);
+    if (l.n == 0) return kNoUplink;
+    return l.ports[Reduce32(MixHash(k.flow_hash, salt_), l.n)];
+  }
+
+ private:
+  uint32_t salt_;
+};
+
+// Follows the uplink the source host chose (DRB encapsulates packets towards
+// the core it rotates to; here the choice rides in PacketKey::source_uplink).
+// An invalid choice falls back to ECMP rather than blackholing.
+class SourceRouted {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kSourceRouted;
+  SourceRouted(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
+  uint8_t Pick(const PacketKey& k, LbView& v) const {
+    const PortMask m = v.table->mask(k.dest);
+    if (k.source_uplink < kMaxUplinks && (m & (PortMask{1} << k.source_uplink))) {
+      return k.source_uplink;
+    }
+    const UplinkList l = v.table->list(k.dest);
+    if (l.n == 0) return kNoUplink;
+    return l.ports[Reduce32(MixHash(k.flow_hash, salt_), l.n)];
+  }
+
+ private:
+  uint32_t salt_;
+};
+
+}  // namespace ofan::lb

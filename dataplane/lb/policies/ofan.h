@@ -1,0 +1,95 @@
+// Ofan and POfan: destination-based rotation in the switch (paper §4, §5.1).
+//
+// Ofan keeps ONE round-robin pointer per key (destination edge switch at an
+// edge switch, destination pod at an aggregation switch, times the size class:
+// data vs ACK, §4.1 "ACKs") and sends the next northbound packet of that key
+// to the uplink the pointer designates, then advances it. Consolidation (§4.1,
+// App. F.1): all flows towards one destination edge/pod share the pointer, so
+// every uplink carries an equal share of each destination's traffic and the
+// unique downward paths stay balanced too (Thm. 9): queues are O(1) in m
+// (Thm. 5).
+//
+// Pointer values index the key's valid uplinks in its App. F.2 order pi
+// (UplinkTable::list): one table lookup per packet, the per-key orders and the
+// skipping of invalid uplinks having been done by the control side. Data
+// pointers start at a random position, ACK pointers floor(w/2) away (§4.1).
+//
+// POfan (§5.1): one independent pointer table per ingress pipe (a block of
+// pipe_size consecutive ports; 4 in current ASICs = "4Ofan"); a packet uses the
+// table of the pipe it entered through. Same code, the pipe selects the row.
+//
+// For Ofan shared across cores (the dataplane's Ofan-atomic and Ofan-combined
+// modes, App. I) see ofan_shared.h.
+#pragma once
+
+#include <vector>
+
+#include "common/rng.h"
+#include "dataplane/lb/policy.h"
+
+namespace ofan::lb {
+
+// Initial pointer of every key: data at a random position, ACK half a
+// rotation away (§4.1), both mapped onto the key's filtered list.
+inline void InitOfanPointers(const UplinkTable& t, Rng& rng, uint8_t* ptr) {
+  const uint32_t w = t.w(), nd = t.num_dests();
+  if (w == 0) return;
+  for (uint32_t d = 0; d < nd; ++d) {
+    const uint32_t start = rng.Below(w);
+    ptr[t.key(d, SizeClass::kData)] = static_cast<uint8_t>(t.RankOf(t.key(d, SizeClass::kData), start));
+    ptr[t.key(d, SizeClass::kAck)] =
+        static_cast<uint8_t>(t.RankOf(t.key(d, SizeClass::kAck), (start + w / 2) % w));
+  }
+}
+
+// The per-packet step shared by Ofan and POfan: read, advance, look up.
+inline uint8_t OfanStep(const UplinkList& l, uint8_t& ptr) {
+  if (l.n == 0) return kNoUplink;
+  uint32_t v = ptr;
+  if (v >= l.n) v = 0;  // the key lost uplinks since the last packet
+  ptr = static_cast<uint8_t>(v + 1 == l.n ? 0 : v + 1);
+  return l.ports[v];
+}
+
+class Ofan {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kOfan;
+  Ofan(const PolicyConfig& c, const SwitchLbSetup& s) {
+    if (s.table == nullptr) return;
+    ptr_.assign(s.table->num_keys(), 0);
+    Rng rng(c.seed ^ SplitMix64(s.salt ^ 0x0FA4u));
+    InitOfanPointers(*s.table, rng, ptr_.data());
+  }
+  uint8_t Pick(const PacketKey& k, LbView& v) { return OfanStep(v.table->list(k.key), ptr_[k.key]); }
+  uint32_t pointer(uint32_t key) const { return ptr_[key]; }
+
+ private:
+  std::vector<uint8_t> ptr_;
+};
+
+class Pofan {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kPofan;
+  Pofan(const PolicyConfig& c, const SwitchLbSetup& s) {
+    if (s.table == nullptr) return;
+    const uint32_t ps = c.pipe_size ? c.pipe_size : 1;
+    pipes_ = (s.num_ports + ps - 1) / ps;
+    if (pipes_ == 0) pipes_ = 1;
+    keys_ = s.table->num_keys();
+    ptr_.assign(static_cast<size_t>(pipes_) * keys_, 0);
+    Rng rng(c.seed ^ SplitMix64(s.salt ^ 0x90FA4u));
+    for (uint32_t p = 0; p < pipes_; ++p) InitOfanPointers(*s.table, rng, &ptr_[p * keys_]);
+  }
+  uint8_t Pick(const PacketKey& k, LbView& v) {
+    return OfanStep(v.table->list(k.key), ptr_[static_cast<size_t>(k.pipe) * keys_ + k.key]);
+  }
+  uint32_t num_pipes() const { return pipes_; }
+  uint32_t pointer(uint32_t pipe, uint32_t key) const { return ptr_[pipe * keys_ + key]; }
+
+ private:
+  uint32_t pipes_ = 1;
+  uint32_t keys_ = 0;
+  std::vector<uint8_t> ptr_;
+};
+
+}  // namespace ofan::lb

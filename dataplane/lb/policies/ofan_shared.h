@@ -1,0 +1,127 @@
+// Exact Ofan across cores: one pointer table shared by every lcore (App. I).
+//
+// Each key has one atomic counter. A pointer value r designates
+// list[r mod n] of the key's filtered Ofan order, so handing out c consecutive
+// values is one fetch-add of c. Two modes give the same ports per key:
+//  - atomic:   one fetch-add per packet;
+//  - combined: the burst is grouped by key, one fetch-add per key per burst,
+//              and the group's packets take consecutive values: App. I's
+//              sort / combine / update / decombine pipeline, in software.
+// Counters are 32-bit and wrap: once per 2^32 packets of one key the rotation
+// restarts early by (2^32 mod n) ports, an imbalance of at most one packet.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "common/rng.h"
+#include "dataplane/lb/policies/ofan.h"
+#include "dataplane/lb/policy.h"
+
+namespace ofan::lb {
+
+__extension__ using U128 = unsigned __int128;
+
+// r mod n for n in [1, 64] with one multiply (Lemire's fastmod); the constants
+// are per n, not per key.
+class SmallMod {
+ public:
+  SmallMod() {
+    for (uint32_t n = 1; n <= kMaxUplinks; ++n) m_[n] = UINT64_MAX / n + 1;
+  }
+  uint32_t Mod(uint32_t r, uint32_t n) const {
+    const uint64_t low = m_[n] * r;
+    return static_cast<uint32_t>((static_cast<U128>(low) * n) >> 64);
+  }
+
+ private:
+  uint64_t m_[kMaxUplinks + 1] = {};
+};
+
+class SharedOfanTable {
+ public:
+  SharedOfanTable(const UplinkTable& t, uint64_t seed) : ctr_(t.num_keys()) {
+    std::vector<uint8_t> init(t.num_keys(), 0);
+    Rng rng(seed ^ 0x5A4EDull);
+    InitOfanPointers(t, rng, init.data());
+    for (size_t i = 0; i < init.size(); ++i) ctr_[i].store(init[i], std::memory_order_relaxed);
+  }
+  uint32_t FetchAdd(uint32_t key, uint32_t c) {
+    return ctr_[key].fetch_add(c, std::memory_order_relaxed);
+  }
+  uint32_t Load(uint32_t key) const { return ctr_[key].load(std::memory_order_relaxed); }
+  size_t num_keys() const { return ctr_.size(); }
+
+ private:
+  std::vector<std::atomic<uint32_t>> ctr_;
+};
+
+// Ofan-atomic: per-packet fetch-add on the shared table.
+class OfanAtomic {
+ public:
+  explicit OfanAtomic(SharedOfanTable* shared) : shared_(shared) {}
+  uint8_t Pick(const PacketKey& k, LbView& v) {
+    const UplinkList l = v.table->list(k.key);
+    if (l.n == 0) return kNoUplink;
+    return l.ports[mod_.Mod(shared_->FetchAdd(k.key, 1), l.n)];
+  }
+
+ private:
+  SharedOfanTable* shared_;
+  SmallMod mod_;
+};
+
+// Ofan-combined: one fetch-add per distinct key per burst.
+class OfanCombined {
+ public:
+  static constexpr uint32_t kMaxBurst = 64;
+  explicit OfanCombined(SharedOfanTable* shared) : shared_(shared) {}
+
+  // Assigns out[i] for keys[0..n); n <= kMaxBurst.
+  void PickBurst(const PacketKey* keys, uint8_t* out, uint32_t n, const UplinkTable& t) {
+    // (1)+(2) sort and combine: a small open-addressed map key -> group.
+    Group* groups = groups_;  // all counts are zero between bursts
+    uint8_t used[kMaxBurst];
+    uint32_t nused = 0;
+    uint8_t slot_of[kMaxBurst];
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t key = keys[i].key;
+      uint32_t s = (key * 0x9E3779B1u) >> (32 - kSlotBits);
+      while (groups[s].count != 0 && groups[s].key != key) s = (s + 1) & (kSlots - 1);
+      if (groups[s].count == 0) {
+        groups[s].key = key;
+        used[nused++] = static_cast<uint8_t>(s);
+      }
+      ++groups[s].count;
+      slot_of[i] = static_cast<uint8_t>(s);
+    }
+    // (3) update: one fetch-add per key.
+    for (uint32_t j = 0; j < nused; ++j) {
+      Group& g = groups[used[j]];
+      g.next = shared_->FetchAdd(g.key, g.count);
+    }
+    // (4) decombine: consecutive values, in arrival order within the key.
+    for (uint32_t i = 0; i < n; ++i) {
+      Group& g = groups[slot_of[i]];
+      const UplinkList l = t.list(g.key);
+      out[i] = l.n == 0 ? kNoUplink : l.ports[mod_.Mod(g.next, l.n)];
+      ++g.next;
+    }
+    for (uint32_t j = 0; j < nused; ++j) groups[used[j]].count = 0;
+  }
+
+ private:
+  static constexpr uint32_t kSlotBits = 7;
+  static constexpr uint32_t kSlots = 1u << kSlotBits;  // 2x the burst: short probes
+  struct Group {
+    uint32_t key;
+    uint32_t count;
+    uint32_t next;
+  };
+  SharedOfanTable* shared_;
+  SmallMod mod_;
+  Group groups_[kSlots] = {};
+};
+
+}  // namespace ofan::lb

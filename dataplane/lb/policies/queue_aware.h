@@ -1,0 +1,105 @@
+// Queue-aware, destination-oblivious policies: JSQ, AR and DRILL.
+//
+// They read LbView::queue_bytes (backlog per uplink, bytes, in-service packet
+// included) and add each pick's frame to it, so that the packets of one burst
+// see each other. JSQ is the non-quantized AR (§3.1); both synchronise at full
+// line rate (Thm. 2 for JSQ; AR's coarse levels make ties, hence random
+// choices, common, so it behaves closer to RPS in Fig. 4b).
+#pragma once
+
+#include "common/rng.h"
+#include "dataplane/lb/policy.h"
+
+namespace ofan::lb {
+
+class Jsq {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kJsq;
+  Jsq(const PolicyConfig& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {}
+  uint8_t Pick(const PacketKey& k, LbView& v) {
+    PortMask m = v.table->mask(k.dest);
+    if (m == 0) return kNoUplink;
+    uint32_t best = 0, best_q = UINT32_MAX, ties = 0;
+    while (m) {
+      const uint32_t u = static_cast<uint32_t>(__builtin_ctzll(m));
+      m &= m - 1;
+      const uint32_t q = v.queue_bytes[u];
+      if (q < best_q) {
+        best = u, best_q = q, ties = 1;
+      } else if (q == best_q && rng_.Below(++ties) == 0) {
+        best = u;  // reservoir sampling: uniform among the tied minima
+      }
+    }
+    v.queue_bytes[best] += k.frame_bytes;
+    return static_cast<uint8_t>(best);
+  }
+
+ private:
+  Rng rng_;
+};
+
+class Ar {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kAr;
+  Ar(const PolicyConfig& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {
+    for (int i = 0; i < 3; ++i) {
+      thresholds_[i] = static_cast<uint32_t>(c.ar_quanta[i] * static_cast<double>(c.ar_buffer_bytes));
+    }
+  }
+  uint32_t Level(uint32_t q) const {
+    return (q >= thresholds_[0]) + (q >= thresholds_[1]) + (q >= thresholds_[2]);
+  }
+  uint8_t Pick(const PacketKey& k, LbView& v) {
+    PortMask m = v.table->mask(k.dest);
+    if (m == 0) return kNoUplink;
+    uint32_t best = 0, best_level = UINT32_MAX, ties = 0;
+    while (m) {
+      const uint32_t u = static_cast<uint32_t>(__builtin_ctzll(m));
+      m &= m - 1;
+      const uint32_t lv = Level(v.queue_bytes[u]);
+      if (lv < best_level) {
+        best = u, best_level = lv, ties = 1;
+      } else if (lv == best_level && rng_.Below(++ties) == 0) {
+        best = u;
+      }
+    }
+    v.queue_bytes[best] += k.frame_bytes;
+    return static_cast<uint8_t>(best);
+  }
+
+ private:
+  Rng rng_;
+  uint32_t thresholds_[3];
+};
+
+// DRILL(d, m=1) [33]: sample d random valid uplinks, compare them with the
+// remembered best of the previous decision, take the least loaded, remember it.
+class Drill {
+ public:
+  static constexpr PolicyKind kKind = PolicyKind::kDrill;
+  Drill(const PolicyConfig& c, const SwitchLbSetup& s)
+      : rng_(c.seed ^ SplitMix64(s.salt)), samples_(c.drill_samples ? c.drill_samples : 1) {}
+  uint8_t Pick(const PacketKey& k, LbView& v) {
+    const UplinkList l = v.table->list(k.dest);
+    if (l.n == 0) return kNoUplink;
+    const PortMask m = v.table->mask(k.dest);
+    uint32_t best = kNoUplink, best_q = UINT32_MAX;
+    if (memory_ != kNoUplink && (m & (PortMask{1} << memory_))) {
+      best = memory_, best_q = v.queue_bytes[memory_];
+    }
+    for (uint32_t i = 0; i < samples_; ++i) {
+      const uint32_t u = l.ports[rng_.Below(l.n)];
+      if (v.queue_bytes[u] < best_q) best = u, best_q = v.queue_bytes[u];
+    }
+    memory_ = static_cast<uint8_t>(best);
+    v.queue_bytes[best] += k.frame_bytes;
+    return static_cast<uint8_t>(best);
+  }
+
+ private:
+  Rng rng_;
+  uint32_t samples_;
+  uint8_t memory_ = kNoUplink;
+};
+
+}  // namespace ofan::lb

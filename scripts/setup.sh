@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian package ofan needs (build, tests, benchmarks, emulation).
+# Idempotent and non-interactive: safe to run on every `make`/CI invocation.
+set -euo pipefail
+
+PKGS=(
+  # build
+  build-essential g++ clang lld meson ninja-build pkg-config cmake
+  clang-format clang-tidy libclang-rt-14-dev
+  # libraries
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
+  # dataplane (DPDK and AF_XDP)
+  dpdk dpdk-dev libdpdk-dev libnuma-dev libbpf-dev libxdp-dev libpcap-dev
+  # emulation and packet checks
+  iproute2 ethtool tshark python3-scapy
+  # plots and reports
+  python3 python3-matplotlib python3-numpy
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections || true
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
