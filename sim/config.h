@@ -1,0 +1,56 @@
+// SimConfig: one simulated scenario. Defaults are the paper's §6 setup:
+// k=12 three-level fat tree (432 hosts), 800 Gb/s links, 0.5 us per link,
+// 4096 B payload + 62 B header, 64 B ACKs, 20 B inter-frame gap, 1 MiB
+// messages, hosts at 100% of line rate with no congestion control (§2.2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+#include "dataplane/lb/policy.h"
+
+namespace ofan::sim {
+
+// How a host sets the entropy / path of its packets (paper §3.1, §3.4).
+enum class HostScheme : uint8_t {
+  kFixed,  // one entropy per flow (ECMP-style flows): the switch policy decides
+  kSpray,  // a fresh random entropy per packet (host RPS [26]) over switch ECMP
+  kDrb,    // per-destination rotation at the host over the lowest common layer (DRB [16])
+  kReps,   // recycled entropies (REPS [8]): reuse entropies whose ACK carried no ECN
+};
+std::string_view HostSchemeName(HostScheme s);
+Result<HostScheme> ParseHostScheme(std::string_view s);
+
+enum class WorkloadKind : uint8_t { kPerm, kA2a, kPair, kMatrix };
+std::string_view WorkloadName(WorkloadKind w);
+Result<WorkloadKind> ParseWorkload(std::string_view s);
+
+struct SimConfig {
+  int k = 12;
+  int levels = 3;
+  lb::PolicyConfig policy;  // policy.kind, pipe size, AR quanta, ...
+  HostScheme host = HostScheme::kFixed;
+  WorkloadKind workload = WorkloadKind::kPerm;
+  std::string matrix_file;  // "src dst bytes" lines, for kMatrix
+  uint64_t msg_bytes = 1ULL << 20;
+
+  double link_gbps = 800.0;
+  double latency_us = 0.5;  // per link
+  uint32_t payload = 4096;
+  uint32_t header = 62;
+  uint32_t ack_bytes = 64;
+  uint32_t gap_bytes = 20;  // 12 B IFG + 8 B preamble/SFD
+  double load = 1.0;        // rho: hosts pace data at this fraction of line rate
+
+  uint64_t buffer_bytes = 0;       // per output port; 0 = infinite (§6 default)
+  uint64_t ecn_bytes = 80'000;     // CE-mark above this backlog (marking only: no CCA)
+  double fail_prob = 0.0;          // each edge-agg / agg-core link fails with this probability
+  uint64_t seed = 1;
+  bool progress = false;           // progress bar on stderr
+
+  uint32_t frame_bytes() const { return payload + header; }
+  Status Validate() const;
+};
+
+}  // namespace ofan::sim

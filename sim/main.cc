@@ -1,0 +1,385 @@
+// ofan-sim: packet-level simulation of a fat tree running one LB policy, to
+// reproduce the paper's queue laws (Thm. 1, 2, 5, 7; Fig. 4) and CCTs on the
+// same LB code the dataplane runs.
+//
+// Exit codes: 0 success; 1 the run failed (the message says why); 2 bad
+// command line; 3 the run finished but some flows did not complete (packets
+// were dropped: finite --buffer, or failures without a path).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/units.h"
+#include "sim/config.h"
+#include "sim/report.h"
+#include "sim/sim.h"
+
+#ifndef OFAN_SOURCE_DIR
+#define OFAN_SOURCE_DIR "."
+#endif
+
+namespace ofan::sim {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitIncomplete = 3;
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// --lb also accepts the host-based schemes as shorthands: they set --host and
+// the switch policy that goes with it.
+Status ApplyLb(const std::string& name, SimConfig& c) {
+  if (name == "drb") {
+    c.host = HostScheme::kDrb;
+    c.policy.kind = lb::PolicyKind::kSourceRouted;
+    return {};
+  }
+  if (name == "reps" || name == "spray") {
+    c.host = name == "reps" ? HostScheme::kReps : HostScheme::kSpray;
+    c.policy.kind = lb::PolicyKind::kEcmp;
+    return {};
+  }
+  auto k = lb::ParsePolicy(name);
+  if (!k) return k.error();
+  c.policy.kind = *k;
+  return {};
+}
+
+// Runs jobs[i] for i in [0, n) on `threads` threads; results in order.
+template <class F>
+void ParallelFor(size_t n, unsigned threads, F&& f) {
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::max(1u, threads); ++t) {
+    pool.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+
+struct RunError {
+  std::mutex mu;
+  std::optional<Error> first;
+  void Set(const Error& e) {
+    std::lock_guard<std::mutex> l(mu);
+    if (!first) first = e;
+  }
+};
+
+Result<json> RunSeeds(const SimConfig& base, uint32_t seeds, unsigned jobs) {
+  std::vector<SimResult> runs(seeds);
+  std::vector<uint64_t> seed_list(seeds);
+  RunError err;
+  ParallelFor(seeds, std::min<unsigned>(jobs, seeds), [&](size_t i) {
+    SimConfig c = base;
+    c.seed = base.seed + i;
+    c.progress = base.progress && seeds == 1;
+    seed_list[i] = c.seed;
+    auto r = RunSim(c);
+    if (!r) return err.Set(r.error());
+    runs[i] = *r;
+  });
+  if (err.first) return *err.first;
+  return AggregateJson(base, seed_list, runs);
+}
+
+int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
+          const std::vector<uint64_t>& msgs, uint32_t seeds, unsigned jobs, bool as_json,
+          const std::string& plot, const std::string& out_json) {
+  struct Point {
+    SimConfig cfg;
+    std::string lb;
+    uint64_t msg;
+    uint64_t seed;
+    SimResult r;
+  };
+  std::vector<Point> pts;
+  for (const std::string& name : lbs) {
+    for (uint64_t m : msgs) {
+      for (uint32_t s = 0; s < seeds; ++s) {
+        Point p{base, name, m, base.seed + s, {}};
+        if (Status st = ApplyLb(name, p.cfg); !st) {
+          std::cerr << "ofan-sim: " << st.error().message << "\n";
+          return kExitUsage;
+        }
+        p.cfg.msg_bytes = m;
+        p.cfg.seed = p.seed;
+        p.cfg.progress = false;
+        pts.push_back(p);
+      }
+    }
+  }
+  // Largest runs first so that the pool stays busy to the end.
+  std::vector<size_t> order(pts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pts[a].msg > pts[b].msg; });
+  RunError err;
+  std::atomic<size_t> done{0};
+  std::mutex io;
+  const bool tty = isatty(STDERR_FILENO);
+  ParallelFor(pts.size(), jobs, [&](size_t oi) {
+    Point& p = pts[order[oi]];
+    auto r = RunSim(p.cfg);
+    if (!r) return err.Set(r.error());
+    p.r = *r;
+    const size_t d = ++done;
+    std::lock_guard<std::mutex> l(io);
+    std::fprintf(stderr, "%s  sweep %zu/%zu: %-7s %8s seed %llu  max queue %.1f pkts  (%.2f s)%s",
+                 tty ? "\r\033[K" : "", d, pts.size(), p.lb.c_str(), FormatSize(p.msg).c_str(),
+                 static_cast<unsigned long long>(p.seed), p.r.queue_max_pkts, p.r.wall_s,
+                 tty && d < pts.size() ? "" : "\n");
+  });
+  if (err.first) {
+    std::cerr << "ofan-sim: " << err.first->message << "\n";
+    return kExitFailed;
+  }
+  // Aggregate per (lb, msg).
+  json rows = json::array();
+  for (const std::string& name : lbs) {
+    for (uint64_t m : msgs) {
+      std::vector<SimResult> rs;
+      std::vector<uint64_t> ss;
+      SimConfig cfg = base;
+      for (const Point& p : pts) {
+        if (p.lb == name && p.msg == m) rs.push_back(p.r), ss.push_back(p.seed), cfg = p.cfg;
+      }
+      json a = AggregateJson(cfg, ss, rs);
+      a["lb"] = name;
+      a["msg_bytes"] = m;
+      a.erase("runs");
+      rows.push_back(a);
+    }
+  }
+  // Growth exponent: slope of log(max queue) against log(m), first to last size.
+  json growth = json::object();
+  for (const std::string& name : lbs) {
+    double q0 = 0, q1 = 0;
+    for (const json& r : rows) {
+      if (r["lb"] != name) continue;
+      if (r["msg_bytes"] == msgs.front()) q0 = r["queue_max_pkts"].get<double>();
+      if (r["msg_bytes"] == msgs.back()) q1 = r["queue_max_pkts"].get<double>();
+    }
+    const double ratio = static_cast<double>(msgs.back()) / static_cast<double>(msgs.front());
+    growth[name] = (q0 > 0 && q1 > 0 && ratio > 1) ? std::log(q1 / q0) / std::log(ratio) : 0.0;
+  }
+  json out{{"sweep", rows}, {"growth_exponent", growth}, {"config", ConfigJson(base)}};
+  out["config"].erase("lb");
+  out["config"].erase("msg");
+  out["config"].erase("msg_bytes");
+  out["seeds"] = seeds;
+  if (!out_json.empty() || !plot.empty()) {
+    const std::string path = out_json.empty() ? plot + ".json" : out_json;
+    std::ofstream f(path);
+    if (!f) {
+      std::cerr << "ofan-sim: cannot write " << path << "\n";
+      return kExitFailed;
+    }
+    f << out.dump(2) << "\n";
+    f.close();
+    if (!plot.empty()) {
+      const std::string cmd = fmt::format("/usr/bin/python3 '{}/sim/plot_sweep.py' '{}' '{}'",
+                                          OFAN_SOURCE_DIR, path, plot);
+      if (std::system(cmd.c_str()) != 0) {
+        std::cerr << "ofan-sim: plotting failed (is python3-matplotlib installed? run scripts/setup.sh)\n";
+        return kExitFailed;
+      }
+    }
+  }
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  auto table = [&](const char* title, const char* key, double scale, int prec) {
+    std::vector<std::string> header{"msg"};
+    for (const auto& n : lbs) header.push_back(n);
+    std::vector<std::vector<std::string>> trs;
+    for (uint64_t m : msgs) {
+      std::vector<std::string> row{FormatSize(m)};
+      for (const auto& n : lbs) {
+        for (const json& r : rows) {
+          if (r["lb"] == n && r["msg_bytes"] == m) {
+            row.push_back(fmt::format("{:.{}f}", scale * r[key].get<double>(), prec));
+          }
+        }
+      }
+      trs.push_back(row);
+    }
+    std::cout << title << "\n" << FormatTable(header, trs) << "\n";
+  };
+  std::cout << fmt::format("ofan-sim sweep: {} k={} levels={}, {} seed(s) per point\n\n",
+                           WorkloadName(base.workload), base.k, base.levels, seeds);
+  table("Max queue (data packets), any switch queue (Fig. 4b):", "queue_max_pkts", 1, 1);
+  table("Time-average queue (data packets), over all switch queues:", "queue_avg_pkts", 1, 3);
+  table("CCT inflation over the lower bound (%):", "cct_inflation", 100, 2);
+  std::vector<std::vector<std::string>> g;
+  for (const auto& n : lbs) {
+    const double e = growth[n].get<double>();
+    const char* cls = e > 0.75 ? "~linear (Theta(m))" : e > 0.3 ? "~sqrt (Theta(sqrt m))" : "bounded (Theta(1))";
+    g.push_back({n, fmt::format("{:.2f}", e), cls});
+  }
+  std::cout << "Growth of the max queue from " << FormatSize(msgs.front()) << " to "
+            << FormatSize(msgs.back()) << " (log-log slope):\n"
+            << FormatTable({"lb", "exponent", "class"}, g);
+  if (!plot.empty()) std::cout << "\nplot: " << plot << "\n";
+  return kExitOk;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "ofan-sim: packet-level fat-tree simulator for the LB policies of dataplane/lb.\n"
+      "Defaults are the paper's §6 scenario: k=12 3-level fat tree (432 hosts), 800 Gb/s,\n"
+      "0.5 us links, 4096 B payload + 62 B header, 64 B ACKs, 20 B gap, 1 MiB permutation."};
+  app.set_version_flag("--version", "ofan-sim 0.1.0");
+  SimConfig c;
+  std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0", ecn = "80000";
+  std::string ar_quanta, msgs_list, lbs_list = "ecmp,rps,rr,ar,ofan,pofan", plot, out_json;
+  uint32_t seeds = 1;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  bool as_json = false, sweep = false, progress = false, no_progress = false;
+  double flowlet_gap_us = 2.0;
+
+  app.add_option("--k", c.k, "switch radix: even, 4..64")->capture_default_str();
+  app.add_option("--levels", c.levels, "2 (leaf-spine, k^2/2 hosts) or 3 (fat tree, k^3/4 hosts)")->capture_default_str();
+  app.add_option("--lb", lb_name,
+                 "switch policy: ecmp|eecmp|pin|rps|rr|jsq|ar|drill|flowlet|ofan|pofan|source;\n"
+                 "or a host scheme with its switch side: drb (host rotation + source routing),\n"
+                 "reps (recycled entropies + ECMP), spray (random entropy per packet + ECMP)")
+      ->capture_default_str();
+  app.add_option("--host", host_name, "host entropy scheme: fixed|spray|drb|reps (default: fixed, or set by --lb)");
+  app.add_option("--pipe-size", c.policy.pipe_size, "POfan: ports per pipe (1 = 1Ofan, 4 = 4Ofan)")->capture_default_str();
+  app.add_option("--workload", workload, "perm (random derangement) | a2a (all-to-all) | pair (App. A: host 0 <-> last host) | matrix")->capture_default_str();
+  app.add_option("--matrix", c.matrix_file, "traffic matrix file for --workload matrix: lines 'SRC DST SIZE'");
+  app.add_option("--msg", msg, "message size per flow, e.g. 64KiB, 1MiB, 16MiB")->capture_default_str();
+  app.add_option("--seeds", seeds, "number of seeds (runs); reports mean and SEM")->capture_default_str();
+  app.add_option("--seed", c.seed, "first seed")->capture_default_str();
+  app.add_option("--link-gbps", c.link_gbps, "link rate (Gb/s)")->capture_default_str();
+  app.add_option("--latency-us", c.latency_us, "propagation delay per link (us)")->capture_default_str();
+  app.add_option("--payload", c.payload, "data payload per packet (bytes)")->capture_default_str();
+  app.add_option("--header", c.header, "header bytes per data packet")->capture_default_str();
+  app.add_option("--ack-bytes", c.ack_bytes, "ACK frame size (bytes)")->capture_default_str();
+  app.add_option("--gap-bytes", c.gap_bytes, "inter-frame gap + preamble (bytes)")->capture_default_str();
+  app.add_option("--load", c.load, "rho: hosts pace data at this fraction of line rate, (0, 1]")->capture_default_str();
+  app.add_option("--buffer", buffer, "per-port buffer, e.g. 800KB; 0 = infinite (drops are not recovered)")->capture_default_str();
+  app.add_option("--ecn", ecn, "CE-mark data above this backlog (bytes; 0 = off). Marks feed REPS only")->capture_default_str();
+  app.add_option("--fail-prob", c.fail_prob, "each edge-agg and agg-core link fails with this probability (§6.2); hosts then pace at rho_max")->capture_default_str();
+  app.add_option("--ar-quanta", ar_quanta, "AR queue-level thresholds as fractions of --ar-buffer, e.g. 0.05,0.1,0.2");
+  app.add_option("--ar-buffer", c.policy.ar_buffer_bytes, "AR: buffer the quanta refer to (bytes)")->capture_default_str();
+  app.add_option("--drill-samples", c.policy.drill_samples, "DRILL: random samples per decision")->capture_default_str();
+  app.add_option("--flowlet-gap-us", flowlet_gap_us, "flowlet: idle gap that starts a new flowlet (us)")->capture_default_str();
+  app.add_flag("--json", as_json, "print one JSON object instead of tables");
+  app.add_flag("--progress", progress, "show a progress bar on stderr (default when stderr is a terminal)");
+  app.add_flag("--no-progress", no_progress, "never show a progress bar");
+  app.add_option("--jobs", jobs, "parallel runs (seeds, sweep points)")->capture_default_str();
+  app.add_flag("--sweep", sweep, "Fig. 4(b)-style sweep: queues vs message size per policy");
+  app.add_option("--msgs", msgs_list, "sweep message sizes (default 64KiB,...,16MiB by powers of 2)");
+  app.add_option("--lbs", lbs_list, "sweep policies (comma separated, as --lb)")->capture_default_str();
+  app.add_option("--plot", plot, "sweep: write a PNG plot here (needs python3-matplotlib)");
+  app.add_option("--out-json", out_json, "sweep: also write the JSON result to this file");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return e.get_exit_code() == 0 ? kExitOk : (rc ? kExitUsage : kExitOk);
+  }
+  auto usage = [](const std::string& m) {
+    std::cerr << "ofan-sim: " << m << "\n(see ofan-sim --help)\n";
+    return kExitUsage;
+  };
+  if (Status s = ApplyLb(lb_name, c); !s) return usage(s.error().message);
+  if (!host_name.empty()) {
+    auto h = ParseHostScheme(host_name);
+    if (!h) return usage(h.error().message);
+    c.host = *h;
+  }
+  auto w = ParseWorkload(workload);
+  if (!w) return usage(w.error().message);
+  c.workload = *w;
+  auto m = ParseSize(msg);
+  if (!m) return usage("--msg: " + m.error().message);
+  c.msg_bytes = *m;
+  auto b = ParseSize(buffer);
+  if (!b) return usage("--buffer: " + b.error().message);
+  c.buffer_bytes = *b;
+  auto e = ParseSize(ecn);
+  if (!e) return usage("--ecn: " + e.error().message);
+  c.ecn_bytes = *e;
+  if (!ar_quanta.empty()) {
+    auto q = SplitList(ar_quanta);
+    if (q.size() != 3) return usage("--ar-quanta takes three comma-separated fractions");
+    for (int i = 0; i < 3; ++i) {
+      try {
+        c.policy.ar_quanta[i] = std::stod(q[static_cast<size_t>(i)]);
+      } catch (...) {
+        return usage("--ar-quanta: '" + q[static_cast<size_t>(i)] + "' is not a number");
+      }
+    }
+  }
+  if (!(flowlet_gap_us >= 0)) return usage("--flowlet-gap-us must be >= 0");
+  c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(flowlet_gap_us * 1e6);
+  if (seeds == 0 || seeds > 10000) return usage("--seeds must be in [1, 10000]");
+  if (jobs == 0) jobs = 1;
+  c.progress = !no_progress && (progress || (!as_json && isatty(STDERR_FILENO)));
+  c.policy.seed = c.seed;
+
+  if (sweep) {
+    std::vector<uint64_t> msgs;
+    if (msgs_list.empty()) {
+      for (uint64_t s = 64 * 1024; s <= 16ull * 1024 * 1024; s *= 2) msgs.push_back(s);
+    } else {
+      for (const auto& s : SplitList(msgs_list)) {
+        auto v = ParseSize(s);
+        if (!v) return usage("--msgs: " + v.error().message);
+        msgs.push_back(*v);
+      }
+      std::sort(msgs.begin(), msgs.end());
+    }
+    auto names = SplitList(lbs_list);
+    if (names.empty() || msgs.empty()) return usage("--sweep needs at least one --lbs and one --msgs entry");
+    SimConfig probe = c;
+    for (const auto& n : names) {
+      if (Status s = ApplyLb(n, probe); !s) return usage("--lbs: " + s.error().message);
+    }
+    if (Status s = c.Validate(); !s) return usage(s.error().message);
+    return Sweep(c, names, msgs, seeds, jobs, as_json, plot, out_json);
+  }
+  if (Status s = c.Validate(); !s) return usage(s.error().message);
+  auto r = RunSeeds(c, seeds, jobs);
+  if (!r) {
+    std::cerr << "ofan-sim: " << r.error().message << "\n";
+    return r.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
+  }
+  if (as_json) {
+    std::cout << r->dump(2) << "\n";
+  } else {
+    std::cout << SummaryTable(*r);
+  }
+  return (*r)["flows_incomplete"].get<double>() > 0 ? kExitIncomplete : kExitOk;
+}
+
+}  // namespace
+}  // namespace ofan::sim
+
+int main(int argc, char** argv) { return ofan::sim::Main(argc, argv); }

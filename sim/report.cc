@@ -1,0 +1,189 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+
+namespace ofan::sim {
+
+using nlohmann::json;
+
+json ConfigJson(const SimConfig& c) {
+  return json{{"k", c.k},
+              {"levels", c.levels},
+              {"lb", lb::PolicyName(c.policy.kind)},
+              {"pipe_size", c.policy.pipe_size},
+              {"host", HostSchemeName(c.host)},
+              {"workload", WorkloadName(c.workload)},
+              {"msg_bytes", c.msg_bytes},
+              {"msg", FormatSize(c.msg_bytes)},
+              {"link_gbps", c.link_gbps},
+              {"latency_us", c.latency_us},
+              {"payload", c.payload},
+              {"header", c.header},
+              {"ack_bytes", c.ack_bytes},
+              {"gap_bytes", c.gap_bytes},
+              {"load", c.load},
+              {"buffer_bytes", c.buffer_bytes},
+              {"ecn_bytes", c.ecn_bytes},
+              {"fail_prob", c.fail_prob}};
+}
+
+json ResultJson(const SimResult& r) {
+  json stages = json::object();
+  for (const StageStats& s : r.stages) {
+    if (s.queues == 0) continue;
+    stages[s.name] = {{"queues", s.queues}, {"max_pkts", s.max_pkts}, {"avg_pkts", s.avg_pkts}};
+  }
+  return json{{"cct_us", r.cct_us},
+              {"cct_lower_bound_us", r.cct_lower_bound_us},
+              {"cct_lower_bound_kind", r.lower_bound_kind},
+              {"cct_inflation", r.cct_inflation},
+              {"queue_max_pkts", r.queue_max_pkts},
+              {"queue_avg_pkts", r.queue_avg_pkts},
+              {"stages", stages},
+              {"utilization", r.utilization},
+              {"rho", r.rho},
+              {"events", r.events},
+              {"wall_s", r.wall_s},
+              {"hosts", r.hosts},
+              {"flows", r.flows},
+              {"flows_incomplete", r.flows_incomplete},
+              {"data_packets", r.data_packets},
+              {"ack_packets", r.ack_packets},
+              {"ecn_marks", r.ecn_marks},
+              {"drops", {{"no_route", r.drops_no_route},
+                         {"link_down", r.drops_link_down},
+                         {"buffer", r.drops_buffer}}},
+              {"failed_links", r.failed_links},
+              {"peak_packets_in_flight", r.peak_packets_in_flight}};
+}
+
+namespace {
+
+// Mean of numeric leaves of several objects of the same shape.
+json MeanOf(const std::vector<json>& xs) {
+  const json& first = xs.front();
+  if (first.is_object()) {
+    json out = json::object();
+    for (auto it = first.begin(); it != first.end(); ++it) {
+      std::vector<json> col;
+      for (const json& x : xs) col.push_back(x.at(it.key()));
+      out[it.key()] = MeanOf(col);
+    }
+    return out;
+  }
+  if (first.is_number()) {
+    double s = 0;
+    for (const json& x : xs) s += x.get<double>();
+    return s / static_cast<double>(xs.size());
+  }
+  return first;
+}
+
+double Sem(const std::vector<json>& xs, const char* key) {
+  const size_t n = xs.size();
+  if (n < 2) return 0.0;
+  double mean = 0;
+  for (const json& x : xs) mean += x.at(key).get<double>();
+  mean /= static_cast<double>(n);
+  double var = 0;
+  for (const json& x : xs) var += std::pow(x.at(key).get<double>() - mean, 2);
+  var /= static_cast<double>(n - 1);
+  return std::sqrt(var / static_cast<double>(n));
+}
+
+}  // namespace
+
+json AggregateJson(const SimConfig& c, const std::vector<uint64_t>& seeds,
+                   const std::vector<SimResult>& runs) {
+  std::vector<json> rs;
+  for (const SimResult& r : runs) rs.push_back(ResultJson(r));
+  json out = MeanOf(rs);
+  for (const char* key : {"cct_us", "cct_inflation", "queue_max_pkts", "queue_avg_pkts", "utilization"}) {
+    out[std::string(key) + "_sem"] = Sem(rs, key);
+  }
+  double wall = 0;
+  uint64_t events = 0;
+  for (const SimResult& r : runs) wall += r.wall_s, events += r.events;
+  out["wall_s"] = wall;  // total over seeds
+  out["events"] = events;
+  out["seeds"] = seeds;
+  out["config"] = ConfigJson(c);
+  if (runs.size() > 1) {
+    json per = json::array();
+    for (size_t i = 0; i < rs.size(); ++i) {
+      json r = rs[i];
+      r["seed"] = seeds[i];
+      per.push_back(r);
+    }
+    out["runs"] = per;
+  }
+  return out;
+}
+
+std::string FormatTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      out += i == 0 ? fmt::format("{:<{}}", cells[i], width[i]) : fmt::format("  {:>{}}", cells[i], width[i]);
+    }
+    out += '\n';
+  };
+  line(header);
+  std::string rule;
+  for (size_t i = 0; i < width.size(); ++i) rule += std::string(width[i] + (i ? 2 : 0), '-');
+  out += rule + '\n';
+  for (const auto& r : rows) line(r);
+  return out;
+}
+
+std::string SummaryTable(const json& a) {
+  auto num = [&](const json& j, const char* key, int prec) {
+    return fmt::format("{:.{}f}", j.at(key).get<double>(), prec);
+  };
+  const json& cfg = a.at("config");
+  std::string out = fmt::format(
+      "ofan-sim: {} {} {} lb={} host={} k={} levels={} ({} hosts), {} seed(s), {} events, {:.2f} s\n\n",
+      cfg.at("workload").get<std::string>(), cfg.at("msg").get<std::string>(), "messages",
+      cfg.at("lb").get<std::string>(), cfg.at("host").get<std::string>(), cfg.at("k").get<int>(),
+      cfg.at("levels").get<int>(), a.at("hosts").get<double>(), a.at("seeds").size(),
+      a.at("events").get<uint64_t>(), a.at("wall_s").get<double>());
+  std::vector<std::vector<std::string>> rows = {
+      {"CCT (us)", num(a, "cct_us", 4)},
+      {fmt::format("CCT lower bound (us, {})", a.at("cct_lower_bound_kind").get<std::string>()),
+       num(a, "cct_lower_bound_us", 4)},
+      {"CCT inflation (%)", fmt::format("{:.3f}", 100 * a.at("cct_inflation").get<double>())},
+      {"max queue (pkts)", num(a, "queue_max_pkts", 2)},
+      {"avg queue (pkts)", num(a, "queue_avg_pkts", 4)},
+      {"utilization", num(a, "utilization", 4)},
+      {"rho", num(a, "rho", 4)},
+  };
+  out += FormatTable({"metric", "value"}, rows);
+  std::vector<std::vector<std::string>> st;
+  for (auto it = a.at("stages").begin(); it != a.at("stages").end(); ++it) {
+    st.push_back({it.key(), num(*it, "max_pkts", 2), num(*it, "avg_pkts", 4),
+                  fmt::format("{}", it->at("queues").get<double>())});
+  }
+  out += "\n" + FormatTable({"stage", "max (pkts)", "avg (pkts)", "queues"}, st);
+  const json& d = a.at("drops");
+  const double drops = d.at("no_route").get<double>() + d.at("link_down").get<double>() + d.at("buffer").get<double>();
+  if (drops > 0 || a.at("flows_incomplete").get<double>() > 0) {
+    out += fmt::format("\nwarning: {} packets dropped ({} no route, {} link down, {} buffer); {} flows incomplete\n",
+                       drops, d.at("no_route").get<double>(), d.at("link_down").get<double>(),
+                       d.at("buffer").get<double>(), a.at("flows_incomplete").get<double>());
+  }
+  out += "\nQueues are in data-packet equivalents (bytes / (payload + header)).\n";
+  return out;
+}
+
+}  // namespace ofan::sim

@@ -1,0 +1,612 @@
+#include "sim/sim.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "common/rng.h"
+#include "dataplane/lb/any_policy.h"
+#include "dataplane/lb/fat_tree.h"
+#include "dataplane/lb/uplink_table.h"
+#include "sim/event_queue.h"
+#include "sim/failures.h"
+#include "sim/lower_bound.h"
+#include "sim/workload.h"
+
+namespace ofan::sim {
+namespace {
+
+using lb::HostId;
+using lb::SizeClass;
+using lb::SwitchId;
+
+constexpr TimePs kNever = std::numeric_limits<TimePs>::max();
+
+// A FIFO of (completion time, bytes) of the frames in one output queue.
+class FrameRing {
+ public:
+  struct Frame {
+    TimePs done;
+    uint32_t bytes;
+  };
+  bool empty() const { return head_ == tail_; }
+  const Frame& front() const { return buf_[head_ & mask_]; }
+  void pop() { ++head_; }
+  void push(Frame f) {
+    if (tail_ - head_ == buf_.size()) Grow();
+    buf_[tail_++ & mask_] = f;
+  }
+
+ private:
+  void Grow() {
+    std::vector<Frame> nb(buf_.empty() ? 8 : buf_.size() * 2);
+    for (uint64_t i = head_; i < tail_; ++i) nb[i - head_] = buf_[i & mask_];
+    tail_ -= head_;
+    head_ = 0;
+    buf_ = std::move(nb);
+    mask_ = buf_.size() - 1;
+  }
+  std::vector<Frame> buf_;
+  uint64_t head_ = 0, tail_ = 0, mask_ = 0;
+};
+
+struct OutPort {
+  TimePs busy_until = 0;  // the link is free (frame + gap sent) from then on
+  uint32_t peer_node = 0;
+  uint16_t peer_port = 0;
+  Stage stage = Stage::kEdgeUp;
+  bool failed = false;
+  uint64_t bytes = 0;  // frames enqueued and not yet fully serialised
+  uint64_t max_bytes = 0;
+  TimePs last = 0;        // time up to which `area` is integrated
+  double area = 0;        // integral of bytes over time (byte * ps)
+  FrameRing frames;
+
+  // Retires frames done by `now` and integrates the backlog up to it.
+  void Advance(TimePs now) {
+    while (!frames.empty() && frames.front().done <= now) {
+      const FrameRing::Frame f = frames.front();
+      area += static_cast<double>(bytes) * static_cast<double>(f.done - last);
+      last = f.done;
+      bytes -= f.bytes;
+      frames.pop();
+    }
+    if (now > last) {
+      area += static_cast<double>(bytes) * static_cast<double>(now - last);
+      last = now;
+    }
+  }
+};
+
+struct Packet {
+  uint32_t src, dst;
+  uint32_t flow;
+  uint32_t entropy;  // hashed by the switches (UDP source port of RoCEv2)
+  uint32_t echo;     // ACK: the entropy of the data packet it acknowledges (REPS)
+  uint16_t frame;
+  SizeClass cls;
+  uint8_t ecn;  // data: CE; ACK: ECE echoed
+  uint8_t route[2];  // DRB source route: edge uplink, agg uplink
+};
+
+struct FlowState {
+  uint32_t src, dst;
+  uint32_t total, sent = 0, received = 0, acked = 0;
+  uint32_t entropy, ack_entropy, qp;
+  uint32_t drb_ptr[2] = {0, 0};  // DRB: data pointer at src, ACK pointer at dst
+  // REPS: entropies whose ACK came back unmarked, oldest first.
+  std::vector<uint32_t> reps;
+  uint32_t reps_head = 0;
+};
+
+struct HostState {
+  std::vector<uint32_t> active;  // flows with data left to send
+  uint32_t rr = 0;
+  TimePs next_data = 0;
+  std::vector<uint32_t> acks;  // ACK packets waiting for the NIC (FIFO)
+  uint32_t acks_head = 0;
+  bool last_was_ack = false;
+  TimePs nic_free = 0;
+  TimePs wake_at = kNever;
+  uint32_t wake_gen = 0;
+};
+
+struct SwitchState {
+  SwitchId id;
+  lb::Role role;
+  int pod;
+  int index;
+  uint32_t num_dests;
+  std::unique_ptr<lb::UplinkTable> table;
+};
+
+template <class Policy>
+class Simulator {
+ public:
+  Simulator(const SimConfig& c, const lb::FatTree& tree, std::vector<Flow> flows,
+            const lb::LinkSet& failed, double rho)
+      : c_(c), t_(tree), failed_(failed), rho_(rho), rng_(SplitMix64(c.seed) ^ 0x51Aull) {
+    const double ps_per_byte = 8000.0 / c.link_gbps;
+    ser_data_ = static_cast<TimePs>(std::llround(c.frame_bytes() * ps_per_byte));
+    ser_ack_ = static_cast<TimePs>(std::llround(c.ack_bytes * ps_per_byte));
+    gap_ = static_cast<TimePs>(std::llround(c.gap_bytes * ps_per_byte));
+    // Of the 20 B gap, the 8 B preamble + SFD precede the frame on the wire
+    // (even on an idle link) and the 12 B inter-frame gap follows it.
+    pre_ = static_cast<TimePs>(std::llround(std::min(8u, c.gap_bytes) * ps_per_byte));
+    prop_ = static_cast<TimePs>(std::llround(c.latency_us * 1e6));
+    data_interval_ = static_cast<TimePs>(std::llround(static_cast<double>(ser_data_ + gap_) / rho_));
+    n_ = static_cast<uint32_t>(t_.num_hosts());
+    k_ = static_cast<uint32_t>(t_.k());
+    w_ = static_cast<uint32_t>(t_.w());
+    BuildSwitches();
+    BuildPorts();
+    BuildFlows(std::move(flows));
+  }
+
+  SimResult Run() {
+    const auto wall0 = std::chrono::steady_clock::now();
+    Rng jitter(SplitMix64(c_.seed) ^ 0x7177ull);
+    for (uint32_t h = 0; h < n_; ++h) {
+      if (!hosts_[h].active.empty()) ScheduleWake(h, 0);
+    }
+    uint64_t next_progress = 1u << 20;
+    while (!events_.empty()) {
+      const Event e = events_.Pop();
+      now_ = e.t;
+      ++processed_;
+      if (e.type == EventType::kArrive) {
+        if (e.node < n_) {
+          HostReceive(e.node, e.pkt);
+        } else {
+          SwitchReceive(e.node - n_, e.port, e.pkt);
+        }
+      } else if (e.gen == hosts_[e.node].wake_gen && hosts_[e.node].wake_at == e.t) {
+        hosts_[e.node].wake_at = kNever;
+        HostTry(e.node);
+      }
+      if (c_.progress && processed_ >= next_progress) {
+        next_progress += 1u << 20;
+        Progress(false);
+      }
+    }
+    if (c_.progress) Progress(true);
+    SimResult r = Collect();
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    return r;
+  }
+
+ private:
+  // ---- construction -------------------------------------------------------
+  void BuildSwitches() {
+    const uint32_t ns = static_cast<uint32_t>(t_.num_switches());
+    switches_.resize(ns);
+    policies_.reserve(ns);
+    for (uint32_t s = 0; s < ns; ++s) {
+      SwitchState& st = switches_[s];
+      st.id = SwitchId(s);
+      const lb::SwitchInfo in = t_.info(st.id);
+      st.role = in.role;
+      st.pod = in.pod;
+      st.index = in.index;
+      st.num_dests = static_cast<uint32_t>(t_.num_dests(st.id));
+      if (t_.num_uplinks(st.id) > 0) {
+        st.table = std::make_unique<lb::UplinkTable>(lb::UplinkTable::ForSwitch(t_, st.id, failed_));
+      }
+      lb::SwitchLbSetup setup{st.table.get(), k_, static_cast<uint32_t>(SplitMix64(c_.seed * 1315423911ull + s))};
+      policies_.emplace_back(c_.policy, setup);
+    }
+  }
+
+  uint32_t PortIndex(uint32_t node, uint32_t port) const {
+    return node < n_ ? node : n_ + (node - n_) * k_ + port;
+  }
+
+  void BuildPorts() {
+    ports_.resize(n_ + static_cast<size_t>(switches_.size()) * k_);
+    for (uint32_t h = 0; h < n_; ++h) {
+      OutPort& p = ports_[h];
+      p.peer_node = n_ + static_cast<uint32_t>(t_.edge_of(HostId(h)));
+      p.peer_port = static_cast<uint16_t>(t_.slot_of(HostId(h)));
+    }
+    for (uint32_t s = 0; s < switches_.size(); ++s) {
+      const SwitchState& st = switches_[s];
+      for (uint32_t port = 0; port < k_; ++port) {
+        OutPort& p = ports_[PortIndex(n_ + s, port)];
+        const lb::Peer peer = t_.peer(st.id, static_cast<int>(port));
+        p.peer_node = peer.is_host ? peer.id : n_ + peer.id;
+        p.peer_port = static_cast<uint16_t>(peer.port);
+        const bool up = port >= w_ && t_.num_uplinks(st.id) > 0;
+        switch (st.role) {
+          case lb::Role::kEdge:
+            p.stage = up ? Stage::kEdgeUp : Stage::kEdgeDown;
+            if (up) p.failed = failed_.failed(t_.uplink_id(st.id, static_cast<int>(port - w_)));
+            break;
+          case lb::Role::kAgg:
+            p.stage = up ? Stage::kAggUp : Stage::kAggDown;
+            if (up) {
+              p.failed = failed_.failed(t_.uplink_id(st.id, static_cast<int>(port - w_)));
+            } else {
+              // The agg->edge direction of the edge's uplink.
+              p.failed = failed_.failed(t_.uplink_id(SwitchId(peer.id), peer.port - static_cast<int>(w_)));
+            }
+            break;
+          case lb::Role::kCore:
+            p.stage = Stage::kCoreDown;
+            p.failed = failed_.failed(t_.uplink_id(SwitchId(peer.id), peer.port - static_cast<int>(w_)));
+            break;
+        }
+      }
+    }
+  }
+
+  void BuildFlows(std::vector<Flow> flows) {
+    hosts_.resize(n_);
+    flows_.reserve(flows.size());
+    Rng rng(SplitMix64(c_.seed) ^ 0xF10Eull);
+    for (const Flow& f : flows) {
+      FlowState fs;
+      fs.src = f.src;
+      fs.dst = f.dst;
+      fs.total = static_cast<uint32_t>((f.bytes + c_.payload - 1) / c_.payload);
+      fs.entropy = rng.Next32();
+      fs.ack_entropy = rng.Next32();
+      fs.qp = rng.Next32() & 0xFFFFFF;
+      fs.drb_ptr[0] = rng.Next32();
+      fs.drb_ptr[1] = rng.Next32();
+      hosts_[f.src].active.push_back(static_cast<uint32_t>(flows_.size()));
+      total_data_ += fs.total;
+      flows_.push_back(std::move(fs));
+    }
+  }
+
+  // ---- events -------------------------------------------------------------
+  void Push(TimePs t, EventType type, uint32_t node, uint32_t port, uint32_t pkt, uint32_t gen = 0) {
+    Event e{};
+    e.t = t;
+    e.type = type;
+    e.node = node;
+    e.port = static_cast<uint16_t>(port);
+    e.pkt = pkt;
+    e.gen = gen;
+    events_.Push(e);
+  }
+
+  uint32_t NewPacket() {
+    if (!free_.empty()) {
+      const uint32_t i = free_.back();
+      free_.pop_back();
+      return i;
+    }
+    pkts_.emplace_back();
+    peak_in_flight_ = std::max<uint64_t>(peak_in_flight_, pkts_.size());
+    return static_cast<uint32_t>(pkts_.size() - 1);
+  }
+  void FreePacket(uint32_t i) { free_.push_back(i); }
+
+  // Enqueue on an output port: the FIFO start time is known now.
+  void Enqueue(uint32_t pi, uint32_t pkt) {
+    OutPort& p = ports_[pi];
+    Packet& pk = pkts_[pkt];
+    if (p.failed) {
+      ++drops_link_down_;
+      FreePacket(pkt);
+      return;
+    }
+    p.Advance(now_);
+    if (c_.buffer_bytes && p.bytes + pk.frame > c_.buffer_bytes) {
+      ++drops_buffer_;
+      FreePacket(pkt);
+      return;
+    }
+    if (pk.cls == SizeClass::kData && c_.ecn_bytes && p.bytes > c_.ecn_bytes) {
+      pk.ecn = 1;
+      ++ecn_marks_;
+    }
+    const TimePs ser = pk.cls == SizeClass::kData ? ser_data_ : ser_ack_;
+    const TimePs start = std::max(now_, p.busy_until);
+    const TimePs last_bit = start + pre_ + ser;
+    p.busy_until = start + ser + gap_;
+    p.frames.push({last_bit, pk.frame});
+    p.bytes += pk.frame;
+    p.max_bytes = std::max(p.max_bytes, p.bytes);
+    Push(last_bit + prop_, EventType::kArrive, p.peer_node, p.peer_port, pkt);
+  }
+
+  void SwitchReceive(uint32_t s, uint32_t in_port, uint32_t pkt) {
+    SwitchState& st = switches_[s];
+    const Packet& pk = pkts_[pkt];
+    const HostId dst(pk.dst);
+    uint32_t out;
+    if (t_.is_below(st.id, dst)) {
+      out = static_cast<uint32_t>(t_.down_port(st.id, dst));
+    } else {
+      lb::PacketKey key;
+      key.flow_hash = pk.entropy;
+      key.dst_qp = flows_[pk.flow].qp;
+      key.dest = static_cast<uint16_t>(st.role == lb::Role::kEdge ? t_.edge_of(dst) : t_.pod_of(dst));
+      key.cls = pk.cls;
+      key.key = static_cast<uint16_t>(key.dest + st.num_dests * static_cast<uint32_t>(pk.cls));
+      key.frame_bytes = pk.frame;
+      key.slice = static_cast<uint8_t>(t_.slot_of(dst));
+      key.pipe = static_cast<uint8_t>(in_port / std::max(1u, c_.policy.pipe_size));
+      key.source_uplink = pk.route[st.role == lb::Role::kEdge ? 0 : 1];
+      uint32_t qbytes[lb::kMaxUplinks];
+      lb::LbView view{st.table.get(), nullptr, now_};
+      if constexpr (lb::IsQueueAware(Policy::kKind)) {
+        for (uint32_t u = 0; u < w_; ++u) {
+          OutPort& p = ports_[PortIndex(n_ + s, w_ + u)];
+          p.Advance(now_);
+          qbytes[u] = static_cast<uint32_t>(std::min<uint64_t>(p.bytes, UINT32_MAX));
+        }
+        view.queue_bytes = qbytes;
+      }
+      const uint8_t u = policies_[s].Pick(key, view);
+      if (u == lb::kNoUplink) {
+        ++drops_no_route_;
+        FreePacket(pkt);
+        return;
+      }
+      out = w_ + u;
+    }
+    Enqueue(PortIndex(n_ + s, out), pkt);
+  }
+
+  void HostReceive(uint32_t h, uint32_t pkt) {
+    Packet& pk = pkts_[pkt];
+    FlowState& f = flows_[pk.flow];
+    if (pk.cls == SizeClass::kData) {
+      ++f.received;
+      // Turn the data packet into its ACK (one per data packet, §2.2).
+      const uint32_t data_entropy = pk.entropy;
+      pk.src = h;
+      pk.dst = f.src;
+      pk.cls = SizeClass::kAck;
+      pk.frame = static_cast<uint16_t>(c_.ack_bytes);
+      pk.echo = data_entropy;
+      pk.entropy = c_.host == HostScheme::kSpray ? rng_.Next32() : f.ack_entropy;
+      if (c_.host == HostScheme::kDrb) DrbRoute(f, /*ack=*/true, pk);
+      HostState& hs = hosts_[h];
+      hs.acks.push_back(pkt);
+      HostTry(h);
+      return;
+    }
+    ++f.acked;
+    ++acks_received_;
+    if (c_.host == HostScheme::kReps && !pk.ecn && f.reps.size() - f.reps_head < 4096) {
+      f.reps.push_back(pk.echo);
+    }
+    if (f.acked == f.total) {
+      ++flows_done_;
+      cct_ = std::max(cct_, now_);
+    }
+    FreePacket(pkt);
+  }
+
+  // DRB (§3.4): rotate per destination over the switches of the lowest
+  // common layer (cores between pods, aggs within a pod), skipping those with
+  // no valid path; the choice rides in the packet as a source route.
+  void DrbRoute(FlowState& f, bool ack, Packet& pk) {
+    const HostId src(pk.src), dst(pk.dst);
+    pk.route[0] = pk.route[1] = lb::kNoUplink;
+    const SwitchId e = t_.edge_switch_of(src);
+    if (t_.is_below(e, dst)) return;
+    const SwitchState& es = switches_[e.value()];
+    const lb::PortMask em = es.table->mask(static_cast<uint32_t>(t_.edge_of(dst)));
+    const bool inter_pod = t_.levels() == 3 && t_.pod_of(src) != t_.pod_of(dst);
+    const uint32_t paths = inter_pod ? w_ * w_ : w_;
+    uint32_t& ptr = f.drb_ptr[ack ? 1 : 0];
+    for (uint32_t tries = 0; tries < paths; ++tries) {
+      const uint32_t p = ptr++ % paths;
+      const uint32_t j = inter_pod ? p / w_ : p, c = inter_pod ? p % w_ : 0;
+      if (!(em & (lb::PortMask{1} << j))) continue;
+      if (inter_pod) {
+        const SwitchState& as = switches_[t_.agg(t_.pod_of(src), static_cast<int>(j)).value()];
+        if (!(as.table->mask(static_cast<uint32_t>(t_.pod_of(dst))) & (lb::PortMask{1} << c))) continue;
+      }
+      pk.route[0] = static_cast<uint8_t>(j);
+      pk.route[1] = static_cast<uint8_t>(c);
+      return;
+    }
+  }
+
+  uint32_t DataEntropy(FlowState& f) {
+    switch (c_.host) {
+      case HostScheme::kFixed:
+      case HostScheme::kDrb:
+        return f.entropy;
+      case HostScheme::kSpray:
+        return rng_.Next32();
+      case HostScheme::kReps:
+        if (f.reps_head < f.reps.size()) {
+          const uint32_t e = f.reps[f.reps_head++];
+          if (f.reps_head > 1024 && f.reps_head * 2 > f.reps.size()) {
+            f.reps.erase(f.reps.begin(), f.reps.begin() + f.reps_head);
+            f.reps_head = 0;
+          }
+          return e;
+        }
+        return rng_.Next32();
+    }
+    return f.entropy;
+  }
+
+  void ScheduleWake(uint32_t h, TimePs t) {
+    HostState& hs = hosts_[h];
+    if (hs.wake_at <= t) return;
+    hs.wake_at = t;
+    Push(t, EventType::kHostWake, h, 0, 0, ++hs.wake_gen);
+  }
+
+  // The host NIC: when free, alternate between pending ACKs and paced data.
+  void HostTry(uint32_t h) {
+    HostState& hs = hosts_[h];
+    if (hs.nic_free > now_) {
+      ScheduleWake(h, hs.nic_free);
+      return;
+    }
+    const bool data_ready = !hs.active.empty() && hs.next_data <= now_;
+    const bool ack_ready = hs.acks_head < hs.acks.size();
+    if (!data_ready && !ack_ready) {
+      if (!hs.active.empty()) ScheduleWake(h, hs.next_data);
+      return;
+    }
+    const bool send_ack = ack_ready && (!data_ready || !hs.last_was_ack);
+    uint32_t pkt;
+    TimePs ser;
+    if (send_ack) {
+      pkt = hs.acks[hs.acks_head++];
+      if (hs.acks_head == hs.acks.size()) {
+        hs.acks.clear();
+        hs.acks_head = 0;
+      }
+      ser = ser_ack_;
+      ++ack_sent_;
+    } else {
+      if (hs.rr >= hs.active.size()) hs.rr = 0;
+      const uint32_t fi = hs.active[hs.rr];
+      FlowState& f = flows_[fi];
+      pkt = NewPacket();
+      Packet& pk = pkts_[pkt];
+      pk.src = f.src;
+      pk.dst = f.dst;
+      pk.flow = fi;
+      pk.cls = SizeClass::kData;
+      pk.frame = static_cast<uint16_t>(std::min<uint32_t>(c_.frame_bytes(), 65535));
+      pk.ecn = 0;
+      pk.echo = 0;
+      pk.entropy = DataEntropy(f);
+      if (c_.host == HostScheme::kDrb) {
+        DrbRoute(f, /*ack=*/false, pk);
+      } else {
+        pk.route[0] = pk.route[1] = lb::kNoUplink;
+      }
+      if (++f.sent == f.total) {
+        hs.active[hs.rr] = hs.active.back();
+        hs.active.pop_back();
+      } else {
+        ++hs.rr;
+      }
+      hs.next_data = now_ + data_interval_;
+      ser = ser_data_;
+      ++data_sent_;
+    }
+    hs.last_was_ack = send_ack;
+    hs.nic_free = now_ + ser + gap_;
+    const OutPort& up = ports_[h];
+    Push(now_ + pre_ + ser + prop_, EventType::kArrive, up.peer_node, up.peer_port, pkt);
+    if (!hs.active.empty() || hs.acks_head < hs.acks.size()) ScheduleWake(h, hs.nic_free);
+  }
+
+  void Progress(bool done) {
+    const double frac = total_data_ ? static_cast<double>(acks_received_) / static_cast<double>(total_data_) : 1.0;
+    const int width = 30;
+    const int fill = static_cast<int>(frac * width);
+    std::fprintf(stderr, "\r  [%.*s%*s] %5.1f%%  %.1f us simulated, %llu events%s",
+                 fill, "##############################", width - fill, "", 100.0 * frac,
+                 static_cast<double>(now_) * 1e-6, static_cast<unsigned long long>(processed_),
+                 done ? "\n" : "");
+    std::fflush(stderr);
+  }
+
+  SimResult Collect() {
+    SimResult r;
+    const TimePs end = cct_ ? cct_ : now_;
+    const double frame = c_.frame_bytes();
+    double sum_avg = 0;
+    uint32_t nq = 0;
+    for (uint32_t s = 0; s < switches_.size(); ++s) {
+      for (uint32_t port = 0; port < k_; ++port) {
+        OutPort& p = ports_[PortIndex(n_ + s, port)];
+        p.Advance(end);
+        const double avg = end ? p.area / static_cast<double>(end) / frame : 0.0;
+        const double mx = static_cast<double>(p.max_bytes) / frame;
+        StageStats& st = r.stages[static_cast<int>(p.stage)];
+        st.queues++;
+        st.max_pkts = std::max(st.max_pkts, mx);
+        st.avg_pkts += avg;
+        sum_avg += avg;
+        ++nq;
+        r.queue_max_pkts = std::max(r.queue_max_pkts, mx);
+      }
+    }
+    for (int i = 0; i < kNumStages; ++i) {
+      r.stages[i].name = kStageNames[i];
+      if (r.stages[i].queues) r.stages[i].avg_pkts /= r.stages[i].queues;
+    }
+    r.queue_avg_pkts = nq ? sum_avg / nq : 0;
+    r.cct_us = static_cast<double>(cct_) * 1e-6;
+    r.events = processed_;
+    r.data_packets = data_sent_;
+    r.ack_packets = ack_sent_;
+    r.ecn_marks = ecn_marks_;
+    r.drops_no_route = drops_no_route_;
+    r.drops_link_down = drops_link_down_;
+    r.drops_buffer = drops_buffer_;
+    r.flows = flows_.size();
+    r.flows_incomplete = flows_.size() - flows_done_;
+    r.rho = rho_;
+    r.failed_links = failed_.count();
+    r.peak_packets_in_flight = peak_in_flight_;
+    r.hosts = n_;
+    uint32_t senders = 0;
+    std::vector<bool> sends(n_, false);
+    for (const FlowState& f : flows_) sends[f.src] = true;
+    for (bool b : sends) senders += b;
+    if (cct_ && senders) {
+      r.utilization = static_cast<double>(data_sent_) * static_cast<double>(ser_data_ + gap_) /
+                      (static_cast<double>(senders) * static_cast<double>(cct_));
+    }
+    return r;
+  }
+
+  const SimConfig& c_;
+  const lb::FatTree& t_;
+  const lb::LinkSet& failed_;
+  double rho_;
+  Rng rng_;
+  TimePs ser_data_ = 0, ser_ack_ = 0, gap_ = 0, pre_ = 0, prop_ = 0, data_interval_ = 0;
+  uint32_t n_ = 0, k_ = 0, w_ = 0;
+  std::vector<SwitchState> switches_;
+  std::vector<Policy> policies_;
+  std::vector<OutPort> ports_;
+  std::vector<HostState> hosts_;
+  std::vector<FlowState> flows_;
+  std::vector<Packet> pkts_;
+  std::vector<uint32_t> free_;
+  EventQueue events_;
+  TimePs now_ = 0;
+  TimePs cct_ = 0;
+  uint64_t processed_ = 0, total_data_ = 0, acks_received_ = 0, flows_done_ = 0;
+  uint64_t data_sent_ = 0, ack_sent_ = 0, ecn_marks_ = 0;
+  uint64_t drops_no_route_ = 0, drops_link_down_ = 0, drops_buffer_ = 0;
+  uint64_t peak_in_flight_ = 0;
+};
+
+}  // namespace
+
+Result<SimResult> RunSim(const SimConfig& c) {
+  if (Status s = c.Validate(); !s) return s.error();
+  auto tree = lb::FatTree::Make(c.k, c.levels);
+  if (!tree) return tree.error();
+  auto flows = MakeWorkload(c, *tree);
+  if (!flows) return flows.error();
+  auto failed = DrawFailures(*tree, c.fail_prob, c.seed, *flows);
+  if (!failed) return failed.error();
+  double rho = c.load;
+  if (failed->count() > 0) rho = std::min(rho, RhoMax(*tree, *failed, *flows));
+  const LowerBound bound = CctLowerBound(c, *tree, *flows);
+  SimResult r = lb::WithPolicyType(c.policy.kind, [&](auto type) {
+    using P = typename decltype(type)::type;
+    Simulator<P> sim(c, *tree, std::move(*flows), *failed, rho);
+    return sim.Run();
+  });
+  r.cct_lower_bound_us = bound.seconds * 1e6;
+  r.lower_bound_kind = bound.kind;
+  r.cct_inflation = r.cct_lower_bound_us > 0 ? r.cct_us / r.cct_lower_bound_us - 1.0 : 0.0;
+  return r;
+}
+
+}  // namespace ofan::sim

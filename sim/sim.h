@@ -1,0 +1,66 @@
+// ofan-sim's engine: a discrete-event, packet-level simulator of a fat tree
+// whose switches run the policies of dataplane/lb.
+//
+// Model (paper §2.2, §6): output-queued switches with one FIFO per port,
+// store-and-forward, link rate and per-link propagation delay, infinite
+// buffers unless --buffer is set, CE marking above --ecn (marking only: there
+// is no congestion control and no loss recovery). Hosts pace data at rho of
+// line rate, round-robin over their flows; a receiver returns one ACK per data
+// packet, and a host's NIC alternates between pending ACKs and data (App. A).
+// ACKs are load-balanced in their own size class.
+//
+// A port's FIFO is kept as its departure schedule: a frame's start time is
+// max(now, busy_until) when it is enqueued, so only arrivals are events and a
+// queue's size at any instant is the bytes not yet fully serialised.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "sim/config.h"
+
+namespace ofan::sim {
+
+enum class Stage : uint8_t { kEdgeUp, kAggUp, kCoreDown, kAggDown, kEdgeDown };
+inline constexpr int kNumStages = 5;
+inline constexpr const char* kStageNames[kNumStages] = {"E->A", "A->C", "C->A", "A->E", "E->H"};
+
+struct StageStats {
+  const char* name = "";
+  uint32_t queues = 0;
+  double max_pkts = 0;  // largest backlog seen on any queue of the stage
+  double avg_pkts = 0;  // mean over the stage's queues of their time-average backlog
+};
+
+struct SimResult {
+  double cct_us = 0;
+  double cct_lower_bound_us = 0;
+  std::string lower_bound_kind;
+  double cct_inflation = 0;  // cct / bound - 1
+  double queue_max_pkts = 0;
+  double queue_avg_pkts = 0;
+  StageStats stages[kNumStages];
+  double utilization = 0;  // data frames' share of the senders' link time over the CCT
+  double rho = 1.0;        // pacing actually used (rho_max under failures)
+  uint64_t events = 0;
+  double wall_s = 0;
+  uint64_t data_packets = 0;
+  uint64_t ack_packets = 0;
+  uint64_t ecn_marks = 0;
+  uint64_t drops_no_route = 0;
+  uint64_t drops_link_down = 0;
+  uint64_t drops_buffer = 0;
+  uint64_t flows = 0;
+  uint64_t flows_incomplete = 0;
+  uint64_t failed_links = 0;
+  uint64_t peak_packets_in_flight = 0;
+  uint32_t hosts = 0;
+};
+
+// Runs one scenario. Errors: invalid configuration, unreadable matrix,
+// infeasible failure set.
+Result<SimResult> RunSim(const SimConfig& c);
+
+}  // namespace ofan::sim

@@ -1,0 +1,28 @@
+// Workloads (paper §2.1, §6): random permutation (derangement), all-to-all, the
+// App. A pair check, or a traffic matrix read from a file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "dataplane/lb/fat_tree.h"
+#include "sim/config.h"
+
+namespace ofan::sim {
+
+struct Flow {
+  uint32_t src;
+  uint32_t dst;
+  uint64_t bytes;
+};
+
+// Matrix file: one flow per line, "SRC DST SIZE", SRC/DST a host index or a
+// host address (10.pod.edge.slot), SIZE like 4096, 256KiB, 1MiB. '#' starts
+// a comment.
+Result<std::vector<Flow>> ParseMatrix(const std::string& text, const lb::FatTree& tree);
+
+Result<std::vector<Flow>> MakeWorkload(const SimConfig& c, const lb::FatTree& tree);
+
+}  // namespace ofan::sim
