@@ -190,7 +190,11 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
   out["config"].erase("msg_bytes");
   out["seeds"] = seeds;
   if (!out_json.empty() || !plot.empty()) {
-    const std::string path = out_json.empty() ? plot + ".json" : out_json;
+    std::string path = out_json;
+    if (path.empty()) {
+      const auto dot = plot.rfind('.');
+      path = (dot == std::string::npos || plot.find('/', dot) != std::string::npos ? plot : plot.substr(0, dot)) + ".json";
+    }
     std::ofstream f(path);
     if (!f) {
       std::cerr << "ofan-sim: cannot write " << path << "\n";

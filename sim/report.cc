@@ -54,6 +54,9 @@ json ResultJson(const SimResult& r) {
               {"flows_incomplete", r.flows_incomplete},
               {"data_packets", r.data_packets},
               {"ack_packets", r.ack_packets},
+              {"data_received", r.data_received},
+              {"acks_received", r.acks_received},
+              {"misdelivered", r.misdelivered},
               {"ecn_marks", r.ecn_marks},
               {"drops", {{"no_route", r.drops_no_route},
                          {"link_down", r.drops_link_down},
@@ -67,6 +70,7 @@ namespace {
 // Mean of numeric leaves of several objects of the same shape.
 json MeanOf(const std::vector<json>& xs) {
   const json& first = xs.front();
+  if (xs.size() == 1) return first;
   if (first.is_object()) {
     json out = json::object();
     for (auto it = first.begin(); it != first.end(); ++it) {
@@ -104,7 +108,7 @@ json AggregateJson(const SimConfig& c, const std::vector<uint64_t>& seeds,
   for (const SimResult& r : runs) rs.push_back(ResultJson(r));
   json out = MeanOf(rs);
   for (const char* key : {"cct_us", "cct_inflation", "queue_max_pkts", "queue_avg_pkts", "utilization"}) {
-    out[std::string(key) + "_sem"] = Sem(rs, key);
+    out[fmt::format("{}_sem", key)] = Sem(rs, key);
   }
   double wall = 0;
   uint64_t events = 0;
@@ -174,7 +178,8 @@ std::string SummaryTable(const json& a) {
     st.push_back({it.key(), num(*it, "max_pkts", 2), num(*it, "avg_pkts", 4),
                   fmt::format("{}", it->at("queues").get<double>())});
   }
-  out += "\n" + FormatTable({"stage", "max (pkts)", "avg (pkts)", "queues"}, st);
+  out += "\n";
+  out += FormatTable({"stage", "max (pkts)", "avg (pkts)", "queues"}, st);
   const json& d = a.at("drops");
   const double drops = d.at("no_route").get<double>() + d.at("link_down").get<double>() + d.at("buffer").get<double>();
   if (drops > 0 || a.at("flows_incomplete").get<double>() > 0) {

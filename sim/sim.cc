@@ -357,8 +357,14 @@ class Simulator {
   void HostReceive(uint32_t h, uint32_t pkt) {
     Packet& pk = pkts_[pkt];
     FlowState& f = flows_[pk.flow];
+    if (pk.dst != h) {
+      ++misdelivered_;
+      FreePacket(pkt);
+      return;
+    }
     if (pk.cls == SizeClass::kData) {
       ++f.received;
+      ++data_received_;
       // Turn the data packet into its ACK (one per data packet, §2.2).
       const uint32_t data_entropy = pk.entropy;
       pk.src = h;
@@ -541,6 +547,9 @@ class Simulator {
     r.events = processed_;
     r.data_packets = data_sent_;
     r.ack_packets = ack_sent_;
+    r.data_received = data_received_;
+    r.acks_received = acks_received_;
+    r.misdelivered = misdelivered_;
     r.ecn_marks = ecn_marks_;
     r.drops_no_route = drops_no_route_;
     r.drops_link_down = drops_link_down_;
@@ -583,6 +592,7 @@ class Simulator {
   uint64_t data_sent_ = 0, ack_sent_ = 0, ecn_marks_ = 0;
   uint64_t drops_no_route_ = 0, drops_link_down_ = 0, drops_buffer_ = 0;
   uint64_t peak_in_flight_ = 0;
+  uint64_t data_received_ = 0, misdelivered_ = 0;
 };
 
 }  // namespace

@@ -46,8 +46,11 @@ struct SimResult {
   double rho = 1.0;        // pacing actually used (rho_max under failures)
   uint64_t events = 0;
   double wall_s = 0;
-  uint64_t data_packets = 0;
-  uint64_t ack_packets = 0;
+  uint64_t data_packets = 0;   // sent by hosts
+  uint64_t ack_packets = 0;    // sent by hosts
+  uint64_t data_received = 0;  // delivered to their destination host
+  uint64_t acks_received = 0;
+  uint64_t misdelivered = 0;   // reached a host that is not theirs (a routing bug)
   uint64_t ecn_marks = 0;
   uint64_t drops_no_route = 0;
   uint64_t drops_link_down = 0;

@@ -89,7 +89,10 @@ class Drill {
     }
     for (uint32_t i = 0; i < samples_; ++i) {
       const uint32_t u = l.ports[rng_.Below(l.n)];
-      if (v.queue_bytes[u] < best_q) best = u, best_q = v.queue_bytes[u];
+      // best == kNoUplink: take the first sample even if its queue reads
+      // UINT32_MAX (saturated), or we would return kNoUplink and write
+      // queue_bytes[kNoUplink].
+      if (best == kNoUplink || v.queue_bytes[u] < best_q) best = u, best_q = v.queue_bytes[u];
     }
     memory_ = static_cast<uint8_t>(best);
     v.queue_bytes[best] += k.frame_bytes;

@@ -50,7 +50,9 @@ TEST(OfanOrderTest, CeilLog2) {
   for (uint32_t w = 1; w <= 64; ++w) {
     const int b = CeilLog2(w);
     EXPECT_GE(1u << b, w);
-    if (b > 0) EXPECT_LT(1u << (b - 1), w);
+    if (b > 0) {
+      EXPECT_LT(1u << (b - 1), w);
+    }
   }
 }
 

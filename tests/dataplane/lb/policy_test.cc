@@ -341,7 +341,9 @@ TEST(OfanTest, AckPointerStartsHalfARotationFromData) {
         }
         // Data pointers start at random positions, not all at one (checked
         // where 7+ destinations over 4+ ports make a tie astronomically rare).
-        if (k >= 8) EXPECT_GT(starts.size(), 1u) << "k=" << k;
+        if (k >= 8) {
+          EXPECT_GT(starts.size(), 1u) << "k=" << k;
+        }
       }
     }
   }
@@ -433,7 +435,9 @@ TEST(PofanTest, PipesRotateIndependently) {
     const uint32_t before = pofan.pointer(k.pipe, k.key);
     const UplinkList l = t.list(k.key);
     const uint8_t out = pofan.Pick(k, view);
-    if (l.n > 0) ASSERT_EQ(out, l.ports[before]);
+    if (l.n > 0) {
+      ASSERT_EQ(out, l.ports[before]);
+    }
     seq[{k.pipe, k.key}].push_back(out);
   }
   for (const auto& [pk, s] : seq) {
@@ -616,6 +620,25 @@ TEST(DrillTest, NeverPicksALargerQueueThanItsMemory) {
     ASSERT_LT(out, w);
     EXPECT_LE(q[out] - k.frame_bytes, mem_q);
     prev = out;
+  }
+}
+
+TEST(DrillTest, SaturatedQueuesStillPickAValidPort) {
+  // Regression: with no remembered port and every sampled queue at
+  // UINT32_MAX, DRILL returned kNoUplink for a key with valid uplinks and
+  // charged queue_bytes[kNoUplink], past the end of the array.
+  const uint32_t w = 4;
+  const UplinkTable t(w, {AllPorts(w)});
+  for (uint32_t salt = 0; salt < 50; ++salt) {
+    Drill drill(PolicyConfig{}, {&t, 8, salt});
+    uint32_t q[w + 1];
+    std::fill(q, q + w + 1, UINT32_MAX);
+    LbView view{&t, q, 0};
+    PacketKey k;
+    k.frame_bytes = 100;
+    const uint8_t out = drill.Pick(k, view);
+    ASSERT_LT(out, w);
+    EXPECT_EQ(q[w], UINT32_MAX);  // nothing written past the uplinks
   }
 }
 
