@@ -34,9 +34,13 @@
 //      Ofan shared by cores (ofan_shared.h): OfanAtomic (one fetch-add per
 //      packet) and OfanCombined::PickBurst (one fetch-add per key per burst)
 //      on one SharedOfanTable; "percore" is a private Ofan per thread (no
-//      sharing) for reference. Suffix /1dst: the one-destination ring. With threads:2 each thread has its own policy
-//      object and ring position; the table is shared, so the cost of cache-line
-//      ping-pong on the counters shows up as CPU time per packet.
+//      sharing) for reference. Suffix /1dst: the one-destination ring.
+//      With threads:2 each thread has its own policy object and ring
+//      position; the table is shared, so the cost of cache-line ping-pong on
+//      the counters shows up as CPU time per packet.
+//      Contention only shows when both threads really ran at once: check that
+//      the CPU column is ~2x the Time column (on a shared 2-core VM the
+//      threads are often time-sliced on one core instead).
 #include <benchmark/benchmark.h>
 
 #include <array>
