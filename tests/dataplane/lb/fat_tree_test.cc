@@ -29,11 +29,11 @@ using ::ofan::lb::testing::RandomFailures;
 struct Wiring {
   int num_switches = 0;
   int num_hosts = 0;
-  std::vector<std::vector<int>> nbr;        // [switch][port] -> node
-  std::vector<std::vector<int>> far_port;   // [switch][port] -> port at nbr
-  std::vector<int> host_switch;             // [host] -> its switch
-  std::vector<int> level;                   // [switch] -> hops to a host - 1
-  std::vector<std::vector<int>> dist;       // [switch][switch], no failures
+  std::vector<std::vector<int>> nbr;       // [switch][port] -> node
+  std::vector<std::vector<int>> far_port;  // [switch][port] -> port at nbr
+  std::vector<int> host_switch;            // [host] -> its switch
+  std::vector<int> level;                  // [switch] -> hops to a host - 1
+  std::vector<std::vector<int>> dist;      // [switch][switch], no failures
 
   bool is_switch(int node) const { return node < num_switches; }
 };
@@ -49,8 +49,8 @@ Wiring BuildWiring(const FatTree& t) {
     const SwitchId sid(static_cast<uint32_t>(s));
     for (int p = 0; p < t.num_ports(sid); ++p) {
       const Peer pr = t.peer(sid, p);
-      const int node = pr.is_host ? g.num_switches + static_cast<int>(pr.id)
-                                  : static_cast<int>(pr.id);
+      const int node =
+          pr.is_host ? g.num_switches + static_cast<int>(pr.id) : static_cast<int>(pr.id);
       g.nbr[static_cast<size_t>(s)].push_back(node);
       g.far_port[static_cast<size_t>(s)].push_back(pr.port);
       if (pr.is_host && pr.id < static_cast<uint32_t>(g.num_hosts)) g.host_switch[pr.id] = s;
@@ -272,8 +272,9 @@ TEST_P(FatTreeShapeTest, RolesAndPositions) {
     EXPECT_EQ(t_.num_ports(Sw(s)), k());
     const bool balances = r == Role::kEdge || (r == Role::kAgg && three());
     EXPECT_EQ(t_.num_uplinks(Sw(s)), balances ? w : 0);
-    EXPECT_EQ(t_.num_dests(Sw(s)),
-              r == Role::kEdge ? t_.num_edges() : balances ? t_.num_pods() : 0);
+    EXPECT_EQ(t_.num_dests(Sw(s)), r == Role::kEdge ? t_.num_edges()
+                                   : balances       ? t_.num_pods()
+                                                    : 0);
     EXPECT_EQ(RoleName(r).empty(), false);
   }
 }
@@ -351,11 +352,19 @@ TEST_P(FatTreeShapeTest, HostAddressesRoundTrip) {
   const uint32_t pods = static_cast<uint32_t>(t_.num_pods());
   const uint32_t epp = static_cast<uint32_t>(t_.edges_per_pod());
   const uint32_t w = static_cast<uint32_t>(t_.w());
-  const uint32_t foreign[] = {
-      addr(11, 0, 0, 2),        addr(9, 0, 0, 2),   addr(0, 0, 0, 0),    0xFFFFFFFFu,
-      addr(10, pods, 0, 2),     addr(10, 255, 0, 2), addr(10, 0, epp, 2), addr(10, 0, 255, 2),
-      addr(10, 0, 0, 0),        addr(10, 0, 0, 1),  addr(10, 0, 0, w + 2), addr(10, 0, 0, 255),
-      addr(10, pods - 1, epp - 1, w + 2)};
+  const uint32_t foreign[] = {addr(11, 0, 0, 2),
+                              addr(9, 0, 0, 2),
+                              addr(0, 0, 0, 0),
+                              0xFFFFFFFFu,
+                              addr(10, pods, 0, 2),
+                              addr(10, 255, 0, 2),
+                              addr(10, 0, epp, 2),
+                              addr(10, 0, 255, 2),
+                              addr(10, 0, 0, 0),
+                              addr(10, 0, 0, 1),
+                              addr(10, 0, 0, w + 2),
+                              addr(10, 0, 0, 255),
+                              addr(10, pods - 1, epp - 1, w + 2)};
   for (uint32_t a : foreign) {
     const Result<HostId> r = t_.host_of_addr(a);
     EXPECT_FALSE(r.ok()) << FatTree::FormatAddr(a);
@@ -528,8 +537,8 @@ MaskStats CheckAgainstBruteForce(const FatTree& t, const Wiring& g, const LinkSe
         if (t.pod_of(dst) == in.pod) continue;
         // The last hop, destination pod's agg of A's index down to D's edge,
         // is the same for every uplink of A: the edge layer accounts for it.
-        const bool last_hop_up = t.link_up(failed, SwitchId(static_cast<uint32_t>(target)),
-                                           in.index);
+        const bool last_hop_up =
+            t.link_up(failed, SwitchId(static_cast<uint32_t>(target)), in.index);
         const PortMask got = t.valid_uplinks(sid, t.pod_of(dst), failed);
         EXPECT_EQ(last_hop_up ? got : 0, brute[static_cast<size_t>(target)])
             << "agg " << s << " host " << h << " (" << failed.count() << " failed links)";

@@ -13,9 +13,7 @@
 
 namespace ofan::lb::testing {
 
-inline PortMask AllPorts(uint32_t w) {
-  return w >= 64 ? ~PortMask{0} : (PortMask{1} << w) - 1;
-}
+inline PortMask AllPorts(uint32_t w) { return w >= 64 ? ~PortMask{0} : (PortMask{1} << w) - 1; }
 
 inline FatTree MakeTree(int k, int levels) {
   Result<FatTree> r = FatTree::Make(k, levels);

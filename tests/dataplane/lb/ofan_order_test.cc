@@ -18,8 +18,8 @@ namespace {
 std::vector<uint32_t> TestIds() {
   std::vector<uint32_t> ids;
   for (uint32_t id = 0; id <= 4 * 64 * 2; ++id) ids.push_back(id);
-  for (uint32_t id : {1000u, 4095u, 4096u, 65535u, 65536u, 1u << 20, 0x7FFFFFFFu, 0xFFFFFFFEu,
-                      0xFFFFFFFFu}) {
+  for (uint32_t id :
+       {1000u, 4095u, 4096u, 65535u, 65536u, 1u << 20, 0x7FFFFFFFu, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
     ids.push_back(id);
   }
   return ids;

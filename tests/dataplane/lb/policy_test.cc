@@ -105,12 +105,14 @@ class KeyGen {
 };
 
 // Scratch queue array with guard cells on both sides, refilled per burst in
-// one of several shapes (empty, random, level boundaries, saturated).
+// one of several shapes (empty, random, level boundaries, saturated). The
+// tail guard reaches past index kNoUplink, the likeliest stray write.
 class Queues {
  public:
   static constexpr uint32_t kGuard = 16;
+  static constexpr uint32_t kTail = kNoUplink + 1;
   static constexpr uint32_t kSentinel = 0xDEADBEEF;
-  explicit Queues(uint32_t w) : w_(w), buf_(kGuard + w + kGuard, kSentinel) {}
+  explicit Queues(uint32_t w) : w_(w), buf_(kGuard + w + kTail, kSentinel) {}
   uint32_t* data() { return buf_.data() + kGuard; }
   uint32_t& operator[](uint32_t u) { return buf_[kGuard + u]; }
   void Refill(Rng& rng) {
@@ -142,7 +144,10 @@ class Queues {
   }
   bool GuardsIntact() const {
     for (uint32_t i = 0; i < kGuard; ++i) {
-      if (buf_[i] != kSentinel || buf_[kGuard + w_ + i] != kSentinel) return false;
+      if (buf_[i] != kSentinel) return false;
+    }
+    for (uint32_t i = kGuard + w_; i < buf_.size(); ++i) {
+      if (buf_[i] != kSentinel) return false;
     }
     return true;
   }
@@ -268,7 +273,8 @@ TYPED_TEST(PolicyInvariantTest, OtherConfigsAndTableSwapsStayValid) {
 // ---- Ofan -----------------------------------------------------------------
 
 // Every window of n consecutive picks of a key holds each valid uplink once.
-void ExpectExactlyOncePerRound(const std::vector<uint8_t>& seq, PortMask m, const std::string& what) {
+void ExpectExactlyOncePerRound(const std::vector<uint8_t>& seq, PortMask m,
+                               const std::string& what) {
   const size_t n = static_cast<size_t>(PopCount(m));
   if (n == 0) {
     for (uint8_t p : seq) EXPECT_EQ(p, kNoUplink) << what;
@@ -441,48 +447,56 @@ TEST(PofanTest, PipesRotateIndependently) {
     seq[{k.pipe, k.key}].push_back(out);
   }
   for (const auto& [pk, s] : seq) {
-    ExpectExactlyOncePerRound(s, t.mask(pk.second % t.num_dests()),
-                              "pipe " + std::to_string(pk.first) + " key " +
-                                  std::to_string(pk.second));
+    ExpectExactlyOncePerRound(
+        s, t.mask(pk.second % t.num_dests()),
+        "pipe " + std::to_string(pk.first) + " key " + std::to_string(pk.second));
   }
 }
 
 // ---- SimpleRR -------------------------------------------------------------
 
 TEST(SimpleRrTest, ConsecutivePacketsOfAnyKeysRoundRobin) {
+  // One switch-wide pointer per size class (data and ACKs rotate apart),
+  // shared by every destination.
   for (const Scenario& sc : Scenarios()) {
     const UplinkTable& t = *sc.table;
     const uint32_t w = t.w();
     SimpleRr rr(PolicyConfig{}, {&t, sc.num_ports, 4});
     LbView view{&t, nullptr, 0};
     Rng rng(31);
-    int prev = -1;
+    int prev[kNumSizeClasses] = {-1, -1};
     for (int i = 0; i < 5000; ++i) {
       PacketKey k;
       k.dest = static_cast<uint16_t>(rng.Below(t.num_dests()));
-      k.key = static_cast<uint16_t>(t.key(k.dest, SizeClass::kData));
+      k.cls = rng.Below(3) == 0 ? SizeClass::kAck : SizeClass::kData;
+      k.key = static_cast<uint16_t>(t.key(k.dest, k.cls));
       const PortMask m = t.mask(k.dest);
       const uint8_t out = rr.Pick(k, view);
       if (m == 0) continue;  // dropped packets do not move the pointer
-      if (prev >= 0) {
-        // The first valid port after the previous pick, cyclically.
-        uint32_t want = (static_cast<uint32_t>(prev) + 1) % w;
+      int& last = prev[static_cast<int>(k.cls)];
+      if (last >= 0) {
+        // The first valid port after the class's previous pick, cyclically.
+        uint32_t want = (static_cast<uint32_t>(last) + 1) % w;
         while (!Has(m, want)) want = (want + 1) % w;
         ASSERT_EQ(out, want) << sc.name << " packet " << i;
       }
-      prev = out;
+      last = out;
     }
   }
-  // With every port valid: p, p+1, p+2, ... whatever the destination.
+  // With every port valid: p, p+1, p+2, ... whatever the destination, and
+  // ACKs in between do not move the data pointer.
   const UplinkTable full(6, std::vector<PortMask>(5, AllPorts(6)));
   SimpleRr rr(PolicyConfig{}, {&full, 12, 8});
   LbView view{&full, nullptr, 0};
-  PacketKey k;
+  PacketKey k, ack;
+  ack.cls = SizeClass::kAck;
+  ack.key = static_cast<uint16_t>(full.key(0, SizeClass::kAck));
   const uint8_t first = rr.Pick(k, view);
   for (uint32_t i = 1; i < 100; ++i) {
     k.dest = static_cast<uint16_t>(i % 5);
     k.key = k.dest;
     ASSERT_EQ(rr.Pick(k, view), (first + i) % 6);
+    for (uint32_t j = 0; j < i % 4; ++j) rr.Pick(ack, view);
   }
 }
 
@@ -843,8 +857,8 @@ TEST(PolicyNameTest, ParseRoundTripsAndRejectsUnknown) {
     ASSERT_TRUE(r.ok()) << name;
     EXPECT_EQ(*r, k);
     EXPECT_NE(PolicyNameList().find(name), std::string_view::npos) << name;
-    EXPECT_EQ(IsQueueAware(k), k == PolicyKind::kJsq || k == PolicyKind::kAr ||
-                                   k == PolicyKind::kDrill);
+    EXPECT_EQ(IsQueueAware(k),
+              k == PolicyKind::kJsq || k == PolicyKind::kAr || k == PolicyKind::kDrill);
   }
   EXPECT_EQ(*ParsePolicy("simplerr"), PolicyKind::kSimpleRr);
   EXPECT_EQ(*ParsePolicy("simple-rr"), PolicyKind::kSimpleRr);

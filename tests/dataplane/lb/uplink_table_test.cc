@@ -16,6 +16,7 @@ namespace ofan::lb {
 namespace {
 
 using ::ofan::lb::testing::AllPorts;
+using ::ofan::lb::testing::MakeTree;
 using ::ofan::lb::testing::RandomFailures;
 using ::ofan::lb::testing::RandomMasks;
 
@@ -70,7 +71,8 @@ void CheckTable(const UplinkTable& t, const std::vector<PortMask>& masks) {
       uint32_t first = pos % w;
       while (!(m & (PortMask{1} << reference.Port(first, key)))) first = (first + 1) % w;
       uint32_t rank = 0;
-      for (uint32_t i = 0; i < first; ++i) rank += static_cast<uint32_t>((m >> reference.Port(i, key)) & 1);
+      for (uint32_t i = 0; i < first; ++i)
+        rank += static_cast<uint32_t>((m >> reference.Port(i, key)) & 1);
       ASSERT_EQ(r, rank) << "key " << key << " pos " << pos;
       ASSERT_LT(r, l.n);
       EXPECT_EQ(l.ports[r], reference.Port(first, key));
@@ -123,8 +125,8 @@ TEST(UplinkTableTest, DataAndAckOrdersDiffer) {
 TEST(UplinkTableTest, ForSwitchUsesTheFatTreeMasks) {
   for (int levels : {2, 3}) {
     for (int k : {4, 8}) {
-      const FatTree tree = ::ofan::lb::testing::MakeTree(k, levels);
-      const LinkSet failed = RandomFailures(tree, 0.25, static_cast<uint64_t>(k * 10 + levels));
+      const FatTree tree = MakeTree(k, levels);
+      const LinkSet failed = RandomFailures(tree, 0.25, static_cast<uint64_t>(k) * 10 + levels);
       for (int s = 0; s < tree.num_switches(); ++s) {
         const SwitchId sid(static_cast<uint32_t>(s));
         if (tree.num_uplinks(sid) == 0) continue;

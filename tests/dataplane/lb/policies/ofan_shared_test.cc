@@ -18,7 +18,6 @@
 namespace ofan::lb {
 namespace {
 
-using ::ofan::lb::testing::AllPorts;
 using ::ofan::lb::testing::MakeTree;
 using ::ofan::lb::testing::RandomFailures;
 using ::ofan::lb::testing::RandomMasks;
@@ -160,6 +159,7 @@ void RunConcurrent(bool combined_mode) {
     std::vector<std::vector<uint32_t>> counts(kThreads,
                                               std::vector<uint32_t>(static_cast<size_t>(nk) * 65));
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     for (int th = 0; th < kThreads; ++th) {
       threads.emplace_back([&, th] {
         Rng rng(1000 + static_cast<uint64_t>(th));

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan) in ./build-fuzz and
+# runs each for a fixed budget from its seed corpus.
+# usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-20}"
+if [ ! -f build-fuzz/build.ninja ]; then
+  CXX=clang++ CXX_LD=lld meson setup build-fuzz -Dfuzz=true -Dtests=false -Dbench=false \
+    -Dbuildtype=debugoptimized -Db_lundef=false >/dev/null
+fi
+ninja -C build-fuzz >/dev/null
+status=0
+for target in matrix; do
+  corpus_src="tests/fuzz/corpus/$target"
+  work="build-fuzz/corpus-$target"
+  mkdir -p "$work"
+  cp -n "$corpus_src"/* "$work"/ 2>/dev/null || true
+  echo "fuzz: $target for ${secs}s"
+  if ! "./build-fuzz/tests/fuzz/${target}_fuzz" -max_total_time="$secs" -print_final_stats=0 \
+      "$work" >"build-fuzz/$target.log" 2>&1; then
+    echo "fuzz: $target FAILED (crash reproducer in build-fuzz/, log build-fuzz/$target.log)"
+    tail -40 "build-fuzz/$target.log"
+    status=1
+  else
+    grep -E "^(#[0-9]+|Done)" "build-fuzz/$target.log" | tail -1 || true
+  fi
+done
+exit $status

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""End-to-end checks of the ofan-sim command line: --help, errors and exit
+codes, --json shape, seeds, sweeps and plots, matrix files."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SIM = os.environ.get("OFAN_SIM", "build/sim/ofan-sim")
+
+
+def run(*args, check_rc=None):
+    p = subprocess.run([SIM, "--no-progress", *args], capture_output=True, text=True, timeout=300)
+    if check_rc is not None and p.returncode != check_rc:
+        raise AssertionError(f"{args}: rc {p.returncode} != {check_rc}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+class Cli(unittest.TestCase):
+    def test_help_documents_every_option(self):
+        p = subprocess.run([SIM, "--help"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0)
+        for opt in ["--k", "--levels", "--lb", "--pipe-size", "--workload", "--msg", "--seeds",
+                    "--seed", "--json", "--link-gbps", "--latency-us", "--payload", "--header",
+                    "--ack-bytes", "--gap-bytes", "--load", "--buffer", "--ecn", "--fail-prob",
+                    "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host"]:
+            self.assertIn(opt, p.stdout, opt)
+
+    def test_bad_arguments_exit_2_with_a_message(self):
+        for args in (["--k", "5"], ["--k", "66"], ["--levels", "4"], ["--lb", "nope"],
+                     ["--msg", "12XB"], ["--load", "0"], ["--workload", "x"], ["--bogus"],
+                     ["--workload", "matrix"], ["--sweep", "--lbs", "nope"], ["--seeds", "0"]):
+            p = run(*args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertTrue(p.stderr.strip(), args)
+
+    def test_json_has_the_stable_fields(self):
+        p = run("--k", "4", "--lb", "ofan", "--msg", "64KiB", "--json", check_rc=0)
+        d = json.loads(p.stdout)
+        for key in ["cct_us", "cct_lower_bound_us", "cct_inflation", "queue_max_pkts",
+                    "queue_avg_pkts", "stages", "events", "wall_s"]:
+            self.assertIn(key, d)
+        self.assertEqual(set(d["stages"]), {"E->A", "A->C", "C->A", "A->E", "E->H"})
+        self.assertGreaterEqual(d["cct_us"], d["cct_lower_bound_us"])
+
+    def test_every_policy_runs(self):
+        for lb in ["ecmp", "eecmp", "pin", "rps", "rr", "jsq", "ar", "drill", "flowlet", "ofan",
+                   "pofan", "source", "drb", "reps", "spray"]:
+            d = json.loads(run("--k", "4", "--lb", lb, "--msg", "16KiB", "--json", check_rc=0).stdout)
+            self.assertEqual(d["flows_incomplete"], 0, lb)
+
+    def test_pair_reproduces_appendix_a_bound(self):
+        d = json.loads(run("--k", "4", "--workload", "pair", "--msg", "1MiB", "--json", check_rc=0).stdout)
+        self.assertAlmostEqual(d["cct_lower_bound_us"], 17.05694, places=5)
+
+    def test_seeds_give_mean_and_sem(self):
+        d = json.loads(run("--k", "4", "--lb", "rps", "--msg", "64KiB", "--seeds", "3", "--json",
+                           check_rc=0).stdout)
+        self.assertEqual(d["seeds"], [1, 2, 3])
+        self.assertEqual(len(d["runs"]), 3)
+        self.assertIn("cct_us_sem", d)
+        mean = sum(r["cct_us"] for r in d["runs"]) / 3
+        self.assertAlmostEqual(d["cct_us"], mean, places=9)
+
+    def test_table_output(self):
+        p = run("--k", "4", "--msg", "64KiB", check_rc=0)
+        self.assertIn("CCT inflation", p.stdout)
+        self.assertIn("E->A", p.stdout)
+
+    def test_sweep_json_and_plot(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            png = os.path.join(tmp, "sweep.png")
+            p = run("--sweep", "--k", "4", "--msgs", "16KiB,64KiB", "--lbs", "ecmp,ofan", "--json",
+                    "--plot", png, check_rc=0)
+            d = json.loads(p.stdout)
+            self.assertEqual(len(d["sweep"]), 4)
+            self.assertIn("ofan", d["growth_exponent"])
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            self.assertTrue(os.path.exists(os.path.join(tmp, "sweep.json")))
+
+    def test_matrix_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("0 15 64KiB\n10.3.1.3 10.0.0.2 64KiB\n")
+        try:
+            d = json.loads(run("--k", "4", "--workload", "matrix", "--matrix", f.name, "--json",
+                               check_rc=0).stdout)
+            self.assertEqual(d["flows"], 2)
+        finally:
+            os.unlink(f.name)
+        p = run("--k", "4", "--workload", "matrix", "--matrix", "/nonexistent")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot read", p.stderr)
+
+    def test_finite_buffer_drops_exit_3(self):
+        p = run("--k", "8", "--lb", "ecmp", "--msg", "1MiB", "--buffer", "40KiB", "--json")
+        self.assertEqual(p.returncode, 3)
+        self.assertGreater(json.loads(p.stdout)["drops"]["buffer"], 0)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        SIM = sys.argv.pop(1)
+    unittest.main(verbosity=1)
