@@ -11,7 +11,7 @@ if [ ! -f build-fuzz/build.ninja ]; then
 fi
 ninja -C build-fuzz >/dev/null
 status=0
-for target in matrix; do
+for target in matrix parse; do
   corpus_src="tests/fuzz/corpus/$target"
   work="build-fuzz/corpus-$target"
   mkdir -p "$work"

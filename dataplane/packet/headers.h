@@ -1,0 +1,197 @@
+// Wire formats the switch reads and writes: Ethernet (+ one optional 802.1Q
+// tag), ARP, IPv4, UDP, the RoCEv2 Base Transport Header, 802.1Qbb PFC and
+// LLDP ethertypes. Multi-byte fields are big-endian strong types (Be16,
+// Be32), so a host-order value cannot be stored by mistake; every header is
+// packed and its size checked. Nothing here depends on DPDK.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+namespace ofan::pkt {
+
+constexpr uint16_t ByteSwap16(uint16_t v) { return static_cast<uint16_t>((v << 8) | (v >> 8)); }
+constexpr uint32_t ByteSwap32(uint32_t v) {
+  return (v << 24) | ((v << 8) & 0x00FF0000u) | ((v >> 8) & 0x0000FF00u) | (v >> 24);
+}
+
+// A big-endian 16-bit field.
+class Be16 {
+ public:
+  constexpr Be16() = default;
+  static constexpr Be16 FromHost(uint16_t v) { return Be16(std::endian::native == std::endian::little ? ByteSwap16(v) : v); }
+  static constexpr Be16 FromRaw(uint16_t raw) { return Be16(raw); }
+  constexpr uint16_t host() const { return std::endian::native == std::endian::little ? ByteSwap16(raw_) : raw_; }
+  constexpr uint16_t raw() const { return raw_; }
+  friend constexpr bool operator==(Be16 a, Be16 b) { return a.raw_ == b.raw_; }
+
+ private:
+  constexpr explicit Be16(uint16_t raw) : raw_(raw) {}
+  uint16_t raw_ = 0;
+};
+
+// A big-endian 32-bit field.
+class Be32 {
+ public:
+  constexpr Be32() = default;
+  static constexpr Be32 FromHost(uint32_t v) { return Be32(std::endian::native == std::endian::little ? ByteSwap32(v) : v); }
+  static constexpr Be32 FromRaw(uint32_t raw) { return Be32(raw); }
+  constexpr uint32_t host() const { return std::endian::native == std::endian::little ? ByteSwap32(raw_) : raw_; }
+  constexpr uint32_t raw() const { return raw_; }
+  friend constexpr bool operator==(Be32 a, Be32 b) { return a.raw_ == b.raw_; }
+
+ private:
+  constexpr explicit Be32(uint32_t raw) : raw_(raw) {}
+  uint32_t raw_ = 0;
+};
+
+struct MacAddr {
+  std::array<uint8_t, 6> b{};
+  friend constexpr bool operator==(const MacAddr& x, const MacAddr& y) { return x.b == y.b; }
+  constexpr bool is_multicast() const { return b[0] & 1; }
+  constexpr bool is_zero() const { return (b[0] | b[1] | b[2] | b[3] | b[4] | b[5]) == 0; }
+};
+
+namespace ethertype {
+inline constexpr uint16_t kIpv4 = 0x0800;
+inline constexpr uint16_t kArp = 0x0806;
+inline constexpr uint16_t kVlan = 0x8100;
+inline constexpr uint16_t kMacControl = 0x8808;  // PAUSE and PFC
+inline constexpr uint16_t kLldp = 0x88CC;
+}  // namespace ethertype
+
+inline constexpr uint16_t kRoceV2Port = 4791;
+
+#pragma pack(push, 1)
+struct EtherHdr {
+  MacAddr dst;
+  MacAddr src;
+  Be16 type;
+};
+static_assert(sizeof(EtherHdr) == 14);
+
+struct VlanTag {
+  Be16 tci;  // PCP(3) DEI(1) VID(12)
+  Be16 type;
+};
+static_assert(sizeof(VlanTag) == 4);
+
+struct ArpHdr {
+  Be16 htype;  // 1 = Ethernet
+  Be16 ptype;  // 0x0800
+  uint8_t hlen;  // 6
+  uint8_t plen;  // 4
+  Be16 oper;     // 1 request, 2 reply
+  MacAddr sha;
+  Be32 spa;
+  MacAddr tha;
+  Be32 tpa;
+};
+static_assert(sizeof(ArpHdr) == 28);
+
+struct Ipv4Hdr {
+  uint8_t version_ihl;  // 4 << 4 | ihl (32-bit words)
+  uint8_t tos;          // DSCP(6) ECN(2)
+  Be16 total_length;
+  Be16 id;
+  Be16 frag;  // flags(3) offset(13)
+  uint8_t ttl;
+  uint8_t proto;
+  Be16 checksum;
+  Be32 src;
+  Be32 dst;
+  uint8_t version() const { return version_ihl >> 4; }
+  uint32_t header_bytes() const { return (version_ihl & 0xF) * 4u; }
+  uint8_t ecn() const { return tos & 3; }
+};
+static_assert(sizeof(Ipv4Hdr) == 20);
+
+namespace ipproto {
+inline constexpr uint8_t kIcmp = 1;
+inline constexpr uint8_t kTcp = 6;
+inline constexpr uint8_t kUdp = 17;
+}  // namespace ipproto
+
+namespace ecn {
+inline constexpr uint8_t kNotEct = 0;
+inline constexpr uint8_t kEct1 = 1;
+inline constexpr uint8_t kEct0 = 2;
+inline constexpr uint8_t kCe = 3;
+}  // namespace ecn
+
+struct UdpHdr {
+  Be16 src_port;
+  Be16 dst_port;
+  Be16 length;
+  Be16 checksum;
+};
+static_assert(sizeof(UdpHdr) == 8);
+
+// InfiniBand Base Transport Header (IBA vol. 1, 9.2), as carried by RoCEv2.
+struct BthHdr {
+  uint8_t opcode;
+  uint8_t flags;  // SE(1) M(1) Pad(2) TVer(4)
+  Be16 pkey;
+  Be32 dest_qp;  // reserved(8) | QPN(24)
+  Be32 psn;      // A(1) reserved(7) | PSN(24)
+  uint32_t dqpn() const { return dest_qp.host() & 0xFFFFFF; }
+  uint32_t psn24() const { return psn.host() & 0xFFFFFF; }
+};
+static_assert(sizeof(BthHdr) == 12);
+
+// 802.1Qbb priority flow control frame body (after the Ethernet header).
+struct PfcFrame {
+  Be16 opcode;  // 0x0101
+  Be16 class_enable;  // bit i: quanta[i] is valid
+  Be16 quanta[8];     // in 512-bit times; 0 resumes
+};
+static_assert(sizeof(PfcFrame) == 20);
+#pragma pack(pop)
+
+inline constexpr uint16_t kPfcOpcode = 0x0101;
+inline constexpr uint16_t kPauseOpcode = 0x0001;
+inline constexpr MacAddr kPfcDstMac{{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}};
+inline constexpr MacAddr kLldpDstMac{{0x01, 0x80, 0xC2, 0x00, 0x00, 0x0E}};
+
+// RoCEv2 BTH opcodes that are not data: RC ACKNOWLEDGE (also carries NAKs,
+// told apart by the AETH syndrome), RC ATOMIC ACKNOWLEDGE, and the CNP.
+namespace bth_opcode {
+inline constexpr uint8_t kRcAck = 0x11;
+inline constexpr uint8_t kRcAtomicAck = 0x12;
+inline constexpr uint8_t kCnp = 0x81;
+}  // namespace bth_opcode
+
+constexpr bool IsAckLikeOpcode(uint8_t op) {
+  return op == bth_opcode::kRcAck || op == bth_opcode::kRcAtomicAck || op == bth_opcode::kCnp;
+}
+
+// Reads a header at an offset that has been bounds-checked by the caller,
+// without assuming alignment.
+template <class H>
+inline H Load(const uint8_t* p) {
+  H h;
+  std::memcpy(&h, p, sizeof(H));
+  return h;
+}
+
+// One's-complement sum helpers (RFC 1071) and incremental update (RFC 1624).
+inline uint16_t Ipv4Checksum(const uint8_t* hdr, uint32_t len) {
+  uint32_t sum = 0;
+  for (uint32_t i = 0; i + 1 < len; i += 2) sum += static_cast<uint32_t>(hdr[i] << 8 | hdr[i + 1]);
+  if (len & 1) sum += static_cast<uint32_t>(hdr[len - 1] << 8);
+  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+// HC' = ~(~HC + ~m + m') for one 16-bit word changing from m to m'
+// (host-order values).
+constexpr uint16_t ChecksumAdjust(uint16_t hc, uint16_t m, uint16_t m_new) {
+  uint32_t sum = static_cast<uint16_t>(~hc) + static_cast<uint32_t>(static_cast<uint16_t>(~m)) + m_new;
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+}  // namespace ofan::pkt

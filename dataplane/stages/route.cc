@@ -1,0 +1,18 @@
+#include "dataplane/stages/route.h"
+
+namespace ofan::dp {
+
+Router::Router(const lb::FatTree& tree, lb::SwitchId self) {
+  const lb::SwitchInfo in = tree.info(self);
+  role_ = in.role;
+  levels_ = static_cast<uint32_t>(tree.levels());
+  pods_ = static_cast<uint32_t>(tree.num_pods());
+  epp_ = static_cast<uint32_t>(tree.edges_per_pod());
+  w_ = static_cast<uint32_t>(tree.w());
+  pod_ = static_cast<uint32_t>(in.pod);
+  index_ = static_cast<uint32_t>(in.index);
+  num_dests_ = static_cast<uint32_t>(tree.num_dests(self));
+  gateway_ = role_ == lb::Role::kEdge ? (10u << 24) | (pod_ << 16) | (index_ << 8) | 1u : 0u;
+}
+
+}  // namespace ofan::dp

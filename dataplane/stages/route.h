@@ -1,0 +1,86 @@
+// Stage 2: route.
+//
+// expects:   ParsedPacket with verdict kForward (dst_ip, cls, flow hash)
+// modifies:  nothing in the packet
+// next:      RouteResult: down through a fixed port (the destination is below
+//            this switch), up (the LB picks among the valid uplinks of
+//            `dest`), local (addressed to the switch: exception path), or no
+//            route (counted drop)
+// parameters: the switch's place in the fat tree (FatTree + SwitchId)
+//
+// The address plan of dataplane/lb/fat_tree.h makes routing arithmetic: from
+// 10.<pod>.<edge>.<slot+2> every switch knows, without a table, whether the
+// destination is below it and on which port, and otherwise its pointer key
+// (destination edge switch at an edge, destination pod at an agg, §4).
+// x.x.x.1 of a host subnet is the edge switch's own (gateway) address.
+#pragma once
+
+#include <cstdint>
+
+#include "dataplane/lb/fat_tree.h"
+#include "dataplane/lb/packet_key.h"
+
+namespace ofan::dp {
+
+enum class RouteKind : uint8_t { kDown, kUp, kLocal, kNoRoute };
+
+struct RouteResult {
+  RouteKind kind = RouteKind::kNoRoute;
+  uint8_t port = 0;   // kDown: the output port
+  uint16_t dest = 0;  // kUp: d, the destination in this switch's key space
+  uint8_t slice = 0;  // the destination host's edge port (path pinning)
+};
+
+class Router {
+ public:
+  Router(const lb::FatTree& tree, lb::SwitchId self);
+
+  RouteResult Route(uint32_t dst_ip) const {
+    RouteResult r;
+    const uint32_t a = dst_ip >> 24, pod = (dst_ip >> 16) & 0xFF, eip = (dst_ip >> 8) & 0xFF,
+                   last = dst_ip & 0xFF;
+    if (a != 10 || pod >= pods_ || eip >= epp_ || last == 0 || last >= w_ + 2) return r;
+    if (last == 1) {  // an edge switch's gateway address
+      if (role_ == lb::Role::kEdge && pod == pod_ && eip == index_) r.kind = RouteKind::kLocal;
+      return r;
+    }
+    const uint32_t slot = last - 2;
+    r.slice = static_cast<uint8_t>(slot);
+    switch (role_) {
+      case lb::Role::kEdge:
+        if (pod == pod_ && eip == index_) {
+          r.kind = RouteKind::kDown;
+          r.port = static_cast<uint8_t>(slot);
+          return r;
+        }
+        r.kind = RouteKind::kUp;
+        r.dest = static_cast<uint16_t>(pod * epp_ + eip);
+        return r;
+      case lb::Role::kAgg:
+        if (levels_ == 2 || pod == pod_) {
+          r.kind = RouteKind::kDown;
+          r.port = static_cast<uint8_t>(eip);
+          return r;
+        }
+        r.kind = RouteKind::kUp;
+        r.dest = static_cast<uint16_t>(pod);
+        return r;
+      case lb::Role::kCore:
+        r.kind = RouteKind::kDown;
+        r.port = static_cast<uint8_t>(pod);
+        return r;
+    }
+    return r;
+  }
+
+  lb::Role role() const { return role_; }
+  uint32_t num_dests() const { return num_dests_; }
+  // The gateway address of an edge switch's hosts (10.pod.edge.1); 0 otherwise.
+  uint32_t gateway_ip() const { return gateway_; }
+
+ private:
+  lb::Role role_;
+  uint32_t levels_, pods_, epp_, w_, pod_, index_, num_dests_, gateway_;
+};
+
+}  // namespace ofan::dp

@@ -1,0 +1,40 @@
+#include "dataplane/packet/builder.h"
+
+#include <gtest/gtest.h>
+
+namespace ofan::pkt {
+namespace {
+
+TEST(Crc32, MatchesTheStandardCheckValue) {
+  const char* s = "123456789";
+  EXPECT_EQ(~Crc32(0xFFFFFFFFu, reinterpret_cast<const uint8_t*>(s), 9), 0xCBF43926u);
+}
+
+TEST(Builder, FillsLengthsAndChecksum) {
+  auto f = PacketBuilder().Eth(MacAddr{{2, 0, 0, 0, 0, 1}}, MacAddr{{2, 0, 0, 0, 0, 2}})
+               .Ipv4(0x0A000002, 0x0A000003).Udp(1000, 4791).Bth(0x0A, 17, 3).Payload(100).Build();
+  ASSERT_EQ(f.size(), 14u + 20 + 8 + 12 + 100 + 4);
+  EXPECT_EQ(f[12], 0x08);
+  EXPECT_EQ(f[13], 0x00);
+  EXPECT_EQ((f[16] << 8) | f[17], static_cast<int>(f.size() - 14));
+  EXPECT_EQ((f[38] << 8) | f[39], static_cast<int>(f.size() - 34));
+  EXPECT_EQ(Ipv4Checksum(&f[14], 20), 0);
+  EXPECT_EQ(f[23], ipproto::kUdp);
+}
+
+TEST(Builder, IcrcIgnoresMutableFieldsButNotPayload) {
+  auto f = PacketBuilder().Eth(MacAddr{}, MacAddr{}).Ipv4(1, 2, 64, 2).Udp(1, 4791).Bth(0x0A, 1, 1).Payload(64).Build();
+  const uint32_t len = static_cast<uint32_t>(f.size() - 14 - 4);
+  const uint32_t base = RoceIcrc(&f[14], len);
+  auto g = f;
+  g[14 + 8] = 3;    // TTL
+  g[14 + 1] = 3;    // ECN CE
+  g[14 + 10] ^= 1;  // checksum
+  g[34 + 6] ^= 1;   // UDP checksum
+  EXPECT_EQ(RoceIcrc(&g[14], len), base);
+  g[f.size() - 10] ^= 1;  // payload
+  EXPECT_NE(RoceIcrc(&g[14], len), base);
+}
+
+}  // namespace
+}  // namespace ofan::pkt

@@ -1,0 +1,212 @@
+// Golden packets through the parse, route and rewrite stages.
+#include "dataplane/stages/parse.h"
+
+#include <gtest/gtest.h>
+
+#include "dataplane/packet/builder.h"
+#include "dataplane/stages/rewrite.h"
+#include "dataplane/stages/route.h"
+
+namespace ofan::dp {
+namespace {
+
+using pkt::MacAddr;
+using pkt::PacketBuilder;
+
+constexpr MacAddr kA{{0x02, 0, 0, 0, 0, 0xA}};
+constexpr MacAddr kB{{0x02, 0, 0, 0, 0, 0xB}};
+constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a << 24 | b << 16 | c << 8 | d; }
+
+std::vector<uint8_t> Roce(uint8_t opcode, uint32_t qp = 0x123456, uint8_t tos = 2, uint8_t ttl = 64,
+                          uint32_t payload = 256) {
+  return PacketBuilder().Eth(kB, kA).Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), ttl, tos).Udp(0xC000, 4791)
+      .Bth(opcode, qp, 7).Payload(payload).Build();
+}
+
+ParsedPacket Parse(const std::vector<uint8_t>& f) { return ParseFrame(f.data(), static_cast<uint32_t>(f.size())); }
+
+TEST(Parse, RoceDataAndAckClasses) {
+  auto data = Parse(Roce(0x0A));  // RDMA WRITE ONLY
+  EXPECT_EQ(data.verdict, Verdict::kForward);
+  EXPECT_TRUE(data.roce);
+  EXPECT_EQ(data.cls, lb::SizeClass::kData);
+  EXPECT_EQ(data.dst_qp, 0x123456u);
+  EXPECT_EQ(data.dst_ip, Ip(10, 3, 1, 3));
+  EXPECT_EQ(data.src_ip, Ip(10, 0, 0, 2));
+  EXPECT_EQ(data.l3_offset, 14);
+  EXPECT_EQ(data.ecn, pkt::ecn::kEct0);
+  for (uint8_t op : {pkt::bth_opcode::kRcAck, pkt::bth_opcode::kRcAtomicAck, pkt::bth_opcode::kCnp}) {
+    EXPECT_EQ(Parse(Roce(op)).cls, lb::SizeClass::kAck) << int(op);
+  }
+}
+
+TEST(Parse, FlowHashFollowsTheFiveTuple) {
+  auto a = Parse(Roce(0x0A));
+  auto b = Parse(Roce(0x0A, 0x999));  // same 5-tuple, other QP
+  EXPECT_EQ(a.flow_hash, b.flow_hash);
+  auto c = Parse(PacketBuilder().Eth(kB, kA).Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3)).Udp(0xC001, 4791)
+                     .Bth(0x0A, 1, 1).Build());
+  EXPECT_NE(a.flow_hash, c.flow_hash);  // other entropy (UDP source port)
+}
+
+TEST(Parse, VlanTaggedIpv4) {
+  auto f = PacketBuilder().Eth(kB, kA, pkt::ethertype::kIpv4).Vlan(0x6005).Ipv4(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3))
+               .Icmp(8, 1, 1).Build();
+  auto p = Parse(f);
+  EXPECT_EQ(p.verdict, Verdict::kForward);
+  EXPECT_EQ(p.l3_offset, 18);
+}
+
+TEST(Parse, ExceptionsAndPfc) {
+  auto arp = PacketBuilder().Eth(MacAddr{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}}, kA)
+                 .Arp(1, kA, Ip(10, 0, 0, 2), MacAddr{}, Ip(10, 0, 0, 1)).Build();
+  EXPECT_EQ(Parse(arp).verdict, Verdict::kException);
+  auto lldp = PacketBuilder().Eth(pkt::kLldpDstMac, kA, pkt::ethertype::kLldp).Payload(30).Build();
+  EXPECT_EQ(Parse(lldp).verdict, Verdict::kException);
+  auto pfc = PacketBuilder().Eth(pkt::kPfcDstMac, kA).Pfc(0x08, 0xFFFF).PadTo(60).Build();
+  EXPECT_EQ(Parse(pfc).verdict, Verdict::kPfc);
+}
+
+struct Bad {
+  const char* name;
+  std::vector<uint8_t> frame;
+  Counter why;
+};
+
+TEST(Parse, MalformedFramesAreCountedByReason) {
+  auto good = Roce(0x0A);
+  std::vector<Bad> bad = {
+      {"empty", {}, Counter::kDropRunt},
+      {"runt", std::vector<uint8_t>(good.begin(), good.begin() + 10), Counter::kDropRunt},
+      {"ipv6", PacketBuilder().Eth(kB, kA, 0x86DD).Payload(40).Build(), Counter::kDropUnknownEthertype},
+      {"vlan cut", PacketBuilder().Eth(kB, kA, pkt::ethertype::kVlan).Build(), Counter::kDropVlanTruncated},
+      {"ip cut", std::vector<uint8_t>(good.begin(), good.begin() + 20), Counter::kDropIpv4Truncated},
+      {"ip version", [&] { auto f = good; f[14] = 0x65; return f; }(), Counter::kDropIpv4Version},
+      {"ihl < 5", [&] { auto f = good; f[14] = 0x44; return f; }(), Counter::kDropIpv4HeaderLength},
+      {"total > frame", PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).KeepIpTotalLength(900).Build(),
+       Counter::kDropIpv4TotalLength},
+      {"checksum", PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).KeepIpChecksum(0x1234).Build(),
+       Counter::kDropIpv4Checksum},
+      {"udp cut", PacketBuilder().Eth(kB, kA).Ipv4(1, 2, 64, 0, pkt::ipproto::kUdp).Payload(4).Build(),
+       Counter::kDropUdpTruncated},
+      {"bth cut", PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Udp(1, 4791).Payload(6).Build(), Counter::kDropBthTruncated},
+      {"pfc cut", PacketBuilder().Eth(pkt::kPfcDstMac, kA, pkt::ethertype::kMacControl).Payload(4).Build(),
+       Counter::kDropPfcMalformed},
+  };
+  // A fragment (MF set) with a valid checksum.
+  {
+    auto f = PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).Build();
+    f[14 + 6] = 0x20;
+    f[24] = f[25] = 0;
+    const uint16_t c = pkt::Ipv4Checksum(&f[14], 20);
+    f[24] = static_cast<uint8_t>(c >> 8);
+    f[25] = static_cast<uint8_t>(c);
+    bad.push_back({"fragment", f, Counter::kDropIpv4Fragment});
+  }
+  for (const Bad& b : bad) {
+    auto p = Parse(b.frame);
+    EXPECT_EQ(p.verdict, Verdict::kDrop) << b.name;
+    EXPECT_EQ(p.drop, b.why) << b.name << ": got " << CounterName(p.drop);
+    EXPECT_TRUE(IsDrop(p.drop)) << b.name;
+  }
+}
+
+TEST(Parse, EveryTruncationOfAGoodFrameIsSafe) {
+  for (auto f : {Roce(0x0A), Roce(0x11, 1, 0, 64, 0)}) {
+    for (size_t n = 0; n < f.size(); ++n) {
+      std::vector<uint8_t> cut(f.begin(), f.begin() + static_cast<long>(n));
+      auto p = Parse(cut);
+      if (p.verdict == Verdict::kForward) {
+        // Only cuts inside the payload/ICRC keep a consistent IP length... which
+        // they cannot, since total_length covers the whole frame.
+        ADD_FAILURE() << "truncated to " << n << " bytes still forwards";
+      }
+    }
+  }
+}
+
+TEST(Route, EdgeSwitchDownUpLocalAndMartians) {
+  auto tree = *lb::FatTree::Make(4, 3);
+  Router r(tree, tree.edge(0, 1));  // pod 0, edge 1: hosts 10.0.1.2 and 10.0.1.3
+  auto down = r.Route(Ip(10, 0, 1, 3));
+  EXPECT_EQ(down.kind, RouteKind::kDown);
+  EXPECT_EQ(down.port, 1);
+  auto up = r.Route(Ip(10, 3, 0, 2));
+  EXPECT_EQ(up.kind, RouteKind::kUp);
+  EXPECT_EQ(up.dest, 6);  // pod 3, edge 0: global edge 6
+  EXPECT_EQ(r.Route(Ip(10, 0, 1, 1)).kind, RouteKind::kLocal);
+  EXPECT_EQ(r.gateway_ip(), Ip(10, 0, 1, 1));
+  for (uint32_t a : {Ip(11, 0, 1, 2), Ip(10, 4, 0, 2), Ip(10, 0, 2, 2), Ip(10, 0, 1, 4), Ip(10, 0, 1, 0),
+                     Ip(10, 1, 0, 1)}) {
+    EXPECT_EQ(r.Route(a).kind, RouteKind::kNoRoute) << std::hex << a;
+  }
+}
+
+TEST(Route, AgreesWithTheFatTreeForEverySwitchAndHost) {
+  for (int levels : {2, 3}) {
+    for (int k : {4, 8}) {
+      auto tree = *lb::FatTree::Make(k, levels);
+      for (int s = 0; s < tree.num_switches(); ++s) {
+        const lb::SwitchId sw(static_cast<uint32_t>(s));
+        Router r(tree, sw);
+        for (int h = 0; h < tree.num_hosts(); ++h) {
+          const lb::HostId host(static_cast<uint32_t>(h));
+          auto res = r.Route(tree.host_addr(host));
+          if (tree.is_below(sw, host)) {
+            ASSERT_EQ(res.kind, RouteKind::kDown);
+            EXPECT_EQ(res.port, tree.down_port(sw, host));
+          } else {
+            ASSERT_EQ(res.kind, RouteKind::kUp);
+            EXPECT_EQ(res.dest, tree.dest_of(sw, host));
+          }
+          EXPECT_EQ(res.slice, tree.slot_of(host));
+        }
+      }
+    }
+  }
+}
+
+TEST(Rewrite, DecrementsTtlKeepsChecksumValidAndIcrcUnchanged) {
+  auto f = Roce(0x0A, 5, pkt::ecn::kEct0, 64);
+  const std::vector<uint8_t> icrc(f.end() - 4, f.end());
+  ASSERT_TRUE(RewriteForward(f.data(), 14, kB, kA));
+  EXPECT_EQ(f[14 + 8], 63);
+  EXPECT_EQ(pkt::Ipv4Checksum(&f[14], 20), 0);
+  EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, kA.b.begin()));
+  EXPECT_TRUE(std::equal(f.begin() + 6, f.begin() + 12, kB.b.begin()));
+  EXPECT_EQ(std::vector<uint8_t>(f.end() - 4, f.end()), icrc);
+  // The ICRC is still the right one for the rewritten packet.
+  const uint32_t want = pkt::RoceIcrc(&f[14], static_cast<uint32_t>(f.size() - 14 - 4));
+  uint32_t got = 0;
+  for (int i = 0; i < 4; ++i) got |= static_cast<uint32_t>(f[f.size() - 4 + static_cast<size_t>(i)]) << (8 * i);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(Parse(f).verdict, Verdict::kForward);
+}
+
+TEST(Rewrite, TtlOneOrZeroExpires) {
+  for (uint8_t ttl : {0, 1}) {
+    auto f = Roce(0x0A, 5, 0, ttl);
+    auto before = f;
+    EXPECT_FALSE(RewriteForward(f.data(), 14, kB, kA));
+    EXPECT_EQ(f, before);  // untouched
+  }
+}
+
+TEST(Rewrite, ChecksumStaysValidForEveryTtlAndTos) {
+  for (int ttl = 2; ttl < 256; ttl += 3) {
+    for (int tos : {0, 1, 2, 3, 0xB8, 0xBA, 0xFD}) {
+      auto f = Roce(0x0A, 5, static_cast<uint8_t>(tos), static_cast<uint8_t>(ttl), 8);
+      ASSERT_TRUE(RewriteForward(f.data(), 14, kB, kA));
+      const bool ect = (tos & 3) == 1 || (tos & 3) == 2;
+      EXPECT_EQ(MarkCe(f.data(), 14), ect);
+      EXPECT_EQ(pkt::Ipv4Checksum(&f[14], 20), 0) << ttl << " " << tos;
+      if (ect) {
+        EXPECT_EQ(f[15] & 3, pkt::ecn::kCe);
+        EXPECT_EQ(f[15] & 0xFC, tos & 0xFC);  // DSCP kept
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ofan::dp
