@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 
@@ -66,10 +67,25 @@ inline constexpr std::array<std::string_view, kNumCounters> kCounterNames = {
 constexpr std::string_view CounterName(Counter c) { return kCounterNames[static_cast<size_t>(c)]; }
 constexpr bool IsDrop(Counter c) { return c >= kFirstDrop && c < Counter::kCount; }
 
+// A worker's counters: written by one lcore with plain (relaxed) stores,
+// read by the control thread; no read-modify-write on the hot path.
+struct LcoreCounters {
+  std::array<std::atomic<uint64_t>, kNumCounters> v{};
+  void Add(Counter c, uint64_t n = 1) {
+    auto& x = v[static_cast<size_t>(c)];
+    x.store(x.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  uint64_t Get(Counter c) const { return v[static_cast<size_t>(c)].load(std::memory_order_relaxed); }
+};
+
 struct Counters {
   std::array<uint64_t, kNumCounters> v{};
   void Add(Counter c, uint64_t n = 1) { v[static_cast<size_t>(c)] += n; }
   uint64_t Get(Counter c) const { return v[static_cast<size_t>(c)]; }
+  Counters& operator+=(const LcoreCounters& o) {
+    for (size_t i = 0; i < kNumCounters; ++i) v[i] += o.v[i].load(std::memory_order_relaxed);
+    return *this;
+  }
   Counters& operator+=(const Counters& o) {
     for (size_t i = 0; i < kNumCounters; ++i) v[i] += o.v[i];
     return *this;

@@ -1,0 +1,92 @@
+// DpConfig: everything one ofan-dp switch needs, built and validated on the
+// control path (YAML file + command line) before any lcore starts (rule 7).
+//
+//   name: e0                        # used for the default socket path
+//   fabric: {k: 4, levels: 3, switch: 0}      # or {role: edge, pod: 0, index: 0}
+//   ports:                          # fat-tree port index -> DPDK device
+//     - {port: 0, dev: "net_af_xdp0,iface=h0-e0", peer_mac: "02:00:00:00:00:01"}
+//     - {port: 2, dev: "net_ring_up2"}            # unlisted ports are absent
+//   pipe_size: 4                    # ports per pipe (= per worker lcore, POfan table)
+//   lb: {policy: ofan, ofan_mode: combined, seed: 1}
+//   egress: {rate_gbps: 10, buffer: 1MiB, ecn: 100KiB, priority: [ack, control]}
+//   pfc: {enabled: false, priority: 3, xoff: 256KiB, xon: 128KiB}
+//   control: {socket: /run/ofan/e0.sock}
+//   idle: {max_sleep_us: 1000}
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "dataplane/lb/fat_tree.h"
+#include "dataplane/lb/policy.h"
+#include "dataplane/packet/headers.h"
+
+namespace ofan::dp {
+
+// How Ofan's per-key pointers are shared among worker lcores (§5.1, App. I).
+enum class OfanMode : uint8_t {
+  kPofan,     // one table per pipe (no sharing): POfan
+  kAtomic,    // one shared table, one fetch-add per packet
+  kCombined,  // one shared table, one fetch-add per key per burst (App. I)
+};
+std::string_view OfanModeName(OfanMode m);
+Result<OfanMode> ParseOfanMode(std::string_view s);
+
+struct PortConfig {
+  uint32_t port = 0;    // fat-tree port index (0..k-1)
+  std::string dev;      // DPDK vdev/devargs ("net_af_xdp0,iface=veth0"), or "ring:<name>" for tests
+  std::optional<pkt::MacAddr> mac;       // default: the device's
+  std::optional<pkt::MacAddr> peer_mac;  // next hop; otherwise learned from ARP
+  bool admin_up = true;
+};
+
+struct EgressConfig {
+  double rate_gbps = 0;              // emulated line rate; 0 = as fast as the device
+  uint64_t buffer_bytes = 1 << 20;   // per port; tail drop above
+  uint64_t ecn_bytes = 100 * 1024;   // CE-mark ECT packets above; 0 = off
+  bool priority_ack = true;          // ACK/NAK/CNP to the strict-priority queue
+  bool priority_control = true;      // ARP/LLDP/ICMP to the strict-priority queue
+  uint32_t ring_slots = 4096;        // per queue, power of two
+};
+
+struct PfcConfig {
+  bool enabled = false;  // generate PAUSE at xoff; received PFC is always honoured
+  uint8_t priority = 3;  // the class our normal queue belongs to
+  uint64_t xoff_bytes = 256 * 1024;
+  uint64_t xon_bytes = 128 * 1024;
+  uint16_t quanta = 0xFFFF;
+};
+
+struct DpConfig {
+  std::string name = "ofan-dp";
+  int k = 4;
+  int levels = 3;
+  uint32_t switch_id = 0;
+  std::vector<PortConfig> ports;
+  uint32_t pipe_size = 4;
+  lb::PolicyConfig policy;  // kind, seed, AR quanta, flowlet gap...
+  OfanMode ofan_mode = OfanMode::kCombined;
+  EgressConfig egress;
+  PfcConfig pfc;
+  std::string socket_path;  // default /run/ofan/<name>.sock
+  uint32_t max_sleep_us = 1000;
+  uint32_t burst = 32;
+
+  // Derived, after Validate().
+  lb::FatTree tree() const { return *lb::FatTree::Make(k, levels); }
+  lb::SwitchId self() const { return lb::SwitchId(switch_id); }
+  uint32_t pipe_of(uint32_t port) const { return port / pipe_size; }
+  uint32_t num_pipes() const { return (static_cast<uint32_t>(k) + pipe_size - 1) / pipe_size; }
+  Status Validate() const;
+};
+
+Result<DpConfig> ParseConfigYaml(const std::string& text);
+Result<DpConfig> LoadConfigFile(const std::string& path);
+
+Result<pkt::MacAddr> ParseMac(std::string_view s);
+std::string FormatMac(const pkt::MacAddr& m);
+
+}  // namespace ofan::dp

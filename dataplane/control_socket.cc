@@ -1,0 +1,216 @@
+#include "dataplane/control_socket.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "dataplane/switch.h"
+
+namespace ofan::dp {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxLine = 1 << 20;
+constexpr size_t kMaxClients = 16;
+
+json Ok(json result) { return {{"v", kControlProtocolVersion}, {"ok", true}, {"result", std::move(result)}}; }
+json Fail(const std::string& e) { return {{"v", kControlProtocolVersion}, {"ok", false}, {"error", e}}; }
+
+Result<lb::PortMask> MaskOf(const json& j) {
+  if (j.is_number_unsigned()) return j.get<lb::PortMask>();
+  if (j.is_number_integer() && j.get<int64_t>() >= 0) return static_cast<lb::PortMask>(j.get<int64_t>());
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    try {
+      size_t pos = 0;
+      const uint64_t v = std::stoull(s, &pos, 0);
+      if (pos == s.size()) return static_cast<lb::PortMask>(v);
+    } catch (...) {
+    }
+  }
+  return MakeError(ErrorCode::kInvalidArgument, fmt::format("'{}' is not a port mask", j.dump()));
+}
+
+}  // namespace
+
+json HandleControlRequest(Switch& sw, const std::string& line) {
+  json req;
+  try {
+    req = json::parse(line);
+  } catch (const json::exception& e) {
+    return Fail(fmt::format("request is not JSON: {}", e.what()));
+  }
+  if (!req.is_object()) return Fail("request must be a JSON object");
+  if (!req.contains("v") || !req["v"].is_number_integer() || req["v"].get<int>() != kControlProtocolVersion) {
+    return Fail(fmt::format("unsupported protocol version (this switch speaks v{})", kControlProtocolVersion));
+  }
+  if (!req.contains("cmd") || !req["cmd"].is_string()) return Fail("missing 'cmd'");
+  const std::string cmd = req["cmd"].get<std::string>();
+  try {
+    if (cmd == "version") return Ok({{"protocol", kControlProtocolVersion}, {"ofan_dp", "0.1.0"}});
+    if (cmd == "status") return Ok(sw.StatusJson());
+    if (cmd == "counters") return Ok(sw.CountersJson());
+    if (cmd == "ports") return Ok(sw.PortsJson());
+    if (cmd == "queues") return Ok(sw.QueuesJson());
+    if (cmd == "pointers") return Ok(sw.PointersJson());
+    if (cmd == "reset_queues") {
+      sw.ResetQueueStats();
+      return Ok(json::object());
+    }
+    if (cmd == "set_policy") {
+      if (!req.contains("policy") || !req["policy"].is_string()) return Fail("set_policy needs 'policy'");
+      auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
+      if (!kind) return Fail(kind.error().message);
+      OfanMode mode = sw.config().ofan_mode;
+      if (req.contains("ofan_mode")) {
+        if (!req["ofan_mode"].is_string()) return Fail("'ofan_mode' must be a string");
+        auto m = ParseOfanMode(req["ofan_mode"].get<std::string>());
+        if (!m) return Fail(m.error().message);
+        mode = *m;
+      }
+      if (Status s = sw.SetPolicy(*kind, mode); !s) return Fail(s.error().message);
+      return Ok(sw.StatusJson());
+    }
+    if (cmd == "set_port") {
+      if (!req.contains("port") || !req["port"].is_number_unsigned()) return Fail("set_port needs 'port' (a number)");
+      if (!req.contains("admin") || !req["admin"].is_string()) return Fail("set_port needs 'admin': up|down");
+      const std::string a = req["admin"].get<std::string>();
+      if (a != "up" && a != "down") return Fail("'admin' must be up or down");
+      if (Status s = sw.SetPortAdmin(req["port"].get<uint32_t>(), a == "up"); !s) return Fail(s.error().message);
+      return Ok(sw.PortsJson());
+    }
+    if (cmd == "load_tables") {
+      if (!req.contains("masks") || !req["masks"].is_array()) return Fail("load_tables needs 'masks': [...]");
+      std::vector<lb::PortMask> masks;
+      for (const json& m : req["masks"]) {
+        auto v = MaskOf(m);
+        if (!v) return Fail(v.error().message);
+        masks.push_back(*v);
+      }
+      if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error().message);
+      return Ok(sw.StatusJson());
+    }
+  } catch (const std::exception& e) {
+    return Fail(fmt::format("{}: {}", cmd, e.what()));
+  }
+  return Fail(fmt::format("unknown command '{}' (version, status, counters, ports, queues, pointers, "
+                          "set_policy, set_port, load_tables, reset_queues)",
+                          cmd));
+}
+
+Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const std::string& path, Switch* sw) {
+  sockaddr_un addr{};
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("control socket path '{}' is empty or too long", path));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return MakeError(ErrorCode::kIo, fmt::format("socket: {}", std::strerror(errno)));
+  // A stale socket from a crashed run is replaced; a live one is not.
+  if (access(path.c_str(), F_OK) == 0) {
+    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    const bool live = probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (probe >= 0) close(probe);
+    if (live) {
+      close(fd);
+      return MakeError(ErrorCode::kIo, fmt::format("control socket {} is in use by another switch", path));
+    }
+    unlink(path.c_str());
+  }
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  const mode_t old = umask(0177);  // 0600 from the start: no window for others
+  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  umask(old);
+  if (rc != 0 || listen(fd, 8) != 0) {
+    const std::string e = std::strerror(errno);
+    close(fd);
+    return MakeError(ErrorCode::kIo, fmt::format("control socket {}: {}", path, e));
+  }
+  chmod(path.c_str(), 0600);
+  return std::unique_ptr<ControlServer>(new ControlServer(path, fd, sw));
+}
+
+ControlServer::~ControlServer() {
+  for (auto& c : clients_) close(c.fd);
+  close(fd_);
+  unlink(path_.c_str());
+}
+
+void ControlServer::Drop(size_t i) {
+  close(clients_[i].fd);
+  clients_.erase(clients_.begin() + static_cast<long>(i));
+}
+
+void ControlServer::Poll(int timeout_ms) {
+  std::vector<pollfd> fds;
+  fds.push_back({fd_, POLLIN, 0});
+  for (auto& c : clients_) fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
+  if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  if (fds[0].revents & POLLIN) {
+    const int c = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c >= 0) {
+      if (clients_.size() >= kMaxClients) {
+        close(c);
+      } else {
+        clients_.push_back({c, {}, {}});
+      }
+    }
+  }
+  for (size_t i = clients_.size(); i-- > 0;) {
+    if (i + 1 >= fds.size()) continue;  // accepted in this round
+    const short re = fds[i + 1].revents;
+    Client& c = clients_[i];
+    if (re & (POLLERR | POLLNVAL)) {
+      Drop(i);
+      continue;
+    }
+    if (re & (POLLIN | POLLHUP)) {
+      char buf[65536];
+      const ssize_t n = read(c.fd, buf, sizeof(buf));
+      if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          Drop(i);
+          continue;
+        }
+      } else {
+        c.in.append(buf, static_cast<size_t>(n));
+        size_t nl;
+        while ((nl = c.in.find('\n')) != std::string::npos) {
+          const std::string line = c.in.substr(0, nl);
+          c.in.erase(0, nl + 1);
+          c.out += HandleControlRequest(*sw_, line).dump() + "\n";
+        }
+        if (c.in.size() > kMaxLine) {
+          c.out += Fail("request line too long").dump() + "\n";
+          c.in.clear();
+        }
+      }
+    }
+    if (!c.out.empty()) {
+      const ssize_t n = write(c.fd, c.out.data(), c.out.size());
+      if (n > 0) {
+        c.out.erase(0, static_cast<size_t>(n));
+      } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        Drop(i);
+        continue;
+      }
+      if (c.out.size() > 64 * kMaxLine) Drop(i);  // not reading its replies
+    }
+  }
+}
+
+}  // namespace ofan::dp

@@ -1,0 +1,52 @@
+// The switch's control socket: a unix stream socket (mode 0600) that speaks
+// versioned JSON, one object per line each way.
+//   -> {"v":1,"cmd":"counters"}
+//   <- {"v":1,"ok":true,"result":{...}}   or   {"v":1,"ok":false,"error":"..."}
+// Commands: version, status, counters, ports, queues, pointers,
+//   set_policy {policy, ofan_mode?}, set_port {port, admin: up|down},
+//   load_tables {masks: [m0, m1, ...]} (one valid-uplink mask per destination,
+//   numbers or "0x.." strings), reset_queues.
+// Served by the control thread between its other duties; a bad request gets
+// an error reply, never a crash, and a client that misbehaves is dropped.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace ofan::dp {
+
+class Switch;
+
+inline constexpr int kControlProtocolVersion = 1;
+
+// Handles one request line; always returns a reply object.
+nlohmann::json HandleControlRequest(Switch& sw, const std::string& line);
+
+class ControlServer {
+ public:
+  static Result<std::unique_ptr<ControlServer>> Listen(const std::string& path, Switch* sw);
+  ~ControlServer();
+  // Accepts, reads and answers whatever is ready, waiting at most timeout_ms.
+  void Poll(int timeout_ms);
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Client {
+    int fd;
+    std::string in;
+    std::string out;
+  };
+  ControlServer(std::string path, int fd, Switch* sw) : path_(std::move(path)), fd_(fd), sw_(sw) {}
+  void Drop(size_t i);
+  std::string path_;
+  int fd_;
+  Switch* sw_;
+  std::vector<Client> clients_;
+};
+
+}  // namespace ofan::dp

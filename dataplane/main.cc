@@ -1,0 +1,247 @@
+// ofan-dp: one switch of an ofan fabric on DPDK.
+//   ofan-dp [EAL options] -- --config FILE [options]
+//   ofan-dp -- --help
+// Exit codes: 0 clean stop (SIGINT/SIGTERM); 1 runtime failure; 2 bad command
+// line or configuration; 3 the environment refused (EAL, hugepages, devices).
+#include <signal.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "dataplane/config.h"
+#include "dataplane/control_socket.h"
+#include "dataplane/switch.h"
+
+namespace ofan::dp {
+namespace {
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitEnv = 3;
+
+std::atomic<bool> g_stop{false};
+
+uint64_t FreeHugepages() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uint64_t v = 0;
+  while (f >> key >> v) {
+    if (key == "HugePages_Free:") return v;
+    f.ignore(256, '\n');
+  }
+  return 0;
+}
+
+bool HasArg(const std::vector<std::string>& args, std::initializer_list<const char*> names) {
+  for (const auto& a : args) {
+    for (const char* n : names) {
+      if (a == n || a.rfind(std::string(n) + "=", 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> eal_args{argv[0]};
+  int split = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      split = i;
+      break;
+    }
+    eal_args.emplace_back(argv[i]);
+  }
+  std::vector<std::string> own{"ofan-dp"};
+  for (int i = split + 1; i < argc; ++i) own.emplace_back(argv[i]);
+  if (split == argc && argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    own.push_back("--help");  // `ofan-dp --help` works too
+    eal_args.resize(1);
+  }
+
+  CLI::App app{"ofan-dp: one Ofan/POfan switch on DPDK.\n"
+               "usage: ofan-dp [EAL options] -- --config FILE [options]\n"
+               "Ports named in the config are added to EAL as --vdev automatically; EAL defaults to\n"
+               "--in-memory --no-pci -l 0,1 when not given."};
+  std::string config_path, name, policy, ofan_mode, socket, buffer, ecn;
+  std::vector<std::string> port_specs;
+  int k = 0, levels = 0;
+  int64_t switch_id = -1;
+  uint32_t pipe_size = 0, workers = 0, max_sleep = UINT32_MAX;
+  double rate = -1;
+  bool check = false;
+  app.add_option("--config", config_path, "YAML configuration (see dataplane/config.h)");
+  app.add_option("--name", name, "switch name (default from config, or ofan-dp)");
+  app.add_option("--k", k, "fat-tree radix (overrides the config)");
+  app.add_option("--levels", levels, "2 or 3 (overrides the config)");
+  app.add_option("--switch", switch_id, "switch id in the fat tree (overrides the config)");
+  app.add_option("--port", port_specs, "PORT=DEV, e.g. 0=net_af_xdp0,iface=veth0 (repeatable; adds to the config)");
+  app.add_option("--policy", policy, std::string("LB policy: ") + std::string(lb::PolicyNameList()));
+  app.add_option("--ofan-mode", ofan_mode, "how Ofan shares pointers across lcores: pofan|atomic|combined");
+  app.add_option("--pipe-size", pipe_size, "ports per pipe (worker lcore / POfan table)");
+  app.add_option("--rate-gbps", rate, "emulated line rate per port (0 = device speed)");
+  app.add_option("--buffer", buffer, "per-port buffer, e.g. 1MiB");
+  app.add_option("--ecn", ecn, "ECN marking threshold, e.g. 100KiB (0 = off)");
+  app.add_option("--socket", socket, "control socket path (default /run/ofan/<name>.sock)");
+  app.add_option("--workers", workers, "worker lcores to use (default: all EAL workers, at most one per pipe)");
+  app.add_option("--max-sleep-us", max_sleep, "idle backoff cap in microseconds");
+  app.add_flag("--check", check, "validate the configuration, print it as JSON and exit");
+  std::vector<const char*> cargv;
+  for (auto& s : own) cargv.push_back(s.c_str());
+  try {
+    app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  auto usage = [](const std::string& m) {
+    std::cerr << "ofan-dp: " << m << "\n(see ofan-dp -- --help)\n";
+    return kExitUsage;
+  };
+
+  DpConfig c;
+  if (!config_path.empty()) {
+    auto r = LoadConfigFile(config_path);
+    if (!r) return usage(r.error().message);
+    c = *r;
+  }
+  if (!name.empty()) c.name = name;
+  if (k) c.k = k;
+  if (levels) c.levels = levels;
+  if (switch_id >= 0) c.switch_id = static_cast<uint32_t>(switch_id);
+  for (const auto& spec : port_specs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos) return usage(fmt::format("--port '{}': expected PORT=DEV", spec));
+    PortConfig p;
+    try {
+      p.port = static_cast<uint32_t>(std::stoul(spec.substr(0, eq)));
+    } catch (...) {
+      return usage(fmt::format("--port '{}': '{}' is not a port number", spec, spec.substr(0, eq)));
+    }
+    p.dev = spec.substr(eq + 1);
+    c.ports.push_back(p);
+  }
+  if (!policy.empty()) {
+    auto kind = lb::ParsePolicy(policy);
+    if (!kind) return usage(kind.error().message);
+    c.policy.kind = *kind;
+    if (*kind == lb::PolicyKind::kPofan) c.ofan_mode = OfanMode::kPofan;
+  }
+  if (!ofan_mode.empty()) {
+    auto m = ParseOfanMode(ofan_mode);
+    if (!m) return usage(m.error().message);
+    c.ofan_mode = *m;
+  }
+  if (pipe_size) c.pipe_size = c.policy.pipe_size = pipe_size;
+  if (rate >= 0) c.egress.rate_gbps = rate;
+  if (!buffer.empty()) {
+    auto v = ParseSize(buffer);
+    if (!v) return usage("--buffer: " + v.error().message);
+    c.egress.buffer_bytes = *v;
+  }
+  if (!ecn.empty()) {
+    auto v = ParseSize(ecn);
+    if (!v) return usage("--ecn: " + v.error().message);
+    c.egress.ecn_bytes = *v;
+  }
+  if (max_sleep != UINT32_MAX) c.max_sleep_us = max_sleep;
+  if (!socket.empty()) c.socket_path = socket;
+  if (c.socket_path.empty()) c.socket_path = fmt::format("/run/ofan/{}.sock", c.name);
+  if (Status s = c.Validate(); !s) return usage(s.error().message);
+  if (check) {
+    std::cout << fmt::format("{{\"ok\":true,\"name\":\"{}\",\"k\":{},\"levels\":{},\"switch\":{},\"ports\":{},\"policy\":\"{}\",\"ofan_mode\":\"{}\"}}\n",
+                             c.name, c.k, c.levels, c.switch_id, c.ports.size(), lb::PolicyName(c.policy.kind),
+                             OfanModeName(c.ofan_mode));
+    return kExitOk;
+  }
+
+  // EAL: defaults that let many switches share a machine, and one --vdev per port.
+  if (!HasArg(eal_args, {"--file-prefix", "--in-memory"})) eal_args.emplace_back("--in-memory");
+  if (!HasArg(eal_args, {"-a", "--allow", "-b", "--block", "--no-pci"})) eal_args.emplace_back("--no-pci");
+  if (!HasArg(eal_args, {"-l", "-c", "--lcores"})) {
+    eal_args.emplace_back("-l");
+    eal_args.emplace_back("0,1");
+  }
+  for (const PortConfig& p : c.ports) {
+    if (p.dev.rfind("ring:", 0) == 0) return usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
+    bool given = false;
+    for (const auto& a : eal_args) given |= a.find(p.dev) != std::string::npos;
+    if (!given) eal_args.push_back("--vdev=" + p.dev);
+  }
+  if (!HasArg(eal_args, {"--no-huge"}) && FreeHugepages() == 0) {
+    std::cerr << "ofan-dp: no free hugepages. Reserve some first (as root):\n"
+                 "  bash scripts/hugepages.sh   # mounts hugetlbfs and reserves 512 x 2 MiB\n"
+                 "or pass --no-huge to EAL (ring/null ports only; AF_XDP needs hugepages).\n";
+    return kExitEnv;
+  }
+  std::vector<char*> eargv;
+  for (auto& s : eal_args) eargv.push_back(s.data());
+  if (rte_eal_init(static_cast<int>(eargv.size()), eargv.data()) < 0) {
+    std::cerr << fmt::format("ofan-dp: EAL initialisation failed: {} (EAL args:", rte_strerror(rte_errno));
+    for (auto& s : eal_args) std::cerr << " " << s;
+    std::cerr << ")\n";
+    return kExitEnv;
+  }
+  int rc = kExitOk;
+  {
+    const uint32_t avail = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 0;
+    uint32_t nw = workers ? workers : std::min(avail, c.num_pipes());
+    if (avail == 0 || nw > avail) {
+      std::cerr << fmt::format("ofan-dp: {} worker lcore(s) wanted, EAL has {}; give EAL more with -l\n", std::max(1u, nw), avail);
+      rte_eal_cleanup();
+      return kExitEnv;
+    }
+    auto sw = Switch::Create(c, nw);
+    if (!sw) {
+      std::cerr << "ofan-dp: " << sw.error().message << "\n";
+      rte_eal_cleanup();
+      return sw.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitEnv;
+    }
+    auto server = ControlServer::Listen(c.socket_path, sw->get());
+    if (!server) {
+      std::cerr << "ofan-dp: " << server.error().message << "\n";
+      sw->reset();
+      rte_eal_cleanup();
+      return kExitEnv;
+    }
+    struct sigaction sa{};
+    sa.sa_handler = [](int) { g_stop.store(true); };
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    if (Status s = (*sw)->Launch(); !s) {
+      std::cerr << "ofan-dp: " << s.error().message << "\n";
+      rc = kExitEnv;
+    } else {
+      std::cerr << fmt::format("ofan-dp {}: {} switch {} ({}), {} port(s), {} worker(s), policy {} ({}), socket {}\n",
+                               c.name, c.tree().Describe(), c.switch_id, lb::RoleName(c.tree().role(c.self())),
+                               c.ports.size(), nw, lb::PolicyName(c.policy.kind), OfanModeName(c.ofan_mode),
+                               c.socket_path);
+      while (!g_stop.load()) {
+        (*server)->Poll(2);
+        (*sw)->ServiceControl();
+      }
+      std::cerr << fmt::format("ofan-dp {}: stopping\n", c.name);
+    }
+    (*sw)->Stop();
+    server->reset();
+    sw->reset();
+  }
+  rte_eal_cleanup();
+  return rc;
+}
+
+}  // namespace
+}  // namespace ofan::dp
+
+int main(int argc, char** argv) { return ofan::dp::Main(argc, argv); }
