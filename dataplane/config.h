@@ -49,7 +49,7 @@ struct EgressConfig {
   uint64_t ecn_bytes = 100 * 1024;   // CE-mark ECT packets above; 0 = off
   bool priority_ack = true;          // ACK/NAK/CNP to the strict-priority queue
   bool priority_control = true;      // ARP/LLDP/ICMP to the strict-priority queue
-  uint32_t ring_slots = 4096;        // per queue, power of two
+  uint32_t ring_slots = 1024;        // per queue, power of two
 };
 
 struct PfcConfig {

@@ -43,7 +43,7 @@ struct alignas(64) EgressPort {
   uint64_t ecn_bytes = 0;
 
   // Owner-only (the lcore whose pipe holds the port); read racily for stats.
-  alignas(64) rte_mbuf* staged[kMaxBurst] = {};
+  alignas(64) rte_mbuf* staged[kMaxBurst + 1] = {};  // + the frame held by the shaper
   uint32_t staged_n = 0;
   uint32_t staged_bytes = 0;
   double tokens = 0;

@@ -26,7 +26,9 @@ using nlohmann::json;
 
 constexpr uint16_t kRxDesc = 512;
 constexpr uint16_t kTxDesc = 512;
-constexpr uint32_t kMbufDataRoom = 4096 + RTE_PKTMBUF_HEADROOM;  // RoCE MTU 2048..3500 frames
+// 3840 B: the largest data room the AF_XDP PMD accepts on veth (larger fails
+// to create the UMEM); frames up to ~3450 B, so RoCE MTU 2048 fits.
+constexpr uint32_t kMbufDataRoom = 3840;
 constexpr uint64_t kNeighborKnown = 1ull << 48;
 constexpr uint64_t kWatchdogNs = 200'000'000;  // 200 ms (Meta's PFC watchdog)
 
@@ -139,7 +141,9 @@ Status Switch::SetupPorts() {
   exception_ring_ = rte_ring_create(xname.c_str(), 1024, static_cast<int>(rte_socket_id()), RING_F_SC_DEQ);
   if (!exception_ring_) return DpdkError("exception ring", rte_errno);
   for (const PortConfig& pc : cfg_.ports) {
-    std::string name = pc.dev.rfind("ring:", 0) == 0 ? pc.dev.substr(5) : pc.dev.substr(0, pc.dev.find(','));
+    // "ring:NAME": a port a test made with rte_eth_from_rings(NAME), which
+    // names it net_ring_NAME. Otherwise the vdev's name (before its args).
+    std::string name = pc.dev.rfind("ring:", 0) == 0 ? "net_ring_" + pc.dev.substr(5) : pc.dev.substr(0, pc.dev.find(','));
     uint16_t id = 0;
     if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
       return MakeError(ErrorCode::kNotFound,
@@ -277,7 +281,11 @@ uint32_t Switch::PollWorker(uint32_t wi) {
     ProcessBurst(wk, *st, p, pkts, n);
   }
   const uint64_t now = rte_rdtsc();
-  for (uint32_t p : wk.ports) work += Drain(wk, p, now);
+  for (uint32_t p : wk.ports) {
+    work += Drain(wk, p, now);
+    // A backlog held back by the shaper or PFC is work too: no idle sleep.
+    work += egress_[p].staged_n != 0;
+  }
   wk.seen_generation.store(st->generation, std::memory_order_release);
   return work;
 }
@@ -521,39 +529,62 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
     e.paused_since_tsc = 0;
     e.watchdog_fired = false;
   }
-  if (e.staged_n < cfg_.burst) {
-    uint32_t room = cfg_.burst - e.staged_n;
-    unsigned got = rte_ring_sc_dequeue_burst(e.ring[kPrioQueue], reinterpret_cast<void**>(e.staged + e.staged_n), room, nullptr);
-    if (!paused && got < room) {
-      got += rte_ring_sc_dequeue_burst(e.ring[kNormalQueue], reinterpret_cast<void**>(e.staged + e.staged_n + got), room - got, nullptr);
+  // Pick what to send: strict priority, the normal queue only when not
+  // paused. With a shaper, frames are taken one at a time while tokens last,
+  // so at most one already-picked frame can wait ahead of a priority frame.
+  rte_mbuf* batch[kMaxBurst];
+  uint32_t can = 0;
+  auto next = [&]() -> rte_mbuf* {
+    rte_mbuf* m = nullptr;
+    if (e.staged_n) {
+      m = e.staged[0];
+      std::memmove(e.staged, e.staged + 1, (e.staged_n - 1) * sizeof(rte_mbuf*));
+      --e.staged_n;
+      e.staged_bytes -= rte_pktmbuf_pkt_len(m);
+      return m;
     }
-    for (unsigned i = 0; i < got; ++i) e.staged_bytes += rte_pktmbuf_pkt_len(e.staged[e.staged_n + i]);
-    e.staged_n += got;
-  }
-  if (e.staged_n == 0) return 0;
-  uint32_t can = e.staged_n;
+    if (rte_ring_sc_dequeue(e.ring[kPrioQueue], reinterpret_cast<void**>(&m)) == 0) return m;
+    if (!paused && rte_ring_sc_dequeue(e.ring[kNormalQueue], reinterpret_cast<void**>(&m)) == 0) return m;
+    return nullptr;
+  };
   if (bytes_per_tsc_ > 0) {
-    // Token bucket in bytes, wire overhead (preamble + IFG) included; at most
-    // one burst of credit so an idle port does not save up.
-    const double cap = static_cast<double>(cfg_.burst) * 4200.0;
+    // Token bucket in bytes, wire overhead (preamble + IFG) included. Its
+    // depth is two jumbo-ish frames or 20 us of line rate, whichever is
+    // larger: enough to send a burst per poll, too little for an idle port to
+    // save up a burst that would break the emulated rate.
+    const double cap = std::max(2.0 * 4200.0, bytes_per_tsc_ * static_cast<double>(tsc_hz_) * 20e-6);
     e.tokens = std::min(cap, e.tokens + static_cast<double>(now - e.tb_last_tsc) * bytes_per_tsc_);
     e.tb_last_tsc = now;
     double t = e.tokens;
-    can = 0;
-    while (can < e.staged_n && t >= static_cast<double>(rte_pktmbuf_pkt_len(e.staged[can]) + 20)) {
-      t -= rte_pktmbuf_pkt_len(e.staged[can]) + 20;
-      ++can;
+    while (can < cfg_.burst) {
+      rte_mbuf* m = next();
+      if (!m) break;
+      const double need = static_cast<double>(rte_pktmbuf_pkt_len(m) + 20);
+      if (t < need) {  // hold it at the head until the bucket refills
+        e.staged[0] = m;
+        e.staged_n = 1;
+        e.staged_bytes = rte_pktmbuf_pkt_len(m);
+        break;
+      }
+      t -= need;
+      batch[can++] = m;
     }
-    if (can == 0) return 0;
+  } else {
+    while (can < cfg_.burst) {
+      rte_mbuf* m = next();
+      if (!m) break;
+      batch[can++] = m;
+    }
   }
+  if (can == 0) return 0;
   // The PMD owns (and may free) what it accepts: read what we need first.
   uint32_t lens[kMaxBurst];
   int32_t ingress[kMaxBurst];
   for (uint32_t i = 0; i < can; ++i) {
-    lens[i] = rte_pktmbuf_pkt_len(e.staged[i]);
-    ingress[i] = e.staged[i]->port < port_of_dpdk_.size() ? port_of_dpdk_[e.staged[i]->port] : -1;
+    lens[i] = rte_pktmbuf_pkt_len(batch[i]);
+    ingress[i] = batch[i]->port < port_of_dpdk_.size() ? port_of_dpdk_[batch[i]->port] : -1;
   }
-  const uint16_t sent = rte_eth_tx_burst(e.dpdk_port, 0, e.staged, static_cast<uint16_t>(can));
+  const uint16_t sent = rte_eth_tx_burst(e.dpdk_port, 0, batch, static_cast<uint16_t>(can));
   uint64_t sent_bytes = 0;
   for (uint16_t i = 0; i < sent; ++i) {
     sent_bytes += lens[i];
@@ -561,11 +592,16 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
       egress_[static_cast<size_t>(ingress[i])].ingress_bytes.fetch_sub(lens[i], std::memory_order_relaxed);
     }
   }
+  if (sent < can) {
+    // The device is full: keep the rest, in order, ahead of anything staged.
+    const uint32_t left = can - sent;
+    std::memmove(e.staged + left, e.staged, e.staged_n * sizeof(rte_mbuf*));
+    std::memcpy(e.staged, batch + sent, left * sizeof(rte_mbuf*));
+    e.staged_n += left;
+    for (uint32_t i = sent; i < can; ++i) e.staged_bytes += lens[i];
+  }
   if (bytes_per_tsc_ > 0) e.tokens -= static_cast<double>(sent_bytes + 20ull * sent);
   if (sent) {
-    std::memmove(e.staged, e.staged + sent, (e.staged_n - sent) * sizeof(rte_mbuf*));
-    e.staged_n -= sent;
-    e.staged_bytes -= static_cast<uint32_t>(sent_bytes);
     e.bytes.fetch_sub(sent_bytes, std::memory_order_relaxed);
     e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
     e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + sent_bytes, std::memory_order_relaxed);

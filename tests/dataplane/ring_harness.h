@@ -1,0 +1,152 @@
+// In-process switch harness over ring ports: EAL without hugepages, ethdevs
+// made with rte_eth_from_rings() whose RX and TX rings the test owns. Frames
+// go in with Inject(), the switch runs one worker step at a time
+// (single-threaded and deterministic), frames come out with Collect().
+#pragma once
+
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dataplane/switch.h"
+
+namespace ofan::dp::testing {
+
+using Frame = std::vector<uint8_t>;
+
+inline rte_mempool* TestPool() {
+  static rte_mempool* pool = rte_pktmbuf_pool_create("test_inject", 8191, 256, 0, 4096 + RTE_PKTMBUF_HEADROOM,
+                                                      static_cast<int>(rte_socket_id()));
+  return pool;
+}
+
+class EalEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    // --no-huge keeps everything in anonymous memory: no hugepage files to
+    // clean up (and it cannot be combined with --in-memory).
+    std::vector<std::string> args = {"ring_test", "--no-huge", "--no-shconf", "-m", "1536", "--no-pci",
+                                     "-l", "0,1", "--log-level=lib.eal:error", "--log-level=pmd.*:error"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0 || TestPool() == nullptr) {
+      // Not a skip: without EAL nothing here is tested, so the run fails.
+      std::fprintf(stderr, "FATAL: EAL initialisation failed; the ring tests cannot run\n");
+      std::exit(1);
+    }
+  }
+  void TearDown() override { rte_eal_cleanup(); }
+};
+
+class RingSwitch {
+ public:
+  // Creates ring ports for `ports` of the config and the switch over them.
+  RingSwitch(DpConfig c, const std::vector<uint32_t>& ports, uint32_t workers = 1) {
+    static int instance = 0;
+    ++instance;
+    c.name = fmt::format("t{}", instance);
+    c.socket_path = fmt::format("/tmp/ofan-test-{}-{}.sock", getpid(), instance);
+    c.egress.ring_slots = c.egress.ring_slots > 256 ? 256 : c.egress.ring_slots;
+    c.ports.clear();
+    for (uint32_t p : ports) {
+      Rings r;
+      const std::string base = fmt::format("t{}p{}", instance, p);
+      r.rx = rte_ring_create((base + "rx").c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+      r.tx = rte_ring_create((base + "tx").c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+      const int id = rte_eth_from_rings(base.c_str(), &r.rx, 1, &r.tx, 1, 0);
+      EXPECT_GE(id, 0) << "rte_eth_from_rings " << base;
+      r.id = static_cast<uint16_t>(id);
+      rings_[p] = r;
+      PortConfig pc;
+      pc.port = p;
+      pc.dev = "ring:" + base;
+      pc.peer_mac = pkt::MacAddr{{0x02, 0xEE, 0, 0, 0, static_cast<uint8_t>(p)}};
+      c.ports.push_back(pc);
+    }
+    auto sw = Switch::Create(c, workers);
+    EXPECT_TRUE(sw.ok()) << (sw.ok() ? "" : sw.error().message);
+    if (sw.ok()) sw_ = std::move(*sw);
+  }
+  ~RingSwitch() {
+    sw_.reset();
+    for (auto& [p, r] : rings_) {
+      rte_mbuf* m;
+      while (rte_ring_dequeue(r.rx, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+      while (rte_ring_dequeue(r.tx, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+      rte_ring_free(r.rx);
+      rte_ring_free(r.tx);
+    }
+  }
+
+  Switch& sw() { return *sw_; }
+  bool ok() const { return sw_ != nullptr; }
+
+  void Inject(uint32_t port, const Frame& f) {
+    rte_mbuf* m = rte_pktmbuf_alloc(TestPool());
+    ASSERT_NE(m, nullptr);
+    uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())));
+    ASSERT_NE(d, nullptr);
+    if (!f.empty()) std::memcpy(d, f.data(), f.size());
+    m->port = rings_.at(port).id;
+    ASSERT_EQ(rte_ring_enqueue(rings_.at(port).rx, m), 0) << "rx ring full";
+  }
+
+  // Runs worker steps (and the control thread) until nothing moves.
+  void Run(int max_rounds = 1000) {
+    for (int i = 0; i < max_rounds; ++i) {
+      uint32_t work = 0;
+      for (uint32_t w = 0; w < sw_->num_workers(); ++w) work += sw_->PollWorker(w);
+      sw_->ServiceControl();
+      if (work == 0) {
+        uint32_t again = 0;
+        for (uint32_t w = 0; w < sw_->num_workers(); ++w) again += sw_->PollWorker(w);
+        if (again == 0) return;
+      }
+    }
+  }
+
+  std::vector<Frame> Collect(uint32_t port) {
+    std::vector<Frame> out;
+    rte_mbuf* m;
+    while (rte_ring_dequeue(rings_.at(port).tx, reinterpret_cast<void**>(&m)) == 0) {
+      const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
+      out.emplace_back(d, d + rte_pktmbuf_data_len(m));
+      rte_pktmbuf_free(m);
+    }
+    return out;
+  }
+  std::map<uint32_t, std::vector<Frame>> CollectAll() {
+    std::map<uint32_t, std::vector<Frame>> out;
+    for (auto& [p, r] : rings_) {
+      auto v = Collect(p);
+      if (!v.empty()) out[p] = std::move(v);
+    }
+    return out;
+  }
+  uint64_t Counter(dp::Counter c) const { return sw_->TotalCounters().Get(c); }
+
+ private:
+  struct Rings {
+    rte_ring* rx = nullptr;
+    rte_ring* tx = nullptr;
+    uint16_t id = 0;
+  };
+  std::map<uint32_t, Rings> rings_;
+  std::unique_ptr<Switch> sw_;
+};
+
+}  // namespace ofan::dp::testing

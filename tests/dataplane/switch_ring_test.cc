@@ -1,0 +1,479 @@
+// ofan-dp end to end, in process: golden packets in on ring ports, expected
+// packets out on the expected ports (router rewrite, TTL, checksum, ECN,
+// priority), LB distribution per policy and Ofan mode, malformed input,
+// the exception path (ARP, ICMP to the gateway), PFC, and the control API.
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "dataplane/control_socket.h"
+#include "dataplane/packet/builder.h"
+#include "dataplane/stages/parse.h"
+#include "tests/dataplane/ring_harness.h"
+
+namespace ofan::dp {
+namespace {
+
+using pkt::MacAddr;
+using pkt::PacketBuilder;
+using testing::Frame;
+using testing::RingSwitch;
+
+constexpr MacAddr kHostMac{{0x02, 0xAA, 0, 0, 0, 1}};
+constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a << 24 | b << 16 | c << 8 | d; }
+
+// Edge switch 0 (pod 0, edge 0) of a k=4 fat tree: ports 0,1 hosts
+// 10.0.0.2/.3; ports 2,3 uplinks to agg 0 and 1.
+DpConfig EdgeK4() {
+  DpConfig c;
+  c.k = 4;
+  c.levels = 3;
+  c.switch_id = 0;
+  c.max_sleep_us = 0;
+  return c;
+}
+
+Frame Roce(uint32_t src, uint32_t dst, uint8_t opcode = 0x0A, uint16_t sport = 0xC000, uint8_t ttl = 64,
+           uint8_t tos = pkt::ecn::kEct0, uint32_t payload = 512, uint32_t qp = 0x111) {
+  return PacketBuilder().Eth(MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, kHostMac).Ipv4(src, dst, ttl, tos)
+      .Udp(sport, 4791).Bth(opcode, qp, 1).Payload(payload).Build();
+}
+
+TEST(SwitchRing, GoldenRocePacketGoesUpRewrittenWithIcrcIntact) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  ASSERT_TRUE(rs.ok());
+  const Frame in = Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3));
+  rs.Inject(0, in);
+  rs.Run();
+  auto out = rs.CollectAll();
+  ASSERT_EQ(out.size(), 1u);
+  const uint32_t port = out.begin()->first;
+  EXPECT_TRUE(port == 2 || port == 3) << port;
+  ASSERT_EQ(out.begin()->second.size(), 1u);
+  const Frame& f = out.begin()->second[0];
+  ASSERT_EQ(f.size(), in.size());
+  // Ethernet: dst = next hop (peer_mac), src = the output port's MAC.
+  const MacAddr peer{{0x02, 0xEE, 0, 0, 0, static_cast<uint8_t>(port)}};
+  EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, peer.b.begin()));
+  EXPECT_FALSE(std::equal(f.begin() + 6, f.begin() + 12, kHostMac.b.begin()));
+  EXPECT_EQ(f[14 + 8], 63);                       // TTL - 1
+  EXPECT_EQ(pkt::Ipv4Checksum(&f[14], 20), 0);    // checksum still valid
+  EXPECT_TRUE(std::equal(f.begin() + 14 + 9, f.end(), in.begin() + 14 + 9, [&](uint8_t, uint8_t) { return true; }));
+  EXPECT_TRUE(std::equal(f.end() - 4, f.end(), in.end() - 4));  // ICRC unchanged
+  EXPECT_TRUE(std::equal(f.begin() + 34, f.end(), in.begin() + 34));  // UDP, BTH, payload unchanged
+  EXPECT_EQ(rs.Counter(Counter::kForwardedUp), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kTxPackets), 1u);
+}
+
+TEST(SwitchRing, DownRouteToTheHostPort) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  rs.Inject(3, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 3)));
+  rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 2)));
+  rs.Run();
+  EXPECT_EQ(rs.Collect(1).size(), 1u);
+  EXPECT_EQ(rs.Collect(0).size(), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kForwardedDown), 2u);
+}
+
+TEST(SwitchRing, MalformedAndUnroutableAreCountedNeverForwarded) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  const Frame good = Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3));
+  rs.Inject(0, {});                                                 // empty
+  rs.Inject(0, Frame(good.begin(), good.begin() + 30));             // truncated IPv4
+  rs.Inject(0, PacketBuilder().Eth(MacAddr{}, kHostMac, 0x86DD).Payload(60).Build());  // IPv6
+  rs.Inject(0, PacketBuilder().Eth(MacAddr{}, kHostMac).Ipv4(1, 2).Payload(30).KeepIpChecksum(7).Build());
+  rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(11, 0, 0, 2)));             // outside the fabric
+  rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), 0x0A, 1, /*ttl=*/1));  // expires here
+  rs.Run();
+  EXPECT_TRUE(rs.CollectAll().empty());
+  EXPECT_EQ(rs.Counter(Counter::kDropRunt), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kDropIpv4TotalLength) + rs.Counter(Counter::kDropIpv4Truncated), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kDropUnknownEthertype), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kDropIpv4Checksum), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kDropNoRoute), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kDropTtlExceeded), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kRxPackets), 6u);
+}
+
+TEST(SwitchRing, RandomGarbageNeverCrashesAndIsAllAccountedFor) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  Rng rng(42);
+  const Frame good = Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3));
+  uint64_t injected = 0;
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 50; ++i) {
+      Frame f = good;
+      const int flips = 1 + static_cast<int>(rng.Below(8));
+      for (int j = 0; j < flips; ++j) f[rng.Below(static_cast<uint32_t>(f.size()))] ^= static_cast<uint8_t>(1 + rng.Below(255));
+      if (rng.Below(4) == 0) f.resize(rng.Below(static_cast<uint32_t>(f.size())));
+      rs.Inject(rng.Below(4), f);
+      ++injected;
+    }
+    rs.Run();
+    rs.CollectAll();
+  }
+  const Counters c = rs.sw().TotalCounters();
+  uint64_t drops = 0;
+  for (size_t i = 0; i < kNumCounters; ++i) {
+    if (IsDrop(static_cast<Counter>(i))) drops += c.v[i];
+  }
+  EXPECT_EQ(c.Get(Counter::kRxPackets), injected);
+  EXPECT_EQ(c.Get(Counter::kTxPackets) + drops + c.Get(Counter::kException), injected);
+}
+
+TEST(SwitchRing, OfanSendsEachKeyRoundRobinOverTheUplinks) {
+  for (OfanMode mode : {OfanMode::kCombined, OfanMode::kAtomic, OfanMode::kPofan}) {
+    DpConfig c = EdgeK4();
+    c.policy.kind = lb::PolicyKind::kOfan;
+    c.ofan_mode = mode;
+    RingSwitch rs(c, {0, 1, 2, 3});
+    // 40 data packets to one destination edge, from both hosts (pipe 0).
+    for (int i = 0; i < 40; ++i) rs.Inject(i % 2, Roce(Ip(10, 0, 0, 2 + i % 2), Ip(10, 1, 0, 2), 0x0A, static_cast<uint16_t>(i)));
+    rs.Run();
+    EXPECT_EQ(rs.Collect(2).size(), 20u) << OfanModeName(mode);
+    EXPECT_EQ(rs.Collect(3).size(), 20u) << OfanModeName(mode);
+  }
+}
+
+TEST(SwitchRing, OfanExactlyOncePerRoundPerKeyOnAWiderSwitch) {
+  // k=8 edge: 4 uplinks (ports 4..7). Every 4 consecutive packets of a key
+  // take all 4 uplinks, whatever else is interleaved.
+  DpConfig c;
+  c.k = 8;
+  c.switch_id = 0;
+  c.policy.kind = lb::PolicyKind::kOfan;
+  c.ofan_mode = OfanMode::kCombined;
+  RingSwitch rs(c, {0, 1, 2, 3, 4, 5, 6, 7});
+  std::map<uint32_t, std::vector<uint32_t>> ports_by_dst;  // dst edge -> uplink sequence
+  for (int round = 0; round < 10; ++round) {
+    for (uint32_t d = 1; d <= 3; ++d) {
+      for (int i = 0; i < 4; ++i) rs.Inject(static_cast<uint32_t>(i), Roce(Ip(10, 0, 0, 2 + static_cast<uint32_t>(i)), Ip(10, d, 0, 2)));
+    }
+    rs.Run();
+    for (uint32_t p = 4; p < 8; ++p) {
+      for (const Frame& f : rs.Collect(p)) ports_by_dst[f[14 + 17]].push_back(p);  // dst pod byte
+    }
+  }
+  ASSERT_EQ(ports_by_dst.size(), 3u);
+  for (auto& [d, seq] : ports_by_dst) {
+    ASSERT_EQ(seq.size(), 40u);
+    std::map<uint32_t, int> count;
+    for (uint32_t p : seq) ++count[p];
+    for (uint32_t p = 4; p < 8; ++p) EXPECT_EQ(count[p], 10) << "dst " << d << " uplink " << p;
+  }
+}
+
+TEST(SwitchRing, PofanTablesArePerPipe) {
+  // k=8 edge, pipe_size 2: hosts on ports 0,1 are pipe 0 and 2,3 pipe 1.
+  // Each pipe's packets of one key rotate over the 4 uplinks on their own.
+  DpConfig c;
+  c.k = 8;
+  c.switch_id = 0;
+  c.policy.kind = lb::PolicyKind::kPofan;
+  c.pipe_size = c.policy.pipe_size = 2;
+  RingSwitch rs(c, {0, 1, 2, 3, 4, 5, 6, 7});
+  std::map<uint32_t, int> pipe0, pipe1;
+  for (int i = 0; i < 8; ++i) rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 5, 1, 2), 0x0A, static_cast<uint16_t>(i)));
+  rs.Run();
+  for (uint32_t p = 4; p < 8; ++p) pipe0[p] = static_cast<int>(rs.Collect(p).size());
+  for (int i = 0; i < 8; ++i) rs.Inject(2, Roce(Ip(10, 0, 0, 4), Ip(10, 5, 1, 2), 0x0A, static_cast<uint16_t>(i)));
+  rs.Run();
+  for (uint32_t p = 4; p < 8; ++p) pipe1[p] = static_cast<int>(rs.Collect(p).size());
+  for (uint32_t p = 4; p < 8; ++p) {
+    EXPECT_EQ(pipe0[p], 2) << p;
+    EXPECT_EQ(pipe1[p], 2) << p;
+  }
+}
+
+TEST(SwitchRing, CombinedAndAtomicHandOutTheSameMultisetOfPorts) {
+  std::map<uint32_t, int> got[2];
+  for (int m = 0; m < 2; ++m) {
+    DpConfig c;
+    c.k = 8;
+    c.switch_id = 0;
+    c.policy.kind = lb::PolicyKind::kOfan;
+    c.ofan_mode = m == 0 ? OfanMode::kCombined : OfanMode::kAtomic;
+    RingSwitch rs(c, {0, 1, 2, 3, 4, 5, 6, 7});
+    Rng rng(7);
+    for (int i = 0; i < 300; ++i) {
+      const uint32_t d = 1 + rng.Below(7);
+      const bool ack = rng.Below(4) == 0;
+      rs.Inject(rng.Below(4), Roce(Ip(10, 0, 0, 2), Ip(10, d, rng.Below(4), 2), ack ? 0x11 : 0x0A));
+      if (i % 37 == 0) rs.Run();
+    }
+    rs.Run();
+    for (uint32_t p = 4; p < 8; ++p) {
+      for (const Frame& f : rs.Collect(p)) ++got[m][p * 1000 + f[14 + 17] * 10 + (f[42] == 0x11)];
+    }
+  }
+  EXPECT_EQ(got[0], got[1]);
+}
+
+TEST(SwitchRing, EveryPolicyForwardsOnlyOnValidUplinks) {
+  for (int kind = 0; kind < lb::kNumPolicyKinds; ++kind) {
+    DpConfig c;
+    c.k = 8;
+    c.switch_id = 0;
+    c.policy.kind = static_cast<lb::PolicyKind>(kind);
+    RingSwitch rs(c, {0, 1, 2, 3, 4, 5, 6, 7});
+    // Destination edge 17 (pod 4, edge 1) may only use uplinks 1 and 3.
+    std::vector<lb::PortMask> masks(32, 0xF);
+    masks[17] = 0b1010;
+    ASSERT_TRUE(rs.sw().LoadMasks(masks).ok());
+    for (int i = 0; i < 64; ++i) rs.Inject(i % 4, Roce(Ip(10, 0, 0, 2), Ip(10, 4, 1, 2), 0x0A, static_cast<uint16_t>(i * 977)));
+    rs.Run();
+    const auto name = lb::PolicyName(c.policy.kind);
+    EXPECT_EQ(rs.Collect(4).size() + rs.Collect(6).size(), 0u) << name;
+    EXPECT_EQ(rs.Collect(5).size() + rs.Collect(7).size(), 64u) << name;
+  }
+}
+
+TEST(SwitchRing, AdminDownUplinkIsSkippedAndDownPortDrops) {
+  DpConfig c = EdgeK4();
+  RingSwitch rs(c, {0, 1, 2, 3});
+  ASSERT_TRUE(rs.sw().SetPortAdmin(3, false).ok());
+  for (int i = 0; i < 10; ++i) rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 2, 0, 2), 0x0A, static_cast<uint16_t>(i)));
+  ASSERT_TRUE(rs.sw().SetPortAdmin(1, false).ok());
+  rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 3)));  // to the host behind the downed port
+  rs.Run();
+  EXPECT_EQ(rs.Collect(2).size(), 10u);
+  EXPECT_EQ(rs.Collect(3).size(), 0u);
+  EXPECT_EQ(rs.Counter(Counter::kDropPortDown), 1u);
+  ASSERT_TRUE(rs.sw().SetPortAdmin(2, false).ok());  // no uplink left
+  rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 2, 0, 2)));
+  rs.Run();
+  EXPECT_EQ(rs.Counter(Counter::kDropNoUplink), 1u);
+  EXPECT_FALSE(rs.sw().SetPortAdmin(9, false).ok());
+}
+
+TEST(SwitchRing, EcnMarksEctPacketsAboveTheThreshold) {
+  DpConfig c = EdgeK4();
+  c.egress.rate_gbps = 0.001;  // the queue cannot drain during the test
+  c.egress.ecn_bytes = 4096;
+  c.egress.buffer_bytes = 1 << 20;
+  c.egress.priority_control = false;
+  RingSwitch rs(c, {0, 1, 2, 3});
+  for (int i = 0; i < 20; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, i % 2 ? pkt::ecn::kEct0 : pkt::ecn::kNotEct, 1000));
+  rs.Run(3);
+  const uint64_t marked = rs.Counter(Counter::kEcnMarked);
+  EXPECT_GE(marked, 6u);   // ECT packets beyond ~4 KB of backlog
+  EXPECT_LE(marked, 10u);  // never the Not-ECT ones
+  c.egress.rate_gbps = 0;
+}
+
+TEST(SwitchRing, TailDropAtTheBufferLimitAndAccountingReturnsToZero) {
+  DpConfig c = EdgeK4();
+  c.egress.rate_gbps = 0.001;
+  c.egress.buffer_bytes = 8 * 1024;
+  RingSwitch rs(c, {0, 1, 2, 3});
+  for (int i = 0; i < 30; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
+  rs.Run(3);
+  const uint64_t drops = rs.Counter(Counter::kDropBufferFull);
+  EXPECT_GE(drops, 20u);
+  auto q = rs.sw().QueuesJson();
+  for (const auto& e : q) {
+    if (e["port"] == 0) {
+      EXPECT_LE(e["bytes"].get<uint64_t>(), 8u * 1024);
+      EXPECT_LE(e["max_bytes"].get<uint64_t>(), 8u * 1024);
+      EXPECT_EQ(e["drops_buffer"].get<uint64_t>(), drops);
+    }
+  }
+}
+
+TEST(SwitchRing, QueueAccountingReturnsToZeroOnceDrained) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  for (int i = 0; i < 200; ++i) rs.Inject(static_cast<uint32_t>(i % 4), Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2 + static_cast<uint32_t>(i % 2))));
+  rs.Run();
+  EXPECT_EQ(rs.Collect(0).size() + rs.Collect(1).size(), 200u);
+  for (const auto& e : rs.sw().QueuesJson()) {
+    EXPECT_EQ(e["bytes"].get<uint64_t>(), 0u) << e.dump();
+    EXPECT_EQ(e["packets"].get<uint64_t>(), 0u) << e.dump();
+  }
+  uint64_t maxb = 0;
+  for (const auto& e : rs.sw().QueuesJson()) maxb = std::max(maxb, e["max_bytes"].get<uint64_t>());
+  EXPECT_GT(maxb, 0u);
+  EXPECT_TRUE(HandleControlRequest(rs.sw(), R"({"v":1,"cmd":"reset_queues"})")["ok"].get<bool>());
+  for (const auto& e : rs.sw().QueuesJson()) EXPECT_EQ(e["max_bytes"].get<uint64_t>(), 0u);
+}
+
+TEST(SwitchRing, StrictPriorityForAcksOverQueuedData) {
+  DpConfig c = EdgeK4();
+  c.egress.rate_gbps = 0.05;  // ~1 data frame per 100 us
+  RingSwitch rs(c, {0, 1, 2, 3});
+  for (int i = 0; i < 24; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
+  rs.Run(2);  // the bucket's initial credit lets a few frames go at once
+  for (int i = 0; i < 4; ++i) rs.Inject(3, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), pkt::bth_opcode::kRcAck, 2, 64, 0, 0));
+  std::vector<Frame> out;
+  for (int t = 0; t < 2000 && out.size() < 28; ++t) {
+    rs.Run(1);
+    for (auto& f : rs.Collect(0)) out.push_back(f);
+    rte_delay_us_block(50);
+  }
+  ASSERT_EQ(out.size(), 28u);
+  // The 4 ACKs overtake the data still queued when they arrived.
+  int last_ack = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i][42] == pkt::bth_opcode::kRcAck) last_ack = static_cast<int>(i);
+  }
+  EXPECT_GE(last_ack, 3);
+  EXPECT_LT(last_ack, 16) << "ACKs waited behind queued data";
+  EXPECT_GE(rs.Counter(Counter::kPriorityQueued), 4u);
+}
+
+TEST(SwitchRing, ArpForTheGatewayIsAnsweredAndTheHostLearned) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  const MacAddr bcast{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
+  const MacAddr h1{{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}};
+  rs.Inject(1, PacketBuilder().Eth(bcast, h1).Arp(1, h1, Ip(10, 0, 0, 3), MacAddr{}, Ip(10, 0, 0, 1)).PadTo(60).Build());
+  rs.Run();
+  auto reply = rs.Collect(1);
+  ASSERT_EQ(reply.size(), 1u);
+  const pkt::ArpHdr a = pkt::Load<pkt::ArpHdr>(reply[0].data() + 14);
+  EXPECT_EQ(a.oper.host(), 2);
+  EXPECT_EQ(a.spa.host(), Ip(10, 0, 0, 1));
+  EXPECT_EQ(a.tpa.host(), Ip(10, 0, 0, 3));
+  EXPECT_EQ(a.tha, h1);
+  // The host's MAC is now the next hop for traffic to it.
+  rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 3)));
+  rs.Run();
+  auto down = rs.Collect(1);
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_TRUE(std::equal(h1.b.begin(), h1.b.end(), down[0].begin()));
+}
+
+TEST(SwitchRing, PingToTheGatewayIsAnswered) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  rs.Inject(0, PacketBuilder().Eth(MacAddr{}, kHostMac).Ipv4(Ip(10, 0, 0, 2), Ip(10, 0, 0, 1)).Icmp(8, 9, 1).Payload(32).Build());
+  rs.Run();
+  auto r = rs.Collect(0);
+  ASSERT_EQ(r.size(), 1u);
+  const ParsedPacket p = ParseFrame(r[0].data(), static_cast<uint32_t>(r[0].size()));
+  EXPECT_EQ(p.verdict, Verdict::kForward);
+  EXPECT_EQ(p.dst_ip, Ip(10, 0, 0, 2));
+  EXPECT_EQ(p.src_ip, Ip(10, 0, 0, 1));
+  EXPECT_EQ(r[0][34], 0);  // echo reply
+  EXPECT_EQ(pkt::Ipv4Checksum(&r[0][34], static_cast<uint32_t>(r[0].size() - 34)), 0);
+}
+
+TEST(SwitchRing, ReceivedPfcPausesTheNormalQueueButNotPriority) {
+  DpConfig c = EdgeK4();
+  RingSwitch rs(c, {0, 1, 2, 3});
+  // Pause port 0's class 3 for 0xFFFF quanta (about 3.4 ms at 10 Gb/s).
+  rs.Inject(0, PacketBuilder().Eth(pkt::kPfcDstMac, kHostMac).Pfc(1u << 3, 0xFFFF).PadTo(60).Build());
+  rs.Run();
+  for (int i = 0; i < 4; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2)));
+  rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), pkt::bth_opcode::kRcAck, 2, 64, 0, 0));
+  rs.Run();
+  auto during = rs.Collect(0);
+  ASSERT_EQ(during.size(), 1u);  // only the ACK (priority queue) passes
+  EXPECT_EQ(during[0][42], pkt::bth_opcode::kRcAck);
+  EXPECT_EQ(rs.Counter(Counter::kPfcRx), 1u);
+  // Resume (quanta 0).
+  rs.Inject(0, PacketBuilder().Eth(pkt::kPfcDstMac, kHostMac).Pfc(1u << 3, 0).PadTo(60).Build());
+  rs.Run();
+  EXPECT_EQ(rs.Collect(0).size(), 4u);
+}
+
+TEST(SwitchRing, ControlRequests) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  auto call = [&](const std::string& s) { return HandleControlRequest(rs.sw(), s); };
+  for (const char* cmd : {"version", "status", "counters", "ports", "queues", "pointers", "reset_queues"}) {
+    auto r = call(fmt::format(R"({{"v":1,"cmd":"{}"}})", cmd));
+    EXPECT_TRUE(r["ok"].get<bool>()) << cmd << ": " << r.dump();
+  }
+  EXPECT_EQ(call(R"({"v":1,"cmd":"ports"})")["result"].size(), 4u);
+  auto st = call(R"({"v":1,"cmd":"set_policy","policy":"ecmp"})");
+  ASSERT_TRUE(st["ok"].get<bool>()) << st.dump();
+  EXPECT_EQ(st["result"]["policy"], "ecmp");
+  st = call(R"({"v":1,"cmd":"set_policy","policy":"ofan","ofan_mode":"atomic"})");
+  EXPECT_EQ(st["result"]["ofan_mode"], "atomic");
+  EXPECT_TRUE(call(R"({"v":1,"cmd":"set_port","port":3,"admin":"down"})")["ok"].get<bool>());
+  EXPECT_TRUE(call(R"({"v":1,"cmd":"load_tables","masks":["0x3","0x1",2,3,3,3,3,3]})")["ok"].get<bool>());
+  for (const char* bad : {"", "nope", "[]", "{}", R"({"v":2,"cmd":"status"})", R"({"v":1})", R"({"v":1,"cmd":"frobnicate"})",
+                          R"({"v":1,"cmd":"set_policy"})", R"({"v":1,"cmd":"set_policy","policy":"x"})",
+                          R"({"v":1,"cmd":"set_policy","policy":"ofan","ofan_mode":7})",
+                          R"({"v":1,"cmd":"set_port","port":99,"admin":"down"})", R"({"v":1,"cmd":"set_port","port":1,"admin":"sideways"})",
+                          R"({"v":1,"cmd":"set_port","port":-1,"admin":"up"})", R"({"v":1,"cmd":"load_tables","masks":[1,2]})",
+                          R"({"v":1,"cmd":"load_tables","masks":["zz",1,1,1,1,1,1,1]})",
+                          R"({"v":1,"cmd":"load_tables","masks":[16,1,1,1,1,1,1,1]})", R"({"v":1,"cmd":"load_tables"})"}) {
+    auto r = call(bad);
+    EXPECT_FALSE(r["ok"].get<bool>()) << bad;
+    EXPECT_TRUE(r["error"].is_string()) << bad;
+    EXPECT_EQ(r["v"], 1);
+  }
+}
+
+TEST(SwitchRing, ControlSocketServesOverUnixStream) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  const std::string path = rs.sw().config().socket_path;
+  auto srv = ControlServer::Listen(path, &rs.sw());
+  ASSERT_TRUE(srv.ok()) << srv.error().message;
+  struct stat stt {};
+  ASSERT_EQ(stat(path.c_str(), &stt), 0);
+  EXPECT_EQ(stt.st_mode & 0777, 0600u);
+  // A second switch cannot steal a live socket.
+  EXPECT_FALSE(ControlServer::Listen(path, &rs.sw()).ok());
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  const std::string req = "{\"v\":1,\"cmd\":\"status\"}\nnot json\n";
+  ASSERT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  std::string got;
+  for (int i = 0; i < 200 && std::count(got.begin(), got.end(), '\n') < 2; ++i) {
+    (*srv)->Poll(5);
+    char buf[65536];
+    const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) got.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  const auto nl = got.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  auto first = nlohmann::json::parse(got.substr(0, nl));
+  EXPECT_TRUE(first["ok"].get<bool>());
+  EXPECT_EQ(first["result"]["fabric"]["role"], "edge");
+  auto second = nlohmann::json::parse(got.substr(nl + 1, got.find('\n', nl + 1) - nl - 1));
+  EXPECT_FALSE(second["ok"].get<bool>());
+  srv->reset();
+  EXPECT_NE(access(path.c_str(), F_OK), 0);  // removed on close
+}
+
+TEST(SwitchRing, LaunchedWorkerForwardsWhileTheControlThreadSwapsTables) {
+  DpConfig c = EdgeK4();
+  c.max_sleep_us = 50;
+  RingSwitch rs(c, {0, 1, 2, 3}, /*workers=*/1);
+  ASSERT_TRUE(rs.sw().Launch().ok());
+  size_t got = 0;
+  for (int i = 0; i < 2000; ++i) {
+    rs.Inject(i % 2, Roce(Ip(10, 0, 0, 2 + static_cast<uint32_t>(i % 2)), Ip(10, 1 + static_cast<uint32_t>(i % 3), 0, 2), 0x0A, static_cast<uint16_t>(i)));
+    if (i % 100 == 0) {
+      const lb::PolicyKind kinds[] = {lb::PolicyKind::kEcmp, lb::PolicyKind::kOfan, lb::PolicyKind::kRps, lb::PolicyKind::kPofan};
+      ASSERT_TRUE(rs.sw().SetPolicy(kinds[(i / 100) % 4], OfanMode::kCombined).ok());
+    }
+    if (i % 50 == 0) got += rs.Collect(2).size() + rs.Collect(3).size();
+  }
+  for (int t = 0; t < 2000 && got < 2000; ++t) {
+    rte_delay_us_sleep(200);
+    got += rs.Collect(2).size() + rs.Collect(3).size();
+  }
+  rs.sw().Stop();
+  EXPECT_EQ(got, 2000u);
+  EXPECT_EQ(rs.sw().TotalCounters().Get(Counter::kTxPackets), 2000u);
+}
+
+}  // namespace
+}  // namespace ofan::dp
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new ofan::dp::testing::EalEnvironment);
+  return RUN_ALL_TESTS();
+}
