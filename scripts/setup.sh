@@ -13,7 +13,7 @@ PKGS=(
   # dataplane (DPDK and AF_XDP)
   dpdk dpdk-dev libdpdk-dev libnuma-dev libbpf-dev libxdp-dev libpcap-dev
   # emulation and packet checks
-  iproute2 ethtool tshark python3-scapy time
+  iproute2 iputils-ping ethtool tshark python3-scapy time
   # plots and reports
   python3 python3-matplotlib python3-numpy
 )
