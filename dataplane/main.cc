@@ -81,6 +81,7 @@ int Main(int argc, char** argv) {
   uint32_t pipe_size = 0, workers = 0, max_sleep = UINT32_MAX;
   double rate = -1;
   bool check = false;
+  uint32_t bench_population = 0, bench_frame = 64;
   app.add_option("--config", config_path, "YAML configuration (see dataplane/config.h)");
   app.add_option("--name", name, "switch name (default from config, or ofan-dp)");
   app.add_option("--k", k, "fat-tree radix (overrides the config)");
@@ -97,6 +98,9 @@ int Main(int argc, char** argv) {
   app.add_option("--workers", workers, "worker lcores to use (default: all EAL workers, at most one per pipe)");
   app.add_option("--max-sleep-us", max_sleep, "idle backoff cap in microseconds");
   app.add_flag("--check", check, "validate the configuration, print it as JSON and exit");
+  app.add_option("--bench-inject", bench_population,
+                 "benchmark on loopback ports (net_ring): keep N frames circulating through the switch");
+  app.add_option("--bench-frame", bench_frame, "benchmark frame size in bytes (64..3456)")->capture_default_str();
   std::vector<const char*> cargv;
   for (auto& s : own) cargv.push_back(s.c_str());
   try {
@@ -219,6 +223,13 @@ int Main(int argc, char** argv) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     signal(SIGPIPE, SIG_IGN);
+    if (bench_population) {
+      if (Status s = (*sw)->StartBenchTraffic(bench_population, bench_frame); !s) {
+        std::cerr << "ofan-dp: " << s.error().message << "\n";
+        rc = kExitFailed;
+        g_stop.store(true);
+      }
+    }
     if (Status s = (*sw)->Launch(); !s) {
       std::cerr << "ofan-dp: " << s.error().message << "\n";
       rc = kExitEnv;

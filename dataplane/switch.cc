@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "dataplane/packet/builder.h"
 #include "dataplane/packet/headers.h"
 #include "dataplane/stages/rewrite.h"
 
@@ -30,6 +31,7 @@ constexpr uint16_t kTxDesc = 512;
 // to create the UMEM); frames up to ~3450 B, so RoCE MTU 2048 fits.
 constexpr uint32_t kMbufDataRoom = 3840;
 constexpr uint64_t kNeighborKnown = 1ull << 48;
+constexpr uint32_t kMaxQueues = 2 * 64;  // (port, queue) pairs of a k <= 64 switch
 constexpr uint64_t kWatchdogNs = 200'000'000;  // 200 ms (Meta's PFC watchdog)
 
 uint64_t PackMac(const pkt::MacAddr& m) {
@@ -161,8 +163,15 @@ Status Switch::SetupPorts() {
     rte_eth_conf conf;
     std::memset(&conf, 0, sizeof(conf));
     if (int rc = rte_eth_dev_configure(id, 1, 1, &conf); rc != 0) return DpdkError(fmt::format("port {} configure", pc.port), rc);
-    // Room for RoCE MTU 2048 frames (and up to what the device allows).
-    const uint16_t mtu = static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, 3500));
+    // Room for RoCE MTU 2048 frames, but no more than an mbuf holds: AF_XDP
+    // keeps XDP_PACKET_HEADROOM (256 B) ahead of the frame on top of the mbuf
+    // headroom, so the largest frame is 3840 - 128 - 256 = 3456 B (measured on
+    // veth; docs/dev/dpdk-notes.md §4). A larger netdev MTU (it was 3500) lets
+    // the kernel hand over frames the UMEM silently drops, counted nowhere
+    // here. Leave room for a VLAN tag too: MTU 3438.
+    constexpr uint32_t kMaxFrame = kMbufDataRoom - RTE_PKTMBUF_HEADROOM - 256;
+    const uint16_t mtu =
+        static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, kMaxFrame - RTE_ETHER_HDR_LEN - RTE_VLAN_HLEN));
     rte_eth_dev_set_mtu(id, mtu);  // best effort: ring/null ports ignore it
     uint16_t rxd = kRxDesc, txd = kTxDesc;
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
@@ -204,7 +213,11 @@ Status Switch::SetupWorkers(uint32_t n) {
   for (const PortConfig& pc : cfg_.ports) {
     workers_[cfg_.pipe_of(pc.port) % planned]->ports.push_back(pc.port);
   }
-  for (auto& w : workers_) std::sort(w->ports.begin(), w->ports.end());
+  owner_.assign(static_cast<size_t>(cfg_.k), UINT32_MAX);
+  for (auto& w : workers_) {
+    std::sort(w->ports.begin(), w->ports.end());
+    for (uint32_t p : w->ports) owner_[p] = w->index;
+  }
   return {};
 }
 
@@ -318,6 +331,8 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
   rte_mbuf* exc[kMaxBurst];
   uint32_t nexc = 0;
   const uint32_t nd = router_.num_dests();
+  const uint8_t pipe = static_cast<uint8_t>(cfg_.pipe_of(in_port));  // one division per burst
+  uint32_t fwd_down = 0, fwd_up = 0;
   for (uint16_t i = 0; i < n; ++i) {
     out[i] = kNone;
     const ParsedPacket& p = parsed[i];
@@ -340,7 +355,7 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
     switch (r.kind) {
       case RouteKind::kDown:
         out[i] = r.port;
-        wk.counters.Add(Counter::kForwardedDown);
+        ++fwd_down;
         break;
       case RouteKind::kUp: {
         lb::PacketKey& k = keys[nup];
@@ -351,7 +366,7 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
         k.key = static_cast<uint16_t>(r.dest + nd * static_cast<uint32_t>(p.cls));
         k.frame_bytes = p.frame_len;
         k.slice = r.slice;
-        k.pipe = static_cast<uint8_t>(cfg_.pipe_of(in_port));
+        k.pipe = pipe;
         k.source_uplink = lb::kNoUplink;
         up_idx[nup++] = static_cast<uint8_t>(i);
         break;
@@ -402,16 +417,19 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
         rte_pktmbuf_free(pkts[i]);
       } else {
         out[i] = static_cast<uint16_t>(w_ + uplink[j]);
-        wk.counters.Add(Counter::kForwardedUp);
+        ++fwd_up;
       }
     }
   }
+
+  if (fwd_down) wk.counters.Add(Counter::kForwardedDown, fwd_down);
+  if (fwd_up) wk.counters.Add(Counter::kForwardedUp, fwd_up);
 
   // Stage 4: rewrite, and group by (output port, queue) for one enqueue each.
   rte_mbuf* group[kMaxBurst];
   uint16_t group_l3[kMaxBurst];
   uint16_t order[kMaxBurst];
-  uint32_t m = 0;
+  uint32_t m = 0, unknown_neighbor = 0;
   for (uint16_t i = 0; i < n; ++i) {
     if (out[i] == kNone) continue;
     const uint32_t o = out[i];
@@ -427,7 +445,7 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
     if (nb & kNeighborKnown) {
       dst_mac = UnpackMac(nb);
     } else {
-      wk.counters.Add(Counter::kNeighborUnknown);
+      ++unknown_neighbor;
     }
     if (!RewriteForward(rte_pktmbuf_mtod(pkts[i], uint8_t*), parsed[i].l3_offset, port_mac_[o], dst_mac)) {
       wk.counters.Add(Counter::kDropTtlExceeded);
@@ -437,32 +455,64 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
     }
     order[m++] = i;
   }
-  // Stable grouping: packets keep their order within a port and queue.
-  bool done[kMaxBurst] = {};
+  if (unknown_neighbor) wk.counters.Add(Counter::kNeighborUnknown, unknown_neighbor);
+  // Group by (output port, queue) with a counting sort: stable, so packets
+  // keep their order within a port and queue, and one enqueue per group.
+  const uint32_t nq = static_cast<uint32_t>(egress_.size()) * 2;
+  uint8_t bucket_of[kMaxBurst];
+  uint8_t count[kMaxQueues] = {};
   for (uint32_t a = 0; a < m; ++a) {
-    const uint16_t i = order[a];
-    if (done[a]) continue;
-    const uint32_t port = out[i];
-    for (int q = 0; q < 2; ++q) {
-      uint32_t g = 0;
-      for (uint32_t b = a; b < m; ++b) {
-        const uint16_t j = order[b];
-        if (done[b] || out[j] != port) continue;
-        const bool prio = (cfg_.egress.priority_ack && parsed[j].cls == lb::SizeClass::kAck) ||
-                          (cfg_.egress.priority_control && !parsed[j].roce);
-        if ((q == kPrioQueue) != prio) continue;
-        group[g] = pkts[j];
-        group_l3[g] = parsed[j].l3_offset;
-        ++g;
-        done[b] = true;
-      }
-      if (g) Enqueue(wk, port, q, group, group_l3, g);
-    }
+    const uint16_t j = order[a];
+    const bool prio = (cfg_.egress.priority_ack && parsed[j].cls == lb::SizeClass::kAck) ||
+                      (cfg_.egress.priority_control && !parsed[j].roce);
+    const uint32_t b = out[j] * 2 + (prio ? kPrioQueue : kNormalQueue);
+    bucket_of[a] = static_cast<uint8_t>(b);
+    ++count[b];
+  }
+  uint8_t start[kMaxQueues];
+  uint32_t acc = 0;
+  for (uint32_t b = 0; b < nq; ++b) {
+    start[b] = static_cast<uint8_t>(acc);
+    acc += count[b];
+  }
+  uint8_t fill[kMaxQueues];
+  std::memcpy(fill, start, nq);
+  for (uint32_t a = 0; a < m; ++a) {
+    const uint16_t j = order[a];
+    const uint8_t pos = fill[bucket_of[a]]++;
+    group[pos] = pkts[j];
+    group_l3[pos] = parsed[j].l3_offset;
+  }
+  for (uint32_t b = 0; b < nq; ++b) {
+    if (count[b]) Enqueue(wk, b / 2, static_cast<int>(b % 2), group + start[b], group_l3 + start[b], count[b]);
   }
 }
 
 void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n) {
   EgressPort& e = egress_[port];
+  // Run to completion when this worker owns the port and nothing waits in
+  // its queues (unshaped, not paused): the frames go straight to the device,
+  // as they would leave an empty output queue. What the device refuses is
+  // queued below as usual.
+  if (owner_[port] == wk.index && bytes_per_tsc_ == 0 && e.staged_n == 0 &&
+      e.bytes.load(std::memory_order_relaxed) == 0 && rte_rdtsc() >= e.paused_until_tsc) {
+    uint64_t sent_bytes = 0;
+    uint32_t lens[kMaxBurst];
+    for (uint32_t i = 0; i < n; ++i) lens[i] = rte_pktmbuf_pkt_len(pkts[i]);
+    const uint16_t sent = rte_eth_tx_burst(e.dpdk_port, 0, pkts, static_cast<uint16_t>(n));
+    for (uint16_t i = 0; i < sent; ++i) sent_bytes += lens[i];
+    if (sent) {
+      e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
+      e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + sent_bytes, std::memory_order_relaxed);
+      wk.counters.Add(Counter::kTxPackets, sent);
+      wk.counters.Add(Counter::kTxBytes, sent_bytes);
+      if (queue == kPrioQueue) wk.counters.Add(Counter::kPriorityQueued, sent);
+    }
+    if (sent == n) return;
+    pkts += sent;
+    l3 += sent;
+    n -= sent;
+  }
   uint64_t total = 0;
   for (uint32_t i = 0; i < n; ++i) total += rte_pktmbuf_pkt_len(pkts[i]);
   const uint64_t old = e.bytes.fetch_add(total, std::memory_order_relaxed);
@@ -510,12 +560,12 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
   EgressPort& e = egress_[port];
   // Queue depth over time: the backlog held since the last drain.
   const uint64_t dt = now - e.stat_last_tsc;
+  const uint64_t backlog = e.bytes.load(std::memory_order_relaxed);
+  e.stat_last_tsc = now;
+  if (backlog == 0 && e.staged_n == 0) return 0;  // empty: nothing to integrate or send
   const uint64_t pkts_now = rte_ring_count(e.ring[0]) + rte_ring_count(e.ring[1]) + e.staged_n;
-  if (dt) {
-    AtomicAddDouble(e.area_bytes, static_cast<double>(e.bytes.load(std::memory_order_relaxed)) * static_cast<double>(dt));
-    AtomicAddDouble(e.area_pkts, static_cast<double>(pkts_now) * static_cast<double>(dt));
-    e.stat_last_tsc = now;
-  }
+  AtomicAddDouble(e.area_bytes, static_cast<double>(backlog) * static_cast<double>(dt));
+  AtomicAddDouble(e.area_pkts, static_cast<double>(pkts_now) * static_cast<double>(dt));
   AtomicMax(e.max_pkts, pkts_now);
   // PFC: the normal queue is paused while paused_until is ahead.
   const bool paused = now < e.paused_until_tsc;
@@ -570,10 +620,12 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
       batch[can++] = m;
     }
   } else {
-    while (can < cfg_.burst) {
-      rte_mbuf* m = next();
-      if (!m) break;
-      batch[can++] = m;
+    while (e.staged_n && can < cfg_.burst) batch[can++] = next();
+    if (can < cfg_.burst) {
+      can += rte_ring_sc_dequeue_burst(e.ring[kPrioQueue], reinterpret_cast<void**>(batch + can), cfg_.burst - can, nullptr);
+    }
+    if (!paused && can < cfg_.burst) {
+      can += rte_ring_sc_dequeue_burst(e.ring[kNormalQueue], reinterpret_cast<void**>(batch + can), cfg_.burst - can, nullptr);
     }
   }
   if (can == 0) return 0;
@@ -734,6 +786,17 @@ void Switch::ServiceControl() {
       rte_pktmbuf_free(ms[i]);
     }
   }
+  if (bench_frame_) {
+    // Replace what the switch dropped since the last look.
+    const Counters c = TotalCounters();
+    uint64_t drops = 0;
+    for (size_t i = 0; i < kNumCounters; ++i) {
+      if (IsDrop(static_cast<Counter>(i))) drops += c.v[i];
+    }
+    if (drops > bench_drops_seen_) {
+      bench_drops_seen_ += InjectBench(static_cast<uint32_t>(std::min<uint64_t>(drops - bench_drops_seen_, 1u << 16)));
+    }
+  }
   if (cfg_.pfc.enabled) {
     // PFC generation from the bytes queued behind each ingress port is done
     // here, off the fast path, at the control thread's polling rate.
@@ -745,6 +808,78 @@ void Switch::ServiceControl() {
       if (b < cfg_.pfc.xon_bytes && e.pfc_sent_xoff.exchange(false)) SendPfc(p, false);
     }
   }
+}
+
+Status Switch::StartBenchTraffic(uint32_t population, uint32_t frame_bytes) {
+  if (frame_bytes < 64 || frame_bytes > kMbufDataRoom - RTE_PKTMBUF_HEADROOM) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("bench frame size must be in [64, {}]", kMbufDataRoom - RTE_PKTMBUF_HEADROOM));
+  }
+  bench_frame_ = frame_bytes;
+  const Counters c = TotalCounters();
+  bench_drops_seen_ = 0;
+  for (size_t i = 0; i < kNumCounters; ++i) {
+    if (IsDrop(static_cast<Counter>(i))) bench_drops_seen_ += c.v[i];
+  }
+  const uint32_t got = InjectBench(population);
+  if (got < population) {
+    return MakeError(ErrorCode::kIo, fmt::format("bench: only {} of {} frames injected (pool or rings full)", got, population));
+  }
+  return {};
+}
+
+uint32_t Switch::InjectBench(uint32_t n) {
+  // Frames to destinations above this switch, spread over many keys and
+  // flows, TTL 255: on loopback ports they circulate until the TTL expires.
+  std::vector<uint32_t> down;
+  for (uint32_t p = 0; p < egress_.size(); ++p) {
+    if (egress_[p].present && (p < w_ || w_ == 0)) down.push_back(p);
+  }
+  if (down.empty()) {
+    for (uint32_t p = 0; p < egress_.size(); ++p) {
+      if (egress_[p].present) down.push_back(p);
+    }
+  }
+  uint32_t done = 0;
+  const uint32_t hosts = static_cast<uint32_t>(tree_.num_hosts());
+  for (uint32_t i = 0; i < n; ++i, ++bench_seq_) {
+    // A destination that is not below this switch (a core has none: any will do).
+    uint32_t h = static_cast<uint32_t>(SplitMix64(bench_seq_) % hosts);
+    for (uint32_t t = 0; t < hosts && router_.Route(tree_.host_addr(lb::HostId(h))).kind == RouteKind::kDown &&
+                         router_.role() != lb::Role::kCore;
+         ++t) {
+      h = (h + 1) % hosts;
+    }
+    const uint32_t dst = tree_.host_addr(lb::HostId(h));
+    const uint32_t payload = bench_frame_ > 62 ? bench_frame_ - 62 : 0;
+    const auto f = pkt::PacketBuilder()
+                       .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
+                       .Ipv4((10u << 24) | 0xFE02u, dst, 255, pkt::ecn::kEct0)
+                       .Udp(static_cast<uint16_t>(0xC000 | (bench_seq_ & 0x3FFF)), pkt::kRoceV2Port)
+                       .Bth(0x0A, static_cast<uint32_t>(bench_seq_ & 0xFFFF), static_cast<uint32_t>(bench_seq_))
+                       .Payload(payload)
+                       .PadTo(bench_frame_)
+                       .Build();
+    const uint32_t port = down[i % down.size()];
+    rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+    if (!m) break;
+    uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())));
+    if (!d) {
+      rte_pktmbuf_free(m);
+      break;
+    }
+    std::memcpy(d, f.data(), f.size());
+    m->port = RTE_MBUF_PORT_INVALID;
+    EgressPort& e = egress_[port];
+    e.bytes.fetch_add(f.size(), std::memory_order_relaxed);
+    if (rte_ring_mp_enqueue(e.ring[kNormalQueue], m) != 0) {
+      e.bytes.fetch_sub(f.size(), std::memory_order_relaxed);
+      rte_pktmbuf_free(m);
+      break;
+    }
+    ++done;
+  }
+  return done;
 }
 
 Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {

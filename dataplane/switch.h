@@ -94,6 +94,11 @@ class Switch {
   // Valid-uplink masks per destination (the agent's tables).
   Status LoadMasks(const std::vector<lb::PortMask>& masks);
   void ResetQueueStats();
+  // Forwarding benchmark on loopback ports (net_ring): keeps `population`
+  // valid RoCE frames of `frame_bytes` circulating, injecting them into the
+  // down ports' egress queues and replacing every frame the switch drops
+  // (TTL expiry after 254 laps, mostly). 0 turns it off.
+  Status StartBenchTraffic(uint32_t population, uint32_t frame_bytes);
 
   const DpConfig& config() const { return cfg_; }
   uint32_t num_workers() const { return static_cast<uint32_t>(workers_.size()); }
@@ -128,6 +133,7 @@ class Switch {
   rte_ring* exception_ring_ = nullptr;
   std::vector<EgressPort> egress_;  // indexed by fat-tree port (size k)
   std::vector<int32_t> port_of_dpdk_;  // dpdk port id -> fat-tree port, -1
+  std::vector<uint32_t> owner_;        // fat-tree port -> worker that owns its RX and TX
   std::vector<std::atomic<uint64_t>> neighbor_;  // per port: MAC | 1<<48 when known
   std::vector<pkt::MacAddr> port_mac_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -142,6 +148,10 @@ class Switch {
   double pfc_tsc_per_quantum_ = 0;
   uint64_t start_tsc_ = 0;
   LcoreCounters control_counters_;  // the control thread's own (exceptions it sends)
+  uint32_t bench_frame_ = 0;
+  uint64_t bench_seq_ = 0;
+  uint64_t bench_drops_seen_ = 0;
+  uint32_t InjectBench(uint32_t n);
 };
 
 }  // namespace ofan::dp

@@ -176,10 +176,28 @@ inline H Load(const uint8_t* p) {
   return h;
 }
 
+// Single big-endian field reads at a bounds-checked offset: one load each
+// (copying whole packed headers to the stack makes overlapping stores that
+// defeat store-to-load forwarding on the hot path).
+inline uint16_t Rd16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return std::endian::native == std::endian::little ? ByteSwap16(v) : v;
+}
+inline uint32_t Rd32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return std::endian::native == std::endian::little ? ByteSwap32(v) : v;
+}
+
 // One's-complement sum helpers (RFC 1071) and incremental update (RFC 1624).
 inline uint16_t Ipv4Checksum(const uint8_t* hdr, uint32_t len) {
-  uint32_t sum = 0;
-  for (uint32_t i = 0; i + 1 < len; i += 2) sum += static_cast<uint32_t>(hdr[i] << 8 | hdr[i + 1]);
+  uint64_t sum = 0;
+  uint32_t i = 0;
+  for (; i + 4 <= len; i += 4) sum += Rd32(hdr + i);
+  sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
+  sum = (sum & 0xFFFF) + (sum >> 16) + ((sum >> 32) << 16);
+  for (; i + 1 < len; i += 2) sum += Rd16(hdr + i);
   if (len & 1) sum += static_cast<uint32_t>(hdr[len - 1] << 8);
   while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
   return static_cast<uint16_t>(~sum);

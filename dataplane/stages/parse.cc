@@ -1,5 +1,7 @@
 #include "dataplane/stages/parse.h"
 
+#include <cstddef>
+
 #include "dataplane/lb/packet_key.h"
 
 namespace ofan::dp {
@@ -26,12 +28,11 @@ ParsedPacket ParseFrame(const uint8_t* d, uint32_t len) {
   ParsedPacket p;
   p.frame_len = static_cast<uint16_t>(len > 0xFFFF ? 0xFFFF : len);
   if (len < sizeof(EtherHdr)) return Drop(p, Counter::kDropRunt);
-  const EtherHdr eth = Load<EtherHdr>(d);
   uint32_t off = sizeof(EtherHdr);
-  uint16_t type = eth.type.host();
+  uint16_t type = Rd16(d + offsetof(EtherHdr, type));
   if (type == ethertype::kVlan) {
     if (len < off + sizeof(VlanTag)) return Drop(p, Counter::kDropVlanTruncated);
-    type = Load<VlanTag>(d + off).type.host();
+    type = Rd16(d + off + offsetof(VlanTag, type));
     off += sizeof(VlanTag);
   }
   switch (type) {
@@ -43,7 +44,7 @@ ParsedPacket ParseFrame(const uint8_t* d, uint32_t len) {
       return p;
     case ethertype::kMacControl: {
       if (len < off + sizeof(PfcFrame)) return Drop(p, Counter::kDropPfcMalformed);
-      const uint16_t op = Load<PfcFrame>(d + off).opcode.host();
+      const uint16_t op = Rd16(d + off + offsetof(PfcFrame, opcode));
       if (op != kPfcOpcode && op != kPauseOpcode) return Drop(p, Counter::kDropPfcMalformed);
       p.verdict = Verdict::kPfc;
       return p;
@@ -52,41 +53,40 @@ ParsedPacket ParseFrame(const uint8_t* d, uint32_t len) {
       return Drop(p, Counter::kDropUnknownEthertype);
   }
   if (len < off + sizeof(Ipv4Hdr)) return Drop(p, Counter::kDropIpv4Truncated);
-  const Ipv4Hdr ip = Load<Ipv4Hdr>(d + off);
-  if (ip.version() != 4) return Drop(p, Counter::kDropIpv4Version);
-  const uint32_t ihl = ip.header_bytes();
+  const uint8_t* ip = d + off;
+  const uint8_t version_ihl = ip[offsetof(Ipv4Hdr, version_ihl)];
+  if ((version_ihl >> 4) != 4) return Drop(p, Counter::kDropIpv4Version);
+  const uint32_t ihl = (version_ihl & 0xFu) * 4u;
   if (ihl < sizeof(Ipv4Hdr)) return Drop(p, Counter::kDropIpv4HeaderLength);
   if (len < off + ihl) return Drop(p, Counter::kDropIpv4Truncated);
-  const uint32_t total = ip.total_length.host();
+  const uint32_t total = Rd16(ip + offsetof(Ipv4Hdr, total_length));
   if (total < ihl || off + total > len) return Drop(p, Counter::kDropIpv4TotalLength);
-  if (Ipv4Checksum(d + off, ihl) != 0) return Drop(p, Counter::kDropIpv4Checksum);
+  if (Ipv4Checksum(ip, ihl) != 0) return Drop(p, Counter::kDropIpv4Checksum);
   // Fragments cannot be load-balanced consistently (no L4 header after the
   // first) and RoCE never fragments: drop them, counted.
-  if ((ip.frag.host() & 0x3FFF) != 0) return Drop(p, Counter::kDropIpv4Fragment);
+  if ((Rd16(ip + offsetof(Ipv4Hdr, frag)) & 0x3FFF) != 0) return Drop(p, Counter::kDropIpv4Fragment);
   p.l3_offset = static_cast<uint16_t>(off);
-  p.src_ip = ip.src.host();
-  p.dst_ip = ip.dst.host();
-  p.ecn = ip.ecn();
+  p.src_ip = Rd32(ip + offsetof(Ipv4Hdr, src));
+  p.dst_ip = Rd32(ip + offsetof(Ipv4Hdr, dst));
+  p.ecn = ip[offsetof(Ipv4Hdr, tos)] & 3;
+  const uint8_t proto = ip[offsetof(Ipv4Hdr, proto)];
   uint32_t ports = 0;
-  const uint32_t l4 = off + ihl;
-  if (ip.proto == ipproto::kUdp) {
+  const uint8_t* l4 = ip + ihl;
+  if (proto == ipproto::kUdp) {
     if (total < ihl + sizeof(UdpHdr)) return Drop(p, Counter::kDropUdpTruncated);
-    const UdpHdr udp = Load<UdpHdr>(d + l4);
-    ports = static_cast<uint32_t>(udp.src_port.raw()) << 16 | udp.dst_port.raw();
-    if (udp.dst_port.host() == kRoceV2Port) {
+    ports = Rd32(l4);  // source and destination port
+    if ((ports & 0xFFFF) == kRoceV2Port) {
       if (total < ihl + sizeof(UdpHdr) + sizeof(BthHdr)) return Drop(p, Counter::kDropBthTruncated);
-      const BthHdr bth = Load<BthHdr>(d + l4 + sizeof(UdpHdr));
+      const uint8_t* bth = l4 + sizeof(UdpHdr);
       p.roce = true;
-      p.bth_opcode = bth.opcode;
-      p.dst_qp = bth.dqpn();
-      p.cls = IsAckLikeOpcode(bth.opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
+      p.bth_opcode = bth[offsetof(BthHdr, opcode)];
+      p.dst_qp = Rd32(bth + offsetof(BthHdr, dest_qp)) & 0xFFFFFF;
+      p.cls = IsAckLikeOpcode(p.bth_opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
     }
-  } else if (ip.proto == ipproto::kTcp && total >= ihl + 4) {
-    uint32_t raw;
-    std::memcpy(&raw, d + l4, 4);
-    ports = raw;
+  } else if (proto == ipproto::kTcp && total >= ihl + 4) {
+    ports = Rd32(l4);
   }
-  p.flow_hash = FlowHash(p.src_ip, p.dst_ip, ip.proto, ports);
+  p.flow_hash = FlowHash(p.src_ip, p.dst_ip, proto, ports);
   p.verdict = Verdict::kForward;
   return p;
 }

@@ -288,10 +288,17 @@ TEST(SwitchRing, TailDropAtTheBufferLimitAndAccountingReturnsToZero) {
 }
 
 TEST(SwitchRing, QueueAccountingReturnsToZeroOnceDrained) {
-  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  DpConfig c = EdgeK4();
+  c.egress.rate_gbps = 2;  // ~120 KB of frames take ~0.5 ms: a queue builds, then drains
+  RingSwitch rs(c, {0, 1, 2, 3});
   for (int i = 0; i < 200; ++i) rs.Inject(static_cast<uint32_t>(i % 4), Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2 + static_cast<uint32_t>(i % 2))));
-  rs.Run();
-  EXPECT_EQ(rs.Collect(0).size() + rs.Collect(1).size(), 200u);
+  size_t out = 0;
+  for (int t = 0; t < 1000 && out < 200; ++t) {
+    rs.Run(4);
+    out += rs.Collect(0).size() + rs.Collect(1).size();
+    rte_delay_us_block(20);
+  }
+  EXPECT_EQ(out, 200u);
   for (const auto& e : rs.sw().QueuesJson()) {
     EXPECT_EQ(e["bytes"].get<uint64_t>(), 0u) << e.dump();
     EXPECT_EQ(e["packets"].get<uint64_t>(), 0u) << e.dump();

@@ -1,0 +1,325 @@
+// ofanctl: the command line of ofan-dp's control socket (see
+// dataplane/control_socket.h for the protocol).
+//   ofanctl [--socket PATH | --name NAME] [--json] [--timeout-ms N] COMMAND ...
+//
+// Exit codes: 0 ok; 1 the switch answered with an error (printed); 2 bad
+// command line (including an unreadable or invalid load-tables FILE); 3 cannot
+// connect, timeout, connection closed, or a malformed reply.
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "control/ofanctl/client.h"
+#include "control/ofanctl/render.h"
+
+namespace ofan::control {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitOk = 0, kExitSwitchError = 1, kExitUsage = 2, kExitConnection = 3;
+
+constexpr const char* kGlobalsFooter =
+    "Global options (before or after the command): --socket PATH | --name NAME, --json,\n"
+    "--timeout-ms N; see ofanctl --help.";
+
+std::string Dump(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+// A mask as the switch accepts it: a non-negative integer, or a string that
+// is one in C notation ("0x3", "7", "0b..." is not).
+bool IsMask(const json& m) {
+  if (m.is_number_unsigned()) return true;
+  if (m.is_number_integer()) return m.get<int64_t>() >= 0;
+  if (!m.is_string()) return false;
+  const std::string s = m.get<std::string>();
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  try {
+    size_t pos = 0;
+    (void)std::stoull(s, &pos, 0);
+    return pos == s.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+// Reads a load-tables file: [m0, m1, ...] or {"masks": [...]}; "-" is stdin.
+Result<json> ReadMasksFile(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    }
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+  json j;
+  try {
+    j = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::exception& e) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{} is not JSON: {}", path, e.what()));
+  }
+  if (j.is_object()) {
+    if (!j.contains("masks")) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("{}: an object needs \"masks\": [...]", path));
+    }
+    j = j["masks"];
+  }
+  if (!j.is_array()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{}: expected a list of masks or {{\"masks\": [...]}}", path));
+  }
+  if (j.empty()) return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: no masks", path));
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!IsMask(j[i])) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("{}: mask {} ({}) is not a port mask (a non-negative integer "
+                                   "or a string such as \"0x3\")",
+                                   path, i, Dump(j[i], -1)));
+    }
+  }
+  return j;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "ofanctl: the command line of ofan-dp's control socket (a unix socket speaking JSON,\n"
+      "one request and one reply per line)."};
+  app.set_version_flag("--version", "ofanctl 0.1.0");
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the command too (inherited by subcommands)
+
+  std::string socket_path, name(kDefaultSwitchName);
+  bool as_json = false;
+  int timeout_ms = kDefaultTimeoutMs;
+  app.add_option("--socket", socket_path,
+                 "control socket path (default /run/ofan/<name>.sock; wins over --name)");
+  app.add_option("--name", name, "switch name: the socket is /run/ofan/<name>.sock")
+      ->capture_default_str();
+  app.add_flag("--json", as_json, "print the switch's \"result\" object as JSON, not tables");
+  app.add_option("--timeout-ms", timeout_ms,
+                 "give up after this long waiting to connect or for the reply")
+      ->check(CLI::Range(1, 3600 * 1000))
+      ->capture_default_str();
+  app.footer(
+      "Tables by default; --json prints the exact \"result\" of the reply (set-policy and\n"
+      "load-tables answer with the status, port with the ports, reset-queues with {}).\n"
+      "Each command documents its output: ofanctl COMMAND --help.\n"
+      "\n"
+      "Examples:\n"
+      "  ofanctl status\n"
+      "  ofanctl --name e0 counters --all\n"
+      "  ofanctl queues --json\n"
+      "  ofanctl set-policy ofan --ofan-mode combined\n"
+      "  ofanctl port 3 down\n"
+      "  ofanctl load-tables masks.json\n"
+      "  ofanctl raw '{\"v\":1,\"cmd\":\"status\"}'\n"
+      "\n"
+      "Exit codes: 0 ok; 1 the switch answered with an error (printed); 2 bad command line\n"
+      "(including an unreadable or invalid load-tables FILE); 3 cannot connect, timeout,\n"
+      "connection closed, or a malformed reply (is ofan-dp running? is it the right socket?).");
+
+  auto sub = [&](const char* cmd, const char* desc, const std::string& footer) {
+    CLI::App* s = app.add_subcommand(cmd, desc);
+    s->footer(footer + "\n" + kGlobalsFooter);
+    return s;
+  };
+  CLI::App* version = sub("version", "the switch's version and control protocol version",
+                          "Prints ofan-dp's version and protocol; --json: {\"ofan_dp\", "
+                          "\"protocol\"}.");
+  CLI::App* status =
+      sub("status", "the switch: name, place in the fabric, policy, uptime, workers",
+          "--json: {\"name\", \"fabric\": {k, levels, switch, role, pod, index}, \"policy\",\n"
+          "\"ofan_mode\", \"pipe_size\", \"generation\", \"uplinks\", \"running\", \"uptime_s\",\n"
+          "\"workers\": [{worker, lcore, ports, busy_loops, idle_loops}]}.");
+  bool all_counters = false;
+  CLI::App* counters =
+      sub("counters", "packet counters summed over the workers, and drops by reason",
+          "The table lists the non-zero counters (one column per worker when there are several),\n"
+          "then the drops by reason. --json: {\"total\": {name: n}, \"drops\": {reason: n},\n"
+          "\"drops_total\", \"per_worker\": [{name: n}, ...]} with every counter (--all only\n"
+          "changes the table).");
+  counters->add_flag("--all", all_counters, "include the counters that are zero");
+  CLI::App* ports =
+      sub("ports", "one row per port: direction, admin and link state, MACs, rx/tx",
+          "--json: [{port, dev, dpdk_port, direction (up|down), mac, neighbor (null until\n"
+          "learned), admin, link, rx_packets, rx_bytes, tx_packets, tx_bytes}].");
+  CLI::App* queues =
+      sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
+          "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"
+          "priority_packets, max_bytes, max_packets, avg_bytes, avg_packets, drops_buffer,\n"
+          "ecn_marked, paused, limit_bytes, ecn_bytes}].");
+  int64_t key = -1;
+  CLI::App* pointers = sub(
+      "pointers", "the forwarding table: per key (destination x class) the uplink order",
+      "Shows each key's uplink order and, for shared Ofan, its pointer (counter).\n"
+      "--json: {\"policy\", \"ofan_mode\", \"uplinks\", \"keys\": [{key, dest, class (data|ack),\n"
+      "order, counter?}]}; with --key, \"keys\" holds that key only.");
+  CLI::Option* key_opt =
+      pointers->add_option("--key", key, "show this key only")->check(CLI::NonNegativeNumber);
+  std::string policy, ofan_mode;
+  CLI::App* set_policy =
+      sub("set-policy", "switch the load-balancing policy (atomically, without stopping traffic)",
+          "POLICY: ecmp|eecmp|pin|rps|rr|jsq|ar|drill|flowlet|ofan|pofan|source (the switch\n"
+          "checks it). Prints the new policy; --json: the switch's status (see status --help).");
+  set_policy->add_option("POLICY", policy, "the policy, e.g. ofan")->required();
+  set_policy
+      ->add_option("--ofan-mode", ofan_mode,
+                   "how Ofan shares pointers across lcores (default: unchanged)")
+      ->check(CLI::IsMember({"pofan", "atomic", "combined"}));
+  uint32_t port = 0;
+  std::string admin;
+  CLI::App* port_cmd = sub("port", "set a port's admin state (down: no traffic, no uplink use)",
+                           "Prints the port's new state; --json: every port (see ports --help).");
+  port_cmd->add_option("N", port, "fat-tree port index")->required();
+  port_cmd->add_option("STATE", admin, "up or down")
+      ->required()
+      ->check(CLI::IsMember({"up", "down"}));
+  std::string masks_file;
+  CLI::App* load_tables = sub(
+      "load-tables", "load the valid-uplink masks, one per destination (the agent's tables)",
+      "FILE holds JSON: a list of masks, or {\"masks\": [...]}; a mask is a number or a\n"
+      "string such as \"0x3\" (bit i = uplink i); '-' reads stdin. Example: [\"0x3\", 1, 2, 3].\n"
+      "Prints the new table generation; --json: the switch's status (see status --help).");
+  load_tables->add_option("FILE", masks_file, "JSON file with the masks ('-': stdin)")->required();
+  CLI::App* reset_queues =
+      sub("reset-queues", "restart the queues' max and average statistics", "--json: {}.");
+  std::string raw_line;
+  CLI::App* raw = sub("raw", "send one raw request line and print the whole reply",
+                      "JSON is sent as given (one line), e.g. '{\"v\":1,\"cmd\":\"pointers\"}'.\n"
+                      "Prints the reply object indented; --json: the reply line exactly as\n"
+                      "received. Exit code 1 when the reply says \"ok\": false.");
+  raw->add_option("JSON", raw_line, "the request line")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  auto usage = [](const std::string& m, const std::string& cmd = "") {
+    std::cerr << "ofanctl: " << m << "\n(see ofanctl " << (cmd.empty() ? "" : cmd + " ")
+              << "--help)\n";
+    return kExitUsage;
+  };
+
+  // What to send; checked before connecting.
+  std::string cmd;
+  json args = json::object();
+  if (version->parsed()) cmd = "version";
+  if (status->parsed()) cmd = "status";
+  if (counters->parsed()) cmd = "counters";
+  if (ports->parsed()) cmd = "ports";
+  if (queues->parsed()) cmd = "queues";
+  if (pointers->parsed()) cmd = "pointers";
+  if (reset_queues->parsed()) cmd = "reset_queues";
+  if (set_policy->parsed()) {
+    cmd = "set_policy";
+    args["policy"] = policy;
+    if (!ofan_mode.empty()) args["ofan_mode"] = ofan_mode;
+  }
+  if (port_cmd->parsed()) {
+    cmd = "set_port";
+    args["port"] = port;
+    args["admin"] = admin;
+  }
+  if (load_tables->parsed()) {
+    cmd = "load_tables";
+    auto m = ReadMasksFile(masks_file);
+    if (!m) return usage(m.error().message, "load-tables");
+    args["masks"] = std::move(*m);
+  }
+  if (raw->parsed()) {
+    cmd = "raw";
+    if (raw_line.find_first_of("\r\n") != std::string::npos) {
+      return usage("the raw request must be one line", "raw");
+    }
+  }
+  if (socket_path.empty()) {
+    if (name.empty() || name.find('/') != std::string::npos) {
+      return usage(fmt::format("--name '{}' must be non-empty and have no '/'", name));
+    }
+    socket_path = DefaultSocketPath(name);
+  }
+
+  auto client = ControlClient::Connect(socket_path, timeout_ms);
+  if (!client) {
+    std::cerr << "ofanctl: " << client.error().message << "\n";
+    return client.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
+  }
+  auto reply = cmd == "raw" ? (*client)->CallLine(raw_line) : (*client)->Command(cmd, args);
+  if (!reply) {
+    std::cerr << "ofanctl: " << reply.error().message << "\n";
+    return reply.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
+  }
+  if (cmd == "raw") {
+    std::cout << (as_json ? reply->line : Dump(reply->raw, 2)) << "\n";
+    return reply->ok ? kExitOk : kExitSwitchError;
+  }
+  if (!reply->ok) {
+    std::cerr << "ofanctl: " << cmd << ": " << reply->error << "\n";
+    return kExitSwitchError;
+  }
+  json& result = reply->result;
+  try {
+    if (key_opt->count()) {
+      json keys = json::array();
+      for (const json& k : result.at("keys")) {
+        if (k.at("key") == key) keys.push_back(k);
+      }
+      if (keys.empty()) {
+        std::cerr << "ofanctl: pointers: no key " << key << " (the table has "
+                  << result.at("keys").size() << " keys)\n";
+        return kExitSwitchError;
+      }
+      result["keys"] = std::move(keys);
+    }
+    if (as_json) {
+      std::cout << Dump(result, 2) << "\n";
+      return kExitOk;
+    }
+    std::string out;
+    if (cmd == "version") out = RenderVersion(result);
+    if (cmd == "status") out = RenderStatus(result);
+    if (cmd == "counters") out = RenderCounters(result, all_counters);
+    if (cmd == "ports") out = RenderPorts(result);
+    if (cmd == "queues") out = RenderQueues(result);
+    if (cmd == "pointers") out = RenderPointers(result);
+    if (cmd == "set_policy") out = RenderPolicyLine(result);
+    if (cmd == "set_port") out = RenderPortLine(result, port);
+    if (cmd == "load_tables") {
+      out = fmt::format("loaded {} masks: {}", args["masks"].size(), RenderPolicyLine(result));
+    }
+    if (cmd == "reset_queues") out = "queue statistics reset\n";
+    std::cout << out;
+  } catch (const json::exception& e) {
+    std::cerr << fmt::format(
+        "ofanctl: unexpected {} reply from {}: {} (a different ofan-dp version? --json shows "
+        "it as is)\n",
+        cmd, socket_path, e.what());
+    return kExitConnection;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace ofan::control
+
+int main(int argc, char** argv) { return ofan::control::Main(argc, argv); }

@@ -1,0 +1,287 @@
+#include "control/ofanctl/render.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "dataplane/counters.h"
+
+namespace ofan::control {
+namespace {
+
+using nlohmann::json;
+
+// A scalar as a table cell: integers exactly, floats with `prec` decimals,
+// null as "-", booleans as yes/no.
+std::string Cell(const json& j, int prec = 1) {
+  if (j.is_null()) return "-";
+  if (j.is_boolean()) return j.get<bool>() ? "yes" : "no";
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_number_unsigned()) return fmt::format("{}", j.get<uint64_t>());
+  if (j.is_number_integer()) return fmt::format("{}", j.get<int64_t>());
+  if (j.is_number_float()) return fmt::format("{:.{}f}", j.get<double>(), prec);
+  return j.dump();
+}
+
+std::string Join(const json& list, const char* sep) {
+  std::string out;
+  for (const json& x : list) {
+    if (!out.empty()) out += sep;
+    out += Cell(x);
+  }
+  return out;
+}
+
+std::string Duration(double s) {
+  if (!(s >= 0) || !std::isfinite(s)) return Cell(json(s));
+  const auto total = static_cast<uint64_t>(s);
+  const uint64_t d = total / 86400, h = total / 3600 % 24, m = total / 60 % 60;
+  const double sec = s - static_cast<double>(total - total % 60);
+  if (d) return fmt::format("{}d {}h {:02}m {:04.1f}s", d, h, m, sec);
+  if (h) return fmt::format("{}h {:02}m {:04.1f}s", h, m, sec);
+  if (m) return fmt::format("{}m {:04.1f}s", m, sec);
+  return fmt::format("{:.1f}s", s);
+}
+
+std::string KeyValues(const std::vector<std::pair<std::string, std::string>>& kv) {
+  size_t w = 0;
+  for (const auto& [k, v] : kv) w = std::max(w, k.size());
+  std::string out;
+  for (const auto& [k, v] : kv) out += fmt::format("{:<{}}  {}\n", k, w, v);
+  return out;
+}
+
+// Counter names in the switch's order (dataplane/counters.h), then any name
+// this ofanctl does not know (a newer switch) in alphabetical order.
+std::vector<std::string> CounterOrder(const json& total) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (std::string_view n : dp::kCounterNames) {
+    if (total.contains(std::string(n))) {
+      out.emplace_back(n);
+      seen.emplace(n);
+    }
+  }
+  for (auto it = total.begin(); it != total.end(); ++it) {
+    if (!seen.count(it.key())) out.push_back(it.key());
+  }
+  return out;
+}
+
+bool IsZero(const json& v) { return v.is_number() && v.get<double>() == 0; }
+
+}  // namespace
+
+std::string FormatTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows,
+                        const std::string& align) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], r[i].size());
+    }
+  }
+  auto left = [&](size_t i) { return i < align.size() ? align[i] == 'l' : i == 0; };
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l;
+    for (size_t i = 0; i < cells.size() && i < width.size(); ++i) {
+      if (i) l += "  ";
+      l += left(i) ? fmt::format("{:<{}}", cells[i], width[i])
+                   : fmt::format("{:>{}}", cells[i], width[i]);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + '\n';
+  };
+  line(header);
+  size_t rule = 0;
+  for (size_t i = 0; i < width.size(); ++i) rule += width[i] + (i ? 2 : 0);
+  out += std::string(rule, '-') + '\n';
+  for (const auto& r : rows) line(r);
+  return out;
+}
+
+std::string RenderVersion(const json& r) {
+  return fmt::format("ofan-dp {}, control protocol v{}\n", Cell(r.at("ofan_dp")),
+                     Cell(r.at("protocol")));
+}
+
+std::string RenderStatus(const json& s) {
+  const json& f = s.at("fabric");
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"name", Cell(s.at("name"))},
+      {"fabric", fmt::format("k={}, {} levels", Cell(f.at("k")), Cell(f.at("levels")))},
+      {"switch", fmt::format("{}: {}, pod {}, index {}", Cell(f.at("switch")), Cell(f.at("role")),
+                             Cell(f.at("pod")), Cell(f.at("index")))},
+      {"policy", Cell(s.at("policy"))},
+      {"ofan_mode", Cell(s.at("ofan_mode"))},
+      {"uplinks", Cell(s.at("uplinks"))},
+      {"pipe_size", Cell(s.at("pipe_size"))},
+      {"generation", Cell(s.at("generation"))},
+      {"running", Cell(s.at("running"))},
+      {"uptime", Duration(s.at("uptime_s").get<double>())},
+      {"workers", fmt::format("{}", s.at("workers").size())},
+  };
+  std::string out = KeyValues(kv);
+  if (!s.at("workers").empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const json& w : s.at("workers")) {
+      rows.push_back({Cell(w.at("worker")), Cell(w.at("lcore")), Join(w.at("ports"), ","),
+                      Cell(w.at("busy_loops")), Cell(w.at("idle_loops"))});
+    }
+    out +=
+        "\n" + FormatTable({"worker", "lcore", "ports", "busy_loops", "idle_loops"}, rows, "rrlrr");
+  }
+  return out;
+}
+
+std::string RenderCounters(const json& c, bool all) {
+  const json& total = c.at("total");
+  const json& drops = c.at("drops");
+  const json& per = c.at("per_worker");
+  // Per-worker columns only when there is more than one worker.
+  const bool split = per.is_array() && per.size() > 1;
+  std::vector<std::string> header{"counter", "total"};
+  if (split) {
+    for (size_t w = 0; w < per.size(); ++w) header.push_back(fmt::format("w{}", w));
+  }
+  auto row = [&](const std::string& label, const std::string& name) {
+    std::vector<std::string> r{label, Cell(total.at(name))};
+    if (split) {
+      for (const json& w : per) r.push_back(w.contains(name) ? Cell(w.at(name)) : "0");
+    }
+    return r;
+  };
+  std::vector<std::vector<std::string>> rows, drop_rows;
+  size_t hidden = 0, hidden_drops = 0;
+  for (const std::string& name : CounterOrder(total)) {
+    const bool is_drop = name.rfind("drop_", 0) == 0 && drops.contains(name.substr(5));
+    if (!all && IsZero(total.at(name))) {
+      ++(is_drop ? hidden_drops : hidden);
+      continue;
+    }
+    if (is_drop) {
+      drop_rows.push_back(row(name.substr(5), name));
+    } else {
+      rows.push_back(row(name, name));
+    }
+  }
+  std::string out;
+  if (rows.empty()) {
+    out += "counters: all zero\n";
+  } else {
+    out += FormatTable(header, rows);
+  }
+  if (hidden) out += fmt::format("({} zero counters not shown; --all lists them)\n", hidden);
+  out += fmt::format("\ndrops: {} in total\n", Cell(c.at("drops_total")));
+  if (!drop_rows.empty()) {
+    header[0] = "reason";
+    out += FormatTable(header, drop_rows);
+  }
+  if (hidden_drops && !drop_rows.empty()) {
+    out += fmt::format("({} drop reasons at zero not shown; --all lists them)\n", hidden_drops);
+  }
+  return out;
+}
+
+std::string RenderPorts(const json& ports) {
+  if (ports.empty()) return "no ports\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const json& p : ports) {
+    rows.push_back({Cell(p.at("port")), Cell(p.at("direction")), Cell(p.at("admin")),
+                    Cell(p.at("link")), Cell(p.at("mac")), Cell(p.at("neighbor")),
+                    Cell(p.at("rx_packets")), Cell(p.at("rx_bytes")), Cell(p.at("tx_packets")),
+                    Cell(p.at("tx_bytes")), Cell(p.at("dpdk_port")), Cell(p.at("dev"))});
+  }
+  return FormatTable({"port", "dir", "admin", "link", "mac", "neighbor", "rx_pkts", "rx_bytes",
+                      "tx_pkts", "tx_bytes", "dpdk", "dev"},
+                     rows, "rllllrrrrrrl");
+}
+
+std::string RenderQueues(const json& queues) {
+  if (queues.empty()) return "no ports\n";
+  std::set<std::string> limits, ecns;
+  for (const json& q : queues) {
+    limits.insert(Cell(q.at("limit_bytes")));
+    ecns.insert(Cell(q.at("ecn_bytes")));
+  }
+  // Buffer limits and ECN thresholds: a footer when every port has the same,
+  // columns otherwise.
+  const bool uniform = limits.size() == 1 && ecns.size() == 1;
+  std::vector<std::string> header{"port",      "bytes",      "pkts",      "prio",
+                                  "max_bytes", "max_pkts",   "avg_bytes", "avg_pkts",
+                                  "drops",     "ecn_marked", "paused"};
+  if (!uniform) {
+    header.push_back("limit");
+    header.push_back("ecn_at");
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const json& q : queues) {
+    std::vector<std::string> r{Cell(q.at("port")),         Cell(q.at("bytes")),
+                               Cell(q.at("packets")),      Cell(q.at("priority_packets")),
+                               Cell(q.at("max_bytes")),    Cell(q.at("max_packets")),
+                               Cell(q.at("avg_bytes"), 1), Cell(q.at("avg_packets"), 2),
+                               Cell(q.at("drops_buffer")), Cell(q.at("ecn_marked")),
+                               Cell(q.at("paused"))};
+    if (!uniform) {
+      r.push_back(Cell(q.at("limit_bytes")));
+      r.push_back(Cell(q.at("ecn_bytes")));
+    }
+    rows.push_back(r);
+  }
+  std::string out = FormatTable(header, rows);
+  if (uniform) {
+    const json& q = queues.front();
+    const uint64_t limit = q.at("limit_bytes").get<uint64_t>();
+    const uint64_t ecn = q.at("ecn_bytes").get<uint64_t>();
+    out += fmt::format("buffer {} B ({}) per port; ECN {}\n", limit, FormatSize(limit),
+                       ecn ? fmt::format("above {} B ({})", ecn, FormatSize(ecn)) : "off");
+  }
+  out +=
+      "bytes/pkts: now; prio: of pkts, in the strict-priority queue; max/avg: since the last "
+      "reset-queues\n";
+  return out;
+}
+
+std::string RenderPointers(const json& p) {
+  const json& keys = p.at("keys");
+  size_t data = 0;
+  for (const json& k : keys) data += k.at("class") == "data";
+  std::string out = fmt::format("policy {}, ofan_mode {}, {} uplinks, {} keys ({} data, {} ack)\n",
+                                Cell(p.at("policy")), Cell(p.at("ofan_mode")),
+                                Cell(p.at("uplinks")), keys.size(), data, keys.size() - data);
+  if (keys.empty()) return out;
+  bool counter = false;
+  for (const json& k : keys) counter |= k.contains("counter");
+  std::vector<std::string> header{"key", "dest", "class", "order"};
+  if (counter) header.push_back("counter");
+  std::vector<std::vector<std::string>> rows;
+  for (const json& k : keys) {
+    std::vector<std::string> r{Cell(k.at("key")), Cell(k.at("dest")), Cell(k.at("class")),
+                               Join(k.at("order"), " ")};
+    if (counter) r.push_back(k.contains("counter") ? Cell(k.at("counter")) : "-");
+    rows.push_back(r);
+  }
+  return out + "\n" + FormatTable(header, rows, "rrllr");
+}
+
+std::string RenderPolicyLine(const json& s) {
+  return fmt::format("policy {}, ofan_mode {}, generation {}\n", Cell(s.at("policy")),
+                     Cell(s.at("ofan_mode")), Cell(s.at("generation")));
+}
+
+std::string RenderPortLine(const json& ports, uint32_t port) {
+  for (const json& p : ports) {
+    if (p.at("port") == port) {
+      return fmt::format("port {}: admin {}, link {}\n", port, Cell(p.at("admin")),
+                         Cell(p.at("link")));
+    }
+  }
+  return fmt::format("port {}: done\n", port);
+}
+
+}  // namespace ofan::control
