@@ -239,7 +239,7 @@ int Main(int argc, char** argv) {
                                c.ports.size(), nw, lb::PolicyName(c.policy.kind), OfanModeName(c.ofan_mode),
                                c.socket_path);
       while (!g_stop.load()) {
-        (*server)->Poll(2);
+        (*server)->Poll(10);  // control latency <= 10 ms; few wakeups when idle
         (*sw)->ServiceControl();
       }
       std::cerr << fmt::format("ofan-dp {}: stopping\n", c.name);
