@@ -183,7 +183,8 @@ Result<std::string> ControlClient::ReadLine(int64_t deadline_ms) {
       in_.append(buf, static_cast<size_t>(n));
       continue;
     }
-    if (n == 0) {
+    // A peer that closes with our request unread resets the connection.
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
       if (in_.empty()) {
         return MakeError(ErrorCode::kIo,
                          fmt::format("{} closed the connection without replying (did ofan-dp "

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -103,6 +104,7 @@ int Main(int argc, char** argv) {
   CLI::App app{
       "ofanctl: the command line of ofan-dp's control socket (a unix socket speaking JSON,\n"
       "one request and one reply per line)."};
+  app.name("ofanctl");
   app.set_version_flag("--version", "ofanctl 0.1.0");
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the command too (inherited by subcommands)
@@ -111,13 +113,16 @@ int Main(int argc, char** argv) {
   bool as_json = false;
   int timeout_ms = kDefaultTimeoutMs;
   app.add_option("--socket", socket_path,
-                 "control socket path (default /run/ofan/<name>.sock; wins over --name)");
+                 "control socket path (default /run/ofan/<name>.sock; wins over --name)")
+      ->type_name("PATH");
   app.add_option("--name", name, "switch name: the socket is /run/ofan/<name>.sock")
+      ->type_name("NAME")
       ->capture_default_str();
   app.add_flag("--json", as_json, "print the switch's \"result\" object as JSON, not tables");
   app.add_option("--timeout-ms", timeout_ms,
-                 "give up after this long waiting to connect or for the reply")
-      ->check(CLI::Range(1, 3600 * 1000))
+                 "milliseconds (1..3600000) to wait for the connection, and then for the reply")
+      ->type_name("N")
+      ->check(CLI::Range(1, 3600 * 1000).description(""))
       ->capture_default_str();
   app.footer(
       "Tables by default; --json prints the exact \"result\" of the reply (set-policy and\n"
@@ -167,14 +172,13 @@ int Main(int argc, char** argv) {
           "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"
           "priority_packets, max_bytes, max_packets, avg_bytes, avg_packets, drops_buffer,\n"
           "ecn_marked, paused, limit_bytes, ecn_bytes}].");
-  int64_t key = -1;
+  uint32_t key = 0;
   CLI::App* pointers = sub(
       "pointers", "the forwarding table: per key (destination x class) the uplink order",
       "Shows each key's uplink order and, for shared Ofan, its pointer (counter).\n"
       "--json: {\"policy\", \"ofan_mode\", \"uplinks\", \"keys\": [{key, dest, class (data|ack),\n"
       "order, counter?}]}; with --key, \"keys\" holds that key only.");
-  CLI::Option* key_opt =
-      pointers->add_option("--key", key, "show this key only")->check(CLI::NonNegativeNumber);
+  CLI::Option* key_opt = pointers->add_option("--key", key, "show this key only")->type_name("K");
   std::string policy, ofan_mode;
   CLI::App* set_policy =
       sub("set-policy", "switch the load-balancing policy (atomically, without stopping traffic)",
@@ -212,7 +216,19 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string what = e.what(), cmd;
+    for (const CLI::App* s : app.get_subcommands()) cmd = s->get_name() + " ";
+    if (cmd.empty()) {
+      const auto rest = app.remaining();
+      if (rest.empty()) {
+        what = "missing COMMAND";
+      } else if (rest.front().rfind('-', 0) != 0) {
+        what = fmt::format("unknown command '{}'", rest.front());
+      }
+    }
+    std::cerr << "ofanctl: " << what << "\n(see ofanctl " << cmd << "--help)\n";
+    return kExitUsage;
   }
   auto usage = [](const std::string& m, const std::string& cmd = "") {
     std::cerr << "ofanctl: " << m << "\n(see ofanctl " << (cmd.empty() ? "" : cmd + " ")
@@ -279,7 +295,9 @@ int Main(int argc, char** argv) {
   }
   json& result = reply->result;
   try {
+    std::optional<uint32_t> only_key;
     if (key_opt->count()) {
+      only_key = key;
       json keys = json::array();
       for (const json& k : result.at("keys")) {
         if (k.at("key") == key) keys.push_back(k);
@@ -289,7 +307,7 @@ int Main(int argc, char** argv) {
                   << result.at("keys").size() << " keys)\n";
         return kExitSwitchError;
       }
-      result["keys"] = std::move(keys);
+      if (as_json) result["keys"] = std::move(keys);
     }
     if (as_json) {
       std::cout << Dump(result, 2) << "\n";
@@ -301,7 +319,7 @@ int Main(int argc, char** argv) {
     if (cmd == "counters") out = RenderCounters(result, all_counters);
     if (cmd == "ports") out = RenderPorts(result);
     if (cmd == "queues") out = RenderQueues(result);
-    if (cmd == "pointers") out = RenderPointers(result);
+    if (cmd == "pointers") out = RenderPointers(result, only_key);
     if (cmd == "set_policy") out = RenderPolicyLine(result);
     if (cmd == "set_port") out = RenderPortLine(result, port);
     if (cmd == "load_tables") {

@@ -32,7 +32,7 @@ std::string Join(const json& list, const char* sep) {
     if (!out.empty()) out += sep;
     out += Cell(x);
   }
-  return out;
+  return out.empty() ? "-" : out;
 }
 
 std::string Duration(double s) {
@@ -199,7 +199,7 @@ std::string RenderPorts(const json& ports) {
   }
   return FormatTable({"port", "dir", "admin", "link", "mac", "neighbor", "rx_pkts", "rx_bytes",
                       "tx_pkts", "tx_bytes", "dpdk", "dev"},
-                     rows, "rllllrrrrrrl");
+                     rows, "rlllllrrrrrl");
 }
 
 std::string RenderQueues(const json& queues) {
@@ -233,7 +233,7 @@ std::string RenderQueues(const json& queues) {
     }
     rows.push_back(r);
   }
-  std::string out = FormatTable(header, rows);
+  std::string out = FormatTable(header, rows, std::string(header.size(), 'r'));
   if (uniform) {
     const json& q = queues.front();
     const uint64_t limit = q.at("limit_bytes").get<uint64_t>();
@@ -247,7 +247,7 @@ std::string RenderQueues(const json& queues) {
   return out;
 }
 
-std::string RenderPointers(const json& p) {
+std::string RenderPointers(const json& p, std::optional<uint32_t> only_key) {
   const json& keys = p.at("keys");
   size_t data = 0;
   for (const json& k : keys) data += k.at("class") == "data";
@@ -261,6 +261,7 @@ std::string RenderPointers(const json& p) {
   if (counter) header.push_back("counter");
   std::vector<std::vector<std::string>> rows;
   for (const json& k : keys) {
+    if (only_key && k.at("key") != *only_key) continue;
     std::vector<std::string> r{Cell(k.at("key")), Cell(k.at("dest")), Cell(k.at("class")),
                                Join(k.at("order"), " ")};
     if (counter) r.push_back(k.contains("counter") ? Cell(k.at("counter")) : "-");

@@ -4,6 +4,8 @@
 // exceptions; the caller reports them.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,8 @@ std::string RenderStatus(const nlohmann::json& status);
 std::string RenderCounters(const nlohmann::json& counters, bool all);
 std::string RenderPorts(const nlohmann::json& ports);
 std::string RenderQueues(const nlohmann::json& queues);
-std::string RenderPointers(const nlohmann::json& pointers);
+// The summary counts every key; the rows are `only_key`'s if given.
+std::string RenderPointers(const nlohmann::json& pointers, std::optional<uint32_t> only_key = {});
 // One line after set_policy / load_tables (both answer with the status).
 std::string RenderPolicyLine(const nlohmann::json& status);
 // The row of `port` in a PortsJson array, as one line.

@@ -19,7 +19,7 @@ import threading
 import time
 import unittest
 
-OFANCTL = os.environ.get("OFANCTL", "build/control/ofanctl")
+OFANCTL = os.environ.get("OFANCTL", "build/control/ofanctl/ofanctl")
 
 COUNTER_NAMES = [
     "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "forwarded_up", "forwarded_down",
@@ -78,7 +78,8 @@ def make_pointers(dests):
     keys = []
     for key in range(2 * dests):
         keys.append({"key": key, "dest": key % dests, "class": "data" if key < dests else "ack",
-                     "order": [(key + i) % 2 for i in range(2)], "counter": 5 * key})
+                     "order": [] if key % dests == 0 else [(key + i) % 2 for i in range(2)],
+                     "counter": 5 * key})  # destination 0 is local: no uplinks
     return {"policy": "ofan", "ofan_mode": "combined", "uplinks": 2, "keys": keys}
 
 
@@ -415,9 +416,10 @@ class OfanctlTest(unittest.TestCase):
         self.assertIn("policy ofan, ofan_mode combined, 2 uplinks, 8 keys (4 data, 4 ack)",
                       p.stdout)
         self.assertRegex(p.stdout, r"\n\s*5\s+1\s+ack\s+1 0\s+25\n")
+        self.assertRegex(p.stdout, r"\n\s*4\s+0\s+ack\s+-\s+20\n")
         self.assertEqual(json.loads(self.run_ctl("pointers", "--json", rc=0).stdout), POINTERS)
         p = self.run_ctl("pointers", "--key", "5", rc=0)
-        self.assertEqual(len(p.stdout.strip().splitlines()), 4)  # summary, blank, header, rule + 1
+        self.assertEqual(len(p.stdout.splitlines()), 5)  # summary, blank, header, rule, key 5
         d = json.loads(self.run_ctl("pointers", "--key", "5", "--json", rc=0).stdout)
         self.assertEqual(d["keys"], [POINTERS["keys"][5]])
         self.assertEqual(d["policy"], "ofan")
