@@ -7,6 +7,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 #include <algorithm>
@@ -308,6 +309,7 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
   uint16_t len[kMaxBurst];
   ParsedPacket parsed[kMaxBurst];
   uint64_t rx_bytes = 0;
+  for (uint16_t i = 0; i < n; ++i) rte_prefetch0(pkts[i]);  // mbuf headers: buf_addr, data_off, lengths
   for (uint16_t i = 0; i < n; ++i) {
     data[i] = rte_pktmbuf_mtod(pkts[i], const uint8_t*);
     len[i] = rte_pktmbuf_data_len(pkts[i]);
@@ -484,18 +486,19 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
     group_l3[pos] = parsed[j].l3_offset;
   }
   for (uint32_t b = 0; b < nq; ++b) {
-    if (count[b]) Enqueue(wk, b / 2, static_cast<int>(b % 2), group + start[b], group_l3 + start[b], count[b]);
+    if (count[b]) Enqueue(wk, b / 2, static_cast<int>(b % 2), group + start[b], group_l3 + start[b], count[b], now);
   }
 }
 
-void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n) {
+void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n,
+                     uint64_t now) {
   EgressPort& e = egress_[port];
   // Run to completion when this worker owns the port and nothing waits in
   // its queues (unshaped, not paused): the frames go straight to the device,
   // as they would leave an empty output queue. What the device refuses is
   // queued below as usual.
   if (owner_[port] == wk.index && bytes_per_tsc_ == 0 && e.staged_n == 0 &&
-      e.bytes.load(std::memory_order_relaxed) == 0 && rte_rdtsc() >= e.paused_until_tsc) {
+      e.bytes.load(std::memory_order_relaxed) == 0 && now >= e.paused_until_tsc) {
     uint64_t sent_bytes = 0;
     uint32_t lens[kMaxBurst];
     for (uint32_t i = 0; i < n; ++i) lens[i] = rte_pktmbuf_pkt_len(pkts[i]);

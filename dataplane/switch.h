@@ -118,7 +118,7 @@ class Switch {
 
   void ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_mbuf** pkts, uint16_t n);
   uint32_t Drain(Worker& wk, uint32_t port, uint64_t now);
-  void Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n);
+  void Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n, uint64_t now);
   void HandlePfc(Worker& wk, uint32_t in_port, const uint8_t* frame, uint32_t len, uint64_t now);
   void SendPfc(uint32_t port, bool pause);
   void ReleaseIngress(rte_mbuf* m);

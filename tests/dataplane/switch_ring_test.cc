@@ -388,6 +388,35 @@ TEST(SwitchRing, ReceivedPfcPausesTheNormalQueueButNotPriority) {
   EXPECT_EQ(rs.Collect(0).size(), 4u);
 }
 
+TEST(SwitchRing, PfcIsGeneratedTowardsAnIngressThatFillsTheBuffer) {
+  DpConfig c = EdgeK4();
+  c.egress.rate_gbps = 0.001;  // port 0 cannot drain during the test
+  c.egress.buffer_bytes = 1 << 20;
+  c.pfc.enabled = true;
+  c.pfc.xoff_bytes = 8 * 1024;
+  c.pfc.xon_bytes = 4 * 1024;
+  RingSwitch rs(c, {0, 1, 2, 3});
+  for (int i = 0; i < 12; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
+  // The PAUSE frame takes its wire time on port 2 too (the shaper is
+  // physical): give the bucket a few milliseconds.
+  std::vector<Frame> up;
+  for (int t = 0; t < 100 && up.empty(); ++t) {
+    rs.Run(2);
+    up = rs.Collect(2);
+    rte_delay_us_block(100);
+  }
+  ASSERT_EQ(up.size(), 1u) << "one PAUSE towards the port the traffic came in on";
+  const Frame& f = up[0];
+  EXPECT_TRUE(std::equal(pkt::kPfcDstMac.b.begin(), pkt::kPfcDstMac.b.end(), f.begin()));
+  const pkt::PfcFrame pfc = pkt::Load<pkt::PfcFrame>(f.data() + 14);
+  EXPECT_EQ(pkt::Rd16(f.data() + 12), pkt::ethertype::kMacControl);
+  EXPECT_EQ(pfc.opcode.host(), pkt::kPfcOpcode);
+  EXPECT_EQ(pfc.class_enable.host(), 1u << 3);
+  EXPECT_EQ(pfc.quanta[3].host(), 0xFFFF);
+  EXPECT_EQ(rs.Counter(Counter::kPfcTx), 1u);
+  EXPECT_TRUE(rs.Collect(3).empty());  // not towards ports that did not send
+}
+
 TEST(SwitchRing, ControlRequests) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   auto call = [&](const std::string& s) { return HandleControlRequest(rs.sw(), s); };
