@@ -33,7 +33,7 @@ if [ $quick = 0 ]; then
   fi
   if ninja -C build-asan >/dev/null; then
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-      meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite sim \
+      meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite sim --suite ring \
       --timeout-multiplier 4 || rc=1
     logs+=(build-asan/meson-logs/testlog.junit.xml)
   else

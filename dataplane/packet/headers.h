@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace ofan::pkt {
 
@@ -17,10 +18,12 @@ constexpr uint32_t ByteSwap32(uint32_t v) {
   return (v << 24) | ((v << 8) & 0x00FF0000u) | ((v >> 8) & 0x0000FF00u) | (v >> 24);
 }
 
-// A big-endian 16-bit field.
-class Be16 {
+// A big-endian 16-bit field. Byte-aligned and trivially constructible, so
+// that packed headers hold it at any offset and calling host() on such a
+// member is well defined (value-initialise with Be16{}).
+class __attribute__((packed)) Be16 {
  public:
-  constexpr Be16() = default;
+  Be16() = default;
   static constexpr Be16 FromHost(uint16_t v) { return Be16(std::endian::native == std::endian::little ? ByteSwap16(v) : v); }
   static constexpr Be16 FromRaw(uint16_t raw) { return Be16(raw); }
   constexpr uint16_t host() const { return std::endian::native == std::endian::little ? ByteSwap16(raw_) : raw_; }
@@ -29,13 +32,13 @@ class Be16 {
 
  private:
   constexpr explicit Be16(uint16_t raw) : raw_(raw) {}
-  uint16_t raw_ = 0;
+  uint16_t raw_;
 };
 
-// A big-endian 32-bit field.
-class Be32 {
+// A big-endian 32-bit field (trivially constructible, as Be16).
+class __attribute__((packed)) Be32 {
  public:
-  constexpr Be32() = default;
+  Be32() = default;
   static constexpr Be32 FromHost(uint32_t v) { return Be32(std::endian::native == std::endian::little ? ByteSwap32(v) : v); }
   static constexpr Be32 FromRaw(uint32_t raw) { return Be32(raw); }
   constexpr uint32_t host() const { return std::endian::native == std::endian::little ? ByteSwap32(raw_) : raw_; }
@@ -44,7 +47,7 @@ class Be32 {
 
  private:
   constexpr explicit Be32(uint32_t raw) : raw_(raw) {}
-  uint32_t raw_ = 0;
+  uint32_t raw_;
 };
 
 struct MacAddr {
@@ -71,6 +74,8 @@ struct EtherHdr {
   Be16 type;
 };
 static_assert(sizeof(EtherHdr) == 14);
+static_assert(std::is_trivially_default_constructible_v<Be16> && std::is_trivially_default_constructible_v<Be32>);
+static_assert(alignof(Be16) == 1 && alignof(Be32) == 1 && sizeof(Be16) == 2 && sizeof(Be32) == 4);
 
 struct VlanTag {
   Be16 tci;  // PCP(3) DEI(1) VID(12)
