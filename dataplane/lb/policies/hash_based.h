@@ -13,14 +13,18 @@
 
 namespace ofan::lb {
 
+// The valid uplink a hash designates: the one ECMP rule every hash-based
+// policy (and the fallbacks of pinning and source routing) uses.
+inline uint8_t HashPick(const UplinkList& l, uint32_t flow_hash, uint32_t salt) {
+  return l.n == 0 ? kNoUplink : l.ports[Reduce32(MixHash(flow_hash, salt), l.n)];
+}
+
 class Ecmp {
  public:
   static constexpr PolicyKind kKind = PolicyKind::kEcmp;
   Ecmp(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
   uint8_t Pick(const PacketKey& k, LbView& v) const {
-    const UplinkList l = v.table->list(k.dest);  // any key row lists all valid ports
-    if (l.n == 0) return kNoUplink;
-    return l.ports[Reduce32(MixHash(k.flow_hash, salt_), l.n)];
+    return HashPick(v.table->list(k.dest), k.flow_hash, salt_);  // any key row lists all valid ports
   }
 
  private:
@@ -32,10 +36,7 @@ class EEcmp {
   static constexpr PolicyKind kKind = PolicyKind::kEEcmp;
   EEcmp(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
   uint8_t Pick(const PacketKey& k, LbView& v) const {
-    const UplinkList l = v.table->list(k.dest);
-    if (l.n == 0) return kNoUplink;
-    const uint32_t h = MixHash(k.flow_hash ^ (k.dst_qp * 0x9E3779B1u), salt_);
-    return l.ports[Reduce32(h, l.n)];
+    return HashPick(v.table->list(k.dest), k.flow_hash ^ (k.dst_qp * 0x9E3779B1u), salt_);
   }
 
  private:
@@ -50,9 +51,7 @@ class PathPin {
     const uint32_t w = v.table->w();
     const uint32_t pinned = w ? k.slice % w : 0;
     if (v.table->mask(k.dest) & (PortMask{1} << pinned)) return static_cast<uint8_t>(pinned);
-    const UplinkList l = v.table->list(k.dest);
-    if (l.n == 0) return kNoUplink;
-    return l.ports[Reduce32(MixHash(k.flow_hash, salt_), l.n)];
+    return HashPick(v.table->list(k.dest), k.flow_hash, salt_);
   }
 
  private:
@@ -71,9 +70,7 @@ class SourceRouted {
     if (k.source_uplink < kMaxUplinks && (m & (PortMask{1} << k.source_uplink))) {
       return k.source_uplink;
     }
-    const UplinkList l = v.table->list(k.dest);
-    if (l.n == 0) return kNoUplink;
-    return l.ports[Reduce32(MixHash(k.flow_hash, salt_), l.n)];
+    return HashPick(v.table->list(k.dest), k.flow_hash, salt_);
   }
 
  private:

@@ -12,24 +12,32 @@
 
 namespace ofan::lb {
 
+// The uplink of `mask` with the smallest cost(u), ties broken uniformly at
+// random (reservoir sampling); JSQ's cost is the backlog, AR's its level.
+template <class Cost>
+inline uint32_t PickLeast(PortMask mask, Rng& rng, Cost cost) {
+  uint32_t best = 0, best_c = UINT32_MAX, ties = 0;
+  while (mask) {
+    const uint32_t u = static_cast<uint32_t>(__builtin_ctzll(mask));
+    mask &= mask - 1;
+    const uint32_t c = cost(u);
+    if (c < best_c) {
+      best = u, best_c = c, ties = 1;
+    } else if (c == best_c && rng.Below(++ties) == 0) {
+      best = u;
+    }
+  }
+  return best;
+}
+
 class Jsq {
  public:
   static constexpr PolicyKind kKind = PolicyKind::kJsq;
   Jsq(const PolicyConfig& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {}
   uint8_t Pick(const PacketKey& k, LbView& v) {
-    PortMask m = v.table->mask(k.dest);
+    const PortMask m = v.table->mask(k.dest);
     if (m == 0) return kNoUplink;
-    uint32_t best = 0, best_q = UINT32_MAX, ties = 0;
-    while (m) {
-      const uint32_t u = static_cast<uint32_t>(__builtin_ctzll(m));
-      m &= m - 1;
-      const uint32_t q = v.queue_bytes[u];
-      if (q < best_q) {
-        best = u, best_q = q, ties = 1;
-      } else if (q == best_q && rng_.Below(++ties) == 0) {
-        best = u;  // reservoir sampling: uniform among the tied minima
-      }
-    }
+    const uint32_t best = PickLeast(m, rng_, [&](uint32_t u) { return v.queue_bytes[u]; });
     v.queue_bytes[best] += k.frame_bytes;
     return static_cast<uint8_t>(best);
   }
@@ -50,19 +58,9 @@ class Ar {
     return (q >= thresholds_[0]) + (q >= thresholds_[1]) + (q >= thresholds_[2]);
   }
   uint8_t Pick(const PacketKey& k, LbView& v) {
-    PortMask m = v.table->mask(k.dest);
+    const PortMask m = v.table->mask(k.dest);
     if (m == 0) return kNoUplink;
-    uint32_t best = 0, best_level = UINT32_MAX, ties = 0;
-    while (m) {
-      const uint32_t u = static_cast<uint32_t>(__builtin_ctzll(m));
-      m &= m - 1;
-      const uint32_t lv = Level(v.queue_bytes[u]);
-      if (lv < best_level) {
-        best = u, best_level = lv, ties = 1;
-      } else if (lv == best_level && rng_.Below(++ties) == 0) {
-        best = u;
-      }
-    }
+    const uint32_t best = PickLeast(m, rng_, [&](uint32_t u) { return Level(v.queue_bytes[u]); });
     v.queue_bytes[best] += k.frame_bytes;
     return static_cast<uint8_t>(best);
   }
