@@ -208,6 +208,16 @@ inline uint16_t Ipv4Checksum(const uint8_t* hdr, uint32_t len) {
   return static_cast<uint16_t>(~sum);
 }
 
+// Ipv4Checksum for a 20-byte header, unrolled.
+inline uint16_t Ipv4Checksum20(const uint8_t* h) {
+  uint64_t sum = static_cast<uint64_t>(Rd32(h)) + Rd32(h + 4) + Rd32(h + 8) + Rd32(h + 12) + Rd32(h + 16);
+  sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
 // HC' = ~(~HC + ~m + m') for one 16-bit word changing from m to m'
 // (host-order values).
 constexpr uint16_t ChecksumAdjust(uint16_t hc, uint16_t m, uint16_t m_new) {
