@@ -82,6 +82,11 @@ struct Counters {
   std::array<uint64_t, kNumCounters> v{};
   void Add(Counter c, uint64_t n = 1) { v[static_cast<size_t>(c)] += n; }
   uint64_t Get(Counter c) const { return v[static_cast<size_t>(c)]; }
+  uint64_t Drops() const {
+    uint64_t d = 0;
+    for (size_t i = static_cast<size_t>(kFirstDrop); i < kNumCounters; ++i) d += v[i];
+    return d;
+  }
   Counters& operator+=(const LcoreCounters& o) {
     for (size_t i = 0; i < kNumCounters; ++i) v[i] += o.v[i].load(std::memory_order_relaxed);
     return *this;

@@ -28,24 +28,26 @@ inline constexpr int kPrioQueue = 0;
 inline constexpr int kNormalQueue = 1;
 
 struct alignas(64) EgressPort {
-  // Shared: producers and the owner.
+  // Read-mostly, looked up per packet by every worker: kept on a line of its
+  // own so the producers' counters below do not bounce it between cores.
   rte_ring* ring[2] = {nullptr, nullptr};
-  std::atomic<uint64_t> bytes{0};  // in both rings and the owner's staging
-  std::atomic<uint64_t> max_bytes{0};
-  std::atomic<uint64_t> drops_buffer{0};
-  std::atomic<uint64_t> ecn_marked{0};
-  std::atomic<uint64_t> ingress_bytes{0};  // PFC: bytes queued anywhere that arrived on this port
-  std::atomic<bool> pfc_sent_xoff{false};
   std::atomic<bool> admin_up{true};
   bool present = false;
   uint16_t dpdk_port = 0;
   uint64_t limit_bytes = 0;
   uint64_t ecn_bytes = 0;
 
+  // Written by producers (any worker) and the owner.
+  alignas(64) std::atomic<uint64_t> bytes{0};  // in both rings and the owner's staging
+  std::atomic<uint64_t> max_bytes{0};
+  std::atomic<uint64_t> drops_buffer{0};
+  std::atomic<uint64_t> ecn_marked{0};
+  std::atomic<uint64_t> ingress_bytes{0};  // PFC: bytes queued anywhere that arrived on this port
+  std::atomic<bool> pfc_sent_xoff{false};
+
   // Owner-only (the lcore whose pipe holds the port); read racily for stats.
   alignas(64) rte_mbuf* staged[kMaxBurst + 1] = {};  // + the frame held by the shaper
   uint32_t staged_n = 0;
-  uint32_t staged_bytes = 0;
   double tokens = 0;
   uint64_t tb_last_tsc = 0;
   uint64_t stat_last_tsc = 0;

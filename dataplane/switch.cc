@@ -593,7 +593,6 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
       m = e.staged[0];
       std::memmove(e.staged, e.staged + 1, (e.staged_n - 1) * sizeof(rte_mbuf*));
       --e.staged_n;
-      e.staged_bytes -= rte_pktmbuf_pkt_len(m);
       return m;
     }
     if (rte_ring_sc_dequeue(e.ring[kPrioQueue], reinterpret_cast<void**>(&m)) == 0) return m;
@@ -616,7 +615,6 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
       if (t < need) {  // hold it at the head until the bucket refills
         e.staged[0] = m;
         e.staged_n = 1;
-        e.staged_bytes = rte_pktmbuf_pkt_len(m);
         break;
       }
       t -= need;
@@ -653,7 +651,6 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
     std::memmove(e.staged + left, e.staged, e.staged_n * sizeof(rte_mbuf*));
     std::memcpy(e.staged, batch + sent, left * sizeof(rte_mbuf*));
     e.staged_n += left;
-    for (uint32_t i = sent; i < can; ++i) e.staged_bytes += lens[i];
   }
   if (bytes_per_tsc_ > 0) e.tokens -= static_cast<double>(sent_bytes + 20ull * sent);
   if (sent) {
@@ -791,11 +788,7 @@ void Switch::ServiceControl() {
   }
   if (bench_frame_) {
     // Replace what the switch dropped since the last look.
-    const Counters c = TotalCounters();
-    uint64_t drops = 0;
-    for (size_t i = 0; i < kNumCounters; ++i) {
-      if (IsDrop(static_cast<Counter>(i))) drops += c.v[i];
-    }
+    const uint64_t drops = TotalCounters().Drops();
     if (drops > bench_drops_seen_) {
       bench_drops_seen_ += InjectBench(static_cast<uint32_t>(std::min<uint64_t>(drops - bench_drops_seen_, 1u << 16)));
     }
@@ -819,11 +812,7 @@ Status Switch::StartBenchTraffic(uint32_t population, uint32_t frame_bytes) {
                      fmt::format("bench frame size must be in [64, {}]", kMbufDataRoom - RTE_PKTMBUF_HEADROOM));
   }
   bench_frame_ = frame_bytes;
-  const Counters c = TotalCounters();
-  bench_drops_seen_ = 0;
-  for (size_t i = 0; i < kNumCounters; ++i) {
-    if (IsDrop(static_cast<Counter>(i))) bench_drops_seen_ += c.v[i];
-  }
+  bench_drops_seen_ = TotalCounters().Drops();
   const uint32_t got = InjectBench(population);
   if (got < population) {
     return MakeError(ErrorCode::kIo, fmt::format("bench: only {} of {} frames injected (pool or rings full)", got, population));

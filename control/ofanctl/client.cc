@@ -29,6 +29,18 @@ int Remaining(int64_t deadline_ms) {
   return static_cast<int>(std::clamp<int64_t>(deadline_ms - NowMs(), 0, 1 << 30));
 }
 
+// Waits for `events` on fd until the deadline: 1 ready, 0 timed out, -1 error
+// (errno set); EINTR is retried here so callers handle only the outcomes.
+int WaitFor(int fd, short events, int64_t deadline_ms) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int left = Remaining(deadline_ms);
+    const int rc = left > 0 ? poll(&p, 1, left) : 0;
+    if (rc < 0 && errno == EINTR) continue;
+    return rc < 0 ? -1 : rc;
+  }
+}
+
 std::string ConnectHint(int err) {
   switch (err) {
     case ENOENT:
@@ -148,10 +160,7 @@ Status ControlClient::SendAll(const std::string& data, int64_t deadline_ms) {
                                    "did ofan-dp exit or drop this client?",
                                    path_, std::strerror(err)));
     }
-    pollfd p{fd_, POLLOUT, 0};
-    const int left = Remaining(deadline_ms);
-    const int rc = left > 0 ? poll(&p, 1, left) : 0;
-    if (rc < 0 && errno == EINTR) continue;
+    const int rc = WaitFor(fd_, POLLOUT, deadline_ms);
     if (rc < 0) return MakeError(ErrorCode::kIo, fmt::format("poll: {}", std::strerror(errno)));
     if (rc == 0) {
       return MakeError(ErrorCode::kIo,
@@ -201,10 +210,7 @@ Result<std::string> ControlClient::ReadLine(int64_t deadline_ms) {
       return MakeError(ErrorCode::kIo,
                        fmt::format("reading from {}: {}", path_, std::strerror(errno)));
     }
-    pollfd p{fd_, POLLIN, 0};
-    const int left = Remaining(deadline_ms);
-    const int rc = left > 0 ? poll(&p, 1, left) : 0;
-    if (rc < 0 && errno == EINTR) continue;
+    const int rc = WaitFor(fd_, POLLIN, deadline_ms);
     if (rc < 0) return MakeError(ErrorCode::kIo, fmt::format("poll: {}", std::strerror(errno)));
     if (rc == 0) {
       return MakeError(ErrorCode::kIo,
