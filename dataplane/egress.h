@@ -23,7 +23,8 @@ struct rte_mbuf;
 
 namespace ofan::dp {
 
-inline constexpr uint32_t kMaxBurst = 64;
+inline constexpr uint32_t kMaxBurst = 64;    // one RX or TX burst (config `burst` <= this)
+inline constexpr uint32_t kMaxVector = 256;  // packets a worker runs through the pipeline at once
 inline constexpr int kPrioQueue = 0;
 inline constexpr int kNormalQueue = 1;
 

@@ -218,6 +218,9 @@ Status Switch::SetupWorkers(uint32_t n) {
   for (auto& w : workers_) {
     std::sort(w->ports.begin(), w->ports.end());
     for (uint32_t p : w->ports) owner_[p] = w->index;
+    // Each port's fair share of a vector, in whole bursts (at least one).
+    const uint32_t np = std::max<uint32_t>(1, static_cast<uint32_t>(w->ports.size()));
+    w->port_share = std::max(cfg_.burst, kMaxVector / np / cfg_.burst * cfg_.burst);
   }
   return {};
 }
@@ -287,16 +290,42 @@ uint32_t Switch::PollWorker(uint32_t wi) {
   Worker& wk = *workers_[wi];
   const FwdState* st = state_.load(std::memory_order_acquire);
   uint32_t work = 0;
-  rte_mbuf* pkts[kMaxBurst];
+  // RX every port of the worker's pipes into one vector, then run the
+  // pipeline once over it (as VPP does with its frames): per-vector costs —
+  // the LB dispatch, Ofan-combined's fetch-adds (one per key per vector:
+  // App. I's combining over a wider window), one TX burst per output port —
+  // are shared by up to kMaxVector packets instead of one RX burst.
+  rte_mbuf* pkts[kMaxVector];
+  RxSegment seg[64];  // at most one per port, k <= 64
+  uint32_t n = 0, nseg = 0;
   for (uint32_t p : wk.ports) {
-    const uint16_t n = rte_eth_rx_burst(egress_[p].dpdk_port, 0, pkts, static_cast<uint16_t>(cfg_.burst));
-    if (n == 0) continue;
-    work += n;
-    ProcessBurst(wk, *st, p, pkts, n);
+    if (n + wk.port_share > kMaxVector) {
+      ProcessVector(wk, *st, pkts, seg, nseg, n);
+      n = nseg = 0;
+    }
+    // Up to the port's share, in RX bursts, while the device has full ones.
+    const uint32_t start = n;
+    for (uint32_t want = wk.port_share; want > 0;) {
+      const uint16_t ask = static_cast<uint16_t>(std::min(want, cfg_.burst));
+      const uint16_t got = rte_eth_rx_burst(egress_[p].dpdk_port, 0, pkts + n, ask);
+      n += got;
+      want -= got;
+      if (got < ask) break;
+    }
+    if (n == start) continue;
+    seg[nseg++] = RxSegment{p, static_cast<uint16_t>(start), static_cast<uint16_t>(n - start)};
+    work += n - start;
   }
+  if (n) ProcessVector(wk, *st, pkts, seg, nseg, n);
   const uint64_t now = rte_rdtsc();
   for (uint32_t p : wk.ports) {
-    work += Drain(wk, p, now);
+    // TX the port's share too, a burst at a time, while bursts go out full.
+    for (uint32_t sent = 0; sent < wk.port_share;) {
+      const uint32_t s = Drain(wk, p, now);
+      work += s;
+      sent += s;
+      if (s < cfg_.burst) break;
+    }
     // A backlog held back by the shaper or PFC is work too: no idle sleep.
     work += egress_[p].staged_n != 0;
   }
@@ -304,85 +333,89 @@ uint32_t Switch::PollWorker(uint32_t wi) {
   return work;
 }
 
-void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_mbuf** pkts, uint16_t n) {
-  const uint8_t* data[kMaxBurst];
-  uint16_t len[kMaxBurst];
-  ParsedPacket parsed[kMaxBurst];
-  uint64_t rx_bytes = 0;
-  for (uint16_t i = 0; i < n; ++i) rte_prefetch0(pkts[i]);  // mbuf headers: buf_addr, data_off, lengths
-  for (uint16_t i = 0; i < n; ++i) {
-    data[i] = rte_pktmbuf_mtod(pkts[i], const uint8_t*);
-    len[i] = rte_pktmbuf_data_len(pkts[i]);
-    rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
-  }
-  EgressPort& in = egress_[in_port];
-  in.rx_packets.store(in.rx_packets.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  in.rx_bytes.store(in.rx_bytes.load(std::memory_order_relaxed) + rx_bytes, std::memory_order_relaxed);
-  wk.counters.Add(Counter::kRxPackets, n);
-  wk.counters.Add(Counter::kRxBytes, rx_bytes);
-  ParseBurst(data, len, n, parsed);  // stage 1
-
-  // Stage 2: route. Up-bound packets collect their LB keys.
+void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg, uint32_t nseg,
+                           uint32_t n) {
+  // Per packet, in one pass (stages 1-2): parse, route; up-bound packets
+  // collect their LB keys. What later stages need is kept in small arrays.
   constexpr uint16_t kNone = 0xFFFF;
-  uint16_t out[kMaxBurst];
-  lb::PacketKey keys[kMaxBurst];
-  uint8_t up_idx[kMaxBurst];
-  uint8_t uplink[kMaxBurst];
-  uint32_t nup = 0;
+  constexpr uint32_t kMbufAhead = 16, kDataAhead = 8;
+  uint16_t out[kMaxVector];  // output port, or kNone
+  uint16_t l3[kMaxVector];
+  uint8_t prio[kMaxVector];
+  lb::PacketKey keys[kMaxVector];
+  uint16_t up_idx[kMaxVector];
+  uint8_t uplink[kMaxVector];
+  rte_mbuf* exc[kMaxVector];
+  uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0;
+  uint64_t all_rx_bytes = 0;
   const uint64_t now = rte_rdtsc();
-  rte_mbuf* exc[kMaxBurst];
-  uint32_t nexc = 0;
   const uint32_t nd = router_.num_dests();
-  const uint8_t pipe = static_cast<uint8_t>(cfg_.pipe_of(in_port));  // one division per burst
-  uint32_t fwd_down = 0, fwd_up = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    out[i] = kNone;
-    const ParsedPacket& p = parsed[i];
-    switch (p.verdict) {
-      case Verdict::kDrop:
-        wk.counters.Add(p.drop);
-        rte_pktmbuf_free(pkts[i]);
+  const bool prio_ack = cfg_.egress.priority_ack, prio_control = cfg_.egress.priority_control;
+  for (uint32_t i = 0; i < n && i < kMbufAhead; ++i) rte_prefetch0(pkts[i]);
+  for (uint32_t i = 0; i < n && i < kDataAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  for (uint32_t s = 0; s < nseg; ++s) {
+    const uint32_t in_port = seg[s].port;
+    const uint8_t pipe = static_cast<uint8_t>(cfg_.pipe_of(in_port));  // one division per RX burst
+    uint64_t rx_bytes = 0;
+    for (uint32_t i = seg[s].start, end = seg[s].start + seg[s].n; i < end; ++i) {
+      if (i + kMbufAhead < n) rte_prefetch0(pkts[i + kMbufAhead]);
+      if (i + kDataAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kDataAhead], void*));
+      rte_mbuf* m = pkts[i];
+      const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
+      const uint16_t len = rte_pktmbuf_data_len(m);
+      rx_bytes += rte_pktmbuf_pkt_len(m);
+      out[i] = kNone;
+      ParsedPacket p;
+      detail::ParseInto(d, len, p);  // stage 1
+      if (p.verdict != Verdict::kForward) [[unlikely]] {
+        switch (p.verdict) {
+          case Verdict::kException:
+            exc[nexc++] = m;
+            break;
+          case Verdict::kPfc:
+            HandlePfc(wk, in_port, d, len, now);
+            rte_pktmbuf_free(m);
+            break;
+          default:
+            wk.counters.Add(p.drop);
+            rte_pktmbuf_free(m);
+            break;
+        }
         continue;
-      case Verdict::kException:
-        exc[nexc++] = pkts[i];
-        continue;
-      case Verdict::kPfc:
-        HandlePfc(wk, in_port, data[i], len[i], now);
-        rte_pktmbuf_free(pkts[i]);
-        continue;
-      case Verdict::kForward:
-        break;
-    }
-    const RouteResult r = router_.Route(p.dst_ip);
-    switch (r.kind) {
-      case RouteKind::kDown:
-        out[i] = r.port;
-        ++fwd_down;
-        break;
-      case RouteKind::kUp: {
+      }
+      l3[i] = p.l3_offset;
+      prio[i] = (prio_ack && p.cls == lb::SizeClass::kAck) || (prio_control && !p.roce);
+      const RouteResult r = router_.Route(p.dst_ip);  // stage 2
+      if (r.kind == RouteKind::kUp) [[likely]] {
         lb::PacketKey& k = keys[nup];
         k.flow_hash = p.flow_hash;
         k.dst_qp = p.dst_qp;
         k.dest = r.dest;
-        k.cls = p.cls;
         k.key = static_cast<uint16_t>(r.dest + nd * static_cast<uint32_t>(p.cls));
         k.frame_bytes = p.frame_len;
         k.slice = r.slice;
         k.pipe = pipe;
         k.source_uplink = lb::kNoUplink;
-        up_idx[nup++] = static_cast<uint8_t>(i);
-        break;
-      }
-      case RouteKind::kLocal:
-        exc[nexc++] = pkts[i];
-        break;
-      case RouteKind::kNoRoute:
+        k.cls = p.cls;
+        up_idx[nup++] = static_cast<uint16_t>(i);
+      } else if (r.kind == RouteKind::kDown) {
+        out[i] = r.port;
+        ++fwd_down;
+      } else if (r.kind == RouteKind::kLocal) {
+        exc[nexc++] = m;
+      } else {
         wk.counters.Add(Counter::kDropNoRoute);
-        rte_pktmbuf_free(pkts[i]);
-        break;
+        rte_pktmbuf_free(m);
+      }
     }
+    EgressPort& in = egress_[in_port];
+    in.rx_packets.store(in.rx_packets.load(std::memory_order_relaxed) + seg[s].n, std::memory_order_relaxed);
+    in.rx_bytes.store(in.rx_bytes.load(std::memory_order_relaxed) + rx_bytes, std::memory_order_relaxed);
+    all_rx_bytes += rx_bytes;
   }
-  if (nexc) {
+  wk.counters.Add(Counter::kRxPackets, n);
+  wk.counters.Add(Counter::kRxBytes, all_rx_bytes);
+  if (nexc) [[unlikely]] {
     const unsigned q = rte_ring_mp_enqueue_burst(exception_ring_, reinterpret_cast<void**>(exc), nexc, nullptr);
     wk.counters.Add(Counter::kException, q);
     if (q < nexc) {
@@ -391,7 +424,7 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
     }
   }
 
-  // Stage 3: LB, once per burst through the policy chosen for this switch.
+  // Stage 3: LB, once per vector through the policy chosen for this switch.
   if (nup) {
     const LcoreLb& l = st.lcore[wk.index];
     lb::LbView view{st.table.get(), nullptr, 0};
@@ -412,34 +445,61 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
     } else {
       l.any->PickBurst(keys, uplink, nup, view);
     }
+    uint32_t no_uplink = 0;
     for (uint32_t j = 0; j < nup; ++j) {
-      const uint8_t i = up_idx[j];
-      if (uplink[j] == lb::kNoUplink) {
-        wk.counters.Add(Counter::kDropNoUplink);
+      const uint16_t i = up_idx[j];
+      if (uplink[j] == lb::kNoUplink) [[unlikely]] {
+        ++no_uplink;
         rte_pktmbuf_free(pkts[i]);
       } else {
         out[i] = static_cast<uint16_t>(w_ + uplink[j]);
-        ++fwd_up;
       }
     }
+    fwd_up = nup - no_uplink;
+    if (no_uplink) wk.counters.Add(Counter::kDropNoUplink, no_uplink);
   }
-
   if (fwd_down) wk.counters.Add(Counter::kForwardedDown, fwd_down);
   if (fwd_up) wk.counters.Add(Counter::kForwardedUp, fwd_up);
 
-  // Stage 4: rewrite, and group by (output port, queue) for one enqueue each.
-  rte_mbuf* group[kMaxBurst];
-  uint16_t group_l3[kMaxBurst];
-  uint16_t order[kMaxBurst];
-  uint32_t m = 0, unknown_neighbor = 0;
-  for (uint16_t i = 0; i < n; ++i) {
+  // Group by (output port, queue) with a counting sort: stable, so packets
+  // keep their order within a port and queue; then stage 4 (rewrite) and one
+  // enqueue per group, with the port's state and MACs looked up once.
+  const uint32_t nq = static_cast<uint32_t>(egress_.size()) * 2;
+  uint16_t count[kMaxQueues] = {};
+  uint8_t bucket_of[kMaxVector];
+  for (uint32_t i = 0; i < n; ++i) {
     if (out[i] == kNone) continue;
-    const uint32_t o = out[i];
-    EgressPort& e = egress_[o];
-    if (!e.present || !e.admin_up.load(std::memory_order_relaxed)) {
-      wk.counters.Add(Counter::kDropPortDown);
-      rte_pktmbuf_free(pkts[i]);
-      out[i] = kNone;
+    const uint32_t b = out[i] * 2u + (prio[i] ? kPrioQueue : kNormalQueue);
+    bucket_of[i] = static_cast<uint8_t>(b);
+    ++count[b];
+  }
+  uint16_t start[kMaxQueues + 1];
+  uint16_t fill[kMaxQueues];
+  uint32_t acc = 0;
+  for (uint32_t b = 0; b < nq; ++b) {
+    start[b] = fill[b] = static_cast<uint16_t>(acc);
+    acc += count[b];
+  }
+  start[nq] = static_cast<uint16_t>(acc);
+  rte_mbuf* group[kMaxVector];
+  uint16_t group_l3[kMaxVector];
+  for (uint32_t i = 0; i < n; ++i) {
+    if (out[i] == kNone) continue;
+    const uint16_t pos = fill[bucket_of[i]]++;
+    group[pos] = pkts[i];
+    group_l3[pos] = l3[i];
+  }
+  uint32_t unknown_neighbor = 0, ttl_expired = 0, port_down = 0;
+  for (uint32_t b = 0; b < nq; ++b) {
+    const uint32_t c = count[b];
+    if (!c) continue;
+    const uint32_t o = b / 2;
+    rte_mbuf** g = group + start[b];
+    uint16_t* gl3 = group_l3 + start[b];
+    const EgressPort& e = egress_[o];
+    if (!e.present || !e.admin_up.load(std::memory_order_relaxed)) [[unlikely]] {
+      port_down += c;
+      rte_pktmbuf_free_bulk(g, c);
       continue;
     }
     const uint64_t nb = neighbor_[o].load(std::memory_order_relaxed);
@@ -447,47 +507,25 @@ void Switch::ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_
     if (nb & kNeighborKnown) {
       dst_mac = UnpackMac(nb);
     } else {
-      ++unknown_neighbor;
+      unknown_neighbor += c;
     }
-    if (!RewriteForward(rte_pktmbuf_mtod(pkts[i], uint8_t*), parsed[i].l3_offset, port_mac_[o], dst_mac)) {
-      wk.counters.Add(Counter::kDropTtlExceeded);
-      rte_pktmbuf_free(pkts[i]);
-      out[i] = kNone;
-      continue;
+    const pkt::MacAddr src_mac = port_mac_[o];
+    uint32_t kept = 0;
+    for (uint32_t j = 0; j < c; ++j) {
+      if (!RewriteForward(rte_pktmbuf_mtod(g[j], uint8_t*), gl3[j], src_mac, dst_mac)) [[unlikely]] {
+        ++ttl_expired;
+        rte_pktmbuf_free(g[j]);
+        continue;
+      }
+      g[kept] = g[j];
+      gl3[kept] = gl3[j];
+      ++kept;
     }
-    order[m++] = i;
+    if (kept) Enqueue(wk, o, static_cast<int>(b % 2), g, gl3, kept, now);
   }
   if (unknown_neighbor) wk.counters.Add(Counter::kNeighborUnknown, unknown_neighbor);
-  // Group by (output port, queue) with a counting sort: stable, so packets
-  // keep their order within a port and queue, and one enqueue per group.
-  const uint32_t nq = static_cast<uint32_t>(egress_.size()) * 2;
-  uint8_t bucket_of[kMaxBurst];
-  uint8_t count[kMaxQueues] = {};
-  for (uint32_t a = 0; a < m; ++a) {
-    const uint16_t j = order[a];
-    const bool prio = (cfg_.egress.priority_ack && parsed[j].cls == lb::SizeClass::kAck) ||
-                      (cfg_.egress.priority_control && !parsed[j].roce);
-    const uint32_t b = out[j] * 2 + (prio ? kPrioQueue : kNormalQueue);
-    bucket_of[a] = static_cast<uint8_t>(b);
-    ++count[b];
-  }
-  uint8_t start[kMaxQueues];
-  uint32_t acc = 0;
-  for (uint32_t b = 0; b < nq; ++b) {
-    start[b] = static_cast<uint8_t>(acc);
-    acc += count[b];
-  }
-  uint8_t fill[kMaxQueues];
-  std::memcpy(fill, start, nq);
-  for (uint32_t a = 0; a < m; ++a) {
-    const uint16_t j = order[a];
-    const uint8_t pos = fill[bucket_of[a]]++;
-    group[pos] = pkts[j];
-    group_l3[pos] = parsed[j].l3_offset;
-  }
-  for (uint32_t b = 0; b < nq; ++b) {
-    if (count[b]) Enqueue(wk, b / 2, static_cast<int>(b % 2), group + start[b], group_l3 + start[b], count[b], now);
-  }
+  if (ttl_expired) wk.counters.Add(Counter::kDropTtlExceeded, ttl_expired);
+  if (port_down) wk.counters.Add(Counter::kDropPortDown, port_down);
 }
 
 void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n,
@@ -500,7 +538,7 @@ void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, cons
   if (owner_[port] == wk.index && bytes_per_tsc_ == 0 && e.staged_n == 0 &&
       e.bytes.load(std::memory_order_relaxed) == 0 && now >= e.paused_until_tsc) {
     uint64_t sent_bytes = 0;
-    uint32_t lens[kMaxBurst];
+    uint32_t lens[kMaxVector];
     for (uint32_t i = 0; i < n; ++i) lens[i] = rte_pktmbuf_pkt_len(pkts[i]);
     const uint16_t sent = rte_eth_tx_burst(e.dpdk_port, 0, pkts, static_cast<uint16_t>(n));
     for (uint16_t i = 0; i < sent; ++i) sent_bytes += lens[i];
@@ -520,7 +558,7 @@ void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, cons
   for (uint32_t i = 0; i < n; ++i) total += rte_pktmbuf_pkt_len(pkts[i]);
   const uint64_t old = e.bytes.fetch_add(total, std::memory_order_relaxed);
   uint64_t running = old, dropped = 0;
-  rte_mbuf* keep[kMaxBurst];
+  rte_mbuf* keep[kMaxVector];
   uint32_t nkeep = 0, marked = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);

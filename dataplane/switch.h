@@ -55,6 +55,7 @@ struct alignas(64) Worker {
   uint32_t index = 0;
   unsigned lcore_id = 0;
   std::vector<uint32_t> ports;  // fat-tree ports whose pipe this worker runs
+  uint32_t port_share = 0;      // per poll, RX (and TX) up to this many packets per port
   LcoreCounters counters;
   std::atomic<uint64_t> seen_generation{0};
   std::atomic<uint64_t> busy_loops{0}, idle_loops{0};
@@ -116,7 +117,14 @@ class Switch {
                                                std::vector<lb::PortMask> base) const;
   void Publish(std::unique_ptr<FwdState> next);
 
-  void ProcessBurst(Worker& wk, const FwdState& st, uint32_t in_port, rte_mbuf** pkts, uint16_t n);
+  // One RX burst of the vector: its packets are pkts[start, start + n).
+  struct RxSegment {
+    uint32_t port;
+    uint16_t start;
+    uint16_t n;
+  };
+  void ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg, uint32_t nseg,
+                     uint32_t n);
   uint32_t Drain(Worker& wk, uint32_t port, uint64_t now);
   void Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n, uint64_t now);
   void HandlePfc(Worker& wk, uint32_t in_port, const uint8_t* frame, uint32_t len, uint64_t now);

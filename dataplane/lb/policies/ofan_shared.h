@@ -75,26 +75,28 @@ class OfanAtomic {
 // Ofan-combined: one fetch-add per distinct key per burst.
 class OfanCombined {
  public:
-  static constexpr uint32_t kMaxBurst = 64;
+  // A whole worker vector (dataplane kMaxVector): the wider the window, the
+  // fewer fetch-adds per packet.
+  static constexpr uint32_t kMaxBurst = 256;
   explicit OfanCombined(SharedOfanTable* shared) : shared_(shared) {}
 
   // Assigns out[i] for keys[0..n); n <= kMaxBurst.
   void PickBurst(const PacketKey* keys, uint8_t* out, uint32_t n, const UplinkTable& t) {
     // (1)+(2) sort and combine: a small open-addressed map key -> group.
     Group* groups = groups_;  // all counts are zero between bursts
-    uint8_t used[kMaxBurst];
+    uint16_t used[kMaxBurst];
     uint32_t nused = 0;
-    uint8_t slot_of[kMaxBurst];
+    uint16_t slot_of[kMaxBurst];
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t key = keys[i].key;
       uint32_t s = (key * 0x9E3779B1u) >> (32 - kSlotBits);
       while (groups[s].count != 0 && groups[s].key != key) s = (s + 1) & (kSlots - 1);
       if (groups[s].count == 0) {
         groups[s].key = key;
-        used[nused++] = static_cast<uint8_t>(s);
+        used[nused++] = static_cast<uint16_t>(s);
       }
       ++groups[s].count;
-      slot_of[i] = static_cast<uint8_t>(s);
+      slot_of[i] = static_cast<uint16_t>(s);
     }
     // (3) update: one fetch-add per key.
     for (uint32_t j = 0; j < nused; ++j) {
@@ -112,7 +114,7 @@ class OfanCombined {
   }
 
  private:
-  static constexpr uint32_t kSlotBits = 7;
+  static constexpr uint32_t kSlotBits = 9;
   static constexpr uint32_t kSlots = 1u << kSlotBits;  // 2x the burst: short probes
   struct Group {
     uint32_t key;

@@ -1,0 +1,180 @@
+// Whole-pipeline cost of one ofan-dp worker, in process: a k=8 edge switch on
+// eight loopback ring ports (a frame sent on port N comes back on port N), the
+// same traffic as `ofan-dp --bench-inject` (bench/run-forwarding), one thread
+// calling PollWorker in a loop. Reports TSC cycles per forwarded packet per
+// policy, interleaving the policies over several rounds so that machine noise
+// hits them alike. The DPDK-free stages alone: stages_bench; the out-of-process
+// comparison with dpdk-testpmd: bench/run-forwarding.
+//
+//   switch_bench [--rounds N] [--polls N] [--population N] [--json]
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dataplane/switch.h"
+
+namespace ofan::dp {
+namespace {
+
+struct Variant {
+  const char* name;
+  lb::PolicyKind kind;
+  OfanMode mode;
+};
+
+constexpr Variant kVariants[] = {
+    {"ecmp", lb::PolicyKind::kEcmp, OfanMode::kCombined},
+    {"pofan", lb::PolicyKind::kOfan, OfanMode::kPofan},
+    {"ofan-atomic", lb::PolicyKind::kOfan, OfanMode::kAtomic},
+    {"ofan-combined", lb::PolicyKind::kOfan, OfanMode::kCombined},
+};
+
+uint64_t HugepagesFree() {
+  FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  uint64_t n = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "HugePages_Free: %lu", &n) == 1) break;
+  }
+  std::fclose(f);
+  return n;
+}
+
+int Main(int argc, char** argv) {
+  uint32_t rounds = 5, polls = 200000, population = 1024;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto num = [&](uint32_t& v) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "switch_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      v = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
+    };
+    if (a == "--rounds") {
+      num(rounds);
+    } else if (a == "--polls") {
+      num(polls);
+    } else if (a == "--population") {
+      num(population);
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--help" || a == "-h") {
+      std::printf("usage: switch_bench [--rounds N=5] [--polls N=200000] [--population N=1024] [--json]\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "switch_bench: unknown argument %s (see --help)\n", a.c_str());
+      return 2;
+    }
+  }
+  // Hugepages when there are some (as ofan-dp runs): with 4 KiB pages the
+  // mbufs' TLB misses would dominate what is measured.
+  const bool huge = HugepagesFree() >= 64;
+  std::vector<std::string> eal = {"switch_bench", "--no-pci",
+                                  "-l", "0", "--log-level=lib.eal:error", "--log-level=pmd.*:error"};
+  if (huge) {
+    eal.insert(eal.end(), {"--in-memory", "--file-prefix", fmt::format("swbench{}", getpid())});
+  } else {
+    std::fprintf(stderr, "switch_bench: fewer than 64 free hugepages (scripts/hugepages.sh); using 4 KiB pages\n");
+    eal.insert(eal.end(), {"--no-huge", "--no-shconf", "-m", "1024"});
+  }
+  std::vector<char*> eargv;
+  for (auto& s : eal) eargv.push_back(s.data());
+  if (rte_eal_init(static_cast<int>(eargv.size()), eargv.data()) < 0) {
+    std::fprintf(stderr, "switch_bench: EAL initialisation failed\n");
+    return 3;
+  }
+  constexpr uint32_t kPorts = 8;
+  std::vector<rte_ring*> rings;
+  DpConfig c;
+  c.name = "swbench";
+  c.k = 8;
+  c.levels = 3;
+  c.pipe_size = 2;
+  c.max_sleep_us = 0;
+  c.socket_path = fmt::format("/tmp/ofan-swbench-{}.sock", getpid());
+  for (uint32_t p = 0; p < kPorts; ++p) {
+    const std::string base = fmt::format("swb{}", p);
+    rte_ring* r = rte_ring_create(base.c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (!r || rte_eth_from_rings(base.c_str(), &r, 1, &r, 1, 0) < 0) {
+      std::fprintf(stderr, "switch_bench: ring port %u\n", p);
+      return 3;
+    }
+    rings.push_back(r);
+    PortConfig pc;
+    pc.port = p;
+    pc.dev = "ring:" + base;
+    pc.mac = pkt::MacAddr{{0x02, 0, 0, 0, 0x0a, static_cast<uint8_t>(p)}};
+    pc.peer_mac = pkt::MacAddr{{0x02, 0, 0, 0, 0x0b, static_cast<uint8_t>(p)}};
+    c.ports.push_back(pc);
+  }
+  auto sw = Switch::Create(c, 1);
+  if (!sw.ok()) {
+    std::fprintf(stderr, "switch_bench: %s\n", sw.error().message.c_str());
+    return 3;
+  }
+  Switch& s = **sw;
+  if (auto st = s.StartBenchTraffic(population, 64); !st.ok()) {
+    std::fprintf(stderr, "switch_bench: %s\n", st.error().message.c_str());
+    return 3;
+  }
+  std::vector<std::vector<double>> cycles(std::size(kVariants));
+  for (uint32_t r = 0; r < rounds; ++r) {
+    for (size_t v = 0; v < std::size(kVariants); ++v) {
+      if (auto st = s.SetPolicy(kVariants[v].kind, kVariants[v].mode); !st.ok()) {
+        std::fprintf(stderr, "switch_bench: %s\n", st.error().message.c_str());
+        return 3;
+      }
+      for (uint32_t i = 0; i < 2000; ++i) s.PollWorker(0);  // warm the new state
+      const uint64_t tx0 = s.TotalCounters().Get(Counter::kTxPackets);
+      const uint64_t t0 = __rdtsc();
+      for (uint32_t i = 0; i < polls; ++i) {
+        s.PollWorker(0);
+        if ((i & 1023) == 0) s.ServiceControl();  // replaces TTL-expired frames
+      }
+      const uint64_t t1 = __rdtsc();
+      const uint64_t tx = s.TotalCounters().Get(Counter::kTxPackets) - tx0;
+      cycles[v].push_back(tx ? static_cast<double>(t1 - t0) / static_cast<double>(tx) : 0);
+    }
+  }
+  if (json) std::printf("[");
+  for (size_t v = 0; v < std::size(kVariants); ++v) {
+    auto xs = cycles[v];
+    std::sort(xs.begin(), xs.end());
+    const double med = xs[xs.size() / 2];
+    if (json) {
+      std::printf("%s{\"policy\": \"%s\", \"cycles_per_packet_median\": %.1f, \"cycles_per_packet_min\": %.1f}",
+                  v ? ", " : "", kVariants[v].name, med, xs.front());
+    } else {
+      std::printf("%-14s %6.1f cycles/packet (median of %u; min %.1f)\n", kVariants[v].name, med, rounds, xs.front());
+    }
+  }
+  if (json) std::printf("]\n");
+  // The frames still in the loopback rings belong to the switch's pool: free
+  // them before the switch (and its pool) goes.
+  for (auto* r : rings) {
+    rte_mbuf* m = nullptr;
+    while (rte_ring_dequeue(r, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+  }
+  sw->reset();
+  rte_eal_cleanup();
+  return 0;
+}
+
+}  // namespace
+}  // namespace ofan::dp
+
+int main(int argc, char** argv) { return ofan::dp::Main(argc, argv); }
