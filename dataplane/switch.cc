@@ -337,12 +337,16 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
                            uint32_t n) {
   // Per packet, in one pass (stages 1-2): parse, route; up-bound packets
   // collect their LB keys. What later stages need is kept in small arrays.
-  constexpr uint16_t kNone = 0xFFFF;
+  // bucket_of[i] = 2 * output port + queue, or kNone: what the grouping
+  // below sorts by; count[] is filled as the buckets are known.
+  constexpr uint8_t kNone = 0xFF;
   constexpr uint32_t kMbufAhead = 16, kDataAhead = 8;
-  uint16_t out[kMaxVector];  // output port, or kNone
+  static_assert(kMaxQueues <= kNone);
+  uint8_t bucket_of[kMaxVector];
+  uint16_t count[kMaxQueues] = {};
   uint16_t l3[kMaxVector];
   uint8_t prio[kMaxVector];
-  lb::PacketKey keys[kMaxVector];
+  lb::PacketKey* keys = wk.keys;
   uint16_t up_idx[kMaxVector];
   uint8_t uplink[kMaxVector];
   rte_mbuf* exc[kMaxVector];
@@ -364,7 +368,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
       const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
       const uint16_t len = rte_pktmbuf_data_len(m);
       rx_bytes += rte_pktmbuf_pkt_len(m);
-      out[i] = kNone;
+      bucket_of[i] = kNone;
       ParsedPacket p;
       detail::ParseInto(d, len, p);  // stage 1
       if (p.verdict != Verdict::kForward) [[unlikely]] {
@@ -399,7 +403,9 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
         k.cls = p.cls;
         up_idx[nup++] = static_cast<uint16_t>(i);
       } else if (r.kind == RouteKind::kDown) {
-        out[i] = r.port;
+        const uint8_t b = static_cast<uint8_t>(r.port * 2u + (prio[i] ? kPrioQueue : kNormalQueue));
+        bucket_of[i] = b;
+        ++count[b];
         ++fwd_down;
       } else if (r.kind == RouteKind::kLocal) {
         exc[nexc++] = m;
@@ -452,7 +458,9 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
         ++no_uplink;
         rte_pktmbuf_free(pkts[i]);
       } else {
-        out[i] = static_cast<uint16_t>(w_ + uplink[j]);
+        const uint8_t b = static_cast<uint8_t>((w_ + uplink[j]) * 2u + (prio[i] ? kPrioQueue : kNormalQueue));
+        bucket_of[i] = b;
+        ++count[b];
       }
     }
     fwd_up = nup - no_uplink;
@@ -465,14 +473,6 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   // keep their order within a port and queue; then stage 4 (rewrite) and one
   // enqueue per group, with the port's state and MACs looked up once.
   const uint32_t nq = static_cast<uint32_t>(egress_.size()) * 2;
-  uint16_t count[kMaxQueues] = {};
-  uint8_t bucket_of[kMaxVector];
-  for (uint32_t i = 0; i < n; ++i) {
-    if (out[i] == kNone) continue;
-    const uint32_t b = out[i] * 2u + (prio[i] ? kPrioQueue : kNormalQueue);
-    bucket_of[i] = static_cast<uint8_t>(b);
-    ++count[b];
-  }
   uint16_t start[kMaxQueues + 1];
   uint16_t fill[kMaxQueues];
   uint32_t acc = 0;
@@ -484,7 +484,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   rte_mbuf* group[kMaxVector];
   uint16_t group_l3[kMaxVector];
   for (uint32_t i = 0; i < n; ++i) {
-    if (out[i] == kNone) continue;
+    if (bucket_of[i] == kNone) continue;
     const uint16_t pos = fill[bucket_of[i]]++;
     group[pos] = pkts[i];
     group_l3[pos] = l3[i];

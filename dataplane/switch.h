@@ -61,6 +61,9 @@ struct alignas(64) Worker {
   std::atomic<uint64_t> busy_loops{0}, idle_loops{0};
   uint32_t idle_streak = 0;
   uint32_t sleep_us = 0;
+  // Scratch for one vector, here rather than on the stack: PacketKey has
+  // member initialisers, and 256 of them would be zeroed on every call.
+  alignas(64) lb::PacketKey keys[kMaxVector];
 };
 
 class Switch {

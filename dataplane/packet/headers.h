@@ -218,6 +218,20 @@ inline uint16_t Ipv4Checksum20(const uint8_t* h) {
   return static_cast<uint16_t>(~sum);
 }
 
+// True when a 20-byte header's checksum verifies: the one's-complement sum of
+// its words is all ones. The sum is byte-order independent (RFC 1071 §2(B)),
+// so the words are added as loaded, without swapping.
+inline bool Ipv4Checksum20Ok(const uint8_t* h) {
+  uint32_t w[5];
+  std::memcpy(w, h, sizeof w);
+  uint64_t sum = static_cast<uint64_t>(w[0]) + w[1] + w[2] + w[3] + w[4];
+  sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  return sum == 0xFFFF;
+}
+
 // HC' = ~(~HC + ~m + m') for one 16-bit word changing from m to m'
 // (host-order values).
 constexpr uint16_t ChecksumAdjust(uint16_t hc, uint16_t m, uint16_t m_new) {

@@ -98,7 +98,7 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
   const uint32_t total = Rd16(ip + offsetof(Ipv4Hdr, total_length));
   if (total < ihl || off + total > len) return Drop(p, Counter::kDropIpv4TotalLength);
   // The common 20-byte header: five independent loads, no loop.
-  const bool csum_ok = ihl == sizeof(Ipv4Hdr) ? Ipv4Checksum20(ip) == 0 : Ipv4Checksum(ip, ihl) == 0;
+  const bool csum_ok = ihl == sizeof(Ipv4Hdr) ? Ipv4Checksum20Ok(ip) : Ipv4Checksum(ip, ihl) == 0;
   if (!csum_ok) return Drop(p, Counter::kDropIpv4Checksum);
   // Fragments cannot be load-balanced consistently (no L4 header after the
   // first) and RoCE never fragments: drop them, counted.

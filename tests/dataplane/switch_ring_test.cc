@@ -128,6 +128,26 @@ TEST(SwitchRing, RandomGarbageNeverCrashesAndIsAllAccountedFor) {
   EXPECT_EQ(c.Get(Counter::kTxPackets) + drops + c.Get(Counter::kException), injected);
 }
 
+// A poll takes up to a vector of packets, an equal share per port: a busy
+// port cannot starve the others, and frames keep their order across polls.
+TEST(SwitchRing, OnePollTakesAFairShareOfEveryPortInOrder) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});  // one pipe of 4 ports: share 256 / 4
+  ASSERT_TRUE(rs.ok());
+  for (uint16_t i = 0; i < 200; ++i) rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3), 0x0A, i, 64, 0, 64));
+  for (uint16_t i = 0; i < 5; ++i) rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 2), 0x0A, i, 64, 0, 64));
+  EXPECT_EQ(rs.sw().PollWorker(0), 64u + 5u);
+  auto sport = [](const Frame& f) { return static_cast<uint16_t>(f[34] << 8 | f[35]); };
+  const auto quiet = rs.Collect(0);
+  EXPECT_EQ(quiet.size(), 5u);  // the quiet port went in the same vector
+  auto busy = rs.Collect(1);
+  EXPECT_EQ(busy.size(), 64u);
+  rs.Run();
+  const auto rest = rs.Collect(1);
+  busy.insert(busy.end(), rest.begin(), rest.end());
+  ASSERT_EQ(busy.size(), 200u);
+  for (uint16_t i = 0; i < 200; ++i) EXPECT_EQ(sport(busy[i]), i) << "frame " << i << " out of order";
+}
+
 TEST(SwitchRing, OfanSendsEachKeyRoundRobinOverTheUplinks) {
   for (OfanMode mode : {OfanMode::kCombined, OfanMode::kAtomic, OfanMode::kPofan}) {
     DpConfig c = EdgeK4();

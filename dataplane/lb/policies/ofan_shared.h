@@ -98,17 +98,23 @@ class OfanCombined {
       ++groups[s].count;
       slot_of[i] = static_cast<uint16_t>(s);
     }
-    // (3) update: one fetch-add per key.
+    // (3) update: one fetch-add per key; the value becomes a list index once
+    // per key, so each packet below only steps it (no division per packet).
     for (uint32_t j = 0; j < nused; ++j) {
       Group& g = groups[used[j]];
-      g.next = shared_->FetchAdd(g.key, g.count);
+      const uint32_t r = shared_->FetchAdd(g.key, g.count);
+      g.list = t.list(g.key);
+      g.next = g.list.n == 0 ? 0 : mod_.Mod(r, g.list.n);
     }
     // (4) decombine: consecutive values, in arrival order within the key.
     for (uint32_t i = 0; i < n; ++i) {
       Group& g = groups[slot_of[i]];
-      const UplinkList l = t.list(g.key);
-      out[i] = l.n == 0 ? kNoUplink : l.ports[mod_.Mod(g.next, l.n)];
-      ++g.next;
+      if (g.list.n == 0) {
+        out[i] = kNoUplink;
+        continue;
+      }
+      out[i] = g.list.ports[g.next];
+      g.next = g.next + 1 == g.list.n ? 0 : g.next + 1;
     }
     for (uint32_t j = 0; j < nused; ++j) groups[used[j]].count = 0;
   }
@@ -119,7 +125,8 @@ class OfanCombined {
   struct Group {
     uint32_t key;
     uint32_t count;
-    uint32_t next;
+    uint32_t next;  // index into list
+    UplinkList list;
   };
   SharedOfanTable* shared_;
   SmallMod mod_;

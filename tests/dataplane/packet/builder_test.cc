@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "common/rng.h"
+
 namespace ofan::pkt {
 namespace {
 
@@ -34,6 +38,26 @@ TEST(Builder, IcrcIgnoresMutableFieldsButNotPayload) {
   EXPECT_EQ(RoceIcrc(&g[14], len), base);
   g[f.size() - 10] ^= 1;  // payload
   EXPECT_NE(RoceIcrc(&g[14], len), base);
+}
+
+// The parser's swap-free check agrees with the RFC 1071 checksum on random
+// headers, on headers whose checksum was filled in, and on the all-zero one.
+TEST(Checksum, SwapFreeVerifyAgreesWithTheFullChecksum) {
+  Rng rng(7);
+  uint8_t h[20];
+  for (int t = 0; t < 20000; ++t) {
+    for (auto& b : h) b = static_cast<uint8_t>(rng.Below(256));
+    if (t % 2) {  // make it valid
+      h[10] = h[11] = 0;
+      const uint16_t c = Ipv4Checksum(h, 20);
+      h[10] = static_cast<uint8_t>(c >> 8);
+      h[11] = static_cast<uint8_t>(c);
+    }
+    ASSERT_EQ(Ipv4Checksum20Ok(h), Ipv4Checksum(h, 20) == 0) << "case " << t;
+    ASSERT_EQ(Ipv4Checksum20(h), Ipv4Checksum(h, 20)) << "case " << t;
+  }
+  std::memset(h, 0, sizeof h);
+  EXPECT_FALSE(Ipv4Checksum20Ok(h));
 }
 
 }  // namespace
