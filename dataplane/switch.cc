@@ -350,7 +350,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   uint16_t up_idx[kMaxVector];
   uint8_t uplink[kMaxVector];
   rte_mbuf* exc[kMaxVector];
-  uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0;
+  uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0, ttl_expired = 0;
   uint64_t all_rx_bytes = 0;
   const uint64_t now = rte_rdtsc();
   const uint32_t nd = router_.num_dests();
@@ -365,7 +365,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
       if (i + kMbufAhead < n) rte_prefetch0(pkts[i + kMbufAhead]);
       if (i + kDataAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kDataAhead], void*));
       rte_mbuf* m = pkts[i];
-      const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
+      uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
       const uint16_t len = rte_pktmbuf_data_len(m);
       rx_bytes += rte_pktmbuf_pkt_len(m);
       bucket_of[i] = kNone;
@@ -387,9 +387,24 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
         }
         continue;
       }
+      const RouteResult r = router_.Route(p.dst_ip);  // stage 2
+      if (r.kind == RouteKind::kLocal || r.kind == RouteKind::kNoRoute) [[unlikely]] {
+        if (r.kind == RouteKind::kLocal) {
+          exc[nexc++] = m;
+        } else {
+          wk.counters.Add(Counter::kDropNoRoute);
+          rte_pktmbuf_free(m);
+        }
+        continue;
+      }
+      // Stage 4, first half, while the header is in L1: TTL and checksum.
+      if (!DecrementTtl(d + p.l3_offset)) [[unlikely]] {
+        ++ttl_expired;
+        rte_pktmbuf_free(m);
+        continue;
+      }
       l3[i] = p.l3_offset;
       prio[i] = (prio_ack && p.cls == lb::SizeClass::kAck) || (prio_control && !p.roce);
-      const RouteResult r = router_.Route(p.dst_ip);  // stage 2
       if (r.kind == RouteKind::kUp) [[likely]] {
         lb::PacketKey& k = keys[nup];
         k.flow_hash = p.flow_hash;
@@ -402,16 +417,11 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
         k.source_uplink = lb::kNoUplink;
         k.cls = p.cls;
         up_idx[nup++] = static_cast<uint16_t>(i);
-      } else if (r.kind == RouteKind::kDown) {
+      } else {
         const uint8_t b = static_cast<uint8_t>(r.port * 2u + (prio[i] ? kPrioQueue : kNormalQueue));
         bucket_of[i] = b;
         ++count[b];
         ++fwd_down;
-      } else if (r.kind == RouteKind::kLocal) {
-        exc[nexc++] = m;
-      } else {
-        wk.counters.Add(Counter::kDropNoRoute);
-        rte_pktmbuf_free(m);
       }
     }
     EgressPort& in = egress_[in_port];
@@ -470,58 +480,52 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   if (fwd_up) wk.counters.Add(Counter::kForwardedUp, fwd_up);
 
   // Group by (output port, queue) with a counting sort: stable, so packets
-  // keep their order within a port and queue; then stage 4 (rewrite) and one
-  // enqueue per group, with the port's state and MACs looked up once.
+  // keep their order within a port and queue. The scatter also writes the
+  // MACs (stage 4, second half), from a pair built once per output port.
   const uint32_t nq = static_cast<uint32_t>(egress_.size()) * 2;
-  uint16_t start[kMaxQueues + 1];
+  uint16_t start[kMaxQueues];
   uint16_t fill[kMaxQueues];
-  uint32_t acc = 0;
-  for (uint32_t b = 0; b < nq; ++b) {
+  MacPair macs[kMaxQueues / 2];
+  uint32_t acc = 0, unknown_neighbor = 0;
+  for (uint32_t b = 0; b < nq; b += 2) {
     start[b] = fill[b] = static_cast<uint16_t>(acc);
-    acc += count[b];
+    start[b + 1] = fill[b + 1] = static_cast<uint16_t>(acc + count[b]);
+    const uint32_t c = count[b] + count[b + 1];
+    acc += c;
+    if (!c) continue;
+    const uint32_t o = b / 2;
+    const uint64_t nb = neighbor_[o].load(std::memory_order_relaxed);
+    pkt::MacAddr dst_mac{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
+    if (nb & kNeighborKnown) [[likely]] {
+      dst_mac = UnpackMac(nb);
+    } else {
+      unknown_neighbor += c;
+    }
+    macs[o] = MacPair(dst_mac, port_mac_[o]);
   }
-  start[nq] = static_cast<uint16_t>(acc);
   rte_mbuf* group[kMaxVector];
   uint16_t group_l3[kMaxVector];
   for (uint32_t i = 0; i < n; ++i) {
-    if (bucket_of[i] == kNone) continue;
-    const uint16_t pos = fill[bucket_of[i]]++;
+    const uint8_t b = bucket_of[i];
+    if (b == kNone) continue;
+    SetMacs(rte_pktmbuf_mtod(pkts[i], uint8_t*), macs[b / 2]);
+    const uint16_t pos = fill[b]++;
     group[pos] = pkts[i];
     group_l3[pos] = l3[i];
   }
-  uint32_t unknown_neighbor = 0, ttl_expired = 0, port_down = 0;
+  uint32_t port_down = 0;
   for (uint32_t b = 0; b < nq; ++b) {
     const uint32_t c = count[b];
     if (!c) continue;
     const uint32_t o = b / 2;
     rte_mbuf** g = group + start[b];
-    uint16_t* gl3 = group_l3 + start[b];
     const EgressPort& e = egress_[o];
     if (!e.present || !e.admin_up.load(std::memory_order_relaxed)) [[unlikely]] {
       port_down += c;
       rte_pktmbuf_free_bulk(g, c);
       continue;
     }
-    const uint64_t nb = neighbor_[o].load(std::memory_order_relaxed);
-    pkt::MacAddr dst_mac{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
-    if (nb & kNeighborKnown) {
-      dst_mac = UnpackMac(nb);
-    } else {
-      unknown_neighbor += c;
-    }
-    const pkt::MacAddr src_mac = port_mac_[o];
-    uint32_t kept = 0;
-    for (uint32_t j = 0; j < c; ++j) {
-      if (!RewriteForward(rte_pktmbuf_mtod(g[j], uint8_t*), gl3[j], src_mac, dst_mac)) [[unlikely]] {
-        ++ttl_expired;
-        rte_pktmbuf_free(g[j]);
-        continue;
-      }
-      g[kept] = g[j];
-      gl3[kept] = gl3[j];
-      ++kept;
-    }
-    if (kept) Enqueue(wk, o, static_cast<int>(b % 2), g, gl3, kept, now);
+    Enqueue(wk, o, static_cast<int>(b % 2), g, group_l3 + start[b], c, now);
   }
   if (unknown_neighbor) wk.counters.Add(Counter::kNeighborUnknown, unknown_neighbor);
   if (ttl_expired) wk.counters.Add(Counter::kDropTtlExceeded, ttl_expired);

@@ -18,21 +18,44 @@
 
 namespace ofan::dp {
 
-inline bool RewriteForward(uint8_t* frame, uint16_t l3_offset, const pkt::MacAddr& src,
-                           const pkt::MacAddr& dst) {
-  uint8_t* ip = frame + l3_offset;
+// The two halves of the rewrite, which the worker runs at different points:
+// the TTL while the header is hot from parsing (before the LB, so an expiring
+// packet takes no pointer), the MACs once the output port is known.
+
+// TTL - 1 and the checksum update of RFC 1624 eqn. 3: the word (TTL,
+// protocol) drops by 0x0100, so HC' = ~(~HC + ~m + m') = ~(~HC + 0xFEFF).
+// False, and nothing changed, when the TTL would expire (<= 1).
+inline bool DecrementTtl(uint8_t* ip) {
   const uint8_t ttl = ip[8];
   if (ttl <= 1) return false;
-  // TTL shares a 16-bit word with the protocol field.
-  const uint16_t old_word = static_cast<uint16_t>(ttl << 8 | ip[9]);
-  const uint16_t new_word = static_cast<uint16_t>((ttl - 1) << 8 | ip[9]);
-  const uint16_t hc = static_cast<uint16_t>(ip[10] << 8 | ip[11]);
-  const uint16_t nc = pkt::ChecksumAdjust(hc, old_word, new_word);
+  uint32_t sum = static_cast<uint16_t>(~pkt::Rd16(ip + 10)) + 0xFEFFu;
+  sum = (sum & 0xFFFF) + (sum >> 16);  // one fold: sum <= 0x1FEFE
+  const uint16_t nc = static_cast<uint16_t>(~sum);
   ip[8] = static_cast<uint8_t>(ttl - 1);
   ip[10] = static_cast<uint8_t>(nc >> 8);
   ip[11] = static_cast<uint8_t>(nc);
-  std::memcpy(frame, dst.b.data(), 6);
-  std::memcpy(frame + 6, src.b.data(), 6);
+  return true;
+}
+
+// Destination MAC (the next hop's) then source MAC (the output port's), as
+// they sit in the Ethernet header: one 12-byte copy per packet.
+struct MacPair {
+  uint8_t b[12];
+  MacPair() = default;
+  MacPair(const pkt::MacAddr& dst, const pkt::MacAddr& src) {
+    std::memcpy(b, dst.b.data(), 6);
+    std::memcpy(b + 6, src.b.data(), 6);
+  }
+};
+static_assert(sizeof(MacPair) == 12);
+
+inline void SetMacs(uint8_t* frame, const MacPair& m) { std::memcpy(frame, m.b, sizeof m.b); }
+
+// Both halves, for one packet.
+inline bool RewriteForward(uint8_t* frame, uint16_t l3_offset, const pkt::MacAddr& src,
+                           const pkt::MacAddr& dst) {
+  if (!DecrementTtl(frame + l3_offset)) return false;
+  SetMacs(frame, MacPair(dst, src));
   return true;
 }
 

@@ -192,6 +192,24 @@ TEST(Rewrite, TtlOneOrZeroExpires) {
   }
 }
 
+// DecrementTtl's constant-folded update is RFC 1624 eqn. 3 exactly, for every
+// checksum value (including the 0x0000 / 0xFFFF corner) and TTL.
+TEST(Rewrite, TtlUpdateMatchesTheGeneralIncrementalUpdate) {
+  uint8_t ip[20] = {0x45, 0, 0, 40, 0, 0, 0, 0, 0, 17, 0, 0, 10, 0, 0, 2, 10, 1, 0, 2};
+  for (int ttl = 2; ttl < 256; ttl += 41) {
+    for (uint32_t hc = 0; hc <= 0xFFFF; ++hc) {
+      ip[8] = static_cast<uint8_t>(ttl);
+      ip[10] = static_cast<uint8_t>(hc >> 8);
+      ip[11] = static_cast<uint8_t>(hc);
+      const uint16_t want = pkt::ChecksumAdjust(static_cast<uint16_t>(hc), static_cast<uint16_t>(ttl << 8 | 17),
+                                                static_cast<uint16_t>((ttl - 1) << 8 | 17));
+      ASSERT_TRUE(DecrementTtl(ip));
+      ASSERT_EQ(ip[8], ttl - 1);
+      ASSERT_EQ(static_cast<uint16_t>(ip[10] << 8 | ip[11]), want) << "ttl " << ttl << " hc " << hc;
+    }
+  }
+}
+
 TEST(Rewrite, ChecksumStaysValidForEveryTtlAndTos) {
   for (int ttl = 2; ttl < 256; ttl += 3) {
     for (int tos : {0, 1, 2, 3, 0xB8, 0xBA, 0xFD}) {
