@@ -78,37 +78,41 @@ class OfanCombined {
   // A whole worker vector (dataplane kMaxVector): the wider the window, the
   // fewer fetch-adds per packet.
   static constexpr uint32_t kMaxBurst = 256;
-  explicit OfanCombined(SharedOfanTable* shared) : shared_(shared) {}
+  explicit OfanCombined(SharedOfanTable* shared)
+      : shared_(shared), group_of_key_(shared->num_keys(), kNoGroup) {}
 
-  // Assigns out[i] for keys[0..n); n <= kMaxBurst.
+  // Assigns out[i] for keys[0..n); n <= kMaxBurst, every key < num_keys().
   void PickBurst(const PacketKey* keys, uint8_t* out, uint32_t n, const UplinkTable& t) {
-    // (1)+(2) sort and combine: a small open-addressed map key -> group.
-    Group* groups = groups_;  // all counts are zero between bursts
-    uint16_t used[kMaxBurst];
-    uint32_t nused = 0;
-    uint16_t slot_of[kMaxBurst];
+    // (1)+(2) sort and combine: keys are small dense integers, so the
+    // key -> group map is a direct-indexed array (no hashing, no probing),
+    // reset entry by entry after the burst.
+    uint16_t* group_of_key = group_of_key_.data();
+    uint16_t group_of[kMaxBurst];
+    uint32_t ngroups = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t key = keys[i].key;
-      uint32_t s = (key * 0x9E3779B1u) >> (32 - kSlotBits);
-      while (groups[s].count != 0 && groups[s].key != key) s = (s + 1) & (kSlots - 1);
-      if (groups[s].count == 0) {
-        groups[s].key = key;
-        used[nused++] = static_cast<uint16_t>(s);
+      uint16_t g = group_of_key[key];
+      if (g == kNoGroup) {
+        g = static_cast<uint16_t>(ngroups++);
+        group_of_key[key] = g;
+        groups_[g].key = key;
+        groups_[g].count = 0;
       }
-      ++groups[s].count;
-      slot_of[i] = static_cast<uint16_t>(s);
+      ++groups_[g].count;
+      group_of[i] = g;
     }
     // (3) update: one fetch-add per key; the value becomes a list index once
     // per key, so each packet below only steps it (no division per packet).
-    for (uint32_t j = 0; j < nused; ++j) {
-      Group& g = groups[used[j]];
+    for (uint32_t j = 0; j < ngroups; ++j) {
+      Group& g = groups_[j];
       const uint32_t r = shared_->FetchAdd(g.key, g.count);
       g.list = t.list(g.key);
       g.next = g.list.n == 0 ? 0 : mod_.Mod(r, g.list.n);
+      group_of_key[g.key] = kNoGroup;
     }
     // (4) decombine: consecutive values, in arrival order within the key.
     for (uint32_t i = 0; i < n; ++i) {
-      Group& g = groups[slot_of[i]];
+      Group& g = groups_[group_of[i]];
       if (g.list.n == 0) {
         out[i] = kNoUplink;
         continue;
@@ -116,12 +120,10 @@ class OfanCombined {
       out[i] = g.list.ports[g.next];
       g.next = g.next + 1 == g.list.n ? 0 : g.next + 1;
     }
-    for (uint32_t j = 0; j < nused; ++j) groups[used[j]].count = 0;
   }
 
  private:
-  static constexpr uint32_t kSlotBits = 9;
-  static constexpr uint32_t kSlots = 1u << kSlotBits;  // 2x the burst: short probes
+  static constexpr uint16_t kNoGroup = 0xFFFF;
   struct Group {
     uint32_t key;
     uint32_t count;
@@ -130,7 +132,8 @@ class OfanCombined {
   };
   SharedOfanTable* shared_;
   SmallMod mod_;
-  Group groups_[kSlots] = {};
+  std::vector<uint16_t> group_of_key_;  // kNoGroup between bursts
+  Group groups_[kMaxBurst] = {};
 };
 
 }  // namespace ofan::lb
