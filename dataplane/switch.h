@@ -1,8 +1,10 @@
 // Switch: one ofan-dp instance. Owns the ports, the per-port egress queues,
 // the worker lcores (one pipe each, or several pipes per lcore when there are
 // fewer lcores than pipes), the forwarding state they look up, and the
-// exception path. The pipeline per burst is (files in dataplane/stages/):
-//   RX -> parse -> route -> lb -> rewrite -> egress enqueue ... egress drain -> TX
+// exception path. The pipeline runs once per vector of up to kMaxVector
+// packets, RX'd from all of a worker's ports (files in dataplane/stages/):
+//   RX -> parse + route + TTL (one pass) -> lb (one call) -> group + MACs
+//      -> egress enqueue ... egress drain -> TX
 // See docs/packet-walk.md for one packet's path through these files.
 //
 // Threads: worker lcores run Worker::Poll in a loop; the control thread (the
