@@ -353,8 +353,20 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0, ttl_expired = 0;
   uint64_t all_rx_bytes = 0;
   const uint64_t now = rte_rdtsc();
-  const uint32_t nd = router_.num_dests();
+  // A local copy: uint8_t stores below may alias anything, so the members
+  // of router_ would otherwise be reloaded for every packet.
+  const Router router = router_;
+  const uint32_t nd = router.num_dests();
+  // Strict-priority queue or not, by [RoCE][size class]: ACK/NAK/CNP when
+  // priority_ack, non-RoCE (control) traffic when priority_control.
   const bool prio_ack = cfg_.egress.priority_ack, prio_control = cfg_.egress.priority_control;
+  static_assert(static_cast<int>(lb::SizeClass::kData) < 2 && static_cast<int>(lb::SizeClass::kAck) < 2);
+  uint8_t prio_of[2][2];
+  for (int roce = 0; roce < 2; ++roce) {
+    for (lb::SizeClass c : {lb::SizeClass::kData, lb::SizeClass::kAck}) {
+      prio_of[roce][static_cast<int>(c)] = (prio_ack && c == lb::SizeClass::kAck) || (prio_control && !roce);
+    }
+  }
   for (uint32_t i = 0; i < n && i < kMbufAhead; ++i) rte_prefetch0(pkts[i]);
   for (uint32_t i = 0; i < n && i < kDataAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
   for (uint32_t s = 0; s < nseg; ++s) {
@@ -370,7 +382,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
       rx_bytes += rte_pktmbuf_pkt_len(m);
       bucket_of[i] = kNone;
       ParsedPacket p;
-      detail::ParseInto(d, len, p);  // stage 1
+      ParseFrameInto(d, len, p);  // stage 1
       if (p.verdict != Verdict::kForward) [[unlikely]] {
         switch (p.verdict) {
           case Verdict::kException:
@@ -387,7 +399,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
         }
         continue;
       }
-      const RouteResult r = router_.Route(p.dst_ip);  // stage 2
+      const RouteResult r = router.Route(p.dst_ip);  // stage 2
       if (r.kind == RouteKind::kLocal || r.kind == RouteKind::kNoRoute) [[unlikely]] {
         if (r.kind == RouteKind::kLocal) {
           exc[nexc++] = m;
@@ -404,7 +416,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
         continue;
       }
       l3[i] = p.l3_offset;
-      prio[i] = (prio_ack && p.cls == lb::SizeClass::kAck) || (prio_control && !p.roce);
+      prio[i] = prio_of[p.roce][static_cast<int>(p.cls)];
       if (r.kind == RouteKind::kUp) [[likely]] {
         lb::PacketKey& k = keys[nup];
         k.flow_hash = p.flow_hash;

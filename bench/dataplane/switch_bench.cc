@@ -6,7 +6,8 @@
 // hits them alike. The DPDK-free stages alone: stages_bench; the out-of-process
 // comparison with dpdk-testpmd: bench/run-forwarding.
 //
-//   switch_bench [--rounds N] [--polls N] [--population N] [--json]
+//   switch_bench [--rounds N] [--polls N] [--population N] [--warmup N] [--json] [--no-huge]
+//                [--policy NAME]   (only that one; e.g. under valgrind --tool=callgrind)
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -53,8 +54,9 @@ uint64_t HugepagesFree() {
 }
 
 int Main(int argc, char** argv) {
-  uint32_t rounds = 5, polls = 200000, population = 1024;
-  bool json = false;
+  uint32_t rounds = 5, polls = 200000, population = 1024, warmup = 2000;
+  bool json = false, no_huge = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto num = [&](uint32_t& v) {
@@ -70,10 +72,26 @@ int Main(int argc, char** argv) {
       num(polls);
     } else if (a == "--population") {
       num(population);
+    } else if (a == "--warmup") {
+      num(warmup);
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--no-huge") {  // e.g. under valgrind
+      no_huge = true;
+    } else if (a == "--policy") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "switch_bench: --policy needs a value\n");
+        return 2;
+      }
+      only = argv[++i];
+      if (std::none_of(std::begin(kVariants), std::end(kVariants), [&](const Variant& v) { return only == v.name; })) {
+        std::fprintf(stderr, "switch_bench: unknown --policy %s (ecmp, pofan, ofan-atomic, ofan-combined)\n", only.c_str());
+        return 2;
+      }
     } else if (a == "--help" || a == "-h") {
-      std::printf("usage: switch_bench [--rounds N=5] [--polls N=200000] [--population N=1024] [--json]\n");
+      std::printf("usage: switch_bench [--rounds N=5] [--polls N=200000] [--population N=1024] [--warmup N=2000]\n"
+                  "                    [--json] [--no-huge]\n"
+                  "                    [--policy ecmp|pofan|ofan-atomic|ofan-combined]\n");
       return 0;
     } else {
       std::fprintf(stderr, "switch_bench: unknown argument %s (see --help)\n", a.c_str());
@@ -82,13 +100,13 @@ int Main(int argc, char** argv) {
   }
   // Hugepages when there are some (as ofan-dp runs): with 4 KiB pages the
   // mbufs' TLB misses would dominate what is measured.
-  const bool huge = HugepagesFree() >= 64;
+  const bool huge = !no_huge && HugepagesFree() >= 64;
   std::vector<std::string> eal = {"switch_bench", "--no-pci",
                                   "-l", "0", "--log-level=lib.eal:error", "--log-level=pmd.*:error"};
   if (huge) {
     eal.insert(eal.end(), {"--in-memory", "--file-prefix", fmt::format("swbench{}", getpid())});
   } else {
-    std::fprintf(stderr, "switch_bench: fewer than 64 free hugepages (scripts/hugepages.sh); using 4 KiB pages\n");
+    if (!no_huge) std::fprintf(stderr, "switch_bench: fewer than 64 free hugepages (scripts/hugepages.sh); using 4 KiB pages\n");
     eal.insert(eal.end(), {"--no-huge", "--no-shconf", "-m", "1024"});
   }
   std::vector<char*> eargv;
@@ -132,13 +150,15 @@ int Main(int argc, char** argv) {
     return 3;
   }
   std::vector<std::vector<double>> cycles(std::size(kVariants));
+  std::vector<uint64_t> packets(std::size(kVariants), 0);
   for (uint32_t r = 0; r < rounds; ++r) {
     for (size_t v = 0; v < std::size(kVariants); ++v) {
+      if (!only.empty() && only != kVariants[v].name) continue;
       if (auto st = s.SetPolicy(kVariants[v].kind, kVariants[v].mode); !st.ok()) {
         std::fprintf(stderr, "switch_bench: %s\n", st.error().message.c_str());
         return 3;
       }
-      for (uint32_t i = 0; i < 2000; ++i) s.PollWorker(0);  // warm the new state
+      for (uint32_t i = 0; i < warmup; ++i) s.PollWorker(0);  // polls to warm the new state
       const uint64_t tx0 = s.TotalCounters().Get(Counter::kTxPackets);
       const uint64_t t0 = __rdtsc();
       for (uint32_t i = 0; i < polls; ++i) {
@@ -148,16 +168,21 @@ int Main(int argc, char** argv) {
       const uint64_t t1 = __rdtsc();
       const uint64_t tx = s.TotalCounters().Get(Counter::kTxPackets) - tx0;
       cycles[v].push_back(tx ? static_cast<double>(t1 - t0) / static_cast<double>(tx) : 0);
+      packets[v] += tx;
     }
   }
   if (json) std::printf("[");
+  bool first = true;
   for (size_t v = 0; v < std::size(kVariants); ++v) {
+    if (cycles[v].empty()) continue;
     auto xs = cycles[v];
     std::sort(xs.begin(), xs.end());
     const double med = xs[xs.size() / 2];
     if (json) {
-      std::printf("%s{\"policy\": \"%s\", \"cycles_per_packet_median\": %.1f, \"cycles_per_packet_min\": %.1f}",
-                  v ? ", " : "", kVariants[v].name, med, xs.front());
+      std::printf("%s{\"policy\": \"%s\", \"cycles_per_packet_median\": %.1f, \"cycles_per_packet_min\": %.1f, "
+                  "\"packets\": %lu}",
+                  first ? "" : ", ", kVariants[v].name, med, xs.front(), static_cast<unsigned long>(packets[v]));
+      first = false;
     } else {
       std::printf("%-14s %6.1f cycles/packet (median of %u; min %.1f)\n", kVariants[v].name, med, rounds, xs.front());
     }

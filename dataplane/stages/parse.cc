@@ -4,6 +4,12 @@ namespace ofan::dp {
 
 ParsedPacket ParseFrame(const uint8_t* d, uint32_t len) {
   ParsedPacket p;
+  ParseFrameInto(d, len, p);
+  return p;
+}
+
+ParsedPacket ParseFrameReference(const uint8_t* d, uint32_t len) {
+  ParsedPacket p;
   detail::ParseInto(d, len, p);
   return p;
 }
@@ -13,7 +19,7 @@ void ParseBurst(const uint8_t* const* data, const uint16_t* len, uint32_t n, Par
   for (uint32_t i = 0; i < n && i < kAhead; ++i) __builtin_prefetch(data[i]);
   for (uint32_t i = 0; i < n; ++i) {
     if (i + kAhead < n) __builtin_prefetch(data[i + kAhead]);
-    detail::ParseInto(data[i], len[i], out[i]);
+    ParseFrameInto(data[i], len[i], out[i]);
   }
 }
 

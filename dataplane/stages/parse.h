@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstddef>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 
 #include "dataplane/counters.h"
 #include "dataplane/lb/types.h"
@@ -129,10 +131,70 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
   return p;
 }
 
+// The common frame in straight-line code: untagged IPv4 without options,
+// not a fragment, with a good header checksum, carrying RoCEv2 (UDP 4791)
+// with a whole BTH. Fills p exactly as ParseInto does and returns true;
+// returns false, leaving p to ParseInto, for anything else (including every
+// malformed frame, so drop reasons stay ParseInto's). Checks are merged into
+// a few wide loads and compares (little-endian hosts; elsewhere it always
+// defers). tests/dataplane/stages/parse_test.cc and the parse fuzz target
+// compare the two on every input.
+inline bool ParseFastRoce(const uint8_t* d, uint32_t len, ParsedPacket& p) {
+  if constexpr (std::endian::native != std::endian::little) {
+    return false;
+  } else {
+    constexpr uint32_t kL3 = sizeof(EtherHdr);
+    constexpr uint32_t kMin = kL3 + sizeof(Ipv4Hdr) + sizeof(UdpHdr) + sizeof(BthHdr);  // 54
+    if (len < kMin) return false;
+    uint64_t w0, w1;
+    std::memcpy(&w0, d + offsetof(EtherHdr, type), 8);  // type, version_ihl, tos, total_length, id
+    std::memcpy(&w1, d + kL3 + offsetof(Ipv4Hdr, frag), 8);  // frag, ttl, proto, checksum, src[0..1]
+    // Ethertype 0x0800 and version 4 / IHL 5, as the bytes 08 00 45.
+    if ((w0 & 0xFFFFFF) != 0x450008) return false;
+    const uint32_t total = ByteSwap16(static_cast<uint16_t>(w0 >> 32));
+    if (total < kMin - kL3 || kL3 + total > len) return false;
+    // No MF flag or fragment offset (the 13 bits + MF: 3F FF), protocol UDP.
+    if ((w1 & 0xFF00FF3Full) != static_cast<uint64_t>(ipproto::kUdp) << 24) return false;
+    uint32_t ports_raw;
+    std::memcpy(&ports_raw, d + kL3 + sizeof(Ipv4Hdr), 4);
+    if ((ports_raw >> 16) != ByteSwap16(kRoceV2Port)) return false;
+    if (!Ipv4Checksum20Ok(d + kL3)) return false;
+    p = ParsedPacket{};
+    p.frame_len = static_cast<uint16_t>(len > 0xFFFF ? 0xFFFF : len);
+    p.l3_offset = kL3;
+    p.src_ip = Rd32(d + kL3 + offsetof(Ipv4Hdr, src));
+    p.dst_ip = Rd32(d + kL3 + offsetof(Ipv4Hdr, dst));
+    p.ecn = static_cast<uint8_t>((w0 >> 24) & 3);
+    const uint8_t* bth = d + kL3 + sizeof(Ipv4Hdr) + sizeof(UdpHdr);
+    p.roce = true;
+    p.bth_opcode = bth[offsetof(BthHdr, opcode)];
+    p.dst_qp = Rd32(bth + offsetof(BthHdr, dest_qp)) & 0xFFFFFF;
+    p.cls = IsAckLikeOpcode(p.bth_opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
+    p.flow_hash = FlowHash(p.src_ip, p.dst_ip, ipproto::kUdp, ByteSwap32(ports_raw));
+    p.verdict = Verdict::kForward;
+    return true;
+  }
+}
+
 }  // namespace detail
 
 
+// The dataplane's parser: ParseFastRoce, falling back to ParseInto.
+inline void ParseFrameInto(const uint8_t* d, uint32_t len, ParsedPacket& p) {
+  if (!detail::ParseFastRoce(d, len, p)) detail::ParseInto(d, len, p);
+}
+
+// Field by field (the struct has padding, so no memcmp).
+inline bool SameParse(const ParsedPacket& a, const ParsedPacket& b) {
+  return a.src_ip == b.src_ip && a.dst_ip == b.dst_ip && a.flow_hash == b.flow_hash && a.dst_qp == b.dst_qp &&
+         a.l3_offset == b.l3_offset && a.frame_len == b.frame_len && a.cls == b.cls && a.ecn == b.ecn &&
+         a.bth_opcode == b.bth_opcode && a.roce == b.roce && a.verdict == b.verdict &&
+         (a.verdict != Verdict::kDrop || a.drop == b.drop);
+}
+
 ParsedPacket ParseFrame(const uint8_t* data, uint32_t len);
+// ParseInto alone: the reference the fast path is checked against.
+ParsedPacket ParseFrameReference(const uint8_t* data, uint32_t len);
 
 // n frames; prefetches ahead.
 void ParseBurst(const uint8_t* const* data, const uint16_t* len, uint32_t n, ParsedPacket* out);

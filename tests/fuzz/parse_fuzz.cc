@@ -1,6 +1,7 @@
 // libFuzzer target: the dataplane's parse stage, then route and rewrite on
 // whatever it accepts. Any input must end in a verdict, never a crash, and a
-// forwarded frame must stay a valid IPv4 frame after the rewrite.
+// forwarded frame must stay a valid IPv4 frame after the rewrite, and the
+// fast parser must give exactly what the full one gives.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -15,6 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ofan::dp::Router router(tree, tree.edge(1, 2));
   std::vector<uint8_t> frame(data, data + size);  // exact size: ASan sees overreads
   const auto p = ofan::dp::ParseFrame(frame.data(), static_cast<uint32_t>(frame.size()));
+  // The fast path (ParseFastRoce) must agree with the full parser exactly.
+  if (!ofan::dp::SameParse(p, ofan::dp::ParseFrameReference(frame.data(), static_cast<uint32_t>(frame.size())))) {
+    __builtin_trap();
+  }
   if (p.verdict == ofan::dp::Verdict::kDrop && !ofan::dp::IsDrop(p.drop)) __builtin_trap();
   if (p.verdict != ofan::dp::Verdict::kForward) return 0;
   (void)router.Route(p.dst_ip);

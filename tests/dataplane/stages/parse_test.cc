@@ -25,6 +25,35 @@ std::vector<uint8_t> Roce(uint8_t opcode, uint32_t qp = 0x123456, uint8_t tos = 
 
 ParsedPacket Parse(const std::vector<uint8_t>& f) { return ParseFrame(f.data(), static_cast<uint32_t>(f.size())); }
 
+// The fast path agrees with the full parser on valid RoCE frames of every
+// size and opcode and on every single-byte change and truncation of one.
+TEST(Parse, FastPathMatchesTheFullParser) {
+  uint32_t fast = 0, total = 0;
+  auto check = [&](const std::vector<uint8_t>& f) {
+    const auto n = static_cast<uint32_t>(f.size());
+    ParsedPacket q;
+    fast += detail::ParseFastRoce(f.data(), n, q);
+    ++total;
+    ASSERT_TRUE(SameParse(ParseFrame(f.data(), n), ParseFrameReference(f.data(), n))) << "frame of " << n;
+  };
+  for (uint8_t op : {0x0A, 0x11, 0x12, 0x81, 0x04}) {
+    for (uint32_t payload : {0u, 1u, 64u, 2048u}) check(Roce(op, 0xABCDEF, 1, 9, payload));
+  }
+  const auto base = Roce(0x0A, 0x123456, 2, 64, 16);
+  for (size_t i = 0; i < 60; ++i) {
+    for (int v : {0x00, 0x01, 0x3F, 0x40, 0x45, 0x80, 0xB7, 0x12, 0xFF}) {
+      auto f = base;
+      f[i] = static_cast<uint8_t>(v);
+      check(f);
+      f[i] = static_cast<uint8_t>(base[i] ^ 0x20);
+      check(f);
+    }
+  }
+  for (size_t n = 0; n <= base.size(); ++n) check(std::vector<uint8_t>(base.begin(), base.begin() + static_cast<long>(n)));
+  EXPECT_GT(fast, 20u);  // the fast path did take the valid ones
+  EXPECT_LT(fast, total);
+}
+
 TEST(Parse, RoceDataAndAckClasses) {
   auto data = Parse(Roce(0x0A));  // RDMA WRITE ONLY
   EXPECT_EQ(data.verdict, Verdict::kForward);
