@@ -30,7 +30,7 @@ namespace ofan::dp {
 enum class OfanMode : uint8_t {
   kPofan,     // one table per pipe (no sharing): POfan
   kAtomic,    // one shared table, one fetch-add per packet
-  kCombined,  // one shared table, one fetch-add per key per burst (App. I)
+  kCombined,  // one shared table, one fetch-add per key per worker vector (App. I)
 };
 std::string_view OfanModeName(OfanMode m);
 Result<OfanMode> ParseOfanMode(std::string_view s);

@@ -342,6 +342,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   constexpr uint8_t kNone = 0xFF;
   constexpr uint32_t kMbufAhead = 16, kDataAhead = 8;
   static_assert(kMaxQueues <= kNone);
+  static_assert(lb::OfanCombined::kMaxBurst >= kMaxVector, "Ofan-combined takes a whole vector");
   uint8_t bucket_of[kMaxVector];
   uint16_t count[kMaxQueues] = {};
   uint16_t l3[kMaxVector];
@@ -506,12 +507,13 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
     acc += c;
     if (!c) continue;
     const uint32_t o = b / 2;
+    const EgressPort& e = egress_[o];
     const uint64_t nb = neighbor_[o].load(std::memory_order_relaxed);
     pkt::MacAddr dst_mac{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
     if (nb & kNeighborKnown) [[likely]] {
       dst_mac = UnpackMac(nb);
-    } else {
-      unknown_neighbor += c;
+    } else if (e.present && e.admin_up.load(std::memory_order_relaxed)) {
+      unknown_neighbor += c;  // sent to broadcast (a down port's are dropped below)
     }
     macs[o] = MacPair(dst_mac, port_mac_[o]);
   }

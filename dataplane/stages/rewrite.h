@@ -1,11 +1,13 @@
-// Stage 4: rewrite, as an IP router does (RFC 1812 §5.3.1, §5.3.5).
+// Stage 4: rewrite, as an IP router does (RFC 1812 §5.3.1, §5.3.5), in two
+// halves that the worker runs at different points of its vector pass.
 //
-// expects:   an IPv4 frame that passed parse (header in bounds, checksum ok)
-//            and an output port
-// modifies:  Ethernet src (the output port's MAC) and dst (the next hop's),
-//            TTL - 1 with an incremental checksum update (RFC 1624);
-//            MarkCe sets ECN CE on ECT packets, also incrementally
-// next:      false if the TTL expired (counted drop, no ICMP is generated)
+// expects:   DecrementTtl: an IPv4 header that passed parse (in bounds,
+//            checksum ok), routed up or down (not to the switch itself);
+//            SetMacs: the frame and its output port's MAC pair
+// modifies:  DecrementTtl: TTL - 1 with an incremental checksum update
+//            (RFC 1624); SetMacs: Ethernet dst (the next hop's) and src (the
+//            output port's); MarkCe (egress): ECN CE on ECT packets
+// next:      DecrementTtl false if the TTL expired (counted drop, no ICMP)
 //
 // RoCEv2's ICRC masks TTL, TOS and the IP checksum, so none of this changes
 // it: a RoCE packet leaves with its ICRC intact.

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -51,6 +53,8 @@ class SharedOfanTable {
     return ctr_[key].fetch_add(c, std::memory_order_relaxed);
   }
   uint32_t Load(uint32_t key) const { return ctr_[key].load(std::memory_order_relaxed); }
+  // Sets a pointer (tests: e.g. just below the 32-bit wrap).
+  void Store(uint32_t key, uint32_t v) { ctr_[key].store(v, std::memory_order_relaxed); }
   size_t num_keys() const { return ctr_.size(); }
 
  private:
@@ -83,6 +87,7 @@ class OfanCombined {
 
   // Assigns out[i] for keys[0..n); n <= kMaxBurst, every key < num_keys().
   void PickBurst(const PacketKey* keys, uint8_t* out, uint32_t n, const UplinkTable& t) {
+    assert(n <= kMaxBurst);
     // (1)+(2) sort and combine: keys are small dense integers, so the
     // key -> group map is a direct-indexed array (no hashing, no probing),
     // reset entry by entry after the burst.
@@ -91,6 +96,7 @@ class OfanCombined {
     uint32_t ngroups = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t key = keys[i].key;
+      assert(key < group_of_key_.size());
       uint16_t g = group_of_key[key];
       if (g == kNoGroup) {
         g = static_cast<uint16_t>(ngroups++);
@@ -108,6 +114,10 @@ class OfanCombined {
       const uint32_t r = shared_->FetchAdd(g.key, g.count);
       g.list = t.list(g.key);
       g.next = g.list.n == 0 ? 0 : mod_.Mod(r, g.list.n);
+      // Values r .. r+count-1 that cross 2^32 are taken mod n one by one
+      // below, as atomic mode takes them, so the two stay identical.
+      g.raw = r;
+      g.wraps = r > UINT32_MAX - (g.count - 1);
       group_of_key[g.key] = kNoGroup;
     }
     // (4) decombine: consecutive values, in arrival order within the key.
@@ -115,6 +125,10 @@ class OfanCombined {
       Group& g = groups_[group_of[i]];
       if (g.list.n == 0) {
         out[i] = kNoUplink;
+        continue;
+      }
+      if (g.wraps) [[unlikely]] {
+        out[i] = g.list.ports[mod_.Mod(g.raw++, g.list.n)];
         continue;
       }
       out[i] = g.list.ports[g.next];
@@ -128,6 +142,8 @@ class OfanCombined {
     uint32_t key;
     uint32_t count;
     uint32_t next;  // index into list
+    uint32_t raw;   // the fetch-add's value, for a group that wraps
+    bool wraps;
     UplinkList list;
   };
   SharedOfanTable* shared_;
