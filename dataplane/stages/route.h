@@ -37,14 +37,16 @@ class Router {
 
   RouteResult Route(uint32_t dst_ip) const {
     RouteResult r;
-    const uint32_t a = dst_ip >> 24, pod = (dst_ip >> 16) & 0xFF, eip = (dst_ip >> 8) & 0xFF,
-                   last = dst_ip & 0xFF;
-    if (a != 10 || pod >= pods_ || eip >= epp_ || last == 0 || last >= w_ + 2) return r;
-    if (last == 1) {  // an edge switch's gateway address
-      if (role_ == lb::Role::kEdge && pod == pod_ && eip == index_) r.kind = RouteKind::kLocal;
+    const uint32_t pod = (dst_ip >> 16) & 0xFF, eip = (dst_ip >> 8) & 0xFF;
+    const uint32_t slot = (dst_ip & 0xFF) - 2u;  // wraps for .0 and .1
+    // A host address 10.pod.edge.(slot + 2) with every field in range; the
+    // four tests are combined without a branch each.
+    const bool host = ((dst_ip >> 24) == 10u) & (pod < pods_) & (eip < epp_) & (slot < w_);
+    if (!host) [[unlikely]] {
+      // x.x.x.1 of this edge switch's host subnet is its own (gateway) address.
+      if (gateway_ != 0 && dst_ip == gateway_) r.kind = RouteKind::kLocal;
       return r;
     }
-    const uint32_t slot = last - 2;
     r.slice = static_cast<uint8_t>(slot);
     switch (role_) {
       case lb::Role::kEdge:
