@@ -370,77 +370,92 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   }
   for (uint32_t i = 0; i < n && i < kMbufAhead; ++i) rte_prefetch0(pkts[i]);
   for (uint32_t i = 0; i < n && i < kDataAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
-  for (uint32_t s = 0; s < nseg; ++s) {
-    const uint32_t in_port = seg[s].port;
-    const uint8_t pipe = static_cast<uint8_t>(cfg_.pipe_of(in_port));  // one division per RX burst
-    uint64_t rx_bytes = 0;
-    for (uint32_t i = seg[s].start, end = seg[s].start + seg[s].n; i < end; ++i) {
-      if (i + kMbufAhead < n) rte_prefetch0(pkts[i + kMbufAhead]);
-      if (i + kDataAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kDataAhead], void*));
-      rte_mbuf* m = pkts[i];
-      uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
-      const uint16_t len = rte_pktmbuf_data_len(m);
-      rx_bytes += rte_pktmbuf_pkt_len(m);
-      bucket_of[i] = kNone;
-      ParsedPacket p;
-      ParseFrameInto(d, len, p);  // stage 1
-      if (p.verdict != Verdict::kForward) [[unlikely]] {
-        switch (p.verdict) {
-          case Verdict::kException:
+  // The per-packet pass, compiled once per switch role so that routing has no
+  // branch on the role (the role is fixed for the switch's lifetime).
+  auto pass = [&]<lb::Role kRole>() {
+    for (uint32_t s = 0; s < nseg; ++s) {
+      const uint32_t in_port = seg[s].port;
+      const uint8_t pipe = static_cast<uint8_t>(cfg_.pipe_of(in_port));  // one division per RX burst
+      uint64_t rx_bytes = 0;
+      for (uint32_t i = seg[s].start, end = seg[s].start + seg[s].n; i < end; ++i) {
+        if (i + kMbufAhead < n) rte_prefetch0(pkts[i + kMbufAhead]);
+        if (i + kDataAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kDataAhead], void*));
+        rte_mbuf* m = pkts[i];
+        uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
+        const uint16_t len = rte_pktmbuf_data_len(m);
+        rx_bytes += rte_pktmbuf_pkt_len(m);
+        bucket_of[i] = kNone;
+        ParsedPacket p;
+        ParseFrameInto(d, len, p);  // stage 1
+        if (p.verdict != Verdict::kForward) [[unlikely]] {
+          switch (p.verdict) {
+            case Verdict::kException:
+              exc[nexc++] = m;
+              break;
+            case Verdict::kPfc:
+              HandlePfc(wk, in_port, d, len, now);
+              rte_pktmbuf_free(m);
+              break;
+            default:
+              wk.counters.Add(p.drop);
+              rte_pktmbuf_free(m);
+              break;
+          }
+          continue;
+        }
+        const RouteResult r = router.RouteAs<kRole>(p.dst_ip);  // stage 2
+        if (r.kind == RouteKind::kLocal || r.kind == RouteKind::kNoRoute) [[unlikely]] {
+          if (r.kind == RouteKind::kLocal) {
             exc[nexc++] = m;
-            break;
-          case Verdict::kPfc:
-            HandlePfc(wk, in_port, d, len, now);
+          } else {
+            wk.counters.Add(Counter::kDropNoRoute);
             rte_pktmbuf_free(m);
-            break;
-          default:
-            wk.counters.Add(p.drop);
-            rte_pktmbuf_free(m);
-            break;
+          }
+          continue;
         }
-        continue;
-      }
-      const RouteResult r = router.Route(p.dst_ip);  // stage 2
-      if (r.kind == RouteKind::kLocal || r.kind == RouteKind::kNoRoute) [[unlikely]] {
-        if (r.kind == RouteKind::kLocal) {
-          exc[nexc++] = m;
-        } else {
-          wk.counters.Add(Counter::kDropNoRoute);
+        // Stage 4, first half, while the header is in L1: TTL and checksum.
+        if (!DecrementTtl(d + p.l3_offset)) [[unlikely]] {
+          ++ttl_expired;
           rte_pktmbuf_free(m);
+          continue;
         }
-        continue;
+        l3[i] = p.l3_offset;
+        prio[i] = prio_of[p.roce][static_cast<int>(p.cls)];
+        if (r.kind == RouteKind::kUp) [[likely]] {
+          lb::PacketKey& k = keys[nup];
+          k.flow_hash = p.flow_hash;
+          k.dst_qp = p.dst_qp;
+          k.dest = r.dest;
+          k.key = static_cast<uint16_t>(r.dest + nd * static_cast<uint32_t>(p.cls));
+          k.frame_bytes = p.frame_len;
+          k.slice = r.slice;
+          k.pipe = pipe;
+          k.source_uplink = lb::kNoUplink;
+          k.cls = p.cls;
+          up_idx[nup++] = static_cast<uint16_t>(i);
+        } else {
+          const uint8_t b = static_cast<uint8_t>(r.port * 2u + (prio[i] ? kPrioQueue : kNormalQueue));
+          bucket_of[i] = b;
+          ++count[b];
+          ++fwd_down;
+        }
       }
-      // Stage 4, first half, while the header is in L1: TTL and checksum.
-      if (!DecrementTtl(d + p.l3_offset)) [[unlikely]] {
-        ++ttl_expired;
-        rte_pktmbuf_free(m);
-        continue;
-      }
-      l3[i] = p.l3_offset;
-      prio[i] = prio_of[p.roce][static_cast<int>(p.cls)];
-      if (r.kind == RouteKind::kUp) [[likely]] {
-        lb::PacketKey& k = keys[nup];
-        k.flow_hash = p.flow_hash;
-        k.dst_qp = p.dst_qp;
-        k.dest = r.dest;
-        k.key = static_cast<uint16_t>(r.dest + nd * static_cast<uint32_t>(p.cls));
-        k.frame_bytes = p.frame_len;
-        k.slice = r.slice;
-        k.pipe = pipe;
-        k.source_uplink = lb::kNoUplink;
-        k.cls = p.cls;
-        up_idx[nup++] = static_cast<uint16_t>(i);
-      } else {
-        const uint8_t b = static_cast<uint8_t>(r.port * 2u + (prio[i] ? kPrioQueue : kNormalQueue));
-        bucket_of[i] = b;
-        ++count[b];
-        ++fwd_down;
-      }
+      EgressPort& in = egress_[in_port];
+      in.rx_packets.store(in.rx_packets.load(std::memory_order_relaxed) + seg[s].n, std::memory_order_relaxed);
+      in.rx_bytes.store(in.rx_bytes.load(std::memory_order_relaxed) + rx_bytes, std::memory_order_relaxed);
+      all_rx_bytes += rx_bytes;
     }
-    EgressPort& in = egress_[in_port];
-    in.rx_packets.store(in.rx_packets.load(std::memory_order_relaxed) + seg[s].n, std::memory_order_relaxed);
-    in.rx_bytes.store(in.rx_bytes.load(std::memory_order_relaxed) + rx_bytes, std::memory_order_relaxed);
-    all_rx_bytes += rx_bytes;
+  };
+  switch (router.role()) {
+    case lb::Role::kEdge:
+      pass.template operator()<lb::Role::kEdge>();
+      break;
+    case lb::Role::kAgg:
+      pass.template operator()<lb::Role::kAgg>();
+      break;
+    case lb::Role::kCore:
+      pass.template operator()<lb::Role::kCore>();
+      break;
   }
   wk.counters.Add(Counter::kRxPackets, n);
   wk.counters.Add(Counter::kRxBytes, all_rx_bytes);

@@ -13,6 +13,7 @@ Router::Router(const lb::FatTree& tree, lb::SwitchId self) {
   index_ = static_cast<uint32_t>(in.index);
   num_dests_ = static_cast<uint32_t>(tree.num_dests(self));
   gateway_ = role_ == lb::Role::kEdge ? (10u << 24) | (pod_ << 16) | (index_ << 8) | 1u : 0u;
+  own_prefix_ = (10u << 16) | (pod_ << 8) | index_;
 }
 
 }  // namespace ofan::dp

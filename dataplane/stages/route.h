@@ -36,6 +36,21 @@ class Router {
   Router(const lb::FatTree& tree, lb::SwitchId self);
 
   RouteResult Route(uint32_t dst_ip) const {
+    switch (role_) {
+      case lb::Role::kEdge:
+        return RouteAs<lb::Role::kEdge>(dst_ip);
+      case lb::Role::kAgg:
+        return RouteAs<lb::Role::kAgg>(dst_ip);
+      case lb::Role::kCore:
+        return RouteAs<lb::Role::kCore>(dst_ip);
+    }
+    return RouteResult{};
+  }
+
+  // Route for a switch whose role is R (== role()): the dataplane picks R
+  // once per vector, so the per-packet code has no branch on the role.
+  template <lb::Role R>
+  RouteResult RouteAs(uint32_t dst_ip) const {
     RouteResult r;
     const uint32_t pod = (dst_ip >> 16) & 0xFF, eip = (dst_ip >> 8) & 0xFF;
     const uint32_t slot = (dst_ip & 0xFF) - 2u;  // wraps for .0 and .1
@@ -44,33 +59,29 @@ class Router {
     const bool host = ((dst_ip >> 24) == 10u) & (pod < pods_) & (eip < epp_) & (slot < w_);
     if (!host) [[unlikely]] {
       // x.x.x.1 of this edge switch's host subnet is its own (gateway) address.
-      if (gateway_ != 0 && dst_ip == gateway_) r.kind = RouteKind::kLocal;
+      if (R == lb::Role::kEdge && dst_ip == gateway_) r.kind = RouteKind::kLocal;
       return r;
     }
     r.slice = static_cast<uint8_t>(slot);
-    switch (role_) {
-      case lb::Role::kEdge:
-        if (pod == pod_ && eip == index_) {
-          r.kind = RouteKind::kDown;
-          r.port = static_cast<uint8_t>(slot);
-          return r;
-        }
-        r.kind = RouteKind::kUp;
-        r.dest = static_cast<uint16_t>(pod * epp_ + eip);
-        return r;
-      case lb::Role::kAgg:
-        if (levels_ == 2 || pod == pod_) {
-          r.kind = RouteKind::kDown;
-          r.port = static_cast<uint8_t>(eip);
-          return r;
-        }
-        r.kind = RouteKind::kUp;
-        r.dest = static_cast<uint16_t>(pod);
-        return r;
-      case lb::Role::kCore:
+    if constexpr (R == lb::Role::kEdge) {
+      if ((dst_ip >> 8) == own_prefix_) {  // 10.pod.edge of this switch
         r.kind = RouteKind::kDown;
-        r.port = static_cast<uint8_t>(pod);
+        r.port = static_cast<uint8_t>(slot);
         return r;
+      }
+      r.kind = RouteKind::kUp;
+      r.dest = static_cast<uint16_t>(pod * epp_ + eip);
+    } else if constexpr (R == lb::Role::kAgg) {
+      if (levels_ == 2 || pod == pod_) {
+        r.kind = RouteKind::kDown;
+        r.port = static_cast<uint8_t>(eip);
+        return r;
+      }
+      r.kind = RouteKind::kUp;
+      r.dest = static_cast<uint16_t>(pod);
+    } else {
+      r.kind = RouteKind::kDown;
+      r.port = static_cast<uint8_t>(pod);
     }
     return r;
   }
@@ -83,6 +94,7 @@ class Router {
  private:
   lb::Role role_;
   uint32_t levels_, pods_, epp_, w_, pod_, index_, num_dests_, gateway_;
+  uint32_t own_prefix_;  // an edge's 10.pod.edge (its hosts' addresses >> 8)
 };
 
 }  // namespace ofan::dp

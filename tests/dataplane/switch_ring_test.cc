@@ -82,6 +82,35 @@ TEST(SwitchRing, DownRouteToTheHostPort) {
   EXPECT_EQ(rs.Counter(Counter::kForwardedDown), 2u);
 }
 
+// The per-packet pass is compiled per switch role: aggregation and core
+// switches route down by pod/edge and up through the LB.
+TEST(SwitchRing, AggregationAndCoreSwitchesRoute) {
+  const lb::FatTree t = *lb::FatTree::Make(4, 3);
+  DpConfig agg = EdgeK4();
+  agg.switch_id = t.agg(1, 0).value();  // ports 0,1: edges 0,1 of pod 1; ports 2,3: cores
+  RingSwitch ra(agg, {0, 1, 2, 3});
+  ASSERT_TRUE(ra.ok());
+  ra.Inject(2, Roce(Ip(10, 0, 0, 2), Ip(10, 1, 1, 3)));  // from a core, down to edge 1
+  for (uint16_t i = 0; i < 8; ++i) ra.Inject(0, Roce(Ip(10, 1, 0, 2), Ip(10, 3, 0, 2), 0x0A, i));  // up
+  ra.Run();
+  const auto down = ra.Collect(1);
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_EQ(down[0][14 + 8], 63);
+  EXPECT_EQ(ra.Collect(2).size() + ra.Collect(3).size(), 8u);
+  EXPECT_EQ(ra.Counter(Counter::kForwardedDown), 1u);
+  EXPECT_EQ(ra.Counter(Counter::kForwardedUp), 8u);
+
+  DpConfig core = EdgeK4();
+  core.switch_id = t.core(0).value();  // port p: pod p
+  RingSwitch rc(core, {0, 1, 2, 3});
+  ASSERT_TRUE(rc.ok());
+  rc.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 2, 1, 3)));
+  rc.Inject(3, Roce(Ip(10, 3, 0, 2), Ip(10, 9, 1, 3)));  // no such pod: no route
+  rc.Run();
+  EXPECT_EQ(rc.Collect(2).size(), 1u);
+  EXPECT_EQ(rc.Counter(Counter::kDropNoRoute), 1u);
+}
+
 TEST(SwitchRing, MalformedAndUnroutableAreCountedNeverForwarded) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   const Frame good = Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3));
