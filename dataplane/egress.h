@@ -37,6 +37,8 @@ struct alignas(64) EgressPort {
   uint16_t dpdk_port = 0;
   uint64_t limit_bytes = 0;
   uint64_t ecn_bytes = 0;
+  // Can frames be sent on it (configured, admin up)?
+  bool up() const { return present && admin_up.load(std::memory_order_relaxed); }
 
   // Written by producers (any worker) and the owner.
   alignas(64) std::atomic<uint64_t> bytes{0};  // in both rings and the owner's staging

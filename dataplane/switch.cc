@@ -64,7 +64,14 @@ void AtomicAddDouble(std::atomic<double>& a, double v) {
 }  // namespace
 
 Switch::Switch(const DpConfig& c)
-    : cfg_(c), tree_(c.tree()), router_(tree_, c.self()), neighbor_(static_cast<size_t>(c.k)) {}
+    : cfg_(c), tree_(c.tree()), router_(tree_, c.self()), neighbor_(static_cast<size_t>(c.k)) {
+  for (int roce = 0; roce < 2; ++roce) {
+    for (lb::SizeClass cls : {lb::SizeClass::kData, lb::SizeClass::kAck}) {
+      const bool prio = (c.egress.priority_ack && cls == lb::SizeClass::kAck) || (c.egress.priority_control && !roce);
+      queue_of_[roce][static_cast<int>(cls)] = prio ? kPrioQueue : kNormalQueue;
+    }
+  }
+}
 
 Switch::~Switch() {
   Stop();
@@ -235,7 +242,7 @@ Result<std::unique_ptr<FwdState>> Switch::BuildState(lb::PolicyKind kind, OfanMo
   lb::PortMask admin = 0;
   for (uint32_t u = 0; u < w_; ++u) {
     const EgressPort& e = egress_[w_ + u];
-    if (e.present && e.admin_up.load()) admin |= lb::PortMask{1} << u;
+    if (e.up()) admin |= lb::PortMask{1} << u;
   }
   for (auto& m : masks) m &= admin;
   st->table = std::make_unique<lb::UplinkTable>(w_, std::move(masks));
@@ -358,16 +365,12 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   // of router_ would otherwise be reloaded for every packet.
   const Router router = router_;
   const uint32_t nd = router.num_dests();
-  // Strict-priority queue or not, by [RoCE][size class]: ACK/NAK/CNP when
-  // priority_ack, non-RoCE (control) traffic when priority_control.
-  const bool prio_ack = cfg_.egress.priority_ack, prio_control = cfg_.egress.priority_control;
-  static_assert(static_cast<int>(lb::SizeClass::kData) < 2 && static_cast<int>(lb::SizeClass::kAck) < 2);
-  uint8_t prio_of[2][2];
-  for (int roce = 0; roce < 2; ++roce) {
-    for (lb::SizeClass c : {lb::SizeClass::kData, lb::SizeClass::kAck}) {
-      prio_of[roce][static_cast<int>(c)] = (prio_ack && c == lb::SizeClass::kAck) || (prio_control && !roce);
-    }
-  }
+  // A packet's bucket: 2 * output port + queue.
+  auto assign = [&](uint32_t i, uint32_t port) {
+    const uint8_t b = static_cast<uint8_t>(port * 2u + (prio[i] ? kPrioQueue : kNormalQueue));
+    bucket_of[i] = b;
+    ++count[b];
+  };
   for (uint32_t i = 0; i < n && i < kMbufAhead; ++i) rte_prefetch0(pkts[i]);
   for (uint32_t i = 0; i < n && i < kDataAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
   // The per-packet pass, compiled once per switch role so that routing has no
@@ -420,7 +423,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
           continue;
         }
         l3[i] = p.l3_offset;
-        prio[i] = prio_of[p.roce][static_cast<int>(p.cls)];
+        prio[i] = queue_of_[p.roce][static_cast<int>(p.cls)] == kPrioQueue;
         if (r.kind == RouteKind::kUp) [[likely]] {
           lb::PacketKey& k = keys[nup];
           k.flow_hash = p.flow_hash;
@@ -434,9 +437,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
           k.cls = p.cls;
           up_idx[nup++] = static_cast<uint16_t>(i);
         } else {
-          const uint8_t b = static_cast<uint8_t>(r.port * 2u + (prio[i] ? kPrioQueue : kNormalQueue));
-          bucket_of[i] = b;
-          ++count[b];
+          assign(i, r.port);
           ++fwd_down;
         }
       }
@@ -446,17 +447,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
       all_rx_bytes += rx_bytes;
     }
   };
-  switch (router.role()) {
-    case lb::Role::kEdge:
-      pass.template operator()<lb::Role::kEdge>();
-      break;
-    case lb::Role::kAgg:
-      pass.template operator()<lb::Role::kAgg>();
-      break;
-    case lb::Role::kCore:
-      pass.template operator()<lb::Role::kCore>();
-      break;
-  }
+  WithRole(router.role(), pass);
   wk.counters.Add(Counter::kRxPackets, n);
   wk.counters.Add(Counter::kRxBytes, all_rx_bytes);
   if (nexc) [[unlikely]] {
@@ -496,9 +487,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
         ++no_uplink;
         rte_pktmbuf_free(pkts[i]);
       } else {
-        const uint8_t b = static_cast<uint8_t>((w_ + uplink[j]) * 2u + (prio[i] ? kPrioQueue : kNormalQueue));
-        bucket_of[i] = b;
-        ++count[b];
+        assign(i, w_ + uplink[j]);
       }
     }
     fwd_up = nup - no_uplink;
@@ -514,6 +503,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
   uint16_t start[kMaxQueues];
   uint16_t fill[kMaxQueues];
   MacPair macs[kMaxQueues / 2];
+  bool usable[kMaxQueues / 2];  // present and admin up, looked at once per vector
   uint32_t acc = 0, unknown_neighbor = 0;
   for (uint32_t b = 0; b < nq; b += 2) {
     start[b] = fill[b] = static_cast<uint16_t>(acc);
@@ -522,12 +512,12 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
     acc += c;
     if (!c) continue;
     const uint32_t o = b / 2;
-    const EgressPort& e = egress_[o];
+    usable[o] = egress_[o].up();
     const uint64_t nb = neighbor_[o].load(std::memory_order_relaxed);
     pkt::MacAddr dst_mac{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
     if (nb & kNeighborKnown) [[likely]] {
       dst_mac = UnpackMac(nb);
-    } else if (e.present && e.admin_up.load(std::memory_order_relaxed)) {
+    } else if (usable[o]) {
       unknown_neighbor += c;  // sent to broadcast (a down port's are dropped below)
     }
     macs[o] = MacPair(dst_mac, port_mac_[o]);
@@ -548,8 +538,7 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
     if (!c) continue;
     const uint32_t o = b / 2;
     rte_mbuf** g = group + start[b];
-    const EgressPort& e = egress_[o];
-    if (!e.present || !e.admin_up.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (!usable[o]) [[unlikely]] {
       port_down += c;
       rte_pktmbuf_free_bulk(g, c);
       continue;
@@ -564,6 +553,10 @@ void Switch::ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, cons
 void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n,
                      uint64_t now) {
   EgressPort& e = egress_[port];
+  // The lengths, read once: the PMD owns (and may free) what it sends.
+  uint32_t lens_store[kMaxVector];
+  const uint32_t* lens = lens_store;
+  for (uint32_t i = 0; i < n; ++i) lens_store[i] = rte_pktmbuf_pkt_len(pkts[i]);
   // Run to completion when this worker owns the port and nothing waits in
   // its queues (unshaped, not paused): the frames go straight to the device,
   // as they would leave an empty output queue. What the device refuses is
@@ -571,8 +564,6 @@ void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, cons
   if (owner_[port] == wk.index && bytes_per_tsc_ == 0 && e.staged_n == 0 &&
       e.bytes.load(std::memory_order_relaxed) == 0 && now >= e.paused_until_tsc) {
     uint64_t sent_bytes = 0;
-    uint32_t lens[kMaxVector];
-    for (uint32_t i = 0; i < n; ++i) lens[i] = rte_pktmbuf_pkt_len(pkts[i]);
     const uint16_t sent = rte_eth_tx_burst(e.dpdk_port, 0, pkts, static_cast<uint16_t>(n));
     for (uint16_t i = 0; i < sent; ++i) sent_bytes += lens[i];
     if (sent) {
@@ -585,16 +576,17 @@ void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, cons
     if (sent == n) return;
     pkts += sent;
     l3 += sent;
+    lens += sent;
     n -= sent;
   }
   uint64_t total = 0;
-  for (uint32_t i = 0; i < n; ++i) total += rte_pktmbuf_pkt_len(pkts[i]);
+  for (uint32_t i = 0; i < n; ++i) total += lens[i];
   const uint64_t old = e.bytes.fetch_add(total, std::memory_order_relaxed);
   uint64_t running = old, dropped = 0;
   rte_mbuf* keep[kMaxVector];
   uint32_t nkeep = 0, marked = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
+    const uint32_t len = lens[i];
     if (running + len > e.limit_bytes) {
       dropped += len;
       rte_pktmbuf_free(pkts[i]);

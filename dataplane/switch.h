@@ -149,6 +149,9 @@ class Switch {
   std::vector<uint32_t> owner_;        // fat-tree port -> worker that owns its RX and TX
   std::vector<std::atomic<uint64_t>> neighbor_;  // per port: MAC | 1<<48 when known
   std::vector<pkt::MacAddr> port_mac_;
+  // Egress queue by [RoCE][size class], from the config: the priority queue
+  // for ACK/NAK/CNP (priority_ack) and non-RoCE control (priority_control).
+  int queue_of_[2][lb::kNumSizeClasses] = {};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<FwdState*> state_{nullptr};
   std::vector<std::unique_ptr<FwdState>> retired_;

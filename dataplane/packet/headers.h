@@ -208,20 +208,11 @@ inline uint16_t Ipv4Checksum(const uint8_t* hdr, uint32_t len) {
   return static_cast<uint16_t>(~sum);
 }
 
-// Ipv4Checksum for a 20-byte header, unrolled.
-inline uint16_t Ipv4Checksum20(const uint8_t* h) {
-  uint64_t sum = static_cast<uint64_t>(Rd32(h)) + Rd32(h + 4) + Rd32(h + 8) + Rd32(h + 12) + Rd32(h + 16);
-  sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
-}
-
-// True when a 20-byte header's checksum verifies: the one's-complement sum of
-// its words is all ones. The sum is byte-order independent (RFC 1071 §2(B)),
-// so the words are added as loaded, without swapping.
-inline bool Ipv4Checksum20Ok(const uint8_t* h) {
+// The one's-complement sum of a 20-byte header's words, folded to 16 bits,
+// of the words as loaded (no byte swaps): the sum is byte-order independent
+// (RFC 1071 §2(B)), so it is the network-order sum with its bytes swapped on
+// a little-endian host.
+inline uint16_t OnesSum20Native(const uint8_t* h) {
   uint32_t w[5];
   std::memcpy(w, h, sizeof w);
   uint64_t sum = static_cast<uint64_t>(w[0]) + w[1] + w[2] + w[3] + w[4];
@@ -229,8 +220,18 @@ inline bool Ipv4Checksum20Ok(const uint8_t* h) {
   sum = (sum & 0xFFFF) + (sum >> 16);
   sum = (sum & 0xFFFF) + (sum >> 16);
   sum = (sum & 0xFFFF) + (sum >> 16);
-  return sum == 0xFFFF;
+  return static_cast<uint16_t>(sum);
 }
+
+// Ipv4Checksum for a 20-byte header, unrolled.
+inline uint16_t Ipv4Checksum20(const uint8_t* h) {
+  const uint16_t sum = OnesSum20Native(h);
+  return static_cast<uint16_t>(~(std::endian::native == std::endian::little ? ByteSwap16(sum) : sum));
+}
+
+// True when a 20-byte header's checksum verifies: its words sum to all ones
+// (in either byte order).
+inline bool Ipv4Checksum20Ok(const uint8_t* h) { return OnesSum20Native(h) == 0xFFFF; }
 
 // HC' = ~(~HC + ~m + m') for one 16-bit word changing from m to m'
 // (host-order values).

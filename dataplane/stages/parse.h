@@ -61,10 +61,23 @@ inline uint32_t FlowHash(uint32_t src, uint32_t dst, uint8_t proto, uint32_t por
   return static_cast<uint32_t>(x >> 32) ^ static_cast<uint32_t>(x);
 }
 
-// Fills p in place (no 40-byte copy per packet in the burst loop).
-inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) {
+// What both parsers start from: defaults, and the frame's length.
+inline void Reset(ParsedPacket& p, uint32_t len) {
   p = ParsedPacket{};
   p.frame_len = static_cast<uint16_t>(len > 0xFFFF ? 0xFFFF : len);
+}
+
+// The RoCEv2 fields of a BTH known to be in bounds.
+inline void ReadBth(const uint8_t* bth, ParsedPacket& p) {
+  p.roce = true;
+  p.bth_opcode = bth[offsetof(BthHdr, opcode)];
+  p.dst_qp = Rd32(bth + offsetof(BthHdr, dest_qp)) & 0xFFFFFF;
+  p.cls = IsAckLikeOpcode(p.bth_opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
+}
+
+// Fills p in place (no 40-byte copy per packet in the burst loop).
+inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) {
+  Reset(p, len);
   if (len < sizeof(EtherHdr)) return Drop(p, Counter::kDropRunt);
   uint32_t off = sizeof(EtherHdr);
   uint16_t type = Rd16(d + offsetof(EtherHdr, type));
@@ -117,11 +130,7 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
     ports = Rd32(l4);  // source and destination port
     if ((ports & 0xFFFF) == kRoceV2Port) {
       if (total < ihl + sizeof(UdpHdr) + sizeof(BthHdr)) return Drop(p, Counter::kDropBthTruncated);
-      const uint8_t* bth = l4 + sizeof(UdpHdr);
-      p.roce = true;
-      p.bth_opcode = bth[offsetof(BthHdr, opcode)];
-      p.dst_qp = Rd32(bth + offsetof(BthHdr, dest_qp)) & 0xFFFFFF;
-      p.cls = IsAckLikeOpcode(p.bth_opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
+      ReadBth(l4 + sizeof(UdpHdr), p);
     }
   } else if (proto == ipproto::kTcp && total >= ihl + 4) {
     ports = Rd32(l4);
@@ -159,17 +168,12 @@ inline bool ParseFastRoce(const uint8_t* d, uint32_t len, ParsedPacket& p) {
     std::memcpy(&ports_raw, d + kL3 + sizeof(Ipv4Hdr), 4);
     if ((ports_raw >> 16) != ByteSwap16(kRoceV2Port)) return false;
     if (!Ipv4Checksum20Ok(d + kL3)) return false;
-    p = ParsedPacket{};
-    p.frame_len = static_cast<uint16_t>(len > 0xFFFF ? 0xFFFF : len);
+    Reset(p, len);
     p.l3_offset = kL3;
     p.src_ip = Rd32(d + kL3 + offsetof(Ipv4Hdr, src));
     p.dst_ip = Rd32(d + kL3 + offsetof(Ipv4Hdr, dst));
     p.ecn = static_cast<uint8_t>((w0 >> 24) & 3);
-    const uint8_t* bth = d + kL3 + sizeof(Ipv4Hdr) + sizeof(UdpHdr);
-    p.roce = true;
-    p.bth_opcode = bth[offsetof(BthHdr, opcode)];
-    p.dst_qp = Rd32(bth + offsetof(BthHdr, dest_qp)) & 0xFFFFFF;
-    p.cls = IsAckLikeOpcode(p.bth_opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
+    ReadBth(d + kL3 + sizeof(Ipv4Hdr) + sizeof(UdpHdr), p);
     p.flow_hash = FlowHash(p.src_ip, p.dst_ip, ipproto::kUdp, ByteSwap32(ports_raw));
     p.verdict = Verdict::kForward;
     return true;
@@ -177,7 +181,6 @@ inline bool ParseFastRoce(const uint8_t* d, uint32_t len, ParsedPacket& p) {
 }
 
 }  // namespace detail
-
 
 // The dataplane's parser: ParseFastRoce, falling back to ParseInto.
 inline void ParseFrameInto(const uint8_t* d, uint32_t len, ParsedPacket& p) {

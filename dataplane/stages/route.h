@@ -31,20 +31,27 @@ struct RouteResult {
   uint8_t slice = 0;  // the destination host's edge port (path pinning)
 };
 
+// Calls f.template operator()<R>() with R = role as a compile-time value:
+// code that runs per packet is instantiated once per role.
+template <class F>
+decltype(auto) WithRole(lb::Role role, F&& f) {
+  switch (role) {
+    case lb::Role::kAgg:
+      return f.template operator()<lb::Role::kAgg>();
+    case lb::Role::kCore:
+      return f.template operator()<lb::Role::kCore>();
+    case lb::Role::kEdge:
+      break;
+  }
+  return f.template operator()<lb::Role::kEdge>();
+}
+
 class Router {
  public:
   Router(const lb::FatTree& tree, lb::SwitchId self);
 
   RouteResult Route(uint32_t dst_ip) const {
-    switch (role_) {
-      case lb::Role::kEdge:
-        return RouteAs<lb::Role::kEdge>(dst_ip);
-      case lb::Role::kAgg:
-        return RouteAs<lb::Role::kAgg>(dst_ip);
-      case lb::Role::kCore:
-        return RouteAs<lb::Role::kCore>(dst_ip);
-    }
-    return RouteResult{};
+    return WithRole(role_, [&]<lb::Role R>() { return RouteAs<R>(dst_ip); });
   }
 
   // Route for a switch whose role is R (== role()): the dataplane picks R
