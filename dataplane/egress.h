@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "dataplane/counters.h"
+#include "dataplane/packet/headers.h"
 
 struct rte_ring;
 struct rte_mbuf;
@@ -25,8 +26,23 @@ namespace ofan::dp {
 
 inline constexpr uint32_t kMaxBurst = 64;    // one RX or TX burst (config `burst` <= this)
 inline constexpr uint32_t kMaxVector = 256;  // packets a worker runs through the pipeline at once
+inline constexpr uint32_t kMaxQueues = 2 * 64;  // (port, queue) pairs of a k <= 64 switch
 inline constexpr int kPrioQueue = 0;
 inline constexpr int kNormalQueue = 1;
+
+// A port's neighbour (next hop) MAC as one atomic word: the MAC's six bytes,
+// and kNeighborKnown once it is configured or learned (ARP).
+inline constexpr uint64_t kNeighborKnown = 1ull << 48;
+inline uint64_t PackMac(const pkt::MacAddr& m) {
+  uint64_t v = 0;
+  for (int i = 0; i < 6; ++i) v |= static_cast<uint64_t>(m.b[static_cast<size_t>(i)]) << (8 * i);
+  return v;
+}
+inline pkt::MacAddr UnpackMac(uint64_t v) {
+  pkt::MacAddr m;
+  for (int i = 0; i < 6; ++i) m.b[static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
+  return m;
+}
 
 struct alignas(64) EgressPort {
   // Read-mostly, looked up per packet by every worker: kept on a line of its

@@ -27,12 +27,28 @@
 #include "dataplane/egress.h"
 #include "dataplane/lb/any_policy.h"
 #include "dataplane/lb/policies/ofan_shared.h"
+#include "dataplane/stages/balance.h"
 #include "dataplane/stages/parse.h"
 #include "dataplane/stages/route.h"
 
 struct rte_mempool;
 
 namespace ofan::dp {
+
+class Switch;
+struct Worker;
+struct FwdState;
+
+// One RX burst of a vector: its packets are pkts[start, start + n).
+struct RxSegment {
+  uint32_t port;
+  uint16_t start;
+  uint16_t n;
+};
+
+// The pipeline over one vector, compiled per (switch role, LB lane): picked
+// once per forwarding state, called once per vector (rule 3).
+using VectorFn = void (Switch::*)(Worker&, const FwdState&, rte_mbuf**, const RxSegment*, uint32_t, uint32_t);
 
 // Per-lcore LB objects of one forwarding state.
 struct LcoreLb {
@@ -51,6 +67,8 @@ struct FwdState {
   std::unique_ptr<lb::UplinkTable> table;
   std::unique_ptr<lb::SharedOfanTable> shared;
   std::vector<LcoreLb> lcore;  // one per worker
+  LaneKind lane = LaneKind::kAny;
+  VectorFn run = nullptr;  // the vector pipeline for this role and lane
 };
 
 struct alignas(64) Worker {
@@ -66,6 +84,11 @@ struct alignas(64) Worker {
   // Scratch for one vector, here rather than on the stack: PacketKey has
   // member initialisers, and 256 of them would be zeroed on every call.
   alignas(64) lb::PacketKey keys[kMaxVector];
+  // The vector's packets per (output port, queue) bucket b = 2 * port +
+  // queue, in arrival order: slots[b * kMaxVector + i], i < fill[b]. fill is
+  // all zero between vectors.
+  std::vector<rte_mbuf*> slots;
+  uint16_t fill[kMaxQueues] = {};
 };
 
 class Switch {
@@ -122,16 +145,14 @@ class Switch {
                                                std::vector<lb::PortMask> base) const;
   void Publish(std::unique_ptr<FwdState> next);
 
-  // One RX burst of the vector: its packets are pkts[start, start + n).
-  struct RxSegment {
-    uint32_t port;
-    uint16_t start;
-    uint16_t n;
-  };
-  void ProcessVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg, uint32_t nseg,
-                     uint32_t n);
+  // The pipeline over one vector (dataplane/vector.cc), for a switch of
+  // role kRole whose policy runs through Lane.
+  template <lb::Role kRole, class Lane>
+  void RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg, uint32_t nseg, uint32_t n);
+  static VectorFn VectorFnFor(lb::Role role, LaneKind lane);
   uint32_t Drain(Worker& wk, uint32_t port, uint64_t now);
-  void Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, const uint16_t* l3, uint32_t n, uint64_t now);
+  // n frames for one queue of a port, `bytes` = the sum of their pkt_len.
+  void Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, uint64_t now);
   void HandlePfc(Worker& wk, uint32_t in_port, const uint8_t* frame, uint32_t len, uint64_t now);
   void SendPfc(uint32_t port, bool pause);
   void ReleaseIngress(rte_mbuf* m);

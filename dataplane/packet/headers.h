@@ -168,9 +168,13 @@ inline constexpr uint8_t kRcAtomicAck = 0x12;
 inline constexpr uint8_t kCnp = 0x81;
 }  // namespace bth_opcode
 
-constexpr bool IsAckLikeOpcode(uint8_t op) {
-  return op == bth_opcode::kRcAck || op == bth_opcode::kRcAtomicAck || op == bth_opcode::kCnp;
-}
+// One byte per opcode, so that the per-packet test is one load.
+inline constexpr std::array<uint8_t, 256> kAckLikeOpcode = [] {
+  std::array<uint8_t, 256> t{};
+  for (uint8_t op : {bth_opcode::kRcAck, bth_opcode::kRcAtomicAck, bth_opcode::kCnp}) t[op] = 1;
+  return t;
+}();
+constexpr bool IsAckLikeOpcode(uint8_t op) { return kAckLikeOpcode[op] != 0; }
 
 // Reads a header at an offset that has been bounds-checked by the caller,
 // without assuming alignment.
@@ -231,7 +235,24 @@ inline uint16_t Ipv4Checksum20(const uint8_t* h) {
 
 // True when a 20-byte header's checksum verifies: its words sum to all ones
 // (in either byte order).
-inline bool Ipv4Checksum20Ok(const uint8_t* h) { return OnesSum20Native(h) == 0xFFFF; }
+// Without the folds: end-around-carry folding keeps a sum's value mod 0xFFFF
+// (2^16 = 1 mod 0xFFFF) and never folds a nonzero sum to 0, so the folded
+// sum is 0xFFFF exactly when the plain sum is a nonzero multiple of 0xFFFF.
+// The words are added as two 64-bit and one 32-bit load with end-around
+// carries (2^64 = 1 mod 0xFFFF too), which keep the sum nonzero.
+inline bool Ipv4Checksum20Ok(const uint8_t* h) {
+  uint64_t a, b;
+  uint32_t c;
+  std::memcpy(&a, h, 8);
+  std::memcpy(&b, h + 8, 8);
+  std::memcpy(&c, h + 16, 4);
+  uint64_t sum;
+  sum = a + b;
+  sum += sum < a;  // no overflow: a wrapped sum is at most 2^64 - 2
+  const uint64_t t = sum + c;
+  sum = t + (t < sum);
+  return sum % 0xFFFF == 0 && sum != 0;
+}
 
 // HC' = ~(~HC + ~m + m') for one 16-bit word changing from m to m'
 // (host-order values).

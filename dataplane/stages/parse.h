@@ -148,7 +148,7 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
 // a few wide loads and compares (little-endian hosts; elsewhere it always
 // defers). tests/dataplane/stages/parse_test.cc and the parse fuzz target
 // compare the two on every input.
-inline bool ParseFastRoce(const uint8_t* d, uint32_t len, ParsedPacket& p) {
+[[gnu::always_inline]] inline bool ParseFastRoce(const uint8_t* d, uint32_t len, ParsedPacket& p) {
   if constexpr (std::endian::native != std::endian::little) {
     return false;
   } else {
@@ -182,9 +182,15 @@ inline bool ParseFastRoce(const uint8_t* d, uint32_t len, ParsedPacket& p) {
 
 }  // namespace detail
 
-// The dataplane's parser: ParseFastRoce, falling back to ParseInto.
-inline void ParseFrameInto(const uint8_t* d, uint32_t len, ParsedPacket& p) {
-  if (!detail::ParseFastRoce(d, len, p)) detail::ParseInto(d, len, p);
+// ParseInto alone, out of line: the reference the fast path is checked
+// against, and the dataplane's parser for the rare frames.
+ParsedPacket ParseFrameReference(const uint8_t* data, uint32_t len);
+
+// The dataplane's parser: ParseFastRoce inline, falling back to ParseInto.
+[[gnu::always_inline]] inline void ParseFrameInto(const uint8_t* d, uint32_t len, ParsedPacket& p) {
+  // By value: p's address never escapes, so the caller's copy of p can live
+  // in registers.
+  if (!detail::ParseFastRoce(d, len, p)) [[unlikely]] p = ParseFrameReference(d, len);
 }
 
 // Field by field (the struct has padding, so no memcmp).
@@ -196,8 +202,6 @@ inline bool SameParse(const ParsedPacket& a, const ParsedPacket& b) {
 }
 
 ParsedPacket ParseFrame(const uint8_t* data, uint32_t len);
-// ParseInto alone: the reference the fast path is checked against.
-ParsedPacket ParseFrameReference(const uint8_t* data, uint32_t len);
 
 // n frames; prefetches ahead.
 void ParseBurst(const uint8_t* const* data, const uint16_t* len, uint32_t n, ParsedPacket* out);

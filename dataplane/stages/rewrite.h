@@ -13,6 +13,7 @@
 // it: a RoCE packet leaves with its ICRC intact.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -26,16 +27,22 @@ namespace ofan::dp {
 
 // TTL - 1 and the checksum update of RFC 1624 eqn. 3: the word (TTL,
 // protocol) drops by 0x0100, so HC' = ~(~HC + ~m + m') = ~(~HC + 0xFEFF).
+// Computed on the checksum as loaded in host byte order: one's complement
+// sums commute with swapping the bytes of every word, so on a little-endian
+// host the constant is swapped (0xFFFE) and the field is never swapped.
 // False, and nothing changed, when the TTL would expire (<= 1).
 inline bool DecrementTtl(uint8_t* ip) {
   const uint8_t ttl = ip[8];
   if (ttl <= 1) return false;
-  uint32_t sum = static_cast<uint16_t>(~pkt::Rd16(ip + 10)) + 0xFEFFu;
-  sum = (sum & 0xFFFF) + (sum >> 16);  // one fold: sum <= 0x1FEFE
+  constexpr uint32_t kMinus0x100 =
+      std::endian::native == std::endian::little ? 0xFFFEu : 0xFEFFu;  // ~0x0100 in the loaded order
+  uint16_t hc;
+  std::memcpy(&hc, ip + 10, 2);
+  uint32_t sum = static_cast<uint16_t>(~hc) + kMinus0x100;
+  sum = (sum & 0xFFFF) + (sum >> 16);  // one fold: sum <= 0x1FFFD
   const uint16_t nc = static_cast<uint16_t>(~sum);
   ip[8] = static_cast<uint8_t>(ttl - 1);
-  ip[10] = static_cast<uint8_t>(nc >> 8);
-  ip[11] = static_cast<uint8_t>(nc);
+  std::memcpy(ip + 10, &nc, 2);
   return true;
 }
 
@@ -59,6 +66,14 @@ inline bool RewriteForward(uint8_t* frame, uint16_t l3_offset, const pkt::MacAdd
   if (!DecrementTtl(frame + l3_offset)) return false;
   SetMacs(frame, MacPair(dst, src));
   return true;
+}
+
+// Where the IPv4 header of a frame that parse forwarded starts: behind one
+// VLAN tag, or right after the Ethernet header (ParseInto accepts no other
+// framing). Egress finds it again this way rather than carrying it per
+// packet from parse.
+inline uint16_t ForwardedL3Offset(const uint8_t* frame) {
+  return pkt::Rd16(frame + 12) == pkt::ethertype::kVlan ? 18 : 14;
 }
 
 // Sets CE on an ECT(0)/ECT(1) packet; returns false (and changes nothing)

@@ -59,11 +59,14 @@ class Router {
   template <lb::Role R>
   RouteResult RouteAs(uint32_t dst_ip) const {
     RouteResult r;
-    const uint32_t pod = (dst_ip >> 16) & 0xFF, eip = (dst_ip >> 8) & 0xFF;
-    const uint32_t slot = (dst_ip & 0xFF) - 2u;  // wraps for .0 and .1
-    // A host address 10.pod.edge.(slot + 2) with every field in range; the
-    // four tests are combined without a branch each.
-    const bool host = ((dst_ip >> 24) == 10u) & (pod < pods_) & (eip < epp_) & (slot < w_);
+    // A host address 10.pod.edge.(slot + 2) with every field in range. With
+    // 10.0.0 subtracted from the top three bytes, one unsigned compare on
+    // pod (pe >> 8) also rejects any first byte but 10; slot wraps for .0
+    // and .1. The three tests are combined without a branch each.
+    const uint32_t pe = (dst_ip >> 8) - (10u << 16);
+    const uint32_t pod = pe >> 8, eip = pe & 0xFF;
+    const uint32_t slot = (dst_ip & 0xFF) - 2u;
+    const bool host = (pod < pods_) & (eip < epp_) & (slot < w_);
     if (!host) [[unlikely]] {
       // x.x.x.1 of this edge switch's host subnet is its own (gateway) address.
       if (R == lb::Role::kEdge && dst_ip == gateway_) r.kind = RouteKind::kLocal;

@@ -88,67 +88,77 @@ class OfanCombined {
   // Assigns out[i] for keys[0..n); n <= kMaxBurst, every key < num_keys().
   void PickBurst(const PacketKey* keys, uint8_t* out, uint32_t n, const UplinkTable& t) {
     assert(n <= kMaxBurst);
-    // (1)+(2) sort and combine: keys are small dense integers, so the
-    // key -> group map is a direct-indexed array (no hashing, no probing),
-    // reset entry by entry after the burst.
-    uint16_t* group_of_key = group_of_key_.data();
     uint16_t group_of[kMaxBurst];
-    uint32_t ngroups = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint32_t key = keys[i].key;
-      assert(key < group_of_key_.size());
-      uint16_t g = group_of_key[key];
-      if (g == kNoGroup) {
-        g = static_cast<uint16_t>(ngroups++);
-        group_of_key[key] = g;
-        groups_[g].key = key;
-        groups_[g].count = 0;
-      }
-      ++groups_[g].count;
-      group_of[i] = g;
+    for (uint32_t i = 0; i < n; ++i) group_of[i] = Add(keys[i].key);
+    Commit(t);
+    for (uint32_t i = 0; i < n; ++i) out[i] = Next(group_of[i]);
+  }
+
+  // PickBurst in three steps, for a caller that wants to interleave its own
+  // per-packet work (the dataplane's vector pass does Add while it parses and
+  // Next while it groups by output port). Per burst: Add for each packet in
+  // arrival order (at most kMaxBurst), one Commit, then Next once per Add,
+  // in the same order. Add returns the packet's group.
+  //
+  // (1)+(2) sort and combine: keys are small dense integers, so the key ->
+  // group map is a direct-indexed array (no hashing, no probing), reset
+  // entry by entry in Commit.
+  uint16_t Add(uint32_t key) {
+    assert(key < group_of_key_.size() && ngroups_ < kMaxBurst);
+    uint16_t g = group_of_key_[key];
+    if (g == kNoGroup) {
+      g = static_cast<uint16_t>(ngroups_++);
+      group_of_key_[key] = g;
+      groups_[g].key = key;
+      groups_[g].count = 0;
     }
-    // (3) update: one fetch-add per key; the value becomes a list index once
-    // per key, so each packet below only steps it (no division per packet).
-    for (uint32_t j = 0; j < ngroups; ++j) {
+    ++groups_[g].count;
+    return g;
+  }
+
+  // (3) update: one fetch-add per key; the value becomes a list index once
+  // per key, so each packet in Next only steps it (no division per packet).
+  void Commit(const UplinkTable& t) {
+    for (uint32_t j = 0; j < ngroups_; ++j) {
       Group& g = groups_[j];
       const uint32_t r = shared_->FetchAdd(g.key, g.count);
-      g.list = t.list(g.key);
-      g.next = g.list.n == 0 ? 0 : mod_.Mod(r, g.list.n);
-      // Values r .. r+count-1 that cross 2^32 are taken mod n one by one
-      // below, as atomic mode takes them, so the two stay identical.
+      const UplinkList l = t.list(g.key);
+      g.ports = l.ports;
+      g.n = l.n;
+      g.next = l.n == 0 ? 0 : mod_.Mod(r, l.n);
+      // Values r .. r+count-1 that cross 2^32 are taken mod n one by one in
+      // Next, as atomic mode takes them, so the two stay identical.
       g.raw = r;
-      g.wraps = r > UINT32_MAX - (g.count - 1);
-      group_of_key[g.key] = kNoGroup;
+      g.slow = l.n == 0 || r > UINT32_MAX - (g.count - 1);
+      group_of_key_[g.key] = kNoGroup;
     }
-    // (4) decombine: consecutive values, in arrival order within the key.
-    for (uint32_t i = 0; i < n; ++i) {
-      Group& g = groups_[group_of[i]];
-      if (g.list.n == 0) {
-        out[i] = kNoUplink;
-        continue;
-      }
-      if (g.wraps) [[unlikely]] {
-        out[i] = g.list.ports[mod_.Mod(g.raw++, g.list.n)];
-        continue;
-      }
-      out[i] = g.list.ports[g.next];
-      g.next = g.next + 1 == g.list.n ? 0 : g.next + 1;
-    }
+    ngroups_ = 0;
+  }
+
+  // (4) decombine: consecutive values, in arrival order within the key.
+  uint8_t Next(uint16_t group) {
+    Group& g = groups_[group];
+    if (g.slow) [[unlikely]] return g.n == 0 ? kNoUplink : g.ports[mod_.Mod(g.raw++, g.n)];
+    const uint32_t v = g.next;
+    g.next = v + 1 == g.n ? 0 : v + 1;
+    return g.ports[v];
   }
 
  private:
   static constexpr uint16_t kNoGroup = 0xFFFF;
   struct Group {
+    const uint8_t* ports;  // the key's valid uplinks, in its Ofan order
+    uint32_t n;
+    uint32_t next;  // index into ports
     uint32_t key;
     uint32_t count;
-    uint32_t next;  // index into list
-    uint32_t raw;   // the fetch-add's value, for a group that wraps
-    bool wraps;
-    UplinkList list;
+    uint32_t raw;  // the fetch-add's value, for a group that wraps
+    bool slow;     // no uplink, or its values cross 2^32
   };
   SharedOfanTable* shared_;
   SmallMod mod_;
   std::vector<uint16_t> group_of_key_;  // kNoGroup between bursts
+  uint32_t ngroups_ = 0;
   Group groups_[kMaxBurst] = {};
 };
 

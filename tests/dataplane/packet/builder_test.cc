@@ -47,6 +47,10 @@ TEST(Checksum, SwapFreeVerifyAgreesWithTheFullChecksum) {
   uint8_t h[20];
   for (int t = 0; t < 20000; ++t) {
     for (auto& b : h) b = static_cast<uint8_t>(rng.Below(256));
+    // Every fourth, bytes near 0xFF: the 64-bit adds carry out.
+    if (t % 4 >= 2) {
+      for (auto& b : h) b = static_cast<uint8_t>(0xFF - rng.Below(3));
+    }
     if (t % 2) {  // make it valid
       h[10] = h[11] = 0;
       const uint16_t c = Ipv4Checksum(h, 20);
@@ -58,6 +62,9 @@ TEST(Checksum, SwapFreeVerifyAgreesWithTheFullChecksum) {
   }
   std::memset(h, 0, sizeof h);
   EXPECT_FALSE(Ipv4Checksum20Ok(h));
+  std::memset(h, 0xFF, sizeof h);  // sums to all ones: verifies
+  EXPECT_EQ(Ipv4Checksum20Ok(h), Ipv4Checksum(h, 20) == 0);
+  EXPECT_TRUE(Ipv4Checksum20Ok(h));
 }
 
 }  // namespace
