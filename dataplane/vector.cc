@@ -148,7 +148,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   auto put = [&](uint32_t b, rte_mbuf* m) { slots[b * kMaxVector + fill[b]++] = m; };
   constexpr uint32_t kUpSlots = Lane::kDeferred ? kMaxVector : 1;
   rte_mbuf* up_m[kUpSlots];
-  uint8_t up_q[kUpSlots];
+  uint16_t up_q[kUpSlots];
   rte_mbuf* exc[kMaxVector];
   uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0, no_uplink = 0, ttl_expired = 0;
   uint64_t all_rx_bytes = 0;
@@ -194,9 +194,12 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         }
         continue;
       }
-      // Stage 4, first half, while the header is in L1: TTL and checksum.
-      // Before the LB, so that an expiring packet takes no Ofan pointer.
-      if (!DecrementTtl(d + p.l3_offset)) [[unlikely]] {
+      // Stage 4, first half: a packet whose TTL expires is dropped here,
+      // before the LB, so that it takes no Ofan pointer. The new TTL is
+      // written with the MACs below: the pass stores nothing into frames,
+      // so the compiler can keep its state in registers (a uint8_t store
+      // may alias anything).
+      if (TtlExpires(d + p.l3_offset)) [[unlikely]] {
         ++ttl_expired;
         rte_pktmbuf_free(m);
         continue;
@@ -272,8 +275,9 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   if (no_uplink) wk.counters.Add(Counter::kDropNoUplink, no_uplink);
   if (ttl_expired) wk.counters.Add(Counter::kDropTtlExceeded, ttl_expired);
 
-  // Per (output port, queue) bucket, priority queue first: the MACs (stage 4,
-  // second half: one 12-byte pair per port), then egress. A bucket holds
+  // Per (output port, queue) bucket, priority queue first: stage 4, second
+  // half (TTL - 1 and the checksum; the MACs, one 12-byte pair per port),
+  // then egress. A bucket holds
   // only down or only up packets (a port is one or the other), so its order
   // is the arrival order.
   const uint32_t nq = 2 * static_cast<uint32_t>(egress_.size());
@@ -299,7 +303,9 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
     const MacPair macs(dst_mac, port_mac_[o]);
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < c; ++i) {
-      SetMacs(rte_pktmbuf_mtod(g[i], uint8_t*), macs);
+      uint8_t* f = rte_pktmbuf_mtod(g[i], uint8_t*);
+      DecrementLiveTtl(f + ForwardedL3Offset(f));
+      SetMacs(f, macs);
       bytes += rte_pktmbuf_pkt_len(g[i]);
     }
     Enqueue(wk, o, static_cast<int>(b % 2), g, c, bytes, now);

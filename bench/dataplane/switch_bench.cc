@@ -54,7 +54,7 @@ uint64_t HugepagesFree() {
 }
 
 int Main(int argc, char** argv) {
-  uint32_t rounds = 5, polls = 200000, population = 1024, warmup = 2000;
+  uint32_t rounds = 5, polls = 200000, population = 1024, warmup = 2000, cpu = 0;
   bool json = false, no_huge = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
@@ -74,6 +74,8 @@ int Main(int argc, char** argv) {
       num(population);
     } else if (a == "--warmup") {
       num(warmup);
+    } else if (a == "--cpu") {  // the CPU the worker runs on (run-forwarding's is 1)
+      num(cpu);
     } else if (a == "--json") {
       json = true;
     } else if (a == "--no-huge") {  // e.g. under valgrind
@@ -90,7 +92,7 @@ int Main(int argc, char** argv) {
       }
     } else if (a == "--help" || a == "-h") {
       std::printf("usage: switch_bench [--rounds N=5] [--polls N=200000] [--population N=1024] [--warmup N=2000]\n"
-                  "                    [--json] [--no-huge]\n"
+                  "                    [--cpu N=0] [--json] [--no-huge]\n"
                   "                    [--policy ecmp|pofan|ofan-atomic|ofan-combined]\n");
       return 0;
     } else {
@@ -101,8 +103,8 @@ int Main(int argc, char** argv) {
   // Hugepages when there are some (as ofan-dp runs): with 4 KiB pages the
   // mbufs' TLB misses would dominate what is measured.
   const bool huge = !no_huge && HugepagesFree() >= 64;
-  std::vector<std::string> eal = {"switch_bench", "--no-pci",
-                                  "-l", "0", "--log-level=lib.eal:error", "--log-level=pmd.*:error"};
+  std::vector<std::string> eal = {"switch_bench", "--no-pci", "-l", std::to_string(cpu),
+                                  "--log-level=lib.eal:error", "--log-level=pmd.*:error"};
   if (huge) {
     eal.insert(eal.end(), {"--in-memory", "--file-prefix", fmt::format("swbench{}", getpid())});
   } else {

@@ -30,10 +30,11 @@ namespace ofan::dp {
 // Computed on the checksum as loaded in host byte order: one's complement
 // sums commute with swapping the bytes of every word, so on a little-endian
 // host the constant is swapped (0xFFFE) and the field is never swapped.
-// False, and nothing changed, when the TTL would expire (<= 1).
-inline bool DecrementTtl(uint8_t* ip) {
-  const uint8_t ttl = ip[8];
-  if (ttl <= 1) return false;
+// Split in two for the worker, which checks in its per-packet pass (before
+// the LB) and writes later, with the MACs, in one touch of the header line.
+inline bool TtlExpires(const uint8_t* ip) { return ip[8] <= 1; }
+// Requires !TtlExpires(ip).
+inline void DecrementLiveTtl(uint8_t* ip) {
   constexpr uint32_t kMinus0x100 =
       std::endian::native == std::endian::little ? 0xFFFEu : 0xFEFFu;  // ~0x0100 in the loaded order
   uint16_t hc;
@@ -41,8 +42,13 @@ inline bool DecrementTtl(uint8_t* ip) {
   uint32_t sum = static_cast<uint16_t>(~hc) + kMinus0x100;
   sum = (sum & 0xFFFF) + (sum >> 16);  // one fold: sum <= 0x1FFFD
   const uint16_t nc = static_cast<uint16_t>(~sum);
-  ip[8] = static_cast<uint8_t>(ttl - 1);
+  ip[8] = static_cast<uint8_t>(ip[8] - 1);
   std::memcpy(ip + 10, &nc, 2);
+}
+// False, and nothing changed, when the TTL would expire (<= 1).
+inline bool DecrementTtl(uint8_t* ip) {
+  if (TtlExpires(ip)) return false;
+  DecrementLiveTtl(ip);
   return true;
 }
 
