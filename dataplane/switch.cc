@@ -172,7 +172,10 @@ Status Switch::SetupPorts() {
     }
     rte_eth_macaddr_get(id, &mac);
     std::memcpy(port_mac_[pc.port].b.data(), mac.addr_bytes, 6);
-    if (pc.peer_mac) neighbor_[pc.port].store(PackMac(*pc.peer_mac) | kNeighborKnown);
+    if (pc.peer_mac) {
+      neighbor_[pc.port].store(PackMac(*pc.peer_mac) | kNeighborKnown);
+      neighbor_gen_.fetch_add(1, std::memory_order_release);
+    }
     rte_eth_promiscuous_enable(id);  // a switch port takes every frame
     if (int rc = rte_eth_dev_start(id); rc != 0) return DpdkError(fmt::format("port {} start", pc.port), rc);
     for (int q = 0; q < 2; ++q) {
@@ -348,7 +351,10 @@ void Switch::HandleException(rte_mbuf* m) {
   if (eth.type.host() == pkt::ethertype::kArp && len >= sizeof(pkt::EtherHdr) + sizeof(pkt::ArpHdr)) {
     const pkt::ArpHdr a = pkt::Load<pkt::ArpHdr>(d + sizeof(pkt::EtherHdr));
     // Learn the neighbour on this port from any ARP it sends.
-    if (!a.sha.is_multicast() && !a.sha.is_zero()) neighbor_[p].store(PackMac(a.sha) | kNeighborKnown);
+    if (!a.sha.is_multicast() && !a.sha.is_zero()) {
+      const uint64_t nb = PackMac(a.sha) | kNeighborKnown;
+      if (neighbor_[p].exchange(nb) != nb) neighbor_gen_.fetch_add(1, std::memory_order_release);
+    }
     // Answer requests for our own address on host ports (the hosts' gateway).
     const uint32_t gw = router_.gateway_ip();
     if (a.oper.host() == 1 && gw != 0 && a.tpa.host() == gw) {

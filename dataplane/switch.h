@@ -29,6 +29,7 @@
 #include "dataplane/lb/policies/ofan_shared.h"
 #include "dataplane/stages/balance.h"
 #include "dataplane/stages/parse.h"
+#include "dataplane/stages/rewrite.h"
 #include "dataplane/stages/route.h"
 
 struct rte_mempool;
@@ -89,6 +90,13 @@ struct alignas(64) Worker {
   // all zero between vectors.
   std::vector<rte_mbuf*> slots;
   uint16_t fill[kMaxQueues] = {};
+  uint32_t fill_bytes[kMaxQueues] = {};  // the sum of their pkt_len
+  // Each port's MAC pair (next hop's, port's own), as of neighbour
+  // generation mac_gen; bit p of unknown_neighbors: port p's next hop is
+  // not known yet (its frames go to the broadcast MAC).
+  uint64_t mac_gen = 0;
+  uint64_t unknown_neighbors = 0;
+  MacPair macs[64];
 };
 
 class Switch {
@@ -169,6 +177,8 @@ class Switch {
   std::vector<int32_t> port_of_dpdk_;  // dpdk port id -> fat-tree port, -1
   std::vector<uint32_t> owner_;        // fat-tree port -> worker that owns its RX and TX
   std::vector<std::atomic<uint64_t>> neighbor_;  // per port: MAC | 1<<48 when known
+  std::atomic<uint64_t> neighbor_gen_{1};        // bumped after a change to neighbor_
+  void RefreshMacs(Worker& wk, uint64_t gen) const;
   std::vector<pkt::MacAddr> port_mac_;
   // Egress queue by [RoCE][size class], from the config: the priority queue
   // for ACK/NAK/CNP (priority_ack) and non-RoCE control (priority_control).

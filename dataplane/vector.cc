@@ -129,26 +129,38 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
     }
   };
   Lane lane = make_lane();
-
   // Per packet, in one pass: parse, route, TTL (stages 1, 2, 4a) and, for an
   // immediate lane, the LB (stage 3). A packet whose output port is known is
-  // put in its (port, queue) bucket at once; up-bound packets of a deferred
-  // lane wait in up_m until the lane resolves them all.
+  // rewritten (stage 4: TTL - 1 and checksum, MACs) and put in its (port,
+  // queue) bucket at once, in one touch of its header; up-bound packets of a
+  // deferred lane wait in up_m until the lane resolves them all.
   // A local copy of the router: uint8_t stores below may alias anything, so
   // the members of router_ would otherwise be reloaded for every packet.
   const Router router = router_;
   const uint32_t nd = router.num_dests();
   const uint32_t w = w_;
+  if (const uint64_t gen = neighbor_gen_.load(std::memory_order_acquire); gen != wk.mac_gen) [[unlikely]] {
+    RefreshMacs(wk, gen);
+  }
+  const MacPair* const macs = wk.macs;
   uint8_t queue_of[2][lb::kNumSizeClasses];
   for (int r = 0; r < 2; ++r) {
     for (uint32_t c = 0; c < lb::kNumSizeClasses; ++c) queue_of[r][c] = static_cast<uint8_t>(queue_of_[r][c]);
   }
   rte_mbuf** const slots = wk.slots.data();
   uint16_t* const fill = wk.fill;
-  auto put = [&](uint32_t b, rte_mbuf* m) { slots[b * kMaxVector + fill[b]++] = m; };
+  uint32_t* const fill_bytes = wk.fill_bytes;
+  // Stage 4 and the bucket, for a packet with its output port.
+  auto out = [&](rte_mbuf* m, uint8_t* d, uint32_t l3, uint32_t port, uint32_t q, uint32_t bytes) {
+    DecrementLiveTtl(d + l3);
+    SetMacs(d, macs[port]);
+    const uint32_t b = 2 * port + q;
+    slots[b * kMaxVector + fill[b]++] = m;
+    fill_bytes[b] += bytes;
+  };
   constexpr uint32_t kUpSlots = Lane::kDeferred ? kMaxVector : 1;
   rte_mbuf* up_m[kUpSlots];
-  uint16_t up_q[kUpSlots];
+  uint16_t up_l3q[kUpSlots];  // l3 offset << 1 | queue
   rte_mbuf* exc[kMaxVector];
   uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0, no_uplink = 0, ttl_expired = 0;
   uint64_t all_rx_bytes = 0;
@@ -165,7 +177,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       rte_mbuf* m = pkts[i];
       uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
       const uint16_t len = rte_pktmbuf_data_len(m);
-      rx_bytes += rte_pktmbuf_pkt_len(m);
+      const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+      rx_bytes += bytes;
       ParsedPacket p;
       ParseFrameInto(d, len, p);  // stage 1
       if (p.verdict != Verdict::kForward) [[unlikely]] {
@@ -194,19 +207,16 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         }
         continue;
       }
-      // Stage 4, first half: a packet whose TTL expires is dropped here,
-      // before the LB, so that it takes no Ofan pointer. The new TTL is
-      // written with the MACs below: the pass stores nothing into frames,
-      // so the compiler can keep its state in registers (a uint8_t store
-      // may alias anything).
+      // A packet whose TTL expires is dropped before the LB, so that it
+      // takes no Ofan pointer.
       if (TtlExpires(d + p.l3_offset)) [[unlikely]] {
         ++ttl_expired;
         rte_pktmbuf_free(m);
         continue;
       }
-      const uint8_t q = queue_of[p.roce][static_cast<uint32_t>(p.cls)];
+      const uint32_t q = queue_of[p.roce][static_cast<uint32_t>(p.cls)];
       if (r.kind == RouteKind::kDown) {
-        put(2 * r.port + q, m);
+        out(m, d, p.l3_offset, r.port, q, bytes);
         ++fwd_down;
         continue;
       }
@@ -225,7 +235,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       if constexpr (Lane::kDeferred) {
         lane.Defer(nup, k);
         up_m[nup] = m;
-        up_q[nup] = q;
+        up_l3q[nup] = static_cast<uint16_t>(p.l3_offset << 1 | q);
         ++nup;
       } else {
         const uint8_t u = lane.Pick(k);
@@ -234,7 +244,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
           rte_pktmbuf_free(m);
           continue;
         }
-        put(2 * (w + u) + q, m);
+        out(m, d, p.l3_offset, w + u, q, bytes);
         ++fwd_up;
       }
     }
@@ -260,12 +270,13 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       lane.Resolve(nup);
       for (uint32_t j = 0; j < nup; ++j) {
         const uint8_t u = lane.Take(j);
+        rte_mbuf* m = up_m[j];
         if (u == lb::kNoUplink) [[unlikely]] {
           ++no_uplink;
-          rte_pktmbuf_free(up_m[j]);
+          rte_pktmbuf_free(m);
           continue;
         }
-        put(2 * (w + u) + up_q[j], up_m[j]);
+        out(m, rte_pktmbuf_mtod(m, uint8_t*), up_l3q[j] >> 1, w + u, up_l3q[j] & 1, rte_pktmbuf_pkt_len(m));
       }
       fwd_up = nup - no_uplink;
     }
@@ -275,17 +286,17 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   if (no_uplink) wk.counters.Add(Counter::kDropNoUplink, no_uplink);
   if (ttl_expired) wk.counters.Add(Counter::kDropTtlExceeded, ttl_expired);
 
-  // Per (output port, queue) bucket, priority queue first: stage 4, second
-  // half (TTL - 1 and the checksum; the MACs, one 12-byte pair per port),
-  // then egress. A bucket holds
-  // only down or only up packets (a port is one or the other), so its order
-  // is the arrival order.
+  // Egress, per (output port, queue) bucket, priority queue first. A bucket
+  // holds only down or only up packets (a port is one or the other), so its
+  // order is the arrival order.
   const uint32_t nq = 2 * static_cast<uint32_t>(egress_.size());
   uint32_t unknown_neighbor = 0, port_down = 0;
   for (uint32_t b = 0; b < nq; ++b) {
     const uint32_t c = fill[b];
     if (!c) continue;
+    const uint32_t bytes = fill_bytes[b];
     fill[b] = 0;
+    fill_bytes[b] = 0;
     const uint32_t o = b / 2;
     rte_mbuf** g = slots + b * kMaxVector;
     if (!egress_[o].up()) [[unlikely]] {
@@ -293,26 +304,28 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       rte_pktmbuf_free_bulk(g, c);
       continue;
     }
-    const uint64_t nb = neighbor_[o].load(std::memory_order_relaxed);
-    pkt::MacAddr dst_mac{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
-    if (nb & kNeighborKnown) [[likely]] {
-      dst_mac = UnpackMac(nb);
-    } else {
-      unknown_neighbor += c;  // sent to broadcast until the neighbour is learned
-    }
-    const MacPair macs(dst_mac, port_mac_[o]);
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < c; ++i) {
-      uint8_t* f = rte_pktmbuf_mtod(g[i], uint8_t*);
-      DecrementLiveTtl(f + ForwardedL3Offset(f));
-      SetMacs(f, macs);
-      bytes += rte_pktmbuf_pkt_len(g[i]);
-    }
+    if ((wk.unknown_neighbors >> o) & 1) [[unlikely]] unknown_neighbor += c;
     Enqueue(wk, o, static_cast<int>(b % 2), g, c, bytes, now);
   }
   if (unknown_neighbor) wk.counters.Add(Counter::kNeighborUnknown, unknown_neighbor);
   if (port_down) wk.counters.Add(Counter::kDropPortDown, port_down);
 }
+
+void Switch::RefreshMacs(Worker& wk, uint64_t gen) const {
+  wk.unknown_neighbors = 0;
+  for (uint32_t o = 0; o < egress_.size(); ++o) {
+    const uint64_t nb = neighbor_[o].load(std::memory_order_relaxed);
+    pkt::MacAddr dst_mac{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
+    if (nb & kNeighborKnown) {
+      dst_mac = UnpackMac(nb);
+    } else {
+      wk.unknown_neighbors |= uint64_t{1} << o;  // sent to broadcast until the neighbour is learned
+    }
+    wk.macs[o] = MacPair(dst_mac, port_mac_[o]);
+  }
+  wk.mac_gen = gen;
+}
+
 
 VectorFn Switch::VectorFnFor(lb::Role role, LaneKind lane) {
   return WithRole(role, [&]<lb::Role R>() -> VectorFn {
