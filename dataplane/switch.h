@@ -1,9 +1,11 @@
 // Switch: one ofan-dp instance. Owns the ports, the per-port egress queues,
 // the worker lcores (one pipe each, or several pipes per lcore when there are
 // fewer lcores than pipes), the forwarding state they look up, and the
-// exception path. The pipeline runs once per vector of up to kMaxVector
-// packets, RX'd from all of a worker's ports (files in dataplane/stages/):
-//   RX -> parse + route + TTL (one pass) -> lb (one call) -> group + MACs
+// exception path. The pipeline (dataplane/vector.cc) runs once per vector of
+// up to kMaxVector packets, RX'd from all of a worker's ports (stages in
+// dataplane/stages/):
+//   RX -> parse + route + TTL check + LB (immediate lanes) + rewrite, one pass
+//      -> LB (deferred lanes: Ofan-combined) + rewrite -> per-port buckets
 //      -> egress enqueue ... egress drain -> TX
 // See docs/packet-walk.md for one packet's path through these files.
 //

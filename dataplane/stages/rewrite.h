@@ -1,13 +1,16 @@
 // Stage 4: rewrite, as an IP router does (RFC 1812 §5.3.1, §5.3.5), in two
 // halves that the worker runs at different points of its vector pass.
 //
-// expects:   DecrementTtl: an IPv4 header that passed parse (in bounds,
-//            checksum ok), routed up or down (not to the switch itself);
-//            SetMacs: the frame and its output port's MAC pair
-// modifies:  DecrementTtl: TTL - 1 with an incremental checksum update
-//            (RFC 1624); SetMacs: Ethernet dst (the next hop's) and src (the
-//            output port's); MarkCe (egress): ECN CE on ECT packets
-// next:      DecrementTtl false if the TTL expired (counted drop, no ICMP)
+// expects:   TtlExpires / DecrementTtl: an IPv4 header that passed parse (in
+//            bounds, checksum ok), routed up or down (not to the switch
+//            itself); DecrementLiveTtl: the same, TtlExpires false; SetMacs:
+//            the frame and its output port's MAC pair
+// modifies:  DecrementLiveTtl / DecrementTtl: TTL - 1 with an incremental
+//            checksum update (RFC 1624); SetMacs: Ethernet dst (the next
+//            hop's) and src (the output port's); MarkCe (egress): ECN CE on
+//            ECT packets
+// next:      TtlExpires true (DecrementTtl false): the TTL expired, a counted
+//            drop (no ICMP)
 //
 // RoCEv2's ICRC masks TTL, TOS and the IP checksum, so none of this changes
 // it: a RoCE packet leaves with its ICRC intact.
@@ -22,8 +25,9 @@
 namespace ofan::dp {
 
 // The two halves of the rewrite, which the worker runs at different points:
-// the TTL while the header is hot from parsing (before the LB, so an expiring
-// packet takes no pointer), the MACs once the output port is known.
+// the TTL check while the header is hot from parsing (before the LB, so an
+// expiring packet takes no pointer), the writes (TTL, checksum, MACs) in one
+// touch once the output port is known.
 
 // TTL - 1 and the checksum update of RFC 1624 eqn. 3: the word (TTL,
 // protocol) drops by 0x0100, so HC' = ~(~HC + ~m + m') = ~(~HC + 0xFEFF).
