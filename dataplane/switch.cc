@@ -435,6 +435,7 @@ Status Switch::StartBenchTraffic(uint32_t population, uint32_t frame_bytes) {
                      fmt::format("bench frame size must be in [64, {}]", kMbufDataRoom - RTE_PKTMBUF_HEADROOM));
   }
   bench_frame_ = frame_bytes;
+  BuildBenchFrames();
   bench_drops_seen_ = TotalCounters().Drops();
   const uint32_t got = InjectBench(population);
   if (got < population) {
@@ -443,23 +444,27 @@ Status Switch::StartBenchTraffic(uint32_t population, uint32_t frame_bytes) {
   return {};
 }
 
-uint32_t Switch::InjectBench(uint32_t n) {
+void Switch::BuildBenchFrames() {
   // Frames to destinations above this switch, spread over many keys and
   // flows, TTL 255: on loopback ports they circulate until the TTL expires.
-  std::vector<uint32_t> down;
+  // Built once: the control thread replaces expired frames at the
+  // forwarding rate / 254 (over 100 k/s), and building each (the ICRC
+  // especially) would take a good part of a core that, with two workers,
+  // one of them shares.
+  bench_frames_.clear();
+  bench_down_.clear();
   for (uint32_t p = 0; p < egress_.size(); ++p) {
-    if (egress_[p].present && (p < w_ || w_ == 0)) down.push_back(p);
+    if (egress_[p].present && (p < w_ || w_ == 0)) bench_down_.push_back(p);
   }
-  if (down.empty()) {
+  if (bench_down_.empty()) {
     for (uint32_t p = 0; p < egress_.size(); ++p) {
-      if (egress_[p].present) down.push_back(p);
+      if (egress_[p].present) bench_down_.push_back(p);
     }
   }
-  uint32_t done = 0;
   const uint32_t hosts = static_cast<uint32_t>(tree_.num_hosts());
-  for (uint32_t i = 0; i < n; ++i, ++bench_seq_) {
+  for (uint64_t seq = 0; seq < kBenchFrames; ++seq) {
     // A destination that is not below this switch (a core has none: any will do).
-    uint32_t h = static_cast<uint32_t>(SplitMix64(bench_seq_) % hosts);
+    uint32_t h = static_cast<uint32_t>(SplitMix64(seq) % hosts);
     for (uint32_t t = 0; t < hosts && router_.Route(tree_.host_addr(lb::HostId(h))).kind == RouteKind::kDown &&
                          router_.role() != lb::Role::kCore;
          ++t) {
@@ -467,15 +472,23 @@ uint32_t Switch::InjectBench(uint32_t n) {
     }
     const uint32_t dst = tree_.host_addr(lb::HostId(h));
     const uint32_t payload = bench_frame_ > 62 ? bench_frame_ - 62 : 0;
-    const auto f = pkt::PacketBuilder()
-                       .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
-                       .Ipv4((10u << 24) | 0xFE02u, dst, 255, pkt::ecn::kEct0)
-                       .Udp(static_cast<uint16_t>(0xC000 | (bench_seq_ & 0x3FFF)), pkt::kRoceV2Port)
-                       .Bth(0x0A, static_cast<uint32_t>(bench_seq_ & 0xFFFF), static_cast<uint32_t>(bench_seq_))
-                       .Payload(payload)
-                       .PadTo(bench_frame_)
-                       .Build();
-    const uint32_t port = down[i % down.size()];
+    bench_frames_.push_back(pkt::PacketBuilder()
+                                .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
+                                .Ipv4((10u << 24) | 0xFE02u, dst, 255, pkt::ecn::kEct0)
+                                .Udp(static_cast<uint16_t>(0xC000 | (seq & 0x3FFF)), pkt::kRoceV2Port)
+                                .Bth(0x0A, static_cast<uint32_t>(seq & 0xFFFF), static_cast<uint32_t>(seq))
+                                .Payload(payload)
+                                .PadTo(bench_frame_)
+                                .Build());
+  }
+}
+
+uint32_t Switch::InjectBench(uint32_t n) {
+  if (bench_frames_.empty() || bench_down_.empty()) return 0;
+  uint32_t done = 0;
+  for (uint32_t i = 0; i < n; ++i, ++bench_seq_) {
+    const std::vector<uint8_t>& f = bench_frames_[bench_seq_ % bench_frames_.size()];
+    const uint32_t port = bench_down_[bench_seq_ % bench_down_.size()];
     rte_mbuf* m = rte_pktmbuf_alloc(pool_);
     if (!m) break;
     uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())));

@@ -197,9 +197,13 @@ class Switch {
   double pfc_tsc_per_quantum_ = 0;
   uint64_t start_tsc_ = 0;
   LcoreCounters control_counters_;  // the control thread's own (exceptions it sends)
+  static constexpr uint32_t kBenchFrames = 1024;  // distinct flows of the bench traffic
   uint32_t bench_frame_ = 0;
+  std::vector<std::vector<uint8_t>> bench_frames_;  // prebuilt (BuildBenchFrames)
+  std::vector<uint32_t> bench_down_;                // the ports they enter through
   uint64_t bench_seq_ = 0;
   uint64_t bench_drops_seen_ = 0;
+  void BuildBenchFrames();
   uint32_t InjectBench(uint32_t n);
 };
 

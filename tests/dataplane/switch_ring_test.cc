@@ -164,17 +164,41 @@ TEST(SwitchRing, OnePollTakesAFairShareOfEveryPortInOrder) {
   ASSERT_TRUE(rs.ok());
   for (uint16_t i = 0; i < 200; ++i) rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3), 0x0A, i, 64, 0, 64));
   for (uint16_t i = 0; i < 5; ++i) rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 2), 0x0A, i, 64, 0, 64));
-  EXPECT_EQ(rs.sw().PollWorker(0), 64u + 5u);
+  // Every port its share first (64 and the quiet port's 5); the room the
+  // quiet ports left then goes to the busy one, one more share at most.
+  EXPECT_EQ(rs.sw().PollWorker(0), 64u + 5u + 64u);
   auto sport = [](const Frame& f) { return static_cast<uint16_t>(f[34] << 8 | f[35]); };
   const auto quiet = rs.Collect(0);
   EXPECT_EQ(quiet.size(), 5u);  // the quiet port went in the same vector
   auto busy = rs.Collect(1);
-  EXPECT_EQ(busy.size(), 64u);
+  EXPECT_EQ(busy.size(), 128u);
   rs.Run();
   const auto rest = rs.Collect(1);
   busy.insert(busy.end(), rest.begin(), rest.end());
   ASSERT_EQ(busy.size(), 200u);
   for (uint16_t i = 0; i < 200; ++i) EXPECT_EQ(sport(busy[i]), i) << "frame " << i << " out of order";
+}
+
+TEST(SwitchRing, EveryBusyPortGetsExactlyItsShare) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  ASSERT_TRUE(rs.ok());
+  // 100 frames on each port, all to host 10.0.0.2 (port 0) or, from port 0, to 10.0.0.3.
+  for (uint32_t port = 0; port < 4; ++port) {
+    const uint32_t dst = port == 0 ? Ip(10, 0, 0, 3) : Ip(10, 0, 0, 2);
+    for (uint16_t i = 0; i < 100; ++i) {
+      rs.Inject(port, Roce(Ip(10, 3, 1, 2), dst, 0x0A, static_cast<uint16_t>(port * 1000 + i), 64, 0, 64));
+    }
+  }
+  // A full vector, 64 from each port: no room for a second share.
+  EXPECT_EQ(rs.sw().PollWorker(0), 256u);
+  const auto to_port0 = rs.Collect(0);
+  ASSERT_EQ(to_port0.size(), 3u * 64u);
+  std::map<uint32_t, uint32_t> per_ingress;
+  for (const Frame& f : to_port0) ++per_ingress[static_cast<uint16_t>(f[34] << 8 | f[35]) / 1000];
+  EXPECT_EQ(per_ingress[1], 64u);
+  EXPECT_EQ(per_ingress[2], 64u);
+  EXPECT_EQ(per_ingress[3], 64u);
+  EXPECT_EQ(rs.Collect(1).size(), 64u);
 }
 
 TEST(SwitchRing, OfanSendsEachKeyRoundRobinOverTheUplinks) {

@@ -118,17 +118,20 @@ class OfanCombined {
 
   // (3) update: one fetch-add per key; the value becomes a list index once
   // per key, so each packet in Next only steps it (no division per packet).
+  // The fetch-adds run back to back in a loop of their own: other cores
+  // update the same cache lines, and the shorter the stretch in which this
+  // core needs them, the fewer times they move between cores.
   void Commit(const UplinkTable& t) {
+    for (uint32_t j = 0; j < ngroups_; ++j) groups_[j].raw = shared_->FetchAdd(groups_[j].key, groups_[j].count);
     for (uint32_t j = 0; j < ngroups_; ++j) {
       Group& g = groups_[j];
-      const uint32_t r = shared_->FetchAdd(g.key, g.count);
+      const uint32_t r = g.raw;
       const UplinkList l = t.list(g.key);
       g.ports = l.ports;
       g.n = l.n;
       g.next = l.n == 0 ? 0 : mod_.Mod(r, l.n);
       // Values r .. r+count-1 that cross 2^32 are taken mod n one by one in
       // Next, as atomic mode takes them, so the two stay identical.
-      g.raw = r;
       g.slow = l.n == 0 || r > UINT32_MAX - (g.count - 1);
       group_of_key_[g.key] = kNoGroup;
     }
