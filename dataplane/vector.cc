@@ -177,7 +177,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
     fill_bytes[b] += bytes;
   };
   constexpr uint32_t kUpSlots = Lane::kDeferred ? kMaxVector : 1;
-  rte_mbuf* up_m[kUpSlots];
+  rte_mbuf* up_m[kUpSlots + kMbufAhead];
   uint16_t up_l3q[kUpSlots];  // l3 offset << 1 | queue
   rte_mbuf* exc[kMaxVector];
   uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0, no_uplink = 0, ttl_expired = 0;
@@ -286,7 +286,13 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   if constexpr (Lane::kDeferred) {
     if (nup) {
       lane.Resolve(nup);
+      // The vector's packets have been read since these were: fetch them
+      // again ahead of the writes, as the pass does (up_m is padded too).
+      for (uint32_t i = nup; i < nup + kMbufAhead; ++i) up_m[i] = &pad_mbuf;
+      for (uint32_t j = 0; j < kDataAhead; ++j) rte_prefetch0(rte_pktmbuf_mtod(up_m[j], void*));
       for (uint32_t j = 0; j < nup; ++j) {
+        rte_prefetch0(up_m[j + kMbufAhead]);
+        rte_prefetch0(rte_pktmbuf_mtod(up_m[j + kDataAhead], void*));
         const uint8_t u = lane.Take(j);
         rte_mbuf* m = up_m[j];
         if (u == lb::kNoUplink) [[unlikely]] {
