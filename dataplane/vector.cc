@@ -115,8 +115,8 @@ uint32_t Switch::PollWorker(uint32_t wi) {
 }
 
 template <lb::Role kRole, class Lane>
-void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg, uint32_t nseg,
-                       uint32_t n) {
+void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg,
+                       uint32_t nseg, uint32_t n) {
   const uint64_t now = rte_rdtsc();
   // The policy's lane (stages/balance.h), built once per vector.
   const LcoreLb& l = st.lcore[wk.index];
@@ -131,7 +131,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       view.queue_bytes = qbytes;
     }
     if (st.kind == lb::PolicyKind::kFlowlet) {
-      view.now = static_cast<lb::TimePs>(static_cast<double>(now - start_tsc_) * 1e12 / static_cast<double>(tsc_hz_));
+      view.now = static_cast<lb::TimePs>(static_cast<double>(now - start_tsc_) * 1e12 /
+                                         static_cast<double>(tsc_hz_));
     }
   }
   auto make_lane = [&]() -> Lane {
@@ -157,13 +158,15 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   const Router router = router_;
   const uint32_t nd = router.num_dests();
   const uint32_t w = w_;
-  if (const uint64_t gen = neighbor_gen_.load(std::memory_order_acquire); gen != wk.mac_gen) [[unlikely]] {
+  if (const uint64_t gen = neighbor_gen_.load(std::memory_order_acquire); gen != wk.mac_gen)
+      [[unlikely]] {
     RefreshMacs(wk, gen);
   }
   const MacPair* const macs = wk.macs;
   uint8_t queue_of[2][lb::kNumSizeClasses];
   for (int r = 0; r < 2; ++r) {
-    for (uint32_t c = 0; c < lb::kNumSizeClasses; ++c) queue_of[r][c] = static_cast<uint8_t>(queue_of_[r][c]);
+    for (uint32_t c = 0; c < lb::kNumSizeClasses; ++c)
+      queue_of[r][c] = static_cast<uint8_t>(queue_of_[r][c]);
   }
   rte_mbuf** const slots = wk.slots.data();
   uint16_t* const fill = wk.fill;
@@ -267,14 +270,17 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       }
     }
     EgressPort& in = egress_[in_port];
-    in.rx_packets.store(in.rx_packets.load(std::memory_order_relaxed) + seg[s].n, std::memory_order_relaxed);
-    in.rx_bytes.store(in.rx_bytes.load(std::memory_order_relaxed) + rx_bytes, std::memory_order_relaxed);
+    in.rx_packets.store(in.rx_packets.load(std::memory_order_relaxed) + seg[s].n,
+                        std::memory_order_relaxed);
+    in.rx_bytes.store(in.rx_bytes.load(std::memory_order_relaxed) + rx_bytes,
+                      std::memory_order_relaxed);
     all_rx_bytes += rx_bytes;
   }
   wk.counters.Add(Counter::kRxPackets, n);
   wk.counters.Add(Counter::kRxBytes, all_rx_bytes);
   if (nexc) [[unlikely]] {
-    const unsigned q = rte_ring_mp_enqueue_burst(exception_ring_, reinterpret_cast<void**>(exc), nexc, nullptr);
+    const unsigned q =
+        rte_ring_mp_enqueue_burst(exception_ring_, reinterpret_cast<void**>(exc), nexc, nullptr);
     wk.counters.Add(Counter::kException, q);
     if (q < nexc) {
       wk.counters.Add(Counter::kDropExceptionFull, nexc - q);
@@ -300,7 +306,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
           rte_pktmbuf_free(m);
           continue;
         }
-        out(m, rte_pktmbuf_mtod(m, uint8_t*), up_l3q[j] >> 1, w + u, up_l3q[j] & 1, rte_pktmbuf_pkt_len(m));
+        out(m, rte_pktmbuf_mtod(m, uint8_t*), up_l3q[j] >> 1, w + u, up_l3q[j] & 1,
+            rte_pktmbuf_pkt_len(m));
       }
       fwd_up = nup - no_uplink;
     }
@@ -328,7 +335,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       rte_pktmbuf_free_bulk(g, c);
       continue;
     }
-    if ((wk.unknown_neighbors >> o) & 1) [[unlikely]] unknown_neighbor += c;
+    if ((wk.unknown_neighbors >> o) & 1) [[unlikely]]
+      unknown_neighbor += c;
     Enqueue(wk, o, static_cast<int>(b % 2), g, c, bytes, now);
   }
   if (unknown_neighbor) wk.counters.Add(Counter::kNeighborUnknown, unknown_neighbor);
@@ -350,7 +358,6 @@ void Switch::RefreshMacs(Worker& wk, uint64_t gen) const {
   wk.mac_gen = gen;
 }
 
-
 VectorFn Switch::VectorFnFor(lb::Role role, LaneKind lane) {
   return WithRole(role, [&]<lb::Role R>() -> VectorFn {
     switch (lane) {
@@ -369,8 +376,8 @@ VectorFn Switch::VectorFnFor(lb::Role role, LaneKind lane) {
   });
 }
 
-void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes,
-                     uint64_t now) {
+void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint32_t n,
+                     uint64_t bytes, uint64_t now) {
   EgressPort& e = egress_[port];
   // Run to completion when this worker owns the port and nothing waits in
   // its queues (unshaped, not paused): the frames go straight to the device,
@@ -384,8 +391,10 @@ void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint
     for (uint32_t i = sent; i < n; ++i) unsent_bytes += rte_pktmbuf_pkt_len(pkts[i]);
     if (sent) {
       const uint64_t sent_bytes = bytes - unsent_bytes;
-      e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
-      e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + sent_bytes, std::memory_order_relaxed);
+      e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent,
+                         std::memory_order_relaxed);
+      e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + sent_bytes,
+                       std::memory_order_relaxed);
       wk.counters.Add(Counter::kTxPackets, sent);
       wk.counters.Add(Counter::kTxBytes, sent_bytes);
       if (queue == kPrioQueue) wk.counters.Add(Counter::kPriorityQueued, sent);
@@ -416,10 +425,13 @@ void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint
   if (cfg_.pfc.enabled) {
     for (uint32_t i = 0; i < nkeep; ++i) {
       const int32_t in = keep[i]->port < port_of_dpdk_.size() ? port_of_dpdk_[keep[i]->port] : -1;
-      if (in >= 0) egress_[static_cast<size_t>(in)].ingress_bytes.fetch_add(rte_pktmbuf_pkt_len(keep[i]), std::memory_order_relaxed);
+      if (in >= 0)
+        egress_[static_cast<size_t>(in)].ingress_bytes.fetch_add(rte_pktmbuf_pkt_len(keep[i]),
+                                                                 std::memory_order_relaxed);
     }
   }
-  const unsigned q = rte_ring_mp_enqueue_burst(e.ring[queue], reinterpret_cast<void**>(keep), nkeep, nullptr);
+  const unsigned q =
+      rte_ring_mp_enqueue_burst(e.ring[queue], reinterpret_cast<void**>(keep), nkeep, nullptr);
   for (unsigned i = q; i < nkeep; ++i) {
     dropped += rte_pktmbuf_pkt_len(keep[i]);
     if (cfg_.pfc.enabled) ReleaseIngress(keep[i]);
@@ -476,7 +488,8 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
       return m;
     }
     if (rte_ring_sc_dequeue(e.ring[kPrioQueue], reinterpret_cast<void**>(&m)) == 0) return m;
-    if (!paused && rte_ring_sc_dequeue(e.ring[kNormalQueue], reinterpret_cast<void**>(&m)) == 0) return m;
+    if (!paused && rte_ring_sc_dequeue(e.ring[kNormalQueue], reinterpret_cast<void**>(&m)) == 0)
+      return m;
     return nullptr;
   };
   if (bytes_per_tsc_ > 0) {
@@ -484,7 +497,8 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
     // depth is two jumbo-ish frames or 20 us of line rate, whichever is
     // larger: enough to send a burst per poll, too little for an idle port to
     // save up a burst that would break the emulated rate.
-    const double cap = std::max(2.0 * 4200.0, bytes_per_tsc_ * static_cast<double>(tsc_hz_) * 20e-6);
+    const double cap =
+        std::max(2.0 * 4200.0, bytes_per_tsc_ * static_cast<double>(tsc_hz_) * 20e-6);
     e.tokens = std::min(cap, e.tokens + static_cast<double>(now - e.tb_last_tsc) * bytes_per_tsc_);
     e.tb_last_tsc = now;
     double t = e.tokens;
@@ -503,10 +517,12 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
   } else {
     while (e.staged_n && can < cfg_.burst) batch[can++] = next();
     if (can < cfg_.burst) {
-      can += rte_ring_sc_dequeue_burst(e.ring[kPrioQueue], reinterpret_cast<void**>(batch + can), cfg_.burst - can, nullptr);
+      can += rte_ring_sc_dequeue_burst(e.ring[kPrioQueue], reinterpret_cast<void**>(batch + can),
+                                       cfg_.burst - can, nullptr);
     }
     if (!paused && can < cfg_.burst) {
-      can += rte_ring_sc_dequeue_burst(e.ring[kNormalQueue], reinterpret_cast<void**>(batch + can), cfg_.burst - can, nullptr);
+      can += rte_ring_sc_dequeue_burst(e.ring[kNormalQueue], reinterpret_cast<void**>(batch + can),
+                                       cfg_.burst - can, nullptr);
     }
   }
   if (can == 0) return 0;
@@ -522,7 +538,8 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
   for (uint16_t i = 0; i < sent; ++i) {
     sent_bytes += lens[i];
     if (cfg_.pfc.enabled && ingress[i] >= 0) {
-      egress_[static_cast<size_t>(ingress[i])].ingress_bytes.fetch_sub(lens[i], std::memory_order_relaxed);
+      egress_[static_cast<size_t>(ingress[i])].ingress_bytes.fetch_sub(lens[i],
+                                                                       std::memory_order_relaxed);
     }
   }
   if (sent < can) {
@@ -535,13 +552,14 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
   if (bytes_per_tsc_ > 0) e.tokens -= static_cast<double>(sent_bytes + 20ull * sent);
   if (sent) {
     e.bytes.fetch_sub(sent_bytes, std::memory_order_relaxed);
-    e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
-    e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + sent_bytes, std::memory_order_relaxed);
+    e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent,
+                       std::memory_order_relaxed);
+    e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + sent_bytes,
+                     std::memory_order_relaxed);
     wk.counters.Add(Counter::kTxPackets, sent);
     wk.counters.Add(Counter::kTxBytes, sent_bytes);
   }
   return sent;
 }
-
 
 }  // namespace ofan::dp

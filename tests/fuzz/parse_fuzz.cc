@@ -23,8 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (p.verdict == ofan::dp::Verdict::kDrop && !ofan::dp::IsDrop(p.drop)) __builtin_trap();
   if (p.verdict != ofan::dp::Verdict::kForward) return 0;
   (void)router.Route(p.dst_ip);
+  // Egress finds the IPv4 header again from the frame (for ECN marking).
+  if (ofan::dp::ForwardedL3Offset(frame.data()) != p.l3_offset) __builtin_trap();
   if (ofan::dp::RewriteForward(frame.data(), p.l3_offset, ofan::pkt::MacAddr{}, ofan::pkt::MacAddr{})) {
-    ofan::dp::MarkCe(frame.data(), p.l3_offset);
+    ofan::dp::MarkCe(frame.data(), ofan::dp::ForwardedL3Offset(frame.data()));
     const auto q = ofan::dp::ParseFrame(frame.data(), static_cast<uint32_t>(frame.size()));
     if (q.verdict != ofan::dp::Verdict::kForward) __builtin_trap();  // checksum kept valid
   }

@@ -28,7 +28,8 @@ struct Fixture {
 // stream of keys over every destination and class.
 Fixture Make(uint64_t seed) {
   const lb::FatTree t = lb::testing::MakeTree(8, 3);
-  Fixture f{lb::UplinkTable::ForSwitch(t, t.edge(1, 2), lb::testing::RandomFailures(t, 0.3, seed)), {}};
+  Fixture f{lb::UplinkTable::ForSwitch(t, t.edge(1, 2), lb::testing::RandomFailures(t, 0.3, seed)),
+            {}};
   Rng rng(seed);
   const uint32_t nd = f.table.num_dests();
   for (int i = 0; i < 5000; ++i) {
