@@ -33,6 +33,16 @@ void AtomicMax(std::atomic<uint64_t>& a, uint64_t v) {
   }
 }
 
+// The port's and the worker's TX counters, for `sent` frames of `bytes` in
+// all. The port's are written by its owner only: relaxed load and store.
+void CountTx(Worker& wk, EgressPort& e, uint32_t sent, uint64_t bytes) {
+  e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent,
+                     std::memory_order_relaxed);
+  e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+  wk.counters.Add(Counter::kTxPackets, sent);
+  wk.counters.Add(Counter::kTxBytes, bytes);
+}
+
 void AtomicAddDouble(std::atomic<double>& a, double v) {
   // Single writer (the port's owner): a relaxed load/store suffices.
   a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
@@ -390,13 +400,7 @@ void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint
     uint64_t unsent_bytes = 0;
     for (uint32_t i = sent; i < n; ++i) unsent_bytes += rte_pktmbuf_pkt_len(pkts[i]);
     if (sent) {
-      const uint64_t sent_bytes = bytes - unsent_bytes;
-      e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent,
-                         std::memory_order_relaxed);
-      e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + sent_bytes,
-                       std::memory_order_relaxed);
-      wk.counters.Add(Counter::kTxPackets, sent);
-      wk.counters.Add(Counter::kTxBytes, sent_bytes);
+      CountTx(wk, e, sent, bytes - unsent_bytes);
       if (queue == kPrioQueue) wk.counters.Add(Counter::kPriorityQueued, sent);
     }
     if (sent == n) return;
@@ -552,12 +556,7 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
   if (bytes_per_tsc_ > 0) e.tokens -= static_cast<double>(sent_bytes + 20ull * sent);
   if (sent) {
     e.bytes.fetch_sub(sent_bytes, std::memory_order_relaxed);
-    e.tx_packets.store(e.tx_packets.load(std::memory_order_relaxed) + sent,
-                       std::memory_order_relaxed);
-    e.tx_bytes.store(e.tx_bytes.load(std::memory_order_relaxed) + sent_bytes,
-                     std::memory_order_relaxed);
-    wk.counters.Add(Counter::kTxPackets, sent);
-    wk.counters.Add(Counter::kTxBytes, sent_bytes);
+    CountTx(wk, e, sent, sent_bytes);
   }
   return sent;
 }
