@@ -1,6 +1,8 @@
 // Stage 5: egress, one per output port.
 //
-// expects:   rewritten frames for this port, from any worker lcore
+// expects:   rewritten frames for this port, from any worker lcore, framed as
+//            parse forwarded them (untagged or one 802.1Q tag: ECN marking
+//            finds the IPv4 header with ForwardedL3Offset)
 // modifies:  ECN CE on ECT frames when the backlog is above the threshold
 // next:      the port's TX, in strict priority (control/ACK queue first), at
 //            the emulated line rate (token bucket in bytes), unless the port's

@@ -462,7 +462,9 @@ void Switch::BuildBenchFrames() {
     }
   }
   const uint32_t hosts = static_cast<uint32_t>(tree_.num_hosts());
-  for (uint64_t seq = 0; seq < kBenchFrames; ++seq) {
+  // 16 K flows, as ECMP sees them, in at most 4 MiB of templates.
+  const uint32_t frames = std::clamp<uint32_t>((4u << 20) / bench_frame_, 1024, kBenchFlows);
+  for (uint64_t seq = 0; seq < frames; ++seq) {
     // A destination that is not below this switch (a core has none: any will do).
     uint32_t h = static_cast<uint32_t>(SplitMix64(seq) % hosts);
     for (uint32_t t = 0; t < hosts && router_.Route(tree_.host_addr(lb::HostId(h))).kind == RouteKind::kDown &&

@@ -78,7 +78,11 @@ struct alignas(64) Worker {
   uint32_t index = 0;
   unsigned lcore_id = 0;
   std::vector<uint32_t> ports;  // fat-tree ports whose pipe this worker runs
-  uint32_t port_share = 0;      // per poll, RX (and TX) up to this many packets per port
+  // Per poll, every port may RX this many packets first; room left in the
+  // vector goes to ports that gave all of theirs (up to one more share each,
+  // round robin from rx_rotor). TX per port and poll: up to twice this.
+  uint32_t port_share = 0;
+  uint32_t rx_rotor = 0;
   LcoreCounters counters;
   std::atomic<uint64_t> seen_generation{0};
   std::atomic<uint64_t> busy_loops{0}, idle_loops{0};
@@ -197,7 +201,7 @@ class Switch {
   double pfc_tsc_per_quantum_ = 0;
   uint64_t start_tsc_ = 0;
   LcoreCounters control_counters_;  // the control thread's own (exceptions it sends)
-  static constexpr uint32_t kBenchFrames = 1024;  // distinct flows of the bench traffic
+  static constexpr uint32_t kBenchFlows = 16384;  // distinct flows (UDP source ports) of the bench traffic
   uint32_t bench_frame_ = 0;
   std::vector<std::vector<uint8_t>> bench_frames_;  // prebuilt (BuildBenchFrames)
   std::vector<uint32_t> bench_down_;                // the ports they enter through

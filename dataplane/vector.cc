@@ -1,9 +1,10 @@
 // The worker's fast path: RX a vector from the worker's ports, run the
 // pipeline stages over it, hand each output port its packets, drain the
 // egress queues the worker owns. Stages, in order (dataplane/stages/):
-//   parse.h + route.h + rewrite.h (TTL)  one pass per packet
-//   balance.h                            the LB, inside that pass or after it
-//   rewrite.h (MACs) + egress.h          per (output port, queue)
+//   parse.h + route.h + rewrite.h (TTL check)  one pass per packet
+//   balance.h      the LB, inside that pass (immediate lanes) or after it
+//   rewrite.h      TTL, checksum and MACs, per packet, once its port is known
+//   egress.h       per (output port, queue) bucket
 // docs/packet-walk.md follows one packet through this file.
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -12,6 +13,7 @@
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "dataplane/packet/headers.h"
@@ -96,15 +98,27 @@ uint32_t Switch::PollWorker(uint32_t wi) {
   // order: a busy port never starves another, and a vector is not left
   // half empty while a port has frames waiting (fewer vectors per packet,
   // fewer Ofan-combined fetch-adds per packet).
+  const uint32_t np = static_cast<uint32_t>(wk.ports.size());
   uint64_t busy = 0;  // bit i: wk.ports[i] gave its whole share
-  for (size_t i = 0; i < wk.ports.size(); ++i) {
+  for (uint32_t i = 0; i < np; ++i) {
     if (n + wk.port_share > kMaxVector) run();
     if (take(wk.ports[i], wk.port_share)) busy |= uint64_t{1} << i;
   }
-  for (size_t i = 0; busy != 0 && i < wk.ports.size(); ++i) {
-    const uint32_t room = (kMaxVector - n) / cfg_.burst * cfg_.burst;
-    if (room == 0) break;
-    if ((busy >> i) & 1) take(wk.ports[i], std::min(room, wk.port_share));
+  if (busy != 0) {
+    // The room is split evenly over the busy ports, in whole bursts, and
+    // handed out round robin from where the last poll stopped (rx_rotor),
+    // so that no port is favoured when the room does not divide evenly.
+    const uint32_t room0 = (kMaxVector - n) / cfg_.burst * cfg_.burst;
+    const uint32_t even =
+        room0 / static_cast<uint32_t>(std::popcount(busy)) / cfg_.burst * cfg_.burst;
+    const uint32_t each = std::min(wk.port_share, std::max(cfg_.burst, even));
+    for (uint32_t k = 0, i = wk.rx_rotor % np; k < np; ++k, i = i + 1 == np ? 0 : i + 1) {
+      const uint32_t room = (kMaxVector - n) / cfg_.burst * cfg_.burst;
+      if (room == 0) break;
+      if (((busy >> i) & 1) == 0) continue;
+      take(wk.ports[i], std::min(room, each));
+      wk.rx_rotor = i + 1 == np ? 0 : i + 1;
+    }
   }
   if (n) run();
   const uint64_t now = rte_rdtsc();
@@ -147,11 +161,11 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   }
   auto make_lane = [&]() -> Lane {
     if constexpr (std::is_same_v<Lane, CombinedLane>) {
-      return CombinedLane{*l.combined, *st.table, {}};
+      return CombinedLane(*l.combined, *st.table);
     } else if constexpr (std::is_same_v<Lane, AtomicLane>) {
       return AtomicLane{*l.atomic, view};
     } else if constexpr (std::is_same_v<Lane, AnyLane>) {
-      return AnyLane{*l.any, view, wk.keys, {}};
+      return AnyLane(*l.any, view, wk.keys);
     } else {
       using P = std::remove_reference_t<decltype(std::declval<Lane&>().policy)>;
       return Lane{std::get<P>(l.any->variant()), view};
@@ -183,8 +197,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   uint32_t* const fill_bytes = wk.fill_bytes;
   // Stage 4 and the bucket, for a packet with its output port.
   auto out = [&](rte_mbuf* m, uint8_t* d, uint32_t l3, uint32_t port, uint32_t q, uint32_t bytes) {
-    DecrementLiveTtl(d + l3);
-    SetMacs(d, macs[port]);
+    RewriteLive(d, l3, macs[port]);
     const uint32_t b = 2 * port + q;
     slots[b * kMaxVector + fill[b]++] = m;
     fill_bytes[b] += bytes;

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 
+#include "dataplane/egress.h"
 #include "dataplane/lb/any_policy.h"
 #include "dataplane/lb/packet_key.h"
 #include "dataplane/lb/policies/ofan_shared.h"
@@ -32,8 +33,8 @@
 
 namespace ofan::dp {
 
-// The most packets one vector holds (dataplane/egress.h: kMaxVector).
-inline constexpr uint32_t kLaneMaxVector = 256;
+// The most packets one vector holds.
+inline constexpr uint32_t kLaneMaxVector = kMaxVector;
 static_assert(lb::OfanCombined::kMaxBurst >= kLaneMaxVector, "Ofan-combined takes a whole vector");
 
 template <class P>
@@ -53,6 +54,8 @@ struct AtomicLane {
 
 struct CombinedLane {
   static constexpr bool kDeferred = true;
+  // The scratch below is left uninitialised: it is written before it is read.
+  CombinedLane(lb::OfanCombined& c, const lb::UplinkTable& t) : combined(c), table(t) {}
   lb::OfanCombined& combined;
   const lb::UplinkTable& table;
   uint16_t group[kLaneMaxVector];  // per deferred packet: its key's group
@@ -64,6 +67,7 @@ struct CombinedLane {
 
 struct AnyLane {
   static constexpr bool kDeferred = true;
+  AnyLane(lb::AnyPolicy& p, lb::LbView& v, lb::PacketKey* k) : policy(p), view(v), keys(k) {}
   lb::AnyPolicy& policy;
   lb::LbView& view;
   lb::PacketKey* keys;  // kLaneMaxVector of them: scratch the caller owns

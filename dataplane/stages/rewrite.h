@@ -70,11 +70,17 @@ static_assert(sizeof(MacPair) == 12);
 
 inline void SetMacs(uint8_t* frame, const MacPair& m) { std::memcpy(frame, m.b, sizeof m.b); }
 
+// The writes, for a packet whose TTL does not expire (the worker's `out`).
+inline void RewriteLive(uint8_t* frame, uint16_t l3_offset, const MacPair& macs) {
+  DecrementLiveTtl(frame + l3_offset);
+  SetMacs(frame, macs);
+}
+
 // Both halves, for one packet.
 inline bool RewriteForward(uint8_t* frame, uint16_t l3_offset, const pkt::MacAddr& src,
                            const pkt::MacAddr& dst) {
-  if (!DecrementTtl(frame + l3_offset)) return false;
-  SetMacs(frame, MacPair(dst, src));
+  if (TtlExpires(frame + l3_offset)) return false;
+  RewriteLive(frame, l3_offset, MacPair(dst, src));
   return true;
 }
 

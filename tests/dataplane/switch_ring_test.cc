@@ -201,6 +201,35 @@ TEST(SwitchRing, EveryBusyPortGetsExactlyItsShare) {
   EXPECT_EQ(rs.Collect(1).size(), 64u);
 }
 
+TEST(SwitchRing, LeftoverRoomGoesRoundRobinToTheBusyPorts) {
+  // Three busy ports and a quiet one: every poll takes 64 from each busy
+  // port and shares the 64 left over, a burst of 32 at a time, round robin.
+  // Over 6 polls each busy port gets the same, in order.
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  ASSERT_TRUE(rs.ok());
+  for (uint32_t port = 0; port < 3; ++port) {
+    const uint32_t dst = port == 0 ? Ip(10, 0, 0, 3) : Ip(10, 0, 0, 2);
+    for (uint16_t i = 0; i < 600; ++i) {
+      rs.Inject(port, Roce(Ip(10, 3, 1, 2), dst, 0x0A, static_cast<uint16_t>(port * 1000 + i), 64, 0, 64));
+    }
+  }
+  std::map<uint32_t, std::vector<uint16_t>> seen;  // ingress port -> sequence numbers, in output order
+  for (int poll = 0; poll < 6; ++poll) {
+    EXPECT_EQ(rs.sw().PollWorker(0), 256u) << "poll " << poll;
+    for (uint32_t out : {0u, 1u}) {  // collected every poll: the output rings never fill
+      for (const Frame& f : rs.Collect(out)) {
+        const uint16_t sport = static_cast<uint16_t>(f[34] << 8 | f[35]);
+        seen[sport / 1000].push_back(sport % 1000);
+      }
+    }
+  }
+  for (uint32_t port = 0; port < 3; ++port) {
+    // 6 x 64 from the shares, and 6 x 64 / 3 from the room.
+    ASSERT_EQ(seen[port].size(), 6u * 64u + 128u) << "port " << port;
+    for (size_t i = 0; i < seen[port].size(); ++i) ASSERT_EQ(seen[port][i], i) << "port " << port;
+  }
+}
+
 TEST(SwitchRing, OfanSendsEachKeyRoundRobinOverTheUplinks) {
   for (OfanMode mode : {OfanMode::kCombined, OfanMode::kAtomic, OfanMode::kPofan}) {
     DpConfig c = EdgeK4();

@@ -125,7 +125,7 @@ TEST(Balance, CombinedLaneMatchesPickBurstAndAtomic) {
     auto via_lane = std::make_unique<lb::OfanCombined>(&t1);
     auto direct = std::make_unique<lb::OfanCombined>(&t2);
     lb::OfanAtomic atomic(&t3);
-    auto lane = std::make_unique<CombinedLane>(CombinedLane{*via_lane, f.table, {}});
+    auto lane = std::make_unique<CombinedLane>(*via_lane, f.table);
     const std::vector<uint8_t> got = ThroughLane(*lane, f.keys);
     std::vector<uint8_t> want;
     size_t at = 0;
@@ -149,7 +149,7 @@ TEST(Balance, AnyLaneMatchesAnyPolicy) {
     lb::AnyPolicy via_lane(Config(kind), setup), direct(Config(kind), setup);
     lb::LbView view{&f.table, nullptr, 0};
     std::vector<PacketKey> scratch(kLaneMaxVector);
-    auto lane = std::make_unique<AnyLane>(AnyLane{via_lane, view, scratch.data(), {}});
+    auto lane = std::make_unique<AnyLane>(via_lane, view, scratch.data());
     const std::vector<uint8_t> got = ThroughLane(*lane, f.keys);
     std::vector<uint8_t> want;
     size_t at = 0;
