@@ -94,10 +94,10 @@ uint32_t Switch::PollWorker(uint32_t wi) {
     return want == 0;
   };
   // First every port its share; then, if quiet ports left room, the ports
-  // that gave their whole share may fill it, a share each at most, in port
-  // order: a busy port never starves another, and a vector is not left
-  // half empty while a port has frames waiting (fewer vectors per packet,
-  // fewer Ofan-combined fetch-adds per packet).
+  // that gave their whole share may fill it, a share each at most (below):
+  // a busy port never starves another, and a vector is not left half empty
+  // while a port has frames waiting (fewer vectors per packet, fewer
+  // Ofan-combined fetch-adds per packet).
   const uint32_t np = static_cast<uint32_t>(wk.ports.size());
   uint64_t busy = 0;  // bit i: wk.ports[i] gave its whole share
   for (uint32_t i = 0; i < np; ++i) {
