@@ -455,6 +455,18 @@ TEST(SwitchRing, ArpForTheGatewayIsAnsweredAndTheHostLearned) {
   auto down = rs.Collect(1);
   ASSERT_EQ(down.size(), 1u);
   EXPECT_TRUE(std::equal(h1.b.begin(), h1.b.end(), down[0].begin()));
+  // The host comes back with another MAC (a gratuitous ARP): the workers'
+  // MAC tables follow, from the next vector on.
+  const MacAddr h2{{0x02, 0x66, 0x77, 0x88, 0x99, 0xAA}};
+  rs.Inject(1, PacketBuilder().Eth(bcast, h2).Arp(2, h2, Ip(10, 0, 0, 3), bcast, Ip(10, 0, 0, 3)).PadTo(60).Build());
+  rs.Run();
+  (void)rs.Collect(1);
+  rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 3)));
+  rs.Run();
+  down = rs.Collect(1);
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_TRUE(std::equal(h2.b.begin(), h2.b.end(), down[0].begin()));
+  EXPECT_EQ(rs.Counter(Counter::kNeighborUnknown), 0u);
 }
 
 TEST(SwitchRing, PingToTheGatewayIsAnswered) {

@@ -86,6 +86,30 @@ TEST(Parse, VlanTaggedIpv4) {
   EXPECT_EQ(p.l3_offset, 18);
 }
 
+// Egress marks ECN on frames it gets from the pass without their parse
+// result: ForwardedL3Offset must find the IPv4 header where parse did, behind
+// a VLAN tag too, and the mark must land on the TOS byte with the checksum
+// kept valid.
+TEST(Rewrite, EgressFindsTheIpv4HeaderAndMarksCeTaggedOrNot) {
+  for (bool tagged : {false, true}) {
+    PacketBuilder b;
+    b.Eth(kB, kA, pkt::ethertype::kIpv4);
+    if (tagged) b.Vlan(0x6005);
+    auto f = b.Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), 64, pkt::ecn::kEct0).Udp(0xC000, 4791)
+                 .Bth(0x0A, 0x123456, 1).Payload(64).Build();
+    const auto p = Parse(f);
+    ASSERT_EQ(p.verdict, Verdict::kForward);
+    const uint16_t l3 = ForwardedL3Offset(f.data());
+    ASSERT_EQ(l3, p.l3_offset) << "tagged " << tagged;
+    ASSERT_TRUE(RewriteForward(f.data(), l3, kA, kB));
+    ASSERT_TRUE(MarkCe(f.data(), ForwardedL3Offset(f.data())));
+    EXPECT_EQ(f[l3 + 1] & 3, pkt::ecn::kCe) << "tagged " << tagged;
+    EXPECT_EQ(f[l3 + 8], 63) << "tagged " << tagged;
+    EXPECT_EQ(pkt::Ipv4Checksum(&f[l3], 20), 0) << "tagged " << tagged;
+    EXPECT_EQ(Parse(f).verdict, Verdict::kForward);
+  }
+}
+
 TEST(Parse, ExceptionsAndPfc) {
   auto arp = PacketBuilder().Eth(MacAddr{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}}, kA)
                  .Arp(1, kA, Ip(10, 0, 0, 2), MacAddr{}, Ip(10, 0, 0, 1)).Build();
