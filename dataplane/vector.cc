@@ -203,7 +203,11 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
     fill_bytes[b] += bytes;
   };
   constexpr uint32_t kUpSlots = Lane::kDeferred ? kMaxVector : 1;
-  rte_mbuf* up_m[kUpSlots + kMbufAhead];
+  // What the deferred loop needs of each up-bound packet, so that it reads
+  // none of the mbuf again (up_d is padded for the prefetch).
+  rte_mbuf* up_m[kUpSlots];
+  uint8_t* up_d[kUpSlots + kDataAhead];
+  uint32_t up_len[kUpSlots];
   uint16_t up_l3q[kUpSlots];  // l3 offset << 1 | queue
   rte_mbuf* exc[kMaxVector];
   uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0, no_uplink = 0, ttl_expired = 0;
@@ -279,6 +283,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       if constexpr (Lane::kDeferred) {
         lane.Defer(nup, k);
         up_m[nup] = m;
+        up_d[nup] = d;
+        up_len[nup] = bytes;
         up_l3q[nup] = static_cast<uint16_t>(p.l3_offset << 1 | q);
         ++nup;
       } else {
@@ -315,22 +321,19 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   if constexpr (Lane::kDeferred) {
     if (nup) {
       lane.Resolve(nup);
-      // The vector's packets have been read since these were: fetch them
-      // again ahead of the writes, as the pass does (up_m is padded too).
-      for (uint32_t i = nup; i < nup + kMbufAhead; ++i) up_m[i] = &pad_mbuf;
-      for (uint32_t j = 0; j < kDataAhead; ++j) rte_prefetch0(rte_pktmbuf_mtod(up_m[j], void*));
+      // The vector's frames have been read since these were: fetch their
+      // headers again ahead of the writes, as the pass does.
+      for (uint32_t i = nup; i < nup + kDataAhead; ++i) up_d[i] = pad_frame;
+      for (uint32_t j = 0; j < kDataAhead; ++j) rte_prefetch0(up_d[j]);
       for (uint32_t j = 0; j < nup; ++j) {
-        rte_prefetch0(up_m[j + kMbufAhead]);
-        rte_prefetch0(rte_pktmbuf_mtod(up_m[j + kDataAhead], void*));
+        rte_prefetch0(up_d[j + kDataAhead]);
         const uint8_t u = lane.Take(j);
-        rte_mbuf* m = up_m[j];
         if (u == lb::kNoUplink) [[unlikely]] {
           ++no_uplink;
-          rte_pktmbuf_free(m);
+          rte_pktmbuf_free(up_m[j]);
           continue;
         }
-        out(m, rte_pktmbuf_mtod(m, uint8_t*), up_l3q[j] >> 1, w + u, up_l3q[j] & 1,
-            rte_pktmbuf_pkt_len(m));
+        out(up_m[j], up_d[j], up_l3q[j] >> 1, w + u, up_l3q[j] & 1, up_len[j]);
       }
       fwd_up = nup - no_uplink;
     }
