@@ -43,7 +43,7 @@ Switch::Switch(const DpConfig& c)
   for (int roce = 0; roce < 2; ++roce) {
     for (lb::SizeClass cls : {lb::SizeClass::kData, lb::SizeClass::kAck}) {
       const bool prio = (c.egress.priority_ack && cls == lb::SizeClass::kAck) || (c.egress.priority_control && !roce);
-      queue_of_[roce][static_cast<int>(cls)] = prio ? kPrioQueue : kNormalQueue;
+      queue_of_[roce][static_cast<int>(cls)] = static_cast<uint8_t>(prio ? kPrioQueue : kNormalQueue);
     }
   }
 }

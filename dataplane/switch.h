@@ -188,7 +188,7 @@ class Switch {
   std::vector<pkt::MacAddr> port_mac_;
   // Egress queue by [RoCE][size class], from the config: the priority queue
   // for ACK/NAK/CNP (priority_ack) and non-RoCE control (priority_control).
-  int queue_of_[2][lb::kNumSizeClasses] = {};
+  uint8_t queue_of_[2][lb::kNumSizeClasses] = {};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<FwdState*> state_{nullptr};
   std::vector<std::unique_ptr<FwdState>> retired_;

@@ -187,11 +187,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
     RefreshMacs(wk, gen);
   }
   const MacPair* const macs = wk.macs;
-  uint8_t queue_of[2][lb::kNumSizeClasses];
-  for (int r = 0; r < 2; ++r) {
-    for (uint32_t c = 0; c < lb::kNumSizeClasses; ++c)
-      queue_of[r][c] = static_cast<uint8_t>(queue_of_[r][c]);
-  }
+  uint8_t queue_of[2][lb::kNumSizeClasses];  // a local copy too, like the router
+  std::memcpy(queue_of, queue_of_, sizeof queue_of);
   rte_mbuf** const slots = wk.slots.data();
   uint16_t* const fill = wk.fill;
   uint32_t* const fill_bytes = wk.fill_bytes;

@@ -33,9 +33,7 @@
 
 namespace ofan::dp {
 
-// The most packets one vector holds.
-inline constexpr uint32_t kLaneMaxVector = kMaxVector;
-static_assert(lb::OfanCombined::kMaxBurst >= kLaneMaxVector, "Ofan-combined takes a whole vector");
+static_assert(lb::OfanCombined::kMaxBurst >= kMaxVector, "Ofan-combined takes a whole vector");
 
 template <class P>
 struct PolicyLane {
@@ -58,7 +56,7 @@ struct CombinedLane {
   CombinedLane(lb::OfanCombined& c, const lb::UplinkTable& t) : combined(c), table(t) {}
   lb::OfanCombined& combined;
   const lb::UplinkTable& table;
-  uint16_t group[kLaneMaxVector];  // per deferred packet: its key's group
+  uint16_t group[kMaxVector];  // per deferred packet: its key's group
 
   void Defer(uint32_t j, const lb::PacketKey& k) { group[j] = combined.Add(k.key); }
   void Resolve(uint32_t /*n*/) { combined.Commit(table); }
@@ -70,8 +68,8 @@ struct AnyLane {
   AnyLane(lb::AnyPolicy& p, lb::LbView& v, lb::PacketKey* k) : policy(p), view(v), keys(k) {}
   lb::AnyPolicy& policy;
   lb::LbView& view;
-  lb::PacketKey* keys;  // kLaneMaxVector of them: scratch the caller owns
-  uint8_t out[kLaneMaxVector];
+  lb::PacketKey* keys;  // kMaxVector of them: scratch the caller owns
+  uint8_t out[kMaxVector];
 
   void Defer(uint32_t j, const lb::PacketKey& k) { keys[j] = k; }
   void Resolve(uint32_t n) { policy.PickBurst(keys, out, n, view); }

@@ -159,6 +159,21 @@ TEST(SwitchRing, RandomGarbageNeverCrashesAndIsAllAccountedFor) {
 
 // A poll takes up to a vector of packets, an equal share per port: a busy
 // port cannot starve the others, and frames keep their order across polls.
+// The UDP source port the tests below number their frames with.
+uint16_t Sport(const Frame& f) { return static_cast<uint16_t>(f[34] << 8 | f[35]); }
+
+// `count` frames on each of ports 0..nports-1, numbered port * 1000 + i in
+// their source port, all to host 10.0.0.2 (port 0) or, from port 0, to
+// 10.0.0.3 (port 1).
+void LoadNumbered(RingSwitch& rs, uint32_t nports, uint16_t count) {
+  for (uint32_t port = 0; port < nports; ++port) {
+    const uint32_t dst = port == 0 ? Ip(10, 0, 0, 3) : Ip(10, 0, 0, 2);
+    for (uint16_t i = 0; i < count; ++i) {
+      rs.Inject(port, Roce(Ip(10, 3, 1, 2), dst, 0x0A, static_cast<uint16_t>(port * 1000 + i), 64, 0, 64));
+    }
+  }
+}
+
 TEST(SwitchRing, OnePollTakesAFairShareOfEveryPortInOrder) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});  // one pipe of 4 ports: share 256 / 4
   ASSERT_TRUE(rs.ok());
@@ -167,7 +182,6 @@ TEST(SwitchRing, OnePollTakesAFairShareOfEveryPortInOrder) {
   // Every port its share first (64 and the quiet port's 5); the room the
   // quiet ports left then goes to the busy one, one more share at most.
   EXPECT_EQ(rs.sw().PollWorker(0), 64u + 5u + 64u);
-  auto sport = [](const Frame& f) { return static_cast<uint16_t>(f[34] << 8 | f[35]); };
   const auto quiet = rs.Collect(0);
   EXPECT_EQ(quiet.size(), 5u);  // the quiet port went in the same vector
   auto busy = rs.Collect(1);
@@ -176,25 +190,19 @@ TEST(SwitchRing, OnePollTakesAFairShareOfEveryPortInOrder) {
   const auto rest = rs.Collect(1);
   busy.insert(busy.end(), rest.begin(), rest.end());
   ASSERT_EQ(busy.size(), 200u);
-  for (uint16_t i = 0; i < 200; ++i) EXPECT_EQ(sport(busy[i]), i) << "frame " << i << " out of order";
+  for (uint16_t i = 0; i < 200; ++i) EXPECT_EQ(Sport(busy[i]), i) << "frame " << i << " out of order";
 }
 
 TEST(SwitchRing, EveryBusyPortGetsExactlyItsShare) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   ASSERT_TRUE(rs.ok());
-  // 100 frames on each port, all to host 10.0.0.2 (port 0) or, from port 0, to 10.0.0.3.
-  for (uint32_t port = 0; port < 4; ++port) {
-    const uint32_t dst = port == 0 ? Ip(10, 0, 0, 3) : Ip(10, 0, 0, 2);
-    for (uint16_t i = 0; i < 100; ++i) {
-      rs.Inject(port, Roce(Ip(10, 3, 1, 2), dst, 0x0A, static_cast<uint16_t>(port * 1000 + i), 64, 0, 64));
-    }
-  }
+  LoadNumbered(rs, 4, 100);
   // A full vector, 64 from each port: no room for a second share.
   EXPECT_EQ(rs.sw().PollWorker(0), 256u);
   const auto to_port0 = rs.Collect(0);
   ASSERT_EQ(to_port0.size(), 3u * 64u);
   std::map<uint32_t, uint32_t> per_ingress;
-  for (const Frame& f : to_port0) ++per_ingress[static_cast<uint16_t>(f[34] << 8 | f[35]) / 1000];
+  for (const Frame& f : to_port0) ++per_ingress[Sport(f) / 1000];
   EXPECT_EQ(per_ingress[1], 64u);
   EXPECT_EQ(per_ingress[2], 64u);
   EXPECT_EQ(per_ingress[3], 64u);
@@ -207,19 +215,13 @@ TEST(SwitchRing, LeftoverRoomGoesRoundRobinToTheBusyPorts) {
   // Over 6 polls each busy port gets the same, in order.
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   ASSERT_TRUE(rs.ok());
-  for (uint32_t port = 0; port < 3; ++port) {
-    const uint32_t dst = port == 0 ? Ip(10, 0, 0, 3) : Ip(10, 0, 0, 2);
-    for (uint16_t i = 0; i < 600; ++i) {
-      rs.Inject(port, Roce(Ip(10, 3, 1, 2), dst, 0x0A, static_cast<uint16_t>(port * 1000 + i), 64, 0, 64));
-    }
-  }
+  LoadNumbered(rs, 3, 600);
   std::map<uint32_t, std::vector<uint16_t>> seen;  // ingress port -> sequence numbers, in output order
   for (int poll = 0; poll < 6; ++poll) {
     EXPECT_EQ(rs.sw().PollWorker(0), 256u) << "poll " << poll;
     for (uint32_t out : {0u, 1u}) {  // collected every poll: the output rings never fill
       for (const Frame& f : rs.Collect(out)) {
-        const uint16_t sport = static_cast<uint16_t>(f[34] << 8 | f[35]);
-        seen[sport / 1000].push_back(sport % 1000);
+        seen[Sport(f) / 1000].push_back(Sport(f) % 1000);
       }
     }
   }

@@ -49,7 +49,7 @@ Fixture Make(uint64_t seed) {
 // Vector sizes as the dataplane makes them: full, partial, single packets.
 std::vector<uint32_t> Cuts(size_t total) {
   std::vector<uint32_t> cuts;
-  const uint32_t sizes[] = {kLaneMaxVector, 1, 37, 128, 2, kLaneMaxVector, 255};
+  const uint32_t sizes[] = {kMaxVector, 1, 37, 128, 2, kMaxVector, 255};
   for (size_t done = 0, i = 0; done < total; ++i) {
     const uint32_t n = static_cast<uint32_t>(std::min<size_t>(sizes[i % 7], total - done));
     cuts.push_back(n);
@@ -130,7 +130,7 @@ TEST(Balance, CombinedLaneMatchesPickBurstAndAtomic) {
     std::vector<uint8_t> want;
     size_t at = 0;
     for (uint32_t n : Cuts(f.keys.size())) {
-      uint8_t out[kLaneMaxVector];
+      uint8_t out[kMaxVector];
       direct->PickBurst(&f.keys[at], out, n, f.table);
       want.insert(want.end(), out, out + n);
       at += n;
@@ -148,13 +148,13 @@ TEST(Balance, AnyLaneMatchesAnyPolicy) {
     const lb::SwitchLbSetup setup{&f.table, 8, 77};
     lb::AnyPolicy via_lane(Config(kind), setup), direct(Config(kind), setup);
     lb::LbView view{&f.table, nullptr, 0};
-    std::vector<PacketKey> scratch(kLaneMaxVector);
+    std::vector<PacketKey> scratch(kMaxVector);
     auto lane = std::make_unique<AnyLane>(via_lane, view, scratch.data());
     const std::vector<uint8_t> got = ThroughLane(*lane, f.keys);
     std::vector<uint8_t> want;
     size_t at = 0;
     for (uint32_t n : Cuts(f.keys.size())) {
-      uint8_t out[kLaneMaxVector];
+      uint8_t out[kMaxVector];
       direct.PickBurst(&f.keys[at], out, n, view);
       want.insert(want.end(), out, out + n);
       at += n;
