@@ -1,9 +1,9 @@
 // The worker's fast path: RX a vector from the worker's ports, run the
 // pipeline stages over it, hand each output port its packets, drain the
 // egress queues the worker owns. Stages, in order (dataplane/stages/):
-//   parse.h + route.h + rewrite.h (TTL check)  one pass per packet
+//   parse.h + route.h + rewrite.h (TTL - 1, checksum)  one pass per packet
 //   balance.h      the LB, inside that pass (immediate lanes) or after it
-//   rewrite.h      TTL, checksum and MACs, per packet, once its port is known
+//   rewrite.h      MACs, per packet, once its port is known
 //   egress.h       per (output port, queue) bucket
 // docs/packet-walk.md follows one packet through this file.
 #include <rte_cycles.h>
@@ -161,7 +161,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   }
   auto make_lane = [&]() -> Lane {
     if constexpr (std::is_same_v<Lane, CombinedLane>) {
-      return CombinedLane(*l.combined, *st.table);
+      return CombinedLane(*l.combined);
     } else if constexpr (std::is_same_v<Lane, AtomicLane>) {
       return AtomicLane{*l.atomic, view};
     } else if constexpr (std::is_same_v<Lane, AnyLane>) {
@@ -172,11 +172,11 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
     }
   };
   Lane lane = make_lane();
-  // Per packet, in one pass: parse, route, TTL (stages 1, 2, 4a) and, for an
-  // immediate lane, the LB (stage 3). A packet whose output port is known is
-  // rewritten (stage 4: TTL - 1 and checksum, MACs) and put in its (port,
-  // queue) bucket at once, in one touch of its header; up-bound packets of a
-  // deferred lane wait in up_m until the lane resolves them all.
+  // Per packet, in one pass: parse, route, TTL - 1 and checksum (stages 1,
+  // 2, 4a) and, for an immediate lane, the LB (stage 3). A packet whose
+  // output port is known gets its MACs (stage 4b) and is put in its (port,
+  // queue) bucket at once; up-bound packets of a deferred lane wait in up_m
+  // until the lane resolves them all.
   // A local copy of the router: uint8_t stores below may alias anything, so
   // the members of router_ would otherwise be reloaded for every packet.
   const Router router = router_;
@@ -192,9 +192,10 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   rte_mbuf** const slots = wk.slots.data();
   uint16_t* const fill = wk.fill;
   uint32_t* const fill_bytes = wk.fill_bytes;
-  // Stage 4 and the bucket, for a packet with its output port.
-  auto out = [&](rte_mbuf* m, uint8_t* d, uint32_t l3, uint32_t port, uint32_t q, uint32_t bytes) {
-    RewriteLive(d, l3, macs[port]);
+  // Stage 4b (MACs) and the bucket, for a packet with its
+  // output port.
+  auto out = [&](rte_mbuf* m, uint8_t* d, uint32_t port, uint32_t q, uint32_t bytes) {
+    SetMacs(d, macs[port]);
     const uint32_t b = 2 * port + q;
     slots[b * kMaxVector + fill[b]++] = m;
     fill_bytes[b] += bytes;
@@ -205,7 +206,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   rte_mbuf* up_m[kUpSlots];
   uint8_t* up_d[kUpSlots + kDataAhead];
   uint32_t up_len[kUpSlots];
-  uint16_t up_l3q[kUpSlots];  // l3 offset << 1 | queue
+  uint8_t up_q[kUpSlots];
   rte_mbuf* exc[kMaxVector];
   uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0, no_uplink = 0, ttl_expired = 0;
   uint64_t all_rx_bytes = 0;
@@ -253,15 +254,17 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         continue;
       }
       // A packet whose TTL expires is dropped before the LB, so that it
-      // takes no Ofan pointer.
+      // takes no Ofan pointer. The others get TTL - 1 now, while the header
+      // line is hot from parsing: the writes left for later are the MACs.
       if (TtlExpires(d + p.l3_offset)) [[unlikely]] {
         ++ttl_expired;
         rte_pktmbuf_free(m);
         continue;
       }
+      DecrementLiveTtl(d + p.l3_offset);
       const uint32_t q = queue_of[p.roce][static_cast<uint32_t>(p.cls)];
       if (r.kind == RouteKind::kDown) {
-        out(m, d, p.l3_offset, r.port, q, bytes);
+        out(m, d, r.port, q, bytes);
         ++fwd_down;
         continue;
       }
@@ -282,7 +285,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         up_m[nup] = m;
         up_d[nup] = d;
         up_len[nup] = bytes;
-        up_l3q[nup] = static_cast<uint16_t>(p.l3_offset << 1 | q);
+        up_q[nup] = static_cast<uint8_t>(q);
         ++nup;
       } else {
         const uint8_t u = lane.Pick(k);
@@ -291,7 +294,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
           rte_pktmbuf_free(m);
           continue;
         }
-        out(m, d, p.l3_offset, w + u, q, bytes);
+        out(m, d, w + u, q, bytes);
         ++fwd_up;
       }
     }
@@ -330,7 +333,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
           rte_pktmbuf_free(up_m[j]);
           continue;
         }
-        out(up_m[j], up_d[j], up_l3q[j] >> 1, w + u, up_l3q[j] & 1, up_len[j]);
+        out(up_m[j], up_d[j], w + u, up_q[j], up_len[j]);
       }
       fwd_up = nup - no_uplink;
     }

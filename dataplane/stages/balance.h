@@ -52,15 +52,14 @@ struct AtomicLane {
 
 struct CombinedLane {
   static constexpr bool kDeferred = true;
-  // The scratch below is left uninitialised: it is written before it is read.
-  CombinedLane(lb::OfanCombined& c, const lb::UplinkTable& t) : combined(c), table(t) {}
+  // The tickets are left uninitialised: each is written before it is read.
+  explicit CombinedLane(lb::OfanCombined& c) : combined(c) {}
   lb::OfanCombined& combined;
-  const lb::UplinkTable& table;
-  uint16_t group[kMaxVector];  // per deferred packet: its key's group
+  lb::OfanCombined::Ticket ticket[kMaxVector];  // per deferred packet
 
-  void Defer(uint32_t j, const lb::PacketKey& k) { group[j] = combined.Add(k.key); }
-  void Resolve(uint32_t /*n*/) { combined.Commit(table); }
-  uint8_t Take(uint32_t j) { return combined.Next(group[j]); }
+  void Defer(uint32_t j, const lb::PacketKey& k) { ticket[j] = combined.Add(k.key); }
+  void Resolve(uint32_t /*n*/) { combined.Commit(); }
+  uint8_t Take(uint32_t j) const { return combined.Next(ticket[j]); }
 };
 
 struct AnyLane {

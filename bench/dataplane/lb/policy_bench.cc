@@ -316,14 +316,13 @@ void BM_SharedAtomic(benchmark::State& state, const Fixture* f, RingKind r) {
 void BM_SharedCombined(benchmark::State& state, const Fixture* f, RingKind r) {
   const std::vector<PacketKey>& ring = RingOf(*f, r);
   auto policy = std::make_unique<OfanCombined>(f->shared.get());
-  const UplinkTable& t = *f->table;
   if (!CheckNoDrops(state, *f, ring, [&](const PacketKey* k, uint8_t* o, uint64_t) {
-        policy->PickBurst(k, o, kBurst, t);
+        policy->PickBurst(k, o, kBurst);
       })) {
     return;
   }
   RunBursts(state, ring, [&](const PacketKey* k, uint8_t* o, uint64_t) {
-    policy->PickBurst(k, o, kBurst, t);
+    policy->PickBurst(k, o, kBurst);
   });
 }
 

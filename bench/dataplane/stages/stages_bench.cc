@@ -130,7 +130,7 @@ void BM_KeysAndLb(benchmark::State& state) {
       k.pipe = 0;
     }
     if constexpr (kCombined) {
-      combined.PickBurst(keys, out, kBurst, table);
+      combined.PickBurst(keys, out, kBurst);
     } else {
       lb::LbView v{&table, nullptr, 0};
       pofan.PickBurst(keys, out, kBurst, v);

@@ -11,6 +11,7 @@
 // restarts early by (2^32 mod n) ports, an imbalance of at most one packet.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cassert>
 #include <cstdint>
@@ -43,11 +44,26 @@ class SmallMod {
 
 class SharedOfanTable {
  public:
-  SharedOfanTable(const UplinkTable& t, uint64_t seed) : ctr_(t.num_keys()) {
+  // Values handed out per key per burst, at most (Ofan-combined's kMaxBurst).
+  static constexpr uint32_t kSpan = 256;
+
+  SharedOfanTable(const UplinkTable& t, uint64_t seed)
+      : ctr_(t.num_keys()), n_(t.num_keys()), stride_(t.w() + kSpan) {
     std::vector<uint8_t> init(t.num_keys(), 0);
     Rng rng(seed ^ 0x5A4EDull);
     InitOfanPointers(t, rng, init.data());
     for (size_t i = 0; i < init.size(); ++i) ctr_[i].store(init[i], std::memory_order_relaxed);
+    // Each key's list written out cyclically to n + kSpan entries: the c <=
+    // kSpan ports for pointer values r .. r+c-1 (no 2^32 wrap between) are
+    // then the contiguous run cycle(key) + r mod n, so Ofan-combined hands
+    // out a group's ports by index, with no per-packet modulo or state.
+    cycles_.resize(static_cast<size_t>(t.num_keys()) * stride_);
+    for (uint32_t key = 0; key < t.num_keys(); ++key) {
+      const UplinkList l = t.list(key);
+      n_[key] = static_cast<uint8_t>(l.n);
+      uint8_t* row = &cycles_[static_cast<size_t>(key) * stride_];
+      for (uint32_t i = 0; l.n != 0 && i < l.n + kSpan; ++i) row[i] = l.ports[i % l.n];
+    }
   }
   uint32_t FetchAdd(uint32_t key, uint32_t c) {
     return ctr_[key].fetch_add(c, std::memory_order_relaxed);
@@ -56,9 +72,16 @@ class SharedOfanTable {
   // Sets a pointer (tests: e.g. just below the 32-bit wrap).
   void Store(uint32_t key, uint32_t v) { ctr_[key].store(v, std::memory_order_relaxed); }
   size_t num_keys() const { return ctr_.size(); }
+  // The key's number of valid uplinks (0: none), and its list written out
+  // cyclically: cycle(key)[i] = list(key).ports[i mod n] for i < n + kSpan.
+  uint32_t n(uint32_t key) const { return n_[key]; }
+  const uint8_t* cycle(uint32_t key) const { return &cycles_[static_cast<size_t>(key) * stride_]; }
 
  private:
   std::vector<std::atomic<uint32_t>> ctr_;
+  std::vector<uint8_t> n_;
+  uint32_t stride_;
+  std::vector<uint8_t> cycles_;  // read-only once built, shared by every lcore
 };
 
 // Ofan-atomic: per-packet fetch-add on the shared table.
@@ -81,88 +104,93 @@ class OfanCombined {
  public:
   // A whole worker vector (dataplane kMaxVector): the wider the window, the
   // fewer fetch-adds per packet.
-  static constexpr uint32_t kMaxBurst = 256;
+  static constexpr uint32_t kMaxBurst = SharedOfanTable::kSpan;
+  static_assert(kMaxBurst <= 256, "a ticket holds the group and the position in a byte each");
   explicit OfanCombined(SharedOfanTable* shared)
       : shared_(shared), group_of_key_(shared->num_keys(), kNoGroup) {}
 
   // Assigns out[i] for keys[0..n); n <= kMaxBurst, every key < num_keys().
-  void PickBurst(const PacketKey* keys, uint8_t* out, uint32_t n, const UplinkTable& t) {
+  void PickBurst(const PacketKey* keys, uint8_t* out, uint32_t n) {
     assert(n <= kMaxBurst);
-    uint16_t group_of[kMaxBurst];
-    for (uint32_t i = 0; i < n; ++i) group_of[i] = Add(keys[i].key);
-    Commit(t);
-    for (uint32_t i = 0; i < n; ++i) out[i] = Next(group_of[i]);
+    Ticket ticket[kMaxBurst];
+    for (uint32_t i = 0; i < n; ++i) ticket[i] = Add(keys[i].key);
+    Commit();
+    for (uint32_t i = 0; i < n; ++i) out[i] = Next(ticket[i]);
   }
 
   // PickBurst in three steps, for a caller that wants to interleave its own
   // per-packet work (the dataplane's vector pass does Add while it parses and
-  // Next while it groups by output port). Per burst: Add for each packet in
-  // arrival order (at most kMaxBurst), one Commit, then Next once per Add,
-  // in the same order. Add returns the packet's group.
+  // Next while it rewrites). Per burst: Add for each packet in arrival order
+  // (at most kMaxBurst), one Commit, then Next with the tickets Add returned,
+  // in any order.
   //
+  // A ticket is the packet's group (its key's rank among the burst's distinct
+  // keys) and its position within the group, a byte each.
+  using Ticket = uint16_t;
+
   // (1)+(2) sort and combine: keys are small dense integers, so the key ->
   // group map is a direct-indexed array (no hashing, no probing), reset
   // entry by entry in Commit.
-  uint16_t Add(uint32_t key) {
+  Ticket Add(uint32_t key) {
     assert(key < group_of_key_.size() && ngroups_ < kMaxBurst);
     uint16_t g = group_of_key_[key];
     if (g == kNoGroup) {
       g = static_cast<uint16_t>(ngroups_++);
       group_of_key_[key] = g;
-      groups_[g].key = key;
-      groups_[g].count = 0;
+      key_[g] = key;
+      count_[g] = 0;
     }
-    ++groups_[g].count;
-    return g;
+    return static_cast<Ticket>(g << 8 | count_[g]++);
   }
 
-  // (3) update: one fetch-add per key; the value becomes a list index once
-  // per key, so each packet in Next only steps it (no division per packet).
-  // The fetch-adds run back to back in a loop of their own: other cores
-  // update the same cache lines, and the shorter the stretch in which this
-  // core needs them, the fewer times they move between cores.
-  void Commit(const UplinkTable& t) {
-    for (uint32_t j = 0; j < ngroups_; ++j) groups_[j].raw = shared_->FetchAdd(groups_[j].key, groups_[j].count);
+  // (3) update: one fetch-add per key. The fetch-adds run back to back in a
+  // loop of their own: other cores update the same cache lines, and the
+  // shorter the stretch in which this core needs them, the fewer times they
+  // move between cores. Then each group gets the run of ports its values
+  // designate, so that (4) is one indexed load per packet.
+  void Commit() {
+    for (uint32_t j = 0; j < ngroups_; ++j) raw_[j] = shared_->FetchAdd(key_[j], count_[j]);
+    uint32_t used = 0;  // of wrap_
     for (uint32_t j = 0; j < ngroups_; ++j) {
-      Group& g = groups_[j];
-      const uint32_t r = g.raw;
-      const UplinkList l = t.list(g.key);
-      g.ports = l.ports;
-      g.n = l.n;
-      g.next = l.n == 0 ? 0 : mod_.Mod(r, l.n);
-      // Values r .. r+count-1 that cross 2^32 are taken mod n one by one in
-      // Next, as atomic mode takes them, so the two stay identical.
-      g.slow = l.n == 0 || r > UINT32_MAX - (g.count - 1);
-      group_of_key_[g.key] = kNoGroup;
+      const uint32_t key = key_[j], r = raw_[j], c = count_[j], n = shared_->n(key);
+      if (n == 0) [[unlikely]] {
+        run_[j] = kNoUplinks.data();
+      } else if (r > UINT32_MAX - (c - 1)) [[unlikely]] {
+        // Values that cross 2^32 are taken mod n one by one, as atomic mode
+        // takes them, so that the two stay identical.
+        uint8_t* w = wrap_ + used;
+        for (uint32_t i = 0; i < c; ++i) w[i] = shared_->cycle(key)[mod_.Mod(r + i, n)];
+        run_[j] = w;
+        used += c;
+      } else {
+        run_[j] = shared_->cycle(key) + mod_.Mod(r, n);
+      }
+      group_of_key_[key] = kNoGroup;
     }
     ngroups_ = 0;
   }
 
   // (4) decombine: consecutive values, in arrival order within the key.
-  uint8_t Next(uint16_t group) {
-    Group& g = groups_[group];
-    if (g.slow) [[unlikely]] return g.n == 0 ? kNoUplink : g.ports[mod_.Mod(g.raw++, g.n)];
-    const uint32_t v = g.next;
-    g.next = v + 1 == g.n ? 0 : v + 1;
-    return g.ports[v];
-  }
+  uint8_t Next(Ticket t) const { return run_[t >> 8][t & 0xFF]; }
 
  private:
   static constexpr uint16_t kNoGroup = 0xFFFF;
-  struct Group {
-    const uint8_t* ports;  // the key's valid uplinks, in its Ofan order
-    uint32_t n;
-    uint32_t next;  // index into ports
-    uint32_t key;
-    uint32_t count;
-    uint32_t raw;  // the fetch-add's value, for a group that wraps
-    bool slow;     // no uplink, or its values cross 2^32
-  };
+  // The run of a group with no valid uplink: every packet dropped.
+  static constexpr std::array<uint8_t, kMaxBurst> kNoUplinks = [] {
+    std::array<uint8_t, kMaxBurst> a{};
+    a.fill(kNoUplink);
+    return a;
+  }();
   SharedOfanTable* shared_;
   SmallMod mod_;
   std::vector<uint16_t> group_of_key_;  // kNoGroup between bursts
   uint32_t ngroups_ = 0;
-  Group groups_[kMaxBurst] = {};
+  // Per group, in order of first appearance in the burst.
+  uint32_t key_[kMaxBurst];
+  uint32_t raw_[kMaxBurst];      // the fetch-add's value
+  uint16_t count_[kMaxBurst];    // packets of the burst
+  const uint8_t* run_[kMaxBurst];  // run_[g][i]: the port of the group's i-th packet
+  uint8_t wrap_[kMaxBurst];      // runs of the groups whose values cross 2^32
 };
 
 }  // namespace ofan::lb

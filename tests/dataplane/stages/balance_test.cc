@@ -125,13 +125,13 @@ TEST(Balance, CombinedLaneMatchesPickBurstAndAtomic) {
     auto via_lane = std::make_unique<lb::OfanCombined>(&t1);
     auto direct = std::make_unique<lb::OfanCombined>(&t2);
     lb::OfanAtomic atomic(&t3);
-    auto lane = std::make_unique<CombinedLane>(*via_lane, f.table);
+    auto lane = std::make_unique<CombinedLane>(*via_lane);
     const std::vector<uint8_t> got = ThroughLane(*lane, f.keys);
     std::vector<uint8_t> want;
     size_t at = 0;
     for (uint32_t n : Cuts(f.keys.size())) {
       uint8_t out[kMaxVector];
-      direct->PickBurst(&f.keys[at], out, n, f.table);
+      direct->PickBurst(&f.keys[at], out, n);
       want.insert(want.end(), out, out + n);
       at += n;
     }

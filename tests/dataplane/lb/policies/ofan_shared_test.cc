@@ -102,7 +102,7 @@ TEST(OfanSharedTest, CombinedMatchesAtomicAcrossTheCounterWrap) {
         LbView view{&t, nullptr, 0};
         std::vector<PacketKey> keys(50, KeyFor(t, key));
         std::vector<uint8_t> out(keys.size());
-        combined->PickBurst(keys.data(), out.data(), static_cast<uint32_t>(keys.size()), t);
+        combined->PickBurst(keys.data(), out.data(), static_cast<uint32_t>(keys.size()));
         for (size_t i = 0; i < keys.size(); ++i) {
           ASSERT_EQ(out[i], atomic.Pick(keys[i], view)) << "key " << key << " below " << below << " packet " << i;
         }
@@ -140,7 +140,7 @@ TEST(OfanSharedTest, AtomicAndCombinedHandOutTheSamePorts) {
         const uint32_t base = rng.Below(nk);
         for (uint32_t i = 0; i < n; ++i) keys[i] = KeyFor(t, (base + i) % nk);
       }
-      combined->PickBurst(keys, out, n, t);
+      combined->PickBurst(keys, out, n);
       for (uint32_t i = 0; i < n; ++i) {
         const uint8_t a = atomic.Pick(keys[i], view);
         seq_a[keys[i].key].push_back(a);
@@ -200,7 +200,7 @@ void RunConcurrent(bool combined_mode) {
           const uint32_t n = std::min<uint32_t>(1 + rng.Below(32), kPackets - sent);
           for (uint32_t i = 0; i < n; ++i) keys[i] = KeyFor(t, hot[rng.Below(hot.size())]);
           if (combined_mode) {
-            comb->PickBurst(keys, out, n, t);
+            comb->PickBurst(keys, out, n);
           } else {
             for (uint32_t i = 0; i < n; ++i) out[i] = atomic.Pick(keys[i], view);
           }
