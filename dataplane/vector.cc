@@ -177,10 +177,11 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   // output port is known gets its MACs (stage 4b) and is put in its (port,
   // queue) bucket at once; up-bound packets of a deferred lane wait in up_m
   // until the lane resolves them all.
-  // A local copy of the router: uint8_t stores below may alias anything, so
-  // the members of router_ would otherwise be reloaded for every packet.
-  const Router router = router_;
-  const uint32_t nd = router.num_dests();
+  // A local copy of the route table's view: uint8_t stores below may alias
+  // anything, so the members of router_ would otherwise be reloaded for
+  // every packet.
+  const RouteTable router = router_.table();
+  const uint32_t nd = router_.num_dests();
   const uint32_t w = w_;
   if (const uint64_t gen = neighbor_gen_.load(std::memory_order_acquire); gen != wk.mac_gen)
       [[unlikely]] {
@@ -254,16 +255,18 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         continue;
       }
       // A packet whose TTL expires is dropped before the LB, so that it
-      // takes no Ofan pointer. The others get TTL - 1 now, while the header
-      // line is hot from parsing: the writes left for later are the MACs.
+      // takes no Ofan pointer. The others get TTL - 1 in this pass, while the
+      // header line is hot from parsing (after the LB: a store to the frame
+      // may alias anything, so the lane's state would be reloaded after it);
+      // the writes left for later are the MACs.
       if (TtlExpires(d + p.l3_offset)) [[unlikely]] {
         ++ttl_expired;
         rte_pktmbuf_free(m);
         continue;
       }
-      DecrementLiveTtl(d + p.l3_offset);
       const uint32_t q = queue_of[p.roce][static_cast<uint32_t>(p.cls)];
       if (r.kind == RouteKind::kDown) {
+        DecrementLiveTtl(d + p.l3_offset);
         out(m, d, r.port, q, bytes);
         ++fwd_down;
         continue;
@@ -287,6 +290,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         up_len[nup] = bytes;
         up_q[nup] = static_cast<uint8_t>(q);
         ++nup;
+        DecrementLiveTtl(d + p.l3_offset);
       } else {
         const uint8_t u = lane.Pick(k);
         if (u == lb::kNoUplink) [[unlikely]] {
@@ -294,6 +298,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
           rte_pktmbuf_free(m);
           continue;
         }
+        DecrementLiveTtl(d + p.l3_offset);
         out(m, d, w + u, q, bytes);
         ++fwd_up;
       }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/packet_key.h"
@@ -46,6 +47,46 @@ decltype(auto) WithRole(lb::Role role, F&& f) {
   return f.template operator()<lb::Role::kEdge>();
 }
 
+// What the per-packet code routes with: the subnet table and three
+// constants, trivially copyable, so that the worker takes a copy per vector
+// (in registers, not reloaded after every byte store to a frame).
+//
+// The table has one entry per /24 under 10.pod (pod < pods): what the
+// address plan says about 10.pod.edge.x, computed by the control side
+// (Router's constructor) so that a packet costs one lookup (rule 6). An
+// entry is the RouteKind in its top two bits and, below, the output port
+// (kDown at an agg or core switch; an edge switch's down port is the host's
+// slot) or the destination d (kUp).
+struct RouteTable {
+  const uint16_t* subnet;
+  uint32_t num_subnets;  // pods * 256
+  uint32_t w;            // hosts per edge switch: .2 .. .(w + 1)
+  uint32_t gateway;      // an edge switch's own 10.pod.edge.1; 0 otherwise
+
+  static constexpr uint32_t kKindShift = 14;
+  static constexpr uint16_t kValueMask = (1u << kKindShift) - 1;
+
+  template <lb::Role R>
+  RouteResult RouteAs(uint32_t dst_ip) const {
+    RouteResult r;
+    // 10.0.0 subtracted from the top three bytes: one unsigned compare also
+    // rejects any first byte but 10 (num_subnets <= 255 * 256); the slot
+    // wraps for .0 and .1.
+    const uint32_t pe = (dst_ip >> 8) - (10u << 16);
+    const uint32_t slot = (dst_ip & 0xFF) - 2u;
+    if ((pe >= num_subnets) | (slot >= w)) [[unlikely]] {
+      if (R == lb::Role::kEdge && dst_ip == gateway) r.kind = RouteKind::kLocal;
+      return r;
+    }
+    const uint32_t e = subnet[pe];
+    r.kind = static_cast<RouteKind>(e >> kKindShift);
+    r.slice = static_cast<uint8_t>(slot);
+    r.port = static_cast<uint8_t>(R == lb::Role::kEdge ? slot : e);
+    r.dest = static_cast<uint16_t>(e & kValueMask);
+    return r;
+  }
+};
+
 class Router {
  public:
   Router(const lb::FatTree& tree, lb::SwitchId self);
@@ -58,43 +99,15 @@ class Router {
   // once per vector, so the per-packet code has no branch on the role.
   template <lb::Role R>
   RouteResult RouteAs(uint32_t dst_ip) const {
-    RouteResult r;
-    // A host address 10.pod.edge.(slot + 2) with every field in range. With
-    // 10.0.0 subtracted from the top three bytes, one unsigned compare on
-    // pod (pe >> 8) also rejects any first byte but 10; slot wraps for .0
-    // and .1. The three tests are combined without a branch each.
-    const uint32_t pe = (dst_ip >> 8) - (10u << 16);
-    const uint32_t pod = pe >> 8, eip = pe & 0xFF;
-    const uint32_t slot = (dst_ip & 0xFF) - 2u;
-    const bool host = (pod < pods_) & (eip < epp_) & (slot < w_);
-    if (!host) [[unlikely]] {
-      // x.x.x.1 of this edge switch's host subnet is its own (gateway) address.
-      if (R == lb::Role::kEdge && dst_ip == gateway_) r.kind = RouteKind::kLocal;
-      return r;
-    }
-    r.slice = static_cast<uint8_t>(slot);
-    if constexpr (R == lb::Role::kEdge) {
-      if ((dst_ip >> 8) == own_prefix_) {  // 10.pod.edge of this switch
-        r.kind = RouteKind::kDown;
-        r.port = static_cast<uint8_t>(slot);
-        return r;
-      }
-      r.kind = RouteKind::kUp;
-      r.dest = static_cast<uint16_t>(pod * epp_ + eip);
-    } else if constexpr (R == lb::Role::kAgg) {
-      if (levels_ == 2 || pod == pod_) {
-        r.kind = RouteKind::kDown;
-        r.port = static_cast<uint8_t>(eip);
-        return r;
-      }
-      r.kind = RouteKind::kUp;
-      r.dest = static_cast<uint16_t>(pod);
-    } else {
-      r.kind = RouteKind::kDown;
-      r.port = static_cast<uint8_t>(pod);
-    }
-    return r;
+    return table().RouteAs<R>(dst_ip);
   }
+  RouteTable table() const {
+    return RouteTable{subnet_.data(), static_cast<uint32_t>(subnet_.size()), w_, gateway_};
+  }
+
+  // The address plan itself, in arithmetic: what the table is built from,
+  // and the reference the tests hold it to.
+  RouteResult RouteByPlan(uint32_t dst_ip) const;
 
   lb::Role role() const { return role_; }
   uint32_t num_dests() const { return num_dests_; }
@@ -105,6 +118,7 @@ class Router {
   lb::Role role_;
   uint32_t levels_, pods_, epp_, w_, pod_, index_, num_dests_, gateway_;
   uint32_t own_prefix_;  // an edge's 10.pod.edge (its hosts' addresses >> 8)
+  std::vector<uint16_t> subnet_;  // RouteTable::subnet
 };
 
 }  // namespace ofan::dp

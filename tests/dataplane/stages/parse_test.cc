@@ -219,6 +219,42 @@ TEST(Route, AgreesWithTheFatTreeForEverySwitchAndHost) {
   }
 }
 
+// The subnet table the dataplane routes with gives what the address plan
+// gives, for every switch of small trees and addresses across 10.x.y.z
+// (every /24 of the pods and beyond, every last byte) and outside 10/8.
+TEST(Route, TableAgreesWithThePlanOnEveryAddress) {
+  for (int levels : {2, 3}) {
+    for (int k : {4, 8}) {
+      auto tree = *lb::FatTree::Make(k, levels);
+      for (int s = 0; s < tree.num_switches(); ++s) {
+        const Router r(tree, lb::SwitchId(static_cast<uint32_t>(s)));
+        auto check = [&](uint32_t a) {
+          const RouteResult got = r.Route(a), want = r.RouteByPlan(a);
+          ASSERT_EQ(got.kind, want.kind) << "switch " << s << " addr " << std::hex << a;
+          if (want.kind == RouteKind::kDown) {
+            ASSERT_EQ(got.port, want.port) << std::hex << a;
+          }
+          if (want.kind == RouteKind::kUp) {
+            ASSERT_EQ(got.dest, want.dest) << std::hex << a;
+          }
+          if (want.kind == RouteKind::kDown || want.kind == RouteKind::kUp) {
+            ASSERT_EQ(got.slice, want.slice) << std::hex << a;
+          }
+        };
+        for (uint32_t pod = 0; pod <= static_cast<uint32_t>(tree.num_pods()) + 1; ++pod) {
+          for (uint32_t e = 0; e < 256; e += (e < 8 ? 1 : 61)) {
+            for (uint32_t last = 0; last < 256; ++last) check(Ip(10, pod, e, last));
+          }
+        }
+        for (uint32_t a : {Ip(9, 0, 0, 2), Ip(11, 0, 0, 2), Ip(0, 0, 0, 0), Ip(255, 255, 255, 255),
+                           Ip(10, 255, 0, 2), Ip(138, 0, 0, 2)}) {
+          check(a);
+        }
+      }
+    }
+  }
+}
+
 TEST(Rewrite, DecrementsTtlKeepsChecksumValidAndIcrcUnchanged) {
   auto f = Roce(0x0A, 5, pkt::ecn::kEct0, 64);
   const std::vector<uint8_t> icrc(f.end() - 4, f.end());
