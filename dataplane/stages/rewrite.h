@@ -25,17 +25,15 @@
 namespace ofan::dp {
 
 // The two halves of the rewrite, which the worker runs at different points:
-// the TTL check while the header is hot from parsing (before the LB, so an
-// expiring packet takes no pointer), the writes (TTL, checksum, MACs) in one
-// touch once the output port is known.
+// the TTL (check before the LB, so an expiring packet takes no pointer; the
+// decrement after it) in the per-packet pass, while the header is hot from
+// parsing; the MACs once the output port is known.
 
 // TTL - 1 and the checksum update of RFC 1624 eqn. 3: the word (TTL,
 // protocol) drops by 0x0100, so HC' = ~(~HC + ~m + m') = ~(~HC + 0xFEFF).
 // Computed on the checksum as loaded in host byte order: one's complement
 // sums commute with swapping the bytes of every word, so on a little-endian
 // host the constant is swapped (0xFFFE) and the field is never swapped.
-// Split in two for the worker, which checks in its per-packet pass (before
-// the LB) and writes later, with the MACs, in one touch of the header line.
 inline bool TtlExpires(const uint8_t* ip) { return ip[8] <= 1; }
 // Requires !TtlExpires(ip).
 inline void DecrementLiveTtl(uint8_t* ip) {
@@ -70,7 +68,7 @@ static_assert(sizeof(MacPair) == 12);
 
 inline void SetMacs(uint8_t* frame, const MacPair& m) { std::memcpy(frame, m.b, sizeof m.b); }
 
-// The writes, for a packet whose TTL does not expire (the worker's `out`).
+// Both writes, for a packet whose TTL does not expire.
 inline void RewriteLive(uint8_t* frame, uint16_t l3_offset, const MacPair& macs) {
   DecrementLiveTtl(frame + l3_offset);
   SetMacs(frame, macs);

@@ -9,10 +9,12 @@
 // parameters: the switch's place in the fat tree (FatTree + SwitchId)
 //
 // The address plan of dataplane/lb/fat_tree.h makes routing arithmetic: from
-// 10.<pod>.<edge>.<slot+2> every switch knows, without a table, whether the
-// destination is below it and on which port, and otherwise its pointer key
-// (destination edge switch at an edge, destination pod at an agg, §4).
-// x.x.x.1 of a host subnet is the edge switch's own (gateway) address.
+// 10.<pod>.<edge>.<slot+2> every switch knows whether the destination is
+// below it and on which port, and otherwise its pointer key (destination edge
+// switch at an edge, destination pod at an agg, §4). The control side does
+// that arithmetic once per /24 (Router::RouteByPlan) into a subnet table; a
+// packet costs one lookup in it (RouteTable). x.x.x.1 of a host subnet is the
+// edge switch's own (gateway) address.
 #pragma once
 
 #include <cstdint>
