@@ -1,9 +1,9 @@
 #include "common/units.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
-
-#include <fmt/format.h>
 
 namespace ofan {
 
@@ -29,9 +29,9 @@ Result<uint64_t> ParseSize(std::string_view text) {
   } else if (suffix == "g" || suffix == "gb" || suffix == "gib") {
     mult = 1ULL << 30;
   } else {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("'{}': unknown size suffix '{}' (use B, KiB, MiB or GiB)", text,
-                                 suffix));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("'{}': unknown size suffix '{}' (use B, KiB, MiB or GiB)", text, suffix));
   }
   if (value > UINT64_MAX / mult) {
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("'{}' is too large", text));

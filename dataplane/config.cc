@@ -1,11 +1,11 @@
 #include "dataplane/config.h"
 
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "common/units.h"
 
@@ -20,7 +20,9 @@ Result<T> Get(const YAML::Node& n, const std::string& where) {
     return n.as<T>();
   } catch (const YAML::Exception&) {
     return Bad(fmt::format("{}: expected {} (line {})", where,
-                           std::is_same_v<T, bool> ? "true/false" : std::is_arithmetic_v<T> ? "a number" : "a string",
+                           std::is_same_v<T, bool>   ? "true/false"
+                           : std::is_arithmetic_v<T> ? "a number"
+                                                     : "a string",
                            n.Mark().line + 1));
   }
 }
@@ -33,7 +35,8 @@ Result<uint64_t> GetSize(const YAML::Node& n, const std::string& where) {
   return *v;
 }
 
-Status CheckKeys(const YAML::Node& n, const std::string& where, std::initializer_list<const char*> allowed) {
+Status CheckKeys(const YAML::Node& n, const std::string& where,
+                 std::initializer_list<const char*> allowed) {
   if (!n.IsMap()) return Bad(fmt::format("{}: expected a mapping", where));
   for (auto it = n.begin(); it != n.end(); ++it) {
     const std::string key = it->first.as<std::string>();
@@ -42,30 +45,37 @@ Status CheckKeys(const YAML::Node& n, const std::string& where, std::initializer
     if (!ok) {
       std::string list;
       for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
-      return Bad(fmt::format("{}: unknown key '{}' (line {}; allowed: {})", where, key, it->first.Mark().line + 1, list));
+      return Bad(fmt::format("{}: unknown key '{}' (line {}; allowed: {})", where, key,
+                             it->first.Mark().line + 1, list));
     }
   }
   return {};
 }
 
-#define OFAN_TRY(var, expr)        \
-  auto var##_r = (expr);           \
+// var is a name, not an expression: it cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define OFAN_TRY(var, expr)             \
+  auto var##_r = (expr);                \
   if (!var##_r) return var##_r.error(); \
   auto var = *var##_r
+// NOLINTEND(bugprone-macro-parentheses)
 
-#define OFAN_CHECK(expr)               \
-  do {                                 \
-    Status s_ = (expr);                \
-    if (!s_) return s_.error();        \
+#define OFAN_CHECK(expr)        \
+  do {                          \
+    Status s_ = (expr);         \
+    if (!s_) return s_.error(); \
   } while (0)
 
 }  // namespace
 
 std::string_view OfanModeName(OfanMode m) {
   switch (m) {
-    case OfanMode::kPofan: return "pofan";
-    case OfanMode::kAtomic: return "atomic";
-    case OfanMode::kCombined: return "combined";
+    case OfanMode::kPofan:
+      return "pofan";
+    case OfanMode::kAtomic:
+      return "atomic";
+    case OfanMode::kCombined:
+      return "combined";
   }
   return "?";
 }
@@ -87,8 +97,9 @@ Result<pkt::MacAddr> ParseMac(std::string_view s) {
       if (c >= 'A' && c <= 'F') return c - 'A' + 10;
       return -1;
     };
-    const int hi = hex(s[static_cast<size_t>(i * 3)]), lo = hex(s[static_cast<size_t>(i * 3 + 1)]);
-    if (hi < 0 || lo < 0 || (i < 5 && s[static_cast<size_t>(i * 3 + 2)] != ':')) {
+    const size_t at = static_cast<size_t>(i) * 3;
+    const int hi = hex(s[at]), lo = hex(s[at + 1]);
+    if (hi < 0 || lo < 0 || (i < 5 && s[at + 2] != ':')) {
       return Bad(fmt::format("'{}' is not a MAC address (aa:bb:cc:dd:ee:ff)", s));
     }
     m.b[static_cast<size_t>(i)] = static_cast<uint8_t>(hi << 4 | lo);
@@ -97,15 +108,16 @@ Result<pkt::MacAddr> ParseMac(std::string_view s) {
 }
 
 std::string FormatMac(const pkt::MacAddr& m) {
-  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m.b[0], m.b[1], m.b[2], m.b[3], m.b[4], m.b[5]);
+  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m.b[0], m.b[1], m.b[2], m.b[3],
+                     m.b[4], m.b[5]);
 }
 
 Status DpConfig::Validate() const {
   auto tr = lb::FatTree::Make(k, levels);
   if (!tr) return Bad("fabric: " + tr.error().message);
   if (switch_id >= static_cast<uint32_t>(tr->num_switches())) {
-    return Bad(fmt::format("fabric.switch {} does not exist ({} has switches 0..{})", switch_id, tr->Describe(),
-                           tr->num_switches() - 1));
+    return Bad(fmt::format("fabric.switch {} does not exist ({} has switches 0..{})", switch_id,
+                           tr->Describe(), tr->num_switches() - 1));
   }
   if (name.empty() || name.size() > 64 || name.find('/') != std::string::npos) {
     return Bad(fmt::format("name '{}' must be 1..64 characters without '/'", name));
@@ -115,7 +127,8 @@ Status DpConfig::Validate() const {
   std::set<std::string> devs;
   for (const PortConfig& p : ports) {
     if (p.port >= static_cast<uint32_t>(k)) {
-      return Bad(fmt::format("ports: port {} out of range (a k={} switch has ports 0..{})", p.port, k, k - 1));
+      return Bad(fmt::format("ports: port {} out of range (a k={} switch has ports 0..{})", p.port,
+                             k, k - 1));
     }
     if (!seen.insert(p.port).second) return Bad(fmt::format("ports: port {} listed twice", p.port));
     if (p.dev.empty()) return Bad(fmt::format("ports: port {} has no dev", p.port));
@@ -124,9 +137,11 @@ Status DpConfig::Validate() const {
   if (pipe_size == 0 || pipe_size > static_cast<uint32_t>(k)) {
     return Bad(fmt::format("pipe_size must be in 1..k={}, got {}", k, pipe_size));
   }
-  if (egress.rate_gbps < 0 || egress.rate_gbps > 10000) return Bad("egress.rate_gbps must be in [0, 10000]");
+  if (egress.rate_gbps < 0 || egress.rate_gbps > 10000)
+    return Bad("egress.rate_gbps must be in [0, 10000]");
   if (egress.buffer_bytes < 2048) return Bad("egress.buffer must be at least 2KiB");
-  if (egress.ring_slots < 64 || (egress.ring_slots & (egress.ring_slots - 1)) != 0 || egress.ring_slots > (1u << 20)) {
+  if (egress.ring_slots < 64 || (egress.ring_slots & (egress.ring_slots - 1)) != 0 ||
+      egress.ring_slots > (1u << 20)) {
     return Bad("egress.ring_slots must be a power of two in [64, 1Mi]");
   }
   if (pfc.priority > 7) return Bad("pfc.priority must be in 0..7");
@@ -145,15 +160,23 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
   }
   DpConfig c;
   if (root.IsNull()) return Bad("config is empty");
-  OFAN_CHECK(CheckKeys(root, "config", {"name", "fabric", "ports", "pipe_size", "lb", "egress", "pfc", "control", "idle", "burst"}));
+  OFAN_CHECK(CheckKeys(
+      root, "config",
+      {"name", "fabric", "ports", "pipe_size", "lb", "egress", "pfc", "control", "idle", "burst"}));
   if (root["name"]) {
     OFAN_TRY(v, Get<std::string>(root["name"], "name"));
     c.name = v;
   }
   if (const YAML::Node f = root["fabric"]) {
     OFAN_CHECK(CheckKeys(f, "fabric", {"k", "levels", "switch", "role", "pod", "index"}));
-    if (f["k"]) { OFAN_TRY(v, Get<int>(f["k"], "fabric.k")); c.k = v; }
-    if (f["levels"]) { OFAN_TRY(v, Get<int>(f["levels"], "fabric.levels")); c.levels = v; }
+    if (f["k"]) {
+      OFAN_TRY(v, Get<int>(f["k"], "fabric.k"));
+      c.k = v;
+    }
+    if (f["levels"]) {
+      OFAN_TRY(v, Get<int>(f["levels"], "fabric.levels"));
+      c.levels = v;
+    }
     auto tree = lb::FatTree::Make(c.k, c.levels);
     if (!tree) return Bad("fabric: " + tree.error().message);
     if (f["switch"]) {
@@ -162,16 +185,26 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
     } else if (f["role"]) {
       OFAN_TRY(role, Get<std::string>(f["role"], "fabric.role"));
       int pod = 0, index = 0;
-      if (f["pod"]) { OFAN_TRY(v, Get<int>(f["pod"], "fabric.pod")); pod = v; }
-      if (f["index"]) { OFAN_TRY(v, Get<int>(f["index"], "fabric.index")); index = v; }
+      if (f["pod"]) {
+        OFAN_TRY(v, Get<int>(f["pod"], "fabric.pod"));
+        pod = v;
+      }
+      if (f["index"]) {
+        OFAN_TRY(v, Get<int>(f["index"], "fabric.index"));
+        index = v;
+      }
       const int per_pod = role == "edge" ? tree->edges_per_pod() : tree->w();
       if (role == "core") {
-        if (index < 0 || index >= tree->num_cores()) return Bad(fmt::format("fabric.index {} out of range for a core", index));
+        if (index < 0 || index >= tree->num_cores())
+          return Bad(fmt::format("fabric.index {} out of range for a core", index));
         c.switch_id = tree->core(index).value();
       } else if (role == "edge" || role == "agg" || role == "spine") {
-        if (pod < 0 || pod >= tree->num_pods()) return Bad(fmt::format("fabric.pod {} out of range (0..{})", pod, tree->num_pods() - 1));
-        if (index < 0 || index >= per_pod) return Bad(fmt::format("fabric.index {} out of range (0..{})", index, per_pod - 1));
-        c.switch_id = role == "edge" ? tree->edge(pod, index).value() : tree->agg(pod, index).value();
+        if (pod < 0 || pod >= tree->num_pods())
+          return Bad(fmt::format("fabric.pod {} out of range (0..{})", pod, tree->num_pods() - 1));
+        if (index < 0 || index >= per_pod)
+          return Bad(fmt::format("fabric.index {} out of range (0..{})", index, per_pod - 1));
+        c.switch_id =
+            role == "edge" ? tree->edge(pod, index).value() : tree->agg(pod, index).value();
       } else {
         return Bad(fmt::format("fabric.role '{}' (expected edge, agg, spine or core)", role));
       }
@@ -206,10 +239,17 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
       c.ports.push_back(p);
     }
   }
-  if (root["pipe_size"]) { OFAN_TRY(v, Get<uint32_t>(root["pipe_size"], "pipe_size")); c.pipe_size = v; }
-  if (root["burst"]) { OFAN_TRY(v, Get<uint32_t>(root["burst"], "burst")); c.burst = v; }
+  if (root["pipe_size"]) {
+    OFAN_TRY(v, Get<uint32_t>(root["pipe_size"], "pipe_size"));
+    c.pipe_size = v;
+  }
+  if (root["burst"]) {
+    OFAN_TRY(v, Get<uint32_t>(root["burst"], "burst"));
+    c.burst = v;
+  }
   if (const YAML::Node l = root["lb"]) {
-    OFAN_CHECK(CheckKeys(l, "lb", {"policy", "ofan_mode", "seed", "flowlet_gap_us", "drill_samples"}));
+    OFAN_CHECK(
+        CheckKeys(l, "lb", {"policy", "ofan_mode", "seed", "flowlet_gap_us", "drill_samples"}));
     if (l["policy"]) {
       OFAN_TRY(s, Get<std::string>(l["policy"], "lb.policy"));
       auto k = lb::ParsePolicy(s);
@@ -222,46 +262,91 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
       OFAN_TRY(m, ParseOfanMode(s));
       c.ofan_mode = m;
     }
-    if (l["seed"]) { OFAN_TRY(v, Get<uint64_t>(l["seed"], "lb.seed")); c.policy.seed = v; }
+    if (l["seed"]) {
+      OFAN_TRY(v, Get<uint64_t>(l["seed"], "lb.seed"));
+      c.policy.seed = v;
+    }
     if (l["flowlet_gap_us"]) {
       OFAN_TRY(v, Get<double>(l["flowlet_gap_us"], "lb.flowlet_gap_us"));
       if (v < 0) return Bad("lb.flowlet_gap_us must be >= 0");
       c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(v * 1e6);
     }
-    if (l["drill_samples"]) { OFAN_TRY(v, Get<uint32_t>(l["drill_samples"], "lb.drill_samples")); c.policy.drill_samples = v; }
+    if (l["drill_samples"]) {
+      OFAN_TRY(v, Get<uint32_t>(l["drill_samples"], "lb.drill_samples"));
+      c.policy.drill_samples = v;
+    }
   }
   if (const YAML::Node e = root["egress"]) {
     OFAN_CHECK(CheckKeys(e, "egress", {"rate_gbps", "buffer", "ecn", "priority", "ring_slots"}));
-    if (e["rate_gbps"]) { OFAN_TRY(v, Get<double>(e["rate_gbps"], "egress.rate_gbps")); c.egress.rate_gbps = v; }
-    if (e["buffer"]) { OFAN_TRY(v, GetSize(e["buffer"], "egress.buffer")); c.egress.buffer_bytes = v; }
-    if (e["ecn"]) { OFAN_TRY(v, GetSize(e["ecn"], "egress.ecn")); c.egress.ecn_bytes = v; }
-    if (e["ring_slots"]) { OFAN_TRY(v, Get<uint32_t>(e["ring_slots"], "egress.ring_slots")); c.egress.ring_slots = v; }
+    if (e["rate_gbps"]) {
+      OFAN_TRY(v, Get<double>(e["rate_gbps"], "egress.rate_gbps"));
+      c.egress.rate_gbps = v;
+    }
+    if (e["buffer"]) {
+      OFAN_TRY(v, GetSize(e["buffer"], "egress.buffer"));
+      c.egress.buffer_bytes = v;
+    }
+    if (e["ecn"]) {
+      OFAN_TRY(v, GetSize(e["ecn"], "egress.ecn"));
+      c.egress.ecn_bytes = v;
+    }
+    if (e["ring_slots"]) {
+      OFAN_TRY(v, Get<uint32_t>(e["ring_slots"], "egress.ring_slots"));
+      c.egress.ring_slots = v;
+    }
     if (const YAML::Node pr = e["priority"]) {
       if (!pr.IsSequence()) return Bad("egress.priority: expected a list, e.g. [ack, control]");
       c.egress.priority_ack = c.egress.priority_control = false;
       for (const auto& x : pr) {
         OFAN_TRY(s, Get<std::string>(x, "egress.priority[]"));
-        if (s == "ack") c.egress.priority_ack = true;
-        else if (s == "control") c.egress.priority_control = true;
-        else return Bad(fmt::format("egress.priority: unknown class '{}' (expected ack, control)", s));
+        if (s == "ack") {
+          c.egress.priority_ack = true;
+        } else if (s == "control") {
+          c.egress.priority_control = true;
+        } else {
+          return Bad(fmt::format("egress.priority: unknown class '{}' (expected ack, control)", s));
+        }
       }
     }
   }
   if (const YAML::Node p = root["pfc"]) {
     OFAN_CHECK(CheckKeys(p, "pfc", {"enabled", "priority", "xoff", "xon", "quanta"}));
-    if (p["enabled"]) { OFAN_TRY(v, Get<bool>(p["enabled"], "pfc.enabled")); c.pfc.enabled = v; }
-    if (p["priority"]) { OFAN_TRY(v, Get<uint32_t>(p["priority"], "pfc.priority")); if (v > 7) return Bad("pfc.priority must be in 0..7"); c.pfc.priority = static_cast<uint8_t>(v); }
-    if (p["xoff"]) { OFAN_TRY(v, GetSize(p["xoff"], "pfc.xoff")); c.pfc.xoff_bytes = v; }
-    if (p["xon"]) { OFAN_TRY(v, GetSize(p["xon"], "pfc.xon")); c.pfc.xon_bytes = v; }
-    if (p["quanta"]) { OFAN_TRY(v, Get<uint32_t>(p["quanta"], "pfc.quanta")); if (v > 0xFFFF) return Bad("pfc.quanta must be <= 65535"); c.pfc.quanta = static_cast<uint16_t>(v); }
+    if (p["enabled"]) {
+      OFAN_TRY(v, Get<bool>(p["enabled"], "pfc.enabled"));
+      c.pfc.enabled = v;
+    }
+    if (p["priority"]) {
+      OFAN_TRY(v, Get<uint32_t>(p["priority"], "pfc.priority"));
+      if (v > 7) return Bad("pfc.priority must be in 0..7");
+      c.pfc.priority = static_cast<uint8_t>(v);
+    }
+    if (p["xoff"]) {
+      OFAN_TRY(v, GetSize(p["xoff"], "pfc.xoff"));
+      c.pfc.xoff_bytes = v;
+    }
+    if (p["xon"]) {
+      OFAN_TRY(v, GetSize(p["xon"], "pfc.xon"));
+      c.pfc.xon_bytes = v;
+    }
+    if (p["quanta"]) {
+      OFAN_TRY(v, Get<uint32_t>(p["quanta"], "pfc.quanta"));
+      if (v > 0xFFFF) return Bad("pfc.quanta must be <= 65535");
+      c.pfc.quanta = static_cast<uint16_t>(v);
+    }
   }
   if (const YAML::Node s = root["control"]) {
     OFAN_CHECK(CheckKeys(s, "control", {"socket"}));
-    if (s["socket"]) { OFAN_TRY(v, Get<std::string>(s["socket"], "control.socket")); c.socket_path = v; }
+    if (s["socket"]) {
+      OFAN_TRY(v, Get<std::string>(s["socket"], "control.socket"));
+      c.socket_path = v;
+    }
   }
   if (const YAML::Node s = root["idle"]) {
     OFAN_CHECK(CheckKeys(s, "idle", {"max_sleep_us"}));
-    if (s["max_sleep_us"]) { OFAN_TRY(v, Get<uint32_t>(s["max_sleep_us"], "idle.max_sleep_us")); c.max_sleep_us = v; }
+    if (s["max_sleep_us"]) {
+      OFAN_TRY(v, Get<uint32_t>(s["max_sleep_us"], "idle.max_sleep_us"));
+      c.max_sleep_us = v;
+    }
   }
   c.policy.pipe_size = c.pipe_size;
   return c;

@@ -36,27 +36,27 @@ std::string_view OfanModeName(OfanMode m);
 Result<OfanMode> ParseOfanMode(std::string_view s);
 
 struct PortConfig {
-  uint32_t port = 0;    // fat-tree port index (0..k-1)
-  std::string dev;      // DPDK vdev/devargs ("net_af_xdp0,iface=veth0"), or "ring:<name>" for tests
+  uint32_t port = 0;  // fat-tree port index (0..k-1)
+  std::string dev;    // DPDK vdev/devargs ("net_af_xdp0,iface=veth0"), or "ring:<name>" for tests
   std::optional<pkt::MacAddr> mac;       // default: the device's
   std::optional<pkt::MacAddr> peer_mac;  // next hop; otherwise learned from ARP
   bool admin_up = true;
 };
 
 struct EgressConfig {
-  double rate_gbps = 0;              // emulated line rate; 0 = as fast as the device
-  uint64_t buffer_bytes = 1 << 20;   // per port; tail drop above
-  uint64_t ecn_bytes = 100 * 1024;   // CE-mark ECT packets above; 0 = off
-  bool priority_ack = true;          // ACK/NAK/CNP to the strict-priority queue
-  bool priority_control = true;      // ARP/LLDP/ICMP to the strict-priority queue
-  uint32_t ring_slots = 1024;        // per queue, power of two
+  double rate_gbps = 0;                       // emulated line rate; 0 = as fast as the device
+  uint64_t buffer_bytes = uint64_t{1} << 20;  // per port; tail drop above
+  uint64_t ecn_bytes = uint64_t{100} * 1024;  // CE-mark ECT packets above; 0 = off
+  bool priority_ack = true;                   // ACK/NAK/CNP to the strict-priority queue
+  bool priority_control = true;               // ARP/LLDP/ICMP to the strict-priority queue
+  uint32_t ring_slots = 1024;                 // per queue, power of two
 };
 
 struct PfcConfig {
   bool enabled = false;  // generate PAUSE at xoff; received PFC is always honoured
   uint8_t priority = 3;  // the class our normal queue belongs to
-  uint64_t xoff_bytes = 256 * 1024;
-  uint64_t xon_bytes = 128 * 1024;
+  uint64_t xoff_bytes = uint64_t{256} * 1024;
+  uint64_t xon_bytes = uint64_t{128} * 1024;
   uint16_t quanta = 0xFFFF;
 };
 

@@ -1,6 +1,7 @@
 #include "dataplane/control_socket.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,8 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "dataplane/switch.h"
 
@@ -23,12 +22,17 @@ using nlohmann::json;
 constexpr size_t kMaxLine = 1 << 20;
 constexpr size_t kMaxClients = 16;
 
-json Ok(json result) { return {{"v", kControlProtocolVersion}, {"ok", true}, {"result", std::move(result)}}; }
-json Fail(const std::string& e) { return {{"v", kControlProtocolVersion}, {"ok", false}, {"error", e}}; }
+json Ok(json result) {
+  return {{"v", kControlProtocolVersion}, {"ok", true}, {"result", std::move(result)}};
+}
+json Fail(const std::string& e) {
+  return {{"v", kControlProtocolVersion}, {"ok", false}, {"error", e}};
+}
 
 Result<lb::PortMask> MaskOf(const json& j) {
   if (j.is_number_unsigned()) return j.get<lb::PortMask>();
-  if (j.is_number_integer() && j.get<int64_t>() >= 0) return static_cast<lb::PortMask>(j.get<int64_t>());
+  if (j.is_number_integer() && j.get<int64_t>() >= 0)
+    return static_cast<lb::PortMask>(j.get<int64_t>());
   if (j.is_string()) {
     const std::string s = j.get<std::string>();
     try {
@@ -51,8 +55,10 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
     return Fail(fmt::format("request is not JSON: {}", e.what()));
   }
   if (!req.is_object()) return Fail("request must be a JSON object");
-  if (!req.contains("v") || !req["v"].is_number_integer() || req["v"].get<int>() != kControlProtocolVersion) {
-    return Fail(fmt::format("unsupported protocol version (this switch speaks v{})", kControlProtocolVersion));
+  if (!req.contains("v") || !req["v"].is_number_integer() ||
+      req["v"].get<int>() != kControlProtocolVersion) {
+    return Fail(fmt::format("unsupported protocol version (this switch speaks v{})",
+                            kControlProtocolVersion));
   }
   if (!req.contains("cmd") || !req["cmd"].is_string()) return Fail("missing 'cmd'");
   const std::string cmd = req["cmd"].get<std::string>();
@@ -68,7 +74,8 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
       return Ok(json::object());
     }
     if (cmd == "set_policy") {
-      if (!req.contains("policy") || !req["policy"].is_string()) return Fail("set_policy needs 'policy'");
+      if (!req.contains("policy") || !req["policy"].is_string())
+        return Fail("set_policy needs 'policy'");
       auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
       if (!kind) return Fail(kind.error().message);
       OfanMode mode = sw.config().ofan_mode;
@@ -82,15 +89,19 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
       return Ok(sw.StatusJson());
     }
     if (cmd == "set_port") {
-      if (!req.contains("port") || !req["port"].is_number_unsigned()) return Fail("set_port needs 'port' (a number)");
-      if (!req.contains("admin") || !req["admin"].is_string()) return Fail("set_port needs 'admin': up|down");
+      if (!req.contains("port") || !req["port"].is_number_unsigned())
+        return Fail("set_port needs 'port' (a number)");
+      if (!req.contains("admin") || !req["admin"].is_string())
+        return Fail("set_port needs 'admin': up|down");
       const std::string a = req["admin"].get<std::string>();
       if (a != "up" && a != "down") return Fail("'admin' must be up or down");
-      if (Status s = sw.SetPortAdmin(req["port"].get<uint32_t>(), a == "up"); !s) return Fail(s.error().message);
+      if (Status s = sw.SetPortAdmin(req["port"].get<uint32_t>(), a == "up"); !s)
+        return Fail(s.error().message);
       return Ok(sw.PortsJson());
     }
     if (cmd == "load_tables") {
-      if (!req.contains("masks") || !req["masks"].is_array()) return Fail("load_tables needs 'masks': [...]");
+      if (!req.contains("masks") || !req["masks"].is_array())
+        return Fail("load_tables needs 'masks': [...]");
       std::vector<lb::PortMask> masks;
       for (const json& m : req["masks"]) {
         auto v = MaskOf(m);
@@ -103,15 +114,17 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
   } catch (const std::exception& e) {
     return Fail(fmt::format("{}: {}", cmd, e.what()));
   }
-  return Fail(fmt::format("unknown command '{}' (version, status, counters, ports, queues, pointers, "
-                          "set_policy, set_port, load_tables, reset_queues)",
-                          cmd));
+  return Fail(
+      fmt::format("unknown command '{}' (version, status, counters, ports, queues, pointers, "
+                  "set_policy, set_port, load_tables, reset_queues)",
+                  cmd));
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const std::string& path, Switch* sw) {
   sockaddr_un addr{};
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("control socket path '{}' is empty or too long", path));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("control socket path '{}' is empty or too long", path));
   }
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -122,11 +135,13 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const std::string& 
     const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-    const bool live = probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    const bool live =
+        probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
     if (probe >= 0) close(probe);
     if (live) {
       close(fd);
-      return MakeError(ErrorCode::kIo, fmt::format("control socket {} is in use by another switch", path));
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("control socket {} is in use by another switch", path));
     }
     unlink(path.c_str());
   }
@@ -158,7 +173,8 @@ void ControlServer::Drop(size_t i) {
 void ControlServer::Poll(int timeout_ms) {
   std::vector<pollfd> fds;
   fds.push_back({fd_, POLLIN, 0});
-  for (auto& c : clients_) fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
+  for (auto& c : clients_)
+    fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
   if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
   if (fds[0].revents & POLLIN) {
     const int c = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -16,12 +16,12 @@ enum class Counter : uint16_t {
   kTxBytes,
   kForwardedUp,
   kForwardedDown,
-  kException,      // ARP / LLDP handed to the control thread
+  kException,  // ARP / LLDP handed to the control thread
   kEcnMarked,
   kPriorityQueued,  // went through a port's strict-priority queue
   kPfcRx,
   kPfcTx,
-  kPfcWatchdog,    // a port stayed paused longer than 200 ms
+  kPfcWatchdog,      // a port stayed paused longer than 200 ms
   kNeighborUnknown,  // forwarded to the broadcast MAC: next hop not learned yet
   // Drops, one per reason.
   kDropRunt,
@@ -50,18 +50,38 @@ inline constexpr size_t kNumCounters = static_cast<size_t>(Counter::kCount);
 inline constexpr Counter kFirstDrop = Counter::kDropRunt;
 
 inline constexpr std::array<std::string_view, kNumCounters> kCounterNames = {
-    "rx_packets",        "rx_bytes",           "tx_packets",
-    "tx_bytes",          "forwarded_up",       "forwarded_down",
-    "exception",         "ecn_marked",         "priority_queued",
-    "pfc_rx",            "pfc_tx",             "pfc_watchdog",
+    "rx_packets",
+    "rx_bytes",
+    "tx_packets",
+    "tx_bytes",
+    "forwarded_up",
+    "forwarded_down",
+    "exception",
+    "ecn_marked",
+    "priority_queued",
+    "pfc_rx",
+    "pfc_tx",
+    "pfc_watchdog",
     "neighbor_unknown",
-    "drop_runt",         "drop_unknown_ethertype", "drop_vlan_truncated",
-    "drop_ipv4_truncated", "drop_ipv4_version", "drop_ipv4_header_length",
-    "drop_ipv4_total_length", "drop_ipv4_checksum", "drop_ipv4_fragment",
-    "drop_udp_truncated", "drop_bth_truncated",
-    "drop_pfc_malformed", "drop_ttl_exceeded",  "drop_no_route",
-    "drop_no_uplink",    "drop_port_down",     "drop_buffer_full",
-    "drop_exception_full", "drop_tx_full",
+    "drop_runt",
+    "drop_unknown_ethertype",
+    "drop_vlan_truncated",
+    "drop_ipv4_truncated",
+    "drop_ipv4_version",
+    "drop_ipv4_header_length",
+    "drop_ipv4_total_length",
+    "drop_ipv4_checksum",
+    "drop_ipv4_fragment",
+    "drop_udp_truncated",
+    "drop_bth_truncated",
+    "drop_pfc_malformed",
+    "drop_ttl_exceeded",
+    "drop_no_route",
+    "drop_no_uplink",
+    "drop_port_down",
+    "drop_buffer_full",
+    "drop_exception_full",
+    "drop_tx_full",
 };
 
 constexpr std::string_view CounterName(Counter c) { return kCounterNames[static_cast<size_t>(c)]; }
@@ -75,7 +95,9 @@ struct LcoreCounters {
     auto& x = v[static_cast<size_t>(c)];
     x.store(x.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
-  uint64_t Get(Counter c) const { return v[static_cast<size_t>(c)].load(std::memory_order_relaxed); }
+  uint64_t Get(Counter c) const {
+    return v[static_cast<size_t>(c)].load(std::memory_order_relaxed);
+  }
 };
 
 struct Counters {

@@ -3,13 +3,14 @@
 //   ofan-dp -- --help
 // Exit codes: 0 clean stop (SIGINT/SIGTERM); 1 runtime failure; 2 bad command
 // line or configuration; 3 the environment refused (EAL, hugepages, devices).
-#include <signal.h>
-#include <unistd.h>
-
+#include <fmt/format.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -20,9 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
+#include "common/main_guard.h"
 #include "common/units.h"
 #include "dataplane/config.h"
 #include "dataplane/control_socket.h"
@@ -67,15 +66,17 @@ int Main(int argc, char** argv) {
   }
   std::vector<std::string> own{"ofan-dp"};
   for (int i = split + 1; i < argc; ++i) own.emplace_back(argv[i]);
-  if (split == argc && argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+  if (split == argc && argc > 1 &&
+      (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
     own.push_back("--help");  // `ofan-dp --help` works too
     eal_args.resize(1);
   }
 
-  CLI::App app{"ofan-dp: one Ofan/POfan switch on DPDK.\n"
-               "usage: ofan-dp [EAL options] -- --config FILE [options]\n"
-               "Ports named in the config are added to EAL as --vdev automatically; EAL defaults to\n"
-               "--in-memory --no-pci -l 0,1 when not given."};
+  CLI::App app{
+      "ofan-dp: one Ofan/POfan switch on DPDK.\n"
+      "usage: ofan-dp [EAL options] -- --config FILE [options]\n"
+      "Ports named in the config are added to EAL as --vdev automatically; EAL defaults to\n"
+      "--in-memory --no-pci -l 0,1 when not given."};
   std::string config_path, name, policy, ofan_mode, socket, buffer, ecn;
   std::vector<std::string> port_specs;
   int k = 0, levels = 0;
@@ -89,21 +90,28 @@ int Main(int argc, char** argv) {
   app.add_option("--k", k, "fat-tree radix (overrides the config)");
   app.add_option("--levels", levels, "2 or 3 (overrides the config)");
   app.add_option("--switch", switch_id, "switch id in the fat tree (overrides the config)");
-  app.add_option("--port", port_specs, "PORT=DEV, e.g. 0=net_af_xdp0,iface=veth0 (repeatable; adds to the config)");
-  app.add_option("--policy", policy, std::string("LB policy: ") + std::string(lb::PolicyNameList()));
-  app.add_option("--ofan-mode", ofan_mode, "how Ofan shares pointers across lcores: pofan|atomic|combined");
+  app.add_option("--port", port_specs,
+                 "PORT=DEV, e.g. 0=net_af_xdp0,iface=veth0 (repeatable; adds to the config)");
+  app.add_option("--policy", policy,
+                 std::string("LB policy: ") + std::string(lb::PolicyNameList()));
+  app.add_option("--ofan-mode", ofan_mode,
+                 "how Ofan shares pointers across lcores: pofan|atomic|combined");
   app.add_option("--pipe-size", pipe_size, "ports per pipe (worker lcore / POfan table)");
   app.add_option("--rate-gbps", rate, "emulated line rate per port (0 = device speed)");
   app.add_option("--buffer", buffer, "per-port buffer, e.g. 1MiB");
   app.add_option("--ecn", ecn, "ECN marking threshold, e.g. 100KiB (0 = off)");
   app.add_option("--socket", socket, "control socket path (default /run/ofan/<name>.sock)");
-  app.add_option("--workers", workers, "worker lcores to use (default: all EAL workers, at most one per pipe)");
+  app.add_option("--workers", workers,
+                 "worker lcores to use (default: all EAL workers, at most one per pipe)");
   app.add_option("--max-sleep-us", max_sleep, "idle backoff cap in microseconds");
   app.add_flag("--check", check, "validate the configuration, print it as JSON and exit");
-  app.add_option("--bench-inject", bench_population,
-                 "benchmark on loopback ports (net_ring): keep N frames circulating through the switch");
-  app.add_option("--bench-frame", bench_frame, "benchmark frame size in bytes (64..3456)")->capture_default_str();
+  app.add_option(
+      "--bench-inject", bench_population,
+      "benchmark on loopback ports (net_ring): keep N frames circulating through the switch");
+  app.add_option("--bench-frame", bench_frame, "benchmark frame size in bytes (64..3456)")
+      ->capture_default_str();
   std::vector<const char*> cargv;
+  cargv.reserve(own.size());
   for (auto& s : own) cargv.push_back(s.c_str());
   try {
     app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
@@ -165,21 +173,25 @@ int Main(int argc, char** argv) {
   if (c.socket_path.empty()) c.socket_path = fmt::format("/run/ofan/{}.sock", c.name);
   if (Status s = c.Validate(); !s) return usage(s.error().message);
   if (check) {
-    std::cout << fmt::format("{{\"ok\":true,\"name\":\"{}\",\"k\":{},\"levels\":{},\"switch\":{},\"ports\":{},\"policy\":\"{}\",\"ofan_mode\":\"{}\"}}\n",
-                             c.name, c.k, c.levels, c.switch_id, c.ports.size(), lb::PolicyName(c.policy.kind),
-                             OfanModeName(c.ofan_mode));
+    std::cout << fmt::format(
+        "{{\"ok\":true,\"name\":\"{}\",\"k\":{},\"levels\":{},\"switch\":{},\"ports\":{},"
+        "\"policy\":\"{}\",\"ofan_mode\":\"{}\"}}\n",
+        c.name, c.k, c.levels, c.switch_id, c.ports.size(), lb::PolicyName(c.policy.kind),
+        OfanModeName(c.ofan_mode));
     return kExitOk;
   }
 
   // EAL: defaults that let many switches share a machine, and one --vdev per port.
   if (!HasArg(eal_args, {"--file-prefix", "--in-memory"})) eal_args.emplace_back("--in-memory");
-  if (!HasArg(eal_args, {"-a", "--allow", "-b", "--block", "--no-pci"})) eal_args.emplace_back("--no-pci");
+  if (!HasArg(eal_args, {"-a", "--allow", "-b", "--block", "--no-pci"}))
+    eal_args.emplace_back("--no-pci");
   if (!HasArg(eal_args, {"-l", "-c", "--lcores"})) {
     eal_args.emplace_back("-l");
     eal_args.emplace_back("0,1");
   }
   for (const PortConfig& p : c.ports) {
-    if (p.dev.rfind("ring:", 0) == 0) return usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
+    if (p.dev.rfind("ring:", 0) == 0)
+      return usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
     bool given = false;
     for (const auto& a : eal_args) given |= a.find(p.dev) != std::string::npos;
     if (!given) eal_args.push_back("--vdev=" + p.dev);
@@ -191,9 +203,11 @@ int Main(int argc, char** argv) {
     return kExitEnv;
   }
   std::vector<char*> eargv;
+  eargv.reserve(eal_args.size());
   for (auto& s : eal_args) eargv.push_back(s.data());
   if (rte_eal_init(static_cast<int>(eargv.size()), eargv.data()) < 0) {
-    std::cerr << fmt::format("ofan-dp: EAL initialisation failed: {} (EAL args:", rte_strerror(rte_errno));
+    std::cerr << fmt::format("ofan-dp: EAL initialisation failed: {} (EAL args:",
+                             rte_strerror(rte_errno));
     for (auto& s : eal_args) std::cerr << " " << s;
     std::cerr << ")\n";
     return kExitEnv;
@@ -203,7 +217,9 @@ int Main(int argc, char** argv) {
     const uint32_t avail = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 0;
     uint32_t nw = workers ? workers : std::min(avail, c.num_pipes());
     if (avail == 0 || nw > avail) {
-      std::cerr << fmt::format("ofan-dp: {} worker lcore(s) wanted, EAL has {}; give EAL more with -l\n", std::max(1u, nw), avail);
+      std::cerr << fmt::format(
+          "ofan-dp: {} worker lcore(s) wanted, EAL has {}; give EAL more with -l\n",
+          std::max(1u, nw), avail);
       rte_eal_cleanup();
       return kExitEnv;
     }
@@ -220,7 +236,7 @@ int Main(int argc, char** argv) {
       rte_eal_cleanup();
       return kExitEnv;
     }
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = [](int) { g_stop.store(true); };
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
@@ -236,16 +252,18 @@ int Main(int argc, char** argv) {
       std::cerr << "ofan-dp: " << s.error().message << "\n";
       rc = kExitEnv;
     } else {
-      std::cerr << fmt::format("ofan-dp {}: {} switch {} ({}), {} port(s), {} worker(s), policy {} ({}), socket {}\n",
-                               c.name, c.tree().Describe(), c.switch_id, lb::RoleName(c.tree().role(c.self())),
-                               c.ports.size(), nw, lb::PolicyName(c.policy.kind), OfanModeName(c.ofan_mode),
-                               c.socket_path);
+      std::cerr << fmt::format(
+          "ofan-dp {}: {} switch {} ({}), {} port(s), {} worker(s), policy {} ({}), socket {}\n",
+          c.name, c.tree().Describe(), c.switch_id, lb::RoleName(c.tree().role(c.self())),
+          c.ports.size(), nw, lb::PolicyName(c.policy.kind), OfanModeName(c.ofan_mode),
+          c.socket_path);
       // --bench-inject: ServiceControl replaces the frames that expired (TTL)
       // since its last run; at one run per 10 ms, most of the population would
       // be dead between runs and the measured rate would be that of the
       // control loop. So look every ~100 us while benchmarking.
       while (!g_stop.load()) {
-        (*server)->Poll(bench_population ? 0 : 10);  // control latency <= 10 ms; few wakeups when idle
+        (*server)->Poll(bench_population ? 0
+                                         : 10);  // control latency <= 10 ms; few wakeups when idle
         if (bench_population) std::this_thread::sleep_for(std::chrono::microseconds(100));
         (*sw)->ServiceControl();
       }
@@ -262,4 +280,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ofan::dp
 
-int main(int argc, char** argv) { return ofan::dp::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // 1: a runtime failure, as for any other error.
+  return ofan::GuardMain("ofan-dp", 1, [&] { return ofan::dp::Main(argc, argv); });
+}

@@ -1,5 +1,6 @@
 #include "dataplane/switch.h"
 
+#include <fmt/format.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -14,8 +15,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "dataplane/packet/builder.h"
 #include "dataplane/packet/headers.h"
@@ -42,8 +41,10 @@ Switch::Switch(const DpConfig& c)
     : cfg_(c), tree_(c.tree()), router_(tree_, c.self()), neighbor_(static_cast<size_t>(c.k)) {
   for (int roce = 0; roce < 2; ++roce) {
     for (lb::SizeClass cls : {lb::SizeClass::kData, lb::SizeClass::kAck}) {
-      const bool prio = (c.egress.priority_ack && cls == lb::SizeClass::kAck) || (c.egress.priority_control && !roce);
-      queue_of_[roce][static_cast<int>(cls)] = static_cast<uint8_t>(prio ? kPrioQueue : kNormalQueue);
+      const bool prio = (c.egress.priority_ack && cls == lb::SizeClass::kAck) ||
+                        (c.egress.priority_control && !roce);
+      queue_of_[roce][static_cast<int>(cls)] =
+          static_cast<uint8_t>(prio ? kPrioQueue : kNormalQueue);
     }
   }
 }
@@ -65,7 +66,8 @@ Switch::~Switch() {
   }
   if (exception_ring_) {
     rte_mbuf* m;
-    while (rte_ring_dequeue(exception_ring_, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+    while (rte_ring_dequeue(exception_ring_, reinterpret_cast<void**>(&m)) == 0)
+      rte_pktmbuf_free(m);
     rte_ring_free(exception_ring_);
   }
   delete state_.load();
@@ -84,7 +86,8 @@ Result<std::unique_ptr<Switch>> Switch::Create(const DpConfig& c, uint32_t worke
   sw->w_ = static_cast<uint32_t>(sw->tree_.num_uplinks(c.self()));
   sw->tsc_hz_ = rte_get_tsc_hz();
   sw->start_tsc_ = rte_rdtsc();
-  if (c.egress.rate_gbps > 0) sw->bytes_per_tsc_ = c.egress.rate_gbps * 1e9 / 8.0 / static_cast<double>(sw->tsc_hz_);
+  if (c.egress.rate_gbps > 0)
+    sw->bytes_per_tsc_ = c.egress.rate_gbps * 1e9 / 8.0 / static_cast<double>(sw->tsc_hz_);
   // A PFC quantum is 512 bit times at the port's rate (10 Gb/s if unshaped).
   const double rate_bps = c.egress.rate_gbps > 0 ? c.egress.rate_gbps * 1e9 : 10e9;
   sw->pfc_tsc_per_quantum_ = 512.0 / rate_bps * static_cast<double>(sw->tsc_hz_);
@@ -112,27 +115,34 @@ Status Switch::SetupPorts() {
   port_of_dpdk_.assign(RTE_MAX_ETHPORTS, -1);
   const uint32_t slots = cfg_.egress.ring_slots;
   const uint32_t nports = static_cast<uint32_t>(cfg_.ports.size());
-  const uint32_t nmbufs = std::max<uint32_t>(4095, nports * (kRxDesc + kTxDesc + 2 * slots + 2 * kMaxBurst) + 2048);
-  const std::string pool_name = fmt::format("ofan_{}", cfg_.name).substr(0, RTE_MEMPOOL_NAMESIZE - 1);
-  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), nmbufs, 256, 0, kMbufDataRoom, static_cast<int>(rte_socket_id()));
+  const uint32_t nmbufs =
+      std::max<uint32_t>(4095, nports * (kRxDesc + kTxDesc + 2 * slots + 2 * kMaxBurst) + 2048);
+  const std::string pool_name =
+      fmt::format("ofan_{}", cfg_.name).substr(0, RTE_MEMPOOL_NAMESIZE - 1);
+  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), nmbufs, 256, 0, kMbufDataRoom,
+                                  static_cast<int>(rte_socket_id()));
   if (!pool_) {
-    return MakeError(ErrorCode::kIo,
-                     fmt::format("cannot create a pool of {} mbufs ({} MiB): {}. Are there enough hugepages "
-                                 "(scripts/hugepages.sh), or lower egress.ring_slots?",
-                                 nmbufs, static_cast<uint64_t>(nmbufs) * (kMbufDataRoom + 192) >> 20,
-                                 rte_strerror(rte_errno)));
+    return MakeError(
+        ErrorCode::kIo,
+        fmt::format("cannot create a pool of {} mbufs ({} MiB): {}. Are there enough hugepages "
+                    "(scripts/hugepages.sh), or lower egress.ring_slots?",
+                    nmbufs, static_cast<uint64_t>(nmbufs) * (kMbufDataRoom + 192) >> 20,
+                    rte_strerror(rte_errno)));
   }
   const std::string xname = fmt::format("ofx_{}", cfg_.name).substr(0, RTE_RING_NAMESIZE - 1);
-  exception_ring_ = rte_ring_create(xname.c_str(), 1024, static_cast<int>(rte_socket_id()), RING_F_SC_DEQ);
+  exception_ring_ =
+      rte_ring_create(xname.c_str(), 1024, static_cast<int>(rte_socket_id()), RING_F_SC_DEQ);
   if (!exception_ring_) return DpdkError("exception ring", rte_errno);
   for (const PortConfig& pc : cfg_.ports) {
     // "ring:NAME": a port a test made with rte_eth_from_rings(NAME), which
     // names it net_ring_NAME. Otherwise the vdev's name (before its args).
-    std::string name = pc.dev.rfind("ring:", 0) == 0 ? "net_ring_" + pc.dev.substr(5) : pc.dev.substr(0, pc.dev.find(','));
+    std::string name = pc.dev.rfind("ring:", 0) == 0 ? "net_ring_" + pc.dev.substr(5)
+                                                     : pc.dev.substr(0, pc.dev.find(','));
     uint16_t id = 0;
     if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
       return MakeError(ErrorCode::kNotFound,
-                       fmt::format("port {}: no DPDK device '{}' (pass it to EAL as --vdev '{}')", pc.port, name, pc.dev));
+                       fmt::format("port {}: no DPDK device '{}' (pass it to EAL as --vdev '{}')",
+                                   pc.port, name, pc.dev));
     }
     EgressPort& e = egress_[pc.port];
     e.present = true;
@@ -142,10 +152,12 @@ Status Switch::SetupPorts() {
     e.admin_up.store(pc.admin_up);
     port_of_dpdk_[id] = static_cast<int32_t>(pc.port);
     rte_eth_dev_info info;
-    if (int rc = rte_eth_dev_info_get(id, &info); rc != 0) return DpdkError(fmt::format("port {} info", pc.port), rc);
+    if (int rc = rte_eth_dev_info_get(id, &info); rc != 0)
+      return DpdkError(fmt::format("port {} info", pc.port), rc);
     rte_eth_conf conf;
     std::memset(&conf, 0, sizeof(conf));
-    if (int rc = rte_eth_dev_configure(id, 1, 1, &conf); rc != 0) return DpdkError(fmt::format("port {} configure", pc.port), rc);
+    if (int rc = rte_eth_dev_configure(id, 1, 1, &conf); rc != 0)
+      return DpdkError(fmt::format("port {} configure", pc.port), rc);
     // Room for RoCE MTU 2048 frames, but no more than an mbuf holds: AF_XDP
     // keeps XDP_PACKET_HEADROOM (256 B) ahead of the frame on top of the mbuf
     // headroom, so the largest frame is 3840 - 128 - 256 = 3456 B (measured on
@@ -153,16 +165,19 @@ Status Switch::SetupPorts() {
     // the kernel hand over frames the UMEM silently drops, counted nowhere
     // here. Leave room for a VLAN tag too: MTU 3438.
     constexpr uint32_t kMaxFrame = kMbufDataRoom - RTE_PKTMBUF_HEADROOM - 256;
-    const uint16_t mtu =
-        static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, kMaxFrame - RTE_ETHER_HDR_LEN - RTE_VLAN_HLEN));
+    const uint16_t mtu = static_cast<uint16_t>(
+        std::min<uint32_t>(info.max_mtu, kMaxFrame - RTE_ETHER_HDR_LEN - RTE_VLAN_HLEN));
     rte_eth_dev_set_mtu(id, mtu);  // best effort: ring/null ports ignore it
     uint16_t rxd = kRxDesc, txd = kTxDesc;
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
-    const int socket = rte_eth_dev_socket_id(id) < 0 ? static_cast<int>(rte_socket_id()) : rte_eth_dev_socket_id(id);
-    if (int rc = rte_eth_rx_queue_setup(id, 0, rxd, static_cast<unsigned>(socket), nullptr, pool_); rc != 0) {
+    const int socket = rte_eth_dev_socket_id(id) < 0 ? static_cast<int>(rte_socket_id())
+                                                     : rte_eth_dev_socket_id(id);
+    if (int rc = rte_eth_rx_queue_setup(id, 0, rxd, static_cast<unsigned>(socket), nullptr, pool_);
+        rc != 0) {
       return DpdkError(fmt::format("port {} rx queue", pc.port), rc);
     }
-    if (int rc = rte_eth_tx_queue_setup(id, 0, txd, static_cast<unsigned>(socket), nullptr); rc != 0) {
+    if (int rc = rte_eth_tx_queue_setup(id, 0, txd, static_cast<unsigned>(socket), nullptr);
+        rc != 0) {
       return DpdkError(fmt::format("port {} tx queue", pc.port), rc);
     }
     rte_ether_addr mac;
@@ -177,9 +192,11 @@ Status Switch::SetupPorts() {
       neighbor_gen_.fetch_add(1, std::memory_order_release);
     }
     rte_eth_promiscuous_enable(id);  // a switch port takes every frame
-    if (int rc = rte_eth_dev_start(id); rc != 0) return DpdkError(fmt::format("port {} start", pc.port), rc);
+    if (int rc = rte_eth_dev_start(id); rc != 0)
+      return DpdkError(fmt::format("port {} start", pc.port), rc);
     for (int q = 0; q < 2; ++q) {
-      const std::string rn = fmt::format("oq{}_{}_{}", q, pc.port, cfg_.name).substr(0, RTE_RING_NAMESIZE - 1);
+      const std::string rn =
+          fmt::format("oq{}_{}_{}", q, pc.port, cfg_.name).substr(0, RTE_RING_NAMESIZE - 1);
       e.ring[q] = rte_ring_create(rn.c_str(), slots, socket, RING_F_SC_DEQ);
       if (!e.ring[q]) return DpdkError(fmt::format("port {} egress ring", pc.port), rte_errno);
     }
@@ -229,8 +246,10 @@ Result<std::unique_ptr<FwdState>> Switch::BuildState(lb::PolicyKind kind, OfanMo
   pc.kind = kind;
   pc.pipe_size = cfg_.pipe_size;
   const bool shared = kind == lb::PolicyKind::kOfan && st->mode != OfanMode::kPofan;
-  if (kind == lb::PolicyKind::kOfan && st->mode == OfanMode::kPofan) pc.kind = lb::PolicyKind::kPofan;
-  if (shared) st->shared = std::make_unique<lb::SharedOfanTable>(*st->table, pc.seed ^ cfg_.switch_id);
+  if (kind == lb::PolicyKind::kOfan && st->mode == OfanMode::kPofan)
+    pc.kind = lb::PolicyKind::kPofan;
+  if (shared)
+    st->shared = std::make_unique<lb::SharedOfanTable>(*st->table, pc.seed ^ cfg_.switch_id);
   for (size_t i = 0; i < workers_.size(); ++i) {
     LcoreLb l;
     if (shared && st->mode == OfanMode::kAtomic) {
@@ -283,10 +302,12 @@ void Switch::Publish(std::unique_ptr<FwdState> next) {
   if (all) retired_.clear();  // otherwise kept until the next publish or exit
 }
 
-void Switch::HandlePfc(Worker& wk, uint32_t in_port, const uint8_t* frame, uint32_t len, uint64_t now) {
+void Switch::HandlePfc(Worker& wk, uint32_t in_port, const uint8_t* frame, uint32_t len,
+                       uint64_t now) {
   wk.counters.Add(Counter::kPfcRx);
   uint32_t off = sizeof(pkt::EtherHdr);
-  if (pkt::Load<pkt::EtherHdr>(frame).type.host() == pkt::ethertype::kVlan) off += sizeof(pkt::VlanTag);
+  if (pkt::Load<pkt::EtherHdr>(frame).type.host() == pkt::ethertype::kVlan)
+    off += sizeof(pkt::VlanTag);
   if (len < off + sizeof(pkt::PfcFrame)) return;
   const pkt::PfcFrame f = pkt::Load<pkt::PfcFrame>(frame + off);
   uint32_t quanta = 0;
@@ -304,14 +325,18 @@ void Switch::HandlePfc(Worker& wk, uint32_t in_port, const uint8_t* frame, uint3
 
 void Switch::ReleaseIngress(rte_mbuf* m) {
   const int32_t in = m->port < port_of_dpdk_.size() ? port_of_dpdk_[m->port] : -1;
-  if (in >= 0) egress_[static_cast<size_t>(in)].ingress_bytes.fetch_sub(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
+  if (in >= 0) {
+    egress_[static_cast<size_t>(in)].ingress_bytes.fetch_sub(rte_pktmbuf_pkt_len(m),
+                                                             std::memory_order_relaxed);
+  }
 }
 
 bool Switch::SendControlFrame(uint32_t port, const uint8_t* frame, uint32_t len) {
   if (port >= egress_.size() || !egress_[port].present) return false;
   rte_mbuf* m = rte_pktmbuf_alloc(pool_);
   if (!m) return false;
-  uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(std::max<uint32_t>(len, 60))));
+  uint8_t* d = reinterpret_cast<uint8_t*>(
+      rte_pktmbuf_append(m, static_cast<uint16_t>(std::max<uint32_t>(len, 60))));
   if (!d) {
     rte_pktmbuf_free(m);
     return false;
@@ -331,7 +356,8 @@ bool Switch::SendControlFrame(uint32_t port, const uint8_t* frame, uint32_t len)
 
 void Switch::SendPfc(uint32_t port, bool pause) {
   uint8_t f[sizeof(pkt::EtherHdr) + sizeof(pkt::PfcFrame)] = {};
-  pkt::EtherHdr eth{pkt::kPfcDstMac, port_mac_[port], pkt::Be16::FromHost(pkt::ethertype::kMacControl)};
+  pkt::EtherHdr eth{pkt::kPfcDstMac, port_mac_[port],
+                    pkt::Be16::FromHost(pkt::ethertype::kMacControl)};
   pkt::PfcFrame pfc{};
   pfc.opcode = pkt::Be16::FromHost(pkt::kPfcOpcode);
   pfc.class_enable = pkt::Be16::FromHost(static_cast<uint16_t>(1u << cfg_.pfc.priority));
@@ -348,7 +374,8 @@ void Switch::HandleException(rte_mbuf* m) {
   if (port < 0 || len < sizeof(pkt::EtherHdr)) return;
   const uint32_t p = static_cast<uint32_t>(port);
   const pkt::EtherHdr eth = pkt::Load<pkt::EtherHdr>(d);
-  if (eth.type.host() == pkt::ethertype::kArp && len >= sizeof(pkt::EtherHdr) + sizeof(pkt::ArpHdr)) {
+  if (eth.type.host() == pkt::ethertype::kArp &&
+      len >= sizeof(pkt::EtherHdr) + sizeof(pkt::ArpHdr)) {
     const pkt::ArpHdr a = pkt::Load<pkt::ArpHdr>(d + sizeof(pkt::EtherHdr));
     // Learn the neighbour on this port from any ARP it sends.
     if (!a.sha.is_multicast() && !a.sha.is_zero()) {
@@ -403,7 +430,8 @@ void Switch::HandleException(rte_mbuf* m) {
 void Switch::ServiceControl() {
   rte_mbuf* ms[kMaxBurst];
   unsigned n;
-  while ((n = rte_ring_sc_dequeue_burst(exception_ring_, reinterpret_cast<void**>(ms), kMaxBurst, nullptr)) > 0) {
+  while ((n = rte_ring_sc_dequeue_burst(exception_ring_, reinterpret_cast<void**>(ms), kMaxBurst,
+                                        nullptr)) > 0) {
     for (unsigned i = 0; i < n; ++i) {
       HandleException(ms[i]);
       rte_pktmbuf_free(ms[i]);
@@ -413,7 +441,8 @@ void Switch::ServiceControl() {
     // Replace what the switch dropped since the last look.
     const uint64_t drops = TotalCounters().Drops();
     if (drops > bench_drops_seen_) {
-      bench_drops_seen_ += InjectBench(static_cast<uint32_t>(std::min<uint64_t>(drops - bench_drops_seen_, 1u << 16)));
+      bench_drops_seen_ += InjectBench(
+          static_cast<uint32_t>(std::min<uint64_t>(drops - bench_drops_seen_, 1u << 16)));
     }
   }
   if (cfg_.pfc.enabled) {
@@ -431,15 +460,18 @@ void Switch::ServiceControl() {
 
 Status Switch::StartBenchTraffic(uint32_t population, uint32_t frame_bytes) {
   if (frame_bytes < 64 || frame_bytes > kMbufDataRoom - RTE_PKTMBUF_HEADROOM) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("bench frame size must be in [64, {}]", kMbufDataRoom - RTE_PKTMBUF_HEADROOM));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("bench frame size must be in [64, {}]", kMbufDataRoom - RTE_PKTMBUF_HEADROOM));
   }
   bench_frame_ = frame_bytes;
   BuildBenchFrames();
   bench_drops_seen_ = TotalCounters().Drops();
   const uint32_t got = InjectBench(population);
   if (got < population) {
-    return MakeError(ErrorCode::kIo, fmt::format("bench: only {} of {} frames injected (pool or rings full)", got, population));
+    return MakeError(
+        ErrorCode::kIo,
+        fmt::format("bench: only {} of {} frames injected (pool or rings full)", got, population));
   }
   return {};
 }
@@ -467,21 +499,23 @@ void Switch::BuildBenchFrames() {
   for (uint64_t seq = 0; seq < frames; ++seq) {
     // A destination that is not below this switch (a core has none: any will do).
     uint32_t h = static_cast<uint32_t>(SplitMix64(seq) % hosts);
-    for (uint32_t t = 0; t < hosts && router_.Route(tree_.host_addr(lb::HostId(h))).kind == RouteKind::kDown &&
-                         router_.role() != lb::Role::kCore;
+    for (uint32_t t = 0;
+         t < hosts && router_.Route(tree_.host_addr(lb::HostId(h))).kind == RouteKind::kDown &&
+         router_.role() != lb::Role::kCore;
          ++t) {
       h = (h + 1) % hosts;
     }
     const uint32_t dst = tree_.host_addr(lb::HostId(h));
     const uint32_t payload = bench_frame_ > 62 ? bench_frame_ - 62 : 0;
-    bench_frames_.push_back(pkt::PacketBuilder()
-                                .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
-                                .Ipv4((10u << 24) | 0xFE02u, dst, 255, pkt::ecn::kEct0)
-                                .Udp(static_cast<uint16_t>(0xC000 | (seq & 0x3FFF)), pkt::kRoceV2Port)
-                                .Bth(0x0A, static_cast<uint32_t>(seq & 0xFFFF), static_cast<uint32_t>(seq))
-                                .Payload(payload)
-                                .PadTo(bench_frame_)
-                                .Build());
+    bench_frames_.push_back(
+        pkt::PacketBuilder()
+            .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
+            .Ipv4((10u << 24) | 0xFE02u, dst, 255, pkt::ecn::kEct0)
+            .Udp(static_cast<uint16_t>(0xC000 | (seq & 0x3FFF)), pkt::kRoceV2Port)
+            .Bth(0x0A, static_cast<uint32_t>(seq & 0xFFFF), static_cast<uint32_t>(seq))
+            .Payload(payload)
+            .PadTo(bench_frame_)
+            .Build());
   }
 }
 
@@ -519,10 +553,12 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
     if (work) {
       wk.idle_streak = 0;
       wk.sleep_us = 0;
-      wk.busy_loops.store(wk.busy_loops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      wk.busy_loops.store(wk.busy_loops.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
       continue;
     }
-    wk.idle_loops.store(wk.idle_loops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    wk.idle_loops.store(wk.idle_loops.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
     // Idle backoff: spin a little, then sleep, doubling up to max_sleep_us, so
     // that twenty idle switches share two cores.
     if (++wk.idle_streak < 256 || sw->cfg_.max_sleep_us == 0) continue;
@@ -539,9 +575,10 @@ Status Switch::Launch() {
   unsigned id;
   RTE_LCORE_FOREACH_WORKER(id) lcores.push_back(id);
   if (lcores.size() < workers_.size()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} worker lcores planned but EAL has {} (give EAL -l with more cores)",
-                                 workers_.size(), lcores.size()));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{} worker lcores planned but EAL has {} (give EAL -l with more cores)",
+                    workers_.size(), lcores.size()));
   }
   running_.store(true);
   for (size_t i = 0; i < workers_.size(); ++i) {
@@ -605,15 +642,16 @@ Status Switch::LoadMasks(const std::vector<lb::PortMask>& masks) {
   const uint32_t nd = router_.num_dests();
   if (masks.size() != nd) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("expected {} masks (one per destination {} of this {}), got {}", nd,
-                                 router_.role() == lb::Role::kEdge ? "edge switch" : "pod",
+                     fmt::format("expected {} masks (one per destination {} of this {}), got {}",
+                                 nd, router_.role() == lb::Role::kEdge ? "edge switch" : "pod",
                                  lb::RoleName(router_.role()), masks.size()));
   }
   const lb::PortMask all = w_ >= 64 ? ~lb::PortMask{0} : (lb::PortMask{1} << w_) - 1;
   for (size_t d = 0; d < masks.size(); ++d) {
     if (masks[d] & ~all) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("mask {} of destination {} names uplinks beyond w={}", masks[d], d, w_));
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("mask {} of destination {} names uplinks beyond w={}", masks[d], d, w_));
     }
   }
   const FwdState* cur = state_.load();
@@ -639,20 +677,29 @@ json Switch::StatusJson() const {
   const lb::SwitchInfo in = tree_.info(cfg_.self());
   json workers = json::array();
   for (const auto& w : workers_) {
-    workers.push_back({{"worker", w->index}, {"lcore", w->lcore_id}, {"ports", w->ports},
-                       {"busy_loops", w->busy_loops.load()}, {"idle_loops", w->idle_loops.load()}});
+    workers.push_back({{"worker", w->index},
+                       {"lcore", w->lcore_id},
+                       {"ports", w->ports},
+                       {"busy_loops", w->busy_loops.load()},
+                       {"idle_loops", w->idle_loops.load()}});
   }
-  return {{"name", cfg_.name},
-          {"fabric", {{"k", cfg_.k}, {"levels", cfg_.levels}, {"switch", cfg_.switch_id},
-                      {"role", lb::RoleName(in.role)}, {"pod", in.pod}, {"index", in.index}}},
-          {"policy", lb::PolicyName(st->kind)},
-          {"ofan_mode", OfanModeName(st->mode)},
-          {"pipe_size", cfg_.pipe_size},
-          {"generation", st->generation},
-          {"uplinks", w_},
-          {"running", running_.load()},
-          {"uptime_s", static_cast<double>(rte_rdtsc() - start_tsc_) / static_cast<double>(tsc_hz_)},
-          {"workers", workers}};
+  return {
+      {"name", cfg_.name},
+      {"fabric",
+       {{"k", cfg_.k},
+        {"levels", cfg_.levels},
+        {"switch", cfg_.switch_id},
+        {"role", lb::RoleName(in.role)},
+        {"pod", in.pod},
+        {"index", in.index}}},
+      {"policy", lb::PolicyName(st->kind)},
+      {"ofan_mode", OfanModeName(st->mode)},
+      {"pipe_size", cfg_.pipe_size},
+      {"generation", st->generation},
+      {"uplinks", w_},
+      {"running", running_.load()},
+      {"uptime_s", static_cast<double>(rte_rdtsc() - start_tsc_) / static_cast<double>(tsc_hz_)},
+      {"workers", workers}};
 }
 
 json Switch::CountersJson() const {
@@ -691,18 +738,19 @@ json Switch::PortsJson() const {
     for (const auto& pc : cfg_.ports) {
       if (pc.port == p) dev = pc.dev;
     }
-    out.push_back({{"port", p},
-                   {"dev", dev},
-                   {"dpdk_port", e.dpdk_port},
-                   {"direction", p >= w_ && w_ > 0 ? "up" : "down"},
-                   {"mac", FormatMac(port_mac_[p])},
-                   {"neighbor", nb & kNeighborKnown ? json(FormatMac(UnpackMac(nb))) : json(nullptr)},
-                   {"admin", e.admin_up.load() ? "up" : "down"},
-                   {"link", link.link_status ? "up" : "down"},
-                   {"rx_packets", e.rx_packets.load()},
-                   {"rx_bytes", e.rx_bytes.load()},
-                   {"tx_packets", e.tx_packets.load()},
-                   {"tx_bytes", e.tx_bytes.load()}});
+    out.push_back(
+        {{"port", p},
+         {"dev", dev},
+         {"dpdk_port", e.dpdk_port},
+         {"direction", p >= w_ && w_ > 0 ? "up" : "down"},
+         {"mac", FormatMac(port_mac_[p])},
+         {"neighbor", nb & kNeighborKnown ? json(FormatMac(UnpackMac(nb))) : json(nullptr)},
+         {"admin", e.admin_up.load() ? "up" : "down"},
+         {"link", link.link_status ? "up" : "down"},
+         {"rx_packets", e.rx_packets.load()},
+         {"rx_bytes", e.rx_bytes.load()},
+         {"tx_packets", e.tx_packets.load()},
+         {"tx_bytes", e.tx_bytes.load()}});
   }
   return out;
 }
@@ -713,7 +761,8 @@ json Switch::QueuesJson() const {
   for (uint32_t p = 0; p < egress_.size(); ++p) {
     const EgressPort& e = egress_[p];
     if (!e.present) continue;
-    const double span = static_cast<double>(std::max<uint64_t>(1, e.stat_last_tsc - e.stat_start_tsc));
+    const double span =
+        static_cast<double>(std::max<uint64_t>(1, e.stat_last_tsc - e.stat_start_tsc));
     out.push_back({{"port", p},
                    {"bytes", e.bytes.load()},
                    {"packets", rte_ring_count(e.ring[0]) + rte_ring_count(e.ring[1]) + e.staged_n},
@@ -738,13 +787,17 @@ json Switch::PointersJson() const {
   for (uint32_t key = 0; key < t.num_keys(); ++key) {
     const lb::UplinkList l = t.list(key);
     std::vector<int> order(l.ports, l.ports + l.n);
-    json k{{"key", key}, {"dest", key % std::max(1u, t.num_dests())},
-           {"class", key < t.num_dests() ? "data" : "ack"}, {"order", order}};
+    json k{{"key", key},
+           {"dest", key % std::max(1u, t.num_dests())},
+           {"class", key < t.num_dests() ? "data" : "ack"},
+           {"order", order}};
     if (st->shared) k["counter"] = st->shared->Load(key);
     keys.push_back(k);
   }
-  return {{"policy", lb::PolicyName(st->kind)}, {"ofan_mode", OfanModeName(st->mode)},
-          {"uplinks", w_}, {"keys", keys}};
+  return {{"policy", lb::PolicyName(st->kind)},
+          {"ofan_mode", OfanModeName(st->mode)},
+          {"uplinks", w_},
+          {"keys", keys}};
 }
 
 }  // namespace ofan::dp

@@ -17,11 +17,10 @@
 
 #include <atomic>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 #include "dataplane/config.h"
@@ -51,12 +50,13 @@ struct RxSegment {
 
 // The pipeline over one vector, compiled per (switch role, LB lane): picked
 // once per forwarding state, called once per vector (rule 3).
-using VectorFn = void (Switch::*)(Worker&, const FwdState&, rte_mbuf**, const RxSegment*, uint32_t, uint32_t);
+using VectorFn = void (Switch::*)(Worker&, const FwdState&, rte_mbuf**, const RxSegment*, uint32_t,
+                                  uint32_t);
 
 // Per-lcore LB objects of one forwarding state.
 struct LcoreLb {
-  std::unique_ptr<lb::AnyPolicy> any;        // every policy but shared Ofan
-  std::unique_ptr<lb::OfanAtomic> atomic;    // Ofan-atomic
+  std::unique_ptr<lb::AnyPolicy> any;          // every policy but shared Ofan
+  std::unique_ptr<lb::OfanAtomic> atomic;      // Ofan-atomic
   std::unique_ptr<lb::OfanCombined> combined;  // Ofan-combined
 };
 
@@ -162,11 +162,13 @@ class Switch {
   // The pipeline over one vector (dataplane/vector.cc), for a switch of
   // role kRole whose policy runs through Lane.
   template <lb::Role kRole, class Lane>
-  void RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg, uint32_t nseg, uint32_t n);
+  void RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg,
+                 uint32_t nseg, uint32_t n);
   static VectorFn VectorFnFor(lb::Role role, LaneKind lane);
   uint32_t Drain(Worker& wk, uint32_t port, uint64_t now);
   // n frames for one queue of a port, `bytes` = the sum of their pkt_len.
-  void Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, uint64_t now);
+  void Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes,
+               uint64_t now);
   void HandlePfc(Worker& wk, uint32_t in_port, const uint8_t* frame, uint32_t len, uint64_t now);
   void SendPfc(uint32_t port, bool pause);
   void ReleaseIngress(rte_mbuf* m);
@@ -179,9 +181,9 @@ class Switch {
   uint32_t w_ = 0;  // uplinks; uplink u is port w_ + u
   rte_mempool* pool_ = nullptr;
   rte_ring* exception_ring_ = nullptr;
-  std::vector<EgressPort> egress_;  // indexed by fat-tree port (size k)
-  std::vector<int32_t> port_of_dpdk_;  // dpdk port id -> fat-tree port, -1
-  std::vector<uint32_t> owner_;        // fat-tree port -> worker that owns its RX and TX
+  std::vector<EgressPort> egress_;               // indexed by fat-tree port (size k)
+  std::vector<int32_t> port_of_dpdk_;            // dpdk port id -> fat-tree port, -1
+  std::vector<uint32_t> owner_;                  // fat-tree port -> worker that owns its RX and TX
   std::vector<std::atomic<uint64_t>> neighbor_;  // per port: MAC | 1<<48 when known
   std::atomic<uint64_t> neighbor_gen_{1};        // bumped after a change to neighbor_
   void RefreshMacs(Worker& wk, uint64_t gen) const;
@@ -201,7 +203,8 @@ class Switch {
   double pfc_tsc_per_quantum_ = 0;
   uint64_t start_tsc_ = 0;
   LcoreCounters control_counters_;  // the control thread's own (exceptions it sends)
-  static constexpr uint32_t kBenchFlows = 16384;  // distinct flows (UDP source ports) of the bench traffic
+  static constexpr uint32_t kBenchFlows =
+      16384;  // distinct flows (UDP source ports) of the bench traffic
   uint32_t bench_frame_ = 0;
   std::vector<std::vector<uint8_t>> bench_frames_;  // prebuilt (BuildBenchFrames)
   std::vector<uint32_t> bench_down_;                // the ports they enter through

@@ -360,7 +360,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
     fill[b] = 0;
     fill_bytes[b] = 0;
     const uint32_t o = b / 2;
-    rte_mbuf** g = slots + b * kMaxVector;
+    rte_mbuf** g = slots + static_cast<size_t>(b) * kMaxVector;
     if (!egress_[o].up()) [[unlikely]] {
       port_down += c;
       rte_pktmbuf_free_bulk(g, c);
@@ -450,9 +450,10 @@ void Switch::Enqueue(Worker& wk, uint32_t port, int queue, rte_mbuf** pkts, uint
   if (cfg_.pfc.enabled) {
     for (uint32_t i = 0; i < nkeep; ++i) {
       const int32_t in = keep[i]->port < port_of_dpdk_.size() ? port_of_dpdk_[keep[i]->port] : -1;
-      if (in >= 0)
+      if (in >= 0) {
         egress_[static_cast<size_t>(in)].ingress_bytes.fetch_add(rte_pktmbuf_pkt_len(keep[i]),
                                                                  std::memory_order_relaxed);
+      }
     }
   }
   const unsigned q =
@@ -508,7 +509,7 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
     rte_mbuf* m = nullptr;
     if (e.staged_n) {
       m = e.staged[0];
-      std::memmove(e.staged, e.staged + 1, (e.staged_n - 1) * sizeof(rte_mbuf*));
+      std::copy(e.staged + 1, e.staged + e.staged_n, e.staged);
       --e.staged_n;
       return m;
     }
@@ -570,8 +571,8 @@ uint32_t Switch::Drain(Worker& wk, uint32_t port, uint64_t now) {
   if (sent < can) {
     // The device is full: keep the rest, in order, ahead of anything staged.
     const uint32_t left = can - sent;
-    std::memmove(e.staged + left, e.staged, e.staged_n * sizeof(rte_mbuf*));
-    std::memcpy(e.staged, batch + sent, left * sizeof(rte_mbuf*));
+    std::copy_backward(e.staged, e.staged + e.staged_n, e.staged + e.staged_n + left);
+    std::copy(batch + sent, batch + can, e.staged);
     e.staged_n += left;
   }
   if (bytes_per_tsc_ > 0) e.tokens -= static_cast<double>(sent_bytes + 20ull * sent);

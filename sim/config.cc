@@ -1,8 +1,8 @@
 #include "sim/config.h"
 
-#include <array>
-
 #include <fmt/format.h>
+
+#include <array>
 
 #include "dataplane/lb/fat_tree.h"
 
@@ -34,19 +34,27 @@ Result<WorkloadKind> ParseWorkload(std::string_view s) {
 Status SimConfig::Validate() const {
   auto bad = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
   if (auto t = lb::FatTree::Make(k, levels); !t) return t.error();
-  if (!(link_gbps > 0 && link_gbps <= 100'000)) return bad(fmt::format("--link-gbps must be in (0, 100000], got {}", link_gbps));
-  if (!(latency_us >= 0 && latency_us <= 1e6)) return bad(fmt::format("--latency-us must be in [0, 1e6], got {}", latency_us));
-  if (payload == 0 || payload > (1u << 20)) return bad(fmt::format("--payload must be in [1, 1MiB], got {}", payload));
+  if (!(link_gbps > 0 && link_gbps <= 100'000))
+    return bad(fmt::format("--link-gbps must be in (0, 100000], got {}", link_gbps));
+  if (!(latency_us >= 0 && latency_us <= 1e6))
+    return bad(fmt::format("--latency-us must be in [0, 1e6], got {}", latency_us));
+  if (payload == 0 || payload > (1u << 20))
+    return bad(fmt::format("--payload must be in [1, 1MiB], got {}", payload));
   if (header > 4096) return bad(fmt::format("--header must be <= 4096, got {}", header));
-  if (ack_bytes == 0 || ack_bytes > 65535) return bad(fmt::format("--ack-bytes must be in [1, 65535], got {}", ack_bytes));
+  if (ack_bytes == 0 || ack_bytes > 65535)
+    return bad(fmt::format("--ack-bytes must be in [1, 65535], got {}", ack_bytes));
   if (payload + header > 65535 * 16) return bad("frame too large");
   if (gap_bytes > 4096) return bad(fmt::format("--gap-bytes must be <= 4096, got {}", gap_bytes));
   if (!(load > 0 && load <= 1.0)) return bad(fmt::format("--load must be in (0, 1], got {}", load));
-  if (!(fail_prob >= 0 && fail_prob < 1)) return bad(fmt::format("--fail-prob must be in [0, 1), got {}", fail_prob));
+  if (!(fail_prob >= 0 && fail_prob < 1))
+    return bad(fmt::format("--fail-prob must be in [0, 1), got {}", fail_prob));
   if (msg_bytes == 0) return bad("--msg must be > 0");
-  if (msg_bytes / payload > (1ULL << 26)) return bad("--msg is too large (more than 2^26 packets per flow)");
-  if (workload == WorkloadKind::kMatrix && matrix_file.empty()) return bad("--workload matrix needs --matrix FILE");
-  if (policy.kind == lb::PolicyKind::kPofan && (policy.pipe_size == 0 || policy.pipe_size > static_cast<uint32_t>(k))) {
+  if (msg_bytes / payload > (1ULL << 26))
+    return bad("--msg is too large (more than 2^26 packets per flow)");
+  if (workload == WorkloadKind::kMatrix && matrix_file.empty())
+    return bad("--workload matrix needs --matrix FILE");
+  if (policy.kind == lb::PolicyKind::kPofan &&
+      (policy.pipe_size == 0 || policy.pipe_size > static_cast<uint32_t>(k))) {
     return bad(fmt::format("--pipe-size must be in [1, k={}], got {}", k, policy.pipe_size));
   }
   if (host == HostScheme::kDrb && policy.kind != lb::PolicyKind::kSourceRouted) {

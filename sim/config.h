@@ -43,11 +43,11 @@ struct SimConfig {
   uint32_t gap_bytes = 20;  // 12 B IFG + 8 B preamble/SFD
   double load = 1.0;        // rho: hosts pace data at this fraction of line rate
 
-  uint64_t buffer_bytes = 0;       // per output port; 0 = infinite (§6 default)
-  uint64_t ecn_bytes = 80'000;     // CE-mark above this backlog (marking only: no CCA)
-  double fail_prob = 0.0;          // each edge-agg / agg-core link fails with this probability
+  uint64_t buffer_bytes = 0;    // per output port; 0 = infinite (§6 default)
+  uint64_t ecn_bytes = 80'000;  // CE-mark above this backlog (marking only: no CCA)
+  double fail_prob = 0.0;       // each edge-agg / agg-core link fails with this probability
   uint64_t seed = 1;
-  bool progress = false;           // progress bar on stderr
+  bool progress = false;  // progress bar on stderr
 
   uint32_t frame_bytes() const { return payload + header; }
   Status Validate() const;

@@ -27,8 +27,9 @@ Result<lb::LinkSet> DrawFailures(const lb::FatTree& t, double p, uint64_t seed,
     for (uint32_t l = 0; l < t.num_links(); ++l) failed.set_failed(l, rng.Uniform() < p);
     if (AllFlowsRoutable(t, failed, flows)) return failed;
   }
-  return MakeError(ErrorCode::kInfeasible,
-                   "no failure set out of 1000 draws keeps every flow connected; lower --fail-prob");
+  return MakeError(
+      ErrorCode::kInfeasible,
+      "no failure set out of 1000 draws keeps every flow connected; lower --fail-prob");
 }
 
 double RhoMax(const lb::FatTree& t, const lb::LinkSet& failed, const std::vector<Flow>& flows) {

@@ -15,9 +15,9 @@ double AppendixABound(const Timing& t, uint64_t m, int hops, double rho) {
   if (m == 0) return 0;
   const double h = hops;
   const double td1 = t.td + t.tg, ta1 = t.ta + t.tg;  // Td', Ta'
-  const double tp = h * t.hop;                         // one-way propagation
-  const double s = td1 / rho;                          // data spacing in mode 1
-  const double s2 = std::max(s, td1 + ta1);            // data spacing in mode 2
+  const double tp = h * t.hop;                        // one-way propagation
+  const double s = td1 / rho;                         // data spacing in mode 1
+  const double s2 = std::max(s, td1 + ta1);           // data spacing in mode 2
   // Mode 1: the receiver's first data packet arrives at t1; by then the host
   // has started i1 data packets of its own, Eq. (8) (rounded up: i1 = 78 with
   // the §6 values).

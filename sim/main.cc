@@ -5,8 +5,10 @@
 // Exit codes: 0 success; 1 the run failed (the message says why); 2 bad
 // command line; 3 the run finished but some flows did not complete (packets
 // were dropped: finite --buffer, or failures without a path).
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -14,13 +16,11 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
+#include "common/main_guard.h"
 #include "common/units.h"
 #include "sim/config.h"
 #include "sim/report.h"
@@ -134,7 +134,8 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
   // Largest runs first so that the pool stays busy to the end.
   std::vector<size_t> order(pts.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pts[a].msg > pts[b].msg; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return pts[a].msg > pts[b].msg; });
   RunError err;
   std::atomic<size_t> done{0};
   std::mutex io;
@@ -193,7 +194,10 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
     std::string path = out_json;
     if (path.empty()) {
       const auto dot = plot.rfind('.');
-      path = (dot == std::string::npos || plot.find('/', dot) != std::string::npos ? plot : plot.substr(0, dot)) + ".json";
+      path = (dot == std::string::npos || plot.find('/', dot) != std::string::npos
+                  ? plot
+                  : plot.substr(0, dot)) +
+             ".json";
     }
     std::ofstream f(path);
     if (!f) {
@@ -206,7 +210,8 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
       const std::string cmd = fmt::format("/usr/bin/python3 '{}/sim/plot_sweep.py' '{}' '{}'",
                                           OFAN_SOURCE_DIR, path, plot);
       if (std::system(cmd.c_str()) != 0) {
-        std::cerr << "ofan-sim: plotting failed (is python3-matplotlib installed? run scripts/setup.sh)\n";
+        std::cerr << "ofan-sim: plotting failed (is python3-matplotlib installed? run "
+                     "scripts/setup.sh)\n";
         return kExitFailed;
       }
     }
@@ -240,7 +245,9 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
   std::vector<std::vector<std::string>> g;
   for (const auto& n : lbs) {
     const double e = growth[n].get<double>();
-    const char* cls = e > 0.75 ? "~linear (Theta(m))" : e > 0.3 ? "~sqrt (Theta(sqrt m))" : "bounded (Theta(1))";
+    const char* cls = e > 0.75  ? "~linear (Theta(m))"
+                      : e > 0.3 ? "~sqrt (Theta(sqrt m))"
+                                : "bounded (Theta(1))";
     g.push_back({n, fmt::format("{:.2f}", e), cls});
   }
   std::cout << "Growth of the max queue from " << FormatSize(msgs.front()) << " to "
@@ -257,7 +264,8 @@ int Main(int argc, char** argv) {
       "0.5 us links, 4096 B payload + 62 B header, 64 B ACKs, 20 B gap, 1 MiB permutation."};
   app.set_version_flag("--version", "ofan-sim 0.1.0");
   SimConfig c;
-  std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0", ecn = "80000";
+  std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
+              ecn = "80000";
   std::string ar_quanta, msgs_list, lbs_list = "ecmp,rps,rr,ar,ofan,pofan", plot, out_json;
   uint32_t seeds = 1;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
@@ -265,40 +273,67 @@ int Main(int argc, char** argv) {
   double flowlet_gap_us = 2.0;
 
   app.add_option("--k", c.k, "switch radix: even, 4..64")->capture_default_str();
-  app.add_option("--levels", c.levels, "2 (leaf-spine, k^2/2 hosts) or 3 (fat tree, k^3/4 hosts)")->capture_default_str();
+  app.add_option("--levels", c.levels, "2 (leaf-spine, k^2/2 hosts) or 3 (fat tree, k^3/4 hosts)")
+      ->capture_default_str();
   app.add_option("--lb", lb_name,
                  "switch policy: ecmp|eecmp|pin|rps|rr|jsq|ar|drill|flowlet|ofan|pofan|source;\n"
                  "or a host scheme with its switch side: drb (host rotation + source routing),\n"
                  "reps (recycled entropies + ECMP), spray (random entropy per packet + ECMP)")
       ->capture_default_str();
-  app.add_option("--host", host_name, "host entropy scheme: fixed|spray|drb|reps (default: fixed, or set by --lb)");
-  app.add_option("--pipe-size", c.policy.pipe_size, "POfan: ports per pipe (1 = 1Ofan, 4 = 4Ofan)")->capture_default_str();
-  app.add_option("--workload", workload, "perm (random derangement) | a2a (all-to-all) | pair (App. A: host 0 <-> last host) | matrix")->capture_default_str();
-  app.add_option("--matrix", c.matrix_file, "traffic matrix file for --workload matrix: lines 'SRC DST SIZE'");
-  app.add_option("--msg", msg, "message size per flow, e.g. 64KiB, 1MiB, 16MiB")->capture_default_str();
-  app.add_option("--seeds", seeds, "number of seeds (runs); reports mean and SEM")->capture_default_str();
+  app.add_option("--host", host_name,
+                 "host entropy scheme: fixed|spray|drb|reps (default: fixed, or set by --lb)");
+  app.add_option("--pipe-size", c.policy.pipe_size, "POfan: ports per pipe (1 = 1Ofan, 4 = 4Ofan)")
+      ->capture_default_str();
+  app.add_option("--workload", workload,
+                 "perm (random derangement) | a2a (all-to-all) | pair (App. A: host 0 <-> last "
+                 "host) | matrix")
+      ->capture_default_str();
+  app.add_option("--matrix", c.matrix_file,
+                 "traffic matrix file for --workload matrix: lines 'SRC DST SIZE'");
+  app.add_option("--msg", msg, "message size per flow, e.g. 64KiB, 1MiB, 16MiB")
+      ->capture_default_str();
+  app.add_option("--seeds", seeds, "number of seeds (runs); reports mean and SEM")
+      ->capture_default_str();
   app.add_option("--seed", c.seed, "first seed")->capture_default_str();
   app.add_option("--link-gbps", c.link_gbps, "link rate (Gb/s)")->capture_default_str();
-  app.add_option("--latency-us", c.latency_us, "propagation delay per link (us)")->capture_default_str();
+  app.add_option("--latency-us", c.latency_us, "propagation delay per link (us)")
+      ->capture_default_str();
   app.add_option("--payload", c.payload, "data payload per packet (bytes)")->capture_default_str();
   app.add_option("--header", c.header, "header bytes per data packet")->capture_default_str();
   app.add_option("--ack-bytes", c.ack_bytes, "ACK frame size (bytes)")->capture_default_str();
-  app.add_option("--gap-bytes", c.gap_bytes, "inter-frame gap + preamble (bytes)")->capture_default_str();
-  app.add_option("--load", c.load, "rho: hosts pace data at this fraction of line rate, (0, 1]")->capture_default_str();
-  app.add_option("--buffer", buffer, "per-port buffer, e.g. 800KB; 0 = infinite (drops are not recovered)")->capture_default_str();
-  app.add_option("--ecn", ecn, "CE-mark data above this backlog (bytes; 0 = off). Marks feed REPS only")->capture_default_str();
-  app.add_option("--fail-prob", c.fail_prob, "each edge-agg and agg-core link fails with this probability (§6.2); hosts then pace at rho_max")->capture_default_str();
-  app.add_option("--ar-quanta", ar_quanta, "AR queue-level thresholds as fractions of --ar-buffer, e.g. 0.05,0.1,0.2");
-  app.add_option("--ar-buffer", c.policy.ar_buffer_bytes, "AR: buffer the quanta refer to (bytes)")->capture_default_str();
-  app.add_option("--drill-samples", c.policy.drill_samples, "DRILL: random samples per decision")->capture_default_str();
-  app.add_option("--flowlet-gap-us", flowlet_gap_us, "flowlet: idle gap that starts a new flowlet (us)")->capture_default_str();
+  app.add_option("--gap-bytes", c.gap_bytes, "inter-frame gap + preamble (bytes)")
+      ->capture_default_str();
+  app.add_option("--load", c.load, "rho: hosts pace data at this fraction of line rate, (0, 1]")
+      ->capture_default_str();
+  app.add_option("--buffer", buffer,
+                 "per-port buffer, e.g. 800KB; 0 = infinite (drops are not recovered)")
+      ->capture_default_str();
+  app.add_option("--ecn", ecn,
+                 "CE-mark data above this backlog (bytes; 0 = off). Marks feed REPS only")
+      ->capture_default_str();
+  app.add_option("--fail-prob", c.fail_prob,
+                 "each edge-agg and agg-core link fails with this probability (§6.2); hosts then "
+                 "pace at rho_max")
+      ->capture_default_str();
+  app.add_option("--ar-quanta", ar_quanta,
+                 "AR queue-level thresholds as fractions of --ar-buffer, e.g. 0.05,0.1,0.2");
+  app.add_option("--ar-buffer", c.policy.ar_buffer_bytes, "AR: buffer the quanta refer to (bytes)")
+      ->capture_default_str();
+  app.add_option("--drill-samples", c.policy.drill_samples, "DRILL: random samples per decision")
+      ->capture_default_str();
+  app.add_option("--flowlet-gap-us", flowlet_gap_us,
+                 "flowlet: idle gap that starts a new flowlet (us)")
+      ->capture_default_str();
   app.add_flag("--json", as_json, "print one JSON object instead of tables");
-  app.add_flag("--progress", progress, "show a progress bar on stderr (default when stderr is a terminal)");
+  app.add_flag("--progress", progress,
+               "show a progress bar on stderr (default when stderr is a terminal)");
   app.add_flag("--no-progress", no_progress, "never show a progress bar");
   app.add_option("--jobs", jobs, "parallel runs (seeds, sweep points)")->capture_default_str();
   app.add_flag("--sweep", sweep, "Fig. 4(b)-style sweep: queues vs message size per policy");
-  app.add_option("--msgs", msgs_list, "sweep message sizes (default 64KiB,...,16MiB by powers of 2)");
-  app.add_option("--lbs", lbs_list, "sweep policies (comma separated, as --lb)")->capture_default_str();
+  app.add_option("--msgs", msgs_list,
+                 "sweep message sizes (default 64KiB,...,16MiB by powers of 2)");
+  app.add_option("--lbs", lbs_list, "sweep policies (comma separated, as --lb)")
+      ->capture_default_str();
   app.add_option("--plot", plot, "sweep: write a PNG plot here (needs python3-matplotlib)");
   app.add_option("--out-json", out_json, "sweep: also write the JSON result to this file");
 
@@ -351,7 +386,8 @@ int Main(int argc, char** argv) {
   if (sweep) {
     std::vector<uint64_t> msgs;
     if (msgs_list.empty()) {
-      for (uint64_t s = 64 * 1024; s <= 16ull * 1024 * 1024; s *= 2) msgs.push_back(s);
+      for (uint64_t s = uint64_t{64} * 1024; s <= uint64_t{16} * 1024 * 1024; s *= 2)
+        msgs.push_back(s);
     } else {
       for (const auto& s : SplitList(msgs_list)) {
         auto v = ParseSize(s);
@@ -361,7 +397,8 @@ int Main(int argc, char** argv) {
       std::sort(msgs.begin(), msgs.end());
     }
     auto names = SplitList(lbs_list);
-    if (names.empty() || msgs.empty()) return usage("--sweep needs at least one --lbs and one --msgs entry");
+    if (names.empty() || msgs.empty())
+      return usage("--sweep needs at least one --lbs and one --msgs entry");
     SimConfig probe = c;
     for (const auto& n : names) {
       if (Status s = ApplyLb(n, probe); !s) return usage("--lbs: " + s.error().message);
@@ -386,4 +423,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ofan::sim
 
-int main(int argc, char** argv) { return ofan::sim::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // 1: the run failed, as for any other error.
+  return ofan::GuardMain("ofan-sim", 1, [&] { return ofan::sim::Main(argc, argv); });
+}

@@ -1,9 +1,9 @@
 #include "sim/report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "common/units.h"
 
@@ -58,9 +58,10 @@ json ResultJson(const SimResult& r) {
               {"acks_received", r.acks_received},
               {"misdelivered", r.misdelivered},
               {"ecn_marks", r.ecn_marks},
-              {"drops", {{"no_route", r.drops_no_route},
-                         {"link_down", r.drops_link_down},
-                         {"buffer", r.drops_buffer}}},
+              {"drops",
+               {{"no_route", r.drops_no_route},
+                {"link_down", r.drops_link_down},
+                {"buffer", r.drops_buffer}}},
               {"failed_links", r.failed_links},
               {"peak_packets_in_flight", r.peak_packets_in_flight}};
 }
@@ -75,6 +76,7 @@ json MeanOf(const std::vector<json>& xs) {
     json out = json::object();
     for (auto it = first.begin(); it != first.end(); ++it) {
       std::vector<json> col;
+      col.reserve(xs.size());
       for (const json& x : xs) col.push_back(x.at(it.key()));
       out[it.key()] = MeanOf(col);
     }
@@ -105,9 +107,11 @@ double Sem(const std::vector<json>& xs, const char* key) {
 json AggregateJson(const SimConfig& c, const std::vector<uint64_t>& seeds,
                    const std::vector<SimResult>& runs) {
   std::vector<json> rs;
+  rs.reserve(runs.size());
   for (const SimResult& r : runs) rs.push_back(ResultJson(r));
   json out = MeanOf(rs);
-  for (const char* key : {"cct_us", "cct_inflation", "queue_max_pkts", "queue_avg_pkts", "utilization"}) {
+  for (const char* key :
+       {"cct_us", "cct_inflation", "queue_max_pkts", "queue_avg_pkts", "utilization"}) {
     out[fmt::format("{}_sem", key)] = Sem(rs, key);
   }
   double wall = 0;
@@ -134,12 +138,14 @@ std::string FormatTable(const std::vector<std::string>& header,
   std::vector<size_t> width(header.size(), 0);
   for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
   for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], r[i].size());
   }
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
     for (size_t i = 0; i < cells.size(); ++i) {
-      out += i == 0 ? fmt::format("{:<{}}", cells[i], width[i]) : fmt::format("  {:>{}}", cells[i], width[i]);
+      out += i == 0 ? fmt::format("{:<{}}", cells[i], width[i])
+                    : fmt::format("  {:>{}}", cells[i], width[i]);
     }
     out += '\n';
   };
@@ -157,7 +163,8 @@ std::string SummaryTable(const json& a) {
   };
   const json& cfg = a.at("config");
   std::string out = fmt::format(
-      "ofan-sim: {} {} {} lb={} host={} k={} levels={} ({} hosts), {} seed(s), {} events, {:.2f} s\n\n",
+      "ofan-sim: {} {} {} lb={} host={} k={} levels={} ({} hosts), {} seed(s), {} events, {:.2f} "
+      "s\n\n",
       cfg.at("workload").get<std::string>(), cfg.at("msg").get<std::string>(), "messages",
       cfg.at("lb").get<std::string>(), cfg.at("host").get<std::string>(), cfg.at("k").get<int>(),
       cfg.at("levels").get<int>(), a.at("hosts").get<double>(), a.at("seeds").size(),
@@ -181,11 +188,14 @@ std::string SummaryTable(const json& a) {
   out += "\n";
   out += FormatTable({"stage", "max (pkts)", "avg (pkts)", "queues"}, st);
   const json& d = a.at("drops");
-  const double drops = d.at("no_route").get<double>() + d.at("link_down").get<double>() + d.at("buffer").get<double>();
+  const double drops = d.at("no_route").get<double>() + d.at("link_down").get<double>() +
+                       d.at("buffer").get<double>();
   if (drops > 0 || a.at("flows_incomplete").get<double>() > 0) {
-    out += fmt::format("\nwarning: {} packets dropped ({} no route, {} link down, {} buffer); {} flows incomplete\n",
-                       drops, d.at("no_route").get<double>(), d.at("link_down").get<double>(),
-                       d.at("buffer").get<double>(), a.at("flows_incomplete").get<double>());
+    out += fmt::format(
+        "\nwarning: {} packets dropped ({} no route, {} link down, {} buffer); {} flows "
+        "incomplete\n",
+        drops, d.at("no_route").get<double>(), d.at("link_down").get<double>(),
+        d.at("buffer").get<double>(), a.at("flows_incomplete").get<double>());
   }
   out += "\nQueues are in data-packet equivalents (bytes / (payload + header)).\n";
   return out;

@@ -2,10 +2,9 @@
 // (mean and standard error of the mean, as the paper's error bars).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/config.h"
 #include "sim/sim.h"

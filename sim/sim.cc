@@ -61,8 +61,8 @@ struct OutPort {
   bool failed = false;
   uint64_t bytes = 0;  // frames enqueued and not yet fully serialised
   uint64_t max_bytes = 0;
-  TimePs last = 0;        // time up to which `area` is integrated
-  double area = 0;        // integral of bytes over time (byte * ps)
+  TimePs last = 0;  // time up to which `area` is integrated
+  double area = 0;  // integral of bytes over time (byte * ps)
   FrameRing frames;
 
   // Retires frames done by `now` and integrates the backlog up to it.
@@ -88,7 +88,7 @@ struct Packet {
   uint32_t echo;     // ACK: the entropy of the data packet it acknowledges (REPS)
   uint16_t frame;
   SizeClass cls;
-  uint8_t ecn;  // data: CE; ACK: ECE echoed
+  uint8_t ecn;       // data: CE; ACK: ECE echoed
   uint8_t route[2];  // DRB source route: edge uplink, agg uplink
 };
 
@@ -137,13 +137,14 @@ class Simulator {
     // (even on an idle link) and the 12 B inter-frame gap follows it.
     pre_ = static_cast<TimePs>(std::llround(std::min(8u, c.gap_bytes) * ps_per_byte));
     prop_ = static_cast<TimePs>(std::llround(c.latency_us * 1e6));
-    data_interval_ = static_cast<TimePs>(std::llround(static_cast<double>(ser_data_ + gap_) / rho_));
+    data_interval_ =
+        static_cast<TimePs>(std::llround(static_cast<double>(ser_data_ + gap_) / rho_));
     n_ = static_cast<uint32_t>(t_.num_hosts());
     k_ = static_cast<uint32_t>(t_.k());
     w_ = static_cast<uint32_t>(t_.w());
     BuildSwitches();
     BuildPorts();
-    BuildFlows(std::move(flows));
+    BuildFlows(flows);
   }
 
   SimResult Run() {
@@ -193,9 +194,11 @@ class Simulator {
       st.index = in.index;
       st.num_dests = static_cast<uint32_t>(t_.num_dests(st.id));
       if (t_.num_uplinks(st.id) > 0) {
-        st.table = std::make_unique<lb::UplinkTable>(lb::UplinkTable::ForSwitch(t_, st.id, failed_));
+        st.table =
+            std::make_unique<lb::UplinkTable>(lb::UplinkTable::ForSwitch(t_, st.id, failed_));
       }
-      lb::SwitchLbSetup setup{st.table.get(), k_, static_cast<uint32_t>(SplitMix64(c_.seed * 1315423911ull + s))};
+      lb::SwitchLbSetup setup{st.table.get(), k_,
+                              static_cast<uint32_t>(SplitMix64(c_.seed * 1315423911ull + s))};
       policies_.emplace_back(c_.policy, setup);
     }
   }
@@ -230,19 +233,21 @@ class Simulator {
               p.failed = failed_.failed(t_.uplink_id(st.id, static_cast<int>(port - w_)));
             } else {
               // The agg->edge direction of the edge's uplink.
-              p.failed = failed_.failed(t_.uplink_id(SwitchId(peer.id), peer.port - static_cast<int>(w_)));
+              p.failed =
+                  failed_.failed(t_.uplink_id(SwitchId(peer.id), peer.port - static_cast<int>(w_)));
             }
             break;
           case lb::Role::kCore:
             p.stage = Stage::kCoreDown;
-            p.failed = failed_.failed(t_.uplink_id(SwitchId(peer.id), peer.port - static_cast<int>(w_)));
+            p.failed =
+                failed_.failed(t_.uplink_id(SwitchId(peer.id), peer.port - static_cast<int>(w_)));
             break;
         }
       }
     }
   }
 
-  void BuildFlows(std::vector<Flow> flows) {
+  void BuildFlows(const std::vector<Flow>& flows) {
     hosts_.resize(n_);
     flows_.reserve(flows.size());
     Rng rng(SplitMix64(c_.seed) ^ 0xF10Eull);
@@ -263,7 +268,8 @@ class Simulator {
   }
 
   // ---- events -------------------------------------------------------------
-  void Push(TimePs t, EventType type, uint32_t node, uint32_t port, uint32_t pkt, uint32_t gen = 0) {
+  void Push(TimePs t, EventType type, uint32_t node, uint32_t port, uint32_t pkt,
+            uint32_t gen = 0) {
     Event e{};
     e.t = t;
     e.type = type;
@@ -326,7 +332,8 @@ class Simulator {
       lb::PacketKey key;
       key.flow_hash = pk.entropy;
       key.dst_qp = flows_[pk.flow].qp;
-      key.dest = static_cast<uint16_t>(st.role == lb::Role::kEdge ? t_.edge_of(dst) : t_.pod_of(dst));
+      key.dest =
+          static_cast<uint16_t>(st.role == lb::Role::kEdge ? t_.edge_of(dst) : t_.pod_of(dst));
       key.cls = pk.cls;
       key.key = static_cast<uint16_t>(key.dest + st.num_dests * static_cast<uint32_t>(pk.cls));
       key.frame_bytes = pk.frame;
@@ -410,7 +417,8 @@ class Simulator {
       if (!(em & (lb::PortMask{1} << j))) continue;
       if (inter_pod) {
         const SwitchState& as = switches_[t_.agg(t_.pod_of(src), static_cast<int>(j)).value()];
-        if (!(as.table->mask(static_cast<uint32_t>(t_.pod_of(dst))) & (lb::PortMask{1} << c))) continue;
+        if (!(as.table->mask(static_cast<uint32_t>(t_.pod_of(dst))) & (lb::PortMask{1} << c)))
+          continue;
       }
       pk.route[0] = static_cast<uint8_t>(j);
       pk.route[1] = static_cast<uint8_t>(c);
@@ -428,7 +436,7 @@ class Simulator {
       case HostScheme::kReps:
         if (f.reps_head < f.reps.size()) {
           const uint32_t e = f.reps[f.reps_head++];
-          if (f.reps_head > 1024 && f.reps_head * 2 > f.reps.size()) {
+          if (f.reps_head > 1024 && size_t{f.reps_head} * 2 > f.reps.size()) {
             f.reps.erase(f.reps.begin(), f.reps.begin() + f.reps_head);
             f.reps_head = 0;
           }
@@ -507,11 +515,12 @@ class Simulator {
   }
 
   void Progress(bool done) {
-    const double frac = total_data_ ? static_cast<double>(acks_received_) / static_cast<double>(total_data_) : 1.0;
+    const double frac =
+        total_data_ ? static_cast<double>(acks_received_) / static_cast<double>(total_data_) : 1.0;
     const int width = 30;
     const int fill = static_cast<int>(frac * width);
-    std::fprintf(stderr, "\r  [%.*s%*s] %5.1f%%  %.1f us simulated, %llu events%s",
-                 fill, "##############################", width - fill, "", 100.0 * frac,
+    std::fprintf(stderr, "\r  [%.*s%*s] %5.1f%%  %.1f us simulated, %llu events%s", fill,
+                 "##############################", width - fill, "", 100.0 * frac,
                  static_cast<double>(now_) * 1e-6, static_cast<unsigned long long>(processed_),
                  done ? "\n" : "");
     std::fflush(stderr);

@@ -50,7 +50,7 @@ struct SimResult {
   uint64_t ack_packets = 0;    // sent by hosts
   uint64_t data_received = 0;  // delivered to their destination host
   uint64_t acks_received = 0;
-  uint64_t misdelivered = 0;   // reached a host that is not theirs (a routing bug)
+  uint64_t misdelivered = 0;  // reached a host that is not theirs (a routing bug)
   uint64_t ecn_marks = 0;
   uint64_t drops_no_route = 0;
   uint64_t drops_link_down = 0;

@@ -1,10 +1,10 @@
 #include "sim/workload.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <numeric>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "common/rng.h"
 #include "common/units.h"
@@ -21,23 +21,29 @@ Result<uint32_t> ParseHost(const std::string& tok, const lb::FatTree& tree) {
     while (std::getline(ss, p, '.')) {
       if (p.empty() || p.size() > 3 || p.find_first_not_of("0123456789") != std::string::npos ||
           std::stoi(p) > 255) {
-        return MakeError(ErrorCode::kInvalidArgument, fmt::format("'{}' is not an IPv4 address", tok));
+        return MakeError(ErrorCode::kInvalidArgument,
+                         fmt::format("'{}' is not an IPv4 address", tok));
       }
       a = (a << 8) | static_cast<uint32_t>(std::stoi(p));
       ++parts;
     }
-    if (parts != 4) return MakeError(ErrorCode::kInvalidArgument, fmt::format("'{}' is not an IPv4 address", tok));
+    if (parts != 4) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("'{}' is not an IPv4 address", tok));
+    }
     auto h = tree.host_of_addr(a);
     if (!h) return h.error();
     return h->value();
   }
   if (tok.empty() || tok.size() > 9 || tok.find_first_not_of("0123456789") != std::string::npos) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("'{}' is not a host index or address", tok));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("'{}' is not a host index or address", tok));
   }
   const uint64_t v = std::stoull(tok);
   if (v >= static_cast<uint64_t>(tree.num_hosts())) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("host {} is out of range (this tree has {} hosts)", v, tree.num_hosts()));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("host {} is out of range (this tree has {} hosts)", v, tree.num_hosts()));
   }
   return static_cast<uint32_t>(v);
 }
@@ -105,7 +111,8 @@ Result<std::vector<Flow>> MakeWorkload(const SimConfig& c, const lb::FatTree& tr
     case WorkloadKind::kMatrix: {
       std::ifstream f(c.matrix_file);
       if (!f) {
-        return MakeError(ErrorCode::kIo, fmt::format("cannot read matrix file '{}'", c.matrix_file));
+        return MakeError(ErrorCode::kIo,
+                         fmt::format("cannot read matrix file '{}'", c.matrix_file));
       }
       std::stringstream ss;
       ss << f.rdbuf();

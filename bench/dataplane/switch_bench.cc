@@ -8,6 +8,7 @@
 //
 //   switch_bench [--rounds N] [--polls N] [--population N] [--warmup N] [--json] [--no-huge]
 //                [--policy NAME]   (only that one; e.g. under valgrind --tool=callgrind)
+#include <fmt/format.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -20,8 +21,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "dataplane/switch.h"
 
@@ -86,14 +85,19 @@ int Main(int argc, char** argv) {
         return 2;
       }
       only = argv[++i];
-      if (std::none_of(std::begin(kVariants), std::end(kVariants), [&](const Variant& v) { return only == v.name; })) {
-        std::fprintf(stderr, "switch_bench: unknown --policy %s (ecmp, pofan, ofan-atomic, ofan-combined)\n", only.c_str());
+      if (std::none_of(std::begin(kVariants), std::end(kVariants),
+                       [&](const Variant& v) { return only == v.name; })) {
+        std::fprintf(
+            stderr, "switch_bench: unknown --policy %s (ecmp, pofan, ofan-atomic, ofan-combined)\n",
+            only.c_str());
         return 2;
       }
     } else if (a == "--help" || a == "-h") {
-      std::printf("usage: switch_bench [--rounds N=5] [--polls N=200000] [--population N=1024] [--warmup N=2000]\n"
-                  "                    [--cpu N=0] [--json] [--no-huge]\n"
-                  "                    [--policy ecmp|pofan|ofan-atomic|ofan-combined]\n");
+      std::printf(
+          "usage: switch_bench [--rounds N=5] [--polls N=200000] [--population N=1024] [--warmup "
+          "N=2000]\n"
+          "                    [--cpu N=0] [--json] [--no-huge]\n"
+          "                    [--policy ecmp|pofan|ofan-atomic|ofan-combined]\n");
       return 0;
     } else {
       std::fprintf(stderr, "switch_bench: unknown argument %s (see --help)\n", a.c_str());
@@ -103,12 +107,16 @@ int Main(int argc, char** argv) {
   // Hugepages when there are some (as ofan-dp runs): with 4 KiB pages the
   // mbufs' TLB misses would dominate what is measured.
   const bool huge = !no_huge && HugepagesFree() >= 64;
-  std::vector<std::string> eal = {"switch_bench", "--no-pci", "-l", std::to_string(cpu),
-                                  "--log-level=lib.eal:error", "--log-level=pmd.*:error"};
+  std::vector<std::string> eal = {
+      "switch_bench",           "--no-pci", "-l", std::to_string(cpu), "--log-level=lib.eal:error",
+      "--log-level=pmd.*:error"};
   if (huge) {
     eal.insert(eal.end(), {"--in-memory", "--file-prefix", fmt::format("swbench{}", getpid())});
   } else {
-    if (!no_huge) std::fprintf(stderr, "switch_bench: fewer than 64 free hugepages (scripts/hugepages.sh); using 4 KiB pages\n");
+    if (!no_huge)
+      std::fprintf(
+          stderr,
+          "switch_bench: fewer than 64 free hugepages (scripts/hugepages.sh); using 4 KiB pages\n");
     eal.insert(eal.end(), {"--no-huge", "--no-shconf", "-m", "1024"});
   }
   std::vector<char*> eargv;
@@ -181,12 +189,16 @@ int Main(int argc, char** argv) {
     std::sort(xs.begin(), xs.end());
     const double med = xs[xs.size() / 2];
     if (json) {
-      std::printf("%s{\"policy\": \"%s\", \"cycles_per_packet_median\": %.1f, \"cycles_per_packet_min\": %.1f, "
-                  "\"packets\": %lu}",
-                  first ? "" : ", ", kVariants[v].name, med, xs.front(), static_cast<unsigned long>(packets[v]));
+      std::printf(
+          "%s{\"policy\": \"%s\", \"cycles_per_packet_median\": %.1f, \"cycles_per_packet_min\": "
+          "%.1f, "
+          "\"packets\": %lu}",
+          first ? "" : ", ", kVariants[v].name, med, xs.front(),
+          static_cast<unsigned long>(packets[v]));
       first = false;
     } else {
-      std::printf("%-14s %6.1f cycles/packet (median of %u; min %.1f)\n", kVariants[v].name, med, rounds, xs.front());
+      std::printf("%-14s %6.1f cycles/packet (median of %u; min %.1f)\n", kVariants[v].name, med,
+                  rounds, xs.front());
     }
   }
   if (json) std::printf("]\n");

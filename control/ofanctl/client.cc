@@ -1,6 +1,7 @@
 #include "control/ofanctl/client.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -11,8 +12,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace ofan::control {
 namespace {

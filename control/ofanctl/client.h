@@ -10,10 +10,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 
@@ -29,7 +28,8 @@ inline constexpr size_t kMaxReplyBytes = size_t{256} << 20;
 std::string DefaultSocketPath(std::string_view name);
 
 // One reply of the switch.
-struct Reply {
+// The implicit moves are noexcept; tidy sees nlohmann::json's assertions in them.
+struct Reply {  // NOLINT(bugprone-exception-escape)
   bool ok = false;
   nlohmann::json result;  // when ok (may be an object, an array, ...)
   std::string error;      // when !ok

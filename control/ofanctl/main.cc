@@ -5,21 +5,22 @@
 // Exit codes: 0 ok; 1 the switch answered with an error (printed); 2 bad
 // command line (including an unreadable or invalid load-tables FILE); 3 cannot
 // connect, timeout, connection closed, or a malformed reply.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
+#include "common/main_guard.h"
 #include "control/ofanctl/client.h"
 #include "control/ofanctl/render.h"
 
@@ -340,4 +341,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ofan::control
 
-int main(int argc, char** argv) { return ofan::control::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // 3: only handling a reply can throw; reported as a malformed reply.
+  return ofan::GuardMain("ofanctl", 3, [&] { return ofan::control::Main(argc, argv); });
+}

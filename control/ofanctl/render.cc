@@ -1,10 +1,10 @@
 #include "control/ofanctl/render.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "common/units.h"
 #include "dataplane/counters.h"

@@ -1,8 +1,8 @@
 #include "dataplane/lb/fat_tree.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace ofan::lb {
 
@@ -57,8 +57,9 @@ Peer FatTree::peer(SwitchId s, int port) const {
   switch (in.role) {
     case Role::kEdge:
       if (port < w()) {
-        return {true, static_cast<uint32_t>(s.value()) * static_cast<uint32_t>(w()) +
-                          static_cast<uint32_t>(port),
+        return {true,
+                static_cast<uint32_t>(s.value()) * static_cast<uint32_t>(w()) +
+                    static_cast<uint32_t>(port),
                 0};
       }
       return {false, agg(in.pod, port - w()).value(), in.index};

@@ -10,13 +10,13 @@
 namespace ofan::lb {
 
 struct PacketKey {
-  uint32_t flow_hash = 0;    // 5-tuple hash, or the host's entropy (UDP sport)
-  uint32_t dst_qp = 0;       // RoCEv2 BTH destination QP (24 bits), E-ECMP
-  uint16_t dest = 0;         // d: destination edge (at an edge) or pod (at an agg)
-  uint16_t key = 0;          // pointer key d + Nd * size class (App. F.2, Eq. 16)
-  uint16_t frame_bytes = 0;  // wire size, for queue-aware policies
-  uint8_t slice = 0;         // destination host's edge port: path pinning
-  uint8_t pipe = 0;          // ingress pipe: POfan's table index
+  uint32_t flow_hash = 0;             // 5-tuple hash, or the host's entropy (UDP sport)
+  uint32_t dst_qp = 0;                // RoCEv2 BTH destination QP (24 bits), E-ECMP
+  uint16_t dest = 0;                  // d: destination edge (at an edge) or pod (at an agg)
+  uint16_t key = 0;                   // pointer key d + Nd * size class (App. F.2, Eq. 16)
+  uint16_t frame_bytes = 0;           // wire size, for queue-aware policies
+  uint8_t slice = 0;                  // destination host's edge port: path pinning
+  uint8_t pipe = 0;                   // ingress pipe: POfan's table index
   uint8_t source_uplink = kNoUplink;  // host-chosen uplink (DRB source routing)
   SizeClass cls = SizeClass::kData;
   uint8_t reserved[2] = {0, 0};

@@ -1,8 +1,8 @@
 #include "dataplane/lb/policy.h"
 
-#include <array>
-
 #include <fmt/format.h>
+
+#include <array>
 
 namespace ofan::lb {
 namespace {
@@ -25,9 +25,9 @@ Result<PolicyKind> ParsePolicy(std::string_view name) {
   }
   if (name == "simplerr" || name == "simple-rr") return PolicyKind::kSimpleRr;
   if (name == "e-ecmp") return PolicyKind::kEEcmp;
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("unknown LB policy '{}' (expected one of {})", name,
-                               PolicyNameList()));
+  return MakeError(
+      ErrorCode::kInvalidArgument,
+      fmt::format("unknown LB policy '{}' (expected one of {})", name, PolicyNameList()));
 }
 
 }  // namespace ofan::lb

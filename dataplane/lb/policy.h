@@ -61,8 +61,8 @@ struct PolicyConfig {
 // What a policy instance needs about its switch.
 struct SwitchLbSetup {
   const UplinkTable* table = nullptr;
-  uint32_t num_ports = 0;   // for POfan's pipe count
-  uint32_t salt = 0;        // per-switch hash salt and RNG stream
+  uint32_t num_ports = 0;  // for POfan's pipe count
+  uint32_t salt = 0;       // per-switch hash salt and RNG stream
 };
 
 // Per-decision context. queue_bytes[u] is the backlog of uplink u, a scratch

@@ -37,11 +37,11 @@ uint32_t Crc32(uint32_t crc, const uint8_t* data, size_t len) {
 uint32_t RoceIcrc(const uint8_t* ip, uint32_t len) {
   std::vector<uint8_t> m(ip, ip + len);
   const uint32_t ihl = (m[0] & 0xF) * 4u;
-  m[1] = 0xFF;                 // TOS (DSCP + ECN)
-  m[8] = 0xFF;                 // TTL
-  m[10] = m[11] = 0xFF;        // header checksum
+  m[1] = 0xFF;                     // TOS (DSCP + ECN)
+  m[8] = 0xFF;                     // TTL
+  m[10] = m[11] = 0xFF;            // header checksum
   m[ihl + 6] = m[ihl + 7] = 0xFF;  // UDP checksum
-  m[ihl + 8 + 4] = 0xFF;       // BTH reserved bits before the destination QP
+  m[ihl + 8 + 4] = 0xFF;           // BTH reserved bits before the destination QP
   const uint8_t lrh[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
   uint32_t crc = Crc32(0xFFFFFFFFu, lrh, 8);
   crc = Crc32(crc, m.data(), m.size());
@@ -119,8 +119,14 @@ PacketBuilder& PacketBuilder::Aeth(uint8_t syndrome, uint32_t msn) {
 PacketBuilder& PacketBuilder::Icmp(uint8_t type, uint16_t id, uint16_t seq) {
   if (ip_off_ && bytes_[*ip_off_ + 9] == 0) bytes_[*ip_off_ + 9] = ipproto::kIcmp;
   icmp_off_ = bytes_.size();
-  const uint8_t h[8] = {type, 0, 0, 0, static_cast<uint8_t>(id >> 8), static_cast<uint8_t>(id),
-                        static_cast<uint8_t>(seq >> 8), static_cast<uint8_t>(seq)};
+  const uint8_t h[8] = {type,
+                        0,
+                        0,
+                        0,
+                        static_cast<uint8_t>(id >> 8),
+                        static_cast<uint8_t>(id),
+                        static_cast<uint8_t>(seq >> 8),
+                        static_cast<uint8_t>(seq)};
   bytes_.insert(bytes_.end(), h, h + 8);
   return *this;
 }
@@ -134,8 +140,15 @@ PacketBuilder& PacketBuilder::Arp(uint16_t oper, MacAddr sha, uint32_t spa, MacA
                                   uint32_t tpa) {
   const size_t type_off = bytes_.size() - 2;
   Put16(&bytes_[type_off], ethertype::kArp);
-  ArpHdr a{Be16::FromHost(1), Be16::FromHost(ethertype::kIpv4), 6, 4, Be16::FromHost(oper),
-           sha, Be32::FromHost(spa), tha, Be32::FromHost(tpa)};
+  ArpHdr a{Be16::FromHost(1),
+           Be16::FromHost(ethertype::kIpv4),
+           6,
+           4,
+           Be16::FromHost(oper),
+           sha,
+           Be32::FromHost(spa),
+           tha,
+           Be32::FromHost(tpa)};
   Append(bytes_, a);
   return *this;
 }
@@ -190,7 +203,8 @@ std::vector<uint8_t> PacketBuilder::Build() const {
     Put16(&f[off + 10], keep_csum_.value_or(Ipv4Checksum(&f[off], 20)));
     if (icrc_) {
       const uint32_t icrc = RoceIcrc(&f[off], static_cast<uint32_t>(f.size() - off - 4));
-      for (int i = 0; i < 4; ++i) f[f.size() - 4 + static_cast<size_t>(i)] = static_cast<uint8_t>(icrc >> (8 * i));
+      for (int i = 0; i < 4; ++i)
+        f[f.size() - 4 + static_cast<size_t>(i)] = static_cast<uint8_t>(icrc >> (8 * i));
     }
   }
   if (f.size() < pad_to_) f.resize(pad_to_, 0);

@@ -24,9 +24,13 @@ constexpr uint32_t ByteSwap32(uint32_t v) {
 class __attribute__((packed)) Be16 {
  public:
   Be16() = default;
-  static constexpr Be16 FromHost(uint16_t v) { return Be16(std::endian::native == std::endian::little ? ByteSwap16(v) : v); }
+  static constexpr Be16 FromHost(uint16_t v) {
+    return Be16(std::endian::native == std::endian::little ? ByteSwap16(v) : v);
+  }
   static constexpr Be16 FromRaw(uint16_t raw) { return Be16(raw); }
-  constexpr uint16_t host() const { return std::endian::native == std::endian::little ? ByteSwap16(raw_) : raw_; }
+  constexpr uint16_t host() const {
+    return std::endian::native == std::endian::little ? ByteSwap16(raw_) : raw_;
+  }
   constexpr uint16_t raw() const { return raw_; }
   friend constexpr bool operator==(Be16 a, Be16 b) { return a.raw_ == b.raw_; }
 
@@ -39,9 +43,13 @@ class __attribute__((packed)) Be16 {
 class __attribute__((packed)) Be32 {
  public:
   Be32() = default;
-  static constexpr Be32 FromHost(uint32_t v) { return Be32(std::endian::native == std::endian::little ? ByteSwap32(v) : v); }
+  static constexpr Be32 FromHost(uint32_t v) {
+    return Be32(std::endian::native == std::endian::little ? ByteSwap32(v) : v);
+  }
   static constexpr Be32 FromRaw(uint32_t raw) { return Be32(raw); }
-  constexpr uint32_t host() const { return std::endian::native == std::endian::little ? ByteSwap32(raw_) : raw_; }
+  constexpr uint32_t host() const {
+    return std::endian::native == std::endian::little ? ByteSwap32(raw_) : raw_;
+  }
   constexpr uint32_t raw() const { return raw_; }
   friend constexpr bool operator==(Be32 a, Be32 b) { return a.raw_ == b.raw_; }
 
@@ -74,7 +82,8 @@ struct EtherHdr {
   Be16 type;
 };
 static_assert(sizeof(EtherHdr) == 14);
-static_assert(std::is_trivially_default_constructible_v<Be16> && std::is_trivially_default_constructible_v<Be32>);
+static_assert(std::is_trivially_default_constructible_v<Be16> &&
+              std::is_trivially_default_constructible_v<Be32>);
 static_assert(alignof(Be16) == 1 && alignof(Be32) == 1 && sizeof(Be16) == 2 && sizeof(Be32) == 4);
 
 struct VlanTag {
@@ -84,8 +93,8 @@ struct VlanTag {
 static_assert(sizeof(VlanTag) == 4);
 
 struct ArpHdr {
-  Be16 htype;  // 1 = Ethernet
-  Be16 ptype;  // 0x0800
+  Be16 htype;    // 1 = Ethernet
+  Be16 ptype;    // 0x0800
   uint8_t hlen;  // 6
   uint8_t plen;  // 4
   Be16 oper;     // 1 request, 2 reply
@@ -148,7 +157,7 @@ static_assert(sizeof(BthHdr) == 12);
 
 // 802.1Qbb priority flow control frame body (after the Ethernet header).
 struct PfcFrame {
-  Be16 opcode;  // 0x0101
+  Be16 opcode;        // 0x0101
   Be16 class_enable;  // bit i: quanta[i] is valid
   Be16 quanta[8];     // in 512-bit times; 0 resumes
 };
@@ -230,7 +239,8 @@ inline uint16_t OnesSum20Native(const uint8_t* h) {
 // Ipv4Checksum for a 20-byte header, unrolled.
 inline uint16_t Ipv4Checksum20(const uint8_t* h) {
   const uint16_t sum = OnesSum20Native(h);
-  return static_cast<uint16_t>(~(std::endian::native == std::endian::little ? ByteSwap16(sum) : sum));
+  return static_cast<uint16_t>(
+      ~(std::endian::native == std::endian::little ? ByteSwap16(sum) : sum));
 }
 
 // True when a 20-byte header's checksum verifies: its words sum to all ones
@@ -257,7 +267,8 @@ inline bool Ipv4Checksum20Ok(const uint8_t* h) {
 // HC' = ~(~HC + ~m + m') for one 16-bit word changing from m to m'
 // (host-order values).
 constexpr uint16_t ChecksumAdjust(uint16_t hc, uint16_t m, uint16_t m_new) {
-  uint32_t sum = static_cast<uint16_t>(~hc) + static_cast<uint32_t>(static_cast<uint16_t>(~m)) + m_new;
+  uint32_t sum =
+      static_cast<uint16_t>(~hc) + static_cast<uint32_t>(static_cast<uint16_t>(~m)) + m_new;
   sum = (sum & 0xFFFF) + (sum >> 16);
   sum = (sum & 0xFFFF) + (sum >> 16);
   return static_cast<uint16_t>(~sum);

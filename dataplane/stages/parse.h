@@ -12,8 +12,8 @@
 // golden-packet tests and the fuzz target.
 #pragma once
 
-#include <cstddef>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -117,7 +117,8 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
   if (!csum_ok) return Drop(p, Counter::kDropIpv4Checksum);
   // Fragments cannot be load-balanced consistently (no L4 header after the
   // first) and RoCE never fragments: drop them, counted.
-  if ((Rd16(ip + offsetof(Ipv4Hdr, frag)) & 0x3FFF) != 0) return Drop(p, Counter::kDropIpv4Fragment);
+  if ((Rd16(ip + offsetof(Ipv4Hdr, frag)) & 0x3FFF) != 0)
+    return Drop(p, Counter::kDropIpv4Fragment);
   p.l3_offset = static_cast<uint16_t>(off);
   p.src_ip = Rd32(ip + offsetof(Ipv4Hdr, src));
   p.dst_ip = Rd32(ip + offsetof(Ipv4Hdr, dst));
@@ -157,7 +158,8 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
     if (len < kMin) return false;
     uint64_t w0, w1;
     std::memcpy(&w0, d + offsetof(EtherHdr, type), 8);  // type, version_ihl, tos, total_length, id
-    std::memcpy(&w1, d + kL3 + offsetof(Ipv4Hdr, frag), 8);  // frag, ttl, proto, checksum, src[0..1]
+    std::memcpy(&w1, d + kL3 + offsetof(Ipv4Hdr, frag),
+                8);  // frag, ttl, proto, checksum, src[0..1]
     // Ethertype 0x0800 and version 4 / IHL 5, as the bytes 08 00 45.
     if ((w0 & 0xFFFFFF) != 0x450008) return false;
     const uint32_t total = ByteSwap16(static_cast<uint16_t>(w0 >> 32));
@@ -190,15 +192,16 @@ ParsedPacket ParseFrameReference(const uint8_t* data, uint32_t len);
 [[gnu::always_inline]] inline void ParseFrameInto(const uint8_t* d, uint32_t len, ParsedPacket& p) {
   // By value: p's address never escapes, so the caller's copy of p can live
   // in registers.
-  if (!detail::ParseFastRoce(d, len, p)) [[unlikely]] p = ParseFrameReference(d, len);
+  if (!detail::ParseFastRoce(d, len, p)) [[unlikely]]
+    p = ParseFrameReference(d, len);
 }
 
 // Field by field (the struct has padding, so no memcmp).
 inline bool SameParse(const ParsedPacket& a, const ParsedPacket& b) {
-  return a.src_ip == b.src_ip && a.dst_ip == b.dst_ip && a.flow_hash == b.flow_hash && a.dst_qp == b.dst_qp &&
-         a.l3_offset == b.l3_offset && a.frame_len == b.frame_len && a.cls == b.cls && a.ecn == b.ecn &&
-         a.bth_opcode == b.bth_opcode && a.roce == b.roce && a.verdict == b.verdict &&
-         (a.verdict != Verdict::kDrop || a.drop == b.drop);
+  return a.src_ip == b.src_ip && a.dst_ip == b.dst_ip && a.flow_hash == b.flow_hash &&
+         a.dst_qp == b.dst_qp && a.l3_offset == b.l3_offset && a.frame_len == b.frame_len &&
+         a.cls == b.cls && a.ecn == b.ecn && a.bth_opcode == b.bth_opcode && a.roce == b.roce &&
+         a.verdict == b.verdict && (a.verdict != Verdict::kDrop || a.drop == b.drop);
 }
 
 ParsedPacket ParseFrame(const uint8_t* data, uint32_t len);

@@ -37,8 +37,9 @@ namespace ofan::dp {
 inline bool TtlExpires(const uint8_t* ip) { return ip[8] <= 1; }
 // Requires !TtlExpires(ip).
 inline void DecrementLiveTtl(uint8_t* ip) {
-  constexpr uint32_t kMinus0x100 =
-      std::endian::native == std::endian::little ? 0xFFFEu : 0xFEFFu;  // ~0x0100 in the loaded order
+  constexpr uint32_t kMinus0x100 = std::endian::native == std::endian::little
+                                       ? 0xFFFEu
+                                       : 0xFEFFu;  // ~0x0100 in the loaded order
   uint16_t hc;
   std::memcpy(&hc, ip + 10, 2);
   uint32_t sum = static_cast<uint16_t>(~hc) + kMinus0x100;

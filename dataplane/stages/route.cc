@@ -27,7 +27,8 @@ Router::Router(const lb::FatTree& tree, lb::SwitchId self) {
     // port, which RouteTable takes from the address itself.
     const RouteResult r = RouteByPlan((10u << 24) | (pe << 8) | 2u);
     const uint32_t value = r.kind == RouteKind::kUp ? r.dest : r.port;
-    subnet_[pe] = static_cast<uint16_t>(static_cast<uint32_t>(r.kind) << RouteTable::kKindShift | value);
+    subnet_[pe] =
+        static_cast<uint16_t>(static_cast<uint32_t>(r.kind) << RouteTable::kKindShift | value);
   }
 }
 

@@ -119,7 +119,7 @@ class Router {
  private:
   lb::Role role_;
   uint32_t levels_, pods_, epp_, w_, pod_, index_, num_dests_, gateway_;
-  uint32_t own_prefix_;  // an edge's 10.pod.edge (its hosts' addresses >> 8)
+  uint32_t own_prefix_;           // an edge's 10.pod.edge (its hosts' addresses >> 8)
   std::vector<uint16_t> subnet_;  // RouteTable::subnet
 };
 

@@ -4,13 +4,13 @@
 // (single-threaded and deterministic), frames come out with Collect().
 #pragma once
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
-
-#include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,8 +20,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "dataplane/switch.h"
 
 namespace ofan::dp::testing {
@@ -29,8 +27,8 @@ namespace ofan::dp::testing {
 using Frame = std::vector<uint8_t>;
 
 inline rte_mempool* TestPool() {
-  static rte_mempool* pool = rte_pktmbuf_pool_create("test_inject", 8191, 256, 0, 4096 + RTE_PKTMBUF_HEADROOM,
-                                                      static_cast<int>(rte_socket_id()));
+  static rte_mempool* pool = rte_pktmbuf_pool_create(
+      "test_inject", 8191, 256, 0, 4096 + RTE_PKTMBUF_HEADROOM, static_cast<int>(rte_socket_id()));
   return pool;
 }
 
@@ -39,8 +37,16 @@ class EalEnvironment : public ::testing::Environment {
   void SetUp() override {
     // --no-huge keeps everything in anonymous memory: no hugepage files to
     // clean up (and it cannot be combined with --in-memory).
-    std::vector<std::string> args = {"ring_test", "--no-huge", "--no-shconf", "-m", "1536", "--no-pci",
-                                     "-l", "0,1", "--log-level=lib.eal:error", "--log-level=pmd.*:error"};
+    std::vector<std::string> args = {"ring_test",
+                                     "--no-huge",
+                                     "--no-shconf",
+                                     "-m",
+                                     "1536",
+                                     "--no-pci",
+                                     "-l",
+                                     "0,1",
+                                     "--log-level=lib.eal:error",
+                                     "--log-level=pmd.*:error"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0 || TestPool() == nullptr) {

@@ -2,12 +2,11 @@
 // packets out on the expected ports (router rewrite, TTL, checksum, ECN,
 // priority), LB distribution per policy and Ofan mode, malformed input,
 // the exception path (ARP, ICMP to the gateway), PFC, and the control API.
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
@@ -27,7 +26,9 @@ using testing::Frame;
 using testing::RingSwitch;
 
 constexpr MacAddr kHostMac{{0x02, 0xAA, 0, 0, 0, 1}};
-constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a << 24 | b << 16 | c << 8 | d; }
+constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return a << 24 | b << 16 | c << 8 | d;
+}
 
 // Edge switch 0 (pod 0, edge 0) of a k=4 fat tree: ports 0,1 hosts
 // 10.0.0.2/.3; ports 2,3 uplinks to agg 0 and 1.
@@ -40,10 +41,16 @@ DpConfig EdgeK4() {
   return c;
 }
 
-Frame Roce(uint32_t src, uint32_t dst, uint8_t opcode = 0x0A, uint16_t sport = 0xC000, uint8_t ttl = 64,
-           uint8_t tos = pkt::ecn::kEct0, uint32_t payload = 512, uint32_t qp = 0x111) {
-  return PacketBuilder().Eth(MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, kHostMac).Ipv4(src, dst, ttl, tos)
-      .Udp(sport, 4791).Bth(opcode, qp, 1).Payload(payload).Build();
+Frame Roce(uint32_t src, uint32_t dst, uint8_t opcode = 0x0A, uint16_t sport = 0xC000,
+           uint8_t ttl = 64, uint8_t tos = pkt::ecn::kEct0, uint32_t payload = 512,
+           uint32_t qp = 0x111) {
+  return PacketBuilder()
+      .Eth(MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, kHostMac)
+      .Ipv4(src, dst, ttl, tos)
+      .Udp(sport, 4791)
+      .Bth(opcode, qp, 1)
+      .Payload(payload)
+      .Build();
 }
 
 TEST(SwitchRing, GoldenRocePacketGoesUpRewrittenWithIcrcIntact) {
@@ -63,10 +70,11 @@ TEST(SwitchRing, GoldenRocePacketGoesUpRewrittenWithIcrcIntact) {
   const MacAddr peer{{0x02, 0xEE, 0, 0, 0, static_cast<uint8_t>(port)}};
   EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, peer.b.begin()));
   EXPECT_FALSE(std::equal(f.begin() + 6, f.begin() + 12, kHostMac.b.begin()));
-  EXPECT_EQ(f[14 + 8], 63);                       // TTL - 1
-  EXPECT_EQ(pkt::Ipv4Checksum(&f[14], 20), 0);    // checksum still valid
-  EXPECT_TRUE(std::equal(f.begin() + 14 + 9, f.end(), in.begin() + 14 + 9, [&](uint8_t, uint8_t) { return true; }));
-  EXPECT_TRUE(std::equal(f.end() - 4, f.end(), in.end() - 4));  // ICRC unchanged
+  EXPECT_EQ(f[14 + 8], 63);                     // TTL - 1
+  EXPECT_EQ(pkt::Ipv4Checksum(&f[14], 20), 0);  // checksum still valid
+  EXPECT_TRUE(std::equal(f.begin() + 14 + 9, f.end(), in.begin() + 14 + 9,
+                         [&](uint8_t, uint8_t) { return true; }));
+  EXPECT_TRUE(std::equal(f.end() - 4, f.end(), in.end() - 4));        // ICRC unchanged
   EXPECT_TRUE(std::equal(f.begin() + 34, f.end(), in.begin() + 34));  // UDP, BTH, payload unchanged
   EXPECT_EQ(rs.Counter(Counter::kForwardedUp), 1u);
   EXPECT_EQ(rs.Counter(Counter::kTxPackets), 1u);
@@ -91,7 +99,8 @@ TEST(SwitchRing, AggregationAndCoreSwitchesRoute) {
   RingSwitch ra(agg, {0, 1, 2, 3});
   ASSERT_TRUE(ra.ok());
   ra.Inject(2, Roce(Ip(10, 0, 0, 2), Ip(10, 1, 1, 3)));  // from a core, down to edge 1
-  for (uint16_t i = 0; i < 8; ++i) ra.Inject(0, Roce(Ip(10, 1, 0, 2), Ip(10, 3, 0, 2), 0x0A, i));  // up
+  for (uint16_t i = 0; i < 8; ++i)
+    ra.Inject(0, Roce(Ip(10, 1, 0, 2), Ip(10, 3, 0, 2), 0x0A, i));  // up
   ra.Run();
   const auto down = ra.Collect(1);
   ASSERT_EQ(down.size(), 1u);
@@ -114,16 +123,18 @@ TEST(SwitchRing, AggregationAndCoreSwitchesRoute) {
 TEST(SwitchRing, MalformedAndUnroutableAreCountedNeverForwarded) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   const Frame good = Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3));
-  rs.Inject(0, {});                                                 // empty
-  rs.Inject(0, Frame(good.begin(), good.begin() + 30));             // truncated IPv4
+  rs.Inject(0, {});                                      // empty
+  rs.Inject(0, Frame(good.begin(), good.begin() + 30));  // truncated IPv4
   rs.Inject(0, PacketBuilder().Eth(MacAddr{}, kHostMac, 0x86DD).Payload(60).Build());  // IPv6
-  rs.Inject(0, PacketBuilder().Eth(MacAddr{}, kHostMac).Ipv4(1, 2).Payload(30).KeepIpChecksum(7).Build());
-  rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(11, 0, 0, 2)));             // outside the fabric
+  rs.Inject(
+      0, PacketBuilder().Eth(MacAddr{}, kHostMac).Ipv4(1, 2).Payload(30).KeepIpChecksum(7).Build());
+  rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(11, 0, 0, 2)));                      // outside the fabric
   rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), 0x0A, 1, /*ttl=*/1));  // expires here
   rs.Run();
   EXPECT_TRUE(rs.CollectAll().empty());
   EXPECT_EQ(rs.Counter(Counter::kDropRunt), 1u);
-  EXPECT_EQ(rs.Counter(Counter::kDropIpv4TotalLength) + rs.Counter(Counter::kDropIpv4Truncated), 1u);
+  EXPECT_EQ(rs.Counter(Counter::kDropIpv4TotalLength) + rs.Counter(Counter::kDropIpv4Truncated),
+            1u);
   EXPECT_EQ(rs.Counter(Counter::kDropUnknownEthertype), 1u);
   EXPECT_EQ(rs.Counter(Counter::kDropIpv4Checksum), 1u);
   EXPECT_EQ(rs.Counter(Counter::kDropNoRoute), 1u);
@@ -140,7 +151,8 @@ TEST(SwitchRing, RandomGarbageNeverCrashesAndIsAllAccountedFor) {
     for (int i = 0; i < 50; ++i) {
       Frame f = good;
       const int flips = 1 + static_cast<int>(rng.Below(8));
-      for (int j = 0; j < flips; ++j) f[rng.Below(static_cast<uint32_t>(f.size()))] ^= static_cast<uint8_t>(1 + rng.Below(255));
+      for (int j = 0; j < flips; ++j)
+        f[rng.Below(static_cast<uint32_t>(f.size()))] ^= static_cast<uint8_t>(1 + rng.Below(255));
       if (rng.Below(4) == 0) f.resize(rng.Below(static_cast<uint32_t>(f.size())));
       rs.Inject(rng.Below(4), f);
       ++injected;
@@ -169,7 +181,8 @@ void LoadNumbered(RingSwitch& rs, uint32_t nports, uint16_t count) {
   for (uint32_t port = 0; port < nports; ++port) {
     const uint32_t dst = port == 0 ? Ip(10, 0, 0, 3) : Ip(10, 0, 0, 2);
     for (uint16_t i = 0; i < count; ++i) {
-      rs.Inject(port, Roce(Ip(10, 3, 1, 2), dst, 0x0A, static_cast<uint16_t>(port * 1000 + i), 64, 0, 64));
+      rs.Inject(port, Roce(Ip(10, 3, 1, 2), dst, 0x0A, static_cast<uint16_t>(port * 1000 + i), 64,
+                           0, 64));
     }
   }
 }
@@ -177,8 +190,10 @@ void LoadNumbered(RingSwitch& rs, uint32_t nports, uint16_t count) {
 TEST(SwitchRing, OnePollTakesAFairShareOfEveryPortInOrder) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});  // one pipe of 4 ports: share 256 / 4
   ASSERT_TRUE(rs.ok());
-  for (uint16_t i = 0; i < 200; ++i) rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3), 0x0A, i, 64, 0, 64));
-  for (uint16_t i = 0; i < 5; ++i) rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 2), 0x0A, i, 64, 0, 64));
+  for (uint16_t i = 0; i < 200; ++i)
+    rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3), 0x0A, i, 64, 0, 64));
+  for (uint16_t i = 0; i < 5; ++i)
+    rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 2), 0x0A, i, 64, 0, 64));
   // Every port its share first (64 and the quiet port's 5); the room the
   // quiet ports left then goes to the busy one, one more share at most.
   EXPECT_EQ(rs.sw().PollWorker(0), 64u + 5u + 64u);
@@ -190,7 +205,8 @@ TEST(SwitchRing, OnePollTakesAFairShareOfEveryPortInOrder) {
   const auto rest = rs.Collect(1);
   busy.insert(busy.end(), rest.begin(), rest.end());
   ASSERT_EQ(busy.size(), 200u);
-  for (uint16_t i = 0; i < 200; ++i) EXPECT_EQ(Sport(busy[i]), i) << "frame " << i << " out of order";
+  for (uint16_t i = 0; i < 200; ++i)
+    EXPECT_EQ(Sport(busy[i]), i) << "frame " << i << " out of order";
 }
 
 TEST(SwitchRing, EveryBusyPortGetsExactlyItsShare) {
@@ -216,7 +232,8 @@ TEST(SwitchRing, LeftoverRoomGoesRoundRobinToTheBusyPorts) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   ASSERT_TRUE(rs.ok());
   LoadNumbered(rs, 3, 600);
-  std::map<uint32_t, std::vector<uint16_t>> seen;  // ingress port -> sequence numbers, in output order
+  std::map<uint32_t, std::vector<uint16_t>>
+      seen;  // ingress port -> sequence numbers, in output order
   for (int poll = 0; poll < 6; ++poll) {
     EXPECT_EQ(rs.sw().PollWorker(0), 256u) << "poll " << poll;
     for (uint32_t out : {0u, 1u}) {  // collected every poll: the output rings never fill
@@ -239,7 +256,9 @@ TEST(SwitchRing, OfanSendsEachKeyRoundRobinOverTheUplinks) {
     c.ofan_mode = mode;
     RingSwitch rs(c, {0, 1, 2, 3});
     // 40 data packets to one destination edge, from both hosts (pipe 0).
-    for (int i = 0; i < 40; ++i) rs.Inject(i % 2, Roce(Ip(10, 0, 0, 2 + i % 2), Ip(10, 1, 0, 2), 0x0A, static_cast<uint16_t>(i)));
+    for (int i = 0; i < 40; ++i)
+      rs.Inject(i % 2,
+                Roce(Ip(10, 0, 0, 2 + i % 2), Ip(10, 1, 0, 2), 0x0A, static_cast<uint16_t>(i)));
     rs.Run();
     EXPECT_EQ(rs.Collect(2).size(), 20u) << OfanModeName(mode);
     EXPECT_EQ(rs.Collect(3).size(), 20u) << OfanModeName(mode);
@@ -258,7 +277,9 @@ TEST(SwitchRing, OfanExactlyOncePerRoundPerKeyOnAWiderSwitch) {
   std::map<uint32_t, std::vector<uint32_t>> ports_by_dst;  // dst edge -> uplink sequence
   for (int round = 0; round < 10; ++round) {
     for (uint32_t d = 1; d <= 3; ++d) {
-      for (int i = 0; i < 4; ++i) rs.Inject(static_cast<uint32_t>(i), Roce(Ip(10, 0, 0, 2 + static_cast<uint32_t>(i)), Ip(10, d, 0, 2)));
+      for (int i = 0; i < 4; ++i)
+        rs.Inject(static_cast<uint32_t>(i),
+                  Roce(Ip(10, 0, 0, 2 + static_cast<uint32_t>(i)), Ip(10, d, 0, 2)));
     }
     rs.Run();
     for (uint32_t p = 4; p < 8; ++p) {
@@ -284,10 +305,12 @@ TEST(SwitchRing, PofanTablesArePerPipe) {
   c.pipe_size = c.policy.pipe_size = 2;
   RingSwitch rs(c, {0, 1, 2, 3, 4, 5, 6, 7});
   std::map<uint32_t, int> pipe0, pipe1;
-  for (int i = 0; i < 8; ++i) rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 5, 1, 2), 0x0A, static_cast<uint16_t>(i)));
+  for (int i = 0; i < 8; ++i)
+    rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 5, 1, 2), 0x0A, static_cast<uint16_t>(i)));
   rs.Run();
   for (uint32_t p = 4; p < 8; ++p) pipe0[p] = static_cast<int>(rs.Collect(p).size());
-  for (int i = 0; i < 8; ++i) rs.Inject(2, Roce(Ip(10, 0, 0, 4), Ip(10, 5, 1, 2), 0x0A, static_cast<uint16_t>(i)));
+  for (int i = 0; i < 8; ++i)
+    rs.Inject(2, Roce(Ip(10, 0, 0, 4), Ip(10, 5, 1, 2), 0x0A, static_cast<uint16_t>(i)));
   rs.Run();
   for (uint32_t p = 4; p < 8; ++p) pipe1[p] = static_cast<int>(rs.Collect(p).size());
   for (uint32_t p = 4; p < 8; ++p) {
@@ -331,7 +354,9 @@ TEST(SwitchRing, EveryPolicyForwardsOnlyOnValidUplinks) {
     std::vector<lb::PortMask> masks(32, 0xF);
     masks[17] = 0b1010;
     ASSERT_TRUE(rs.sw().LoadMasks(masks).ok());
-    for (int i = 0; i < 64; ++i) rs.Inject(i % 4, Roce(Ip(10, 0, 0, 2), Ip(10, 4, 1, 2), 0x0A, static_cast<uint16_t>(i * 977)));
+    for (int i = 0; i < 64; ++i)
+      rs.Inject(i % 4,
+                Roce(Ip(10, 0, 0, 2), Ip(10, 4, 1, 2), 0x0A, static_cast<uint16_t>(i * 977)));
     rs.Run();
     const auto name = lb::PolicyName(c.policy.kind);
     EXPECT_EQ(rs.Collect(4).size() + rs.Collect(6).size(), 0u) << name;
@@ -343,7 +368,8 @@ TEST(SwitchRing, AdminDownUplinkIsSkippedAndDownPortDrops) {
   DpConfig c = EdgeK4();
   RingSwitch rs(c, {0, 1, 2, 3});
   ASSERT_TRUE(rs.sw().SetPortAdmin(3, false).ok());
-  for (int i = 0; i < 10; ++i) rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 2, 0, 2), 0x0A, static_cast<uint16_t>(i)));
+  for (int i = 0; i < 10; ++i)
+    rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 2, 0, 2), 0x0A, static_cast<uint16_t>(i)));
   ASSERT_TRUE(rs.sw().SetPortAdmin(1, false).ok());
   rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 3)));  // to the host behind the downed port
   rs.Run();
@@ -364,7 +390,9 @@ TEST(SwitchRing, EcnMarksEctPacketsAboveTheThreshold) {
   c.egress.buffer_bytes = 1 << 20;
   c.egress.priority_control = false;
   RingSwitch rs(c, {0, 1, 2, 3});
-  for (int i = 0; i < 20; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, i % 2 ? pkt::ecn::kEct0 : pkt::ecn::kNotEct, 1000));
+  for (int i = 0; i < 20; ++i)
+    rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64,
+                      i % 2 ? pkt::ecn::kEct0 : pkt::ecn::kNotEct, 1000));
   rs.Run(3);
   const uint64_t marked = rs.Counter(Counter::kEcnMarked);
   EXPECT_GE(marked, 6u);   // ECT packets beyond ~4 KB of backlog
@@ -377,7 +405,8 @@ TEST(SwitchRing, TailDropAtTheBufferLimitAndAccountingReturnsToZero) {
   c.egress.rate_gbps = 0.001;
   c.egress.buffer_bytes = 8 * 1024;
   RingSwitch rs(c, {0, 1, 2, 3});
-  for (int i = 0; i < 30; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
+  for (int i = 0; i < 30; ++i)
+    rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
   rs.Run(3);
   const uint64_t drops = rs.Counter(Counter::kDropBufferFull);
   EXPECT_GE(drops, 20u);
@@ -395,7 +424,9 @@ TEST(SwitchRing, QueueAccountingReturnsToZeroOnceDrained) {
   DpConfig c = EdgeK4();
   c.egress.rate_gbps = 2;  // ~120 KB of frames take ~0.5 ms: a queue builds, then drains
   RingSwitch rs(c, {0, 1, 2, 3});
-  for (int i = 0; i < 200; ++i) rs.Inject(static_cast<uint32_t>(i % 4), Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2 + static_cast<uint32_t>(i % 2))));
+  for (int i = 0; i < 200; ++i)
+    rs.Inject(static_cast<uint32_t>(i % 4),
+              Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2 + static_cast<uint32_t>(i % 2))));
   size_t out = 0;
   for (int t = 0; t < 1000 && out < 200; ++t) {
     rs.Run(4);
@@ -418,9 +449,11 @@ TEST(SwitchRing, StrictPriorityForAcksOverQueuedData) {
   DpConfig c = EdgeK4();
   c.egress.rate_gbps = 0.05;  // ~1 data frame per 100 us
   RingSwitch rs(c, {0, 1, 2, 3});
-  for (int i = 0; i < 24; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
+  for (int i = 0; i < 24; ++i)
+    rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
   rs.Run(2);  // the bucket's initial credit lets a few frames go at once
-  for (int i = 0; i < 4; ++i) rs.Inject(3, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), pkt::bth_opcode::kRcAck, 2, 64, 0, 0));
+  for (int i = 0; i < 4; ++i)
+    rs.Inject(3, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), pkt::bth_opcode::kRcAck, 2, 64, 0, 0));
   std::vector<Frame> out;
   for (int t = 0; t < 2000 && out.size() < 28; ++t) {
     rs.Run(1);
@@ -442,7 +475,11 @@ TEST(SwitchRing, ArpForTheGatewayIsAnsweredAndTheHostLearned) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   const MacAddr bcast{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
   const MacAddr h1{{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}};
-  rs.Inject(1, PacketBuilder().Eth(bcast, h1).Arp(1, h1, Ip(10, 0, 0, 3), MacAddr{}, Ip(10, 0, 0, 1)).PadTo(60).Build());
+  rs.Inject(1, PacketBuilder()
+                   .Eth(bcast, h1)
+                   .Arp(1, h1, Ip(10, 0, 0, 3), MacAddr{}, Ip(10, 0, 0, 1))
+                   .PadTo(60)
+                   .Build());
   rs.Run();
   auto reply = rs.Collect(1);
   ASSERT_EQ(reply.size(), 1u);
@@ -460,7 +497,11 @@ TEST(SwitchRing, ArpForTheGatewayIsAnsweredAndTheHostLearned) {
   // The host comes back with another MAC (a gratuitous ARP): the workers'
   // MAC tables follow, from the next vector on.
   const MacAddr h2{{0x02, 0x66, 0x77, 0x88, 0x99, 0xAA}};
-  rs.Inject(1, PacketBuilder().Eth(bcast, h2).Arp(2, h2, Ip(10, 0, 0, 3), bcast, Ip(10, 0, 0, 3)).PadTo(60).Build());
+  rs.Inject(1, PacketBuilder()
+                   .Eth(bcast, h2)
+                   .Arp(2, h2, Ip(10, 0, 0, 3), bcast, Ip(10, 0, 0, 3))
+                   .PadTo(60)
+                   .Build());
   rs.Run();
   (void)rs.Collect(1);
   rs.Inject(2, Roce(Ip(10, 2, 0, 2), Ip(10, 0, 0, 3)));
@@ -473,7 +514,12 @@ TEST(SwitchRing, ArpForTheGatewayIsAnsweredAndTheHostLearned) {
 
 TEST(SwitchRing, PingToTheGatewayIsAnswered) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
-  rs.Inject(0, PacketBuilder().Eth(MacAddr{}, kHostMac).Ipv4(Ip(10, 0, 0, 2), Ip(10, 0, 0, 1)).Icmp(8, 9, 1).Payload(32).Build());
+  rs.Inject(0, PacketBuilder()
+                   .Eth(MacAddr{}, kHostMac)
+                   .Ipv4(Ip(10, 0, 0, 2), Ip(10, 0, 0, 1))
+                   .Icmp(8, 9, 1)
+                   .Payload(32)
+                   .Build());
   rs.Run();
   auto r = rs.Collect(0);
   ASSERT_EQ(r.size(), 1u);
@@ -489,7 +535,8 @@ TEST(SwitchRing, ReceivedPfcPausesTheNormalQueueButNotPriority) {
   DpConfig c = EdgeK4();
   RingSwitch rs(c, {0, 1, 2, 3});
   // Pause port 0's class 3 for 0xFFFF quanta (about 3.4 ms at 10 Gb/s).
-  rs.Inject(0, PacketBuilder().Eth(pkt::kPfcDstMac, kHostMac).Pfc(1u << 3, 0xFFFF).PadTo(60).Build());
+  rs.Inject(0,
+            PacketBuilder().Eth(pkt::kPfcDstMac, kHostMac).Pfc(1u << 3, 0xFFFF).PadTo(60).Build());
   rs.Run();
   for (int i = 0; i < 4; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2)));
   rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), pkt::bth_opcode::kRcAck, 2, 64, 0, 0));
@@ -512,7 +559,8 @@ TEST(SwitchRing, PfcIsGeneratedTowardsAnIngressThatFillsTheBuffer) {
   c.pfc.xoff_bytes = 8 * 1024;
   c.pfc.xon_bytes = 4 * 1024;
   RingSwitch rs(c, {0, 1, 2, 3});
-  for (int i = 0; i < 12; ++i) rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
+  for (int i = 0; i < 12; ++i)
+    rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
   // The PAUSE frame takes its wire time on port 2 too (the shaper is
   // physical): give the bucket a few milliseconds.
   std::vector<Frame> up;
@@ -536,7 +584,8 @@ TEST(SwitchRing, PfcIsGeneratedTowardsAnIngressThatFillsTheBuffer) {
 TEST(SwitchRing, ControlRequests) {
   RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   auto call = [&](const std::string& s) { return HandleControlRequest(rs.sw(), s); };
-  for (const char* cmd : {"version", "status", "counters", "ports", "queues", "pointers", "reset_queues"}) {
+  for (const char* cmd :
+       {"version", "status", "counters", "ports", "queues", "pointers", "reset_queues"}) {
     auto r = call(fmt::format(R"({{"v":1,"cmd":"{}"}})", cmd));
     EXPECT_TRUE(r["ok"].get<bool>()) << cmd << ": " << r.dump();
   }
@@ -547,14 +596,19 @@ TEST(SwitchRing, ControlRequests) {
   st = call(R"({"v":1,"cmd":"set_policy","policy":"ofan","ofan_mode":"atomic"})");
   EXPECT_EQ(st["result"]["ofan_mode"], "atomic");
   EXPECT_TRUE(call(R"({"v":1,"cmd":"set_port","port":3,"admin":"down"})")["ok"].get<bool>());
-  EXPECT_TRUE(call(R"({"v":1,"cmd":"load_tables","masks":["0x3","0x1",2,3,3,3,3,3]})")["ok"].get<bool>());
-  for (const char* bad : {"", "nope", "[]", "{}", R"({"v":2,"cmd":"status"})", R"({"v":1})", R"({"v":1,"cmd":"frobnicate"})",
-                          R"({"v":1,"cmd":"set_policy"})", R"({"v":1,"cmd":"set_policy","policy":"x"})",
+  EXPECT_TRUE(
+      call(R"({"v":1,"cmd":"load_tables","masks":["0x3","0x1",2,3,3,3,3,3]})")["ok"].get<bool>());
+  for (const char* bad : {"", "nope", "[]", "{}", R"({"v":2,"cmd":"status"})", R"({"v":1})",
+                          R"({"v":1,"cmd":"frobnicate"})", R"({"v":1,"cmd":"set_policy"})",
+                          R"({"v":1,"cmd":"set_policy","policy":"x"})",
                           R"({"v":1,"cmd":"set_policy","policy":"ofan","ofan_mode":7})",
-                          R"({"v":1,"cmd":"set_port","port":99,"admin":"down"})", R"({"v":1,"cmd":"set_port","port":1,"admin":"sideways"})",
-                          R"({"v":1,"cmd":"set_port","port":-1,"admin":"up"})", R"({"v":1,"cmd":"load_tables","masks":[1,2]})",
+                          R"({"v":1,"cmd":"set_port","port":99,"admin":"down"})",
+                          R"({"v":1,"cmd":"set_port","port":1,"admin":"sideways"})",
+                          R"({"v":1,"cmd":"set_port","port":-1,"admin":"up"})",
+                          R"({"v":1,"cmd":"load_tables","masks":[1,2]})",
                           R"({"v":1,"cmd":"load_tables","masks":["zz",1,1,1,1,1,1,1]})",
-                          R"({"v":1,"cmd":"load_tables","masks":[16,1,1,1,1,1,1,1]})", R"({"v":1,"cmd":"load_tables"})"}) {
+                          R"({"v":1,"cmd":"load_tables","masks":[16,1,1,1,1,1,1,1]})",
+                          R"({"v":1,"cmd":"load_tables"})"}) {
     auto r = call(bad);
     EXPECT_FALSE(r["ok"].get<bool>()) << bad;
     EXPECT_TRUE(r["error"].is_string()) << bad;
@@ -605,9 +659,12 @@ TEST(SwitchRing, LaunchedWorkerForwardsWhileTheControlThreadSwapsTables) {
   ASSERT_TRUE(rs.sw().Launch().ok());
   size_t got = 0;
   for (int i = 0; i < 2000; ++i) {
-    rs.Inject(i % 2, Roce(Ip(10, 0, 0, 2 + static_cast<uint32_t>(i % 2)), Ip(10, 1 + static_cast<uint32_t>(i % 3), 0, 2), 0x0A, static_cast<uint16_t>(i)));
+    rs.Inject(i % 2,
+              Roce(Ip(10, 0, 0, 2 + static_cast<uint32_t>(i % 2)),
+                   Ip(10, 1 + static_cast<uint32_t>(i % 3), 0, 2), 0x0A, static_cast<uint16_t>(i)));
     if (i % 100 == 0) {
-      const lb::PolicyKind kinds[] = {lb::PolicyKind::kEcmp, lb::PolicyKind::kOfan, lb::PolicyKind::kRps, lb::PolicyKind::kPofan};
+      const lb::PolicyKind kinds[] = {lb::PolicyKind::kEcmp, lb::PolicyKind::kOfan,
+                                      lb::PolicyKind::kRps, lb::PolicyKind::kPofan};
       ASSERT_TRUE(rs.sw().SetPolicy(kinds[(i / 100) % 4], OfanMode::kCombined).ok());
     }
     if (i % 50 == 0) got += rs.Collect(2).size() + rs.Collect(3).size();

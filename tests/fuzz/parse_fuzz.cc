@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> frame(data, data + size);  // exact size: ASan sees overreads
   const auto p = ofan::dp::ParseFrame(frame.data(), static_cast<uint32_t>(frame.size()));
   // The fast path (ParseFastRoce) must agree with the full parser exactly.
-  if (!ofan::dp::SameParse(p, ofan::dp::ParseFrameReference(frame.data(), static_cast<uint32_t>(frame.size())))) {
+  if (!ofan::dp::SameParse(
+          p, ofan::dp::ParseFrameReference(frame.data(), static_cast<uint32_t>(frame.size())))) {
     __builtin_trap();
   }
   if (p.verdict == ofan::dp::Verdict::kDrop && !ofan::dp::IsDrop(p.drop)) __builtin_trap();
@@ -25,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)router.Route(p.dst_ip);
   // Egress finds the IPv4 header again from the frame (for ECN marking).
   if (ofan::dp::ForwardedL3Offset(frame.data()) != p.l3_offset) __builtin_trap();
-  if (ofan::dp::RewriteForward(frame.data(), p.l3_offset, ofan::pkt::MacAddr{}, ofan::pkt::MacAddr{})) {
+  if (ofan::dp::RewriteForward(frame.data(), p.l3_offset, ofan::pkt::MacAddr{},
+                               ofan::pkt::MacAddr{})) {
     ofan::dp::MarkCe(frame.data(), ofan::dp::ForwardedL3Offset(frame.data()));
     const auto q = ofan::dp::ParseFrame(frame.data(), static_cast<uint32_t>(frame.size()));
     if (q.verdict != ofan::dp::Verdict::kForward) __builtin_trap();  // checksum kept valid

@@ -29,12 +29,13 @@ SimConfig Small(int k, int levels, const std::string& lb, uint64_t msg) {
   return c;
 }
 
-const char* kAllSchemes[] = {"ecmp", "eecmp", "pin",  "rps",   "rr",  "jsq",  "ar",   "drill",
-                             "flowlet", "ofan", "pofan", "source", "drb", "reps", "spray"};
+const char* kAllSchemes[] = {"ecmp",    "eecmp", "pin",   "rps",    "rr",  "jsq",  "ar",   "drill",
+                             "flowlet", "ofan",  "pofan", "source", "drb", "reps", "spray"};
 
 void ExpectConserved(const SimResult& r) {
   const uint64_t drops = r.drops_buffer + r.drops_link_down + r.drops_no_route;
-  EXPECT_EQ(r.data_packets + r.ack_packets, r.data_received + r.acks_received + drops + r.misdelivered);
+  EXPECT_EQ(r.data_packets + r.ack_packets,
+            r.data_received + r.acks_received + drops + r.misdelivered);
   EXPECT_EQ(r.misdelivered, 0u);
 }
 
@@ -66,8 +67,9 @@ TEST_P(Conservation, EveryPacketArrivesAndCctRespectsTheBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Topologies, Conservation,
-                         ::testing::Values(Case{4, 3, "perm"}, Case{6, 3, "perm"}, Case{8, 3, "perm"},
-                                           Case{4, 2, "perm"}, Case{8, 2, "perm"}, Case{4, 3, "a2a"},
+                         ::testing::Values(Case{4, 3, "perm"}, Case{6, 3, "perm"},
+                                           Case{8, 3, "perm"}, Case{4, 2, "perm"},
+                                           Case{8, 2, "perm"}, Case{4, 3, "a2a"},
                                            Case{4, 3, "pair"}),
                          [](const auto& p) {
                            return std::string(p.param.workload) + "_k" + std::to_string(p.param.k) +
@@ -156,7 +158,8 @@ TEST(Sim, RandomFailuresKeepEveryFlowDeliveredAtRhoMax) {
     EXPECT_LE(r->rho, 1.0);
     EXPECT_GT(r->rho, 0.0);
     ExpectConserved(*r);
-    EXPECT_EQ(r->drops_no_route + r->drops_link_down, 0u) << "a policy used a failed or dead-end link";
+    EXPECT_EQ(r->drops_no_route + r->drops_link_down, 0u)
+        << "a policy used a failed or dead-end link";
     EXPECT_EQ(r->flows_incomplete, 0u);
   }
 }

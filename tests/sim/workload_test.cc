@@ -77,17 +77,17 @@ TEST(Matrix, ParsesIndicesAddressesSizesAndComments) {
 TEST(Matrix, RejectsBadLinesWithTheLineNumber) {
   const lb::FatTree t = Tree(4);
   const char* bad[] = {
-      "0 1\n",               // missing size
-      "0 1 1MiB extra\n",    // trailing junk
-      "0 16 1MiB\n",         // host out of range
-      "0 0 1MiB\n",          // self
-      "0 1 0\n",             // empty flow
-      "0 1 12XB\n",          // bad size
-      "11.0.0.2 1 1MiB\n",   // foreign address
-      "10.0.0.1 1 1MiB\n",   // slot below 2
-      "1.2.3 1 1MiB\n",      // not an address
-      "x 1 1MiB\n",          // not a host
-      "# nothing\n",         // no flows
+      "0 1\n",              // missing size
+      "0 1 1MiB extra\n",   // trailing junk
+      "0 16 1MiB\n",        // host out of range
+      "0 0 1MiB\n",         // self
+      "0 1 0\n",            // empty flow
+      "0 1 12XB\n",         // bad size
+      "11.0.0.2 1 1MiB\n",  // foreign address
+      "10.0.0.1 1 1MiB\n",  // slot below 2
+      "1.2.3 1 1MiB\n",     // not an address
+      "x 1 1MiB\n",         // not a host
+      "# nothing\n",        // no flows
   };
   for (const char* text : bad) {
     auto r = ParseMatrix(std::string("# header\n") + text, t);

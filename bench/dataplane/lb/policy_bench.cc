@@ -64,9 +64,9 @@ namespace ofan::lb {
 namespace {
 
 constexpr uint32_t kBurst = 32;
-constexpr uint32_t kRing = 4096;      // packets; power of two
-constexpr uint32_t kSnapshots = 64;   // queue-depth snapshots; power of two
-constexpr uint16_t kDataBytes = 4158; // 4096 B RoCEv2 payload + headers
+constexpr uint32_t kRing = 4096;       // packets; power of two
+constexpr uint32_t kSnapshots = 64;    // queue-depth snapshots; power of two
+constexpr uint16_t kDataBytes = 4158;  // 4096 B RoCEv2 payload + headers
 constexpr uint16_t kAckBytes = 64;
 // Time between bursts for the flowlet table: 32 data frames at 400 Gb/s.
 constexpr TimePs kBurstPs = TimePs{kBurst} * kDataBytes * 8 * 1000 / 400;
@@ -92,10 +92,10 @@ struct Fixture {
   SwitchId sw;
   std::unique_ptr<UplinkTable> table;
   SwitchLbSetup setup;
-  PolicyConfig base;  // kind filled per benchmark
+  PolicyConfig base;                 // kind filled per benchmark
   std::vector<PacketKey> ring;       // uniform random destinations
   std::vector<PacketKey> ring_1dst;  // one destination per burst
-  std::vector<uint32_t> queues;  // kSnapshots x w
+  std::vector<uint32_t> queues;      // kSnapshots x w
   std::unique_ptr<SharedOfanTable> shared;
 
   uint32_t w() const { return table->w(); }
@@ -127,8 +127,8 @@ std::unique_ptr<Fixture> MakeFixture(const SwitchCase& c) {
 
   const uint32_t w = table.w();
   const uint32_t nd = table.num_dests();
-  const uint32_t own = c.role == Role::kEdge ? f->sw.value()
-                                             : static_cast<uint32_t>(tree.info(f->sw).pod);
+  const uint32_t own =
+      c.role == Role::kEdge ? f->sw.value() : static_cast<uint32_t>(tree.info(f->sw).pod);
   const uint32_t ps = f->base.pipe_size ? f->base.pipe_size : 1;
   const uint32_t pipes = (f->setup.num_ports + ps - 1) / ps;
 
@@ -188,9 +188,8 @@ void SetCounters(benchmark::State& state) {
   // Per thread: packets / (this thread's CPU time), inverted = s per packet.
   // Summed over threads and divided by the summed CPU time, it stays the
   // per-core cost with Threads(N).
-  state.counters["ns_per_pkt"] =
-      benchmark::Counter(static_cast<double>(pkts), benchmark::Counter::kIsRate |
-                                                         benchmark::Counter::kInvert);
+  state.counters["ns_per_pkt"] = benchmark::Counter(
+      static_cast<double>(pkts), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // The burst loop shared by every benchmark: `pick(keys, out, burst_index)`.
@@ -214,7 +213,7 @@ void RunBursts(benchmark::State& state, const std::vector<PacketKey>& ring, Pick
 template <class RunFn>
 auto BurstStep(const Fixture& f, bool queue_aware, LbView& view, uint32_t* scratch, RunFn run) {
   return [&f, queue_aware, &view, scratch, run](const PacketKey* keys, uint8_t* out,
-                                                 uint64_t burst) mutable {
+                                                uint64_t burst) mutable {
     if (queue_aware) std::memcpy(scratch, f.snapshot(burst), f.w() * sizeof(uint32_t));
     view.now += kBurstPs;
     run(keys, out, view);
@@ -237,18 +236,17 @@ void BM_Pick(benchmark::State& state, const Fixture* f, PolicyKind kind, RingKin
   {
     AnyPolicy check(c, f->setup);
     LbView v{f->table.get(), qa ? scratch.data() : nullptr, 0};
-    auto step = BurstStep(*f, qa, v, scratch.data(),
-                          [&](const PacketKey* k, uint8_t* o, LbView& vv) {
-                            check.PickBurst(k, o, kBurst, vv);
-                          });
+    auto step = BurstStep(
+        *f, qa, v, scratch.data(),
+        [&](const PacketKey* k, uint8_t* o, LbView& vv) { check.PickBurst(k, o, kBurst, vv); });
     if (!CheckNoDrops(state, *f, ring, step)) return;
   }
   AnyPolicy policy(c, f->setup);
   LbView view{f->table.get(), qa ? scratch.data() : nullptr, 0};
-  RunBursts(state, ring, BurstStep(*f, qa, view, scratch.data(),
-                                   [&](const PacketKey* k, uint8_t* o, LbView& v) {
-                                     policy.PickBurst(k, o, kBurst, v);
-                                   }));
+  RunBursts(state, ring,
+            BurstStep(*f, qa, view, scratch.data(), [&](const PacketKey* k, uint8_t* o, LbView& v) {
+              policy.PickBurst(k, o, kBurst, v);
+            }));
 }
 
 // PickBurstOf<P> on the concrete policy type: no std::variant, no std::visit.
@@ -260,10 +258,10 @@ void BM_PickDirect(benchmark::State& state, const Fixture* f) {
   std::array<uint32_t, kMaxUplinks> scratch{};
   P policy(c, f->setup);
   LbView view{f->table.get(), qa ? scratch.data() : nullptr, 0};
-  RunBursts(state, f->ring, BurstStep(*f, qa, view, scratch.data(),
-                                      [&](const PacketKey* k, uint8_t* o, LbView& v) {
-                                        PickBurstOf(policy, k, o, kBurst, v);
-                                      }));
+  RunBursts(state, f->ring,
+            BurstStep(*f, qa, view, scratch.data(), [&](const PacketKey* k, uint8_t* o, LbView& v) {
+              PickBurstOf(policy, k, o, kBurst, v);
+            }));
 }
 
 // PickBurstOf<P> behind an opaque call (noipa: not inlined, not cloned for
@@ -321,9 +319,8 @@ void BM_SharedCombined(benchmark::State& state, const Fixture* f, RingKind r) {
       })) {
     return;
   }
-  RunBursts(state, ring, [&](const PacketKey* k, uint8_t* o, uint64_t) {
-    policy->PickBurst(k, o, kBurst);
-  });
+  RunBursts(state, ring,
+            [&](const PacketKey* k, uint8_t* o, uint64_t) { policy->PickBurst(k, o, kBurst); });
 }
 
 // Reference: a private Ofan per thread (nothing shared but the read-only table).
@@ -349,16 +346,15 @@ void RegisterAll(const std::vector<std::unique_ptr<Fixture>>& fixtures) {
   }
   for (PolicyKind kind : {PolicyKind::kEcmp, PolicyKind::kOfan, PolicyKind::kPofan}) {
     for (const auto& f : fixtures) {
-      const std::string name = "BM_Pick/" + std::string(PolicyName(kind)) + "/" + f->name +
-                               Suffix(RingKind::kOneDest);
+      const std::string name =
+          "BM_Pick/" + std::string(PolicyName(kind)) + "/" + f->name + Suffix(RingKind::kOneDest);
       benchmark::RegisterBenchmark(name.c_str(), BM_Pick, f.get(), kind, RingKind::kOneDest);
     }
   }
   for (int i = 0; i < kNumPolicyKinds; ++i) {
     const auto kind = static_cast<PolicyKind>(i);
     for (const auto& f : fixtures) {
-      const std::string name =
-          "BM_PickDirect/" + std::string(PolicyName(kind)) + "/" + f->name;
+      const std::string name = "BM_PickDirect/" + std::string(PolicyName(kind)) + "/" + f->name;
       WithPolicyType(kind, [&](auto t) {
         using P = typename decltype(t)::type;
         benchmark::RegisterBenchmark(name.c_str(), BM_PickDirect<P>, f.get());
@@ -379,16 +375,15 @@ void RegisterAll(const std::vector<std::unique_ptr<Fixture>>& fixtures) {
   for (RingKind r : {RingKind::kUniform, RingKind::kOneDest}) {
     for (const auto& f : fixtures) {
       const std::string sw = f->name + Suffix(r);
-      benchmark::RegisterBenchmark(("BM_Shared/atomic/" + sw).c_str(), BM_SharedAtomic,
-                                   f.get(), r)
+      benchmark::RegisterBenchmark(("BM_Shared/atomic/" + sw).c_str(), BM_SharedAtomic, f.get(), r)
           ->Threads(1)
           ->Threads(2);
-      benchmark::RegisterBenchmark(("BM_Shared/combined/" + sw).c_str(), BM_SharedCombined,
-                                   f.get(), r)
+      benchmark::RegisterBenchmark(("BM_Shared/combined/" + sw).c_str(), BM_SharedCombined, f.get(),
+                                   r)
           ->Threads(1)
           ->Threads(2);
-      benchmark::RegisterBenchmark(("BM_Shared/percore/" + sw).c_str(), BM_SharedPercore,
-                                   f.get(), r)
+      benchmark::RegisterBenchmark(("BM_Shared/percore/" + sw).c_str(), BM_SharedPercore, f.get(),
+                                   r)
           ->Threads(1)
           ->Threads(2);
     }

@@ -107,7 +107,8 @@ void BM_KeysAndLb(benchmark::State& state) {
   ParseBurst(f.data.data(), f.len.data(), kBurst, p);
   const lb::SwitchId self = Tree().edge(0, 0);
   Router r(Tree(), self);
-  const lb::UplinkTable table = lb::UplinkTable::ForSwitch(Tree(), self, lb::LinkSet(Tree().num_links()));
+  const lb::UplinkTable table =
+      lb::UplinkTable::ForSwitch(Tree(), self, lb::LinkSet(Tree().num_links()));
   lb::SharedOfanTable shared(table, 1);
   lb::OfanCombined combined(&shared);
   lb::PolicyConfig pc;
@@ -150,7 +151,8 @@ void BM_Rewrite(benchmark::State& state) {
   for (auto _ : state) {
     for (auto* d : f.mut) d[14 + 8] = 64;  // keep TTL from running out (not timed)
     const uint64_t c0 = __rdtsc();
-    for (uint32_t i = 0; i < kBurst; ++i) benchmark::DoNotOptimize(RewriteForward(f.mut[i], 14, a, b));
+    for (uint32_t i = 0; i < kBurst; ++i)
+      benchmark::DoNotOptimize(RewriteForward(f.mut[i], 14, a, b));
     cycles += __rdtsc() - c0;
   }
   Report(state, cycles);

@@ -24,7 +24,8 @@ class Ecmp {
   static constexpr PolicyKind kKind = PolicyKind::kEcmp;
   Ecmp(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
   uint8_t Pick(const PacketKey& k, LbView& v) const {
-    return HashPick(v.table->list(k.dest), k.flow_hash, salt_);  // any key row lists all valid ports
+    return HashPick(v.table->list(k.dest), k.flow_hash,
+                    salt_);  // any key row lists all valid ports
   }
 
  private:

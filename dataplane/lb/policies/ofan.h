@@ -36,7 +36,8 @@ inline void InitOfanPointers(const UplinkTable& t, Rng& rng, uint8_t* ptr) {
   if (w == 0) return;
   for (uint32_t d = 0; d < nd; ++d) {
     const uint32_t start = rng.Below(w);
-    ptr[t.key(d, SizeClass::kData)] = static_cast<uint8_t>(t.RankOf(t.key(d, SizeClass::kData), start));
+    ptr[t.key(d, SizeClass::kData)] =
+        static_cast<uint8_t>(t.RankOf(t.key(d, SizeClass::kData), start));
     ptr[t.key(d, SizeClass::kAck)] =
         static_cast<uint8_t>(t.RankOf(t.key(d, SizeClass::kAck), (start + w / 2) % w));
   }
@@ -60,7 +61,9 @@ class Ofan {
     Rng rng(c.seed ^ SplitMix64(s.salt ^ 0x0FA4u));
     InitOfanPointers(*s.table, rng, ptr_.data());
   }
-  uint8_t Pick(const PacketKey& k, LbView& v) { return OfanStep(v.table->list(k.key), ptr_[k.key]); }
+  uint8_t Pick(const PacketKey& k, LbView& v) {
+    return OfanStep(v.table->list(k.key), ptr_[k.key]);
+  }
   uint32_t pointer(uint32_t key) const { return ptr_[key]; }
 
  private:
@@ -78,7 +81,8 @@ class Pofan {
     keys_ = s.table->num_keys();
     ptr_.assign(static_cast<size_t>(pipes_) * keys_, 0);
     Rng rng(c.seed ^ SplitMix64(s.salt ^ 0x90FA4u));
-    for (uint32_t p = 0; p < pipes_; ++p) InitOfanPointers(*s.table, rng, &ptr_[p * keys_]);
+    for (uint32_t p = 0; p < pipes_; ++p)
+      InitOfanPointers(*s.table, rng, &ptr_[static_cast<size_t>(p) * keys_]);
   }
   uint8_t Pick(const PacketKey& k, LbView& v) {
     return OfanStep(v.table->list(k.key), ptr_[static_cast<size_t>(k.pipe) * keys_ + k.key]);

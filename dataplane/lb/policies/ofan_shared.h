@@ -187,10 +187,10 @@ class OfanCombined {
   uint32_t ngroups_ = 0;
   // Per group, in order of first appearance in the burst.
   uint32_t key_[kMaxBurst];
-  uint32_t raw_[kMaxBurst];      // the fetch-add's value
-  uint16_t count_[kMaxBurst];    // packets of the burst
+  uint32_t raw_[kMaxBurst];        // the fetch-add's value
+  uint16_t count_[kMaxBurst];      // packets of the burst
   const uint8_t* run_[kMaxBurst];  // run_[g][i]: the port of the group's i-th packet
-  uint8_t wrap_[kMaxBurst];      // runs of the groups whose values cross 2^32
+  uint8_t wrap_[kMaxBurst];        // runs of the groups whose values cross 2^32
 };
 
 }  // namespace ofan::lb

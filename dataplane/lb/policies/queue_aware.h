@@ -51,7 +51,8 @@ class Ar {
   static constexpr PolicyKind kKind = PolicyKind::kAr;
   Ar(const PolicyConfig& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {
     for (int i = 0; i < 3; ++i) {
-      thresholds_[i] = static_cast<uint32_t>(c.ar_quanta[i] * static_cast<double>(c.ar_buffer_bytes));
+      thresholds_[i] =
+          static_cast<uint32_t>(c.ar_quanta[i] * static_cast<double>(c.ar_buffer_bytes));
     }
   }
   uint32_t Level(uint32_t q) const {

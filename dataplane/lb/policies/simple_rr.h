@@ -16,10 +16,10 @@ namespace ofan::lb {
 class SimpleRr {
  public:
   static constexpr PolicyKind kKind = PolicyKind::kSimpleRr;
-  SimpleRr(const PolicyConfig& c, const SwitchLbSetup& s)
-      : w_(s.table ? s.table->w() : 1) {
+  SimpleRr(const PolicyConfig& c, const SwitchLbSetup& s) : w_(s.table ? s.table->w() : 1) {
     Rng rng(c.seed ^ SplitMix64(s.salt));
-    for (auto& n : next_) n = w_ ? rng.Below(w_) : 0;  // random start (App. C: salting does not help)
+    for (auto& n : next_)
+      n = w_ ? rng.Below(w_) : 0;  // random start (App. C: salting does not help)
   }
   uint8_t Pick(const PacketKey& k, LbView& v) {
     const PortMask m = v.table->mask(k.dest);

@@ -15,8 +15,13 @@ TEST(Crc32, MatchesTheStandardCheckValue) {
 }
 
 TEST(Builder, FillsLengthsAndChecksum) {
-  auto f = PacketBuilder().Eth(MacAddr{{2, 0, 0, 0, 0, 1}}, MacAddr{{2, 0, 0, 0, 0, 2}})
-               .Ipv4(0x0A000002, 0x0A000003).Udp(1000, 4791).Bth(0x0A, 17, 3).Payload(100).Build();
+  auto f = PacketBuilder()
+               .Eth(MacAddr{{2, 0, 0, 0, 0, 1}}, MacAddr{{2, 0, 0, 0, 0, 2}})
+               .Ipv4(0x0A000002, 0x0A000003)
+               .Udp(1000, 4791)
+               .Bth(0x0A, 17, 3)
+               .Payload(100)
+               .Build();
   ASSERT_EQ(f.size(), 14u + 20 + 8 + 12 + 100 + 4);
   EXPECT_EQ(f[12], 0x08);
   EXPECT_EQ(f[13], 0x00);
@@ -27,7 +32,13 @@ TEST(Builder, FillsLengthsAndChecksum) {
 }
 
 TEST(Builder, IcrcIgnoresMutableFieldsButNotPayload) {
-  auto f = PacketBuilder().Eth(MacAddr{}, MacAddr{}).Ipv4(1, 2, 64, 2).Udp(1, 4791).Bth(0x0A, 1, 1).Payload(64).Build();
+  auto f = PacketBuilder()
+               .Eth(MacAddr{}, MacAddr{})
+               .Ipv4(1, 2, 64, 2)
+               .Udp(1, 4791)
+               .Bth(0x0A, 1, 1)
+               .Payload(64)
+               .Build();
   const uint32_t len = static_cast<uint32_t>(f.size() - 14 - 4);
   const uint32_t base = RoceIcrc(&f[14], len);
   auto g = f;

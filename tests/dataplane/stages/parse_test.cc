@@ -15,15 +15,24 @@ using pkt::PacketBuilder;
 
 constexpr MacAddr kA{{0x02, 0, 0, 0, 0, 0xA}};
 constexpr MacAddr kB{{0x02, 0, 0, 0, 0, 0xB}};
-constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a << 24 | b << 16 | c << 8 | d; }
+constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return a << 24 | b << 16 | c << 8 | d;
+}
 
 std::vector<uint8_t> Roce(uint8_t opcode, uint32_t qp = 0x123456, uint8_t tos = 2, uint8_t ttl = 64,
                           uint32_t payload = 256) {
-  return PacketBuilder().Eth(kB, kA).Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), ttl, tos).Udp(0xC000, 4791)
-      .Bth(opcode, qp, 7).Payload(payload).Build();
+  return PacketBuilder()
+      .Eth(kB, kA)
+      .Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), ttl, tos)
+      .Udp(0xC000, 4791)
+      .Bth(opcode, qp, 7)
+      .Payload(payload)
+      .Build();
 }
 
-ParsedPacket Parse(const std::vector<uint8_t>& f) { return ParseFrame(f.data(), static_cast<uint32_t>(f.size())); }
+ParsedPacket Parse(const std::vector<uint8_t>& f) {
+  return ParseFrame(f.data(), static_cast<uint32_t>(f.size()));
+}
 
 // The fast path agrees with the full parser on valid RoCE frames of every
 // size and opcode and on every single-byte change and truncation of one.
@@ -34,7 +43,8 @@ TEST(Parse, FastPathMatchesTheFullParser) {
     ParsedPacket q;
     fast += detail::ParseFastRoce(f.data(), n, q);
     ++total;
-    ASSERT_TRUE(SameParse(ParseFrame(f.data(), n), ParseFrameReference(f.data(), n))) << "frame of " << n;
+    ASSERT_TRUE(SameParse(ParseFrame(f.data(), n), ParseFrameReference(f.data(), n)))
+        << "frame of " << n;
   };
   for (uint8_t op : {0x0A, 0x11, 0x12, 0x81, 0x04}) {
     for (uint32_t payload : {0u, 1u, 64u, 2048u}) check(Roce(op, 0xABCDEF, 1, 9, payload));
@@ -49,7 +59,8 @@ TEST(Parse, FastPathMatchesTheFullParser) {
       check(f);
     }
   }
-  for (size_t n = 0; n <= base.size(); ++n) check(std::vector<uint8_t>(base.begin(), base.begin() + static_cast<long>(n)));
+  for (size_t n = 0; n <= base.size(); ++n)
+    check(std::vector<uint8_t>(base.begin(), base.begin() + static_cast<long>(n)));
   EXPECT_GT(fast, 20u);  // the fast path did take the valid ones
   EXPECT_LT(fast, total);
 }
@@ -64,7 +75,8 @@ TEST(Parse, RoceDataAndAckClasses) {
   EXPECT_EQ(data.src_ip, Ip(10, 0, 0, 2));
   EXPECT_EQ(data.l3_offset, 14);
   EXPECT_EQ(data.ecn, pkt::ecn::kEct0);
-  for (uint8_t op : {pkt::bth_opcode::kRcAck, pkt::bth_opcode::kRcAtomicAck, pkt::bth_opcode::kCnp}) {
+  for (uint8_t op :
+       {pkt::bth_opcode::kRcAck, pkt::bth_opcode::kRcAtomicAck, pkt::bth_opcode::kCnp}) {
     EXPECT_EQ(Parse(Roce(op)).cls, lb::SizeClass::kAck) << int(op);
   }
 }
@@ -73,14 +85,22 @@ TEST(Parse, FlowHashFollowsTheFiveTuple) {
   auto a = Parse(Roce(0x0A));
   auto b = Parse(Roce(0x0A, 0x999));  // same 5-tuple, other QP
   EXPECT_EQ(a.flow_hash, b.flow_hash);
-  auto c = Parse(PacketBuilder().Eth(kB, kA).Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3)).Udp(0xC001, 4791)
-                     .Bth(0x0A, 1, 1).Build());
+  auto c = Parse(PacketBuilder()
+                     .Eth(kB, kA)
+                     .Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3))
+                     .Udp(0xC001, 4791)
+                     .Bth(0x0A, 1, 1)
+                     .Build());
   EXPECT_NE(a.flow_hash, c.flow_hash);  // other entropy (UDP source port)
 }
 
 TEST(Parse, VlanTaggedIpv4) {
-  auto f = PacketBuilder().Eth(kB, kA, pkt::ethertype::kIpv4).Vlan(0x6005).Ipv4(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3))
-               .Icmp(8, 1, 1).Build();
+  auto f = PacketBuilder()
+               .Eth(kB, kA, pkt::ethertype::kIpv4)
+               .Vlan(0x6005)
+               .Ipv4(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3))
+               .Icmp(8, 1, 1)
+               .Build();
   auto p = Parse(f);
   EXPECT_EQ(p.verdict, Verdict::kForward);
   EXPECT_EQ(p.l3_offset, 18);
@@ -95,8 +115,11 @@ TEST(Rewrite, EgressFindsTheIpv4HeaderAndMarksCeTaggedOrNot) {
     PacketBuilder b;
     b.Eth(kB, kA, pkt::ethertype::kIpv4);
     if (tagged) b.Vlan(0x6005);
-    auto f = b.Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), 64, pkt::ecn::kEct0).Udp(0xC000, 4791)
-                 .Bth(0x0A, 0x123456, 1).Payload(64).Build();
+    auto f = b.Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), 64, pkt::ecn::kEct0)
+                 .Udp(0xC000, 4791)
+                 .Bth(0x0A, 0x123456, 1)
+                 .Payload(64)
+                 .Build();
     const auto p = Parse(f);
     ASSERT_EQ(p.verdict, Verdict::kForward);
     const uint16_t l3 = ForwardedL3Offset(f.data());
@@ -111,8 +134,10 @@ TEST(Rewrite, EgressFindsTheIpv4HeaderAndMarksCeTaggedOrNot) {
 }
 
 TEST(Parse, ExceptionsAndPfc) {
-  auto arp = PacketBuilder().Eth(MacAddr{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}}, kA)
-                 .Arp(1, kA, Ip(10, 0, 0, 2), MacAddr{}, Ip(10, 0, 0, 1)).Build();
+  auto arp = PacketBuilder()
+                 .Eth(MacAddr{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}}, kA)
+                 .Arp(1, kA, Ip(10, 0, 0, 2), MacAddr{}, Ip(10, 0, 0, 1))
+                 .Build();
   EXPECT_EQ(Parse(arp).verdict, Verdict::kException);
   auto lldp = PacketBuilder().Eth(pkt::kLldpDstMac, kA, pkt::ethertype::kLldp).Payload(30).Build();
   EXPECT_EQ(Parse(lldp).verdict, Verdict::kException);
@@ -131,19 +156,39 @@ TEST(Parse, MalformedFramesAreCountedByReason) {
   std::vector<Bad> bad = {
       {"empty", {}, Counter::kDropRunt},
       {"runt", std::vector<uint8_t>(good.begin(), good.begin() + 10), Counter::kDropRunt},
-      {"ipv6", PacketBuilder().Eth(kB, kA, 0x86DD).Payload(40).Build(), Counter::kDropUnknownEthertype},
-      {"vlan cut", PacketBuilder().Eth(kB, kA, pkt::ethertype::kVlan).Build(), Counter::kDropVlanTruncated},
-      {"ip cut", std::vector<uint8_t>(good.begin(), good.begin() + 20), Counter::kDropIpv4Truncated},
-      {"ip version", [&] { auto f = good; f[14] = 0x65; return f; }(), Counter::kDropIpv4Version},
-      {"ihl < 5", [&] { auto f = good; f[14] = 0x44; return f; }(), Counter::kDropIpv4HeaderLength},
-      {"total > frame", PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).KeepIpTotalLength(900).Build(),
+      {"ipv6", PacketBuilder().Eth(kB, kA, 0x86DD).Payload(40).Build(),
+       Counter::kDropUnknownEthertype},
+      {"vlan cut", PacketBuilder().Eth(kB, kA, pkt::ethertype::kVlan).Build(),
+       Counter::kDropVlanTruncated},
+      {"ip cut", std::vector<uint8_t>(good.begin(), good.begin() + 20),
+       Counter::kDropIpv4Truncated},
+      {"ip version",
+       [&] {
+         auto f = good;
+         f[14] = 0x65;
+         return f;
+       }(),
+       Counter::kDropIpv4Version},
+      {"ihl < 5",
+       [&] {
+         auto f = good;
+         f[14] = 0x44;
+         return f;
+       }(),
+       Counter::kDropIpv4HeaderLength},
+      {"total > frame",
+       PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).KeepIpTotalLength(900).Build(),
        Counter::kDropIpv4TotalLength},
-      {"checksum", PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).KeepIpChecksum(0x1234).Build(),
+      {"checksum",
+       PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).KeepIpChecksum(0x1234).Build(),
        Counter::kDropIpv4Checksum},
-      {"udp cut", PacketBuilder().Eth(kB, kA).Ipv4(1, 2, 64, 0, pkt::ipproto::kUdp).Payload(4).Build(),
+      {"udp cut",
+       PacketBuilder().Eth(kB, kA).Ipv4(1, 2, 64, 0, pkt::ipproto::kUdp).Payload(4).Build(),
        Counter::kDropUdpTruncated},
-      {"bth cut", PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Udp(1, 4791).Payload(6).Build(), Counter::kDropBthTruncated},
-      {"pfc cut", PacketBuilder().Eth(pkt::kPfcDstMac, kA, pkt::ethertype::kMacControl).Payload(4).Build(),
+      {"bth cut", PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Udp(1, 4791).Payload(6).Build(),
+       Counter::kDropBthTruncated},
+      {"pfc cut",
+       PacketBuilder().Eth(pkt::kPfcDstMac, kA, pkt::ethertype::kMacControl).Payload(4).Build(),
        Counter::kDropPfcMalformed},
   };
   // A fragment (MF set) with a valid checksum.
@@ -189,8 +234,8 @@ TEST(Route, EdgeSwitchDownUpLocalAndMartians) {
   EXPECT_EQ(up.dest, 6);  // pod 3, edge 0: global edge 6
   EXPECT_EQ(r.Route(Ip(10, 0, 1, 1)).kind, RouteKind::kLocal);
   EXPECT_EQ(r.gateway_ip(), Ip(10, 0, 1, 1));
-  for (uint32_t a : {Ip(11, 0, 1, 2), Ip(10, 4, 0, 2), Ip(10, 0, 2, 2), Ip(10, 0, 1, 4), Ip(10, 0, 1, 0),
-                     Ip(10, 1, 0, 1)}) {
+  for (uint32_t a : {Ip(11, 0, 1, 2), Ip(10, 4, 0, 2), Ip(10, 0, 2, 2), Ip(10, 0, 1, 4),
+                     Ip(10, 0, 1, 0), Ip(10, 1, 0, 1)}) {
     EXPECT_EQ(r.Route(a).kind, RouteKind::kNoRoute) << std::hex << a;
   }
 }
@@ -267,7 +312,8 @@ TEST(Rewrite, DecrementsTtlKeepsChecksumValidAndIcrcUnchanged) {
   // The ICRC is still the right one for the rewritten packet.
   const uint32_t want = pkt::RoceIcrc(&f[14], static_cast<uint32_t>(f.size() - 14 - 4));
   uint32_t got = 0;
-  for (int i = 0; i < 4; ++i) got |= static_cast<uint32_t>(f[f.size() - 4 + static_cast<size_t>(i)]) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    got |= static_cast<uint32_t>(f[f.size() - 4 + static_cast<size_t>(i)]) << (8 * i);
   EXPECT_EQ(got, want);
   EXPECT_EQ(Parse(f).verdict, Verdict::kForward);
 }
@@ -290,8 +336,9 @@ TEST(Rewrite, TtlUpdateMatchesTheGeneralIncrementalUpdate) {
       ip[8] = static_cast<uint8_t>(ttl);
       ip[10] = static_cast<uint8_t>(hc >> 8);
       ip[11] = static_cast<uint8_t>(hc);
-      const uint16_t want = pkt::ChecksumAdjust(static_cast<uint16_t>(hc), static_cast<uint16_t>(ttl << 8 | 17),
-                                                static_cast<uint16_t>((ttl - 1) << 8 | 17));
+      const uint16_t want =
+          pkt::ChecksumAdjust(static_cast<uint16_t>(hc), static_cast<uint16_t>(ttl << 8 | 17),
+                              static_cast<uint16_t>((ttl - 1) << 8 | 17));
       ASSERT_TRUE(DecrementTtl(ip));
       ASSERT_EQ(ip[8], ttl - 1);
       ASSERT_EQ(static_cast<uint16_t>(ip[10] << 8 | ip[11]), want) << "ttl " << ttl << " hc " << hc;

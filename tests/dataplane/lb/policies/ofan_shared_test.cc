@@ -104,7 +104,8 @@ TEST(OfanSharedTest, CombinedMatchesAtomicAcrossTheCounterWrap) {
         std::vector<uint8_t> out(keys.size());
         combined->PickBurst(keys.data(), out.data(), static_cast<uint32_t>(keys.size()));
         for (size_t i = 0; i < keys.size(); ++i) {
-          ASSERT_EQ(out[i], atomic.Pick(keys[i], view)) << "key " << key << " below " << below << " packet " << i;
+          ASSERT_EQ(out[i], atomic.Pick(keys[i], view))
+              << "key " << key << " below " << below << " packet " << i;
         }
         EXPECT_EQ(ta.Load(key), tb.Load(key));
       }
