@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/cache_aligned.h"
 #include "common/rng.h"
 #include "dataplane/lb/policies/ofan.h"
 #include "dataplane/lb/policy.h"
@@ -42,17 +43,19 @@ class SmallMod {
   uint64_t m_[kMaxUplinks + 1] = {};
 };
 
-class SharedOfanTable {
+// alignas: the object (read by every lcore) shares no cache line with another
+// object on the heap.
+class alignas(64) SharedOfanTable {
  public:
   // Values handed out per key per burst, at most (Ofan-combined's kMaxBurst).
   static constexpr uint32_t kSpan = 256;
 
   SharedOfanTable(const UplinkTable& t, uint64_t seed)
-      : ctr_(t.num_keys()), n_(t.num_keys()), stride_(t.w() + kSpan) {
+      : num_keys_(t.num_keys()), ctr_(t.num_keys()), n_(t.num_keys()), stride_(t.w() + kSpan) {
     std::vector<uint8_t> init(t.num_keys(), 0);
     Rng rng(seed ^ 0x5A4EDull);
     InitOfanPointers(t, rng, init.data());
-    for (size_t i = 0; i < init.size(); ++i) ctr_[i].store(init[i], std::memory_order_relaxed);
+    for (uint32_t i = 0; i < num_keys_; ++i) Store(i, init[i]);
     // Each key's list written out cyclically to n + kSpan entries: the c <=
     // kSpan ports for pointer values r .. r+c-1 (no 2^32 wrap between) are
     // then the contiguous run cycle(key) + r mod n, so Ofan-combined hands
@@ -66,22 +69,29 @@ class SharedOfanTable {
     }
   }
   uint32_t FetchAdd(uint32_t key, uint32_t c) {
-    return ctr_[key].fetch_add(c, std::memory_order_relaxed);
+    return ctr(key).fetch_add(c, std::memory_order_relaxed);
   }
-  uint32_t Load(uint32_t key) const { return ctr_[key].load(std::memory_order_relaxed); }
+  uint32_t Load(uint32_t key) const { return ctr(key).load(std::memory_order_relaxed); }
   // Sets a pointer (tests: e.g. just below the 32-bit wrap).
-  void Store(uint32_t key, uint32_t v) { ctr_[key].store(v, std::memory_order_relaxed); }
-  size_t num_keys() const { return ctr_.size(); }
+  void Store(uint32_t key, uint32_t v) { ctr(key).store(v, std::memory_order_relaxed); }
+  size_t num_keys() const { return num_keys_; }
   // The key's number of valid uplinks (0: none), and its list written out
   // cyclically: cycle(key)[i] = list(key).ports[i mod n] for i < n + kSpan.
   uint32_t n(uint32_t key) const { return n_[key]; }
   const uint8_t* cycle(uint32_t key) const { return &cycles_[static_cast<size_t>(key) * stride_]; }
 
  private:
-  std::vector<std::atomic<uint32_t>> ctr_;
-  std::vector<uint8_t> n_;
+  std::atomic<uint32_t>& ctr(uint32_t key) { return ctr_[key]; }
+  const std::atomic<uint32_t>& ctr(uint32_t key) const { return ctr_[key]; }
+
+  uint32_t num_keys_;
+  // The counters are the only part every lcore writes: whole cache lines of
+  // their own, so that no other data, the read-only tables below included,
+  // is invalidated by a fetch-add.
+  CacheAlignedVector<std::atomic<uint32_t>> ctr_;
+  CacheAlignedVector<uint8_t> n_;
   uint32_t stride_;
-  std::vector<uint8_t> cycles_;  // read-only once built, shared by every lcore
+  CacheAlignedVector<uint8_t> cycles_;  // read-only once built, shared by every lcore
 };
 
 // Ofan-atomic: per-packet fetch-add on the shared table.
@@ -100,7 +110,9 @@ class OfanAtomic {
 };
 
 // Ofan-combined: one fetch-add per distinct key per burst.
-class OfanCombined {
+// alignas: its per-burst arrays, written by one lcore, share no cache line
+// with another object on the heap.
+class alignas(64) OfanCombined {
  public:
   // A whole worker vector (dataplane kMaxVector): the wider the window, the
   // fewer fetch-adds per packet.
@@ -183,7 +195,7 @@ class OfanCombined {
   }();
   SharedOfanTable* shared_;
   SmallMod mod_;
-  std::vector<uint16_t> group_of_key_;  // kNoGroup between bursts
+  CacheAlignedVector<uint16_t> group_of_key_;  // kNoGroup between bursts; this lcore's only
   uint32_t ngroups_ = 0;
   // Per group, in order of first appearance in the burst.
   uint32_t key_[kMaxBurst];
