@@ -18,12 +18,14 @@ struct CacheAlignedAllocator {
   template <class U>
   explicit CacheAlignedAllocator(const CacheAlignedAllocator<U>& /*other*/) {}
 
-  static size_t Padded(size_t n) { return (n * sizeof(T) + kCacheLine - 1) / kCacheLine * kCacheLine; }
+  static size_t Padded(size_t n) {
+    return (n * sizeof(T) + kCacheLine - 1) / kCacheLine * kCacheLine;
+  }
   T* allocate(size_t n) {
-    return static_cast<T*>(::operator new(Padded(n), std::align_val_t{kCacheLine}));
+    return static_cast<T*>(::operator new (Padded(n), std::align_val_t{kCacheLine}));
   }
   void deallocate(T* p, size_t n) noexcept {
-    ::operator delete(p, Padded(n), std::align_val_t{kCacheLine});
+    ::operator delete (p, Padded(n), std::align_val_t{kCacheLine});
   }
   template <class U>
   bool operator==(const CacheAlignedAllocator<U>& /*other*/) const {
