@@ -24,8 +24,10 @@ struct CacheAlignedAllocator {
   T* allocate(size_t n) {
     return static_cast<T*>(::operator new (Padded(n), std::align_val_t{kCacheLine}));
   }
-  void deallocate(T* p, size_t n) noexcept {
-    ::operator delete (p, Padded(n), std::align_val_t{kCacheLine});
+  void deallocate(T* p, size_t /*n*/) noexcept {
+    // Unsized: clang declares the sized aligned form only with
+    // -fsized-deallocation.
+    ::operator delete (p, std::align_val_t{kCacheLine});
   }
   template <class U>
   bool operator==(const CacheAlignedAllocator<U>& /*other*/) const {

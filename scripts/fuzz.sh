@@ -9,7 +9,11 @@ if [ ! -f build-fuzz/build.ninja ]; then
   CXX=clang++ CXX_LD=lld meson setup build-fuzz -Dfuzz=true -Dtests=false -Dbench=false \
     -Dbuildtype=debugoptimized -Db_lundef=false >/dev/null
 fi
-ninja -C build-fuzz >/dev/null
+if ! ninja -C build-fuzz >build-fuzz/build.log 2>&1; then
+  echo "fuzz: building the fuzz targets FAILED (build-fuzz/build.log):"
+  grep -E "error|FAILED" build-fuzz/build.log | head -20
+  exit 1
+fi
 status=0
 for target in matrix parse; do
   corpus_src="tests/fuzz/corpus/$target"
