@@ -35,6 +35,32 @@ Result<uint64_t> GetSize(const YAML::Node& n, const std::string& where) {
   return *v;
 }
 
+// "section.key", or "key" at the top level.
+std::string Path(const std::string& section, const char* key) {
+  return section.empty() ? std::string(key) : section + "." + key;
+}
+
+// section.key into out when the key is present: for the fields that need
+// no check beyond their type (the others keep their own code).
+template <class T>
+Status ReadIf(const YAML::Node& sec, const std::string& section, const char* key, T& out) {
+  if (!sec[key]) return {};
+  auto v = Get<T>(sec[key], Path(section, key));
+  if (!v) return v.error();
+  out = *v;
+  return {};
+}
+
+// The same for a size ("64KiB", "1MB", a plain number of bytes).
+Status ReadSizeIf(const YAML::Node& sec, const std::string& section, const char* key,
+                  uint64_t& out) {
+  if (!sec[key]) return {};
+  auto v = GetSize(sec[key], Path(section, key));
+  if (!v) return v.error();
+  out = *v;
+  return {};
+}
+
 Status CheckKeys(const YAML::Node& n, const std::string& where,
                  std::initializer_list<const char*> allowed) {
   if (!n.IsMap()) return Bad(fmt::format("{}: expected a mapping", where));
@@ -163,20 +189,11 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
   OFAN_CHECK(CheckKeys(
       root, "config",
       {"name", "fabric", "ports", "pipe_size", "lb", "egress", "pfc", "control", "idle", "burst"}));
-  if (root["name"]) {
-    OFAN_TRY(v, Get<std::string>(root["name"], "name"));
-    c.name = v;
-  }
+  OFAN_CHECK(ReadIf(root, "", "name", c.name));
   if (const YAML::Node f = root["fabric"]) {
     OFAN_CHECK(CheckKeys(f, "fabric", {"k", "levels", "switch", "role", "pod", "index"}));
-    if (f["k"]) {
-      OFAN_TRY(v, Get<int>(f["k"], "fabric.k"));
-      c.k = v;
-    }
-    if (f["levels"]) {
-      OFAN_TRY(v, Get<int>(f["levels"], "fabric.levels"));
-      c.levels = v;
-    }
+    OFAN_CHECK(ReadIf(f, "fabric", "k", c.k));
+    OFAN_CHECK(ReadIf(f, "fabric", "levels", c.levels));
     auto tree = lb::FatTree::Make(c.k, c.levels);
     if (!tree) return Bad("fabric: " + tree.error().message);
     if (f["switch"]) {
@@ -185,14 +202,8 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
     } else if (f["role"]) {
       OFAN_TRY(role, Get<std::string>(f["role"], "fabric.role"));
       int pod = 0, index = 0;
-      if (f["pod"]) {
-        OFAN_TRY(v, Get<int>(f["pod"], "fabric.pod"));
-        pod = v;
-      }
-      if (f["index"]) {
-        OFAN_TRY(v, Get<int>(f["index"], "fabric.index"));
-        index = v;
-      }
+      OFAN_CHECK(ReadIf(f, "fabric", "pod", pod));
+      OFAN_CHECK(ReadIf(f, "fabric", "index", index));
       const int per_pod = role == "edge" ? tree->edges_per_pod() : tree->w();
       if (role == "core") {
         if (index < 0 || index >= tree->num_cores())
@@ -239,14 +250,8 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
       c.ports.push_back(p);
     }
   }
-  if (root["pipe_size"]) {
-    OFAN_TRY(v, Get<uint32_t>(root["pipe_size"], "pipe_size"));
-    c.pipe_size = v;
-  }
-  if (root["burst"]) {
-    OFAN_TRY(v, Get<uint32_t>(root["burst"], "burst"));
-    c.burst = v;
-  }
+  OFAN_CHECK(ReadIf(root, "", "pipe_size", c.pipe_size));
+  OFAN_CHECK(ReadIf(root, "", "burst", c.burst));
   if (const YAML::Node l = root["lb"]) {
     OFAN_CHECK(
         CheckKeys(l, "lb", {"policy", "ofan_mode", "seed", "flowlet_gap_us", "drill_samples"}));
@@ -262,38 +267,20 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
       OFAN_TRY(m, ParseOfanMode(s));
       c.ofan_mode = m;
     }
-    if (l["seed"]) {
-      OFAN_TRY(v, Get<uint64_t>(l["seed"], "lb.seed"));
-      c.policy.seed = v;
-    }
+    OFAN_CHECK(ReadIf(l, "lb", "seed", c.policy.seed));
     if (l["flowlet_gap_us"]) {
       OFAN_TRY(v, Get<double>(l["flowlet_gap_us"], "lb.flowlet_gap_us"));
       if (v < 0) return Bad("lb.flowlet_gap_us must be >= 0");
       c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(v * 1e6);
     }
-    if (l["drill_samples"]) {
-      OFAN_TRY(v, Get<uint32_t>(l["drill_samples"], "lb.drill_samples"));
-      c.policy.drill_samples = v;
-    }
+    OFAN_CHECK(ReadIf(l, "lb", "drill_samples", c.policy.drill_samples));
   }
   if (const YAML::Node e = root["egress"]) {
     OFAN_CHECK(CheckKeys(e, "egress", {"rate_gbps", "buffer", "ecn", "priority", "ring_slots"}));
-    if (e["rate_gbps"]) {
-      OFAN_TRY(v, Get<double>(e["rate_gbps"], "egress.rate_gbps"));
-      c.egress.rate_gbps = v;
-    }
-    if (e["buffer"]) {
-      OFAN_TRY(v, GetSize(e["buffer"], "egress.buffer"));
-      c.egress.buffer_bytes = v;
-    }
-    if (e["ecn"]) {
-      OFAN_TRY(v, GetSize(e["ecn"], "egress.ecn"));
-      c.egress.ecn_bytes = v;
-    }
-    if (e["ring_slots"]) {
-      OFAN_TRY(v, Get<uint32_t>(e["ring_slots"], "egress.ring_slots"));
-      c.egress.ring_slots = v;
-    }
+    OFAN_CHECK(ReadIf(e, "egress", "rate_gbps", c.egress.rate_gbps));
+    OFAN_CHECK(ReadSizeIf(e, "egress", "buffer", c.egress.buffer_bytes));
+    OFAN_CHECK(ReadSizeIf(e, "egress", "ecn", c.egress.ecn_bytes));
+    OFAN_CHECK(ReadIf(e, "egress", "ring_slots", c.egress.ring_slots));
     if (const YAML::Node pr = e["priority"]) {
       if (!pr.IsSequence()) return Bad("egress.priority: expected a list, e.g. [ack, control]");
       c.egress.priority_ack = c.egress.priority_control = false;
@@ -311,23 +298,14 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
   }
   if (const YAML::Node p = root["pfc"]) {
     OFAN_CHECK(CheckKeys(p, "pfc", {"enabled", "priority", "xoff", "xon", "quanta"}));
-    if (p["enabled"]) {
-      OFAN_TRY(v, Get<bool>(p["enabled"], "pfc.enabled"));
-      c.pfc.enabled = v;
-    }
+    OFAN_CHECK(ReadIf(p, "pfc", "enabled", c.pfc.enabled));
     if (p["priority"]) {
       OFAN_TRY(v, Get<uint32_t>(p["priority"], "pfc.priority"));
       if (v > 7) return Bad("pfc.priority must be in 0..7");
       c.pfc.priority = static_cast<uint8_t>(v);
     }
-    if (p["xoff"]) {
-      OFAN_TRY(v, GetSize(p["xoff"], "pfc.xoff"));
-      c.pfc.xoff_bytes = v;
-    }
-    if (p["xon"]) {
-      OFAN_TRY(v, GetSize(p["xon"], "pfc.xon"));
-      c.pfc.xon_bytes = v;
-    }
+    OFAN_CHECK(ReadSizeIf(p, "pfc", "xoff", c.pfc.xoff_bytes));
+    OFAN_CHECK(ReadSizeIf(p, "pfc", "xon", c.pfc.xon_bytes));
     if (p["quanta"]) {
       OFAN_TRY(v, Get<uint32_t>(p["quanta"], "pfc.quanta"));
       if (v > 0xFFFF) return Bad("pfc.quanta must be <= 65535");
@@ -336,17 +314,11 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
   }
   if (const YAML::Node s = root["control"]) {
     OFAN_CHECK(CheckKeys(s, "control", {"socket"}));
-    if (s["socket"]) {
-      OFAN_TRY(v, Get<std::string>(s["socket"], "control.socket"));
-      c.socket_path = v;
-    }
+    OFAN_CHECK(ReadIf(s, "control", "socket", c.socket_path));
   }
   if (const YAML::Node s = root["idle"]) {
     OFAN_CHECK(CheckKeys(s, "idle", {"max_sleep_us"}));
-    if (s["max_sleep_us"]) {
-      OFAN_TRY(v, Get<uint32_t>(s["max_sleep_us"], "idle.max_sleep_us"));
-      c.max_sleep_us = v;
-    }
+    OFAN_CHECK(ReadIf(s, "idle", "max_sleep_us", c.max_sleep_us));
   }
   c.policy.pipe_size = c.pipe_size;
   return c;
