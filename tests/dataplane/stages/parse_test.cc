@@ -153,6 +153,12 @@ struct Bad {
 
 TEST(Parse, MalformedFramesAreCountedByReason) {
   auto good = Roce(0x0A);
+  // The good frame with one byte changed.
+  auto with_byte = [&](size_t at, uint8_t v) {
+    auto f = good;
+    f[at] = v;
+    return f;
+  };
   std::vector<Bad> bad = {
       {"empty", {}, Counter::kDropRunt},
       {"runt", std::vector<uint8_t>(good.begin(), good.begin() + 10), Counter::kDropRunt},
@@ -162,20 +168,8 @@ TEST(Parse, MalformedFramesAreCountedByReason) {
        Counter::kDropVlanTruncated},
       {"ip cut", std::vector<uint8_t>(good.begin(), good.begin() + 20),
        Counter::kDropIpv4Truncated},
-      {"ip version",
-       [&] {
-         auto f = good;
-         f[14] = 0x65;
-         return f;
-       }(),
-       Counter::kDropIpv4Version},
-      {"ihl < 5",
-       [&] {
-         auto f = good;
-         f[14] = 0x44;
-         return f;
-       }(),
-       Counter::kDropIpv4HeaderLength},
+      {"ip version", with_byte(14, 0x65), Counter::kDropIpv4Version},
+      {"ihl < 5", with_byte(14, 0x44), Counter::kDropIpv4HeaderLength},
       {"total > frame",
        PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).KeepIpTotalLength(900).Build(),
        Counter::kDropIpv4TotalLength},
