@@ -23,11 +23,11 @@ Result<uint64_t> ParseSize(std::string_view text) {
   if (suffix.empty() || suffix == "b") {
     mult = 1;
   } else if (suffix == "k" || suffix == "kb" || suffix == "kib") {
-    mult = 1ULL << 10;
+    mult = kKiB;
   } else if (suffix == "m" || suffix == "mb" || suffix == "mib") {
-    mult = 1ULL << 20;
+    mult = kMiB;
   } else if (suffix == "g" || suffix == "gb" || suffix == "gib") {
-    mult = 1ULL << 30;
+    mult = kGiB;
   } else {
     return MakeError(
         ErrorCode::kInvalidArgument,
@@ -40,9 +40,9 @@ Result<uint64_t> ParseSize(std::string_view text) {
 }
 
 std::string FormatSize(uint64_t bytes) {
-  if (bytes != 0 && bytes % (1ULL << 30) == 0) return fmt::format("{}GiB", bytes >> 30);
-  if (bytes != 0 && bytes % (1ULL << 20) == 0) return fmt::format("{}MiB", bytes >> 20);
-  if (bytes != 0 && bytes % (1ULL << 10) == 0) return fmt::format("{}KiB", bytes >> 10);
+  if (bytes != 0 && bytes % kGiB == 0) return fmt::format("{}GiB", bytes / kGiB);
+  if (bytes != 0 && bytes % kMiB == 0) return fmt::format("{}MiB", bytes / kMiB);
+  if (bytes != 0 && bytes % kKiB == 0) return fmt::format("{}KiB", bytes / kKiB);
   return fmt::format("{}B", bytes);
 }
 

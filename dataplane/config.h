@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/units.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/policy.h"
 #include "dataplane/packet/headers.h"
@@ -44,19 +45,19 @@ struct PortConfig {
 };
 
 struct EgressConfig {
-  double rate_gbps = 0;                       // emulated line rate; 0 = as fast as the device
-  uint64_t buffer_bytes = uint64_t{1} << 20;  // per port; tail drop above
-  uint64_t ecn_bytes = uint64_t{100} * 1024;  // CE-mark ECT packets above; 0 = off
-  bool priority_ack = true;                   // ACK/NAK/CNP to the strict-priority queue
-  bool priority_control = true;               // ARP/LLDP/ICMP to the strict-priority queue
-  uint32_t ring_slots = 1024;                 // per queue, power of two
+  double rate_gbps = 0;             // emulated line rate; 0 = as fast as the device
+  uint64_t buffer_bytes = kMiB;     // per port; tail drop above
+  uint64_t ecn_bytes = 100 * kKiB;  // CE-mark ECT packets above; 0 = off
+  bool priority_ack = true;         // ACK/NAK/CNP to the strict-priority queue
+  bool priority_control = true;     // ARP/LLDP/ICMP to the strict-priority queue
+  uint32_t ring_slots = 1024;       // per queue, power of two
 };
 
 struct PfcConfig {
   bool enabled = false;  // generate PAUSE at xoff; received PFC is always honoured
   uint8_t priority = 3;  // the class our normal queue belongs to
-  uint64_t xoff_bytes = uint64_t{256} * 1024;
-  uint64_t xon_bytes = uint64_t{128} * 1024;
+  uint64_t xoff_bytes = 256 * kKiB;
+  uint64_t xon_bytes = 128 * kKiB;
   uint16_t quanta = 0xFFFF;
 };
 

@@ -115,13 +115,15 @@ int Main(int argc, char** argv) {
   if (huge) {
     eal.insert(eal.end(), {"--in-memory", "--file-prefix", fmt::format("swbench{}", getpid())});
   } else {
-    if (!no_huge)
-      std::fprintf(
-          stderr,
-          "switch_bench: fewer than 64 free hugepages (scripts/hugepages.sh); using 4 KiB pages\n");
+    if (!no_huge) {
+      std::fprintf(stderr,
+                   "switch_bench: fewer than 64 free hugepages (scripts/hugepages.sh); using 4 KiB "
+                   "pages, so cycle figures are pessimistic (see --help)\n");
+    }
     eal.insert(eal.end(), {"--no-huge", "--no-shconf", "-m", "1024"});
   }
   std::vector<char*> eargv;
+  eargv.reserve(eal.size());
   for (auto& s : eal) eargv.push_back(s.data());
   if (rte_eal_init(static_cast<int>(eargv.size()), eargv.data()) < 0) {
     std::fprintf(stderr, "switch_bench: EAL initialisation failed\n");

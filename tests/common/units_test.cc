@@ -29,8 +29,8 @@ TEST(FormatSize, RoundTrips) {
   for (uint64_t v : {1ull, 4158ull, 65536ull, 1ull << 20, 3ull << 30}) {
     EXPECT_EQ(*ParseSize(FormatSize(v)), v);
   }
-  EXPECT_EQ(FormatSize(1 << 20), "1MiB");
-  EXPECT_EQ(FormatSize(256 * 1024), "256KiB");
+  EXPECT_EQ(FormatSize(kMiB), "1MiB");
+  EXPECT_EQ(FormatSize(256 * kKiB), "256KiB");
 }
 
 }  // namespace

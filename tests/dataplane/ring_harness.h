@@ -48,6 +48,7 @@ class EalEnvironment : public ::testing::Environment {
                                      "--log-level=lib.eal:error",
                                      "--log-level=pmd.*:error"};
     std::vector<char*> argv;
+    argv.reserve(args.size());
     for (auto& a : args) argv.push_back(a.data());
     if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0 || TestPool() == nullptr) {
       // Not a skip: without EAL nothing here is tested, so the run fails.

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "common/units.h"
 #include "dataplane/control_socket.h"
 #include "dataplane/packet/builder.h"
 #include "dataplane/stages/parse.h"
@@ -256,9 +257,10 @@ TEST(SwitchRing, OfanSendsEachKeyRoundRobinOverTheUplinks) {
     c.ofan_mode = mode;
     RingSwitch rs(c, {0, 1, 2, 3});
     // 40 data packets to one destination edge, from both hosts (pipe 0).
-    for (int i = 0; i < 40; ++i)
+    for (int i = 0; i < 40; ++i) {
       rs.Inject(i % 2,
                 Roce(Ip(10, 0, 0, 2 + i % 2), Ip(10, 1, 0, 2), 0x0A, static_cast<uint16_t>(i)));
+    }
     rs.Run();
     EXPECT_EQ(rs.Collect(2).size(), 20u) << OfanModeName(mode);
     EXPECT_EQ(rs.Collect(3).size(), 20u) << OfanModeName(mode);
@@ -277,9 +279,10 @@ TEST(SwitchRing, OfanExactlyOncePerRoundPerKeyOnAWiderSwitch) {
   std::map<uint32_t, std::vector<uint32_t>> ports_by_dst;  // dst edge -> uplink sequence
   for (int round = 0; round < 10; ++round) {
     for (uint32_t d = 1; d <= 3; ++d) {
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < 4; ++i) {
         rs.Inject(static_cast<uint32_t>(i),
                   Roce(Ip(10, 0, 0, 2 + static_cast<uint32_t>(i)), Ip(10, d, 0, 2)));
+      }
     }
     rs.Run();
     for (uint32_t p = 4; p < 8; ++p) {
@@ -354,9 +357,10 @@ TEST(SwitchRing, EveryPolicyForwardsOnlyOnValidUplinks) {
     std::vector<lb::PortMask> masks(32, 0xF);
     masks[17] = 0b1010;
     ASSERT_TRUE(rs.sw().LoadMasks(masks).ok());
-    for (int i = 0; i < 64; ++i)
+    for (int i = 0; i < 64; ++i) {
       rs.Inject(i % 4,
                 Roce(Ip(10, 0, 0, 2), Ip(10, 4, 1, 2), 0x0A, static_cast<uint16_t>(i * 977)));
+    }
     rs.Run();
     const auto name = lb::PolicyName(c.policy.kind);
     EXPECT_EQ(rs.Collect(4).size() + rs.Collect(6).size(), 0u) << name;
@@ -390,9 +394,10 @@ TEST(SwitchRing, EcnMarksEctPacketsAboveTheThreshold) {
   c.egress.buffer_bytes = 1 << 20;
   c.egress.priority_control = false;
   RingSwitch rs(c, {0, 1, 2, 3});
-  for (int i = 0; i < 20; ++i)
+  for (int i = 0; i < 20; ++i) {
     rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64,
                       i % 2 ? pkt::ecn::kEct0 : pkt::ecn::kNotEct, 1000));
+  }
   rs.Run(3);
   const uint64_t marked = rs.Counter(Counter::kEcnMarked);
   EXPECT_GE(marked, 6u);   // ECT packets beyond ~4 KB of backlog
@@ -403,7 +408,7 @@ TEST(SwitchRing, EcnMarksEctPacketsAboveTheThreshold) {
 TEST(SwitchRing, TailDropAtTheBufferLimitAndAccountingReturnsToZero) {
   DpConfig c = EdgeK4();
   c.egress.rate_gbps = 0.001;
-  c.egress.buffer_bytes = 8 * 1024;
+  c.egress.buffer_bytes = 8 * kKiB;
   RingSwitch rs(c, {0, 1, 2, 3});
   for (int i = 0; i < 30; ++i)
     rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
@@ -424,9 +429,10 @@ TEST(SwitchRing, QueueAccountingReturnsToZeroOnceDrained) {
   DpConfig c = EdgeK4();
   c.egress.rate_gbps = 2;  // ~120 KB of frames take ~0.5 ms: a queue builds, then drains
   RingSwitch rs(c, {0, 1, 2, 3});
-  for (int i = 0; i < 200; ++i)
+  for (int i = 0; i < 200; ++i) {
     rs.Inject(static_cast<uint32_t>(i % 4),
               Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2 + static_cast<uint32_t>(i % 2))));
+  }
   size_t out = 0;
   for (int t = 0; t < 1000 && out < 200; ++t) {
     rs.Run(4);
@@ -556,8 +562,8 @@ TEST(SwitchRing, PfcIsGeneratedTowardsAnIngressThatFillsTheBuffer) {
   c.egress.rate_gbps = 0.001;  // port 0 cannot drain during the test
   c.egress.buffer_bytes = 1 << 20;
   c.pfc.enabled = true;
-  c.pfc.xoff_bytes = 8 * 1024;
-  c.pfc.xon_bytes = 4 * 1024;
+  c.pfc.xoff_bytes = 8 * kKiB;
+  c.pfc.xon_bytes = 4 * kKiB;
   RingSwitch rs(c, {0, 1, 2, 3});
   for (int i = 0; i < 12; ++i)
     rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "common/units.h"
 #include "sim/sim.h"
 
 namespace ofan::sim {
@@ -36,7 +37,7 @@ class GrowthLaws : public ::testing::Test {
   }
   static const SimResult& At(const std::string& lb, uint64_t msg) { return results_.at({lb, msg}); }
   static double Growth(const std::string& lb) {
-    return At(lb, 4ull << 20).queue_max_pkts / At(lb, 256 * 1024).queue_max_pkts;
+    return At(lb, 4 * kMiB).queue_max_pkts / At(lb, 256 * kKiB).queue_max_pkts;
   }
   static inline std::map<std::pair<std::string, uint64_t>, SimResult> results_;
 };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/units.h"
 #include "sim/lower_bound.h"
 
 namespace ofan::sim {
@@ -49,7 +50,7 @@ class Conservation : public ::testing::TestWithParam<Case> {};
 TEST_P(Conservation, EveryPacketArrivesAndCctRespectsTheBound) {
   const Case cs = GetParam();
   for (const char* lb : kAllSchemes) {
-    SimConfig c = Small(cs.k, cs.levels, lb, 64 * 1024);
+    SimConfig c = Small(cs.k, cs.levels, lb, 64 * kKiB);
     c.workload = *ParseWorkload(cs.workload);
     auto r = RunSim(c);
     ASSERT_TRUE(r.ok()) << lb << ": " << r.error().message;
@@ -117,7 +118,7 @@ TEST(Sim, ReproducesAppendixAPairCheck) {
 
 TEST(Sim, DeterministicPerSeed) {
   for (const char* lb : {"rps", "jsq", "ofan", "reps", "flowlet"}) {
-    SimConfig c = Small(8, 3, lb, 256 * 1024);
+    SimConfig c = Small(8, 3, lb, 256 * kKiB);
     c.seed = 7;
     c.policy.seed = 7;
     auto a = RunSim(c), b = RunSim(c);
@@ -149,7 +150,7 @@ TEST(Sim, OfanEdgeUplinkQueuesStayWithinWPlusOne) {
 
 TEST(Sim, RandomFailuresKeepEveryFlowDeliveredAtRhoMax) {
   for (const char* lb : {"ecmp", "rps", "ofan", "pofan", "drb", "pin"}) {
-    SimConfig c = Small(8, 3, lb, 64 * 1024);
+    SimConfig c = Small(8, 3, lb, 64 * kKiB);
     c.fail_prob = 0.15;
     auto r = RunSim(c);
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -165,7 +166,7 @@ TEST(Sim, RandomFailuresKeepEveryFlowDeliveredAtRhoMax) {
 }
 
 TEST(Sim, HeavyFailuresLowerRhoMax) {
-  SimConfig c = Small(8, 3, "ofan", 64 * 1024);
+  SimConfig c = Small(8, 3, "ofan", 64 * kKiB);
   c.fail_prob = 0.3;
   auto r = RunSim(c);
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -174,8 +175,8 @@ TEST(Sim, HeavyFailuresLowerRhoMax) {
 }
 
 TEST(Sim, FiniteBuffersDropAndReportIncompleteFlows) {
-  SimConfig c = Small(8, 3, "ecmp", 1 << 20);
-  c.buffer_bytes = 10 * 4158;
+  SimConfig c = Small(8, 3, "ecmp", kMiB);
+  c.buffer_bytes = uint64_t{10} * 4158;  // ten full frames
   auto r = RunSim(c);
   ASSERT_TRUE(r.ok());
   EXPECT_GT(r->drops_buffer, 0u);
@@ -224,7 +225,7 @@ TEST(Sim, InvalidConfigurationsAreRejectedWithAMessage) {
 }
 
 TEST(Sim, TwoLevelLeafSpineHasNoCoreStages) {
-  SimConfig c = Small(8, 2, "ofan", 64 * 1024);
+  SimConfig c = Small(8, 2, "ofan", 64 * kKiB);
   auto r = RunSim(c);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->hosts, 32u);

@@ -92,7 +92,7 @@ TEST(Matrix, RejectsBadLinesWithTheLineNumber) {
   for (const char* text : bad) {
     auto r = ParseMatrix(std::string("# header\n") + text, t);
     ASSERT_FALSE(r.ok()) << text;
-    if (std::string(text).rfind("#", 0) != 0) {
+    if (std::string(text).rfind('#', 0) != 0) {
       EXPECT_NE(r.error().message.find("line 2"), std::string::npos) << r.error().message;
     }
   }

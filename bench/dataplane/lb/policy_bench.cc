@@ -397,6 +397,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   std::vector<std::unique_ptr<ofan::lb::Fixture>> fixtures;
+  fixtures.reserve(std::size(ofan::lb::kSwitches));
   for (const auto& c : ofan::lb::kSwitches) fixtures.push_back(ofan::lb::MakeFixture(c));
   ofan::lb::RegisterAll(fixtures);
   benchmark::RunSpecifiedBenchmarks();

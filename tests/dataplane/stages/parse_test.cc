@@ -77,7 +77,7 @@ TEST(Parse, RoceDataAndAckClasses) {
   EXPECT_EQ(data.ecn, pkt::ecn::kEct0);
   for (uint8_t op :
        {pkt::bth_opcode::kRcAck, pkt::bth_opcode::kRcAtomicAck, pkt::bth_opcode::kCnp}) {
-    EXPECT_EQ(Parse(Roce(op)).cls, lb::SizeClass::kAck) << int(op);
+    EXPECT_EQ(Parse(Roce(op)).cls, lb::SizeClass::kAck) << static_cast<int>(op);
   }
 }
 
