@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "dataplane/switch.h"
 
@@ -41,11 +42,35 @@ Result<lb::PortMask> MaskOf(const json& j) {
       if (pos == s.size()) return static_cast<lb::PortMask>(v);
     } catch (...) {
     }
+    // Quoted, not dumped: an array nested a million deep would take the
+    // recursive dump() through the stack.
+    constexpr size_t kQuote = 40;
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("'{}{}' is not a port mask", s.substr(0, kQuote),
+                                 s.size() > kQuote ? "..." : ""));
   }
-  return MakeError(ErrorCode::kInvalidArgument, fmt::format("'{}' is not a port mask", j.dump()));
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("a port mask is a number or a string, not {}", j.type_name()));
+}
+
+// A JSON integer as the exact value it is, if it is one in [lo, hi].
+std::optional<int64_t> IntIn(const json& j, int64_t lo, int64_t hi) {
+  if (j.is_number_unsigned()) {
+    const uint64_t v = j.get<uint64_t>();
+    if (v > static_cast<uint64_t>(hi)) return std::nullopt;
+    return static_cast<int64_t>(v);
+  }
+  if (!j.is_number_integer()) return std::nullopt;
+  const int64_t v = j.get<int64_t>();
+  if (v < lo || v > hi) return std::nullopt;
+  return v;
 }
 
 }  // namespace
+
+std::string ControlReplyLine(const json& reply) {
+  return reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
 
 json HandleControlRequest(Switch& sw, const std::string& line) {
   json req;
@@ -55,8 +80,8 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
     return Fail(fmt::format("request is not JSON: {}", e.what()));
   }
   if (!req.is_object()) return Fail("request must be a JSON object");
-  if (!req.contains("v") || !req["v"].is_number_integer() ||
-      req["v"].get<int>() != kControlProtocolVersion) {
+  if (!req.contains("v") ||
+      !IntIn(req["v"], kControlProtocolVersion, kControlProtocolVersion).has_value()) {
     return Fail(fmt::format("unsupported protocol version (this switch speaks v{})",
                             kControlProtocolVersion));
   }
@@ -89,13 +114,13 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
       return Ok(sw.StatusJson());
     }
     if (cmd == "set_port") {
-      if (!req.contains("port") || !req["port"].is_number_unsigned())
-        return Fail("set_port needs 'port' (a number)");
+      const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
+      if (!port) return Fail("set_port needs 'port' (a port number)");
       if (!req.contains("admin") || !req["admin"].is_string())
         return Fail("set_port needs 'admin': up|down");
       const std::string a = req["admin"].get<std::string>();
       if (a != "up" && a != "down") return Fail("'admin' must be up or down");
-      if (Status s = sw.SetPortAdmin(req["port"].get<uint32_t>(), a == "up"); !s)
+      if (Status s = sw.SetPortAdmin(static_cast<uint32_t>(*port), a == "up"); !s)
         return Fail(s.error().message);
       return Ok(sw.PortsJson());
     }
@@ -208,10 +233,10 @@ void ControlServer::Poll(int timeout_ms) {
         while ((nl = c.in.find('\n')) != std::string::npos) {
           const std::string line = c.in.substr(0, nl);
           c.in.erase(0, nl + 1);
-          c.out += HandleControlRequest(*sw_, line).dump() + "\n";
+          c.out += ControlReplyLine(HandleControlRequest(*sw_, line));
         }
         if (c.in.size() > kMaxLine) {
-          c.out += Fail("request line too long").dump() + "\n";
+          c.out += ControlReplyLine(Fail("request line too long"));
           c.in.clear();
         }
       }

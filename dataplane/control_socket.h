@@ -26,6 +26,11 @@ inline constexpr int kControlProtocolVersion = 1;
 // Handles one request line; always returns a reply object.
 nlohmann::json HandleControlRequest(Switch& sw, const std::string& line);
 
+// A reply as the line the socket sends, newline included. Never throws: bytes
+// of the request that an error message quotes (a JSON parse error does) may be
+// invalid UTF-8, and they are sent as U+FFFD.
+std::string ControlReplyLine(const nlohmann::json& reply);
+
 class ControlServer {
  public:
   static Result<std::unique_ptr<ControlServer>> Listen(const std::string& path, Switch* sw);

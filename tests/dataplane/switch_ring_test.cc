@@ -614,12 +614,47 @@ TEST(SwitchRing, ControlRequests) {
                           R"({"v":1,"cmd":"load_tables","masks":[1,2]})",
                           R"({"v":1,"cmd":"load_tables","masks":["zz",1,1,1,1,1,1,1]})",
                           R"({"v":1,"cmd":"load_tables","masks":[16,1,1,1,1,1,1,1]})",
-                          R"({"v":1,"cmd":"load_tables"})"}) {
+                          R"({"v":1,"cmd":"load_tables"})",
+                          // Exact integers, not truncated to the field's type:
+                          // 2^32 + 1 is not version 1, 2^32 is not port 0.
+                          R"({"v":4294967297,"cmd":"status"})", R"({"v":1.0,"cmd":"status"})",
+                          R"({"v":1,"cmd":"set_port","port":4294967296,"admin":"down"})",
+                          R"({"v":1,"cmd":"set_port","port":18446744073709551615,"admin":"down"})",
+                          R"({"v":1,"cmd":"load_tables","masks":[[1],1,1,1,1,1,1,1]})",
+                          R"({"v":1,"cmd":"load_tables","masks":[{"a":1},1,1,1,1,1,1,1]})"}) {
     auto r = call(bad);
     EXPECT_FALSE(r["ok"].get<bool>()) << bad;
     EXPECT_TRUE(r["error"].is_string()) << bad;
     EXPECT_EQ(r["v"], 1);
   }
+  // Port 0 was never touched by the out-of-range set_port requests.
+  EXPECT_EQ(call(R"({"v":1,"cmd":"ports"})")["result"][0]["admin"], "up");
+}
+
+// Requests no well-behaved client sends still get a reply line that is JSON.
+TEST(SwitchRing, ControlRepliesToHostileRequests) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  auto reply = [&](const std::string& s) {
+    const std::string line = ControlReplyLine(HandleControlRequest(rs.sw(), s));
+    EXPECT_EQ(line.back(), '\n');
+    return nlohmann::json::parse(line);  // throws (fails the test) if not JSON
+  };
+  // Not UTF-8: the parse error quotes the bytes, which go out as U+FFFD.
+  for (const char* bytes : {"\xff\xfe", "{\"v\":1,\"cmd\":\"\xc3\x28\"}", "\x80"}) {
+    const auto r = reply(bytes);
+    EXPECT_FALSE(r["ok"].get<bool>());
+    EXPECT_NE(r["error"].get<std::string>().find("not JSON"), std::string::npos) << r.dump();
+  }
+  // A mask nested 100000 arrays deep is refused without being printed.
+  const std::string deep = R"({"v":1,"cmd":"load_tables","masks":[)" + std::string(100000, '[') +
+                           std::string(100000, ']') + "]}";
+  const auto r = reply(deep);
+  EXPECT_FALSE(r["ok"].get<bool>());
+  EXPECT_NE(r["error"].get<std::string>().find("not array"), std::string::npos) << r.dump();
+  // A long non-mask string is quoted in part.
+  const auto s = reply(R"({"v":1,"cmd":"load_tables","masks":[")" + std::string(5000, 'z') +
+                       R"(",1,1,1,1,1,1,1]})");
+  EXPECT_LT(s["error"].get<std::string>().size(), 100u) << s.dump();
 }
 
 TEST(SwitchRing, ControlSocketServesOverUnixStream) {
@@ -637,7 +672,7 @@ TEST(SwitchRing, ControlSocketServesOverUnixStream) {
   a.sun_family = AF_UNIX;
   std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
   ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  const std::string req = "{\"v\":1,\"cmd\":\"status\"}\nnot json\n";
+  const std::string req = "{\"v\":1,\"cmd\":\"status\"}\n\xff not json\n";
   ASSERT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
   std::string got;
   for (int i = 0; i < 200 && std::count(got.begin(), got.end(), '\n') < 2; ++i) {
