@@ -65,6 +65,10 @@ Status CheckKeys(const YAML::Node& n, const std::string& where,
                  std::initializer_list<const char*> allowed) {
   if (!n.IsMap()) return Bad(fmt::format("{}: expected a mapping", where));
   for (auto it = n.begin(); it != n.end(); ++it) {
+    if (!it->first.IsScalar()) {
+      return Bad(fmt::format("{}: a key must be a plain name (line {})", where,
+                             it->first.Mark().line + 1));
+    }
     const std::string key = it->first.as<std::string>();
     bool ok = false;
     for (const char* a : allowed) ok |= key == a;
@@ -163,7 +167,7 @@ Status DpConfig::Validate() const {
   if (pipe_size == 0 || pipe_size > static_cast<uint32_t>(k)) {
     return Bad(fmt::format("pipe_size must be in 1..k={}, got {}", k, pipe_size));
   }
-  if (egress.rate_gbps < 0 || egress.rate_gbps > 10000)
+  if (!(egress.rate_gbps >= 0 && egress.rate_gbps <= 10000))  // NaN fails too
     return Bad("egress.rate_gbps must be in [0, 10000]");
   if (egress.buffer_bytes < 2048) return Bad("egress.buffer must be at least 2KiB");
   if (egress.ring_slots < 64 || (egress.ring_slots & (egress.ring_slots - 1)) != 0 ||
@@ -177,13 +181,9 @@ Status DpConfig::Validate() const {
   return {};
 }
 
-Result<DpConfig> ParseConfigYaml(const std::string& text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return Bad(fmt::format("config is not valid YAML: {}", e.what()));
-  }
+namespace {
+
+Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
   DpConfig c;
   if (root.IsNull()) return Bad("config is empty");
   OFAN_CHECK(CheckKeys(
@@ -270,7 +270,8 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
     OFAN_CHECK(ReadIf(l, "lb", "seed", c.policy.seed));
     if (l["flowlet_gap_us"]) {
       OFAN_TRY(v, Get<double>(l["flowlet_gap_us"], "lb.flowlet_gap_us"));
-      if (v < 0) return Bad("lb.flowlet_gap_us must be >= 0");
+      // Written so that NaN fails too; 1e9 us (1000 s) keeps the cast in range.
+      if (!(v >= 0 && v <= 1e9)) return Bad("lb.flowlet_gap_us must be in [0, 1e9]");
       c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(v * 1e6);
     }
     OFAN_CHECK(ReadIf(l, "lb", "drill_samples", c.policy.drill_samples));
@@ -322,6 +323,20 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
   }
   c.policy.pipe_size = c.pipe_size;
   return c;
+}
+
+}  // namespace
+
+Result<DpConfig> ParseConfigYaml(const std::string& text) {
+  try {
+    return ParseConfigNode(YAML::Load(text));
+  } catch (const YAML::ParserException& e) {
+    return Bad(fmt::format("config is not valid YAML: {}", e.what()));
+  } catch (const YAML::Exception& e) {
+    // Every node is checked for its type before it is read; this is what a
+    // shape no check foresaw gets instead of a crash.
+    return Bad(fmt::format("config: {}", e.what()));
+  }
 }
 
 Result<DpConfig> LoadConfigFile(const std::string& path) {

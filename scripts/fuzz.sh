@@ -15,14 +15,14 @@ if ! ninja -C build-fuzz >build-fuzz/build.log 2>&1; then
   exit 1
 fi
 status=0
-for target in matrix parse; do
+for target in matrix parse config control; do
   corpus_src="tests/fuzz/corpus/$target"
   work="build-fuzz/corpus-$target"
   mkdir -p "$work"
   cp -n "$corpus_src"/* "$work"/ 2>/dev/null || true
   echo "fuzz: $target for ${secs}s"
   if ! "./build-fuzz/tests/fuzz/${target}_fuzz" -max_total_time="$secs" -print_final_stats=0 \
-      "$work" >"build-fuzz/$target.log" 2>&1; then
+      -artifact_prefix=build-fuzz/ "$work" >"build-fuzz/$target.log" 2>&1; then
     echo "fuzz: $target FAILED (crash reproducer in build-fuzz/, log build-fuzz/$target.log)"
     tail -40 "build-fuzz/$target.log"
     status=1
