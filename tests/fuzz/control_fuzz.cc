@@ -20,9 +20,15 @@
 namespace {
 
 std::unique_ptr<ofan::dp::Switch> MakeSwitch() {
-  std::vector<std::string> args = {"control_fuzz", "--no-huge",  "--no-shconf",
-                                   "-m",           "512",        "--no-pci",
-                                   "-l",           "0",          "--log-level=lib.eal:error",
+  std::vector<std::string> args = {"control_fuzz",
+                                   "--no-huge",
+                                   "--no-shconf",
+                                   "-m",
+                                   "512",
+                                   "--no-pci",
+                                   "-l",
+                                   "0",
+                                   "--log-level=lib.eal:error",
                                    "--log-level=pmd.*:error"};
   std::vector<char*> argv;
   argv.reserve(args.size());
