@@ -6,11 +6,13 @@
 // command line; 3 the run finished but some flows did not complete (packets
 // were dropped: finite --buffer, or failures without a path).
 #include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -36,6 +38,31 @@ namespace {
 using nlohmann::json;
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitIncomplete = 3;
+
+// The JSON output; bytes of user input it echoes (a matrix file's name) that
+// are not UTF-8 are written as U+FFFD instead of failing the run.
+std::string Dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
+
+// python3 SCRIPT JSON PNG, without a shell; true if it ran and exited 0.
+bool RunPlot(const std::string& script, const std::string& json_path, const std::string& png) {
+  std::vector<std::string> args = {"/usr/bin/python3", script, json_path, png};
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);  // the child must not repeat buffered output
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
@@ -204,12 +231,11 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
       std::cerr << "ofan-sim: cannot write " << path << "\n";
       return kExitFailed;
     }
-    f << out.dump(2) << "\n";
+    f << Dump(out) << "\n";
     f.close();
     if (!plot.empty()) {
-      const std::string cmd = fmt::format("/usr/bin/python3 '{}/sim/plot_sweep.py' '{}' '{}'",
-                                          OFAN_SOURCE_DIR, path, plot);
-      if (std::system(cmd.c_str()) != 0) {
+      // Spawned without a shell: any character may be in a path.
+      if (!RunPlot(std::string(OFAN_SOURCE_DIR) + "/sim/plot_sweep.py", path, plot)) {
         std::cerr << "ofan-sim: plotting failed (is python3-matplotlib installed? run "
                      "scripts/setup.sh)\n";
         return kExitFailed;
@@ -217,7 +243,7 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
     }
   }
   if (as_json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << Dump(out) << "\n";
     return kExitOk;
   }
   auto table = [&](const char* title, const char* key, double scale, int prec) {

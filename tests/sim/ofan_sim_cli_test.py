@@ -71,7 +71,8 @@ class Cli(unittest.TestCase):
 
     def test_sweep_json_and_plot(self):
         with tempfile.TemporaryDirectory() as tmp:
-            png = os.path.join(tmp, "sweep.png")
+            # A quote and a space in the path: the plot is not run through a shell.
+            png = os.path.join(tmp, "it's a sweep.png")
             p = run("--sweep", "--k", "4", "--msgs", "16KiB,64KiB", "--lbs", "ecmp,ofan", "--json",
                     "--plot", png, check_rc=0)
             d = json.loads(p.stdout)
@@ -79,7 +80,7 @@ class Cli(unittest.TestCase):
             self.assertIn("ofan", d["growth_exponent"])
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
-            self.assertTrue(os.path.exists(os.path.join(tmp, "sweep.json")))
+            self.assertTrue(os.path.exists(os.path.join(tmp, "it's a sweep.json")))
 
     def test_matrix_file(self):
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
