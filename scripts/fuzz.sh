@@ -15,7 +15,7 @@ if ! ninja -C build-fuzz >build-fuzz/build.log 2>&1; then
   exit 1
 fi
 status=0
-for target in matrix parse config control reply; do
+for target in matrix parse config control reply switch; do
   corpus_src="tests/fuzz/corpus/$target"
   work="build-fuzz/corpus-$target"
   mkdir -p "$work"
