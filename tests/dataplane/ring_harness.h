@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dataplane/switch.h"
+#include "tests/dataplane/test_eal.h"
 
 namespace ofan::dp::testing {
 
@@ -35,22 +36,7 @@ inline rte_mempool* TestPool() {
 class EalEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
-    // --no-huge keeps everything in anonymous memory: no hugepage files to
-    // clean up (and it cannot be combined with --in-memory).
-    std::vector<std::string> args = {"ring_test",
-                                     "--no-huge",
-                                     "--no-shconf",
-                                     "-m",
-                                     "1536",
-                                     "--no-pci",
-                                     "-l",
-                                     "0,1",
-                                     "--log-level=lib.eal:error",
-                                     "--log-level=pmd.*:error"};
-    std::vector<char*> argv;
-    argv.reserve(args.size());
-    for (auto& a : args) argv.push_back(a.data());
-    if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0 || TestPool() == nullptr) {
+    if (!InitTestEal("ring_test", "0,1", "1536") || TestPool() == nullptr) {
       // Not a skip: without EAL nothing here is tested, so the run fails.
       std::fprintf(stderr, "FATAL: EAL initialisation failed; the ring tests cannot run\n");
       std::exit(1);

@@ -3,7 +3,6 @@
 // owns, run by hand (PollWorker / ServiceControl, one thread).
 #pragma once
 
-#include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "dataplane/switch.h"
+#include "tests/dataplane/test_eal.h"
 
 namespace ofan::dp::fuzz {
 
@@ -30,20 +30,7 @@ struct FuzzSwitch {
 }
 
 inline FuzzSwitch MakeFuzzSwitch() {
-  std::vector<std::string> args = {"ofan_fuzz",
-                                   "--no-huge",
-                                   "--no-shconf",
-                                   "-m",
-                                   "512",
-                                   "--no-pci",
-                                   "-l",
-                                   "0",
-                                   "--log-level=lib.eal:error",
-                                   "--log-level=pmd.*:error"};
-  std::vector<char*> argv;
-  argv.reserve(args.size());
-  for (auto& a : args) argv.push_back(a.data());
-  if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) Fail("EAL initialisation");
+  if (!testing::InitTestEal("ofan_fuzz", "0", "512")) Fail("EAL initialisation");
   FuzzSwitch f;
   f.pool = rte_pktmbuf_pool_create("fz_inject", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                    static_cast<int>(rte_socket_id()));
