@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "common/json_text.h"
 #include "dataplane/switch.h"
 
 namespace ofan::dp {
@@ -68,9 +69,7 @@ std::optional<int64_t> IntIn(const json& j, int64_t lo, int64_t hi) {
 
 }  // namespace
 
-std::string ControlReplyLine(const json& reply) {
-  return reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-}
+std::string ControlReplyLine(const json& reply) { return JsonText(reply) + "\n"; }
 
 json HandleControlRequest(Switch& sw, const std::string& line) {
   json req;

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
 #include "sim/config.h"
@@ -38,10 +39,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitIncomplete = 3;
-
-// The JSON output; bytes of user input it echoes (a matrix file's name) that
-// are not UTF-8 are written as U+FFFD instead of failing the run.
-std::string Dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
 
 // python3 SCRIPT JSON PNG, without a shell; true if it ran and exited 0.
 bool RunPlot(const std::string& script, const std::string& json_path, const std::string& png) {
@@ -231,7 +228,7 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
       std::cerr << "ofan-sim: cannot write " << path << "\n";
       return kExitFailed;
     }
-    f << Dump(out) << "\n";
+    f << JsonText(out, 2) << "\n";
     f.close();
     if (!plot.empty()) {
       // Spawned without a shell: any character may be in a path.
@@ -243,7 +240,7 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
     }
   }
   if (as_json) {
-    std::cout << Dump(out) << "\n";
+    std::cout << JsonText(out, 2) << "\n";
     return kExitOk;
   }
   auto table = [&](const char* title, const char* key, double scale, int prec) {

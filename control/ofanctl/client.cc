@@ -13,6 +13,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/json_text.h"
+
 namespace ofan::control {
 namespace {
 
@@ -246,7 +248,7 @@ Result<Reply> ControlClient::CallLine(const std::string& line) {
 
 Result<Reply> ControlClient::Call(const json& request) {
   // Invalid UTF-8 in a caller's string is replaced rather than thrown on.
-  return CallLine(request.dump(-1, ' ', false, json::error_handler_t::replace));
+  return CallLine(JsonText(request));
 }
 
 Result<Reply> ControlClient::Command(const std::string& cmd, const json& args) {

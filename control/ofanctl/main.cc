@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_text.h"
 #include "common/main_guard.h"
 #include "control/ofanctl/client.h"
 #include "control/ofanctl/render.h"
@@ -34,10 +35,6 @@ constexpr int kExitOk = 0, kExitSwitchError = 1, kExitUsage = 2, kExitConnection
 constexpr const char* kGlobalsFooter =
     "Global options (before or after the command): --socket PATH | --name NAME, --json,\n"
     "--timeout-ms N; see ofanctl --help.";
-
-std::string Dump(const json& j, int indent) {
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
-}
 
 // A mask as the switch accepts it: a non-negative integer, or a string that
 // is one in C notation ("0x3", "7", "0b..." is not).
@@ -95,7 +92,7 @@ Result<json> ReadMasksFile(const std::string& path) {
       return MakeError(ErrorCode::kInvalidArgument,
                        fmt::format("{}: mask {} ({}) is not a port mask (a non-negative integer "
                                    "or a string such as \"0x3\")",
-                                   path, i, Dump(j[i], -1)));
+                                   path, i, JsonText(j[i])));
     }
   }
   return j;
@@ -287,7 +284,7 @@ int Main(int argc, char** argv) {
     return reply.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
   }
   if (cmd == "raw") {
-    std::cout << (as_json ? reply->line : Dump(reply->raw, 2)) << "\n";
+    std::cout << (as_json ? reply->line : JsonText(reply->raw, 2)) << "\n";
     return reply->ok ? kExitOk : kExitSwitchError;
   }
   if (!reply->ok) {
@@ -311,7 +308,7 @@ int Main(int argc, char** argv) {
       if (as_json) result["keys"] = std::move(keys);
     }
     if (as_json) {
-      std::cout << Dump(result, 2) << "\n";
+      std::cout << JsonText(result, 2) << "\n";
       return kExitOk;
     }
     std::string out;
