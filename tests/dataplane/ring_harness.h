@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "dataplane/switch.h"
-#include "tests/dataplane/test_eal.h"
+#include "tests/dataplane/ring_ports.h"
 
 namespace ofan::dp::testing {
 
@@ -56,19 +56,13 @@ class RingSwitch {
     c.egress.ring_slots = c.egress.ring_slots > 256 ? 256 : c.egress.ring_slots;
     c.ports.clear();
     for (uint32_t p : ports) {
-      Rings r;
       const std::string base = fmt::format("t{}p{}", instance, p);
-      r.rx = rte_ring_create((base + "rx").c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-      r.tx = rte_ring_create((base + "tx").c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-      const int id = rte_eth_from_rings(base.c_str(), &r.rx, 1, &r.tx, 1, 0);
-      EXPECT_GE(id, 0) << "rte_eth_from_rings " << base;
-      r.id = static_cast<uint16_t>(id);
-      rings_[p] = r;
-      PortConfig pc;
-      pc.port = p;
-      pc.dev = "ring:" + base;
-      pc.peer_mac = pkt::MacAddr{{0x02, 0xEE, 0, 0, 0, static_cast<uint8_t>(p)}};
-      c.ports.push_back(pc);
+      auto r = CreateRingPort(base, p);
+      EXPECT_TRUE(r.has_value()) << "ring port " << base;
+      if (!r) continue;
+      r->config.peer_mac = pkt::MacAddr{{0x02, 0xEE, 0, 0, 0, static_cast<uint8_t>(p)}};
+      c.ports.push_back(r->config);
+      rings_[p] = *r;
     }
     auto sw = Switch::Create(c, workers);
     EXPECT_TRUE(sw.ok()) << (sw.ok() ? "" : sw.error().message);
@@ -133,12 +127,7 @@ class RingSwitch {
   uint64_t Counter(dp::Counter c) const { return sw_->TotalCounters().Get(c); }
 
  private:
-  struct Rings {
-    rte_ring* rx = nullptr;
-    rte_ring* tx = nullptr;
-    uint16_t id = 0;
-  };
-  std::map<uint32_t, Rings> rings_;
+  std::map<uint32_t, RingPort> rings_;
   std::unique_ptr<Switch> sw_;
 };
 

@@ -3,7 +3,6 @@
 // owns, run by hand (PollWorker / ServiceControl, one thread).
 #pragma once
 
-#include <rte_eth_ring.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -14,14 +13,14 @@
 #include <vector>
 
 #include "dataplane/switch.h"
-#include "tests/dataplane/test_eal.h"
+#include "tests/dataplane/ring_ports.h"
 
 namespace ofan::dp::fuzz {
 
 struct FuzzSwitch {
   std::unique_ptr<Switch> sw;
-  std::vector<rte_ring*> rx, tx;  // per port: what the switch receives, what it sends
-  rte_mempool* pool = nullptr;    // for frames a target injects
+  std::vector<testing::RingPort> ports;  // index = fat-tree port
+  rte_mempool* pool = nullptr;           // for frames a target injects
 };
 
 [[noreturn]] inline void Fail(const char* what) {
@@ -43,16 +42,10 @@ inline FuzzSwitch MakeFuzzSwitch() {
   c.egress.ring_slots = 256;
   c.socket_path = "/tmp/ofan-fuzz.sock";  // never listened on
   for (uint32_t p = 0; p < 4; ++p) {
-    const std::string base = "fz" + std::to_string(p);
-    rte_ring* rx = rte_ring_create((base + "rx").c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    rte_ring* tx = rte_ring_create((base + "tx").c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    if (!rx || !tx || rte_eth_from_rings(base.c_str(), &rx, 1, &tx, 1, 0) < 0) Fail("ring port");
-    f.rx.push_back(rx);
-    f.tx.push_back(tx);
-    PortConfig pc;
-    pc.port = p;
-    pc.dev = "ring:" + base;
-    c.ports.push_back(pc);
+    auto r = testing::CreateRingPort("fz" + std::to_string(p), p);
+    if (!r) Fail("ring port");
+    c.ports.push_back(r->config);
+    f.ports.push_back(*r);
   }
   auto sw = Switch::Create(c, 1);
   if (!sw.ok()) Fail(sw.error().message.c_str());

@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (len) std::memcpy(d, data + at, len);
     at += len;
-    if (rte_ring_enqueue(f.rx[port], m) != 0) {
+    if (rte_ring_enqueue(f.ports[port].rx, m) != 0) {
       rte_pktmbuf_free(m);
       break;
     }
@@ -45,9 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   f.sw->ServiceControl();  // exceptions; replies go out on the next poll
   f.sw->PollWorker(0);
   if (f.sw->TotalCounters().Get(Counter::kRxPackets) - rx0 != given) __builtin_trap();
-  for (rte_ring* tx : f.tx) {
+  for (const auto& p : f.ports) {
     rte_mbuf* m;
-    while (rte_ring_dequeue(tx, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+    while (rte_ring_dequeue(p.tx, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
   }
   return 0;
 }
