@@ -35,6 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (len) std::memcpy(d, data + at, len);
     at += len;
+    m->port = f.ports[port].id;  // the ring PMD leaves it to the sender, as tests do
     if (rte_ring_enqueue(f.ports[port].rx, m) != 0) {
       rte_pktmbuf_free(m);
       break;
