@@ -51,11 +51,11 @@ class alignas(64) SharedOfanTable {
   static constexpr uint32_t kSpan = 256;
 
   SharedOfanTable(const UplinkTable& t, uint64_t seed)
-      : num_keys_(t.num_keys()), ctr_(t.num_keys()), n_(t.num_keys()), stride_(t.w() + kSpan) {
+      : ctr_(t.num_keys()), n_(t.num_keys()), stride_(t.w() + kSpan) {
     std::vector<uint8_t> init(t.num_keys(), 0);
     Rng rng(seed ^ 0x5A4EDull);
     InitOfanPointers(t, rng, init.data());
-    for (uint32_t i = 0; i < num_keys_; ++i) Store(i, init[i]);
+    for (uint32_t i = 0; i < init.size(); ++i) Store(i, init[i]);
     // Each key's list written out cyclically to n + kSpan entries: the c <=
     // kSpan ports for pointer values r .. r+c-1 (no 2^32 wrap between) are
     // then the contiguous run cycle(key) + r mod n, so Ofan-combined hands
@@ -69,22 +69,18 @@ class alignas(64) SharedOfanTable {
     }
   }
   uint32_t FetchAdd(uint32_t key, uint32_t c) {
-    return ctr(key).fetch_add(c, std::memory_order_relaxed);
+    return ctr_[key].fetch_add(c, std::memory_order_relaxed);
   }
-  uint32_t Load(uint32_t key) const { return ctr(key).load(std::memory_order_relaxed); }
+  uint32_t Load(uint32_t key) const { return ctr_[key].load(std::memory_order_relaxed); }
   // Sets a pointer (tests: e.g. just below the 32-bit wrap).
-  void Store(uint32_t key, uint32_t v) { ctr(key).store(v, std::memory_order_relaxed); }
-  size_t num_keys() const { return num_keys_; }
+  void Store(uint32_t key, uint32_t v) { ctr_[key].store(v, std::memory_order_relaxed); }
+  size_t num_keys() const { return ctr_.size(); }
   // The key's number of valid uplinks (0: none), and its list written out
   // cyclically: cycle(key)[i] = list(key).ports[i mod n] for i < n + kSpan.
   uint32_t n(uint32_t key) const { return n_[key]; }
   const uint8_t* cycle(uint32_t key) const { return &cycles_[static_cast<size_t>(key) * stride_]; }
 
  private:
-  std::atomic<uint32_t>& ctr(uint32_t key) { return ctr_[key]; }
-  const std::atomic<uint32_t>& ctr(uint32_t key) const { return ctr_[key]; }
-
-  uint32_t num_keys_;
   // The counters are the only part every lcore writes: whole cache lines of
   // their own, so that no other data, the read-only tables below included,
   // is invalidated by a fetch-add.
