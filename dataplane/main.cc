@@ -262,8 +262,8 @@ int Main(int argc, char** argv) {
       // be dead between runs and the measured rate would be that of the
       // control loop. So look every ~100 us while benchmarking.
       while (!g_stop.load()) {
-        (*server)->Poll(bench_population ? 0
-                                         : 10);  // control latency <= 10 ms; few wakeups when idle
+        // Control latency <= 10 ms, and few wakeups when idle.
+        (*server)->Poll(bench_population ? 0 : 10);
         if (bench_population) std::this_thread::sleep_for(std::chrono::microseconds(100));
         (*sw)->ServiceControl();
       }
