@@ -552,7 +552,10 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
     const uint32_t work = sw->PollWorker(wi);
     if (work) {
       wk.idle_streak = 0;
-      wk.sleep_us = 0;
+      if (wk.sleep_us) {
+        wk.sleep_us = 0;
+        wk.sleep_us_now.store(0, std::memory_order_relaxed);
+      }
       wk.busy_loops.store(wk.busy_loops.load(std::memory_order_relaxed) + 1,
                           std::memory_order_relaxed);
       continue;
@@ -563,6 +566,8 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
     // that twenty idle switches share two cores.
     if (++wk.idle_streak < 256 || sw->cfg_.max_sleep_us == 0) continue;
     wk.sleep_us = wk.sleep_us ? std::min(wk.sleep_us * 2, sw->cfg_.max_sleep_us) : 1;
+    wk.sleep_us_now.store(wk.sleep_us, std::memory_order_relaxed);
+    wk.sleeps.store(wk.sleeps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     rte_delay_us_sleep(wk.sleep_us);
   }
   return {};
@@ -681,7 +686,9 @@ json Switch::StatusJson() const {
                        {"lcore", w->lcore_id},
                        {"ports", w->ports},
                        {"busy_loops", w->busy_loops.load()},
-                       {"idle_loops", w->idle_loops.load()}});
+                       {"idle_loops", w->idle_loops.load()},
+                       {"sleeps", w->sleeps.load()},
+                       {"sleep_us", w->sleep_us_now.load()}});
   }
   return {
       {"name", cfg_.name},

@@ -86,6 +86,8 @@ struct alignas(64) Worker {
   LcoreCounters counters;
   std::atomic<uint64_t> seen_generation{0};
   std::atomic<uint64_t> busy_loops{0}, idle_loops{0};
+  std::atomic<uint64_t> sleeps{0};       // idle backoff sleeps taken
+  std::atomic<uint32_t> sleep_us_now{0};  // the backoff's current sleep (0: spinning)
   uint32_t idle_streak = 0;
   uint32_t sleep_us = 0;
   // Scratch for one vector, here rather than on the stack: PacketKey has
