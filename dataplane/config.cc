@@ -98,25 +98,6 @@ Status CheckKeys(const YAML::Node& n, const std::string& where,
 
 }  // namespace
 
-std::string_view OfanModeName(OfanMode m) {
-  switch (m) {
-    case OfanMode::kPofan:
-      return "pofan";
-    case OfanMode::kAtomic:
-      return "atomic";
-    case OfanMode::kCombined:
-      return "combined";
-  }
-  return "?";
-}
-
-Result<OfanMode> ParseOfanMode(std::string_view s) {
-  if (s == "pofan") return OfanMode::kPofan;
-  if (s == "atomic") return OfanMode::kAtomic;
-  if (s == "combined") return OfanMode::kCombined;
-  return Bad(fmt::format("unknown Ofan mode '{}' (expected pofan|atomic|combined)", s));
-}
-
 Result<pkt::MacAddr> ParseMac(std::string_view s) {
   pkt::MacAddr m;
   if (s.size() != 17) return Bad(fmt::format("'{}' is not a MAC address (aa:bb:cc:dd:ee:ff)", s));
@@ -260,12 +241,12 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
       auto k = lb::ParsePolicy(s);
       if (!k) return Bad("lb.policy: " + k.error().message);
       c.policy.kind = *k;
-      if (*k == lb::PolicyKind::kPofan) c.ofan_mode = OfanMode::kPofan;
     }
     if (l["ofan_mode"]) {
       OFAN_TRY(s, Get<std::string>(l["ofan_mode"], "lb.ofan_mode"));
-      OFAN_TRY(m, ParseOfanMode(s));
-      c.ofan_mode = m;
+      LbChoice ch = c.lb();
+      if (Status st = ApplyOfanMode(s, ch); !st) return Bad("lb.ofan_mode: " + st.error().message);
+      c.set_lb(ch);
     }
     OFAN_CHECK(ReadIf(l, "lb", "seed", c.policy.seed));
     if (l["flowlet_gap_us"]) {

@@ -23,18 +23,10 @@
 #include "common/units.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/policy.h"
+#include "dataplane/lb_choice.h"
 #include "dataplane/packet/headers.h"
 
 namespace ofan::dp {
-
-// How Ofan's per-key pointers are shared among worker lcores (§5.1, App. I).
-enum class OfanMode : uint8_t {
-  kPofan,     // one table per pipe (no sharing): POfan
-  kAtomic,    // one shared table, one fetch-add per packet
-  kCombined,  // one shared table, one fetch-add per key per worker vector (App. I)
-};
-std::string_view OfanModeName(OfanMode m);
-Result<OfanMode> ParseOfanMode(std::string_view s);
 
 struct PortConfig {
   uint32_t port = 0;  // fat-tree port index (0..k-1)
@@ -79,6 +71,11 @@ struct DpConfig {
   // Derived, after Validate().
   lb::FatTree tree() const { return *lb::FatTree::Make(k, levels); }
   lb::SwitchId self() const { return lb::SwitchId(switch_id); }
+  LbChoice lb() const { return {policy.kind, ofan_mode}; }
+  void set_lb(const LbChoice& c) {
+    policy.kind = c.kind;
+    ofan_mode = c.mode;
+  }
   uint32_t pipe_of(uint32_t port) const { return port / pipe_size; }
   uint32_t num_pipes() const { return (static_cast<uint32_t>(k) + pipe_size - 1) / pipe_size; }
   Status Validate() const;

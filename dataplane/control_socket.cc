@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "common/json_text.h"
+#include "dataplane/control_views.h"
 #include "dataplane/switch.h"
 
 namespace ofan::dp {
@@ -88,11 +89,11 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
   const std::string cmd = req["cmd"].get<std::string>();
   try {
     if (cmd == "version") return Ok({{"protocol", kControlProtocolVersion}, {"ofan_dp", "0.1.0"}});
-    if (cmd == "status") return Ok(sw.StatusJson());
-    if (cmd == "counters") return Ok(sw.CountersJson());
-    if (cmd == "ports") return Ok(sw.PortsJson());
-    if (cmd == "queues") return Ok(sw.QueuesJson());
-    if (cmd == "pointers") return Ok(sw.PointersJson());
+    if (cmd == "status") return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
+    if (cmd == "counters") return Ok(CountersJson(sw.TakeSnapshot({.ports = false})));
+    if (cmd == "ports") return Ok(PortsJson(sw.TakeSnapshot()));
+    if (cmd == "queues") return Ok(QueuesJson(sw.TakeSnapshot()));
+    if (cmd == "pointers") return Ok(PointersJson(sw.TakeSnapshot({.ports = false, .keys = true})));
     if (cmd == "reset_queues") {
       sw.ResetQueueStats();
       return Ok(json::object());
@@ -102,15 +103,14 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
         return Fail("set_policy needs 'policy'");
       auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
       if (!kind) return Fail(kind.error().message);
-      OfanMode mode = sw.config().ofan_mode;
+      LbChoice lb{*kind, sw.config().ofan_mode};
       if (req.contains("ofan_mode")) {
         if (!req["ofan_mode"].is_string()) return Fail("'ofan_mode' must be a string");
-        auto m = ParseOfanMode(req["ofan_mode"].get<std::string>());
-        if (!m) return Fail(m.error().message);
-        mode = *m;
+        if (Status s = ApplyOfanMode(req["ofan_mode"].get<std::string>(), lb); !s)
+          return Fail(s.error().message);
       }
-      if (Status s = sw.SetPolicy(*kind, mode); !s) return Fail(s.error().message);
-      return Ok(sw.StatusJson());
+      if (Status s = sw.SetPolicy(lb); !s) return Fail(s.error().message);
+      return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
     }
     if (cmd == "set_port") {
       const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
@@ -121,7 +121,7 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
       if (a != "up" && a != "down") return Fail("'admin' must be up or down");
       if (Status s = sw.SetPortAdmin(static_cast<uint32_t>(*port), a == "up"); !s)
         return Fail(s.error().message);
-      return Ok(sw.PortsJson());
+      return Ok(PortsJson(sw.TakeSnapshot()));
     }
     if (cmd == "load_tables") {
       if (!req.contains("masks") || !req["masks"].is_array())
@@ -133,7 +133,7 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
         masks.push_back(*v);
       }
       if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error().message);
-      return Ok(sw.StatusJson());
+      return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
     }
   } catch (const std::exception& e) {
     return Fail(fmt::format("{}: {}", cmd, e.what()));

@@ -23,6 +23,7 @@
 
 #include "common/main_guard.h"
 #include "common/units.h"
+#include "dataplane/bench_support/bench_traffic.h"
 #include "dataplane/config.h"
 #include "dataplane/control_socket.h"
 #include "dataplane/switch.h"
@@ -95,7 +96,8 @@ int Main(int argc, char** argv) {
   app.add_option("--policy", policy,
                  std::string("LB policy: ") + std::string(lb::PolicyNameList()));
   app.add_option("--ofan-mode", ofan_mode,
-                 "how Ofan shares pointers across lcores: pofan|atomic|combined");
+                 "how Ofan shares pointers across lcores: atomic|combined (pofan: the same as "
+                 "--policy pofan)");
   app.add_option("--pipe-size", pipe_size, "ports per pipe (worker lcore / POfan table)");
   app.add_option("--rate-gbps", rate, "emulated line rate per port (0 = device speed)");
   app.add_option("--buffer", buffer, "per-port buffer, e.g. 1MiB");
@@ -149,12 +151,11 @@ int Main(int argc, char** argv) {
     auto kind = lb::ParsePolicy(policy);
     if (!kind) return usage(kind.error().message);
     c.policy.kind = *kind;
-    if (*kind == lb::PolicyKind::kPofan) c.ofan_mode = OfanMode::kPofan;
   }
   if (!ofan_mode.empty()) {
-    auto m = ParseOfanMode(ofan_mode);
-    if (!m) return usage(m.error().message);
-    c.ofan_mode = *m;
+    LbChoice ch = c.lb();
+    if (Status s = ApplyOfanMode(ofan_mode, ch); !s) return usage(s.error().message);
+    c.set_lb(ch);
   }
   if (pipe_size) c.pipe_size = c.policy.pipe_size = pipe_size;
   if (rate >= 0) c.egress.rate_gbps = rate;
@@ -177,7 +178,7 @@ int Main(int argc, char** argv) {
         "{{\"ok\":true,\"name\":\"{}\",\"k\":{},\"levels\":{},\"switch\":{},\"ports\":{},"
         "\"policy\":\"{}\",\"ofan_mode\":\"{}\"}}\n",
         c.name, c.k, c.levels, c.switch_id, c.ports.size(), lb::PolicyName(c.policy.kind),
-        OfanModeName(c.ofan_mode));
+        ReportedOfanMode(c.lb()));
     return kExitOk;
   }
 
@@ -241,11 +242,15 @@ int Main(int argc, char** argv) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     signal(SIGPIPE, SIG_IGN);
+    std::unique_ptr<BenchTraffic> bench;
     if (bench_population) {
-      if (Status s = (*sw)->StartBenchTraffic(bench_population, bench_frame); !s) {
-        std::cerr << "ofan-dp: " << s.error().message << "\n";
+      auto b = BenchTraffic::Start(**sw, bench_population, bench_frame);
+      if (!b) {
+        std::cerr << "ofan-dp: " << b.error().message << "\n";
         rc = kExitFailed;
         g_stop.store(true);
+      } else {
+        bench = std::move(*b);
       }
     }
     if (Status s = (*sw)->Launch(); !s) {
@@ -255,7 +260,7 @@ int Main(int argc, char** argv) {
       std::cerr << fmt::format(
           "ofan-dp {}: {} switch {} ({}), {} port(s), {} worker(s), policy {} ({}), socket {}\n",
           c.name, c.tree().Describe(), c.switch_id, lb::RoleName(c.tree().role(c.self())),
-          c.ports.size(), nw, lb::PolicyName(c.policy.kind), OfanModeName(c.ofan_mode),
+          c.ports.size(), nw, lb::PolicyName(c.policy.kind), ReportedOfanMode(c.lb()),
           c.socket_path);
       // --bench-inject: ServiceControl replaces the frames that expired (TTL)
       // since its last run; at one run per 10 ms, most of the population would
@@ -270,6 +275,7 @@ int Main(int argc, char** argv) {
       std::cerr << fmt::format("ofan-dp {}: stopping\n", c.name);
     }
     (*sw)->Stop();
+    bench.reset();
     server->reset();
     sw->reset();
   }

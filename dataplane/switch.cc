@@ -8,28 +8,20 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <rte_prefetch.h>
-#include <rte_ring.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
-#include "dataplane/packet/builder.h"
-#include "dataplane/packet/headers.h"
-#include "dataplane/stages/rewrite.h"
+#include "common/rng.h"
+#include "dataplane/stages/tx.h"
 
 namespace ofan::dp {
 namespace {
 
-using nlohmann::json;
-
 constexpr uint16_t kRxDesc = 512;
 constexpr uint16_t kTxDesc = 512;
-// 3840 B: the largest data room the AF_XDP PMD accepts on veth (larger fails
-// to create the UMEM); frames up to ~3450 B, so RoCE MTU 2048 fits.
-constexpr uint32_t kMbufDataRoom = 3840;
 
 Error DpdkError(const std::string& what, int rc) {
   return MakeError(ErrorCode::kIo, fmt::format("{}: {}", what, rte_strerror(rc < 0 ? -rc : rc)));
@@ -37,8 +29,14 @@ Error DpdkError(const std::string& what, int rc) {
 
 }  // namespace
 
+void Switch::PoolFree::operator()(rte_mempool* p) const { rte_mempool_free(p); }
+
 Switch::Switch(const DpConfig& c)
-    : cfg_(c), tree_(c.tree()), router_(tree_, c.self()), neighbor_(static_cast<size_t>(c.k)) {
+    : cfg_(c),
+      tree_(c.tree()),
+      router_(tree_, c.self()),
+      neighbors_(static_cast<uint32_t>(c.k)),
+      pfc_gen_(static_cast<uint32_t>(c.k), c.pfc.xoff_bytes, c.pfc.xon_bytes) {
   for (int roce = 0; roce < 2; ++roce) {
     for (lb::SizeClass cls : {lb::SizeClass::kData, lb::SizeClass::kAck}) {
       const bool prio = (c.egress.priority_ack && cls == lb::SizeClass::kAck) ||
@@ -51,33 +49,19 @@ Switch::Switch(const DpConfig& c)
 
 Switch::~Switch() {
   Stop();
-  for (size_t p = 0; p < egress_.size(); ++p) {
-    EgressPort& e = egress_[p];
-    for (rte_ring* r : e.ring) {
-      if (!r) continue;
-      rte_mbuf* m;
-      while (rte_ring_dequeue(r, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
-      rte_ring_free(r);
-    }
-    for (uint32_t i = 0; i < e.staged_n; ++i) rte_pktmbuf_free(e.staged[i]);
-    if (e.present) {
-      rte_eth_dev_stop(e.dpdk_port);
-    }
-  }
-  if (exception_ring_) {
-    rte_mbuf* m;
-    while (rte_ring_dequeue(exception_ring_, reinterpret_cast<void**>(&m)) == 0)
-      rte_pktmbuf_free(m);
-    rte_ring_free(exception_ring_);
+  services_.clear();
+  for (uint32_t p = 0; p < rx_.size(); ++p) {
+    queues_[p].Flush();
+    if (rx_[p].present) rte_eth_dev_stop(rx_[p].dpdk_port);
   }
   delete state_.load();
   retired_.clear();
-  // Ports are closed by the owner of the EAL (main / test) after all
-  // switches are gone; the mempool goes last.
-  for (size_t p = 0; p < egress_.size(); ++p) {
-    if (egress_[p].present) rte_eth_dev_close(egress_[p].dpdk_port);
+  // Ports are closed once the queues' frames are back in the pool.
+  for (uint32_t p = 0; p < rx_.size(); ++p) {
+    if (rx_[p].present) rte_eth_dev_close(rx_[p].dpdk_port);
   }
-  if (pool_) rte_mempool_free(pool_);
+  // The exception ring's frames go back to the pool with exception_; the pool
+  // itself is the last member to go.
 }
 
 Result<std::unique_ptr<Switch>> Switch::Create(const DpConfig& c, uint32_t workers) {
@@ -86,41 +70,56 @@ Result<std::unique_ptr<Switch>> Switch::Create(const DpConfig& c, uint32_t worke
   sw->w_ = static_cast<uint32_t>(sw->tree_.num_uplinks(c.self()));
   sw->tsc_hz_ = rte_get_tsc_hz();
   sw->start_tsc_ = rte_rdtsc();
-  if (c.egress.rate_gbps > 0)
-    sw->bytes_per_tsc_ = c.egress.rate_gbps * 1e9 / 8.0 / static_cast<double>(sw->tsc_hz_);
-  // A PFC quantum is 512 bit times at the port's rate (10 Gb/s if unshaped).
-  const double rate_bps = c.egress.rate_gbps > 0 ? c.egress.rate_gbps * 1e9 : 10e9;
-  sw->pfc_tsc_per_quantum_ = 512.0 / rate_bps * static_cast<double>(sw->tsc_hz_);
   if (Status s = sw->SetupPorts(); !s) return s.error();
+  if (Status s = sw->SetupException(); !s) return s.error();
   if (Status s = sw->SetupWorkers(workers); !s) return s.error();
   std::vector<lb::PortMask> base;
   if (sw->w_ > 0) base = sw->tree_.valid_uplink_table(c.self(), lb::LinkSet(sw->tree_.num_links()));
-  auto st = sw->BuildState(c.policy.kind, c.ofan_mode, std::move(base));
+  auto st = sw->BuildState(c.lb(), std::move(base));
   if (!st) return st.error();
   sw->Publish(std::move(*st));
   return sw;
 }
 
 Result<uint16_t> Switch::DpdkPort(uint32_t port) const {
-  if (port >= egress_.size() || !egress_[port].present) {
+  if (!port_present(port)) {
     return MakeError(ErrorCode::kNotFound, fmt::format("port {} is not configured", port));
   }
-  return egress_[port].dpdk_port;
+  return rx_[port].dpdk_port;
 }
 
 Status Switch::SetupPorts() {
   const size_t k = static_cast<size_t>(cfg_.k);
-  egress_ = std::vector<EgressPort>(k);
+  rx_ = std::vector<PortRx>(k);
+  queues_ = std::vector<PortQueue>(k);
+  dpdk_port_.assign(k, 0);
   port_mac_.assign(k, pkt::MacAddr{});
   port_of_dpdk_.assign(RTE_MAX_ETHPORTS, -1);
+  if (cfg_.pfc.enabled) {
+    tally_ = std::make_unique<IngressTally>(port_of_dpdk_.data(),
+                                            static_cast<uint32_t>(port_of_dpdk_.size()),
+                                            static_cast<uint32_t>(k));
+  }
+  PortQueueConfig qc;
+  qc.limit_bytes = cfg_.egress.buffer_bytes;
+  qc.ecn_bytes = cfg_.egress.ecn_bytes;
+  qc.tsc_hz = tsc_hz_;
+  qc.burst = cfg_.burst;
+  qc.ring_slots = cfg_.egress.ring_slots;
+  if (cfg_.egress.rate_gbps > 0)
+    qc.bytes_per_tsc = cfg_.egress.rate_gbps * 1e9 / 8.0 / static_cast<double>(tsc_hz_);
+  // A PFC quantum is 512 bit times at the port's rate (10 Gb/s if unshaped).
+  const double rate_bps = cfg_.egress.rate_gbps > 0 ? cfg_.egress.rate_gbps * 1e9 : 10e9;
+  qc.pfc_tsc_per_quantum = 512.0 / rate_bps * static_cast<double>(tsc_hz_);
+
   const uint32_t slots = cfg_.egress.ring_slots;
   const uint32_t nports = static_cast<uint32_t>(cfg_.ports.size());
   const uint32_t nmbufs =
       std::max<uint32_t>(4095, nports * (kRxDesc + kTxDesc + 2 * slots + 2 * kMaxBurst) + 2048);
   const std::string pool_name =
       fmt::format("ofan_{}", cfg_.name).substr(0, RTE_MEMPOOL_NAMESIZE - 1);
-  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), nmbufs, 256, 0, kMbufDataRoom,
-                                  static_cast<int>(rte_socket_id()));
+  pool_.reset(rte_pktmbuf_pool_create(pool_name.c_str(), nmbufs, 256, 0, kMbufDataRoom,
+                                      static_cast<int>(rte_socket_id())));
   if (!pool_) {
     return MakeError(
         ErrorCode::kIo,
@@ -129,10 +128,6 @@ Status Switch::SetupPorts() {
                     nmbufs, static_cast<uint64_t>(nmbufs) * (kMbufDataRoom + 192) >> 20,
                     rte_strerror(rte_errno)));
   }
-  const std::string xname = fmt::format("ofx_{}", cfg_.name).substr(0, RTE_RING_NAMESIZE - 1);
-  exception_ring_ =
-      rte_ring_create(xname.c_str(), 1024, static_cast<int>(rte_socket_id()), RING_F_SC_DEQ);
-  if (!exception_ring_) return DpdkError("exception ring", rte_errno);
   for (const PortConfig& pc : cfg_.ports) {
     // "ring:NAME": a port a test made with rte_eth_from_rings(NAME), which
     // names it net_ring_NAME. Otherwise the vdev's name (before its args).
@@ -144,12 +139,9 @@ Status Switch::SetupPorts() {
                        fmt::format("port {}: no DPDK device '{}' (pass it to EAL as --vdev '{}')",
                                    pc.port, name, pc.dev));
     }
-    EgressPort& e = egress_[pc.port];
-    e.present = true;
-    e.dpdk_port = id;
-    e.limit_bytes = cfg_.egress.buffer_bytes;
-    e.ecn_bytes = cfg_.egress.ecn_bytes;
-    e.admin_up.store(pc.admin_up);
+    rx_[pc.port].present = true;
+    rx_[pc.port].dpdk_port = id;
+    dpdk_port_[pc.port] = id;
     port_of_dpdk_[id] = static_cast<int32_t>(pc.port);
     rte_eth_dev_info info;
     if (int rc = rte_eth_dev_info_get(id, &info); rc != 0)
@@ -172,7 +164,8 @@ Status Switch::SetupPorts() {
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
     const int socket = rte_eth_dev_socket_id(id) < 0 ? static_cast<int>(rte_socket_id())
                                                      : rte_eth_dev_socket_id(id);
-    if (int rc = rte_eth_rx_queue_setup(id, 0, rxd, static_cast<unsigned>(socket), nullptr, pool_);
+    if (int rc =
+            rte_eth_rx_queue_setup(id, 0, rxd, static_cast<unsigned>(socket), nullptr, pool_.get());
         rc != 0) {
       return DpdkError(fmt::format("port {} rx queue", pc.port), rc);
     }
@@ -187,22 +180,31 @@ Status Switch::SetupPorts() {
     }
     rte_eth_macaddr_get(id, &mac);
     std::memcpy(port_mac_[pc.port].b.data(), mac.addr_bytes, 6);
-    if (pc.peer_mac) {
-      neighbor_[pc.port].store(PackMac(*pc.peer_mac) | kNeighborKnown);
-      neighbor_gen_.fetch_add(1, std::memory_order_release);
-    }
+    if (pc.peer_mac) neighbors_.Set(pc.port, *pc.peer_mac);
     rte_eth_promiscuous_enable(id);  // a switch port takes every frame
     if (int rc = rte_eth_dev_start(id); rc != 0)
       return DpdkError(fmt::format("port {} start", pc.port), rc);
-    for (int q = 0; q < 2; ++q) {
-      const std::string rn =
-          fmt::format("oq{}_{}_{}", q, pc.port, cfg_.name).substr(0, RTE_RING_NAMESIZE - 1);
-      e.ring[q] = rte_ring_create(rn.c_str(), slots, socket, RING_F_SC_DEQ);
-      if (!e.ring[q]) return DpdkError(fmt::format("port {} egress ring", pc.port), rte_errno);
+    PortQueue& q = queues_[pc.port];
+    if (Status s = q.Init(fmt::format("{}_{}", pc.port, cfg_.name), socket, qc, DeviceTx(id),
+                          tally_.get(), rte_rdtsc());
+        !s) {
+      return MakeError(ErrorCode::kIo, fmt::format("port {}: {}", pc.port, s.error().message));
     }
-    e.stat_last_tsc = e.stat_start_tsc = e.tb_last_tsc = rte_rdtsc();
+    q.set_admin(pc.admin_up);
   }
   return {};
+}
+
+Status Switch::SetupException() {
+  ExceptionPath::Setup s;
+  s.name = cfg_.name;
+  s.socket = static_cast<int>(rte_socket_id());
+  s.gateway_ip = router_.gateway_ip();
+  s.port_mac = port_mac_;
+  s.port_of_dpdk = &port_of_dpdk_;
+  s.neighbors = &neighbors_;
+  s.sender = ControlSender(pool_.get(), &queues_);
+  return exception_.Init(std::move(s));
 }
 
 Status Switch::SetupWorkers(uint32_t n) {
@@ -210,7 +212,7 @@ Status Switch::SetupWorkers(uint32_t n) {
   for (uint32_t i = 0; i < planned; ++i) {
     auto w = std::make_unique<Worker>();
     w->index = i;
-    w->slots.assign(2 * static_cast<size_t>(cfg_.k) * kMaxVector, nullptr);
+    w->slots.assign(kQueuesPerPort * static_cast<size_t>(cfg_.k) * kMaxVector, nullptr);
     workers_.push_back(std::move(w));
   }
   // Pipes go round-robin to workers; a worker owns RX and TX of its ports.
@@ -228,53 +230,29 @@ Status Switch::SetupWorkers(uint32_t n) {
   return {};
 }
 
-Result<std::unique_ptr<FwdState>> Switch::BuildState(lb::PolicyKind kind, OfanMode mode,
+Result<std::unique_ptr<FwdState>> Switch::BuildState(const LbChoice& lb,
                                                      std::vector<lb::PortMask> base) const {
   auto st = std::make_unique<FwdState>();
-  st->kind = kind;
-  st->mode = kind == lb::PolicyKind::kPofan ? OfanMode::kPofan : mode;
+  st->lb = lb;
   st->base_masks = std::move(base);
   std::vector<lb::PortMask> masks = st->base_masks;
   lb::PortMask admin = 0;
   for (uint32_t u = 0; u < w_; ++u) {
-    const EgressPort& e = egress_[w_ + u];
-    if (e.up()) admin |= lb::PortMask{1} << u;
+    if (queues_[w_ + u].up()) admin |= lb::PortMask{1} << u;
   }
   for (auto& m : masks) m &= admin;
   st->table = std::make_unique<lb::UplinkTable>(w_, std::move(masks));
-  lb::PolicyConfig pc = cfg_.policy;
-  pc.kind = kind;
-  pc.pipe_size = cfg_.pipe_size;
-  const bool shared = kind == lb::PolicyKind::kOfan && st->mode != OfanMode::kPofan;
-  if (kind == lb::PolicyKind::kOfan && st->mode == OfanMode::kPofan)
-    pc.kind = lb::PolicyKind::kPofan;
-  if (shared)
-    st->shared = std::make_unique<lb::SharedOfanTable>(*st->table, pc.seed ^ cfg_.switch_id);
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    LcoreLb l;
-    if (shared && st->mode == OfanMode::kAtomic) {
-      l.atomic = std::make_unique<lb::OfanAtomic>(st->shared.get());
-    } else if (shared) {
-      l.combined = std::make_unique<lb::OfanCombined>(st->shared.get());
-    } else {
-      // Every worker gets the same seed per switch: a pipe belongs to one
-      // worker, so its POfan row is only ever used by that worker.
-      lb::SwitchLbSetup setup{st->table.get(), static_cast<uint32_t>(cfg_.k),
-                              static_cast<uint32_t>(SplitMix64(cfg_.switch_id * 7919ull + i))};
-      l.any = std::make_unique<lb::AnyPolicy>(pc, setup);
-    }
-    st->lcore.push_back(std::move(l));
-  }
-  // The lane: the policy inside the vector pass (stages/balance.h).
-  if (shared) {
-    st->lane = st->mode == OfanMode::kAtomic ? LaneKind::kAtomic : LaneKind::kCombined;
-  } else if (pc.kind == lb::PolicyKind::kEcmp) {
-    st->lane = LaneKind::kEcmp;
-  } else if (pc.kind == lb::PolicyKind::kPofan) {
-    st->lane = LaneKind::kPofan;
-  } else {
-    st->lane = LaneKind::kAny;
-  }
+  LaneBuild b;
+  b.table = st->table.get();
+  b.policy = cfg_.policy;
+  b.policy.kind = lb.kind;
+  b.policy.pipe_size = cfg_.pipe_size;
+  b.num_ports = static_cast<uint32_t>(cfg_.k);
+  b.switch_id = cfg_.switch_id;
+  b.workers = static_cast<uint32_t>(workers_.size());
+  // The lane that serves this choice builds its LB objects (balance.h).
+  st->lanes = WithLane(
+      Lanes{}, lb, [&]<class L>() -> std::unique_ptr<LaneState> { return L::Build(b); }, &st->lane);
   st->run = VectorFnFor(router_.role(), st->lane);
   return st;
 }
@@ -302,248 +280,52 @@ void Switch::Publish(std::unique_ptr<FwdState> next) {
   if (all) retired_.clear();  // otherwise kept until the next publish or exit
 }
 
-void Switch::HandlePfc(Worker& wk, uint32_t in_port, const uint8_t* frame, uint32_t len,
-                       uint64_t now) {
-  wk.counters.Add(Counter::kPfcRx);
-  uint32_t off = sizeof(pkt::EtherHdr);
-  if (pkt::Load<pkt::EtherHdr>(frame).type.host() == pkt::ethertype::kVlan)
-    off += sizeof(pkt::VlanTag);
-  if (len < off + sizeof(pkt::PfcFrame)) return;
-  const pkt::PfcFrame f = pkt::Load<pkt::PfcFrame>(frame + off);
-  uint32_t quanta = 0;
-  if (f.opcode.host() == pkt::kPauseOpcode) {
-    quanta = f.class_enable.host();  // 802.3x: the first field is the pause time
-  } else {
-    const uint16_t ce = f.class_enable.host();
-    if (!(ce & (1u << cfg_.pfc.priority))) return;
-    quanta = f.quanta[cfg_.pfc.priority].host();
-  }
-  // Received on in_port: pause our transmission on that same port.
-  EgressPort& e = egress_[in_port];
-  e.paused_until_tsc = quanta == 0 ? 0 : now + static_cast<uint64_t>(quanta * pfc_tsc_per_quantum_);
-}
-
-void Switch::ReleaseIngress(rte_mbuf* m) {
-  const int32_t in = m->port < port_of_dpdk_.size() ? port_of_dpdk_[m->port] : -1;
-  if (in >= 0) {
-    egress_[static_cast<size_t>(in)].ingress_bytes.fetch_sub(rte_pktmbuf_pkt_len(m),
-                                                             std::memory_order_relaxed);
-  }
-}
-
-bool Switch::SendControlFrame(uint32_t port, const uint8_t* frame, uint32_t len) {
-  if (port >= egress_.size() || !egress_[port].present) return false;
-  rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+bool Switch::InjectFrame(uint32_t port, std::span<const uint8_t> frame) {
+  if (!port_present(port)) return false;
+  rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
   if (!m) return false;
-  uint8_t* d = reinterpret_cast<uint8_t*>(
-      rte_pktmbuf_append(m, static_cast<uint16_t>(std::max<uint32_t>(len, 60))));
+  auto* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(frame.size())));
   if (!d) {
     rte_pktmbuf_free(m);
     return false;
   }
-  std::memset(d, 0, std::max<uint32_t>(len, 60));
-  std::memcpy(d, frame, len);
-  m->port = RTE_MBUF_PORT_INVALID;  // not from any ingress: no PFC accounting
-  EgressPort& e = egress_[port];
-  e.bytes.fetch_add(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
-  if (rte_ring_mp_enqueue(e.ring[kPrioQueue], m) != 0) {
-    e.bytes.fetch_sub(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
+  std::memcpy(d, frame.data(), frame.size());
+  m->port = RTE_MBUF_PORT_INVALID;  // from no ingress port: no PFC accounting
+  if (!queues_[port].EnqueueOne(kNormalQueue, m)) {
     rte_pktmbuf_free(m);
     return false;
   }
   return true;
 }
 
-void Switch::SendPfc(uint32_t port, bool pause) {
-  uint8_t f[sizeof(pkt::EtherHdr) + sizeof(pkt::PfcFrame)] = {};
-  pkt::EtherHdr eth{pkt::kPfcDstMac, port_mac_[port],
-                    pkt::Be16::FromHost(pkt::ethertype::kMacControl)};
-  pkt::PfcFrame pfc{};
-  pfc.opcode = pkt::Be16::FromHost(pkt::kPfcOpcode);
-  pfc.class_enable = pkt::Be16::FromHost(static_cast<uint16_t>(1u << cfg_.pfc.priority));
-  pfc.quanta[cfg_.pfc.priority] = pkt::Be16::FromHost(pause ? cfg_.pfc.quanta : 0);
-  std::memcpy(f, &eth, sizeof(eth));
-  std::memcpy(f + sizeof(eth), &pfc, sizeof(pfc));
-  if (SendControlFrame(port, f, sizeof(f))) control_counters_.Add(Counter::kPfcTx);
-}
-
-void Switch::HandleException(rte_mbuf* m) {
-  const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
-  const uint32_t len = rte_pktmbuf_data_len(m);
-  const int32_t port = m->port < port_of_dpdk_.size() ? port_of_dpdk_[m->port] : -1;
-  if (port < 0 || len < sizeof(pkt::EtherHdr)) return;
-  const uint32_t p = static_cast<uint32_t>(port);
-  const pkt::EtherHdr eth = pkt::Load<pkt::EtherHdr>(d);
-  if (eth.type.host() == pkt::ethertype::kArp &&
-      len >= sizeof(pkt::EtherHdr) + sizeof(pkt::ArpHdr)) {
-    const pkt::ArpHdr a = pkt::Load<pkt::ArpHdr>(d + sizeof(pkt::EtherHdr));
-    // Learn the neighbour on this port from any ARP it sends.
-    if (!a.sha.is_multicast() && !a.sha.is_zero()) {
-      const uint64_t nb = PackMac(a.sha) | kNeighborKnown;
-      if (neighbor_[p].exchange(nb) != nb) neighbor_gen_.fetch_add(1, std::memory_order_release);
-    }
-    // Answer requests for our own address on host ports (the hosts' gateway).
-    const uint32_t gw = router_.gateway_ip();
-    if (a.oper.host() == 1 && gw != 0 && a.tpa.host() == gw) {
-      uint8_t reply[sizeof(pkt::EtherHdr) + sizeof(pkt::ArpHdr)];
-      pkt::EtherHdr re{a.sha, port_mac_[p], pkt::Be16::FromHost(pkt::ethertype::kArp)};
-      pkt::ArpHdr ra = a;
-      ra.oper = pkt::Be16::FromHost(2);
-      ra.sha = port_mac_[p];
-      ra.spa = pkt::Be32::FromHost(gw);
-      ra.tha = a.sha;
-      ra.tpa = a.spa;
-      std::memcpy(reply, &re, sizeof(re));
-      std::memcpy(reply + sizeof(re), &ra, sizeof(ra));
-      SendControlFrame(p, reply, sizeof(reply));
-    }
-    return;
+void Switch::GeneratePfc() {
+  // Off the fast path, at the control thread's polling rate (egress/pfc.h).
+  for (uint32_t p = 0; p < rx_.size(); ++p) {
+    if (!rx_[p].present) continue;
+    const PfcGenerator::Action a = pfc_gen_.Step(p, tally_->Bytes(p));
+    if (a == PfcGenerator::Action::kNone) continue;
+    const auto f = BuildPfcFrame(port_mac_[p], cfg_.pfc.priority,
+                                 a == PfcGenerator::Action::kXoff ? cfg_.pfc.quanta : 0);
+    if (ControlSender(pool_.get(), &queues_).Send(p, f, control_counters_))
+      control_counters_.Add(Counter::kPfcTx);
   }
-  if (eth.type.host() == pkt::ethertype::kIpv4) {
-    // ICMP echo to the switch's own address: answer, so hosts can ping their gateway.
-    const ParsedPacket pp = ParseFrame(d, len);
-    if (pp.verdict != Verdict::kForward || pp.dst_ip != router_.gateway_ip()) return;
-    const uint32_t ihl = (d[pp.l3_offset] & 0xF) * 4u;
-    const uint32_t icmp = pp.l3_offset + ihl;
-    if (d[pp.l3_offset + 9] != pkt::ipproto::kIcmp || len < icmp + 8 || d[icmp] != 8) return;
-    std::vector<uint8_t> r(d, d + len);
-    std::memcpy(&r[0], eth.src.b.data(), 6);
-    std::memcpy(&r[6], port_mac_[p].b.data(), 6);
-    uint8_t* ip = &r[pp.l3_offset];
-    std::swap_ranges(ip + 12, ip + 16, ip + 16);
-    ip[8] = 64;
-    ip[10] = ip[11] = 0;
-    const uint16_t c = pkt::Ipv4Checksum(ip, ihl);
-    ip[10] = static_cast<uint8_t>(c >> 8);
-    ip[11] = static_cast<uint8_t>(c);
-    const uint32_t icmp_len = pp.l3_offset + static_cast<uint32_t>(ip[2] << 8 | ip[3]) - icmp;
-    r[icmp] = 0;  // echo reply
-    r[icmp + 2] = r[icmp + 3] = 0;
-    const uint16_t ic = pkt::Ipv4Checksum(&r[icmp], std::min<uint32_t>(icmp_len, len - icmp));
-    r[icmp + 2] = static_cast<uint8_t>(ic >> 8);
-    r[icmp + 3] = static_cast<uint8_t>(ic);
-    SendControlFrame(p, r.data(), static_cast<uint32_t>(r.size()));
-  }
-  // LLDP is counted (exception counter) and left to ofan-agent (issue 5).
 }
 
 void Switch::ServiceControl() {
-  rte_mbuf* ms[kMaxBurst];
-  unsigned n;
-  while ((n = rte_ring_sc_dequeue_burst(exception_ring_, reinterpret_cast<void**>(ms), kMaxBurst,
-                                        nullptr)) > 0) {
-    for (unsigned i = 0; i < n; ++i) {
-      HandleException(ms[i]);
-      rte_pktmbuf_free(ms[i]);
-    }
+  exception_.Service(control_counters_);
+  for (auto& f : services_) {
+    if (f) f();
   }
-  if (bench_frame_) {
-    // Replace what the switch dropped since the last look.
-    const uint64_t drops = TotalCounters().Drops();
-    if (drops > bench_drops_seen_) {
-      bench_drops_seen_ += InjectBench(
-          static_cast<uint32_t>(std::min<uint64_t>(drops - bench_drops_seen_, 1u << 16)));
-    }
-  }
-  if (cfg_.pfc.enabled) {
-    // PFC generation from the bytes queued behind each ingress port is done
-    // here, off the fast path, at the control thread's polling rate.
-    for (uint32_t p = 0; p < egress_.size(); ++p) {
-      EgressPort& e = egress_[p];
-      if (!e.present) continue;
-      const uint64_t b = e.ingress_bytes.load(std::memory_order_relaxed);
-      if (b > cfg_.pfc.xoff_bytes && !e.pfc_sent_xoff.exchange(true)) SendPfc(p, true);
-      if (b < cfg_.pfc.xon_bytes && e.pfc_sent_xoff.exchange(false)) SendPfc(p, false);
-    }
-  }
+  if (cfg_.pfc.enabled) GeneratePfc();
 }
 
-Status Switch::StartBenchTraffic(uint32_t population, uint32_t frame_bytes) {
-  if (frame_bytes < 64 || frame_bytes > kMbufDataRoom - RTE_PKTMBUF_HEADROOM) {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
-        fmt::format("bench frame size must be in [64, {}]", kMbufDataRoom - RTE_PKTMBUF_HEADROOM));
-  }
-  bench_frame_ = frame_bytes;
-  BuildBenchFrames();
-  bench_drops_seen_ = TotalCounters().Drops();
-  const uint32_t got = InjectBench(population);
-  if (got < population) {
-    return MakeError(
-        ErrorCode::kIo,
-        fmt::format("bench: only {} of {} frames injected (pool or rings full)", got, population));
-  }
-  return {};
+size_t Switch::AddControlService(std::function<void()> f) {
+  services_.push_back(std::move(f));
+  return services_.size() - 1;
 }
 
-void Switch::BuildBenchFrames() {
-  // Frames to destinations above this switch, spread over many keys and
-  // flows, TTL 255: on loopback ports they circulate until the TTL expires.
-  // Built once: the control thread replaces expired frames at the
-  // forwarding rate / 254 (over 100 k/s), and building each (the ICRC
-  // especially) would take a good part of a core that, with two workers,
-  // one of them shares.
-  bench_frames_.clear();
-  bench_down_.clear();
-  for (uint32_t p = 0; p < egress_.size(); ++p) {
-    if (egress_[p].present && (p < w_ || w_ == 0)) bench_down_.push_back(p);
-  }
-  if (bench_down_.empty()) {
-    for (uint32_t p = 0; p < egress_.size(); ++p) {
-      if (egress_[p].present) bench_down_.push_back(p);
-    }
-  }
-  const uint32_t hosts = static_cast<uint32_t>(tree_.num_hosts());
-  // 16 K flows, as ECMP sees them, in at most 4 MiB of templates.
-  const uint32_t frames = std::clamp<uint32_t>((4u << 20) / bench_frame_, 1024, kBenchFlows);
-  for (uint64_t seq = 0; seq < frames; ++seq) {
-    // A destination that is not below this switch (a core has none: any will do).
-    uint32_t h = static_cast<uint32_t>(SplitMix64(seq) % hosts);
-    for (uint32_t t = 0;
-         t < hosts && router_.Route(tree_.host_addr(lb::HostId(h))).kind == RouteKind::kDown &&
-         router_.role() != lb::Role::kCore;
-         ++t) {
-      h = (h + 1) % hosts;
-    }
-    const uint32_t dst = tree_.host_addr(lb::HostId(h));
-    const uint32_t payload = bench_frame_ > 62 ? bench_frame_ - 62 : 0;
-    bench_frames_.push_back(
-        pkt::PacketBuilder()
-            .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
-            .Ipv4((10u << 24) | 0xFE02u, dst, 255, pkt::ecn::kEct0)
-            .Udp(static_cast<uint16_t>(0xC000 | (seq & 0x3FFF)), pkt::kRoceV2Port)
-            .Bth(0x0A, static_cast<uint32_t>(seq & 0xFFFF), static_cast<uint32_t>(seq))
-            .Payload(payload)
-            .PadTo(bench_frame_)
-            .Build());
-  }
-}
-
-uint32_t Switch::InjectBench(uint32_t n) {
-  if (bench_frames_.empty() || bench_down_.empty()) return 0;
-  uint32_t done = 0;
-  for (uint32_t i = 0; i < n; ++i, ++bench_seq_) {
-    const std::vector<uint8_t>& f = bench_frames_[bench_seq_ % bench_frames_.size()];
-    const uint32_t port = bench_down_[bench_seq_ % bench_down_.size()];
-    rte_mbuf* m = rte_pktmbuf_alloc(pool_);
-    if (!m) break;
-    uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())));
-    if (!d) {
-      rte_pktmbuf_free(m);
-      break;
-    }
-    std::memcpy(d, f.data(), f.size());
-    m->port = RTE_MBUF_PORT_INVALID;
-    EgressPort& e = egress_[port];
-    e.bytes.fetch_add(f.size(), std::memory_order_relaxed);
-    if (rte_ring_mp_enqueue(e.ring[kNormalQueue], m) != 0) {
-      e.bytes.fetch_sub(f.size(), std::memory_order_relaxed);
-      rte_pktmbuf_free(m);
-      break;
-    }
-    ++done;
-  }
-  return done;
+void Switch::RemoveControlService(size_t id) {
+  if (id < services_.size()) services_[id] = nullptr;
 }
 
 Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
@@ -623,21 +405,21 @@ Counters Switch::TotalCounters() const {
   return c;
 }
 
-Status Switch::SetPolicy(lb::PolicyKind kind, OfanMode mode) {
+Status Switch::SetPolicy(const LbChoice& lb) {
   const FwdState* cur = state_.load();
-  auto st = BuildState(kind, mode, cur->base_masks);
+  auto st = BuildState(lb, cur->base_masks);
   if (!st) return st.error();
   Publish(std::move(*st));
   return {};
 }
 
 Status Switch::SetPortAdmin(uint32_t port, bool up) {
-  if (port >= egress_.size() || !egress_[port].present) {
+  if (!port_present(port)) {
     return MakeError(ErrorCode::kNotFound, fmt::format("port {} is not configured", port));
   }
-  egress_[port].admin_up.store(up);
+  queues_[port].set_admin(up);
   const FwdState* cur = state_.load();
-  auto st = BuildState(cur->kind, cur->mode, cur->base_masks);  // recompute the uplink lists
+  auto st = BuildState(cur->lb, cur->base_masks);  // recompute the uplink lists
   if (!st) return st.error();
   Publish(std::move(*st));
   return {};
@@ -660,7 +442,7 @@ Status Switch::LoadMasks(const std::vector<lb::PortMask>& masks) {
     }
   }
   const FwdState* cur = state_.load();
-  auto st = BuildState(cur->kind, cur->mode, masks);
+  auto st = BuildState(cur->lb, masks);
   if (!st) return st.error();
   Publish(std::move(*st));
   return {};
@@ -668,143 +450,78 @@ Status Switch::LoadMasks(const std::vector<lb::PortMask>& masks) {
 
 void Switch::ResetQueueStats() {
   const uint64_t now = rte_rdtsc();
-  for (EgressPort& e : egress_) {
-    e.area_bytes.store(0);
-    e.area_pkts.store(0);
-    e.max_bytes.store(0);
-    e.max_pkts.store(0);
-    e.stat_start_tsc = now;
-  }
+  for (PortQueue& q : queues_) q.ResetStats(now);
 }
 
-json Switch::StatusJson() const {
+Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
   const FwdState* st = state_.load();
-  const lb::SwitchInfo in = tree_.info(cfg_.self());
-  json workers = json::array();
+  Snapshot s;
+  s.name = cfg_.name;
+  s.k = cfg_.k;
+  s.levels = cfg_.levels;
+  s.switch_id = cfg_.switch_id;
+  s.info = tree_.info(cfg_.self());
+  s.lb = st->lb;
+  s.pipe_size = cfg_.pipe_size;
+  s.generation = st->generation;
+  s.uplinks = w_;
+  s.running = running_.load();
+  s.uptime_s = static_cast<double>(rte_rdtsc() - start_tsc_) / static_cast<double>(tsc_hz_);
   for (const auto& w : workers_) {
-    workers.push_back({{"worker", w->index},
-                       {"lcore", w->lcore_id},
-                       {"ports", w->ports},
-                       {"busy_loops", w->busy_loops.load()},
-                       {"idle_loops", w->idle_loops.load()},
-                       {"sleeps", w->sleeps.load()},
-                       {"sleep_us", w->sleep_us_now.load()}});
+    WorkerSnapshot ws;
+    ws.worker = w->index;
+    ws.lcore = w->lcore_id;
+    ws.ports = w->ports;
+    ws.busy_loops = w->busy_loops.load();
+    ws.idle_loops = w->idle_loops.load();
+    ws.sleeps = w->sleeps.load();
+    ws.sleep_us = w->sleep_us_now.load();
+    ws.counters += w->counters;
+    s.total += ws.counters;
+    s.workers.push_back(std::move(ws));
   }
-  return {
-      {"name", cfg_.name},
-      {"fabric",
-       {{"k", cfg_.k},
-        {"levels", cfg_.levels},
-        {"switch", cfg_.switch_id},
-        {"role", lb::RoleName(in.role)},
-        {"pod", in.pod},
-        {"index", in.index}}},
-      {"policy", lb::PolicyName(st->kind)},
-      {"ofan_mode", OfanModeName(st->mode)},
-      {"pipe_size", cfg_.pipe_size},
-      {"generation", st->generation},
-      {"uplinks", w_},
-      {"running", running_.load()},
-      {"uptime_s", static_cast<double>(rte_rdtsc() - start_tsc_) / static_cast<double>(tsc_hz_)},
-      {"workers", workers}};
-}
-
-json Switch::CountersJson() const {
-  const Counters c = TotalCounters();
-  json total = json::object(), drops = json::object();
-  uint64_t drop_sum = 0;
-  for (size_t i = 0; i < kNumCounters; ++i) {
-    const auto ctr = static_cast<Counter>(i);
-    total[std::string(CounterName(ctr))] = c.v[i];
-    if (IsDrop(ctr)) {
-      drops[std::string(CounterName(ctr).substr(5))] = c.v[i];
-      drop_sum += c.v[i];
+  s.total += control_counters_;
+  if (parts.ports) {
+    const uint64_t now = rte_rdtsc();
+    for (uint32_t p = 0; p < rx_.size(); ++p) {
+      if (!rx_[p].present) continue;
+      PortSnapshot ps;
+      ps.port = p;
+      for (const auto& pc : cfg_.ports) {
+        if (pc.port == p) ps.dev = pc.dev;
+      }
+      ps.dpdk_port = rx_[p].dpdk_port;
+      ps.up_direction = p >= w_ && w_ > 0;
+      ps.mac = port_mac_[p];
+      ps.neighbor = neighbors_.Get(p);
+      ps.admin_up = queues_[p].admin_up();
+      rte_eth_link link;
+      std::memset(&link, 0, sizeof(link));
+      rte_eth_link_get_nowait(rx_[p].dpdk_port, &link);
+      ps.link_up = link.link_status != 0;
+      ps.rx_packets = rx_[p].packets.load();
+      ps.rx_bytes = rx_[p].bytes.load();
+      ps.queue = queues_[p].Stats(now);
+      ps.limit_bytes = queues_[p].config().limit_bytes;
+      ps.ecn_bytes = queues_[p].config().ecn_bytes;
+      s.ports.push_back(std::move(ps));
     }
   }
-  json per = json::array();
-  for (const auto& w : workers_) {
-    json one = json::object();
-    for (size_t i = 0; i < kNumCounters; ++i) {
-      if (const uint64_t v = w->counters.v[i].load(); v) one[std::string(kCounterNames[i])] = v;
+  if (parts.keys) {
+    const lb::UplinkTable& t = *st->table;
+    const lb::SharedOfanTable* shared = st->lanes->shared();
+    for (uint32_t key = 0; key < t.num_keys(); ++key) {
+      const lb::UplinkList l = t.list(key);
+      KeySnapshot ks;
+      ks.key = key;
+      ks.dest = key % std::max(1u, t.num_dests());
+      ks.ack = key >= t.num_dests();
+      ks.order.assign(l.ports, l.ports + l.n);
+      if (shared) ks.counter = shared->Load(key);
+      s.keys.push_back(std::move(ks));
     }
-    per.push_back(one);
   }
-  return {{"total", total}, {"drops", drops}, {"drops_total", drop_sum}, {"per_worker", per}};
-}
-
-json Switch::PortsJson() const {
-  json out = json::array();
-  for (uint32_t p = 0; p < egress_.size(); ++p) {
-    const EgressPort& e = egress_[p];
-    if (!e.present) continue;
-    const uint64_t nb = neighbor_[p].load();
-    rte_eth_link link;
-    std::memset(&link, 0, sizeof(link));
-    rte_eth_link_get_nowait(e.dpdk_port, &link);
-    std::string dev;
-    for (const auto& pc : cfg_.ports) {
-      if (pc.port == p) dev = pc.dev;
-    }
-    out.push_back(
-        {{"port", p},
-         {"dev", dev},
-         {"dpdk_port", e.dpdk_port},
-         {"direction", p >= w_ && w_ > 0 ? "up" : "down"},
-         {"mac", FormatMac(port_mac_[p])},
-         {"neighbor", nb & kNeighborKnown ? json(FormatMac(UnpackMac(nb))) : json(nullptr)},
-         {"admin", e.admin_up.load() ? "up" : "down"},
-         {"link", link.link_status ? "up" : "down"},
-         {"rx_packets", e.rx_packets.load()},
-         {"rx_bytes", e.rx_bytes.load()},
-         {"tx_packets", e.tx_packets.load()},
-         {"tx_bytes", e.tx_bytes.load()}});
-  }
-  return out;
-}
-
-json Switch::QueuesJson() const {
-  json out = json::array();
-  const uint64_t now = rte_rdtsc();
-  for (uint32_t p = 0; p < egress_.size(); ++p) {
-    const EgressPort& e = egress_[p];
-    if (!e.present) continue;
-    const double span =
-        static_cast<double>(std::max<uint64_t>(1, e.stat_last_tsc - e.stat_start_tsc));
-    out.push_back({{"port", p},
-                   {"bytes", e.bytes.load()},
-                   {"packets", rte_ring_count(e.ring[0]) + rte_ring_count(e.ring[1]) + e.staged_n},
-                   {"priority_packets", rte_ring_count(e.ring[0])},
-                   {"max_bytes", e.max_bytes.load()},
-                   {"max_packets", e.max_pkts.load()},
-                   {"avg_bytes", e.area_bytes.load() / span},
-                   {"avg_packets", e.area_pkts.load() / span},
-                   {"drops_buffer", e.drops_buffer.load()},
-                   {"ecn_marked", e.ecn_marked.load()},
-                   {"paused", now < e.paused_until_tsc},
-                   {"limit_bytes", e.limit_bytes},
-                   {"ecn_bytes", e.ecn_bytes}});
-  }
-  return out;
-}
-
-json Switch::PointersJson() const {
-  const FwdState* st = state_.load();
-  json keys = json::array();
-  const lb::UplinkTable& t = *st->table;
-  for (uint32_t key = 0; key < t.num_keys(); ++key) {
-    const lb::UplinkList l = t.list(key);
-    std::vector<int> order(l.ports, l.ports + l.n);
-    json k{{"key", key},
-           {"dest", key % std::max(1u, t.num_dests())},
-           {"class", key < t.num_dests() ? "data" : "ack"},
-           {"order", order}};
-    if (st->shared) k["counter"] = st->shared->Load(key);
-    keys.push_back(k);
-  }
-  return {{"policy", lb::PolicyName(st->kind)},
-          {"ofan_mode", OfanModeName(st->mode)},
-          {"uplinks", w_},
-          {"keys", keys}};
+  return s;
 }
 
 }  // namespace ofan::dp

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/bench_support/bench_traffic.h"
 #include "dataplane/switch.h"
 
 namespace ofan::dp {
@@ -29,15 +30,14 @@ namespace {
 
 struct Variant {
   const char* name;
-  lb::PolicyKind kind;
-  OfanMode mode;
+  LbChoice lb;
 };
 
 constexpr Variant kVariants[] = {
-    {"ecmp", lb::PolicyKind::kEcmp, OfanMode::kCombined},
-    {"pofan", lb::PolicyKind::kOfan, OfanMode::kPofan},
-    {"ofan-atomic", lb::PolicyKind::kOfan, OfanMode::kAtomic},
-    {"ofan-combined", lb::PolicyKind::kOfan, OfanMode::kCombined},
+    {"ecmp", {lb::PolicyKind::kEcmp, OfanMode::kCombined}},
+    {"pofan", {lb::PolicyKind::kPofan, OfanMode::kCombined}},
+    {"ofan-atomic", {lb::PolicyKind::kOfan, OfanMode::kAtomic}},
+    {"ofan-combined", {lb::PolicyKind::kOfan, OfanMode::kCombined}},
 };
 
 uint64_t HugepagesFree() {
@@ -159,8 +159,9 @@ int Main(int argc, char** argv) {
     return 3;
   }
   Switch& s = **sw;
-  if (auto st = s.StartBenchTraffic(population, 64); !st.ok()) {
-    std::fprintf(stderr, "switch_bench: %s\n", st.error().message.c_str());
+  auto traffic = BenchTraffic::Start(s, population, 64);
+  if (!traffic.ok()) {
+    std::fprintf(stderr, "switch_bench: %s\n", traffic.error().message.c_str());
     return 3;
   }
   std::vector<std::vector<double>> cycles(std::size(kVariants));
@@ -168,7 +169,7 @@ int Main(int argc, char** argv) {
   for (uint32_t r = 0; r < rounds; ++r) {
     for (size_t v = 0; v < std::size(kVariants); ++v) {
       if (!only.empty() && only != kVariants[v].name) continue;
-      if (auto st = s.SetPolicy(kVariants[v].kind, kVariants[v].mode); !st.ok()) {
+      if (auto st = s.SetPolicy(kVariants[v].lb); !st.ok()) {
         std::fprintf(stderr, "switch_bench: %s\n", st.error().message.c_str());
         return 3;
       }

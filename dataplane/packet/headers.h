@@ -128,6 +128,25 @@ inline constexpr uint8_t kTcp = 6;
 inline constexpr uint8_t kUdp = 17;
 }  // namespace ipproto
 
+// ICMP echo request / reply (RFC 792): the switch answers pings to itself.
+struct IcmpEchoHdr {
+  uint8_t type;  // 8 request, 0 reply
+  uint8_t code;
+  Be16 checksum;  // over the whole ICMP message
+  Be16 id;
+  Be16 seq;
+};
+static_assert(sizeof(IcmpEchoHdr) == 8);
+namespace icmp {
+inline constexpr uint8_t kEchoReply = 0;
+inline constexpr uint8_t kEchoRequest = 8;
+}  // namespace icmp
+
+namespace arp {
+inline constexpr uint16_t kRequest = 1;
+inline constexpr uint16_t kReply = 2;
+}  // namespace arp
+
 namespace ecn {
 inline constexpr uint8_t kNotEct = 0;
 inline constexpr uint8_t kEct1 = 1;

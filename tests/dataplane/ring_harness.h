@@ -21,29 +21,10 @@
 #include <vector>
 
 #include "dataplane/switch.h"
+#include "tests/dataplane/eal_env.h"
 #include "tests/dataplane/ring_ports.h"
 
 namespace ofan::dp::testing {
-
-using Frame = std::vector<uint8_t>;
-
-inline rte_mempool* TestPool() {
-  static rte_mempool* pool = rte_pktmbuf_pool_create(
-      "test_inject", 8191, 256, 0, 4096 + RTE_PKTMBUF_HEADROOM, static_cast<int>(rte_socket_id()));
-  return pool;
-}
-
-class EalEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    if (!InitTestEal("ring_test", "0,1", "1536") || TestPool() == nullptr) {
-      // Not a skip: without EAL nothing here is tested, so the run fails.
-      std::fprintf(stderr, "FATAL: EAL initialisation failed; the ring tests cannot run\n");
-      std::exit(1);
-    }
-  }
-  void TearDown() override { rte_eal_cleanup(); }
-};
 
 class RingSwitch {
  public:

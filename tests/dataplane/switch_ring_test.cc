@@ -14,6 +14,7 @@
 
 #include "common/units.h"
 #include "dataplane/control_socket.h"
+#include "dataplane/control_views.h"
 #include "dataplane/packet/builder.h"
 #include "dataplane/stages/parse.h"
 #include "tests/dataplane/ring_harness.h"
@@ -251,10 +252,11 @@ TEST(SwitchRing, LeftoverRoomGoesRoundRobinToTheBusyPorts) {
 }
 
 TEST(SwitchRing, OfanSendsEachKeyRoundRobinOverTheUplinks) {
-  for (OfanMode mode : {OfanMode::kCombined, OfanMode::kAtomic, OfanMode::kPofan}) {
+  for (LbChoice lb : {LbChoice{lb::PolicyKind::kOfan, OfanMode::kCombined},
+                      LbChoice{lb::PolicyKind::kOfan, OfanMode::kAtomic},
+                      LbChoice{lb::PolicyKind::kPofan, OfanMode::kCombined}}) {
     DpConfig c = EdgeK4();
-    c.policy.kind = lb::PolicyKind::kOfan;
-    c.ofan_mode = mode;
+    c.set_lb(lb);
     RingSwitch rs(c, {0, 1, 2, 3});
     // 40 data packets to one destination edge, from both hosts (pipe 0).
     for (int i = 0; i < 40; ++i) {
@@ -262,8 +264,8 @@ TEST(SwitchRing, OfanSendsEachKeyRoundRobinOverTheUplinks) {
                 Roce(Ip(10, 0, 0, 2 + i % 2), Ip(10, 1, 0, 2), 0x0A, static_cast<uint16_t>(i)));
     }
     rs.Run();
-    EXPECT_EQ(rs.Collect(2).size(), 20u) << OfanModeName(mode);
-    EXPECT_EQ(rs.Collect(3).size(), 20u) << OfanModeName(mode);
+    EXPECT_EQ(rs.Collect(2).size(), 20u) << lb::PolicyName(lb.kind) << ReportedOfanMode(lb);
+    EXPECT_EQ(rs.Collect(3).size(), 20u) << lb::PolicyName(lb.kind) << ReportedOfanMode(lb);
   }
 }
 
@@ -415,7 +417,7 @@ TEST(SwitchRing, TailDropAtTheBufferLimitAndAccountingReturnsToZero) {
   rs.Run(3);
   const uint64_t drops = rs.Counter(Counter::kDropBufferFull);
   EXPECT_GE(drops, 20u);
-  auto q = rs.sw().QueuesJson();
+  auto q = QueuesJson(rs.sw().TakeSnapshot());
   for (const auto& e : q) {
     if (e["port"] == 0) {
       EXPECT_LE(e["bytes"].get<uint64_t>(), 8u * 1024);
@@ -440,15 +442,17 @@ TEST(SwitchRing, QueueAccountingReturnsToZeroOnceDrained) {
     rte_delay_us_block(20);
   }
   EXPECT_EQ(out, 200u);
-  for (const auto& e : rs.sw().QueuesJson()) {
+  for (const auto& e : QueuesJson(rs.sw().TakeSnapshot())) {
     EXPECT_EQ(e["bytes"].get<uint64_t>(), 0u) << e.dump();
     EXPECT_EQ(e["packets"].get<uint64_t>(), 0u) << e.dump();
   }
   uint64_t maxb = 0;
-  for (const auto& e : rs.sw().QueuesJson()) maxb = std::max(maxb, e["max_bytes"].get<uint64_t>());
+  for (const auto& e : QueuesJson(rs.sw().TakeSnapshot()))
+    maxb = std::max(maxb, e["max_bytes"].get<uint64_t>());
   EXPECT_GT(maxb, 0u);
   EXPECT_TRUE(HandleControlRequest(rs.sw(), R"({"v":1,"cmd":"reset_queues"})")["ok"].get<bool>());
-  for (const auto& e : rs.sw().QueuesJson()) EXPECT_EQ(e["max_bytes"].get<uint64_t>(), 0u);
+  for (const auto& e : QueuesJson(rs.sw().TakeSnapshot()))
+    EXPECT_EQ(e["max_bytes"].get<uint64_t>(), 0u);
 }
 
 TEST(SwitchRing, StrictPriorityForAcksOverQueuedData) {
@@ -706,7 +710,7 @@ TEST(SwitchRing, LaunchedWorkerForwardsWhileTheControlThreadSwapsTables) {
     if (i % 100 == 0) {
       const lb::PolicyKind kinds[] = {lb::PolicyKind::kEcmp, lb::PolicyKind::kOfan,
                                       lb::PolicyKind::kRps, lb::PolicyKind::kPofan};
-      ASSERT_TRUE(rs.sw().SetPolicy(kinds[(i / 100) % 4], OfanMode::kCombined).ok());
+      ASSERT_TRUE(rs.sw().SetPolicy({kinds[(i / 100) % 4], OfanMode::kCombined}).ok());
     }
     if (i % 50 == 0) got += rs.Collect(2).size() + rs.Collect(3).size();
   }

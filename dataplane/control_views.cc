@@ -1,0 +1,115 @@
+#include "dataplane/control_views.h"
+
+#include <string>
+
+#include "dataplane/config.h"
+
+namespace ofan::dp {
+
+using nlohmann::json;
+
+json StatusJson(const Snapshot& s) {
+  json workers = json::array();
+  for (const auto& w : s.workers) {
+    workers.push_back({{"worker", w.worker},
+                       {"lcore", w.lcore},
+                       {"ports", w.ports},
+                       {"busy_loops", w.busy_loops},
+                       {"idle_loops", w.idle_loops},
+                       {"sleeps", w.sleeps},
+                       {"sleep_us", w.sleep_us}});
+  }
+  return {{"name", s.name},
+          {"fabric",
+           {{"k", s.k},
+            {"levels", s.levels},
+            {"switch", s.switch_id},
+            {"role", lb::RoleName(s.info.role)},
+            {"pod", s.info.pod},
+            {"index", s.info.index}}},
+          {"policy", lb::PolicyName(s.lb.kind)},
+          {"ofan_mode", ReportedOfanMode(s.lb)},
+          {"pipe_size", s.pipe_size},
+          {"generation", s.generation},
+          {"uplinks", s.uplinks},
+          {"running", s.running},
+          {"uptime_s", s.uptime_s},
+          {"workers", workers}};
+}
+
+json CountersJson(const Snapshot& s) {
+  json total = json::object(), drops = json::object();
+  uint64_t drop_sum = 0;
+  for (size_t i = 0; i < kNumCounters; ++i) {
+    const auto ctr = static_cast<Counter>(i);
+    total[std::string(CounterName(ctr))] = s.total.v[i];
+    if (IsDrop(ctr)) {
+      drops[std::string(CounterName(ctr).substr(5))] = s.total.v[i];
+      drop_sum += s.total.v[i];
+    }
+  }
+  json per = json::array();
+  for (const auto& w : s.workers) {
+    json one = json::object();
+    for (size_t i = 0; i < kNumCounters; ++i) {
+      if (const uint64_t v = w.counters.v[i]; v) one[std::string(kCounterNames[i])] = v;
+    }
+    per.push_back(one);
+  }
+  return {{"total", total}, {"drops", drops}, {"drops_total", drop_sum}, {"per_worker", per}};
+}
+
+json PortsJson(const Snapshot& s) {
+  json out = json::array();
+  for (const PortSnapshot& p : s.ports) {
+    out.push_back({{"port", p.port},
+                   {"dev", p.dev},
+                   {"dpdk_port", p.dpdk_port},
+                   {"direction", p.up_direction ? "up" : "down"},
+                   {"mac", FormatMac(p.mac)},
+                   {"neighbor", p.neighbor ? json(FormatMac(*p.neighbor)) : json(nullptr)},
+                   {"admin", p.admin_up ? "up" : "down"},
+                   {"link", p.link_up ? "up" : "down"},
+                   {"rx_packets", p.rx_packets},
+                   {"rx_bytes", p.rx_bytes},
+                   {"tx_packets", p.queue.tx_packets},
+                   {"tx_bytes", p.queue.tx_bytes}});
+  }
+  return out;
+}
+
+json QueuesJson(const Snapshot& s) {
+  json out = json::array();
+  for (const PortSnapshot& p : s.ports) {
+    const QueueStats& q = p.queue;
+    out.push_back({{"port", p.port},
+                   {"bytes", q.bytes},
+                   {"packets", q.packets},
+                   {"priority_packets", q.priority_packets},
+                   {"max_bytes", q.max_bytes},
+                   {"max_packets", q.max_packets},
+                   {"avg_bytes", q.avg_bytes},
+                   {"avg_packets", q.avg_packets},
+                   {"drops_buffer", q.drops_buffer},
+                   {"ecn_marked", q.ecn_marked},
+                   {"paused", q.paused},
+                   {"limit_bytes", p.limit_bytes},
+                   {"ecn_bytes", p.ecn_bytes}});
+  }
+  return out;
+}
+
+json PointersJson(const Snapshot& s) {
+  json keys = json::array();
+  for (const KeySnapshot& k : s.keys) {
+    json j{{"key", k.key}, {"dest", k.dest}, {"class", k.ack ? "ack" : "data"}, {"order", k.order}};
+    if (k.counter) j["counter"] = *k.counter;
+    keys.push_back(j);
+  }
+  return {{"policy", lb::PolicyName(s.lb.kind)},
+          {"ofan_mode", ReportedOfanMode(s.lb)},
+          {"uplinks", s.uplinks},
+          {"keys", keys}};
+}
+
+}  // namespace ofan::dp

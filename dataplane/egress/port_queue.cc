@@ -1,0 +1,305 @@
+#include "dataplane/egress/port_queue.h"
+
+#include <fmt/format.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <algorithm>
+
+#include "dataplane/stages/rewrite.h"
+
+namespace ofan::dp {
+namespace {
+
+void AtomicMax(std::atomic<uint64_t>& a, uint64_t v) {
+  uint64_t cur = a.load(std::memory_order_relaxed);
+  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
+}
+
+// Single writer (the port's owner): a relaxed load and store suffice.
+void OwnerAdd(std::atomic<double>& a, double v) {
+  a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
+void OwnerAdd(std::atomic<uint64_t>& a, uint64_t v) {
+  a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+IngressTally::IngressTally(const int32_t* port_of_dpdk, uint32_t num_dpdk, uint32_t k)
+    : port_of_dpdk_(port_of_dpdk), num_dpdk_(num_dpdk), bytes_(std::make_unique<Line[]>(k)) {}
+
+void IngressTally::Add(const rte_mbuf* m) {
+  const int32_t in = PortOf(m->port);
+  if (in >= 0) bytes_[in].v.fetch_add(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
+}
+
+void IngressTally::Release(const rte_mbuf* m) { Sub(PortOf(m->port), rte_pktmbuf_pkt_len(m)); }
+
+PortQueue::~PortQueue() {
+  Flush();
+  for (rte_ring*& r : ring_) {
+    rte_ring_free(r);
+    r = nullptr;
+  }
+}
+
+Status PortQueue::Init(const std::string& name, int socket, const PortQueueConfig& c, TxHook tx,
+                       IngressTally* tally, uint64_t now) {
+  cfg_ = c;
+  tx_ = tx;
+  tally_ = tally;
+  for (uint32_t q = 0; q < kQueuesPerPort; ++q) {
+    const std::string rn = fmt::format("oq{}_{}", q, name).substr(0, RTE_RING_NAMESIZE - 1);
+    ring_[q] = rte_ring_create(rn.c_str(), c.ring_slots, socket, RING_F_SC_DEQ);
+    if (!ring_[q]) {
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("egress ring {}: {}", rn, rte_strerror(rte_errno)));
+    }
+  }
+  stat_last_tsc_ = stat_start_tsc_ = tb_last_tsc_ = now;
+  return {};
+}
+
+void PortQueue::Flush() {
+  for (rte_ring* r : ring_) {
+    if (!r) continue;
+    rte_mbuf* m;
+    while (rte_ring_dequeue(r, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+  }
+  for (uint32_t i = 0; i < staged_n_; ++i) rte_pktmbuf_free(staged_[i]);
+  staged_n_ = 0;
+  bytes_.store(0);
+}
+
+void PortQueue::CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr) {
+  OwnerAdd(tx_packets_, sent);
+  OwnerAdd(tx_bytes_, bytes);
+  ctr.Add(Counter::kTxPackets, sent);
+  ctr.Add(Counter::kTxBytes, bytes);
+}
+
+void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, uint64_t now,
+                        bool owner, LcoreCounters& ctr) {
+  if (owner && cfg_.bytes_per_tsc == 0 && staged_n_ == 0 &&
+      bytes_.load(std::memory_order_relaxed) == 0 && now >= paused_until_tsc_) {
+    const uint16_t sent = tx_.send(tx_.ctx, pkts, static_cast<uint16_t>(n));
+    // The hook owns (and may free) what it took: count the rest, still ours.
+    uint64_t unsent_bytes = 0;
+    for (uint32_t i = sent; i < n; ++i) unsent_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+    if (sent) {
+      CountTx(sent, bytes - unsent_bytes, ctr);
+      if (queue == kPrioQueue) ctr.Add(Counter::kPriorityQueued, sent);
+    }
+    if (sent == n) return;
+    pkts += sent;
+    n -= sent;
+    bytes = unsent_bytes;
+  }
+  const uint64_t old = bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  uint64_t running = old, dropped = 0;
+  rte_mbuf* keep[kMaxVector];
+  uint32_t nkeep = 0, marked = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
+    if (running + len > cfg_.limit_bytes) {
+      dropped += len;
+      rte_pktmbuf_free(pkts[i]);
+      continue;
+    }
+    if (cfg_.ecn_bytes && running > cfg_.ecn_bytes) {
+      uint8_t* f = rte_pktmbuf_mtod(pkts[i], uint8_t*);
+      if (MarkCe(f, ForwardedL3Offset(f))) ++marked;
+    }
+    running += len;
+    keep[nkeep++] = pkts[i];
+  }
+  if (tally_) {
+    for (uint32_t i = 0; i < nkeep; ++i) tally_->Add(keep[i]);
+  }
+  const unsigned q =
+      rte_ring_mp_enqueue_burst(ring_[queue], reinterpret_cast<void**>(keep), nkeep, nullptr);
+  for (unsigned i = q; i < nkeep; ++i) {
+    dropped += rte_pktmbuf_pkt_len(keep[i]);
+    if (tally_) tally_->Release(keep[i]);
+    rte_pktmbuf_free(keep[i]);
+  }
+  const uint32_t ndrop = n - q;
+  if (dropped) bytes_.fetch_sub(dropped, std::memory_order_relaxed);
+  if (ndrop) {
+    ctr.Add(Counter::kDropBufferFull, ndrop);
+    drops_buffer_.fetch_add(ndrop, std::memory_order_relaxed);
+  }
+  if (marked) {
+    ctr.Add(Counter::kEcnMarked, marked);
+    ecn_marked_.fetch_add(marked, std::memory_order_relaxed);
+  }
+  if (queue == kPrioQueue) ctr.Add(Counter::kPriorityQueued, q);
+  AtomicMax(max_bytes_, old + bytes - dropped);
+}
+
+bool PortQueue::EnqueueOne(int queue, rte_mbuf* m) {
+  bytes_.fetch_add(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
+  if (rte_ring_mp_enqueue(ring_[queue], m) != 0) {
+    bytes_.fetch_sub(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void PortQueue::Pause(uint32_t quanta, uint64_t now) {
+  paused_until_tsc_ =
+      quanta == 0 ? 0 : now + static_cast<uint64_t>(quanta * cfg_.pfc_tsc_per_quantum);
+}
+
+void PortQueue::Integrate(uint64_t now, uint64_t backlog) {
+  const uint64_t dt = now - stat_last_tsc_;
+  const uint64_t pkts_now = rte_ring_count(ring_[0]) + rte_ring_count(ring_[1]) + staged_n_;
+  OwnerAdd(area_bytes_, static_cast<double>(backlog) * static_cast<double>(dt));
+  OwnerAdd(area_pkts_, static_cast<double>(pkts_now) * static_cast<double>(dt));
+  AtomicMax(max_pkts_, pkts_now);
+}
+
+void PortQueue::CheckWatchdog(bool paused, uint64_t now, LcoreCounters& ctr) {
+  if (!paused) {
+    paused_since_tsc_ = 0;
+    watchdog_fired_ = false;
+    return;
+  }
+  if (!paused_since_tsc_) paused_since_tsc_ = now;
+  if (!watchdog_fired_ &&
+      now - paused_since_tsc_ > kPfcWatchdogNs * cfg_.tsc_hz / 1'000'000'000ull) {
+    watchdog_fired_ = true;
+    ctr.Add(Counter::kPfcWatchdog);
+  }
+}
+
+rte_mbuf* PortQueue::NextFrame(bool paused) {
+  rte_mbuf* m = nullptr;
+  if (staged_n_) {
+    m = staged_[0];
+    std::copy(staged_ + 1, staged_ + staged_n_, staged_);
+    --staged_n_;
+    return m;
+  }
+  if (rte_ring_sc_dequeue(ring_[kPrioQueue], reinterpret_cast<void**>(&m)) == 0) return m;
+  if (!paused && rte_ring_sc_dequeue(ring_[kNormalQueue], reinterpret_cast<void**>(&m)) == 0)
+    return m;
+  return nullptr;
+}
+
+uint32_t PortQueue::PickShaped(uint64_t now, bool paused, rte_mbuf** batch) {
+  // Token bucket in bytes, wire overhead (preamble + IFG) included. Its depth
+  // is two jumbo-ish frames or 20 us of line rate, whichever is larger:
+  // enough to send a burst per poll, too little for an idle port to save up
+  // a burst that would break the emulated rate. Frames are taken one at a
+  // time while tokens last, so at most one already-picked frame can wait
+  // ahead of a priority frame.
+  const double cap =
+      std::max(2.0 * 4200.0, cfg_.bytes_per_tsc * static_cast<double>(cfg_.tsc_hz) * 20e-6);
+  tokens_ = std::min(cap, tokens_ + static_cast<double>(now - tb_last_tsc_) * cfg_.bytes_per_tsc);
+  tb_last_tsc_ = now;
+  double t = tokens_;
+  uint32_t can = 0;
+  while (can < cfg_.burst) {
+    rte_mbuf* m = NextFrame(paused);
+    if (!m) break;
+    const double need = static_cast<double>(rte_pktmbuf_pkt_len(m) + 20);
+    if (t < need) {  // hold it at the head until the bucket refills
+      staged_[0] = m;
+      staged_n_ = 1;
+      break;
+    }
+    t -= need;
+    batch[can++] = m;
+  }
+  return can;
+}
+
+uint32_t PortQueue::PickUnshaped(bool paused, rte_mbuf** batch) {
+  uint32_t can = 0;
+  while (staged_n_ && can < cfg_.burst) batch[can++] = NextFrame(paused);
+  if (can < cfg_.burst) {
+    can += rte_ring_sc_dequeue_burst(ring_[kPrioQueue], reinterpret_cast<void**>(batch + can),
+                                     cfg_.burst - can, nullptr);
+  }
+  if (!paused && can < cfg_.burst) {
+    can += rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(batch + can),
+                                     cfg_.burst - can, nullptr);
+  }
+  return can;
+}
+
+uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
+  // Queue depth over time: the backlog held since the last drain.
+  const uint64_t backlog = bytes_.load(std::memory_order_relaxed);
+  if (backlog == 0 && staged_n_ == 0) {  // empty: nothing to integrate or send
+    stat_last_tsc_ = now;
+    return 0;
+  }
+  Integrate(now, backlog);
+  stat_last_tsc_ = now;
+  // PFC: the normal queue is paused while paused_until is ahead.
+  const bool paused = now < paused_until_tsc_;
+  CheckWatchdog(paused, now, ctr);
+  rte_mbuf* batch[kMaxBurst];
+  const uint32_t can =
+      cfg_.bytes_per_tsc > 0 ? PickShaped(now, paused, batch) : PickUnshaped(paused, batch);
+  if (can == 0) return 0;
+  // The hook owns (and may free) what it accepts: read what we need first.
+  uint32_t lens[kMaxBurst];
+  int32_t ingress[kMaxBurst];
+  for (uint32_t i = 0; i < can; ++i) {
+    lens[i] = rte_pktmbuf_pkt_len(batch[i]);
+    ingress[i] = tally_ ? tally_->PortOf(batch[i]->port) : -1;
+  }
+  const uint16_t sent = tx_.send(tx_.ctx, batch, static_cast<uint16_t>(can));
+  uint64_t sent_bytes = 0;
+  for (uint16_t i = 0; i < sent; ++i) {
+    sent_bytes += lens[i];
+    if (tally_) tally_->Sub(ingress[i], lens[i]);
+  }
+  if (sent < can) {
+    // The device is full: keep the rest, in order, ahead of anything staged.
+    const uint32_t left = can - sent;
+    std::copy_backward(staged_, staged_ + staged_n_, staged_ + staged_n_ + left);
+    std::copy(batch + sent, batch + can, staged_);
+    staged_n_ += left;
+  }
+  if (cfg_.bytes_per_tsc > 0) tokens_ -= static_cast<double>(sent_bytes + 20ull * sent);
+  if (sent) {
+    bytes_.fetch_sub(sent_bytes, std::memory_order_relaxed);
+    CountTx(sent, sent_bytes, ctr);
+  }
+  return sent;
+}
+
+QueueStats PortQueue::Stats(uint64_t now) const {
+  QueueStats s;
+  const double span = static_cast<double>(std::max<uint64_t>(1, stat_last_tsc_ - stat_start_tsc_));
+  s.bytes = bytes_.load();
+  s.priority_packets = rte_ring_count(ring_[kPrioQueue]);
+  s.packets = s.priority_packets + rte_ring_count(ring_[kNormalQueue]) + staged_n_;
+  s.max_bytes = max_bytes_.load();
+  s.max_packets = max_pkts_.load();
+  s.avg_bytes = area_bytes_.load() / span;
+  s.avg_packets = area_pkts_.load() / span;
+  s.drops_buffer = drops_buffer_.load();
+  s.ecn_marked = ecn_marked_.load();
+  s.tx_packets = tx_packets_.load();
+  s.tx_bytes = tx_bytes_.load();
+  s.paused = now < paused_until_tsc_;
+  return s;
+}
+
+void PortQueue::ResetStats(uint64_t now) {
+  area_bytes_.store(0);
+  area_pkts_.store(0);
+  max_bytes_.store(0);
+  max_pkts_.store(0);
+  stat_start_tsc_ = now;
+}
+
+}  // namespace ofan::dp

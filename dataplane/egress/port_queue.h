@@ -1,0 +1,182 @@
+// Stage 5: egress, one PortQueue per output port.
+//
+// expects:   rewritten frames for this port, from any worker lcore, framed as
+//            parse forwarded them (untagged or one 802.1Q tag: ECN marking
+//            finds the IPv4 header with ForwardedL3Offset); control frames
+//            (ARP/ICMP replies, PFC) from the control thread
+// modifies:  ECN CE on ECT frames when the backlog is above the threshold;
+//            the PFC ingress tally of each queued frame's ingress port
+// next:      the port's TX hook, in strict priority (control/ACK queue
+//            first), at the emulated line rate (token bucket in bytes),
+//            unless the normal queue is paused by a received PFC/PAUSE
+// parameters: buffer bytes (tail drop), ECN threshold, rate, ring slots
+//
+// The producer side (Enqueue) is multi-producer: rte_ring MP enqueue plus one
+// atomic add per (burst, port) for the byte count. The consumer side (Drain)
+// belongs to the lcore that owns the port; it also integrates the queue depth
+// over time, which is what the paper measures (max and time average). Time
+// is the caller's TSC reading, so tests drive it (tests/dataplane/egress/).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "dataplane/counters.h"
+#include "dataplane/vector_constants.h"
+
+struct rte_ring;
+struct rte_mbuf;
+
+namespace ofan::dp {
+
+// Where a queue's frames leave: the device's TX burst, or a test's capture.
+// Called once per burst, never per packet; returns how many frames it took
+// (it owns those; the rest stay with the caller).
+struct TxHook {
+  uint16_t (*send)(void* ctx, rte_mbuf** pkts, uint16_t n) = nullptr;
+  void* ctx = nullptr;
+};
+
+// PFC generation (802.1Qbb) needs the bytes queued anywhere in the switch
+// that arrived on each ingress port. Queues add a frame's bytes when they
+// take it and release them when it leaves or is dropped; the control thread
+// compares the tally to xoff / xon (dataplane/exception/). Indexed by the
+// mbuf's DPDK port; frames from no port (control frames, bench traffic) are
+// not counted.
+class IngressTally {
+ public:
+  IngressTally() = default;
+  // port_of_dpdk: DPDK port id -> fat-tree port or -1, `k` tallies.
+  IngressTally(const int32_t* port_of_dpdk, uint32_t num_dpdk, uint32_t k);
+  void Add(const rte_mbuf* m);
+  void Release(const rte_mbuf* m);
+  // The fat-tree port a frame came in on, or -1.
+  int32_t PortOf(uint16_t dpdk_port) const {
+    return dpdk_port < num_dpdk_ ? port_of_dpdk_[dpdk_port] : -1;
+  }
+  uint64_t Bytes(uint32_t port) const { return bytes_[port].v.load(std::memory_order_relaxed); }
+  void Sub(int32_t port, uint64_t bytes) {
+    if (port >= 0) bytes_[port].v.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+
+ private:
+  struct alignas(64) Line {
+    std::atomic<uint64_t> v{0};
+  };
+  const int32_t* port_of_dpdk_ = nullptr;
+  uint32_t num_dpdk_ = 0;
+  std::unique_ptr<Line[]> bytes_;
+};
+
+struct PortQueueConfig {
+  uint64_t limit_bytes = 0;        // tail drop above
+  uint64_t ecn_bytes = 0;          // CE-mark ECT frames above; 0 = off
+  double bytes_per_tsc = 0;        // shaper rate; 0 = unshaped
+  uint64_t tsc_hz = 1;             // for the watchdog and the bucket depth
+  double pfc_tsc_per_quantum = 0;  // 512 bit times at the port's rate
+  uint32_t burst = 32;             // TX burst
+  uint32_t ring_slots = 1024;      // per queue, power of two
+};
+
+// What a queue reports (the control socket's "queues" view).
+struct QueueStats {
+  uint64_t bytes = 0, packets = 0, priority_packets = 0;
+  uint64_t max_bytes = 0, max_packets = 0;
+  double avg_bytes = 0, avg_packets = 0;
+  uint64_t drops_buffer = 0, ecn_marked = 0;
+  uint64_t tx_packets = 0, tx_bytes = 0;
+  bool paused = false;
+};
+
+inline constexpr uint64_t kPfcWatchdogNs = 200'000'000;  // 200 ms (Meta's PFC watchdog)
+
+class alignas(64) PortQueue {
+ public:
+  PortQueue() = default;
+  ~PortQueue();
+  PortQueue(const PortQueue&) = delete;
+  PortQueue& operator=(const PortQueue&) = delete;
+
+  // Creates the two rings (names unique per process: `name` goes into them)
+  // on NUMA socket `socket`. `tally`: PFC accounting, or nullptr when PFC
+  // generation is off. `now`: the TSC the statistics start at.
+  Status Init(const std::string& name, int socket, const PortQueueConfig& c, TxHook tx,
+              IngressTally* tally, uint64_t now);
+  bool present() const { return ring_[0] != nullptr; }
+  bool up() const { return present() && admin_up_.load(std::memory_order_relaxed); }
+  void set_admin(bool up) { admin_up_.store(up, std::memory_order_relaxed); }
+  bool admin_up() const { return admin_up_.load(std::memory_order_relaxed); }
+  const PortQueueConfig& config() const { return cfg_; }
+  // Bytes queued (both rings and the owner's staging): what JSQ/AR read.
+  uint64_t backlog_bytes() const { return bytes_.load(std::memory_order_relaxed); }
+
+  // n frames for `queue`, `bytes` = the sum of their pkt_len, from any
+  // worker. `owner`: the caller owns the port's TX, so an empty, unshaped,
+  // unpaused queue sends them straight to the hook (run to completion, as
+  // they would leave an empty output queue). Tail drop, ECN and PFC
+  // accounting as the header says; counters go to `ctr`.
+  void Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, uint64_t now, bool owner,
+               LcoreCounters& ctr);
+  // One frame the control thread made (a reply, PFC: the priority queue;
+  // bench traffic: the normal one), no tail drop; false if the ring is full
+  // (the caller frees it and counts).
+  bool EnqueueOne(int queue, rte_mbuf* m);
+
+  // Owner only: integrates the depth, sends up to one burst through the
+  // hook as priority, pause and tokens allow. Returns the frames sent.
+  uint32_t Drain(uint64_t now, LcoreCounters& ctr);
+  // Frames the shaper, PFC or a full device holds back in staging.
+  bool holds_backlog() const { return staged_n_ != 0; }
+
+  // A received PFC/PAUSE for our class: pause the normal queue for `quanta`
+  // (0 resumes). Called by the owner's RX pass.
+  void Pause(uint32_t quanta, uint64_t now);
+  bool paused(uint64_t now) const { return now < paused_until_tsc_; }
+
+  QueueStats Stats(uint64_t now) const;
+  void ResetStats(uint64_t now);
+  // Frees every frame still queued (teardown).
+  void Flush();
+
+ private:
+  rte_mbuf* NextFrame(bool paused);
+  void Integrate(uint64_t now, uint64_t backlog);
+  void CheckWatchdog(bool paused, uint64_t now, LcoreCounters& ctr);
+  uint32_t PickShaped(uint64_t now, bool paused, rte_mbuf** batch);
+  uint32_t PickUnshaped(bool paused, rte_mbuf** batch);
+  void CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr);
+
+  // Read-mostly, looked up per packet by every worker: a line of its own so
+  // the producers' counters below do not bounce it between cores.
+  rte_ring* ring_[kQueuesPerPort] = {nullptr, nullptr};
+  std::atomic<bool> admin_up_{true};
+  PortQueueConfig cfg_;
+  TxHook tx_;
+  IngressTally* tally_ = nullptr;
+
+  // Written by producers (any worker) and the owner.
+  alignas(64) std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> max_bytes_{0};
+  std::atomic<uint64_t> drops_buffer_{0};
+  std::atomic<uint64_t> ecn_marked_{0};
+
+  // Owner-only (the lcore whose pipe holds the port); read racily for stats.
+  alignas(64) rte_mbuf* staged_[kMaxBurst + 1] = {};  // + the frame held by the shaper
+  uint32_t staged_n_ = 0;
+  double tokens_ = 0;
+  uint64_t tb_last_tsc_ = 0;
+  uint64_t stat_last_tsc_ = 0;
+  uint64_t stat_start_tsc_ = 0;
+  uint64_t paused_until_tsc_ = 0;  // PFC on our class (or 802.3x PAUSE)
+  uint64_t paused_since_tsc_ = 0;
+  bool watchdog_fired_ = false;
+  std::atomic<double> area_bytes_{0};  // integral of the backlog, byte * tsc
+  std::atomic<double> area_pkts_{0};
+  std::atomic<uint64_t> max_pkts_{0};
+  std::atomic<uint64_t> tx_packets_{0}, tx_bytes_{0};
+};
+
+}  // namespace ofan::dp

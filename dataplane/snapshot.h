@@ -1,0 +1,72 @@
+// Snapshot: what the control side reads of a switch, as plain values taken
+// at one moment (racy reads of counters the workers write; each value is one
+// relaxed load). The control socket's JSON views are built from it outside
+// the switch (dataplane/control_views.h), so the switch knows no JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dataplane/counters.h"
+#include "dataplane/egress/port_queue.h"
+#include "dataplane/lb/fat_tree.h"
+#include "dataplane/lb_choice.h"
+#include "dataplane/packet/headers.h"
+
+namespace ofan::dp {
+
+struct WorkerSnapshot {
+  uint32_t worker = 0;
+  unsigned lcore = 0;
+  std::vector<uint32_t> ports;
+  uint64_t busy_loops = 0, idle_loops = 0, sleeps = 0;
+  uint32_t sleep_us = 0;
+  Counters counters;
+};
+
+struct PortSnapshot {
+  uint32_t port = 0;
+  std::string dev;
+  uint16_t dpdk_port = 0;
+  bool up_direction = false;  // an uplink
+  pkt::MacAddr mac;
+  std::optional<pkt::MacAddr> neighbor;
+  bool admin_up = true, link_up = false;
+  uint64_t rx_packets = 0, rx_bytes = 0;
+  QueueStats queue;  // tx_* and the queue's own
+  uint64_t limit_bytes = 0, ecn_bytes = 0;
+};
+
+struct KeySnapshot {
+  uint32_t key = 0, dest = 0;
+  bool ack = false;
+  std::vector<int> order;           // the key's valid uplinks, in port order
+  std::optional<uint64_t> counter;  // shared Ofan's counter
+};
+
+// Which of the costlier parts to take.
+struct SnapshotParts {
+  bool ports = true;
+  bool keys = false;
+};
+
+struct Snapshot {
+  std::string name;
+  int k = 0, levels = 0;
+  uint32_t switch_id = 0;
+  lb::SwitchInfo info;
+  LbChoice lb;
+  uint32_t pipe_size = 0;
+  uint64_t generation = 0;
+  uint32_t uplinks = 0;
+  bool running = false;
+  double uptime_s = 0;
+  std::vector<WorkerSnapshot> workers;
+  Counters total;  // workers and the control thread
+  std::vector<PortSnapshot> ports;
+  std::vector<KeySnapshot> keys;
+};
+
+}  // namespace ofan::dp
