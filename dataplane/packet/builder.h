@@ -10,16 +10,9 @@
 #include <vector>
 
 #include "dataplane/packet/headers.h"
+#include "dataplane/packet/roce.h"
 
 namespace ofan::pkt {
-
-// RoCEv2 ICRC (IBA A17.8, as Linux rxe computes it): CRC-32 over 8 bytes of
-// 0xFF (the masked LRH), the IP and UDP headers with TOS, TTL, IP checksum and
-// UDP checksum set to ones, the BTH with its 8 reserved bits before the QPN
-// set to ones, and the rest of the packet; stored little-endian.
-uint32_t RoceIcrc(const uint8_t* ip_hdr, uint32_t ip_to_payload_end_len);
-
-uint32_t Crc32(uint32_t crc, const uint8_t* data, size_t len);  // reflected, no pre/post xor
 
 class PacketBuilder {
  public:
