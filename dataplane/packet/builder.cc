@@ -59,28 +59,27 @@ PacketBuilder& PacketBuilder::Udp(uint16_t sport, uint16_t dport) {
 }
 
 PacketBuilder& PacketBuilder::Bth(uint8_t opcode, uint32_t dest_qp, uint32_t psn) {
-  bth_off_ = bytes_.size();
-  BthHdr h{};
-  h.opcode = opcode;
-  h.flags = 0;
-  h.pkey = Be16::FromHost(0xFFFF);
-  h.dest_qp = Be32::FromHost(dest_qp & 0xFFFFFF);
-  h.psn = Be32::FromHost(psn & 0xFFFFFF);
+  return Bth(BthHdr::Make(Opcode{opcode}, dest_qp, psn));
+}
+
+PacketBuilder& PacketBuilder::Bth(const BthHdr& h) {
   Append(bytes_, h);
   icrc_ = true;
   return *this;
 }
 
 PacketBuilder& PacketBuilder::Reth(uint64_t va, uint32_t rkey, uint32_t len) {
-  Append(bytes_, Be32::FromHost(static_cast<uint32_t>(va >> 32)));
-  Append(bytes_, Be32::FromHost(static_cast<uint32_t>(va)));
-  Append(bytes_, Be32::FromHost(rkey));
-  Append(bytes_, Be32::FromHost(len));
+  Append(bytes_, RethHdr::Make(va, rkey, len));
   return *this;
 }
 
 PacketBuilder& PacketBuilder::Aeth(uint8_t syndrome, uint32_t msn) {
-  Append(bytes_, Be32::FromHost(static_cast<uint32_t>(syndrome) << 24 | (msn & 0xFFFFFF)));
+  Append(bytes_, AethHdr::Make(syndrome, msn));
+  return *this;
+}
+
+PacketBuilder& PacketBuilder::ImmDt(uint32_t imm) {
+  Append(bytes_, ImmDtHdr{Be32::FromHost(imm)});
   return *this;
 }
 
