@@ -1,11 +1,17 @@
-// RoCEv2 transport headers: builder -> typed read-back of BTH, RETH, AETH and
-// ImmDt, opcode classification against IBA's table, PSN arithmetic across the
-// 24-bit wrap.
+// RoCEv2 transport headers and the ICRC: scapy's golden frames
+// (tests/golden/roce.golden) read back with the typed headers, remade by
+// PacketBuilder byte for byte, and ICRC-checked (every changed byte outside
+// the masked fields detected); builder -> typed read-back of BTH, RETH, AETH
+// and ImmDt; opcode classification against IBA's table; PSN arithmetic
+// across the 24-bit wrap.
 #include "dataplane/packet/roce.h"
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "dataplane/packet/builder.h"
+#include "tests/golden/golden.h"
 
 namespace ofan::pkt {
 namespace {
@@ -162,6 +168,159 @@ TEST(Roce, PsnArithmeticWrapsAt24Bits) {
       EXPECT_EQ(PsnDiff(b, base), n) << base << " " << n;
     }
   }
+}
+
+// Where a golden frame's headers are.
+struct Layout {
+  uint32_t l3, ihl, udp, bth, total;
+};
+Layout LayoutOf(const golden::Frame& f) {
+  Layout l{};
+  l.l3 = f.Has("vlan") ? 18 : 14;
+  l.ihl = (f.in[l.l3] & 0xFu) * 4;
+  l.udp = l.l3 + l.ihl;
+  l.bth = l.udp + sizeof(UdpHdr);
+  l.total = Rd16(&f.in[l.l3 + offsetof(Ipv4Hdr, total_length)]);
+  return l;
+}
+
+// Calls check(frame, layout) for every frame of roce.golden, its name traced.
+template <class F>
+void ForEachRoceFrame(F check) {
+  const auto& g = golden::Fixture("roce.golden");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_GE(g->frames.size(), 10u);
+  for (const golden::Frame& f : g->frames) {
+    SCOPED_TRACE(f.name);
+    check(f, LayoutOf(f));
+  }
+}
+
+TEST(RoceGolden, IcrcAgreesWithScapy) {
+  ForEachRoceFrame([](const golden::Frame& f, const Layout& l) {
+    const uint32_t n = static_cast<uint32_t>(f.in.size());
+    const bool ok = f.Num("icrc_ok") == 1;
+    EXPECT_EQ(RoceIcrcOk(f.in.data(), n), ok);
+    const uint32_t computed = RoceIcrc(&f.in[l.l3], l.total - kIcrcBytes);
+    EXPECT_EQ(computed == LoadIcrc(&f.in[l.l3 + l.total - kIcrcBytes]), ok);
+  });
+}
+
+// scapy's field values, read back through the typed headers, and the
+// extension headers where the opcode table says they are.
+TEST(RoceGolden, TypedHeadersReadScapysFields) {
+  ForEachRoceFrame([](const golden::Frame& f, const Layout& l) {
+    const auto bth = Load<BthHdr>(&f.in[l.bth]);
+    EXPECT_EQ(bth.opcode, f.Num("opcode"));
+    EXPECT_EQ(bth.solicited(), f.Num("se") == 1);
+    EXPECT_EQ(bth.migreq(), f.Num("m") == 1);
+    EXPECT_EQ(bth.pad_count(), f.Num("pad"));
+    EXPECT_EQ(bth.tver(), f.Num("tver"));
+    EXPECT_EQ(bth.p_key(), f.Num("pkey"));
+    EXPECT_EQ(bth.fecn(), f.Num("fecn") == 1);
+    EXPECT_EQ(bth.becn(), f.Num("becn") == 1);
+    EXPECT_EQ(bth.dqpn(), f.Num("dqpn"));
+    EXPECT_EQ(bth.ack_req(), f.Num("ackreq") == 1);
+    EXPECT_EQ(bth.psn24(), f.Num("psn"));
+    const uint8_t op = bth.opcode;
+    uint32_t at = l.bth + sizeof(BthHdr);
+    ASSERT_EQ(HasReth(op), f.Has("va"));
+    if (HasReth(op)) {
+      const auto reth = Load<RethHdr>(&f.in[at]);
+      EXPECT_EQ(reth.va(), f.Num("va"));
+      EXPECT_EQ(reth.r_key(), f.Num("rkey"));
+      EXPECT_EQ(reth.length(), f.Num("dmalen"));
+      at += sizeof(RethHdr);
+    }
+    ASSERT_EQ(HasAeth(op), f.Has("syndrome"));
+    if (HasAeth(op)) {
+      const auto aeth = Load<AethHdr>(&f.in[at]);
+      EXPECT_EQ(aeth.syndrome(), f.Num("syndrome"));
+      EXPECT_EQ(aeth.msn(), f.Num("msn"));
+      at += sizeof(AethHdr);
+    }
+    ASSERT_EQ(HasImmDt(op), f.Has("imm"));
+    if (HasImmDt(op)) {
+      EXPECT_EQ(Load<ImmDtHdr>(&f.in[at]).imm.host(), f.Num("imm"));
+      at += sizeof(ImmDtHdr);
+    }
+    EXPECT_EQ(at - l.bth - sizeof(BthHdr), ExtHeaderBytes(op));
+    // What is left before the ICRC is the payload (and pad / reserved bytes).
+    EXPECT_EQ(l.l3 + l.total - kIcrcBytes - at, f.Num("payload") + f.Num("zeros"));
+    EXPECT_EQ(IsAckClass(op), op == Raw(Opcode::kAcknowledge) || op == Raw(Opcode::kCnp));
+  });
+}
+
+// PacketBuilder, given scapy's fields, makes scapy's bytes: lengths, IPv4
+// checksum, BTH layout and ICRC all agree.
+TEST(RoceGolden, BuilderRemakesScapysFrames) {
+  int remade = 0;
+  ForEachRoceFrame([&](const golden::Frame& f, const Layout&) {
+    if (f.Num("builder") != 1) return;
+    const auto dst = golden::ParseMac(f.Str("mac_dst")), src = golden::ParseMac(f.Str("mac_src"));
+    ASSERT_TRUE(dst && src);
+    PacketBuilder b;
+    if (f.Has("vlan")) {
+      b.Eth(*dst, *src, ethertype::kIpv4).Vlan(static_cast<uint16_t>(f.Num("vlan")));
+    } else {
+      b.Eth(*dst, *src);
+    }
+    b.Ipv4(static_cast<uint32_t>(f.Num("ip_src")), static_cast<uint32_t>(f.Num("ip_dst")),
+           static_cast<uint8_t>(f.Num("ttl")), static_cast<uint8_t>(f.Num("tos")))
+        .Udp(static_cast<uint16_t>(f.Num("sport")), kRoceV2Port);
+    BthHdr h =
+        BthHdr::Make(Opcode{static_cast<uint8_t>(f.Num("opcode"))},
+                     static_cast<uint32_t>(f.Num("dqpn")), static_cast<uint32_t>(f.Num("psn")));
+    h.set_solicited(f.Num("se") == 1);
+    h.set_migreq(f.Num("m") == 1);
+    h.set_pad_count(static_cast<uint8_t>(f.Num("pad")));
+    h.set_tver(static_cast<uint8_t>(f.Num("tver")));
+    h.set_p_key(static_cast<uint16_t>(f.Num("pkey")));
+    h.set_fecn(f.Num("fecn") == 1);
+    h.set_becn(f.Num("becn") == 1);
+    h.set_ack_req(f.Num("ackreq") == 1);
+    b.Bth(h);
+    if (f.Has("va")) {
+      b.Reth(f.Num("va"), static_cast<uint32_t>(f.Num("rkey")),
+             static_cast<uint32_t>(f.Num("dmalen")));
+    }
+    if (f.Has("syndrome")) {
+      b.Aeth(static_cast<uint8_t>(f.Num("syndrome")), static_cast<uint32_t>(f.Num("msn")));
+    }
+    if (f.Has("imm")) b.ImmDt(static_cast<uint32_t>(f.Num("imm")));
+    b.Payload(static_cast<uint32_t>(f.Num("payload")));
+    b.Raw(std::vector<uint8_t>(f.Num("zeros"), 0));
+    if (f.Has("eth_pad")) b.PadTo(static_cast<uint32_t>(f.in.size()));
+    EXPECT_EQ(b.Build(), f.in);
+    ++remade;
+  });
+  EXPECT_GE(remade, 10);
+}
+
+// The ICRC covers everything from the IPv4 header to the end of the payload
+// but TOS, TTL, the two checksums and the BTH's FECN/BECN/reserved byte: a
+// one-bit change of any other byte there is a mismatch (or no longer RoCE);
+// the Ethernet addresses, the VLAN TCI and padding are not covered.
+TEST(RoceGolden, EveryChangeOutsideTheMaskedFieldsIsDetected) {
+  ForEachRoceFrame([](const golden::Frame& f, const Layout& l) {
+    if (f.Num("icrc_ok") != 1) return;
+    const std::set<uint32_t> masked = {l.l3 + 1,  l.l3 + 8,  l.l3 + 10, l.l3 + 11,
+                                       l.udp + 6, l.udp + 7, l.bth + 4};
+    const std::set<uint32_t> ethertypes = {12, 13, l.l3 - 2, l.l3 - 1};
+    auto frame = f.in;
+    const auto n = static_cast<uint32_t>(frame.size());
+    for (uint32_t i = 0; i < n; ++i) {
+      const bool covered = i >= l.l3 && i < l.l3 + l.total && masked.count(i) == 0;
+      frame[i] ^= 1;
+      EXPECT_EQ(RoceIcrcOk(frame.data(), n), !covered && ethertypes.count(i) == 0) << "byte " << i;
+      frame[i] ^= 1;
+    }
+    // Cut short anywhere inside the datagram, it is refused (never read past).
+    for (uint32_t cut = 0; cut < l.l3 + l.total; ++cut) {
+      const std::vector<uint8_t> part(frame.begin(), frame.begin() + cut);
+      EXPECT_FALSE(RoceIcrcOk(part.data(), cut)) << "cut " << cut;
+    }
+  });
 }
 
 }  // namespace
