@@ -10,6 +10,7 @@ PKGS=(
   # libraries
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
+  zlib1g-dev  # CRC-32 of the RoCEv2 ICRC (ofan_packet)
   # dataplane (DPDK and AF_XDP)
   dpdk dpdk-dev libdpdk-dev libnuma-dev libbpf-dev libxdp-dev libpcap-dev
   # emulation and packet checks

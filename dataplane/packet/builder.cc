@@ -1,20 +1,7 @@
 #include "dataplane/packet/builder.h"
 
-#include <array>
-
 namespace ofan::pkt {
 namespace {
-
-constexpr std::array<uint32_t, 256> MakeCrcTable() {
-  std::array<uint32_t, 256> t{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}
-constexpr auto kCrcTable = MakeCrcTable();
 
 template <class H>
 void Append(std::vector<uint8_t>& v, const H& h) {
@@ -28,25 +15,6 @@ void Put16(uint8_t* p, uint16_t v) {
 }
 
 }  // namespace
-
-uint32_t Crc32(uint32_t crc, const uint8_t* data, size_t len) {
-  for (size_t i = 0; i < len; ++i) crc = kCrcTable[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
-  return crc;
-}
-
-uint32_t RoceIcrc(const uint8_t* ip, uint32_t len) {
-  std::vector<uint8_t> m(ip, ip + len);
-  const uint32_t ihl = (m[0] & 0xF) * 4u;
-  m[1] = 0xFF;                     // TOS (DSCP + ECN)
-  m[8] = 0xFF;                     // TTL
-  m[10] = m[11] = 0xFF;            // header checksum
-  m[ihl + 6] = m[ihl + 7] = 0xFF;  // UDP checksum
-  m[ihl + 8 + 4] = 0xFF;           // BTH reserved bits before the destination QP
-  const uint8_t lrh[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-  uint32_t crc = Crc32(0xFFFFFFFFu, lrh, 8);
-  crc = Crc32(crc, m.data(), m.size());
-  return ~crc;
-}
 
 PacketBuilder& PacketBuilder::Eth(MacAddr dst, MacAddr src, uint16_t type) {
   EtherHdr h{dst, src, Be16::FromHost(type)};
@@ -91,28 +59,27 @@ PacketBuilder& PacketBuilder::Udp(uint16_t sport, uint16_t dport) {
 }
 
 PacketBuilder& PacketBuilder::Bth(uint8_t opcode, uint32_t dest_qp, uint32_t psn) {
-  bth_off_ = bytes_.size();
-  BthHdr h{};
-  h.opcode = opcode;
-  h.flags = 0;
-  h.pkey = Be16::FromHost(0xFFFF);
-  h.dest_qp = Be32::FromHost(dest_qp & 0xFFFFFF);
-  h.psn = Be32::FromHost(psn & 0xFFFFFF);
+  return Bth(BthHdr::Make(Opcode{opcode}, dest_qp, psn));
+}
+
+PacketBuilder& PacketBuilder::Bth(const BthHdr& h) {
   Append(bytes_, h);
   icrc_ = true;
   return *this;
 }
 
 PacketBuilder& PacketBuilder::Reth(uint64_t va, uint32_t rkey, uint32_t len) {
-  Append(bytes_, Be32::FromHost(static_cast<uint32_t>(va >> 32)));
-  Append(bytes_, Be32::FromHost(static_cast<uint32_t>(va)));
-  Append(bytes_, Be32::FromHost(rkey));
-  Append(bytes_, Be32::FromHost(len));
+  Append(bytes_, RethHdr::Make(va, rkey, len));
   return *this;
 }
 
 PacketBuilder& PacketBuilder::Aeth(uint8_t syndrome, uint32_t msn) {
-  Append(bytes_, Be32::FromHost(static_cast<uint32_t>(syndrome) << 24 | (msn & 0xFFFFFF)));
+  Append(bytes_, AethHdr::Make(syndrome, msn));
+  return *this;
+}
+
+PacketBuilder& PacketBuilder::ImmDt(uint32_t imm) {
+  Append(bytes_, ImmDtHdr{Be32::FromHost(imm)});
   return *this;
 }
 
@@ -188,7 +155,7 @@ PacketBuilder& PacketBuilder::KeepIpTotalLength(uint16_t v) {
 
 std::vector<uint8_t> PacketBuilder::Build() const {
   std::vector<uint8_t> f = bytes_;
-  if (icrc_ && ip_off_) f.insert(f.end(), 4, 0);  // room for the ICRC
+  if (icrc_ && ip_off_) f.insert(f.end(), kIcrcBytes, 0);  // room for the ICRC
   if (icmp_off_) {
     const size_t off = *icmp_off_;
     f[off + 2] = f[off + 3] = 0;
@@ -202,9 +169,8 @@ std::vector<uint8_t> PacketBuilder::Build() const {
     f[off + 10] = f[off + 11] = 0;
     Put16(&f[off + 10], keep_csum_.value_or(Ipv4Checksum(&f[off], 20)));
     if (icrc_) {
-      const uint32_t icrc = RoceIcrc(&f[off], static_cast<uint32_t>(f.size() - off - 4));
-      for (int i = 0; i < 4; ++i)
-        f[f.size() - 4 + static_cast<size_t>(i)] = static_cast<uint8_t>(icrc >> (8 * i));
+      const size_t icrc_at = f.size() - kIcrcBytes;
+      StoreIcrc(&f[icrc_at], RoceIcrc(&f[off], static_cast<uint32_t>(icrc_at - off)));
     }
   }
   if (f.size() < pad_to_) f.resize(pad_to_, 0);

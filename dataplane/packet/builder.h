@@ -1,7 +1,7 @@
 // PacketBuilder: builds well-formed (or deliberately broken) frames for
 // golden-packet tests, fuzz seeds and the forwarding benchmark's traffic.
 //   auto f = PacketBuilder().Eth(dst, src).Ipv4(s, d).Udp(sp, 4791)
-//                .Bth(0x0A, qp, psn).Payload(1024).Build();
+//                .Bth(0x06, qp, psn).Reth(va, rkey, len).Payload(1024).Build();
 // Lengths, the IPv4 checksum and the RoCEv2 ICRC are filled in by Build().
 #pragma once
 
@@ -10,16 +10,9 @@
 #include <vector>
 
 #include "dataplane/packet/headers.h"
+#include "dataplane/packet/roce.h"
 
 namespace ofan::pkt {
-
-// RoCEv2 ICRC (IBA A17.8, as Linux rxe computes it): CRC-32 over 8 bytes of
-// 0xFF (the masked LRH), the IP and UDP headers with TOS, TTL, IP checksum and
-// UDP checksum set to ones, the BTH with its 8 reserved bits before the QPN
-// set to ones, and the rest of the packet; stored little-endian.
-uint32_t RoceIcrc(const uint8_t* ip_hdr, uint32_t ip_to_payload_end_len);
-
-uint32_t Crc32(uint32_t crc, const uint8_t* data, size_t len);  // reflected, no pre/post xor
 
 class PacketBuilder {
  public:
@@ -28,10 +21,14 @@ class PacketBuilder {
   PacketBuilder& Ipv4(uint32_t src, uint32_t dst, uint8_t ttl = 64, uint8_t tos = 0,
                       uint8_t proto = 0);
   PacketBuilder& Udp(uint16_t sport, uint16_t dport);
+  // A BTH with P_Key 0xFFFF and no flags; or one as given (BthHdr::Make and
+  // its setters). Either makes Build() append the ICRC.
   PacketBuilder& Bth(uint8_t opcode, uint32_t dest_qp, uint32_t psn);
-  // RETH for RDMA WRITE FIRST/ONLY: va, rkey, dma length.
+  PacketBuilder& Bth(const BthHdr& h);
+  // RETH for RDMA WRITE FIRST/ONLY and READ REQUEST: va, rkey, dma length.
   PacketBuilder& Reth(uint64_t va, uint32_t rkey, uint32_t len);
   PacketBuilder& Aeth(uint8_t syndrome, uint32_t msn);
+  PacketBuilder& ImmDt(uint32_t imm);
   PacketBuilder& Icmp(uint8_t type, uint16_t id, uint16_t seq);
   PacketBuilder& Payload(uint32_t n, uint8_t seed = 0);
   PacketBuilder& Arp(uint16_t oper, MacAddr sha, uint32_t spa, MacAddr tha, uint32_t tpa);
@@ -47,7 +44,7 @@ class PacketBuilder {
 
  private:
   std::vector<uint8_t> bytes_;
-  std::optional<size_t> ip_off_, udp_off_, bth_off_, icmp_off_;
+  std::optional<size_t> ip_off_, udp_off_, icmp_off_;
   bool icrc_ = false;
   uint32_t pad_to_ = 0;
   std::optional<uint16_t> keep_csum_, keep_len_;

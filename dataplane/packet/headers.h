@@ -1,8 +1,8 @@
 // Wire formats the switch reads and writes: Ethernet (+ one optional 802.1Q
-// tag), ARP, IPv4, UDP, the RoCEv2 Base Transport Header, 802.1Qbb PFC and
-// LLDP ethertypes. Multi-byte fields are big-endian strong types (Be16,
-// Be32), so a host-order value cannot be stored by mistake; every header is
-// packed and its size checked. Nothing here depends on DPDK.
+// tag), ARP, IPv4, UDP, 802.1Qbb PFC and LLDP ethertypes (the RoCEv2
+// transport headers are in roce.h). Multi-byte fields are big-endian strong
+// types (Be16, Be32), so a host-order value cannot be stored by mistake;
+// every header is packed and its size checked. Nothing here depends on DPDK.
 #pragma once
 
 #include <array>
@@ -162,18 +162,6 @@ struct UdpHdr {
 };
 static_assert(sizeof(UdpHdr) == 8);
 
-// InfiniBand Base Transport Header (IBA vol. 1, 9.2), as carried by RoCEv2.
-struct BthHdr {
-  uint8_t opcode;
-  uint8_t flags;  // SE(1) M(1) Pad(2) TVer(4)
-  Be16 pkey;
-  Be32 dest_qp;  // reserved(8) | QPN(24)
-  Be32 psn;      // A(1) reserved(7) | PSN(24)
-  uint32_t dqpn() const { return dest_qp.host() & 0xFFFFFF; }
-  uint32_t psn24() const { return psn.host() & 0xFFFFFF; }
-};
-static_assert(sizeof(BthHdr) == 12);
-
 // 802.1Qbb priority flow control frame body (after the Ethernet header).
 struct PfcFrame {
   Be16 opcode;        // 0x0101
@@ -187,22 +175,6 @@ inline constexpr uint16_t kPfcOpcode = 0x0101;
 inline constexpr uint16_t kPauseOpcode = 0x0001;
 inline constexpr MacAddr kPfcDstMac{{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}};
 inline constexpr MacAddr kLldpDstMac{{0x01, 0x80, 0xC2, 0x00, 0x00, 0x0E}};
-
-// RoCEv2 BTH opcodes that are not data: RC ACKNOWLEDGE (also carries NAKs,
-// told apart by the AETH syndrome), RC ATOMIC ACKNOWLEDGE, and the CNP.
-namespace bth_opcode {
-inline constexpr uint8_t kRcAck = 0x11;
-inline constexpr uint8_t kRcAtomicAck = 0x12;
-inline constexpr uint8_t kCnp = 0x81;
-}  // namespace bth_opcode
-
-// One byte per opcode, so that the per-packet test is one load.
-inline constexpr std::array<uint8_t, 256> kAckLikeOpcode = [] {
-  std::array<uint8_t, 256> t{};
-  for (uint8_t op : {bth_opcode::kRcAck, bth_opcode::kRcAtomicAck, bth_opcode::kCnp}) t[op] = 1;
-  return t;
-}();
-constexpr bool IsAckLikeOpcode(uint8_t op) { return kAckLikeOpcode[op] != 0; }
 
 // Reads a header at an offset that has been bounds-checked by the caller,
 // without assuming alignment.

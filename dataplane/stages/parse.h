@@ -20,6 +20,7 @@
 #include "dataplane/counters.h"
 #include "dataplane/lb/types.h"
 #include "dataplane/packet/headers.h"
+#include "dataplane/packet/roce.h"
 
 namespace ofan::dp {
 
@@ -67,12 +68,13 @@ inline void Reset(ParsedPacket& p, uint32_t len) {
   p.frame_len = static_cast<uint16_t>(len > 0xFFFF ? 0xFFFF : len);
 }
 
-// The RoCEv2 fields of a BTH known to be in bounds.
+// The RoCEv2 fields of a BTH known to be in bounds (roce.h's single-field
+// readers: one load each, no header copy).
 inline void ReadBth(const uint8_t* bth, ParsedPacket& p) {
   p.roce = true;
-  p.bth_opcode = bth[offsetof(BthHdr, opcode)];
-  p.dst_qp = Rd32(bth + offsetof(BthHdr, dest_qp)) & 0xFFFFFF;
-  p.cls = IsAckLikeOpcode(p.bth_opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
+  p.bth_opcode = BthOpcodeAt(bth);
+  p.dst_qp = BthDqpnAt(bth);
+  p.cls = IsAckClass(p.bth_opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
 }
 
 // Fills p in place (no 40-byte copy per packet in the burst loop).
