@@ -173,13 +173,17 @@ Status Switch::SetupPorts() {
         rc != 0) {
       return DpdkError(fmt::format("port {} tx queue", pc.port), rc);
     }
+    // A configured MAC is the port's, whether or not the device takes it
+    // (ring ports do not): it is what frames leave with and ARP answers.
     rte_ether_addr mac;
     if (pc.mac) {
       std::memcpy(mac.addr_bytes, pc.mac->b.data(), 6);
-      rte_eth_dev_default_mac_addr_set(id, &mac);
+      rte_eth_dev_default_mac_addr_set(id, &mac);  // best effort
+      port_mac_[pc.port] = *pc.mac;
+    } else {
+      rte_eth_macaddr_get(id, &mac);
+      std::memcpy(port_mac_[pc.port].b.data(), mac.addr_bytes, 6);
     }
-    rte_eth_macaddr_get(id, &mac);
-    std::memcpy(port_mac_[pc.port].b.data(), mac.addr_bytes, 6);
     if (pc.peer_mac) neighbors_.Set(pc.port, *pc.peer_mac);
     rte_eth_promiscuous_enable(id);  // a switch port takes every frame
     if (int rc = rte_eth_dev_start(id); rc != 0)
