@@ -35,6 +35,10 @@ class RingSwitch {
     c.name = fmt::format("t{}", instance);
     c.socket_path = fmt::format("/tmp/ofan-test-{}-{}.sock", getpid(), instance);
     c.egress.ring_slots = c.egress.ring_slots > 256 ? 256 : c.egress.ring_slots;
+    // Ports the config lists keep their MACs (golden frames name them); the
+    // others get a peer MAC of 02:ee:00:00:00:<port>.
+    std::map<uint32_t, PortConfig> given;
+    for (const PortConfig& pc : c.ports) given[pc.port] = pc;
     c.ports.clear();
     for (uint32_t p : ports) {
       const std::string base = fmt::format("t{}p{}", instance, p);
@@ -42,6 +46,10 @@ class RingSwitch {
       EXPECT_TRUE(r.has_value()) << "ring port " << base;
       if (!r) continue;
       r->config.peer_mac = pkt::MacAddr{{0x02, 0xEE, 0, 0, 0, static_cast<uint8_t>(p)}};
+      if (auto g = given.find(p); g != given.end()) {
+        r->config.mac = g->second.mac;
+        if (g->second.peer_mac) r->config.peer_mac = g->second.peer_mac;
+      }
       c.ports.push_back(r->config);
       rings_[p] = *r;
     }
