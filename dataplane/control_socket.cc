@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "common/json_text.h"
+#include "common/version.h"
 #include "dataplane/switch.h"
 
 namespace ofan::dp {
@@ -87,7 +88,8 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
   if (!req.contains("cmd") || !req["cmd"].is_string()) return Fail("missing 'cmd'");
   const std::string cmd = req["cmd"].get<std::string>();
   try {
-    if (cmd == "version") return Ok({{"protocol", kControlProtocolVersion}, {"ofan_dp", "0.1.0"}});
+    if (cmd == "version")
+      return Ok({{"protocol", kControlProtocolVersion}, {"ofan_dp", kOfanVersion}});
     if (cmd == "status") return Ok(sw.StatusJson());
     if (cmd == "counters") return Ok(sw.CountersJson());
     if (cmd == "ports") return Ok(sw.PortsJson());

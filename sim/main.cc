@@ -25,6 +25,7 @@
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
+#include "common/version.h"
 #include "sim/config.h"
 #include "sim/report.h"
 #include "sim/sim.h"
@@ -285,7 +286,7 @@ int Main(int argc, char** argv) {
       "ofan-sim: packet-level fat-tree simulator for the LB policies of dataplane/lb.\n"
       "Defaults are the paper's §6 scenario: k=12 3-level fat tree (432 hosts), 800 Gb/s,\n"
       "0.5 us links, 4096 B payload + 62 B header, 64 B ACKs, 20 B gap, 1 MiB permutation."};
-  app.set_version_flag("--version", "ofan-sim 0.1.0");
+  app.set_version_flag("--version", fmt::format("ofan-sim {}", kOfanVersion));
   SimConfig c;
   std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
               ecn = "80000";

@@ -22,6 +22,7 @@
 
 #include "common/json_text.h"
 #include "common/main_guard.h"
+#include "common/version.h"
 #include "control/ofanctl/client.h"
 #include "control/ofanctl/render.h"
 
@@ -103,7 +104,7 @@ int Main(int argc, char** argv) {
       "ofanctl: the command line of ofan-dp's control socket (a unix socket speaking JSON,\n"
       "one request and one reply per line)."};
   app.name("ofanctl");
-  app.set_version_flag("--version", "ofanctl 0.1.0");
+  app.set_version_flag("--version", fmt::format("ofanctl {}", kOfanVersion));
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the command too (inherited by subcommands)
 

@@ -321,6 +321,10 @@ class OfanctlTest(unittest.TestCase):
                 self.assertIn(w, p.stdout, f"{cmd} --help: {w}")
         self.assertEqual(self.srv.requests, [])
 
+    def test_version_is_the_projects(self):
+        p = self.run_ctl("--version", rc=0, sock=False)
+        self.assertEqual(p.stdout, f"ofanctl {os.environ['OFAN_VERSION']}\n")
+
     # -- every command, tables and --json -----------------------------------
 
     def test_version(self):

@@ -28,6 +28,11 @@ class Cli(unittest.TestCase):
                     "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host"]:
             self.assertIn(opt, p.stdout, opt)
 
+    def test_version_is_the_projects(self):
+        p = subprocess.run([SIM, "--version"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.stdout, f"ofan-sim {os.environ['OFAN_VERSION']}\n")
+
     def test_bad_arguments_exit_2_with_a_message(self):
         for args in (["--k", "5"], ["--k", "66"], ["--levels", "4"], ["--lb", "nope"],
                      ["--msg", "12XB"], ["--load", "0"], ["--workload", "x"], ["--bogus"],
