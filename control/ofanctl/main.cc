@@ -23,7 +23,7 @@
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/version.h"
-#include "control/ofanctl/client.h"
+#include "control/client/client.h"
 #include "control/ofanctl/render.h"
 
 namespace ofan::control {

@@ -1,4 +1,4 @@
-#include "control/ofanctl/client.h"
+#include "control/client/client.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
