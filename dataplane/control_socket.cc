@@ -20,17 +20,17 @@
 namespace ofan::dp {
 namespace {
 
+using control::Command;
+using control::kProtocolVersion;
 using nlohmann::json;
 
-constexpr size_t kMaxLine = 1 << 20;
+constexpr size_t kMaxLine = control::kMaxRequestBytes;
 constexpr size_t kMaxClients = 16;
 
 json Ok(json result) {
-  return {{"v", kControlProtocolVersion}, {"ok", true}, {"result", std::move(result)}};
+  return {{"v", kProtocolVersion}, {"ok", true}, {"result", std::move(result)}};
 }
-json Fail(const std::string& e) {
-  return {{"v", kControlProtocolVersion}, {"ok", false}, {"error", e}};
-}
+json Fail(const std::string& e) { return {{"v", kProtocolVersion}, {"ok", false}, {"error", e}}; }
 
 Result<lb::PortMask> MaskOf(const json& j) {
   if (j.is_number_unsigned()) return j.get<lb::PortMask>();
@@ -80,70 +80,74 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
     return Fail(fmt::format("request is not JSON: {}", e.what()));
   }
   if (!req.is_object()) return Fail("request must be a JSON object");
-  if (!req.contains("v") ||
-      !IntIn(req["v"], kControlProtocolVersion, kControlProtocolVersion).has_value()) {
-    return Fail(fmt::format("unsupported protocol version (this switch speaks v{})",
-                            kControlProtocolVersion));
+  if (!req.contains("v") || !IntIn(req["v"], kProtocolVersion, kProtocolVersion).has_value()) {
+    return Fail(
+        fmt::format("unsupported protocol version (this switch speaks v{})", kProtocolVersion));
   }
   if (!req.contains("cmd") || !req["cmd"].is_string()) return Fail("missing 'cmd'");
   const std::string cmd = req["cmd"].get<std::string>();
   try {
-    if (cmd == "version")
-      return Ok({{"protocol", kControlProtocolVersion}, {"ofan_dp", kOfanVersion}});
-    if (cmd == "status") return Ok(sw.StatusJson());
-    if (cmd == "counters") return Ok(sw.CountersJson());
-    if (cmd == "ports") return Ok(sw.PortsJson());
-    if (cmd == "queues") return Ok(sw.QueuesJson());
-    if (cmd == "pointers") return Ok(sw.PointersJson());
-    if (cmd == "reset_queues") {
-      sw.ResetQueueStats();
-      return Ok(json::object());
-    }
-    if (cmd == "set_policy") {
-      if (!req.contains("policy") || !req["policy"].is_string())
-        return Fail("set_policy needs 'policy'");
-      auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
-      if (!kind) return Fail(kind.error().message);
-      OfanMode mode = sw.config().ofan_mode;
-      if (req.contains("ofan_mode")) {
-        if (!req["ofan_mode"].is_string()) return Fail("'ofan_mode' must be a string");
-        auto m = ParseOfanMode(req["ofan_mode"].get<std::string>());
-        if (!m) return Fail(m.error().message);
-        mode = *m;
+    if (const auto command = control::ParseCommand(cmd)) {
+      switch (*command) {
+        case Command::kVersion:
+          return Ok({{"protocol", kProtocolVersion}, {"ofan_dp", kOfanVersion}});
+        case Command::kStatus:
+          return Ok(sw.StatusJson());
+        case Command::kCounters:
+          return Ok(sw.CountersJson());
+        case Command::kPorts:
+          return Ok(sw.PortsJson());
+        case Command::kQueues:
+          return Ok(sw.QueuesJson());
+        case Command::kPointers:
+          return Ok(sw.PointersJson());
+        case Command::kResetQueues:
+          sw.ResetQueueStats();
+          return Ok(json::object());
+        case Command::kSetPolicy: {
+          if (!req.contains("policy") || !req["policy"].is_string())
+            return Fail("set_policy needs 'policy'");
+          auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
+          if (!kind) return Fail(kind.error().message);
+          OfanMode mode = sw.config().ofan_mode;
+          if (req.contains("ofan_mode")) {
+            if (!req["ofan_mode"].is_string()) return Fail("'ofan_mode' must be a string");
+            auto m = ParseOfanMode(req["ofan_mode"].get<std::string>());
+            if (!m) return Fail(m.error().message);
+            mode = *m;
+          }
+          if (Status s = sw.SetPolicy(*kind, mode); !s) return Fail(s.error().message);
+          return Ok(sw.StatusJson());
+        }
+        case Command::kSetPort: {
+          const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
+          if (!port) return Fail("set_port needs 'port' (a port number)");
+          if (!req.contains("admin") || !req["admin"].is_string())
+            return Fail("set_port needs 'admin': up|down");
+          const std::string a = req["admin"].get<std::string>();
+          if (a != "up" && a != "down") return Fail("'admin' must be up or down");
+          if (Status s = sw.SetPortAdmin(static_cast<uint32_t>(*port), a == "up"); !s)
+            return Fail(s.error().message);
+          return Ok(sw.PortsJson());
+        }
+        case Command::kLoadTables: {
+          if (!req.contains("masks") || !req["masks"].is_array())
+            return Fail("load_tables needs 'masks': [...]");
+          std::vector<lb::PortMask> masks;
+          for (const json& m : req["masks"]) {
+            auto v = MaskOf(m);
+            if (!v) return Fail(v.error().message);
+            masks.push_back(*v);
+          }
+          if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error().message);
+          return Ok(sw.StatusJson());
+        }
       }
-      if (Status s = sw.SetPolicy(*kind, mode); !s) return Fail(s.error().message);
-      return Ok(sw.StatusJson());
-    }
-    if (cmd == "set_port") {
-      const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
-      if (!port) return Fail("set_port needs 'port' (a port number)");
-      if (!req.contains("admin") || !req["admin"].is_string())
-        return Fail("set_port needs 'admin': up|down");
-      const std::string a = req["admin"].get<std::string>();
-      if (a != "up" && a != "down") return Fail("'admin' must be up or down");
-      if (Status s = sw.SetPortAdmin(static_cast<uint32_t>(*port), a == "up"); !s)
-        return Fail(s.error().message);
-      return Ok(sw.PortsJson());
-    }
-    if (cmd == "load_tables") {
-      if (!req.contains("masks") || !req["masks"].is_array())
-        return Fail("load_tables needs 'masks': [...]");
-      std::vector<lb::PortMask> masks;
-      for (const json& m : req["masks"]) {
-        auto v = MaskOf(m);
-        if (!v) return Fail(v.error().message);
-        masks.push_back(*v);
-      }
-      if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error().message);
-      return Ok(sw.StatusJson());
     }
   } catch (const std::exception& e) {
     return Fail(fmt::format("{}: {}", cmd, e.what()));
   }
-  return Fail(
-      fmt::format("unknown command '{}' (version, status, counters, ports, queues, pointers, "
-                  "set_policy, set_port, load_tables, reset_queues)",
-                  cmd));
+  return Fail(control::UnknownCommandMessage(cmd));
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const std::string& path, Switch* sw) {

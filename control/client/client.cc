@@ -64,10 +64,6 @@ std::string ConnectHint(int err) {
 
 }  // namespace
 
-std::string DefaultSocketPath(std::string_view name) {
-  return fmt::format("/run/ofan/{}.sock", name);
-}
-
 Result<Reply> ParseReply(const std::string& line) {
   json j;
   try {
@@ -251,8 +247,8 @@ Result<Reply> ControlClient::Call(const json& request) {
   return CallLine(JsonText(request));
 }
 
-Result<Reply> ControlClient::Command(const std::string& cmd, const json& args) {
-  json req = {{"v", kProtocolVersion}, {"cmd", cmd}};
+Result<Reply> ControlClient::Command(control::Command cmd, const json& args) {
+  json req = {{"v", kProtocolVersion}, {"cmd", CommandName(cmd)}};
   if (args.is_object()) {
     for (auto it = args.begin(); it != args.end(); ++it) req[it.key()] = it.value();
   }

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static ofan::dp::fuzz::FuzzSwitch f = ofan::dp::fuzz::MakeFuzzSwitch();
   const std::string line(reinterpret_cast<const char*>(data), size);
   const nlohmann::json reply = ofan::dp::HandleControlRequest(*f.sw, line);
-  if (!reply.is_object() || reply.value("v", 0) != ofan::dp::kControlProtocolVersion) {
+  if (!reply.is_object() || reply.value("v", 0) != ofan::control::kProtocolVersion) {
     __builtin_trap();
   }
   if (!reply.contains("ok") || !reply["ok"].is_boolean()) __builtin_trap();

@@ -1,0 +1,103 @@
+// The control socket's protocol, for both ends: ofan-dp serves it
+// (dataplane/control_socket.h), the client library speaks it
+// (control/client/client.h), ofanctl is its command line. This comment is
+// its one description.
+//
+// Transport: a unix stream socket, mode 0600 (its owner only), by default
+// DefaultSocketPath(name) = /run/ofan/<name>.sock. Each way, one JSON object
+// per line: '\n' ends it, none is inside. A request line is at most
+// kMaxRequestBytes. Each request gets one reply, in order. The switch serves
+// up to 16 clients at a time and drops one that does not read its replies.
+//
+//   request:  {"v":1, "cmd":COMMAND, ARGUMENT...}
+//   reply:    {"v":1, "ok":true, "result":RESULT}
+//         or  {"v":1, "ok":false, "error":MESSAGE}
+// "v" is kProtocolVersion, an integer (1.0 is not 1), in requests and in
+// replies; the switch refuses a request of another version. "error" says what
+// is wrong, for people; nothing should parse it. Arguments are members of the
+// request object next to "v" and "cmd"; members a command does not take are
+// ignored.
+//
+// Commands (Command; the wire name is CommandName):
+//   version       -> {"protocol":kProtocolVersion, "ofan_dp":kOfanVersion}
+//   status        -> the switch: {name, fabric, policy, ofan_mode, pipe_size,
+//                    generation, uplinks, running, uptime_s, workers}
+//   counters      -> {total, drops, drops_total, per_worker}
+//   ports         -> [{port, dev, direction, admin, link, ...}], one per port
+//   queues        -> [{port, bytes, packets, max_bytes, ...}], one per port
+//   pointers      -> the forwarding table: {policy, ofan_mode, uplinks, keys}
+//   set_policy    policy: a policy name (e.g. "ofan"); ofan_mode (optional,
+//                 default unchanged): "pofan" | "atomic" | "combined"
+//                 -> the status
+//   set_port      port: a port number; admin: "up" | "down"  -> the ports
+//   load_tables   masks: [m0, m1, ...], one valid-uplink mask per destination
+//                 (bit i = uplink i), each a non-negative integer or a string
+//                 that is one in C notation ("0x3")  -> the status
+//   reset_queues  restarts the queues' max and average statistics  -> {}
+// The results are the switch's JSON views (dataplane/); `ofanctl COMMAND
+// --help` lists their members one by one.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ofan::control {
+
+inline constexpr int kProtocolVersion = 1;
+inline constexpr size_t kMaxRequestBytes = size_t{1} << 20;
+inline constexpr std::string_view kDefaultSocketDir = "/run/ofan";
+
+// kDefaultSocketDir/<name>.sock: where the switch named `name` listens unless
+// its config (control.socket) or --socket says otherwise.
+std::string DefaultSocketPath(std::string_view name);
+
+// The commands, in the order above: one row each, X(enumerator, wire name).
+#define OFAN_CONTROL_COMMANDS(X) \
+  X(kVersion, "version")         \
+  X(kStatus, "status")           \
+  X(kCounters, "counters")       \
+  X(kPorts, "ports")             \
+  X(kQueues, "queues")           \
+  X(kPointers, "pointers")       \
+  X(kSetPolicy, "set_policy")    \
+  X(kSetPort, "set_port")        \
+  X(kLoadTables, "load_tables")  \
+  X(kResetQueues, "reset_queues")
+
+#define OFAN_CONTROL_ENUMERATOR(id, name) id,
+#define OFAN_CONTROL_NAME(id, name) std::string_view{name},
+
+enum class Command : uint8_t { OFAN_CONTROL_COMMANDS(OFAN_CONTROL_ENUMERATOR) };
+
+// Every command's wire name, indexed by Command.
+inline constexpr std::array kCommandNames = {OFAN_CONTROL_COMMANDS(OFAN_CONTROL_NAME)};
+inline constexpr size_t kNumCommands = kCommandNames.size();
+
+#undef OFAN_CONTROL_NAME
+#undef OFAN_CONTROL_ENUMERATOR
+
+// The enumerator a table of names indexes whose entry is `name`, if one is.
+template <class Enum, size_t N>
+constexpr std::optional<Enum> ParseName(const std::array<std::string_view, N>& names,
+                                        std::string_view name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
+}
+
+constexpr std::string_view CommandName(Command c) { return kCommandNames[static_cast<size_t>(c)]; }
+constexpr std::optional<Command> ParseCommand(std::string_view name) {
+  return ParseName<Command>(kCommandNames, name);
+}
+
+// "version, status, ..., reset_queues": every command, for messages.
+const std::string& CommandList();
+// The switch's error message for an unknown command.
+std::string UnknownCommandMessage(std::string_view cmd);
+
+}  // namespace ofan::control
