@@ -22,6 +22,7 @@ namespace {
 
 using control::Command;
 using control::kProtocolVersion;
+using control::ReplyError;
 using nlohmann::json;
 
 constexpr size_t kMaxLine = control::kMaxRequestBytes;
@@ -30,7 +31,14 @@ constexpr size_t kMaxClients = 16;
 json Ok(json result) {
   return {{"v", kProtocolVersion}, {"ok", true}, {"result", std::move(result)}};
 }
-json Fail(const std::string& e) { return {{"v", kProtocolVersion}, {"ok", false}, {"error", e}}; }
+json Fail(ReplyError code, const std::string& e) {
+  return {{"v", kProtocolVersion},
+          {"ok", false},
+          {"error", e},
+          {"code", control::ReplyErrorName(code)}};
+}
+// A request that failed with `e`: its message, and the code of its kind.
+json Fail(const Error& e) { return Fail(control::ReplyErrorOf(e.code), e.message); }
 
 Result<lb::PortMask> MaskOf(const json& j) {
   if (j.is_number_unsigned()) return j.get<lb::PortMask>();
@@ -77,14 +85,16 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
   try {
     req = json::parse(line);
   } catch (const json::exception& e) {
-    return Fail(fmt::format("request is not JSON: {}", e.what()));
+    return Fail(ReplyError::kBadRequest, fmt::format("request is not JSON: {}", e.what()));
   }
-  if (!req.is_object()) return Fail("request must be a JSON object");
+  if (!req.is_object()) return Fail(ReplyError::kBadRequest, "request must be a JSON object");
   if (!req.contains("v") || !IntIn(req["v"], kProtocolVersion, kProtocolVersion).has_value()) {
     return Fail(
+        ReplyError::kUnsupportedVersion,
         fmt::format("unsupported protocol version (this switch speaks v{})", kProtocolVersion));
   }
-  if (!req.contains("cmd") || !req["cmd"].is_string()) return Fail("missing 'cmd'");
+  if (!req.contains("cmd") || !req["cmd"].is_string())
+    return Fail(ReplyError::kBadRequest, "missing 'cmd'");
   const std::string cmd = req["cmd"].get<std::string>();
   try {
     if (const auto command = control::ParseCommand(cmd)) {
@@ -106,48 +116,50 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
           return Ok(json::object());
         case Command::kSetPolicy: {
           if (!req.contains("policy") || !req["policy"].is_string())
-            return Fail("set_policy needs 'policy'");
+            return Fail(ReplyError::kBadArgument, "set_policy needs 'policy'");
           auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
-          if (!kind) return Fail(kind.error().message);
+          if (!kind) return Fail(kind.error());
           OfanMode mode = sw.config().ofan_mode;
           if (req.contains("ofan_mode")) {
-            if (!req["ofan_mode"].is_string()) return Fail("'ofan_mode' must be a string");
+            if (!req["ofan_mode"].is_string())
+              return Fail(ReplyError::kBadArgument, "'ofan_mode' must be a string");
             auto m = ParseOfanMode(req["ofan_mode"].get<std::string>());
-            if (!m) return Fail(m.error().message);
+            if (!m) return Fail(m.error());
             mode = *m;
           }
-          if (Status s = sw.SetPolicy(*kind, mode); !s) return Fail(s.error().message);
+          if (Status s = sw.SetPolicy(*kind, mode); !s) return Fail(s.error());
           return Ok(sw.StatusJson());
         }
         case Command::kSetPort: {
           const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
-          if (!port) return Fail("set_port needs 'port' (a port number)");
+          if (!port) return Fail(ReplyError::kBadArgument, "set_port needs 'port' (a port number)");
           if (!req.contains("admin") || !req["admin"].is_string())
-            return Fail("set_port needs 'admin': up|down");
+            return Fail(ReplyError::kBadArgument, "set_port needs 'admin': up|down");
           const std::string a = req["admin"].get<std::string>();
-          if (a != "up" && a != "down") return Fail("'admin' must be up or down");
+          if (a != "up" && a != "down")
+            return Fail(ReplyError::kBadArgument, "'admin' must be up or down");
           if (Status s = sw.SetPortAdmin(static_cast<uint32_t>(*port), a == "up"); !s)
-            return Fail(s.error().message);
+            return Fail(s.error());
           return Ok(sw.PortsJson());
         }
         case Command::kLoadTables: {
           if (!req.contains("masks") || !req["masks"].is_array())
-            return Fail("load_tables needs 'masks': [...]");
+            return Fail(ReplyError::kBadArgument, "load_tables needs 'masks': [...]");
           std::vector<lb::PortMask> masks;
           for (const json& m : req["masks"]) {
             auto v = MaskOf(m);
-            if (!v) return Fail(v.error().message);
+            if (!v) return Fail(v.error());
             masks.push_back(*v);
           }
-          if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error().message);
+          if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error());
           return Ok(sw.StatusJson());
         }
       }
     }
   } catch (const std::exception& e) {
-    return Fail(fmt::format("{}: {}", cmd, e.what()));
+    return Fail(ReplyError::kFailed, fmt::format("{}: {}", cmd, e.what()));
   }
-  return Fail(control::UnknownCommandMessage(cmd));
+  return Fail(ReplyError::kUnknownCommand, control::UnknownCommandMessage(cmd));
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const std::string& path, Switch* sw) {
@@ -241,7 +253,7 @@ void ControlServer::Poll(int timeout_ms) {
           c.out += ControlReplyLine(HandleControlRequest(*sw_, line));
         }
         if (c.in.size() > kMaxLine) {
-          c.out += ControlReplyLine(Fail("request line too long"));
+          c.out += ControlReplyLine(Fail(ReplyError::kBadRequest, "request line too long"));
           c.in.clear();
         }
       }

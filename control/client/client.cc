@@ -93,6 +93,12 @@ Result<Reply> ParseReply(const std::string& line) {
       return MakeError(ErrorCode::kInternal, "an error reply without an 'error' message");
     }
     r.error = j["error"].get<std::string>();
+    if (j.contains("code")) {
+      if (!j["code"].is_string()) {
+        return MakeError(ErrorCode::kInternal, "an error reply whose 'code' is not a string");
+      }
+      r.code = ParseReplyError(j["code"].get<std::string>());
+    }
   }
   r.raw = std::move(j);
   r.line = line;

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,9 +32,13 @@ struct Reply {  // NOLINT(bugprone-exception-escape)
   std::string error;      // when !ok
   nlohmann::json raw;     // the whole reply object
   std::string line;       // the reply line exactly as received, without '\n'
+  // When !ok: the reply's "code", if it has one this client knows (an older
+  // switch sends none, a newer one may send codes added since).
+  std::optional<ReplyError> code;
 };
 
-// Parses and checks one reply line ({"v":1,"ok":...}); errors say what is wrong.
+// Parses and checks one reply line ({"v":1,"ok":...}); errors say what is
+// wrong. An error reply's "code", when there is one, must be a string.
 Result<Reply> ParseReply(const std::string& line);
 
 class ControlClient {

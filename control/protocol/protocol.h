@@ -11,12 +11,22 @@
 //
 //   request:  {"v":1, "cmd":COMMAND, ARGUMENT...}
 //   reply:    {"v":1, "ok":true, "result":RESULT}
-//         or  {"v":1, "ok":false, "error":MESSAGE}
+//         or  {"v":1, "ok":false, "error":MESSAGE, "code":CODE}
 // "v" is kProtocolVersion, an integer (1.0 is not 1), in requests and in
-// replies; the switch refuses a request of another version. "error" says what
-// is wrong, for people; nothing should parse it. Arguments are members of the
-// request object next to "v" and "cmd"; members a command does not take are
-// ignored.
+// replies; the switch refuses a request of another version. Arguments are
+// members of the request object next to "v" and "cmd"; members a command does
+// not take are ignored. "error" says what is wrong, for people; nothing should
+// parse it. "code" (ReplyError; the wire name is ReplyErrorName) says it for
+// programs:
+//   bad_request          the line is not JSON, not an object, has no string
+//                        "cmd", or is longer than kMaxRequestBytes
+//   unsupported_version  "v" is missing or not kProtocolVersion
+//   unknown_command      "cmd" is none of the commands below
+//   bad_argument         an argument is missing, of the wrong type or out of
+//                        range, or names what the switch does not have
+//   failed               the switch could not do what was asked
+// A client takes an error reply without "code" (a switch older than the
+// codes) and a code it does not know (a newer switch) as an error all the same.
 //
 // Commands (Command; the wire name is CommandName):
 //   version       -> {"protocol":kProtocolVersion, "ofan_dp":kOfanVersion}
@@ -44,6 +54,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "common/result.h"
 
 namespace ofan::control {
 
@@ -77,6 +89,20 @@ enum class Command : uint8_t { OFAN_CONTROL_COMMANDS(OFAN_CONTROL_ENUMERATOR) };
 inline constexpr std::array kCommandNames = {OFAN_CONTROL_COMMANDS(OFAN_CONTROL_NAME)};
 inline constexpr size_t kNumCommands = kCommandNames.size();
 
+// The codes of error replies, in the order above: X(enumerator, wire name).
+// (Not ErrorCode: that is Result's, common/result.h.)
+#define OFAN_CONTROL_REPLY_ERRORS(X)            \
+  X(kBadRequest, "bad_request")                 \
+  X(kUnsupportedVersion, "unsupported_version") \
+  X(kUnknownCommand, "unknown_command")         \
+  X(kBadArgument, "bad_argument")               \
+  X(kFailed, "failed")
+
+enum class ReplyError : uint8_t { OFAN_CONTROL_REPLY_ERRORS(OFAN_CONTROL_ENUMERATOR) };
+
+// Every code's wire name, indexed by ReplyError.
+inline constexpr std::array kReplyErrorNames = {OFAN_CONTROL_REPLY_ERRORS(OFAN_CONTROL_NAME)};
+
 #undef OFAN_CONTROL_NAME
 #undef OFAN_CONTROL_ENUMERATOR
 
@@ -93,6 +119,29 @@ constexpr std::optional<Enum> ParseName(const std::array<std::string_view, N>& n
 constexpr std::string_view CommandName(Command c) { return kCommandNames[static_cast<size_t>(c)]; }
 constexpr std::optional<Command> ParseCommand(std::string_view name) {
   return ParseName<Command>(kCommandNames, name);
+}
+
+constexpr std::string_view ReplyErrorName(ReplyError e) {
+  return kReplyErrorNames[static_cast<size_t>(e)];
+}
+constexpr std::optional<ReplyError> ParseReplyError(std::string_view name) {
+  return ParseName<ReplyError>(kReplyErrorNames, name);
+}
+
+// The code of a reply to a request that failed with `code`: what the client
+// can change (a value, a name, a combination) is bad_argument, the rest failed.
+constexpr ReplyError ReplyErrorOf(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kNotFound:
+    case ErrorCode::kUnsupported:
+    case ErrorCode::kInfeasible:
+      return ReplyError::kBadArgument;
+    case ErrorCode::kIo:
+    case ErrorCode::kInternal:
+      return ReplyError::kFailed;
+  }
+  return ReplyError::kFailed;
 }
 
 // "version, status, ..., reset_queues": every command, for messages.

@@ -47,6 +47,29 @@ TEST(Protocol, UnknownCommandMessageListsEveryCommand) {
   }
 }
 
+TEST(Protocol, EveryReplyErrorNameParsesBack) {
+  const char* wire[] = {"bad_request", "unsupported_version", "unknown_command", "bad_argument",
+                        "failed"};
+  ASSERT_EQ(kReplyErrorNames.size(), std::size(wire));
+  for (size_t i = 0; i < std::size(wire); ++i) {
+    const auto e = static_cast<ReplyError>(i);
+    EXPECT_EQ(ReplyErrorName(e), wire[i]);
+    EXPECT_EQ(ParseReplyError(wire[i]), e) << wire[i];
+  }
+  for (const char* bad : {"", "ok", "bad-request", "BAD_REQUEST", "failed "}) {
+    EXPECT_FALSE(ParseReplyError(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(Protocol, ResultErrorsMapToReplyErrors) {
+  EXPECT_EQ(ReplyErrorOf(ErrorCode::kInvalidArgument), ReplyError::kBadArgument);
+  EXPECT_EQ(ReplyErrorOf(ErrorCode::kNotFound), ReplyError::kBadArgument);  // e.g. a port
+  EXPECT_EQ(ReplyErrorOf(ErrorCode::kUnsupported), ReplyError::kBadArgument);
+  EXPECT_EQ(ReplyErrorOf(ErrorCode::kInfeasible), ReplyError::kBadArgument);
+  EXPECT_EQ(ReplyErrorOf(ErrorCode::kIo), ReplyError::kFailed);
+  EXPECT_EQ(ReplyErrorOf(ErrorCode::kInternal), ReplyError::kFailed);
+}
+
 TEST(Protocol, DefaultSocketPath) {
   EXPECT_EQ(kDefaultSocketDir, "/run/ofan");
   EXPECT_EQ(DefaultSocketPath("ofan-dp"), "/run/ofan/ofan-dp.sock");

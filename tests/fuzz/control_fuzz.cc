@@ -18,7 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!reply.contains("ok") || !reply["ok"].is_boolean()) __builtin_trap();
   if (!reply["ok"].get<bool>() &&
-      (!reply["error"].is_string() || reply["error"].get<std::string>().empty())) {
+      (!reply["error"].is_string() || reply["error"].get<std::string>().empty() ||
+       !reply["code"].is_string() ||
+       !ofan::control::ParseReplyError(reply["code"].get<std::string>()))) {
     __builtin_trap();
   }
   const std::string sent = ofan::dp::ControlReplyLine(reply);
