@@ -14,23 +14,32 @@
 #include <optional>
 
 #include "common/json_text.h"
+#include "common/version.h"
 #include "dataplane/control_views.h"
 #include "dataplane/switch.h"
 
 namespace ofan::dp {
 namespace {
 
+using control::Command;
+using control::kProtocolVersion;
+using control::ReplyError;
 using nlohmann::json;
 
-constexpr size_t kMaxLine = 1 << 20;
+constexpr size_t kMaxLine = control::kMaxRequestBytes;
 constexpr size_t kMaxClients = 16;
 
 json Ok(json result) {
-  return {{"v", kControlProtocolVersion}, {"ok", true}, {"result", std::move(result)}};
+  return {{"v", kProtocolVersion}, {"ok", true}, {"result", std::move(result)}};
 }
-json Fail(const std::string& e) {
-  return {{"v", kControlProtocolVersion}, {"ok", false}, {"error", e}};
+json Fail(ReplyError code, const std::string& e) {
+  return {{"v", kProtocolVersion},
+          {"ok", false},
+          {"error", e},
+          {"code", control::ReplyErrorName(code)}};
 }
+// A request that failed with `e`: its message, and the code of its kind.
+json Fail(const Error& e) { return Fail(control::ReplyErrorOf(e.code), e.message); }
 
 Result<lb::PortMask> MaskOf(const json& j) {
   if (j.is_number_unsigned()) return j.get<lb::PortMask>();
@@ -77,71 +86,80 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
   try {
     req = json::parse(line);
   } catch (const json::exception& e) {
-    return Fail(fmt::format("request is not JSON: {}", e.what()));
+    return Fail(ReplyError::kBadRequest, fmt::format("request is not JSON: {}", e.what()));
   }
-  if (!req.is_object()) return Fail("request must be a JSON object");
-  if (!req.contains("v") ||
-      !IntIn(req["v"], kControlProtocolVersion, kControlProtocolVersion).has_value()) {
-    return Fail(fmt::format("unsupported protocol version (this switch speaks v{})",
-                            kControlProtocolVersion));
+  if (!req.is_object()) return Fail(ReplyError::kBadRequest, "request must be a JSON object");
+  if (!req.contains("v") || !IntIn(req["v"], kProtocolVersion, kProtocolVersion).has_value()) {
+    return Fail(
+        ReplyError::kUnsupportedVersion,
+        fmt::format("unsupported protocol version (this switch speaks v{})", kProtocolVersion));
   }
-  if (!req.contains("cmd") || !req["cmd"].is_string()) return Fail("missing 'cmd'");
+  if (!req.contains("cmd") || !req["cmd"].is_string())
+    return Fail(ReplyError::kBadRequest, "missing 'cmd'");
   const std::string cmd = req["cmd"].get<std::string>();
   try {
-    if (cmd == "version") return Ok({{"protocol", kControlProtocolVersion}, {"ofan_dp", "0.1.0"}});
-    if (cmd == "status") return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
-    if (cmd == "counters") return Ok(CountersJson(sw.TakeSnapshot({.ports = false})));
-    if (cmd == "ports") return Ok(PortsJson(sw.TakeSnapshot()));
-    if (cmd == "queues") return Ok(QueuesJson(sw.TakeSnapshot()));
-    if (cmd == "pointers") return Ok(PointersJson(sw.TakeSnapshot({.ports = false, .keys = true})));
-    if (cmd == "reset_queues") {
-      sw.ResetQueueStats();
-      return Ok(json::object());
-    }
-    if (cmd == "set_policy") {
-      if (!req.contains("policy") || !req["policy"].is_string())
-        return Fail("set_policy needs 'policy'");
-      auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
-      if (!kind) return Fail(kind.error().message);
-      LbChoice lb{*kind, sw.config().ofan_mode};
-      if (req.contains("ofan_mode")) {
-        if (!req["ofan_mode"].is_string()) return Fail("'ofan_mode' must be a string");
-        if (Status s = ApplyOfanMode(req["ofan_mode"].get<std::string>(), lb); !s)
-          return Fail(s.error().message);
+    if (const auto command = control::ParseCommand(cmd)) {
+      switch (*command) {
+        case Command::kVersion:
+          return Ok({{"protocol", kProtocolVersion}, {"ofan_dp", kOfanVersion}});
+        case Command::kStatus:
+          return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
+        case Command::kCounters:
+          return Ok(CountersJson(sw.TakeSnapshot({.ports = false})));
+        case Command::kPorts:
+          return Ok(PortsJson(sw.TakeSnapshot()));
+        case Command::kQueues:
+          return Ok(QueuesJson(sw.TakeSnapshot()));
+        case Command::kPointers:
+          return Ok(PointersJson(sw.TakeSnapshot({.ports = false, .keys = true})));
+        case Command::kResetQueues:
+          sw.ResetQueueStats();
+          return Ok(json::object());
+        case Command::kSetPolicy: {
+          if (!req.contains("policy") || !req["policy"].is_string())
+            return Fail(ReplyError::kBadArgument, "set_policy needs 'policy'");
+          auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
+          if (!kind) return Fail(kind.error());
+          LbChoice lb{*kind, sw.config().ofan_mode};
+          if (req.contains("ofan_mode")) {
+            if (!req["ofan_mode"].is_string())
+              return Fail(ReplyError::kBadArgument, "'ofan_mode' must be a string");
+            if (Status s = ApplyOfanMode(req["ofan_mode"].get<std::string>(), lb); !s)
+              return Fail(s.error());
+          }
+          if (Status s = sw.SetPolicy(lb); !s) return Fail(s.error());
+          return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
+        }
+        case Command::kSetPort: {
+          const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
+          if (!port) return Fail(ReplyError::kBadArgument, "set_port needs 'port' (a port number)");
+          if (!req.contains("admin") || !req["admin"].is_string())
+            return Fail(ReplyError::kBadArgument, "set_port needs 'admin': up|down");
+          const std::string a = req["admin"].get<std::string>();
+          if (a != "up" && a != "down")
+            return Fail(ReplyError::kBadArgument, "'admin' must be up or down");
+          if (Status s = sw.SetPortAdmin(static_cast<uint32_t>(*port), a == "up"); !s)
+            return Fail(s.error());
+          return Ok(PortsJson(sw.TakeSnapshot()));
+        }
+        case Command::kLoadTables: {
+          if (!req.contains("masks") || !req["masks"].is_array())
+            return Fail(ReplyError::kBadArgument, "load_tables needs 'masks': [...]");
+          std::vector<lb::PortMask> masks;
+          for (const json& m : req["masks"]) {
+            auto v = MaskOf(m);
+            if (!v) return Fail(v.error());
+            masks.push_back(*v);
+          }
+          if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error());
+          return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
+        }
       }
-      if (Status s = sw.SetPolicy(lb); !s) return Fail(s.error().message);
-      return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
-    }
-    if (cmd == "set_port") {
-      const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
-      if (!port) return Fail("set_port needs 'port' (a port number)");
-      if (!req.contains("admin") || !req["admin"].is_string())
-        return Fail("set_port needs 'admin': up|down");
-      const std::string a = req["admin"].get<std::string>();
-      if (a != "up" && a != "down") return Fail("'admin' must be up or down");
-      if (Status s = sw.SetPortAdmin(static_cast<uint32_t>(*port), a == "up"); !s)
-        return Fail(s.error().message);
-      return Ok(PortsJson(sw.TakeSnapshot()));
-    }
-    if (cmd == "load_tables") {
-      if (!req.contains("masks") || !req["masks"].is_array())
-        return Fail("load_tables needs 'masks': [...]");
-      std::vector<lb::PortMask> masks;
-      for (const json& m : req["masks"]) {
-        auto v = MaskOf(m);
-        if (!v) return Fail(v.error().message);
-        masks.push_back(*v);
-      }
-      if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error().message);
-      return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
     }
   } catch (const std::exception& e) {
-    return Fail(fmt::format("{}: {}", cmd, e.what()));
+    return Fail(ReplyError::kFailed, fmt::format("{}: {}", cmd, e.what()));
   }
-  return Fail(
-      fmt::format("unknown command '{}' (version, status, counters, ports, queues, pointers, "
-                  "set_policy, set_port, load_tables, reset_queues)",
-                  cmd));
+  return Fail(ReplyError::kUnknownCommand, control::UnknownCommandMessage(cmd));
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const std::string& path, Switch* sw) {
@@ -235,7 +253,7 @@ void ControlServer::Poll(int timeout_ms) {
           c.out += ControlReplyLine(HandleControlRequest(*sw_, line));
         }
         if (c.in.size() > kMaxLine) {
-          c.out += ControlReplyLine(Fail("request line too long"));
+          c.out += ControlReplyLine(Fail(ReplyError::kBadRequest, "request line too long"));
           c.in.clear();
         }
       }

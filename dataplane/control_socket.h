@@ -1,11 +1,6 @@
 // The switch's control socket: a unix stream socket (mode 0600) that speaks
-// versioned JSON, one object per line each way.
-//   -> {"v":1,"cmd":"counters"}
-//   <- {"v":1,"ok":true,"result":{...}}   or   {"v":1,"ok":false,"error":"..."}
-// Commands: version, status, counters, ports, queues, pointers,
-//   set_policy {policy, ofan_mode?}, set_port {port, admin: up|down},
-//   load_tables {masks: [m0, m1, ...]} (one valid-uplink mask per destination,
-//   numbers or "0x.." strings), reset_queues.
+// versioned JSON, one object per line each way; the protocol (requests,
+// replies, commands) is control/protocol/protocol.h.
 // Served by the control thread between its other duties; a bad request gets
 // an error reply, never a crash, and a client that misbehaves is dropped.
 #pragma once
@@ -16,12 +11,11 @@
 #include <vector>
 
 #include "common/result.h"
+#include "control/protocol/protocol.h"
 
 namespace ofan::dp {
 
 class Switch;
-
-inline constexpr int kControlProtocolVersion = 1;
 
 // Handles one request line; always returns a reply object.
 nlohmann::json HandleControlRequest(Switch& sw, const std::string& line);

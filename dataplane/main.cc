@@ -23,6 +23,7 @@
 
 #include "common/main_guard.h"
 #include "common/units.h"
+#include "control/protocol/protocol.h"
 #include "dataplane/bench_support/bench_traffic.h"
 #include "dataplane/config.h"
 #include "dataplane/control_socket.h"
@@ -102,7 +103,9 @@ int Main(int argc, char** argv) {
   app.add_option("--rate-gbps", rate, "emulated line rate per port (0 = device speed)");
   app.add_option("--buffer", buffer, "per-port buffer, e.g. 1MiB");
   app.add_option("--ecn", ecn, "ECN marking threshold, e.g. 100KiB (0 = off)");
-  app.add_option("--socket", socket, "control socket path (default /run/ofan/<name>.sock)");
+  app.add_option(
+      "--socket", socket,
+      fmt::format("control socket path (default {})", control::DefaultSocketPath("<name>")));
   app.add_option("--workers", workers,
                  "worker lcores to use (default: all EAL workers, at most one per pipe)");
   app.add_option("--max-sleep-us", max_sleep, "idle backoff cap in microseconds");
@@ -171,7 +174,7 @@ int Main(int argc, char** argv) {
   }
   if (max_sleep != UINT32_MAX) c.max_sleep_us = max_sleep;
   if (!socket.empty()) c.socket_path = socket;
-  if (c.socket_path.empty()) c.socket_path = fmt::format("/run/ofan/{}.sock", c.name);
+  if (c.socket_path.empty()) c.socket_path = control::DefaultSocketPath(c.name);
   if (Status s = c.Validate(); !s) return usage(s.error().message);
   if (check) {
     std::cout << fmt::format(

@@ -15,22 +15,29 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
+#include "common/version.h"
 #include "sim/config.h"
 #include "sim/report.h"
 #include "sim/sim.h"
 
-#ifndef OFAN_SOURCE_DIR
-#define OFAN_SOURCE_DIR "."
+// OFAN_PLOT_DIR (from sim/meson.build): where the installed plot_sweep.py is,
+// relative to the executable's directory unless absolute.
+#ifndef OFAN_PLOT_DIR
+#error "OFAN_PLOT_DIR is defined by sim/meson.build"
 #endif
 
 namespace ofan::sim {
@@ -59,6 +66,37 @@ bool RunPlot(const std::string& script, const std::string& json_path, const std:
     if (errno != EINTR) return false;
   }
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// The script --plot runs: $OFAN_PLOT_SCRIPT if set; else plot_sweep.py next
+// to the executable (the build tree has a copy there), else in OFAN_PLOT_DIR
+// (installed). No source path is compiled in.
+Result<std::string> FindPlotScript() {
+  namespace fs = std::filesystem;
+  if (const char* env = std::getenv("OFAN_PLOT_SCRIPT"); env != nullptr && *env != '\0') {
+    if (access(env, R_OK) == 0) return std::string(env);
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("--plot: OFAN_PLOT_SCRIPT={}: {}", env, std::strerror(errno)));
+  }
+  std::error_code ec;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  std::vector<fs::path> candidates;
+  if (!ec) candidates.push_back(exe_dir / "plot_sweep.py");
+  const fs::path dir(OFAN_PLOT_DIR);
+  if (dir.is_absolute()) {
+    candidates.push_back(dir / "plot_sweep.py");
+  } else if (!ec) {
+    candidates.push_back((exe_dir / dir / "plot_sweep.py").lexically_normal());
+  }
+  std::string tried;
+  for (const fs::path& p : candidates) {
+    if (access(p.c_str(), R_OK) == 0) return p.string();
+    tried += (tried.empty() ? "" : ", ") + p.string();
+  }
+  return MakeError(ErrorCode::kNotFound,
+                   fmt::format("--plot: cannot find plot_sweep.py (looked for {}); install "
+                               "ofan-sim with meson install, or set OFAN_PLOT_SCRIPT to its path",
+                               tried.empty() ? "nothing: /proc/self/exe unreadable" : tried));
 }
 
 std::vector<std::string> SplitList(const std::string& s) {
@@ -131,7 +169,7 @@ Result<json> RunSeeds(const SimConfig& base, uint32_t seeds, unsigned jobs) {
 
 int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
           const std::vector<uint64_t>& msgs, uint32_t seeds, unsigned jobs, bool as_json,
-          const std::string& plot, const std::string& out_json) {
+          const std::string& plot, const std::string& plot_script, const std::string& out_json) {
   struct Point {
     SimConfig cfg;
     std::string lb;
@@ -232,7 +270,7 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
     f.close();
     if (!plot.empty()) {
       // Spawned without a shell: any character may be in a path.
-      if (!RunPlot(std::string(OFAN_SOURCE_DIR) + "/sim/plot_sweep.py", path, plot)) {
+      if (!RunPlot(plot_script, path, plot)) {
         std::cerr << "ofan-sim: plotting failed (is python3-matplotlib installed? run "
                      "scripts/setup.sh)\n";
         return kExitFailed;
@@ -285,7 +323,7 @@ int Main(int argc, char** argv) {
       "ofan-sim: packet-level fat-tree simulator for the LB policies of dataplane/lb.\n"
       "Defaults are the paper's §6 scenario: k=12 3-level fat tree (432 hosts), 800 Gb/s,\n"
       "0.5 us links, 4096 B payload + 62 B header, 64 B ACKs, 20 B gap, 1 MiB permutation."};
-  app.set_version_flag("--version", "ofan-sim 0.1.0");
+  app.set_version_flag("--version", fmt::format("ofan-sim {}", kOfanVersion));
   SimConfig c;
   std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
               ecn = "80000";
@@ -427,7 +465,16 @@ int Main(int argc, char** argv) {
       if (Status s = ApplyLb(n, probe); !s) return usage("--lbs: " + s.error().message);
     }
     if (Status s = c.Validate(); !s) return usage(s.error().message);
-    return Sweep(c, names, msgs, seeds, jobs, as_json, plot, out_json);
+    std::string plot_script;
+    if (!plot.empty()) {  // before the sweep, not after minutes of it
+      auto found = FindPlotScript();
+      if (!found) {
+        std::cerr << "ofan-sim: " << found.error().message << "\n";
+        return kExitFailed;
+      }
+      plot_script = std::move(*found);
+    }
+    return Sweep(c, names, msgs, seeds, jobs, as_json, plot, plot_script, out_json);
   }
   if (Status s = c.Validate(); !s) return usage(s.error().message);
   auto r = RunSeeds(c, seeds, jobs);

@@ -1,5 +1,5 @@
-// ofanctl: the command line of ofan-dp's control socket (see
-// dataplane/control_socket.h for the protocol).
+// ofanctl: the command line of ofan-dp's control socket (the protocol is
+// control/protocol/protocol.h).
 //   ofanctl [--socket PATH | --name NAME] [--json] [--timeout-ms N] COMMAND ...
 //
 // Exit codes: 0 ok; 1 the switch answered with an error (printed); 2 bad
@@ -18,12 +18,15 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/json_text.h"
 #include "common/main_guard.h"
-#include "control/ofanctl/client.h"
+#include "common/version.h"
+#include "control/client/client.h"
 #include "control/ofanctl/render.h"
+#include "control/protocol/protocol.h"
 
 namespace ofan::control {
 namespace {
@@ -103,7 +106,7 @@ int Main(int argc, char** argv) {
       "ofanctl: the command line of ofan-dp's control socket (a unix socket speaking JSON,\n"
       "one request and one reply per line)."};
   app.name("ofanctl");
-  app.set_version_flag("--version", "ofanctl 0.1.0");
+  app.set_version_flag("--version", fmt::format("ofanctl {}", kOfanVersion));
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the command too (inherited by subcommands)
 
@@ -111,9 +114,11 @@ int Main(int argc, char** argv) {
   bool as_json = false;
   int timeout_ms = kDefaultTimeoutMs;
   app.add_option("--socket", socket_path,
-                 "control socket path (default /run/ofan/<name>.sock; wins over --name)")
+                 fmt::format("control socket path (default {}; wins over --name)",
+                             DefaultSocketPath("<name>")))
       ->type_name("PATH");
-  app.add_option("--name", name, "switch name: the socket is /run/ofan/<name>.sock")
+  app.add_option("--name", name,
+                 fmt::format("switch name: the socket is {}", DefaultSocketPath("<name>")))
       ->type_name("NAME")
       ->capture_default_str();
   app.add_flag("--json", as_json, "print the switch's \"result\" object as JSON, not tables");
@@ -234,34 +239,32 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   };
 
-  // What to send; checked before connecting.
-  std::string cmd;
+  // What to send; checked before connecting. No command: raw.
+  const std::pair<const CLI::App*, Command> commands[] = {
+      {version, Command::kVersion},        {status, Command::kStatus},
+      {counters, Command::kCounters},      {ports, Command::kPorts},
+      {queues, Command::kQueues},          {pointers, Command::kPointers},
+      {set_policy, Command::kSetPolicy},   {port_cmd, Command::kSetPort},
+      {load_tables, Command::kLoadTables}, {reset_queues, Command::kResetQueues}};
+  std::optional<Command> cmd;
+  for (const auto& [s, c] : commands) {
+    if (s->parsed()) cmd = c;
+  }
   json args = json::object();
-  if (version->parsed()) cmd = "version";
-  if (status->parsed()) cmd = "status";
-  if (counters->parsed()) cmd = "counters";
-  if (ports->parsed()) cmd = "ports";
-  if (queues->parsed()) cmd = "queues";
-  if (pointers->parsed()) cmd = "pointers";
-  if (reset_queues->parsed()) cmd = "reset_queues";
   if (set_policy->parsed()) {
-    cmd = "set_policy";
     args["policy"] = policy;
     if (!ofan_mode.empty()) args["ofan_mode"] = ofan_mode;
   }
   if (port_cmd->parsed()) {
-    cmd = "set_port";
     args["port"] = port;
     args["admin"] = admin;
   }
   if (load_tables->parsed()) {
-    cmd = "load_tables";
     auto m = ReadMasksFile(masks_file);
     if (!m) return usage(m.error().message, "load-tables");
     args["masks"] = std::move(*m);
   }
   if (raw->parsed()) {
-    cmd = "raw";
     if (raw_line.find_first_of("\r\n") != std::string::npos) {
       return usage("the raw request must be one line", "raw");
     }
@@ -278,17 +281,17 @@ int Main(int argc, char** argv) {
     std::cerr << "ofanctl: " << client.error().message << "\n";
     return client.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
   }
-  auto reply = cmd == "raw" ? (*client)->CallLine(raw_line) : (*client)->Command(cmd, args);
+  auto reply = cmd ? (*client)->Command(*cmd, args) : (*client)->CallLine(raw_line);
   if (!reply) {
     std::cerr << "ofanctl: " << reply.error().message << "\n";
     return reply.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
   }
-  if (cmd == "raw") {
+  if (!cmd) {
     std::cout << (as_json ? reply->line : JsonText(reply->raw, 2)) << "\n";
     return reply->ok ? kExitOk : kExitSwitchError;
   }
   if (!reply->ok) {
-    std::cerr << "ofanctl: " << cmd << ": " << reply->error << "\n";
+    std::cerr << "ofanctl: " << CommandName(*cmd) << ": " << reply->error << "\n";
     return kExitSwitchError;
   }
   json& result = reply->result;
@@ -311,25 +314,37 @@ int Main(int argc, char** argv) {
       std::cout << JsonText(result, 2) << "\n";
       return kExitOk;
     }
-    std::string out;
-    if (cmd == "version") out = RenderVersion(result);
-    if (cmd == "status") out = RenderStatus(result);
-    if (cmd == "counters") out = RenderCounters(result, all_counters);
-    if (cmd == "ports") out = RenderPorts(result);
-    if (cmd == "queues") out = RenderQueues(result);
-    if (cmd == "pointers") out = RenderPointers(result, only_key);
-    if (cmd == "set_policy") out = RenderPolicyLine(result);
-    if (cmd == "set_port") out = RenderPortLine(result, port);
-    if (cmd == "load_tables") {
-      out = fmt::format("loaded {} masks: {}", args["masks"].size(), RenderPolicyLine(result));
-    }
-    if (cmd == "reset_queues") out = "queue statistics reset\n";
-    std::cout << out;
+    auto render = [&]() -> std::string {
+      switch (*cmd) {
+        case Command::kVersion:
+          return RenderVersion(result);
+        case Command::kStatus:
+          return RenderStatus(result);
+        case Command::kCounters:
+          return RenderCounters(result, all_counters);
+        case Command::kPorts:
+          return RenderPorts(result);
+        case Command::kQueues:
+          return RenderQueues(result);
+        case Command::kPointers:
+          return RenderPointers(result, only_key);
+        case Command::kSetPolicy:
+          return RenderPolicyLine(result);
+        case Command::kSetPort:
+          return RenderPortLine(result, port);
+        case Command::kLoadTables:
+          return fmt::format("loaded {} masks: {}", args["masks"].size(), RenderPolicyLine(result));
+        case Command::kResetQueues:
+          return "queue statistics reset\n";
+      }
+      return "";  // not reached: every command has a case
+    };
+    std::cout << render();
   } catch (const json::exception& e) {
     std::cerr << fmt::format(
         "ofanctl: unexpected {} reply from {}: {} (a different ofan-dp version? --json shows "
         "it as is)\n",
-        cmd, socket_path, e.what());
+        CommandName(*cmd), socket_path, e.what());
     return kExitConnection;
   }
   return kExitOk;

@@ -176,6 +176,13 @@ class FakeSwitch:
             reply["v"] = 2
         if mode == "bad_shape" and reply.get("ok"):
             reply["result"] = {"surprise": True}
+        if not reply.get("ok"):  # a switch older than the codes, a newer one, a broken one
+            if mode == "no_code":
+                del reply["code"]
+            elif mode == "new_code":
+                reply["code"] = "out_of_coffee"
+            elif mode == "bad_code":
+                reply["code"] = 7
         data = (json.dumps(reply) + "\n").encode()
         if mode == "close_mid":
             c.sendall(data[: len(data) // 2])
@@ -196,20 +203,20 @@ class FakeSwitch:
         def ok(result):
             return {"v": 1, "ok": True, "result": result}
 
-        def fail(e):
-            return {"v": 1, "ok": False, "error": e}
+        def fail(e, code="bad_argument"):
+            return {"v": 1, "ok": False, "error": e, "code": code}
 
         try:
             req = json.loads(line)
         except ValueError as e:
-            return fail(f"request is not JSON: {e}")
+            return fail(f"request is not JSON: {e}", "bad_request")
         if not isinstance(req, dict):
-            return fail("request must be a JSON object")
+            return fail("request must be a JSON object", "bad_request")
         if req.get("v") != 1:
-            return fail("unsupported protocol version (this switch speaks v1)")
+            return fail("unsupported protocol version (this switch speaks v1)", "unsupported_version")
         cmd = req.get("cmd")
         if not isinstance(cmd, str):
-            return fail("missing 'cmd'")
+            return fail("missing 'cmd'", "bad_request")
         if cmd == "version":
             return ok({"protocol": 1, "ofan_dp": "0.1.0"})
         if cmd == "status":
@@ -265,7 +272,8 @@ class FakeSwitch:
             self.status["generation"] += 1
             return ok(self.status)
         return fail(f"unknown command '{cmd}' (version, status, counters, ports, queues, "
-                    "pointers, set_policy, set_port, load_tables, reset_queues)")
+                    "pointers, set_policy, set_port, load_tables, reset_queues)",
+                    "unknown_command")
 
 
 class OfanctlTest(unittest.TestCase):
@@ -320,6 +328,10 @@ class OfanctlTest(unittest.TestCase):
             for w in words + ["--timeout-ms", "--socket"]:
                 self.assertIn(w, p.stdout, f"{cmd} --help: {w}")
         self.assertEqual(self.srv.requests, [])
+
+    def test_version_is_the_projects(self):
+        p = self.run_ctl("--version", rc=0, sock=False)
+        self.assertEqual(p.stdout, f"ofanctl {os.environ['OFAN_VERSION']}\n")
 
     # -- every command, tables and --json -----------------------------------
 
@@ -506,6 +518,7 @@ class OfanctlTest(unittest.TestCase):
         self.assertEqual(json.loads(p.stdout)["result"], PORTS)
         p = self.run_ctl("raw", '{"v":1,"cmd":"frobnicate"}', rc=1)
         self.assertIn("unknown command 'frobnicate'", json.loads(p.stdout)["error"])
+        self.assertEqual(json.loads(p.stdout)["code"], "unknown_command")
         p = self.run_ctl("raw", "not json", rc=1)
         self.assertFalse(json.loads(p.stdout)["ok"])
         self.run_ctl("raw", '{"v":2,"cmd":"status"}', rc=1)
@@ -537,6 +550,12 @@ class OfanctlTest(unittest.TestCase):
     def test_error_reply_exits_1(self):
         p = self.run_ctl("set-policy", "bogus", rc=1)
         self.assertTrue(p.stderr.startswith("ofanctl: set_policy: unknown LB policy 'bogus'"))
+        # Without a "code" (an older switch) or with one ofanctl does not know
+        # (a newer switch): the same error.
+        for mode in ("no_code", "new_code"):
+            self.srv.mode = mode
+            q = self.run_ctl("set-policy", "bogus", rc=1)
+            self.assertEqual(q.stderr, p.stderr, mode)
 
     def test_no_server_exits_3(self):
         missing = os.path.join(self.tmp.name, "nobody.sock")
@@ -589,6 +608,10 @@ class OfanctlTest(unittest.TestCase):
             p = self.run_ctl("status", rc=3)
             self.assertIn("malformed reply", p.stderr, mode)
             self.assertIn(msg, p.stderr, mode)
+        self.srv.mode = "bad_code"
+        p = self.run_ctl("set-policy", "bogus", rc=3)
+        self.assertIn("malformed reply", p.stderr)
+        self.assertIn("'code' is not a string", p.stderr)
         self.srv.mode = "bad_shape"
         p = self.run_ctl("status", rc=3)
         self.assertIn("unexpected status reply", p.stderr)

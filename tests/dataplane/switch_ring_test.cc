@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "common/units.h"
 #include "dataplane/control_socket.h"
@@ -699,6 +700,31 @@ TEST(SwitchRing, ControlRequests) {
   }
   // Port 0 was never touched by the out-of-range set_port requests.
   EXPECT_EQ(call(R"({"v":1,"cmd":"ports"})")["result"][0]["admin"], "up");
+}
+
+// Each error reply says its kind in "code", next to the message.
+TEST(SwitchRing, ControlErrorsCarryACode) {
+  using control::ReplyError;
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  const std::pair<const char*, ReplyError> cases[] = {
+      {"nope", ReplyError::kBadRequest},
+      {"[]", ReplyError::kBadRequest},
+      {R"({"v":1})", ReplyError::kBadRequest},
+      {R"({"cmd":"status"})", ReplyError::kUnsupportedVersion},
+      {R"({"v":2,"cmd":"status"})", ReplyError::kUnsupportedVersion},
+      {R"({"v":1,"cmd":"frobnicate"})", ReplyError::kUnknownCommand},
+      {R"({"v":1,"cmd":"set_policy"})", ReplyError::kBadArgument},
+      {R"({"v":1,"cmd":"set_policy","policy":"x"})", ReplyError::kBadArgument},
+      {R"({"v":1,"cmd":"set_port","port":99,"admin":"down"})", ReplyError::kBadArgument},
+      {R"({"v":1,"cmd":"load_tables","masks":["zz"]})", ReplyError::kBadArgument},
+      {R"({"v":1,"cmd":"load_tables","masks":[1,2]})", ReplyError::kBadArgument}};
+  for (const auto& [bad, code] : cases) {
+    const auto r = HandleControlRequest(rs.sw(), bad);
+    EXPECT_FALSE(r["ok"].get<bool>()) << bad;
+    EXPECT_FALSE(r["error"].get<std::string>().empty()) << bad;
+    EXPECT_EQ(r["code"], control::ReplyErrorName(code)) << bad << ": " << r.dump();
+  }
+  EXPECT_FALSE(HandleControlRequest(rs.sw(), R"({"v":1,"cmd":"status"})").contains("code"));
 }
 
 // Requests no well-behaved client sends still get a reply line that is JSON.

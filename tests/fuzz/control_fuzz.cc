@@ -13,12 +13,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static ofan::dp::fuzz::FuzzSwitch f = ofan::dp::fuzz::MakeFuzzSwitch();
   const std::string line(reinterpret_cast<const char*>(data), size);
   const nlohmann::json reply = ofan::dp::HandleControlRequest(*f.sw, line);
-  if (!reply.is_object() || reply.value("v", 0) != ofan::dp::kControlProtocolVersion) {
+  if (!reply.is_object() || reply.value("v", 0) != ofan::control::kProtocolVersion) {
     __builtin_trap();
   }
   if (!reply.contains("ok") || !reply["ok"].is_boolean()) __builtin_trap();
   if (!reply["ok"].get<bool>() &&
-      (!reply["error"].is_string() || reply["error"].get<std::string>().empty())) {
+      (!reply["error"].is_string() || reply["error"].get<std::string>().empty() ||
+       !reply["code"].is_string() ||
+       !ofan::control::ParseReplyError(reply["code"].get<std::string>()))) {
     __builtin_trap();
   }
   const std::string sent = ofan::dp::ControlReplyLine(reply);

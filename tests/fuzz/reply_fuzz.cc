@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "control/ofanctl/client.h"
+#include "control/client/client.h"
 #include "control/ofanctl/render.h"
 
 namespace {

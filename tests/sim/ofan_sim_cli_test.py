@@ -3,6 +3,7 @@
 codes, --json shape, seeds, sweeps and plots, matrix files."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,11 @@ class Cli(unittest.TestCase):
                     "--ack-bytes", "--gap-bytes", "--load", "--buffer", "--ecn", "--fail-prob",
                     "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host"]:
             self.assertIn(opt, p.stdout, opt)
+
+    def test_version_is_the_projects(self):
+        p = subprocess.run([SIM, "--version"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.stdout, f"ofan-sim {os.environ['OFAN_VERSION']}\n")
 
     def test_bad_arguments_exit_2_with_a_message(self):
         for args in (["--k", "5"], ["--k", "66"], ["--levels", "4"], ["--lb", "nope"],
@@ -81,6 +87,39 @@ class Cli(unittest.TestCase):
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             self.assertTrue(os.path.exists(os.path.join(tmp, "it's a sweep.json")))
+
+    def test_plot_script_is_found_without_the_source_tree(self):
+        sweep = ["--no-progress", "--sweep", "--k", "4", "--msgs", "16KiB,64KiB", "--lbs", "ecmp",
+                 "--json"]
+        script = os.path.join(os.path.dirname(os.path.abspath(SIM)), "plot_sweep.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            # An installed tree: bin/ofan-sim and the script in OFAN_PLOT_DIR.
+            bindir = os.path.join(tmp, "bin")
+            os.makedirs(bindir)
+            sim = shutil.copy(SIM, bindir)
+            png = os.path.join(tmp, "p.png")
+            env = {k: v for k, v in os.environ.items() if k != "OFAN_PLOT_SCRIPT"}
+            p = subprocess.run([sim, *sweep, "--plot", png], capture_output=True, text=True,
+                               env=env, cwd=tmp)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("cannot find plot_sweep.py", p.stderr)
+            self.assertIn("OFAN_PLOT_SCRIPT", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "p.json")), "ran the sweep anyway")
+            plot_dir = os.environ.get("OFAN_PLOT_DIR", "../share/ofan")
+            if not os.path.isabs(plot_dir):
+                os.makedirs(os.path.join(bindir, plot_dir))
+                shutil.copy(script, os.path.join(bindir, plot_dir))
+                p = subprocess.run([sim, *sweep, "--plot", png], capture_output=True, text=True,
+                                   env=env, cwd=tmp)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(png, "rb") as f:
+                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            # $OFAN_PLOT_SCRIPT wins, and a wrong one is an error that names it.
+            env["OFAN_PLOT_SCRIPT"] = os.path.join(tmp, "nonexistent.py")
+            p = subprocess.run([sim, *sweep, "--plot", png], capture_output=True, text=True,
+                               env=env, cwd=tmp)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("OFAN_PLOT_SCRIPT=" + env["OFAN_PLOT_SCRIPT"], p.stderr)
 
     def test_matrix_file(self):
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:

@@ -1,4 +1,4 @@
-#include "control/ofanctl/client.h"
+#include "control/client/client.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -64,10 +64,6 @@ std::string ConnectHint(int err) {
 
 }  // namespace
 
-std::string DefaultSocketPath(std::string_view name) {
-  return fmt::format("/run/ofan/{}.sock", name);
-}
-
 Result<Reply> ParseReply(const std::string& line) {
   json j;
   try {
@@ -97,6 +93,12 @@ Result<Reply> ParseReply(const std::string& line) {
       return MakeError(ErrorCode::kInternal, "an error reply without an 'error' message");
     }
     r.error = j["error"].get<std::string>();
+    if (j.contains("code")) {
+      if (!j["code"].is_string()) {
+        return MakeError(ErrorCode::kInternal, "an error reply whose 'code' is not a string");
+      }
+      r.code = ParseReplyError(j["code"].get<std::string>());
+    }
   }
   r.raw = std::move(j);
   r.line = line;
@@ -251,8 +253,8 @@ Result<Reply> ControlClient::Call(const json& request) {
   return CallLine(JsonText(request));
 }
 
-Result<Reply> ControlClient::Command(const std::string& cmd, const json& args) {
-  json req = {{"v", kProtocolVersion}, {"cmd", cmd}};
+Result<Reply> ControlClient::Command(control::Command cmd, const json& args) {
+  json req = {{"v", kProtocolVersion}, {"cmd", CommandName(cmd)}};
   if (args.is_object()) {
     for (auto it = args.begin(); it != args.end(); ++it) req[it.key()] = it.value();
   }

@@ -1,8 +1,7 @@
-// A client of ofan-dp's control socket (dataplane/control_socket.h): a unix
-// stream socket that speaks versioned JSON, one object per line each way.
-//   -> {"v":1,"cmd":"counters"}
-//   <- {"v":1,"ok":true,"result":{...}}   or   {"v":1,"ok":false,"error":"..."}
-// Used by ofanctl; meant to be reused by ofan-agent.
+// A client of ofan-dp's control socket: a unix stream socket that speaks
+// versioned JSON, one object per line each way (the protocol is
+// control/protocol/protocol.h). Used by ofanctl; meant to be reused by
+// ofan-agent.
 //
 // Failures of the transport (no socket, refused, timeout, connection closed,
 // a reply that is not a protocol object) are errors of the Result; a switch
@@ -11,21 +10,19 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/result.h"
+#include "control/protocol/protocol.h"
 
 namespace ofan::control {
 
-inline constexpr int kProtocolVersion = 1;
 inline constexpr std::string_view kDefaultSwitchName = "ofan-dp";
 inline constexpr int kDefaultTimeoutMs = 5000;
 // Replies larger than this are refused (a runaway or hostile peer).
 inline constexpr size_t kMaxReplyBytes = size_t{256} << 20;
-
-// /run/ofan/<name>.sock, where ofan-dp listens by default.
-std::string DefaultSocketPath(std::string_view name);
 
 // One reply of the switch.
 // The implicit moves are noexcept; tidy sees nlohmann::json's assertions in them.
@@ -35,9 +32,13 @@ struct Reply {  // NOLINT(bugprone-exception-escape)
   std::string error;      // when !ok
   nlohmann::json raw;     // the whole reply object
   std::string line;       // the reply line exactly as received, without '\n'
+  // When !ok: the reply's "code", if it has one this client knows (an older
+  // switch sends none, a newer one may send codes added since).
+  std::optional<ReplyError> code;
 };
 
-// Parses and checks one reply line ({"v":1,"ok":...}); errors say what is wrong.
+// Parses and checks one reply line ({"v":1,"ok":...}); errors say what is
+// wrong. An error reply's "code", when there is one, must be a string.
 Result<Reply> ParseReply(const std::string& line);
 
 class ControlClient {
@@ -49,8 +50,8 @@ class ControlClient {
   ControlClient(const ControlClient&) = delete;
   ControlClient& operator=(const ControlClient&) = delete;
 
-  // Sends {"v":1,"cmd":cmd, ...args} and waits for its reply.
-  Result<Reply> Command(const std::string& cmd,
+  // Sends {"v":1,"cmd":CommandName(cmd), ...args} and waits for its reply.
+  Result<Reply> Command(control::Command cmd,
                         const nlohmann::json& args = nlohmann::json::object());
   // Sends one request object (sent as is: "v" and "cmd" are the caller's).
   Result<Reply> Call(const nlohmann::json& request);
