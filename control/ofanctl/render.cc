@@ -130,11 +130,15 @@ std::string RenderStatus(const json& s) {
   if (!s.at("workers").empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const json& w : s.at("workers")) {
+      // sleeps and sleep_us came later: a switch without them shows "-".
+      auto opt = [&](const char* k) { return w.contains(k) ? Cell(w.at(k)) : std::string("-"); };
       rows.push_back({Cell(w.at("worker")), Cell(w.at("lcore")), Join(w.at("ports"), ","),
-                      Cell(w.at("busy_loops")), Cell(w.at("idle_loops"))});
+                      Cell(w.at("busy_loops")), Cell(w.at("idle_loops")), opt("sleeps"),
+                      opt("sleep_us")});
     }
-    out +=
-        "\n" + FormatTable({"worker", "lcore", "ports", "busy_loops", "idle_loops"}, rows, "rrlrr");
+    out += "\n" + FormatTable({"worker", "lcore", "ports", "busy_loops", "idle_loops", "sleeps",
+                               "sleep_us"},
+                              rows, "rrlrrrr");
   }
   return out;
 }

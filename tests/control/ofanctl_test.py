@@ -37,7 +37,8 @@ STATUS = {
     "policy": "ofan", "ofan_mode": "combined", "pipe_size": 2, "generation": 3, "uplinks": 2,
     "running": True, "uptime_s": 3723.4,
     "workers": [
-        {"worker": 0, "lcore": 1, "ports": [0, 1], "busy_loops": 1200, "idle_loops": 98000},
+        {"worker": 0, "lcore": 1, "ports": [0, 1], "busy_loops": 1200, "idle_loops": 98000,
+         "sleeps": 4321, "sleep_us": 1000},
         {"worker": 1, "lcore": 2, "ports": [2, 3], "busy_loops": 800, "idle_loops": 99000},
     ],
 }
@@ -345,7 +346,7 @@ class OfanctlTest(unittest.TestCase):
     def test_status(self):
         p = self.run_ctl("status", rc=0)
         for s in ["e0", "k=4, 3 levels", "0: edge, pod 0, index 0", "ofan", "combined",
-                  "1h 02m 03.4s", "busy_loops", "0,1", "2,3", "98000"]:
+                  "1h 02m 03.4s", "busy_loops", "0,1", "2,3", "98000", "sleeps", "4321"]:
             self.assertIn(s, p.stdout, s)
         self.assertEqual(json.loads(self.run_ctl("status", "--json", rc=0).stdout), STATUS)
 
