@@ -13,6 +13,9 @@ PKGS=(
   zlib1g-dev  # CRC-32 of the RoCEv2 ICRC (ofan_packet)
   # dataplane (DPDK and AF_XDP)
   dpdk dpdk-dev libdpdk-dev libnuma-dev libbpf-dev libxdp-dev libpcap-dev
+  # bench/run-forwarding: DPDK's l3fwd sources (the peer it builds), callgrind
+  # for instructions per packet (this guest has no hardware counters for perf)
+  dpdk-doc valgrind
   # emulation and packet checks
   iproute2 iputils-ping ethtool tshark python3-scapy time
   # plots and reports
