@@ -1,5 +1,5 @@
-// Switch counters: one X-macro list gives the enum, the names and their help
-// (VPP's error counters are made the same way). Each lcore owns a plain array
+// Switch counters: one X-macro list gives the enum and the names, and says
+// what each counts (VPP's error counters are made the same way). Each lcore owns a plain array
 // (no read-modify-write on the hot path); the control side sums them (rule 5).
 #pragma once
 
@@ -62,22 +62,17 @@ inline constexpr std::array<std::string_view, kNumCounters> kCounterNames = {
     OFAN_DP_COUNTERS(OFAN_DP_COUNTER_NAME)
 #undef OFAN_DP_COUNTER_NAME
 };
-inline constexpr std::array<std::string_view, kNumCounters> kCounterHelp = {
-#define OFAN_DP_COUNTER_HELP(e, name, what) what,
-    OFAN_DP_COUNTERS(OFAN_DP_COUNTER_HELP)
-#undef OFAN_DP_COUNTER_HELP
-};
 
 // Every name is set, drops are named drop_*, and nothing else is.
 constexpr bool CounterNamesAreConsistent() {
   for (size_t i = 0; i < kNumCounters; ++i) {
     const bool drop = i >= static_cast<size_t>(kFirstDrop);
-    if (kCounterNames[i].empty() || kCounterHelp[i].empty()) return false;
+    if (kCounterNames[i].empty()) return false;
     if (kCounterNames[i].starts_with("drop_") != drop) return false;
   }
   return true;
 }
-static_assert(CounterNamesAreConsistent(), "OFAN_DP_COUNTERS: names, help and drop order");
+static_assert(CounterNamesAreConsistent(), "OFAN_DP_COUNTERS: names and drop order");
 
 constexpr std::string_view CounterName(Counter c) { return kCounterNames[static_cast<size_t>(c)]; }
 constexpr bool IsDrop(Counter c) { return c >= kFirstDrop && c < Counter::kCount; }

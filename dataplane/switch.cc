@@ -207,7 +207,8 @@ Status Switch::SetupException() {
   s.port_mac = port_mac_;
   s.port_of_dpdk = &port_of_dpdk_;
   s.neighbors = &neighbors_;
-  s.sender = ControlSender(pool_.get(), &queues_);
+  control_tx_ = ControlSender(pool_.get(), &queues_);
+  s.sender = control_tx_;
   return exception_.Init(std::move(s));
 }
 
@@ -310,8 +311,7 @@ void Switch::GeneratePfc() {
     if (a == PfcGenerator::Action::kNone) continue;
     const auto f = BuildPfcFrame(port_mac_[p], cfg_.pfc.priority,
                                  a == PfcGenerator::Action::kXoff ? cfg_.pfc.quanta : 0);
-    if (ControlSender(pool_.get(), &queues_).Send(p, f, control_counters_))
-      control_counters_.Add(Counter::kPfcTx);
+    if (control_tx_.Send(p, f, control_counters_)) control_counters_.Add(Counter::kPfcTx);
   }
 }
 
@@ -338,10 +338,8 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
     const uint32_t work = sw->PollWorker(wi);
     if (work) {
       wk.idle_streak = 0;
-      if (wk.sleep_us) {
-        wk.sleep_us = 0;
-        wk.sleep_us_now.store(0, std::memory_order_relaxed);
-      }
+      if (wk.sleep_us.load(std::memory_order_relaxed))
+        wk.sleep_us.store(0, std::memory_order_relaxed);
       wk.busy_loops.store(wk.busy_loops.load(std::memory_order_relaxed) + 1,
                           std::memory_order_relaxed);
       continue;
@@ -351,10 +349,11 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
     // Idle backoff: spin a little, then sleep, doubling up to max_sleep_us, so
     // that twenty idle switches share two cores.
     if (++wk.idle_streak < 256 || sw->cfg_.max_sleep_us == 0) continue;
-    wk.sleep_us = wk.sleep_us ? std::min(wk.sleep_us * 2, sw->cfg_.max_sleep_us) : 1;
-    wk.sleep_us_now.store(wk.sleep_us, std::memory_order_relaxed);
+    const uint32_t last = wk.sleep_us.load(std::memory_order_relaxed);
+    const uint32_t sleep = last ? std::min(last * 2, sw->cfg_.max_sleep_us) : 1;
+    wk.sleep_us.store(sleep, std::memory_order_relaxed);
     wk.sleeps.store(wk.sleeps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    rte_delay_us_sleep(wk.sleep_us);
+    rte_delay_us_sleep(sleep);
   }
   return {};
 }
@@ -479,7 +478,7 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
     ws.busy_loops = w->busy_loops.load();
     ws.idle_loops = w->idle_loops.load();
     ws.sleeps = w->sleeps.load();
-    ws.sleep_us = w->sleep_us_now.load();
+    ws.sleep_us = w->sleep_us.load();
     ws.counters += w->counters;
     s.total += ws.counters;
     s.workers.push_back(std::move(ws));

@@ -87,10 +87,11 @@ struct alignas(64) Worker {
   LcoreCounters counters;
   std::atomic<uint64_t> seen_generation{0};
   std::atomic<uint64_t> busy_loops{0}, idle_loops{0};
-  std::atomic<uint64_t> sleeps{0};        // idle backoff sleeps taken
-  std::atomic<uint32_t> sleep_us_now{0};  // the backoff's current sleep (0: spinning)
+  std::atomic<uint64_t> sleeps{
+      0};  // idle backoff sleeps taken
+           // The backoff's current sleep (0: spinning); written by the worker only.
+  std::atomic<uint32_t> sleep_us{0};
   uint32_t idle_streak = 0;
-  uint32_t sleep_us = 0;
   // Scratch for one vector, here rather than on the stack: PacketKey has
   // member initialisers, and 256 of them would be zeroed on every call.
   alignas(64) lb::PacketKey keys[kMaxVector];
@@ -208,6 +209,7 @@ class Switch {
   uint64_t tsc_hz_ = 1;
   uint64_t start_tsc_ = 0;
   LcoreCounters control_counters_;  // the control thread's own (exceptions it sends)
+  ControlSender control_tx_;        // replies and PFC frames, to a port's priority queue
   std::vector<std::function<void()>> services_;
 };
 

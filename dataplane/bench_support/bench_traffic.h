@@ -29,8 +29,6 @@ class BenchTraffic {
 
   // Distinct flows (UDP source ports) of the traffic.
   static constexpr uint32_t kFlows = 16384;
-  size_t num_templates() const { return frames_.size(); }
-  const std::vector<uint32_t>& entry_ports() const { return down_; }
 
  private:
   explicit BenchTraffic(Switch& sw) : sw_(sw) {}

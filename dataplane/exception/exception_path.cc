@@ -187,16 +187,19 @@ void ExceptionPath::Handle(rte_mbuf* m, LcoreCounters& ctr) {
   if (in < 0) return;
   const auto port = static_cast<uint32_t>(in);
   const pkt::MacAddr& mac = s_.port_mac[port];
-  if (const auto sha = ArpSender(f)) s_.neighbors->Set(port, *sha);
-  std::optional<Frame> reply = ArpReply(f, mac, s_.gateway_ip);
-  if (!reply) reply = IcmpEchoReply(f, mac, s_.gateway_ip);
-  if (reply) {
+  if (ArpOf(f)) {
+    // Learned from, answered if it asks for us, and done with.
+    if (const auto sha = ArpSender(f)) s_.neighbors->Set(port, *sha);
+    if (const auto reply = ArpReply(f, mac, s_.gateway_ip)) s_.sender.Send(port, *reply, ctr);
+    return;
+  }
+  if (const auto reply = IcmpEchoReply(f, mac, s_.gateway_ip)) {
     s_.sender.Send(port, *reply, ctr);
     return;
   }
-  // ARP not for us is done with once learned from; the rest (LLDP, other
-  // control frames, IPv4 to the switch) is the subscriber's.
-  if (!ArpOf(f) && subscriber_) subscriber_(port, f);
+  // The rest (LLDP, other control frames, IPv4 to the switch) is the
+  // subscriber's.
+  if (subscriber_) subscriber_(port, f);
 }
 
 }  // namespace ofan::dp

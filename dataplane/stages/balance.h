@@ -178,9 +178,6 @@ struct LaneList {
 };
 using Lanes =
     LaneList<PolicyLane<lb::Ecmp>, PolicyLane<lb::Pofan>, AtomicLane, CombinedLane, AnyLane>;
-inline constexpr std::string_view kLaneNames[] = {"ecmp", "pofan", "ofan-atomic", "ofan-combined",
-                                                  "any"};
-static_assert(std::size(kLaneNames) == Lanes::kSize, "one name per lane");
 
 // Calls f.template operator()<Lane>() for the lane that serves `c`, and
 // returns what it returns; *index = the lane's position in Lanes.

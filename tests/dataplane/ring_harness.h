@@ -72,12 +72,8 @@ class RingSwitch {
   bool ok() const { return sw_ != nullptr; }
 
   void Inject(uint32_t port, const Frame& f) {
-    rte_mbuf* m = rte_pktmbuf_alloc(TestPool());
+    rte_mbuf* m = MbufOf(f, rings_.at(port).id);
     ASSERT_NE(m, nullptr);
-    uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())));
-    ASSERT_NE(d, nullptr);
-    if (!f.empty()) std::memcpy(d, f.data(), f.size());
-    m->port = rings_.at(port).id;
     ASSERT_EQ(rte_ring_enqueue(rings_.at(port).rx, m), 0) << "rx ring full";
   }
 
@@ -99,8 +95,7 @@ class RingSwitch {
     std::vector<Frame> out;
     rte_mbuf* m;
     while (rte_ring_dequeue(rings_.at(port).tx, reinterpret_cast<void**>(&m)) == 0) {
-      const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
-      out.emplace_back(d, d + rte_pktmbuf_data_len(m));
+      out.push_back(FrameOf(m));
       rte_pktmbuf_free(m);
     }
     return out;
