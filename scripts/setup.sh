@@ -17,7 +17,7 @@ PKGS=(
   # for instructions per packet (this guest has no hardware counters for perf)
   dpdk-doc valgrind
   # emulation and packet checks
-  iproute2 iputils-ping ethtool tshark python3-scapy time
+  iproute2 iputils-ping ethtool tshark python3-scapy time python3-pyroute2 python3-yaml
   # plots and reports
   python3 python3-matplotlib python3-numpy
 )
