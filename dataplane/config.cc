@@ -144,6 +144,10 @@ Status DpConfig::Validate() const {
     if (!seen.insert(p.port).second) return Bad(fmt::format("ports: port {} listed twice", p.port));
     if (p.dev.empty()) return Bad(fmt::format("ports: port {} has no dev", p.port));
     if (!devs.insert(p.dev).second) return Bad(fmt::format("ports: device '{}' used twice", p.dev));
+    if (p.rate_gbps && !(*p.rate_gbps >= 0 && *p.rate_gbps <= 10000))
+      return Bad(fmt::format("ports: port {}: egress.rate_gbps must be in [0, 10000]", p.port));
+    if (p.buffer_bytes && *p.buffer_bytes < 2048)
+      return Bad(fmt::format("ports: port {}: egress.buffer must be at least 2KiB", p.port));
   }
   if (pipe_size == 0 || pipe_size > static_cast<uint32_t>(k)) {
     return Bad(fmt::format("pipe_size must be in 1..k={}, got {}", k, pipe_size));
@@ -206,7 +210,7 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
     if (!ps.IsSequence()) return Bad("ports: expected a list");
     for (size_t i = 0; i < ps.size(); ++i) {
       const std::string where = fmt::format("ports[{}]", i);
-      OFAN_CHECK(CheckKeys(ps[i], where, {"port", "dev", "mac", "peer_mac", "admin"}));
+      OFAN_CHECK(CheckKeys(ps[i], where, {"port", "dev", "mac", "peer_mac", "admin", "egress"}));
       PortConfig p;
       if (!ps[i]["port"] || !ps[i]["dev"]) return Bad(where + ": needs 'port' and 'dev'");
       OFAN_TRY(port, Get<uint32_t>(ps[i]["port"], where + ".port"));
@@ -227,6 +231,25 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
         OFAN_TRY(s, Get<std::string>(ps[i]["admin"], where + ".admin"));
         if (s != "up" && s != "down") return Bad(where + ".admin: expected up or down");
         p.admin_up = s == "up";
+      }
+      if (const YAML::Node e = ps[i]["egress"]) {
+        const std::string ew = where + ".egress";
+        OFAN_CHECK(CheckKeys(e, ew, {"rate_gbps", "buffer", "ecn"}));
+        if (e["rate_gbps"]) {
+          double r = 0;
+          OFAN_CHECK(ReadIf(e, ew, "rate_gbps", r));
+          p.rate_gbps = r;
+        }
+        if (e["buffer"]) {
+          uint64_t b = 0;
+          OFAN_CHECK(ReadSizeIf(e, ew, "buffer", b));
+          p.buffer_bytes = b;
+        }
+        if (e["ecn"]) {
+          uint64_t b = 0;
+          OFAN_CHECK(ReadSizeIf(e, ew, "ecn", b));
+          p.ecn_bytes = b;
+        }
       }
       c.ports.push_back(p);
     }

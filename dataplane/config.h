@@ -6,6 +6,7 @@
 //   ports:                          # fat-tree port index -> DPDK device
 //     - {port: 0, dev: "net_af_xdp0,iface=h0-e0", peer_mac: "02:00:00:00:00:01"}
 //     - {port: 2, dev: "net_ring_up2"}            # unlisted ports are absent
+//     - {port: 3, dev: "...", egress: {rate_gbps: 1, buffer: 256KiB, ecn: 64KiB}}
 //   pipe_size: 4                    # ports per pipe (= per worker lcore, POfan table)
 //   lb: {policy: ofan, ofan_mode: combined, seed: 1}
 //   egress: {rate_gbps: 10, buffer: 1MiB, ecn: 100KiB, priority: [ack, control]}
@@ -34,6 +35,10 @@ struct PortConfig {
   std::optional<pkt::MacAddr> mac;       // default: the device's
   std::optional<pkt::MacAddr> peer_mac;  // next hop; otherwise learned from ARP
   bool admin_up = true;
+  // This port's egress, where it differs from the switch's (an emulated
+  // fabric's links need not all be alike).
+  std::optional<double> rate_gbps;
+  std::optional<uint64_t> buffer_bytes, ecn_bytes;
 };
 
 struct EgressConfig {

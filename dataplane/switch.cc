@@ -100,17 +100,22 @@ Status Switch::SetupPorts() {
                                             static_cast<uint32_t>(port_of_dpdk_.size()),
                                             static_cast<uint32_t>(k));
   }
-  PortQueueConfig qc;
-  qc.limit_bytes = cfg_.egress.buffer_bytes;
-  qc.ecn_bytes = cfg_.egress.ecn_bytes;
-  qc.tsc_hz = tsc_hz_;
-  qc.burst = cfg_.burst;
-  qc.ring_slots = cfg_.egress.ring_slots;
-  if (cfg_.egress.rate_gbps > 0)
-    qc.bytes_per_tsc = cfg_.egress.rate_gbps * 1e9 / 8.0 / static_cast<double>(tsc_hz_);
-  // A PFC quantum is 512 bit times at the port's rate (10 Gb/s if unshaped).
-  const double rate_bps = cfg_.egress.rate_gbps > 0 ? cfg_.egress.rate_gbps * 1e9 : 10e9;
-  qc.pfc_tsc_per_quantum = 512.0 / rate_bps * static_cast<double>(tsc_hz_);
+  // The switch's egress, with a port's own rate, buffer and ECN threshold
+  // where its config gives them.
+  auto queue_config = [&](const PortConfig& pc) {
+    PortQueueConfig qc;
+    const double rate_gbps = pc.rate_gbps.value_or(cfg_.egress.rate_gbps);
+    qc.limit_bytes = pc.buffer_bytes.value_or(cfg_.egress.buffer_bytes);
+    qc.ecn_bytes = pc.ecn_bytes.value_or(cfg_.egress.ecn_bytes);
+    qc.tsc_hz = tsc_hz_;
+    qc.burst = cfg_.burst;
+    qc.ring_slots = cfg_.egress.ring_slots;
+    if (rate_gbps > 0) qc.bytes_per_tsc = rate_gbps * 1e9 / 8.0 / static_cast<double>(tsc_hz_);
+    // A PFC quantum is 512 bit times at the port's rate (10 Gb/s if unshaped).
+    const double rate_bps = rate_gbps > 0 ? rate_gbps * 1e9 : 10e9;
+    qc.pfc_tsc_per_quantum = 512.0 / rate_bps * static_cast<double>(tsc_hz_);
+    return qc;
+  };
 
   const uint32_t slots = cfg_.egress.ring_slots;
   const uint32_t nports = static_cast<uint32_t>(cfg_.ports.size());
@@ -189,8 +194,8 @@ Status Switch::SetupPorts() {
     if (int rc = rte_eth_dev_start(id); rc != 0)
       return DpdkError(fmt::format("port {} start", pc.port), rc);
     PortQueue& q = queues_[pc.port];
-    if (Status s = q.Init(fmt::format("{}_{}", pc.port, cfg_.name), socket, qc, DeviceTx(id),
-                          tally_.get(), rte_rdtsc());
+    if (Status s = q.Init(fmt::format("{}_{}", pc.port, cfg_.name), socket, queue_config(pc),
+                          DeviceTx(id), tally_.get(), rte_rdtsc());
         !s) {
       return MakeError(ErrorCode::kIo, fmt::format("port {}: {}", pc.port, s.error().message));
     }

@@ -55,6 +55,22 @@ burst: 16
 }
 
 // A file that parses may still lack what the command line can add.
+// An emulated fabric's links differ: a port may have its own egress.
+TEST(Config, PortEgressOverridesTheSwitchs) {
+  auto c = ParseConfigYaml(R"(egress: {rate_gbps: 10, buffer: 1MiB, ecn: 100KiB}
+ports:
+  - {port: 0, dev: a, egress: {rate_gbps: 0.5, buffer: 256KiB, ecn: 0}}
+  - {port: 1, dev: b}
+)");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->Validate().ok());
+  EXPECT_EQ(c->ports[0].rate_gbps, 0.5);
+  EXPECT_EQ(c->ports[0].buffer_bytes, 256 * kKiB);
+  EXPECT_EQ(c->ports[0].ecn_bytes, 0u);
+  EXPECT_FALSE(c->ports[1].rate_gbps.has_value());
+  EXPECT_FALSE(c->ports[1].buffer_bytes.has_value());
+}
+
 TEST(Config, PortsMayComeLaterButValidateWantsThem) {
   auto c = ParseConfigYaml("name: e\n");
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -122,6 +138,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"ports: [{port: 0, dev: a}]\npfc: {enabled: true, xon: 1MiB, xoff: 1KiB}\n",
                 "pfc.xon must be below"},
         BadCase{"ports: [{port: 0, dev: a}]\nburst: 0\n", "burst must be in 1..64"},
+        BadCase{"ports: [{port: 0, dev: a, egress: {rate: 1}}]\n", "unknown key 'rate'"},
+        BadCase{"ports: [{port: 0, dev: a, egress: {rate_gbps: -1}}]\n",
+                "port 0: egress.rate_gbps must be in"},
+        BadCase{"ports: [{port: 0, dev: a, egress: {buffer: 1KiB}}]\n",
+                "port 0: egress.buffer must be at least 2KiB"},
         BadCase{"ports: [{port: 0, dev: a}]\nname: 'a/b'\n", "without '/'"},
         // Found by config_fuzz: a key that is not a plain name used to throw
         // out of the parser (ofan-dp then stopped with "internal error").
