@@ -1,0 +1,264 @@
+// ofan-topo: the facts of a fat tree that the emulator (and later the control
+// daemon) needs, computed by the LB library (dataplane/lb/fat_tree.h) and
+// printed as JSON, so that no other language re-derives the wiring, the
+// address plan or the valid uplinks.
+//
+//   ofan-topo describe --k 4 --levels 3         switches, hosts, links, MACs
+//   ofan-topo tables   --k 4 --levels 3 [--failed ID,...]
+//                                               per switch: valid-uplink masks
+//                                               (what ofan-dp's load_tables
+//                                               takes) and the same as IPv4
+//                                               routes (what a kernel router
+//                                               takes)
+//
+// expects:  k even in [4, 64], levels 2 or 3, failed link ids < num_links
+// gives:    one JSON object on stdout; exit 0, or 2 with a message on stderr
+//           for a bad command line
+// next:     emu/fabric/ (ofan-emu) turns it into namespaces, veths, ofan-dp
+//           configs, control-socket tables or kernel routes
+//
+// Names. Edge e of pod p is "e<p>-<e>", aggregation switch j of pod p is
+// "a<p>-<j>", core c is "c<c>"; in a 2-level tree the leaves are "l<i>" and
+// the spines "s<j>". Hosts are "h<id>". MACs are locally administered and
+// carry the id: switch s port p is 02:00:ss:ss:pp:01, host h is 02:01:hh:hh:00:02.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/main_guard.h"
+#include "common/version.h"
+#include "dataplane/lb/fat_tree.h"
+
+namespace ofan::emu {
+namespace {
+
+using nlohmann::json;
+using lb::FatTree;
+using lb::HostId;
+using lb::Role;
+using lb::SwitchId;
+
+constexpr int kExitOk = 0, kExitUsage = 2;
+
+std::string SwitchName(const FatTree& t, SwitchId s) {
+  const lb::SwitchInfo in = t.info(s);
+  if (t.levels() == 2) return fmt::format("{}{}", in.role == Role::kEdge ? "l" : "s", in.index);
+  switch (in.role) {
+    case Role::kEdge:
+      return fmt::format("e{}-{}", in.pod, in.index);
+    case Role::kAgg:
+      return fmt::format("a{}-{}", in.pod, in.index);
+    case Role::kCore:
+      return fmt::format("c{}", in.index);
+  }
+  return "?";
+}
+
+std::string SwitchMac(SwitchId s, int port) {
+  const uint32_t v = s.value();
+  return fmt::format("02:00:{:02x}:{:02x}:{:02x}:01", (v >> 8) & 0xFF, v & 0xFF, port);
+}
+
+std::string HostMac(HostId h) {
+  const uint32_t v = h.value();
+  return fmt::format("02:01:{:02x}:{:02x}:00:02", (v >> 8) & 0xFF, v & 0xFF);
+}
+
+std::string Addr(uint32_t a) { return FatTree::FormatAddr(a); }
+
+// The /24 of edge e's hosts and the /16 of pod p (the address plan of
+// fat_tree.h: 10.<pod>.<edge-in-pod>.<slot+2>).
+std::string EdgePrefix(const FatTree& t, int e) {
+  return fmt::format("10.{}.{}.0/24", e / t.edges_per_pod(), e % t.edges_per_pod());
+}
+std::string PodPrefix(int p) { return fmt::format("10.{}.0.0/16", p); }
+
+json Describe(const FatTree& t) {
+  json sw = json::array(), hosts = json::array(), links = json::array();
+  for (int i = 0; i < t.num_switches(); ++i) {
+    const SwitchId s(static_cast<uint32_t>(i));
+    const lb::SwitchInfo in = t.info(s);
+    json ports = json::array();
+    for (int p = 0; p < t.num_ports(s); ++p) {
+      const lb::Peer peer = t.peer(s, p);
+      json port = {{"port", p},
+                   {"mac", SwitchMac(s, p)},
+                   {"up", p >= t.first_uplink_port(s) && t.num_uplinks(s) > 0}};
+      if (peer.is_host) {
+        port["peer"] = {{"host", peer.id}, {"name", fmt::format("h{}", peer.id)},
+                        {"mac", HostMac(HostId(peer.id))}};
+      } else {
+        const SwitchId o(peer.id);
+        port["peer"] = {{"switch", peer.id},
+                        {"name", SwitchName(t, o)},
+                        {"port", peer.port},
+                        {"mac", SwitchMac(o, peer.port)}};
+      }
+      ports.push_back(std::move(port));
+    }
+    json j = {{"id", i},
+              {"name", SwitchName(t, s)},
+              {"role", std::string(lb::RoleName(in.role))},
+              {"pod", in.pod},
+              {"index", in.index},
+              {"uplinks", t.num_uplinks(s)},
+              {"num_dests", t.num_dests(s)},
+              {"ports", std::move(ports)}};
+    if (in.role == Role::kEdge) {
+      j["gateway"] = Addr((10u << 24) | (static_cast<uint32_t>(in.pod) << 16) |
+                          (static_cast<uint32_t>(in.index) << 8) | 1u);
+      j["subnet"] = EdgePrefix(t, i);
+    }
+    sw.push_back(std::move(j));
+  }
+  for (int h = 0; h < t.num_hosts(); ++h) {
+    const HostId id(static_cast<uint32_t>(h));
+    const SwitchId e = t.edge_switch_of(id);
+    hosts.push_back({{"id", h},
+                     {"name", fmt::format("h{}", h)},
+                     {"addr", Addr(t.host_addr(id))},
+                     {"mac", HostMac(id)},
+                     {"pod", t.pod_of(id)},
+                     {"edge", e.value()},
+                     {"edge_name", SwitchName(t, e)},
+                     {"edge_port", t.slot_of(id)},
+                     {"edge_mac", SwitchMac(e, t.slot_of(id))},
+                     {"gateway", sw[e.value()]["gateway"]}});
+  }
+  for (uint32_t l = 0; l < t.num_links(); ++l) {
+    const SwitchId lo = t.link_lower(l);
+    const int port = t.first_uplink_port(lo) + t.link_uplink(l);
+    const lb::Peer up = t.peer(lo, port);
+    links.push_back({{"id", l},
+                     {"lower", lo.value()},
+                     {"lower_name", SwitchName(t, lo)},
+                     {"lower_port", port},
+                     {"upper", up.id},
+                     {"upper_name", SwitchName(t, SwitchId(up.id))},
+                     {"upper_port", up.port},
+                     {"tier", t.role(lo) == Role::kEdge ? "edge-agg" : "agg-core"}});
+  }
+  return {{"k", t.k()},          {"levels", t.levels()},          {"w", t.w()},
+          {"pods", t.num_pods()}, {"edges_per_pod", t.edges_per_pod()}, {"num_hosts", t.num_hosts()},
+          {"switches", sw},       {"hosts", hosts},                {"links", links}};
+}
+
+json Tables(const FatTree& t, const lb::LinkSet& failed) {
+  json out = json::array();
+  for (int i = 0; i < t.num_switches(); ++i) {
+    const SwitchId s(static_cast<uint32_t>(i));
+    const lb::SwitchInfo in = t.info(s);
+    const auto masks = t.valid_uplink_table(s, failed);
+    json routes = json::array();
+    const int w = t.w();
+    // Down: what is below the switch, through one port.
+    if (in.role == Role::kEdge) {
+      for (int p = 0; p < w; ++p) {
+        const HostId h(static_cast<uint32_t>(i * w + p));
+        routes.push_back({{"prefix", Addr(t.host_addr(h)) + "/32"}, {"ports", {p}}});
+      }
+    } else if (in.role == Role::kAgg && t.levels() == 3) {
+      for (int e = 0; e < t.edges_per_pod(); ++e) {
+        routes.push_back(
+            {{"prefix", EdgePrefix(t, in.pod * t.edges_per_pod() + e)}, {"ports", {e}}});
+      }
+    } else if (in.role == Role::kAgg) {  // spine
+      for (int e = 0; e < t.num_edges(); ++e) {
+        routes.push_back({{"prefix", EdgePrefix(t, e)}, {"ports", {e}}});
+      }
+    } else {  // core
+      for (int p = 0; p < t.num_pods(); ++p) {
+        routes.push_back({{"prefix", PodPrefix(p)}, {"ports", {p}}});
+      }
+    }
+    // Up: one route per key, over its valid uplinks; a key with none is
+    // unreachable from here (the route says so with no ports).
+    for (size_t d = 0; d < masks.size(); ++d) {
+      const int dest = static_cast<int>(d);
+      if (in.role == Role::kEdge && dest == i) continue;
+      if (in.role == Role::kAgg && dest == in.pod) continue;
+      json ports = json::array();
+      for (int u = 0; u < w; ++u) {
+        if ((masks[d] >> u) & 1) ports.push_back(t.first_uplink_port(s) + u);
+      }
+      routes.push_back({{"prefix", in.role == Role::kEdge ? EdgePrefix(t, dest) : PodPrefix(dest)},
+                        {"ports", std::move(ports)},
+                        {"key", dest}});
+    }
+    json m = json::array();
+    for (const auto v : masks) m.push_back(v);
+    out.push_back({{"id", i}, {"name", SwitchName(t, s)}, {"masks", m}, {"routes", routes}});
+  }
+  return {{"k", t.k()},
+          {"levels", t.levels()},
+          {"failed", [&] {
+             json f = json::array();
+             for (uint32_t l = 0; l < failed.size(); ++l) {
+               if (failed.failed(l)) f.push_back(l);
+             }
+             return f;
+           }()},
+          {"switches", out}};
+}
+
+int Run(int argc, char** argv) {
+  CLI::App app{
+      "ofan-topo: a fat tree's switches, hosts, links, MACs, valid-uplink tables and routes, as JSON "
+      "(computed by dataplane/lb; used by ofan-emu)"};
+  app.set_version_flag("--version", std::string(kOfanVersion));
+  app.require_subcommand(1);
+  int k = 4, levels = 3;
+  std::vector<uint32_t> failed;
+  bool pretty = false;
+  auto add_shape = [&](CLI::App* c) {
+    c->add_option("--k", k, "switch radix, even, 4..64")->capture_default_str();
+    c->add_option("--levels", levels, "2 (leaf-spine) or 3 (fat tree)")->capture_default_str();
+    c->add_flag("--pretty", pretty, "indent the JSON");
+  };
+  CLI::App* describe = app.add_subcommand("describe", "switches (ports, peers, MACs), hosts, links");
+  add_shape(describe);
+  CLI::App* tables =
+      app.add_subcommand("tables", "per switch: valid-uplink masks and IPv4 routes under failures");
+  add_shape(tables);
+  tables->add_option("--failed", failed, "failed inter-switch link ids (describe lists them)")
+      ->delimiter(',');
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  auto tree = FatTree::Make(k, levels);
+  if (!tree) {
+    std::cerr << "ofan-topo: " << tree.error().message << "\n";
+    return kExitUsage;
+  }
+  json out;
+  if (describe->parsed()) {
+    out = Describe(*tree);
+  } else {
+    lb::LinkSet f(tree->num_links());
+    for (const uint32_t l : failed) {
+      if (l >= tree->num_links()) {
+        std::cerr << fmt::format("ofan-topo: --failed {}: no such link ({} has links 0..{})\n", l,
+                                 tree->Describe(), tree->num_links() - 1);
+        return kExitUsage;
+      }
+      f.set_failed(l);
+    }
+    out = Tables(*tree, f);
+  }
+  std::cout << out.dump(pretty ? 2 : -1) << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace ofan::emu
+
+int main(int argc, char** argv) {
+  return ofan::GuardMain("ofan-topo", 1, [&] { return ofan::emu::Run(argc, argv); });
+}
