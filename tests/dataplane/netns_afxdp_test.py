@@ -31,8 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-SKIP = 77
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "common"))
+from checks import SKIP, check, failures, log  # noqa: E402
 PID = os.getpid()
 NS = [f"ofh0-{PID}", f"ofh1-{PID}"]
 SW_IF = [f"ofs0-{PID}", f"ofs1-{PID}"]  # switch side, root namespace (<= 15 chars)
@@ -42,20 +43,10 @@ GW_IP = "10.0.0.1"
 NAME = f"nxt{PID}"
 PREFIX = f"ofan-nxt{PID}"  # EAL --file-prefix (only names /var/run/dpdk/<prefix>)
 
-failures = []
 state = {"proc": None, "tshark": None, "tmp": None, "created_ns": [], "created_if": [],
          "cleaning": False, "log": None, "defer": False, "pending": None, "interrupted": None}
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-def check(name, ok, detail=""):
-    log(f"{'PASS' if ok else 'FAIL'}: {name}{(' -- ' + detail) if detail else ''}")
-    if not ok:
-        failures.append(name)
-    return ok
 
 
 def run(cmd, timeout=20, check_rc=True, **kw):

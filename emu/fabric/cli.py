@@ -1,0 +1,282 @@
+"""ofan-emu's command line.
+
+Exit codes: 0 ok; 1 the operation or run failed (or a buffer did not verify);
+2 bad command line or topology; 3 the run finished but was CPU-bound (or the
+environment is missing something: root, hugepages, a binary).
+"""
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+from . import teardown
+from .fabric import Fabric, load
+from .state import State, valid_name
+from .tools import FabricError
+from .topology import LINK_ATTRS, Topology, TopologyError, attrs_with, load_file
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CPU = 0, 1, 2, 3
+DEFAULT_NAME = "ofan"
+
+EPILOG = """\
+examples:
+  ofan-emu up --k 4 --levels 3                 # 20 ofan-dp switches, 16 hosts
+  ofan-emu up --k 4 --levels 2 --switch kernel --name ks   # Linux ECMP routers
+  ofan-emu up --topology emu/topologies/fattree-k4.yaml
+  ofan-emu status [--json]
+  ofan-emu ping                                # all-pairs reachability
+  ofan-emu fail --link e0-0:2                  # an edge-agg link (either end names it)
+  ofan-emu restore --link e0-0:2
+  ofan-emu fail --switch a0-0 ; ofan-emu restore --switch a0-0
+  ofan-emu down [--name NAME] | ofan-emu down --all
+  ofan-emu topology --k 4 --levels 3 > my.yaml # the canonical file of a shape
+
+Everything a fabric creates carries its prefix (namespaces ofe-NAME-*) and is
+listed in /run/ofan-emu/NAME/state.json; down removes exactly that, down --all
+every fabric's, including what a crashed run left.
+Exit codes: 0 ok; 1 failed; 2 bad command line or topology; 3 CPU-bound run,
+or the environment lacks something (root, hugepages, a binary)."""
+
+
+def progress(msg):
+    print(f"[ofan-emu {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def need_root():
+    if os.geteuid() != 0:
+        raise FabricError("ofan-emu needs root (network namespaces, veths, AF_XDP, hugepages)",
+                          code=EXIT_CPU)
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="ofan-emu", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Emulated fat trees of ofan-dp switches (or Linux routers) in network "
+                    "namespaces, carrying real RoCEv2 traffic.", epilog=EPILOG)
+    sub = p.add_subparsers(dest="verb", metavar="VERB")
+    sub.required = True
+
+    up = sub.add_parser("up", help="bring a fabric up")
+    up.add_argument("--name", default=None, help=f"fabric name, 1-10 of a-z0-9 "
+                    f"(default {DEFAULT_NAME}, or the topology file's)")
+    up.add_argument("--k", type=int, default=4, help="switch radix, even (default 4)")
+    up.add_argument("--levels", type=int, choices=(2, 3), default=3,
+                    help="2 = leaf-spine, 3 = fat tree (default 3)")
+    up.add_argument("--topology", metavar="FILE", help="a YAML topology file (docs/emu.md)")
+    up.add_argument("--switch", choices=("ofan", "kernel"), default="ofan",
+                    help="ofan = one ofan-dp per switch (default); kernel = Linux routers "
+                         "with multipath routes (the ECMP baseline)")
+    up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
+    up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
+                    help="how --policy ofan shares pointers across workers")
+    up.add_argument("--link-mbps", type=float, default=None,
+                    help=f"every link's rate (default {LINK_ATTRS['rate_mbps'][1]:g}, or the file's)")
+    up.add_argument("--buffer", default=None, help="every switch port's buffer (e.g. 256KiB)")
+    up.add_argument("--ecn", default=None, help="every switch port's ECN threshold (e.g. 64KiB)")
+    up.add_argument("--latency-us", type=float, default=None, help="every link's latency (netem)")
+    up.add_argument("--seed", type=int, default=1, help="LB seed (default 1)")
+    up.add_argument("--keep-on-error", action="store_true",
+                    help="leave a half-built fabric for inspection instead of removing it")
+    up.add_argument("--json", action="store_true")
+
+    st = sub.add_parser("status", help="fabrics, or one fabric's switches and hosts")
+    st.add_argument("--name", default=None)
+    st.add_argument("--json", action="store_true")
+
+    dn = sub.add_parser("down", help="tear a fabric down (--all: every fabric, crashed ones too)")
+    g = dn.add_mutually_exclusive_group()
+    g.add_argument("--name", default=None)
+    g.add_argument("--all", action="store_true")
+    dn.add_argument("--json", action="store_true")
+
+    for verb in ("fail", "restore"):
+        f = sub.add_parser(verb, help=f"{verb} a link or a switch")
+        f.add_argument("--name", default=None)
+        g = f.add_mutually_exclusive_group(required=True)
+        g.add_argument("--link", metavar="SWITCH:PORT", help="an inter-switch link, by either end")
+        g.add_argument("--switch", metavar="SWITCH", help="a switch, as status lists it")
+        f.add_argument("--json", action="store_true")
+
+    pg = sub.add_parser("ping", help="all-pairs ping between the hosts")
+    pg.add_argument("--name", default=None)
+    pg.add_argument("--count", type=int, default=1)
+    pg.add_argument("--json", action="store_true")
+
+    tp = sub.add_parser("topology", help="print the canonical topology file of a shape")
+    tp.add_argument("--k", type=int, default=4)
+    tp.add_argument("--levels", type=int, choices=(2, 3), default=3)
+    tp.add_argument("--name", default=None)
+    return p
+
+
+def pick_name(args):
+    if args.name:
+        return args.name
+    names = State.names()
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise FabricError("no fabric is up (ofan-emu up)")
+    raise FabricError(f"several fabrics are up ({', '.join(names)}): say which with --name")
+
+
+def emit(args, obj, text):
+    if getattr(args, "json", False):
+        print(json.dumps(obj, indent=1))
+    else:
+        print(text)
+
+
+def cmd_up(args):
+    overrides = {}
+    for key, val in (("rate_mbps", args.link_mbps), ("buffer", args.buffer),
+                     ("ecn", args.ecn), ("latency_us", args.latency_us)):
+        if val is not None:
+            overrides[key] = val
+    if args.topology:
+        fname, topo = load_file(args.topology)
+        if overrides:
+            # Command-line values win over the file's, for every link.
+            for l in topo.links:
+                l.attrs = attrs_with(l.attrs, overrides, "command line")
+        name = args.name or fname
+    else:
+        if args.k % 2 or not 4 <= args.k <= 64:
+            raise TopologyError(f"--k {args.k}: an even number from 4 to 64")
+        topo = Topology(args.k, args.levels, overrides)
+        name = args.name or DEFAULT_NAME
+    if not valid_name(name):
+        raise TopologyError(f"fabric name {name!r}: 1-10 of a-z, 0-9")
+    need_root()
+    fab = Fabric(name, topo, log=progress)
+    progress(f"up {name}: k={topo.k} {topo.kind()}, {len(topo.switches)} switches "
+             f"({args.switch}), {len(topo.hosts)} hosts")
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        took = fab.up(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
+                      seed=args.seed)
+    except (FabricError, KeyboardInterrupt, Exception) as e:
+        if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
+            progress(f"up failed; left as it is (--keep-on-error): {e}")
+        else:
+            progress(f"up failed ({e}); removing what was made")
+            teardown.down(name)
+        if isinstance(e, FabricError):
+            raise
+        if isinstance(e, KeyboardInterrupt):
+            raise FabricError(f"interrupted ({e})")
+        raise FabricError(f"internal error: {type(e).__name__}: {e}")
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    emit(args, fab.status(), f"fabric {name} up in {took:.1f} s "
+         f"({len(topo.switches)} switches, {len(topo.hosts)} hosts); ofan-emu status --name {name}")
+    return EXIT_OK
+
+
+def status_text(s):
+    lines = [f"fabric {s['name']}: k={s['k']} levels={s['levels']} switch={s['switch']} "
+             f"policy={s['policy']} phase={s['phase']}"]
+    lines.append(f"  {'switch':8} {'role':5} {'pod':>3}  {'state':8} ns")
+    for w in s["switches"]:
+        state = "failed" if w["failed"] else ("up" if w.get("alive", True) else "DEAD")
+        lines.append(f"  {w['name']:8} {w['role']:5} {w['pod']:>3}  {state:8} {w['ns']}")
+    lines.append(f"  hosts: " + ", ".join(f"{h['name']}={h['addr']}" for h in s["hosts"]))
+    if s["failed_links"]:
+        lines.append("  failed links: " + ", ".join(s["failed_links"]))
+    if s["failed_switches"]:
+        lines.append("  failed switches: " + ", ".join(s["failed_switches"]))
+    return "\n".join(lines)
+
+
+def cmd_status(args):
+    if args.name is None:
+        names = State.names()
+        if len(names) != 1:
+            leftovers = sorted(set(teardown.all_names()) - set(names))
+            obj = {"fabrics": names, "leftovers": leftovers}
+            text = ("fabrics: " + (", ".join(names) if names else "none")
+                    + (f"\nleftovers (ofan-emu down --all): {', '.join(leftovers)}"
+                       if leftovers else ""))
+            emit(args, obj, text)
+            return EXIT_OK
+        args.name = names[0]
+    s = load(args.name).status()
+    emit(args, s, status_text(s))
+    return EXIT_OK
+
+
+def cmd_down(args):
+    need_root()
+    names = teardown.all_names() if args.all else [pick_name(args)]
+    reports = []
+    for n in names:
+        r = teardown.down(n)
+        reports.append(r)
+        progress(f"down {n}: {len(r['namespaces'])} namespaces, {len(r['processes'])} processes")
+    emit(args, {"down": reports}, f"down: {', '.join(names) if names else 'nothing to remove'}")
+    return EXIT_OK
+
+
+def cmd_fail_restore(args):
+    need_root()
+    fab = load(pick_name(args), log=progress)
+    fail = args.verb == "fail"
+    if args.link:
+        link = fab.topo.parse_link(args.link)
+        (fab.fail_link if fail else fab.restore_link)(link)
+        what = f"link {link.name()}"
+    else:
+        if args.switch not in fab.topo.sw_by_name:
+            raise TopologyError(f"--switch {args.switch}: no such switch (ofan-emu status)")
+        (fab.fail_switch if fail else fab.restore_switch)(args.switch)
+        what = f"switch {args.switch}"
+    s = fab.status()
+    emit(args, s, f"{args.verb}: {what}; failed links now: "
+         f"{', '.join(s['failed_links']) or 'none'}; failed switches: "
+         f"{', '.join(s['failed_switches']) or 'none'}")
+    return EXIT_OK
+
+
+def cmd_ping(args):
+    need_root()
+    fab = load(pick_name(args), log=progress)
+    res = fab.ping_all(count=args.count)
+    bad = sorted(f"{a}->{b}" for (a, b), ok in res.items() if not ok)
+    obj = {"pairs": len(res), "ok": len(res) - len(bad), "failed": bad}
+    emit(args, obj, f"ping: {len(res) - len(bad)}/{len(res)} pairs reach each other"
+         + (f"; failed: {', '.join(bad[:20])}" + (" ..." if len(bad) > 20 else "") if bad else ""))
+    return EXIT_OK if not bad else EXIT_FAIL
+
+
+def cmd_topology(args):
+    import yaml
+    topo = Topology(args.k, args.levels)
+    name = args.name or (f"fattree{args.k}" if args.levels == 3 else f"leafspine{args.k}")
+    head = (f"# The canonical ofan-emu topology of a k={args.k} {topo.kind()} "
+            f"(ofan-emu topology --k {args.k} --levels {args.levels}).\n"
+            "# Format: docs/emu.md. Every link is listed; give any of them its own\n"
+            f"# attributes ({', '.join(LINK_ATTRS)}).\n")
+    print(head + yaml.safe_dump(topo.to_yaml_dict(name), sort_keys=False,
+                                default_flow_style=None, width=100), end="")
+    return EXIT_OK
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
+                "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology}
+    try:
+        return handlers[args.verb](args)
+    except FabricError as e:
+        print(f"ofan-emu: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print("ofan-emu: interrupted", file=sys.stderr)
+        return EXIT_FAIL

@@ -1,0 +1,51 @@
+"""Talking to one ofan-dp through its control socket, by way of ofanctl: the
+one client of the protocol (control/protocol/protocol.h, control/client/), so
+that ofan-emu never writes the wire format itself.
+
+gives:  request(sock, cmd, **args) -> the reply's "result" (a dict or list),
+        or FabricError with the switch's message; with check=False, None
+        instead of an error (for polling a switch that is starting)
+"""
+import json
+import subprocess
+
+from .tools import FabricError, tool
+
+
+def _argv(cmd, args):
+    if cmd == "load_tables":
+        return ["load-tables", "-"], json.dumps({"masks": args["masks"]})
+    if cmd == "set_port":
+        return ["port", str(args["port"]), args["admin"]], None
+    if cmd == "set_policy":
+        a = ["set-policy", args["policy"]]
+        if args.get("ofan_mode"):
+            a += ["--ofan-mode", args["ofan_mode"]]
+        return a, None
+    if cmd in ("status", "counters", "ports", "queues", "pointers", "version", "reset_queues"):
+        return [cmd.replace("_", "-")], None
+    raise FabricError(f"internal: no ofanctl command for {cmd}")
+
+
+def request(sock, cmd, check=True, timeout=10, **args):
+    argv, stdin = _argv(cmd, args)
+    full = [tool("ofanctl"), "--socket", sock, "--json", "--timeout-ms",
+            str(int(timeout * 1000))] + argv
+    try:
+        p = subprocess.run(full, capture_output=True, text=True, input=stdin,
+                           timeout=timeout + 5)
+    except subprocess.TimeoutExpired:
+        if not check:
+            return None
+        raise FabricError(f"{sock}: {cmd}: no answer in {timeout} s")
+    if p.returncode != 0:
+        if not check:
+            return None
+        raise FabricError(f"{sock}: {cmd}: {(p.stderr or p.stdout).strip()}")
+    try:
+        result = json.loads(p.stdout) if p.stdout.strip() else {}
+    except ValueError:
+        if not check:
+            return None
+        raise FabricError(f"{sock}: {cmd}: not JSON: {p.stdout[:200]}")
+    return result

@@ -1,0 +1,472 @@
+"""A fabric: its namespaces, links, switches and hosts, brought up and torn
+down as one, with failures injected on request.
+
+expects:  root; a Topology (topology.py); the built binaries (tools.py)
+modifies: network namespaces "ofe-NAME-*", the veths inside them, one
+          ofan-dp per switch namespace (or Linux routing, --switch kernel),
+          /run/ofan-emu/NAME/ (state, configs, logs, control sockets), and
+          the hugepage reservation when the switches need more than is free
+next:     run.py drives collectives over the hosts; control.py talks to the
+          switches (tables in, counters out)
+
+The split of control and dataplane is DESIGN.md's: the tables (valid-uplink
+masks per key, or kernel routes) are computed from the topology and the failed
+links by ofan-topo and pushed to each switch; the coming ofan-agent takes that
+job over per switch, and push_tables() is the one place it happens now.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from . import control, netns
+from .state import RUN_DIR, State, alive, prefix, proc_start_time, valid_name
+from .tools import FabricError, run, tool
+from .topology import Topology, parse_size
+
+# RoCE MTU 2048 must fit, and the AF_XDP PMD's frame limit: ofan-dp sets 3438
+# on its ports (dataplane/switch.cc); the hosts' side matches.
+NETDEV_MTU = 3438
+HUGEPAGE_BYTES_PER_SWITCH = 96 << 20  # mempool + rings at ring_slots 512, with slack
+RING_SLOTS = 512
+SWITCH_START_TIMEOUT_S = 60
+# An idle worker sleeps up to this long between polls (doubling from 1 us):
+# twenty switches at 1 ms took 15 % of this 2-core machine, at 5 ms about 3 %
+# (bench/RESULTS.md); the price is up to 5 ms for the first packet after a
+# quiet spell, before any measurement starts.
+IDLE_MAX_SLEEP_US = 5000
+
+
+def host_if():
+    return "eth0"
+
+
+def port_if(port):
+    return f"p{port}"
+
+
+class Fabric:
+    def __init__(self, name, topo=None, state=None, log=print):
+        if not valid_name(name):
+            raise FabricError(f"fabric name {name!r}: 1-10 of a-z, 0-9", code=2)
+        self.name = name
+        self.prefix = prefix(name)
+        self.topo = topo
+        self.state = state or State(name)
+        self.log = log
+
+    # -- names ---------------------------------------------------------
+    def ns(self, node):
+        return self.prefix + node
+
+    def wire_ns(self, link):
+        return f"{self.prefix}w{link.id}"
+
+    def sock(self, sw):
+        return str(self.state.dir / "sock" / f"{sw}.sock")
+
+    # -- up ------------------------------------------------------------
+    def up(self, switch="ofan", policy="ofan", ofan_mode="combined", seed=1, pipe_size=None):
+        t = self.topo
+        st = self.state
+        if State.load(self.name) is not None or any(
+                n.startswith(self.prefix) for n in netns.list_ns()):
+            raise FabricError(f"fabric {self.name} exists already (ofan-emu down --name "
+                              f"{self.name}, or down --all after a crash)", code=1)
+        t0 = time.monotonic()
+        st.update({"k": t.k, "levels": t.levels, "switch": switch, "policy": policy,
+                   "ofan_mode": ofan_mode, "seed": seed, "pipe_size": pipe_size or t.k,
+                   "topology_source": t.source, "created": time.time(), "phase": "up",
+                   "failed_links": [], "failed_switches": [],
+                   "links": {str(l.id): l.attrs for l in t.links},
+                   "wires": []})
+        st.save()
+        (st.dir / "sock").mkdir(parents=True, exist_ok=True)
+        (st.dir / "logs").mkdir(exist_ok=True)
+        (st.dir / "config").mkdir(exist_ok=True)
+        if switch == "ofan":
+            self._ensure_hugepages(len(t.switches))
+        self.log(f"namespaces: {len(t.switches)} switches, {len(t.hosts)} hosts")
+        router = ["net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
+                  "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"]
+        for s in t.switches:
+            st.add_ns(self.ns(s["name"]))
+            netns.create(self.ns(s["name"]), router if switch == "kernel" else ())
+        for h in t.hosts:
+            st.add_ns(self.ns(h["name"]))
+            netns.create(self.ns(h["name"]), ["net.ipv4.conf.all.rp_filter=0"])
+        self.log(f"links: {len(t.links)}")
+        for l in t.links:
+            self._make_link(l)
+        for h in t.hosts:
+            ns = self.ns(h["name"])
+            netns.add_addr(ns, host_if(), h["addr"], 32)
+            netns.add_neighbor(ns, host_if(), h["gateway"], h["edge_mac"])
+            netns.add_default_route(ns, host_if(), h["gateway"])
+            netns.ethtool_off(ns, host_if())
+        if switch == "ofan":
+            self._start_ofan_switches([s["name"] for s in t.switches])
+        else:
+            self._setup_kernel_switches()
+        self.push_tables()
+        st["phase"] = "ready"
+        st["up_s"] = round(time.monotonic() - t0, 2)
+        st.save()
+        return st["up_s"]
+
+    def _make_link(self, l):
+        t = self.topo
+        a_node, a_port = l.a
+        b_node, b_port = l.b
+        if l.host:
+            h = t.host_by_name[a_node]
+            a_ns, a_if, a_mac = self.ns(a_node), host_if(), h["mac"]
+        else:
+            a_ns, a_if = self.ns(a_node), port_if(a_port)
+            a_mac = t.sw_by_name[a_node]["ports"][a_port]["mac"]
+        b_ns, b_if = self.ns(b_node), port_if(b_port)
+        b_mac = t.sw_by_name[b_node]["ports"][b_port]["mac"]
+        if not l.netem():
+            netns.veth(a_ns, a_if, a_mac, b_ns, b_if, b_mac, NETDEV_MTU)
+            netns.ethtool_off(b_ns, b_if)
+            if not l.host:
+                netns.ethtool_off(a_ns, a_if)
+            return
+        # A wire namespace in the middle carries netem (see netns.wire).
+        w = self.wire_ns(l)
+        self.state.add_ns(w)
+        self.state["wires"].append(l.id)
+        netns.create(w)
+        netns.veth(a_ns, a_if, a_mac, w, "a", "02:0e:00:00:00:0a", NETDEV_MTU)
+        netns.veth(w, "b", "02:0e:00:00:00:0b", b_ns, b_if, b_mac, NETDEV_MTU)
+        for ns_, if_ in ((a_ns, a_if), (b_ns, b_if), (w, "a"), (w, "b")):
+            netns.ethtool_off(ns_, if_)
+        netns.wire(w, "a", "b", l.attrs)
+        self.state.save()
+
+    def _ensure_hugepages(self, nswitches):
+        need = nswitches * HUGEPAGE_BYTES_PER_SWITCH
+        page = 2 << 20
+        try:
+            total = int(open("/proc/sys/vm/nr_hugepages").read())
+            free = int(next(l.split()[1] for l in open("/proc/meminfo")
+                            if l.startswith("HugePages_Free")))
+        except (OSError, StopIteration, ValueError) as e:
+            raise FabricError(f"cannot read the hugepage reservation: {e}", code=3)
+        if not os.path.ismount("/dev/hugepages"):
+            os.makedirs("/dev/hugepages", exist_ok=True)
+            run(["mount", "-t", "hugetlbfs", "nodev", "/dev/hugepages"])
+        if free * page >= need:
+            return
+        want = total + (need - free * page + page - 1) // page
+        # The reservation before the first fabric raised it, restored when
+        # the last one is down (teardown.py).
+        mark = RUN_DIR / "hugepages_before"
+        if not mark.exists():
+            mark.write_text(str(total))
+        with open("/proc/sys/vm/nr_hugepages", "w") as f:
+            f.write(str(want))
+        got = int(open("/proc/sys/vm/nr_hugepages").read())
+        if got < want:
+            raise FabricError(f"{nswitches} switches need {need >> 20} MiB of hugepages; "
+                              f"the kernel gave {got} of the {want} 2 MiB pages asked for", code=3)
+        self.log(f"hugepages: {total} -> {got} (2 MiB)")
+
+    # -- ofan-dp switches ------------------------------------------------
+    def switch_config(self, s):
+        """ofan-dp's YAML config for switch s (dataplane/config.h)."""
+        t = self.topo
+        st = self.state
+        ports = []
+        for p in s["ports"]:
+            link = t.link_at(s["name"], p["port"])
+            a = st["links"][str(link.id)]
+            ports.append({
+                "port": p["port"], "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
+                "mac": p["mac"], "peer_mac": p["peer"]["mac"],
+                "egress": {"rate_gbps": a["rate_mbps"] / 1000.0,
+                           "buffer": parse_size(a["buffer"], "buffer"),
+                           "ecn": parse_size(a["ecn"], "ecn")}})
+        lb = {"policy": st["policy"], "seed": st["seed"]}
+        if st["policy"] == "ofan":
+            lb["ofan_mode"] = st["ofan_mode"]
+        return {"name": f"{self.name}-{s['name']}",
+                "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},
+                "ports": ports, "pipe_size": st["pipe_size"], "lb": lb,
+                "egress": {"ring_slots": RING_SLOTS},
+                "control": {"socket": self.sock(s["name"])},
+                "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
+
+    def _start_ofan_switches(self, names):
+        dp = tool("ofan-dp")
+        procs = {}
+        for name in names:
+            s = self.topo.sw_by_name[name]
+            cfg = self.state.dir / "config" / f"{name}.json"
+            cfg.write_text(json.dumps(self.switch_config(s), indent=1))  # JSON is YAML
+            logf = open(self.state.dir / "logs" / f"{name}.log", "ab")
+            # Both lcores may run on either CPU: twenty switches share two
+            # cores and the scheduler balances them (workers sleep when idle).
+            cmd = ["ip", "netns", "exec", self.ns(name), dp, "--lcores", "(0,1)@(0,1)",
+                   "--file-prefix", self.ns(name), "--in-memory", "--", "--config", str(cfg)]
+            p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, start_new_session=True)
+            logf.close()
+            procs[name] = p
+            self.state["processes"][name] = {"pid": p.pid, "start": proc_start_time(p.pid),
+                                             "kind": "ofan-dp"}
+            self.state.save()
+        # ip netns exec execs the switch: the start time read at once may be
+        # the one of `ip`, which is the same process; refresh it when ready.
+        end = time.monotonic() + SWITCH_START_TIMEOUT_S
+        pending = dict(procs)
+        while pending:
+            for name, p in list(pending.items()):
+                if p.poll() is not None:
+                    raise FabricError(f"switch {name} exited ({p.returncode}) while starting: "
+                                      f"{self.log_tail(name)}")
+                if os.path.exists(self.sock(name)):
+                    r = control.request(self.sock(name), "status", timeout=5, check=False)
+                    if r is not None:
+                        self.state["processes"][name]["start"] = proc_start_time(p.pid)
+                        del pending[name]
+            if time.monotonic() > end:
+                raise FabricError(f"switches not ready after {SWITCH_START_TIMEOUT_S} s: "
+                                  f"{', '.join(sorted(pending))}")
+            time.sleep(0.1)
+        self.state.save()
+        self.log(f"switches: {len(procs)} ofan-dp ready")
+
+    def log_tail(self, name, lines=8):
+        try:
+            text = (self.state.dir / "logs" / f"{name}.log").read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return " | ".join(text.strip().splitlines()[-lines:])
+
+    def stop_switch(self, name, timeout=10):
+        rec = self.state["processes"].get(name)
+        if not rec or not alive(rec):
+            return False
+        try:
+            os.kill(rec["pid"], signal.SIGTERM)
+        except ProcessLookupError:
+            return False
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and alive(rec):
+            time.sleep(0.05)
+        if alive(rec):
+            os.kill(rec["pid"], signal.SIGKILL)
+        return True
+
+    # -- kernel routers --------------------------------------------------
+    def router_addr(self, sid):
+        return f"10.255.{sid >> 8}.{sid & 0xFF}"
+
+    def _setup_kernel_switches(self):
+        t = self.topo
+        for s in t.switches:
+            ns = self.ns(s["name"])
+            netns.add_addr(ns, "lo", self.router_addr(s["id"]), 32)
+            if s["role"] == "edge":
+                netns.add_addr(ns, "lo", s["gateway"], 32)
+            for p in s["ports"]:
+                peer = p["peer"]
+                if "host" in peer:
+                    h = t.hosts[peer["host"]]
+                    netns.add_neighbor(ns, port_if(p["port"]), h["addr"], peer["mac"])
+                else:
+                    netns.add_neighbor(ns, port_if(p["port"]), self.router_addr(peer["switch"]),
+                                       peer["mac"])
+            rate = None
+            for p in s["ports"]:
+                a = self.state["links"][str(t.link_at(s["name"], p["port"]).id)]
+                rate = a["rate_mbps"]
+                # The same line rate as ofan-dp emulates, by a token bucket
+                # on the router's egress, with the same buffer.
+                netns.tc(ns, ["qdisc", "replace", "dev", port_if(p["port"]), "root", "tbf",
+                              "rate", f"{rate}mbit", "burst", "32kb",
+                              "limit", str(parse_size(a["buffer"], "buffer"))])
+        self.log(f"switches: {len(t.switches)} Linux routers (ECMP, fib_multipath_hash_policy=1)")
+
+    # -- tables ----------------------------------------------------------
+    def tables(self):
+        failed = self.failed_switch_links()
+        cmd = [tool("ofan-topo"), "tables", "--k", str(self.topo.k),
+               "--levels", str(self.topo.levels)]
+        if failed:
+            cmd += ["--failed", ",".join(str(x) for x in sorted(failed))]
+        return json.loads(run(cmd).stdout)
+
+    def failed_switch_links(self):
+        """ofan-topo link ids out of service: failed links, and every link of
+        a failed switch."""
+        out = set()
+        for lid in self.state["failed_links"]:
+            out.add(self.topo.links[lid].switch_link_id)
+        for name in self.state["failed_switches"]:
+            for p in self.topo.sw_by_name[name]["ports"]:
+                l = self.topo.link_at(name, p["port"])
+                if not l.host:
+                    out.add(l.switch_link_id)
+        return out
+
+    def dead_ports(self):
+        """(switch, port) ends of links out of service."""
+        out = set()
+        for lid in self.failed_switch_links():
+            l = next(x for x in self.topo.links if x.switch_link_id == lid)
+            out.add(tuple(l.a))
+            out.add(tuple(l.b))
+        return out
+
+    def push_tables(self):
+        """Computes every switch's table and installs it: the one place the
+        fabric's control plane acts (ofan-agent's job, later)."""
+        tabs = self.tables()
+        down = set(self.state["failed_switches"])
+        dead = self.dead_ports()
+        for s in tabs["switches"]:
+            name = s["name"]
+            if name in down:
+                continue
+            if self.state["switch"] == "ofan":
+                if self.topo.sw_by_name[name]["uplinks"] == 0:
+                    continue  # cores and spines do not balance
+                control.request(self.sock(name), "load_tables", masks=s["masks"])
+            else:
+                ns = self.ns(name)
+                sw = self.topo.sw_by_name[name]
+                for r in s["routes"]:
+                    hops = []
+                    for port in r["ports"]:
+                        if (name, port) in dead:
+                            continue  # the kernel refuses a route over a down link
+                        peer = sw["ports"][port]["peer"]
+                        gw = None if "host" in peer else self.router_addr(peer["switch"])
+                        hops.append((port_if(port), gw))
+                    netns.replace_route(ns, r["prefix"], hops)
+        return tabs
+
+    # -- failures --------------------------------------------------------
+    def set_link(self, link, up):
+        """Both ends of a link (and its wire) up or down, and the switches told."""
+        ends = [link.a, link.b]
+        for node, port in ends:
+            if node in self.state["failed_switches"] and up:
+                continue
+            netns.set_link(self.ns(node), port_if(port), up)
+            if self.state["switch"] == "ofan" and node in self.topo.sw_by_name and \
+                    node not in self.state["failed_switches"]:
+                control.request(self.sock(node), "set_port", port=port,
+                                admin="up" if up else "down")
+
+    def fail_link(self, link):
+        if link.id in self.state["failed_links"]:
+            raise FabricError(f"link {link.name()} is already failed")
+        self.state["failed_links"].append(link.id)
+        self.state.save()
+        self.set_link(link, False)
+        self.push_tables()
+
+    def restore_link(self, link):
+        if link.id not in self.state["failed_links"]:
+            raise FabricError(f"link {link.name()} is not failed")
+        self.state["failed_links"].remove(link.id)
+        self.state.save()
+        # Up first: a kernel router takes no route over a down link, and
+        # ofan-dp uses the link only once the tables say so.
+        self.set_link(link, True)
+        self.push_tables()
+
+    def fail_switch(self, name):
+        if name in self.state["failed_switches"]:
+            raise FabricError(f"switch {name} is already failed")
+        self.state["failed_switches"].append(name)
+        self.state.save()
+        # The others route around it first, then it goes dark.
+        self.push_tables()
+        sw = self.topo.sw_by_name[name]
+        for p in sw["ports"]:
+            netns.set_link(self.ns(name), port_if(p["port"]), False)
+        if self.state["switch"] == "ofan":
+            self.stop_switch(name)
+
+    def restore_switch(self, name):
+        if name not in self.state["failed_switches"]:
+            raise FabricError(f"switch {name} is not failed")
+        sw = self.topo.sw_by_name[name]
+        for p in sw["ports"]:
+            l = self.topo.link_at(name, p["port"])
+            if l.id not in self.state["failed_links"]:
+                netns.set_link(self.ns(name), port_if(p["port"]), True)
+        self.state["failed_switches"].remove(name)
+        self.state.save()
+        if self.state["switch"] == "ofan":
+            self._start_ofan_switches([name])
+            for p in sw["ports"]:
+                l = self.topo.link_at(name, p["port"])
+                if l.id in self.state["failed_links"]:
+                    control.request(self.sock(name), "set_port", port=p["port"], admin="down")
+        self.push_tables()
+
+    # -- status ----------------------------------------------------------
+    def status(self):
+        st = self.state
+        t = self.topo
+        sws = []
+        for s in t.switches:
+            rec = st["processes"].get(s["name"])
+            entry = {"name": s["name"], "role": s["role"], "pod": s["pod"], "id": s["id"],
+                     "ns": self.ns(s["name"]), "failed": s["name"] in st["failed_switches"]}
+            if st["switch"] == "ofan":
+                entry["pid"] = rec["pid"] if rec else None
+                entry["alive"] = bool(rec and alive(rec))
+                entry["socket"] = self.sock(s["name"])
+            sws.append(entry)
+        return {"name": self.name, "switch": st["switch"], "k": t.k, "levels": t.levels,
+                "policy": st["policy"], "ofan_mode": st.get("ofan_mode"),
+                "phase": st.get("phase"), "up_s": st.get("up_s"),
+                "switches": sws,
+                "hosts": [{"name": h["name"], "addr": h["addr"], "ns": self.ns(h["name"]),
+                           "edge": h["edge_name"]} for h in t.hosts],
+                "failed_links": [t.links[i].name() for i in st["failed_links"]],
+                "failed_switches": list(st["failed_switches"]),
+                "wires": len(st.get("wires", []))}
+
+    # -- reachability ----------------------------------------------------
+    def ping_all(self, count=1, timeout_s=2, hosts=None):
+        """All-pairs ping among hosts; returns {(src, dst): ok}."""
+        hs = hosts or self.topo.hosts
+        procs = {}
+        for h in hs:
+            targets = " ".join(x["addr"] for x in hs if x is not h)
+            script = (f"for ip in {targets}; do (ping -n -q -c {count} -W {timeout_s} $ip "
+                      ">/dev/null 2>&1 && echo ok $ip || echo no $ip) & done; wait")
+            procs[h["name"]] = subprocess.Popen(
+                ["ip", "netns", "exec", self.ns(h["name"]), "sh", "-c", script],
+                stdout=subprocess.PIPE, text=True)
+        by_addr = {h["addr"]: h["name"] for h in hs}
+        out = {}
+        for name, p in procs.items():
+            text, _ = p.communicate(timeout=60 + timeout_s * count)
+            for line in text.strip().splitlines():
+                verdict, ip = line.split()
+                out[(name, by_addr[ip])] = verdict == "ok"
+        return out
+
+
+def load(name, log=print):
+    """The fabric NAME as its state file describes it."""
+    st = State.load(name)
+    if st is None:
+        raise FabricError(f"no fabric {name} (ofan-emu status lists them)")
+    if st.get("corrupt") or "k" not in st:
+        raise FabricError(f"fabric {name}'s state file is unreadable; ofan-emu down --name {name} "
+                          "removes it by its names")
+    topo = Topology(st["k"], st["levels"])
+    for l in topo.links:
+        if str(l.id) in st["links"]:
+            l.attrs = st["links"][str(l.id)]
+    return Fabric(name, topo, st, log=log)

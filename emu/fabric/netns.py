@@ -1,0 +1,211 @@
+"""Network namespaces, veth links and their settings, through netlink
+(pyroute2) rather than `ip` in loops; `tc` and `sysctl` where netlink has no
+simpler way.
+
+expects:  root; names that the caller made unique (the fabric's prefix)
+gives:    create / delete namespaces; a veth pair between two namespaces with
+          given names, MACs and MTU; addresses, routes, permanent neighbours;
+          link up/down; a "wire" namespace carrying tc netem between two ends
+"""
+import os
+import time
+
+from pyroute2 import IPRoute, NetNS, netns
+from pyroute2.netlink.exceptions import NetlinkError
+
+from .tools import FabricError, run, run_ns
+
+NETNS_DIR = "/var/run/netns"
+
+
+def exists(ns):
+    return os.path.exists(os.path.join(NETNS_DIR, ns))
+
+
+def list_ns():
+    try:
+        return sorted(os.listdir(NETNS_DIR))
+    except FileNotFoundError:
+        return []
+
+
+def create(ns, sysctls=()):
+    """Creates ns (an error if it exists: someone else's, or a leftover)."""
+    if exists(ns):
+        raise FabricError(f"network namespace {ns} already exists (a leftover? ofan-emu down --all)")
+    netns.create(ns)
+    with NetNS(ns) as n:
+        lo = n.link_lookup(ifname="lo")[0]
+        n.link("set", index=lo, state="up")
+    settings = ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]
+    settings += list(sysctls)
+    run_ns(ns, ["sysctl", "-q", "-w"] + settings)
+
+
+def delete(ns):
+    """Deletes ns and, with it, every interface inside (veths die in pairs)."""
+    if not exists(ns):
+        return False
+    try:
+        netns.remove(ns)
+    except OSError as e:
+        raise FabricError(f"cannot delete network namespace {ns}: {e}")
+    return True
+
+
+def pids_in(ns):
+    """Processes whose network namespace is ns (ip netns pids)."""
+    p = run(["ip", "netns", "pids", ns], check=False)
+    return [int(x) for x in p.stdout.split()] if p.returncode == 0 else []
+
+
+def veth(ns_a, if_a, mac_a, ns_b, if_b, mac_b, mtu):
+    """A veth pair: if_a in ns_a, if_b in ns_b, both up."""
+    with NetNS(ns_a) as a:
+        try:
+            a.link("add", ifname=if_a, kind="veth", address=mac_a,
+                   peer={"ifname": if_b, "net_ns_fd": ns_b, "address": mac_b})
+        except NetlinkError as e:
+            raise FabricError(f"veth {ns_a}/{if_a} -- {ns_b}/{if_b}: {e}")
+        i = a.link_lookup(ifname=if_a)[0]
+        a.link("set", index=i, mtu=mtu, state="up")
+    with NetNS(ns_b) as b:
+        i = b.link_lookup(ifname=if_b)[0]
+        b.link("set", index=i, mtu=mtu, state="up")
+
+
+def set_link(ns, ifname, up):
+    with NetNS(ns) as n:
+        idx = n.link_lookup(ifname=ifname)
+        if not idx:
+            raise FabricError(f"{ns}: no interface {ifname}")
+        n.link("set", index=idx[0], state="up" if up else "down")
+
+
+def link_state(ns, ifname):
+    with NetNS(ns) as n:
+        idx = n.link_lookup(ifname=ifname)
+        if not idx:
+            return None
+        link = n.get_links(idx[0])[0]
+        return link.get_attr("IFLA_OPERSTATE")
+
+
+def add_addr(ns, ifname, addr, prefixlen):
+    with NetNS(ns) as n:
+        i = n.link_lookup(ifname=ifname)[0]
+        n.addr("add", index=i, address=addr, prefixlen=prefixlen)
+
+
+def add_neighbor(ns, ifname, ip, mac):
+    with NetNS(ns) as n:
+        i = n.link_lookup(ifname=ifname)[0]
+        n.neigh("replace", dst=ip, lladdr=mac, ifindex=i, state=128)  # NUD_PERMANENT
+
+
+def replace_route(ns, prefix, nexthops):
+    """prefix -> [(ifname, gateway or None)]; no next hop deletes the route
+    (then the destination is unreachable from here, as the tables say)."""
+    dst, _, plen = prefix.partition("/")
+    with NetNS(ns) as n:
+        if not nexthops:
+            try:
+                n.route("del", dst=dst, dst_len=int(plen))
+            except NetlinkError:
+                pass
+            return
+        hops = []
+        for ifname, gw in nexthops:
+            h = {"oif": n.link_lookup(ifname=ifname)[0]}
+            if gw:
+                h["gateway"] = gw
+                h["flags"] = 4  # RTNH_F_ONLINK
+            hops.append(h)
+        kw = {"dst": dst, "dst_len": int(plen)}
+        if len(hops) == 1:
+            kw.update(hops[0])
+            kw["oif"] = hops[0]["oif"]
+        else:
+            kw["multipath"] = hops
+        try:
+            n.route("replace", **kw)
+        except NetlinkError as e:
+            raise FabricError(f"{ns}: route {prefix} via {nexthops}: {e}")
+
+
+def add_default_route(ns, ifname, gateway):
+    with NetNS(ns) as n:
+        i = n.link_lookup(ifname=ifname)[0]
+        n.route("replace", dst="0.0.0.0", dst_len=0, gateway=gateway, oif=i, flags=4)
+
+
+def tc(ns, args):
+    run_ns(ns, ["tc"] + args)
+
+
+def netem_args(attrs):
+    """tc netem's arguments for a link's latency / loss / reordering."""
+    a = []
+    if attrs["latency_us"] > 0:
+        a += ["delay", f"{attrs['latency_us']}us"]
+    if attrs["reorder_pct"] > 0:
+        a += ["reorder", f"{attrs['reorder_pct']}%", "50%"]
+    if attrs["loss_pct"] > 0:
+        a += ["loss", f"{attrs['loss_pct']}%"]
+    # netem's own queue must not be the bottleneck or a drop point: the
+    # switches emulate buffers; netem only delays.
+    return a + ["limit", "100000"]
+
+
+NO_NETEM = ("this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM), which link latency, "
+            "loss and reordering need (latency_us, loss_pct, reorder_pct); "
+            "run on a kernel that has it, or leave those attributes at 0")
+
+
+def has_netem():
+    """Whether tc netem works here (probed on the loopback of a scratch
+    namespace, which carries the reserved prefix so that down --all would
+    find it)."""
+    ns = f"ofe-probe{os.getpid() % 100000}-x"
+    try:
+        create(ns)
+        p = run_ns(ns, ["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1us"],
+                   check=False)
+        return p.returncode == 0
+    finally:
+        delete(ns)
+
+
+def wire(ns, if_a, if_b, attrs):
+    """Makes ns a wire between its two interfaces: each one's ingress is
+    redirected to the other's egress, where netem delays, drops or reorders.
+    Needed because AF_XDP transmits past the qdisc layer (a netem qdisc on a
+    switch's own port would never see its frames)."""
+    for src, dst in ((if_a, if_b), (if_b, if_a)):
+        p = run_ns(ns, ["tc", "qdisc", "add", "dev", dst, "root", "netem"] + netem_args(attrs),
+                   check=False)
+        if p.returncode != 0:
+            if "qdisc kind is unknown" in p.stderr:
+                raise FabricError(NO_NETEM, code=3)
+            raise FabricError(f"{ns}: tc netem: {p.stderr.strip()}")
+        tc(ns, ["qdisc", "add", "dev", src, "handle", "ffff:", "ingress"])
+        tc(ns, ["filter", "add", "dev", src, "parent", "ffff:", "matchall", "action", "mirred",
+                "egress", "redirect", "dev", dst])
+
+
+def ethtool_off(ns, ifname, features=("tx", "rx")):
+    """Checksum offloads off: a veth hands frames with a partial checksum to
+    the peer, and an AF_XDP socket (the switch) would forward them broken."""
+    args = []
+    for f in features:
+        args += [f, "off"]
+    run_ns(ns, ["ethtool", "-K", ifname] + args, check=False)
+
+
+def wait_for(pred, timeout, what, interval=0.05):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return
+        time.sleep(interval)
+    raise FabricError(f"timed out after {timeout} s waiting for {what}")

@@ -1,0 +1,113 @@
+"""Tearing a fabric down: from its state file when there is one, and from the
+naming convention (state.py) when a crash left none or a torn one.
+
+modifies: only what carries the fabric's prefix: namespaces "ofe-NAME-*" and
+          the processes inside them, the processes the state file lists (if
+          they are still those very processes), EAL runtime directories and
+          hugepage files "ofe-NAME-*", /run/ofan-emu/NAME/; and the hugepage
+          reservation back to what it was, once no fabric is left
+gives:    a report {namespaces, processes, files} of what was removed
+"""
+import glob
+import os
+import shutil
+import signal
+import time
+
+from . import netns
+from .state import NS_PREFIX, RUN_DIR, State, alive, prefix, valid_name
+
+
+def _running(pid):
+    """Not gone and not a zombie (whose parent, maybe not an init that reaps,
+    has yet to wait for it)."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _kill(pids, timeout=5.0):
+    killed = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+            killed.append(pid)
+        except ProcessLookupError:
+            pass
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and any(_running(p) for p in killed):
+        time.sleep(0.05)
+    for pid in killed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # Reap our own children (a switch started by this very process).
+    for pid in killed:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    return killed
+
+
+def down(name):
+    pre = prefix(name)
+    st = State.load(name)
+    report = {"name": name, "namespaces": [], "processes": [], "files": []}
+    namespaces = set(n for n in netns.list_ns() if n.startswith(pre))
+    if st is not None:
+        namespaces |= set(n for n in st.get("namespaces", []) if n.startswith(pre))
+    # Processes: the recorded ones that are still themselves, and whatever
+    # runs inside the fabric's namespaces (a switch the record missed).
+    pids = set()
+    if st is not None:
+        for rec in st.get("processes", {}).values():
+            if isinstance(rec, dict) and "pid" in rec and alive(rec):
+                pids.add(rec["pid"])
+    for ns in namespaces:
+        pids |= set(netns.pids_in(ns))
+    pids.discard(os.getpid())
+    report["processes"] = sorted(_kill(sorted(pids)))
+    for ns in sorted(namespaces):
+        if netns.delete(ns):
+            report["namespaces"].append(ns)
+    for pattern in (f"/var/run/dpdk/{pre}*", f"/dev/hugepages/{pre}*"):
+        for path in glob.glob(pattern):
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    continue
+            report["files"].append(path)
+    d = RUN_DIR / name
+    if d.exists():
+        shutil.rmtree(d, ignore_errors=True)
+        report["files"].append(str(d))
+    mark = RUN_DIR / "hugepages_before"
+    if mark.exists() and not State.names():
+        try:
+            before = int(mark.read_text())
+            with open("/proc/sys/vm/nr_hugepages", "w") as f:
+                f.write(str(before))
+            report["hugepages_restored"] = before
+            mark.unlink()
+        except (OSError, ValueError):
+            pass
+    return report
+
+
+def all_names():
+    """Every fabric with a state file or a namespace of ours."""
+    names = set(State.names())
+    for ns in netns.list_ns():
+        if ns.startswith(NS_PREFIX):
+            rest = ns[len(NS_PREFIX):]
+            name = rest.split("-", 1)[0]
+            if valid_name(name) and "-" in rest:
+                names.add(name)
+    return sorted(names)

@@ -1,0 +1,71 @@
+"""Where ofan-emu finds its binaries, and how it runs commands.
+
+expects:  a build tree next to the sources (meson's build/, as
+          scripts/build.sh makes it), or the binaries on PATH, or
+          OFAN_<TOOL> (e.g. OFAN_OFAN_DP=/path/ofan-dp) naming one
+gives:    tool(name) -> absolute path, or FabricError saying where it looked;
+          run() / run_ns() that raise FabricError with the command's stderr
+"""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# name -> its place in the build tree (meson mirrors the source tree).
+_BUILD_PATH = {
+    "ofan-dp": "dataplane/ofan-dp",
+    "ofanctl": "control/ofanctl/ofanctl",
+    "ofan-topo": "emu/ofan-topo",
+    "uroce": "emu/uroce/uroce",
+    "ofan-sim": "sim/ofan-sim",
+}
+
+
+class FabricError(Exception):
+    """A failure ofan-emu reports to its user (exit code in .code)."""
+
+    def __init__(self, message, code=1):
+        super().__init__(message)
+        self.code = code
+
+
+def build_dir():
+    return Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
+
+
+def tool(name):
+    env = os.environ.get("OFAN_" + name.upper().replace("-", "_"))
+    if env:
+        if not os.access(env, os.X_OK):
+            raise FabricError(f"{name}: OFAN_{name.upper().replace('-', '_')}={env} "
+                              "is not an executable")
+        return env
+    built = build_dir() / _BUILD_PATH.get(name, name)
+    if built.is_file() and os.access(built, os.X_OK):
+        return str(built)
+    found = shutil.which(name)
+    if found:
+        return found
+    raise FabricError(f"{name} not found (looked in {built} and on PATH); build first: "
+                      "bash scripts/build.sh")
+
+
+def run(cmd, check=True, timeout=60, input=None):
+    """Runs cmd (a list); returns CompletedProcess with text output."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
+    except FileNotFoundError:
+        raise FabricError(f"{cmd[0]}: not installed (bash scripts/setup.sh)")
+    except subprocess.TimeoutExpired:
+        raise FabricError(f"timed out after {timeout} s: {' '.join(cmd)}")
+    if check and p.returncode != 0:
+        raise FabricError(f"{' '.join(cmd)} failed ({p.returncode}): "
+                          f"{(p.stderr or p.stdout).strip()}")
+    return p
+
+
+def run_ns(ns, cmd, **kw):
+    """Runs cmd inside network namespace ns (ip netns exec)."""
+    return run(["ip", "netns", "exec", ns] + cmd, **kw)

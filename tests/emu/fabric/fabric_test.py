@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""ofan-emu end to end: fabrics of ofan-dp switches and of Linux routers.
+
+    fabric_test.py [--quick]      (root; Debian's /usr/bin/python3)
+    fabric_test.py --netem        only the link with tc netem latency (skips, 77,
+                                  on a kernel without the netem qdisc)
+
+Checks, for a k=4 leaf-spine and a k=4 3-level fat tree of ofan-dp switches,
+and for a k=4 fat tree of kernel routers (--switch kernel): the fabric comes
+up; every host reaches every other (all-pairs ping through the switches);
+fail of an edge-agg link, of an agg-core link and of a whole switch keeps
+every pair reachable over the remaining paths, and the switches' tables
+stop using the failed link; restore brings it back into the tables; status
+--json lists what is up; a switch killed with SIGKILL shows as dead; down
+leaves no namespace, process, EAL file or state behind. Then `ofan-emu up`
+killed with SIGKILL half-way, and `down --all`: nothing left either.
+
+Exit: 0 pass, 1 fail, 77 skip (not root, or no AF_XDP / hugepages).
+"""
+import atexit
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tests" / "common"))
+from checks import SKIP, check, failures, log  # noqa: E402
+BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
+EMU = str(REPO / "emu" / "ofan-emu")
+PID = os.getpid()
+NAMES = [f"fa{PID}", f"fb{PID}", f"fk{PID}", f"fx{PID}", f"fn{PID}"]
+
+
+
+
+def emu(*args, timeout=180, ok_codes=(0,)):
+    p = subprocess.run([EMU] + list(args), capture_output=True, text=True, timeout=timeout)
+    if p.returncode not in ok_codes:
+        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stdout: {p.stdout[-2000:]}\n"
+            f"  stderr: {p.stderr[-2000:]}")
+    return p
+
+
+def emu_json(*args, **kw):
+    p = emu(*args, "--json", **kw)
+    try:
+        return p.returncode, json.loads(p.stdout) if p.stdout.strip() else None
+    except ValueError:
+        return p.returncode, None
+
+
+def leftovers(name):
+    pre = f"ofe-{name}-"
+    ns = [n for n in os.listdir("/var/run/netns") if n.startswith(pre)] \
+        if os.path.isdir("/var/run/netns") else []
+    procs = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                cmd = open(f"/proc/{p}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if f"/run/ofan-emu/{name}/" in cmd:
+                procs.append(int(p))
+    files = glob.glob(f"/var/run/dpdk/{pre}*") + glob.glob(f"/dev/hugepages/{pre}*")
+    if os.path.exists(f"/run/ofan-emu/{name}"):
+        files.append(f"/run/ofan-emu/{name}")
+    return {"namespaces": ns, "processes": procs, "files": files}
+
+
+def clean_everything():
+    for n in NAMES:
+        subprocess.run([EMU, "down", "--name", n], capture_output=True, timeout=120)
+
+
+def all_pairs(name, what, expect_pairs):
+    rc, r = emu_json("ping", "--name", name)
+    check(f"{what}: all {expect_pairs} host pairs reach each other",
+          rc == 0 and r and r["pairs"] == expect_pairs and r["ok"] == expect_pairs,
+          f"rc={rc} {r and {'ok': r['ok'], 'failed': r['failed'][:8]}}")
+
+
+def pointers(name, sw):
+    p = subprocess.run([str(BUILD / "control/ofanctl/ofanctl"), "--socket",
+                        f"/run/ofan-emu/{name}/sock/{sw}.sock", "--json", "pointers"],
+                       capture_output=True, text=True, timeout=20)
+    return json.loads(p.stdout) if p.returncode == 0 else None
+
+
+def uses_uplink(ptr, uplink):
+    """Does any data key of the table order include this uplink index?"""
+    return any(uplink in k.get("order", []) for k in ptr["keys"])
+
+
+def down_and_check(name, what):
+    rc, _ = emu_json("down", "--name", name)
+    left = leftovers(name)
+    check(f"{what}: down leaves nothing behind", rc == 0 and not any(left.values()), str(left))
+
+
+def fabric_ofan(name, levels):
+    hosts = 8 if levels == 2 else 16
+    nsw = 6 if levels == 2 else 20
+    what = f"ofan-dp k=4 levels={levels}"
+    rc, st = emu_json("up", "--k", "4", "--levels", str(levels), "--name", name)
+    if not check(f"{what}: up", rc == 0 and st and len(st["switches"]) == nsw
+                 and len(st["hosts"]) == hosts, f"rc={rc}"):
+        return
+    rc, st = emu_json("status", "--name", name)
+    check(f"{what}: status lists {nsw} live switches",
+          rc == 0 and all(s["alive"] for s in st["switches"]), str(st and st["switches"][:2]))
+    all_pairs(name, what, hosts * (hosts - 1))
+    edge = "l0" if levels == 2 else "e0-0"
+    # An edge-agg link: edge uplink 0 (port 2).
+    rc, _ = emu_json("fail", "--name", name, "--link", f"{edge}:2")
+    check(f"{what}: fail --link {edge}:2", rc == 0)
+    ptr = pointers(name, edge)
+    check(f"{what}: {edge}'s table no longer uses the failed uplink",
+          ptr is not None and not uses_uplink(ptr, 0) and uses_uplink(ptr, 1))
+    all_pairs(name, f"{what} with {edge}:2 failed", hosts * (hosts - 1))
+    rc, _ = emu_json("restore", "--name", name, "--link", f"{edge}:2")
+    ptr = pointers(name, edge)
+    check(f"{what}: restore puts the uplink back in the table",
+          rc == 0 and ptr is not None and uses_uplink(ptr, 0))
+    if levels == 3:
+        # An agg-core link, named by its upper end (core c0 port 0 = a0-0:2).
+        rc, st = emu_json("fail", "--name", name, "--link", "c0:0")
+        check(f"{what}: fail --link c0:0 (agg-core)",
+              rc == 0 and st and st["failed_links"] == ["a0-0:2--c0:0"], str(st and st["failed_links"]))
+        ptr = pointers(name, "a0-0")
+        check(f"{what}: a0-0's table no longer uses core uplink 0",
+              ptr is not None and not uses_uplink(ptr, 0))
+        all_pairs(name, f"{what} with a0-0:2 failed", hosts * (hosts - 1))
+        emu_json("restore", "--name", name, "--link", "c0:0")
+    spine = "s1" if levels == 2 else "a1-1"
+    rc, st = emu_json("fail", "--name", name, "--switch", spine)
+    check(f"{what}: fail --switch {spine}", rc == 0 and st and st["failed_switches"] == [spine])
+    all_pairs(name, f"{what} with {spine} down", hosts * (hosts - 1))
+    rc, st = emu_json("restore", "--name", name, "--switch", spine)
+    check(f"{what}: restore --switch {spine}: alive again",
+          rc == 0 and st and all(s["alive"] for s in st["switches"]) and not st["failed_switches"])
+    all_pairs(name, f"{what} after restore", hosts * (hosts - 1))
+    # A switch killed from outside shows as dead.
+    victim = next(s for s in st["switches"] if s["name"] == edge)
+    os.kill(victim["pid"], signal.SIGKILL)
+    time.sleep(0.5)
+    rc, st = emu_json("status", "--name", name)
+    check(f"{what}: a SIGKILLed switch shows as dead",
+          rc == 0 and not next(s for s in st["switches"] if s["name"] == edge)["alive"])
+    down_and_check(name, what)
+
+
+def fabric_kernel(name):
+    what = "kernel k=4 levels=3"
+    rc, st = emu_json("up", "--k", "4", "--levels", "3", "--name", name, "--switch", "kernel")
+    if not check(f"{what}: up", rc == 0 and st and st["switch"] == "kernel", f"rc={rc}"):
+        return
+    all_pairs(name, what, 240)
+    rc, _ = emu_json("fail", "--name", name, "--link", "e1-1:3")
+    check(f"{what}: fail --link e1-1:3", rc == 0)
+    r = subprocess.run(["ip", "netns", "exec", f"ofe-{name}-e1-1", "ip", "route", "show",
+                        "10.0.0.0/24"], capture_output=True, text=True)
+    check(f"{what}: e1-1's route no longer uses p3", rc == 0 and "p3" not in r.stdout
+          and "p2" in r.stdout, r.stdout.strip())
+    all_pairs(name, f"{what} with e1-1:3 failed", 240)
+    rc, _ = emu_json("restore", "--name", name, "--link", "e1-1:3")
+    r = subprocess.run(["ip", "netns", "exec", f"ofe-{name}-e1-1", "ip", "route", "show",
+                        "10.0.0.0/24"], capture_output=True, text=True)
+    check(f"{what}: restore: the route uses p2 and p3 again",
+          rc == 0 and "p2" in r.stdout and "p3" in r.stdout, r.stdout.strip())
+    down_and_check(name, what)
+
+
+def fabric_netem(name):
+    """A topology file giving one host link 20 ms of latency: it runs through
+    a wire namespace with tc netem, and ping sees it (a lower bound on the
+    round trip, which no scheduling delay can undercut)."""
+    what = "topology file with a 20 ms link"
+    import tempfile
+    base = (REPO / "emu" / "topologies" / "leafspine-k4.yaml").read_text()
+    text = base.replace("- endpoints: [h0, 'l0:0']", "- endpoints: [h0, 'l0:0']\n    latency_us: 20000")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(text)
+    try:
+        rc, st = emu_json("up", "--topology", f.name, "--name", name)
+    finally:
+        os.unlink(f.name)
+    if not check(f"{what}: up", rc == 0 and st and st["wires"] == 1, f"rc={rc}"):
+        return
+    all_pairs(name, what, 56)
+    r = subprocess.run(["ip", "netns", "exec", f"ofe-{name}-h0", "ping", "-n", "-c", "3", "-i",
+                        "0.2", "10.0.0.3"], capture_output=True, text=True, timeout=30)
+    rtts = [float(x.split("time=")[1].split()[0]) for x in r.stdout.splitlines() if "time=" in x]
+    check(f"{what}: h0's round trips take at least 2 x 20 ms",
+          len(rtts) == 3 and min(rtts) >= 40.0, str(rtts))
+    down_and_check(name, what)
+
+
+def crash_then_down_all(name):
+    what = "SIGKILL of ofan-emu up half-way"
+    p = subprocess.Popen([EMU, "up", "--k", "4", "--levels", "3", "--name", name],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Wait until switches are being started, then kill it without warning.
+    end = time.monotonic() + 60
+    while time.monotonic() < end and p.poll() is None:
+        if glob.glob(f"/run/ofan-emu/{name}/logs/*.log"):
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    before = leftovers(name)
+    check(f"{what}: it left something to clean", any(before.values()), str(before))
+    rc, st = emu_json("status")
+    check(f"{what}: status names it", rc == 0 and st and
+          (name in st.get("fabrics", []) or name in st.get("leftovers", [])
+           or st.get("name") == name), str(st)[:300])
+    rc, _ = emu_json("down", "--all")
+    left = leftovers(name)
+    check(f"{what}: down --all leaves nothing", rc == 0 and not any(left.values()), str(left))
+
+
+def main():
+    if os.geteuid() != 0:
+        log("SKIP: needs root (namespaces, veths, AF_XDP, hugepages)")
+        return SKIP
+    for b in ("dataplane/ofan-dp", "control/ofanctl/ofanctl", "emu/ofan-topo"):
+        if not (BUILD / b).exists():
+            log(f"FAIL: {b} is not built")
+            return 1
+    atexit.register(clean_everything)
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, lambda *_: sys.exit(1))
+    if "--netem" in sys.argv:
+        sys.path.insert(0, str(REPO / "emu"))
+        from fabric import netns
+        if not netns.has_netem():
+            log("SKIP: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): link latency, "
+                "loss and reordering cannot be emulated here")
+            return SKIP
+        fabric_netem(NAMES[4])
+    else:
+        quick = "--quick" in sys.argv
+        fabric_ofan(NAMES[0], 2)
+        if not quick:
+            fabric_ofan(NAMES[1], 3)
+            fabric_kernel(NAMES[2])
+        crash_then_down_all(NAMES[3])
+    log(f"{len(failures)} failure(s)" + (": " + "; ".join(failures) if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
