@@ -37,11 +37,11 @@
 namespace ofan::emu {
 namespace {
 
-using nlohmann::json;
 using lb::FatTree;
 using lb::HostId;
 using lb::Role;
 using lb::SwitchId;
+using nlohmann::json;
 
 constexpr int kExitOk = 0, kExitUsage = 2;
 
@@ -90,7 +90,8 @@ json Describe(const FatTree& t) {
                    {"mac", SwitchMac(s, p)},
                    {"up", p >= t.first_uplink_port(s) && t.num_uplinks(s) > 0}};
       if (peer.is_host) {
-        port["peer"] = {{"host", peer.id}, {"name", fmt::format("h{}", peer.id)},
+        port["peer"] = {{"host", peer.id},
+                        {"name", fmt::format("h{}", peer.id)},
                         {"mac", HostMac(HostId(peer.id))}};
       } else {
         const SwitchId o(peer.id);
@@ -143,9 +144,15 @@ json Describe(const FatTree& t) {
                      {"upper_port", up.port},
                      {"tier", t.role(lo) == Role::kEdge ? "edge-agg" : "agg-core"}});
   }
-  return {{"k", t.k()},          {"levels", t.levels()},          {"w", t.w()},
-          {"pods", t.num_pods()}, {"edges_per_pod", t.edges_per_pod()}, {"num_hosts", t.num_hosts()},
-          {"switches", sw},       {"hosts", hosts},                {"links", links}};
+  return {{"k", t.k()},
+          {"levels", t.levels()},
+          {"w", t.w()},
+          {"pods", t.num_pods()},
+          {"edges_per_pod", t.edges_per_pod()},
+          {"num_hosts", t.num_hosts()},
+          {"switches", sw},
+          {"hosts", hosts},
+          {"links", links}};
 }
 
 json Tables(const FatTree& t, const lb::LinkSet& failed) {
@@ -196,7 +203,8 @@ json Tables(const FatTree& t, const lb::LinkSet& failed) {
   }
   return {{"k", t.k()},
           {"levels", t.levels()},
-          {"failed", [&] {
+          {"failed",
+           [&] {
              json f = json::array();
              for (uint32_t l = 0; l < failed.size(); ++l) {
                if (failed.failed(l)) f.push_back(l);
@@ -208,7 +216,8 @@ json Tables(const FatTree& t, const lb::LinkSet& failed) {
 
 int Run(int argc, char** argv) {
   CLI::App app{
-      "ofan-topo: a fat tree's switches, hosts, links, MACs, valid-uplink tables and routes, as JSON "
+      "ofan-topo: a fat tree's switches, hosts, links, MACs, valid-uplink tables and routes, as "
+      "JSON "
       "(computed by dataplane/lb; used by ofan-emu)"};
   app.set_version_flag("--version", std::string(kOfanVersion));
   app.require_subcommand(1);
@@ -220,7 +229,8 @@ int Run(int argc, char** argv) {
     c->add_option("--levels", levels, "2 (leaf-spine) or 3 (fat tree)")->capture_default_str();
     c->add_flag("--pretty", pretty, "indent the JSON");
   };
-  CLI::App* describe = app.add_subcommand("describe", "switches (ports, peers, MACs), hosts, links");
+  CLI::App* describe =
+      app.add_subcommand("describe", "switches (ports, peers, MACs), hosts, links");
   add_shape(describe);
   CLI::App* tables =
       app.add_subcommand("tables", "per switch: valid-uplink masks and IPv4 routes under failures");
