@@ -72,6 +72,7 @@ json PortsJson(const Snapshot& s) {
                    {"link", p.link_up ? "up" : "down"},
                    {"rx_packets", p.rx_packets},
                    {"rx_bytes", p.rx_bytes},
+                   {"rx_missed", p.rx_missed},
                    {"tx_packets", p.queue.tx_packets},
                    {"tx_bytes", p.queue.tx_bytes}});
   }
@@ -92,6 +93,7 @@ json QueuesJson(const Snapshot& s) {
                    {"avg_packets", q.avg_packets},
                    {"drops_buffer", q.drops_buffer},
                    {"ecn_marked", q.ecn_marked},
+                   {"shaper_lag_bytes", q.shaper_lag_bytes},
                    {"paused", q.paused},
                    {"limit_bytes", p.limit_bytes},
                    {"ecn_bytes", p.ecn_bytes}});

@@ -35,6 +35,10 @@ struct PortSnapshot {
   std::optional<pkt::MacAddr> neighbor;
   bool admin_up = true, link_up = false;
   uint64_t rx_packets = 0, rx_bytes = 0;
+  // Frames the device dropped before the switch polled them (DPDK imissed:
+  // for AF_XDP the socket's rx_dropped + rx_ring_full): the switch did not
+  // keep up.
+  uint64_t rx_missed = 0;
   QueueStats queue;  // tx_* and the queue's own
   uint64_t limit_bytes = 0, ecn_bytes = 0;
 };

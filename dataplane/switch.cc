@@ -509,6 +509,8 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       ps.link_up = link.link_status != 0;
       ps.rx_packets = rx_[p].packets.load();
       ps.rx_bytes = rx_[p].bytes.load();
+      rte_eth_stats es;
+      if (rte_eth_stats_get(rx_[p].dpdk_port, &es) == 0) ps.rx_missed = es.imissed + es.rx_nombuf;
       ps.queue = queues_[p].Stats(now);
       ps.limit_bytes = queues_[p].config().limit_bytes;
       ps.ecn_bytes = queues_[p].config().ecn_bytes;

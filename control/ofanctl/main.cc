@@ -169,12 +169,14 @@ int Main(int argc, char** argv) {
   CLI::App* ports =
       sub("ports", "one row per port: direction, admin and link state, MACs, rx/tx",
           "--json: [{port, dev, dpdk_port, direction (up|down), mac, neighbor (null until\n"
-          "learned), admin, link, rx_packets, rx_bytes, tx_packets, tx_bytes}].");
+          "learned), admin, link, rx_packets, rx_bytes, rx_missed (dropped by the device\n"
+          "before the switch polled them), tx_packets, tx_bytes}].");
   CLI::App* queues =
       sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
           "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"
           "priority_packets, max_bytes, max_packets, avg_bytes, avg_packets, drops_buffer,\n"
-          "ecn_marked, paused, limit_bytes, ecn_bytes}].");
+          "ecn_marked, shaper_lag_bytes (line time lost while frames waited, since the last\n"
+          "reset: the switch lacked CPU), paused, limit_bytes, ecn_bytes}].");
   uint32_t key = 0;
   CLI::App* pointers = sub(
       "pointers", "the forwarding table: per key (destination x class) the uplink order",

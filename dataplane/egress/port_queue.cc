@@ -199,7 +199,13 @@ uint32_t PortQueue::PickShaped(uint64_t now, bool paused, rte_mbuf** batch) {
   // ahead of a priority frame.
   const double cap =
       std::max(2.0 * 4200.0, cfg_.bytes_per_tsc * static_cast<double>(cfg_.tsc_hz) * 20e-6);
-  tokens_ = std::min(cap, tokens_ + static_cast<double>(now - tb_last_tsc_) * cfg_.bytes_per_tsc);
+  const double filled = tokens_ + static_cast<double>(now - tb_last_tsc_) * cfg_.bytes_per_tsc;
+  if (backlogged_ && !paused && filled > cap) {  // a PFC pause is idle time by right
+    shaper_lag_bytes_.store(
+        shaper_lag_bytes_.load(std::memory_order_relaxed) + static_cast<uint64_t>(filled - cap),
+        std::memory_order_relaxed);
+  }
+  tokens_ = std::min(cap, filled);
   tb_last_tsc_ = now;
   double t = tokens_;
   uint32_t can = 0;
@@ -237,6 +243,7 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
   const uint64_t backlog = bytes_.load(std::memory_order_relaxed);
   if (backlog == 0 && staged_n_ == 0) {  // empty: nothing to integrate or send
     stat_last_tsc_ = now;
+    backlogged_ = false;
     return 0;
   }
   Integrate(now, backlog);
@@ -247,7 +254,10 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
   rte_mbuf* batch[kMaxBurst];
   const uint32_t can =
       cfg_.bytes_per_tsc > 0 ? PickShaped(now, paused, batch) : PickUnshaped(paused, batch);
-  if (can == 0) return 0;
+  if (can == 0) {
+    backlogged_ = true;  // held by the shaper or PFC: waiting, not lagging
+    return 0;
+  }
   // The hook owns (and may free) what it accepts: read what we need first.
   uint32_t lens[kMaxBurst];
   int32_t ingress[kMaxBurst];
@@ -273,6 +283,7 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
     bytes_.fetch_sub(sent_bytes, std::memory_order_relaxed);
     CountTx(sent, sent_bytes, ctr);
   }
+  backlogged_ = staged_n_ != 0 || bytes_.load(std::memory_order_relaxed) != 0;
   return sent;
 }
 
@@ -290,6 +301,7 @@ QueueStats PortQueue::Stats(uint64_t now) const {
   s.ecn_marked = ecn_marked_.load();
   s.tx_packets = tx_packets_.load();
   s.tx_bytes = tx_bytes_.load();
+  s.shaper_lag_bytes = shaper_lag_bytes_.load();
   s.paused = now < paused_until_tsc_;
   return s;
 }
@@ -299,6 +311,7 @@ void PortQueue::ResetStats(uint64_t now) {
   area_pkts_.store(0);
   max_bytes_.store(0);
   max_pkts_.store(0);
+  shaper_lag_bytes_.store(0);
   stat_start_tsc_ = now;
 }
 

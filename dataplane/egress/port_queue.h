@@ -88,6 +88,11 @@ struct QueueStats {
   double avg_bytes = 0, avg_packets = 0;
   uint64_t drops_buffer = 0, ecn_marked = 0;
   uint64_t tx_packets = 0, tx_bytes = 0;
+  // Line time lost while frames waited: bytes the token bucket could have
+  // sent but overflowed, because the owner came back later than the bucket's
+  // depth lasts. Non-zero means the emulated link ran below its rate for
+  // want of CPU (the emulator flags such runs as CPU-bound).
+  uint64_t shaper_lag_bytes = 0;
   bool paused = false;
 };
 
@@ -168,6 +173,8 @@ class alignas(64) PortQueue {
   uint32_t staged_n_ = 0;
   double tokens_ = 0;
   uint64_t tb_last_tsc_ = 0;
+  bool backlogged_ = false;  // frames were left waiting by the last drain
+  std::atomic<uint64_t> shaper_lag_bytes_{0};
   uint64_t stat_last_tsc_ = 0;
   uint64_t stat_start_tsc_ = 0;
   uint64_t paused_until_tsc_ = 0;  // PFC on our class (or 802.3x PAUSE)

@@ -177,6 +177,37 @@ TEST_F(PortQueueTest, TheShaperSendsWhatTheTokensAllow) {
   EXPECT_FALSE(q_.holds_backlog());
 }
 
+// A backlogged port whose owner comes back later than the bucket's depth
+// (20 us of line rate here) lost line time: the overflow is counted as
+// shaper lag, the emulator's sign that a switch lacked CPU. Drains in time
+// lose nothing, and neither does a port with nothing waiting.
+TEST_F(PortQueueTest, ShaperLagCountsLineTimeLostWhileFramesWaited) {
+  PortQueueConfig c = Config();
+  c.bytes_per_tsc = 1.0;  // 1 B/ns; bucket depth max(8400 B, 20 us) = 20000 B
+  Init(c);
+  std::vector<Frame> frames;
+  for (uint16_t i = 0; i < 60; ++i) frames.push_back(Data(2, i, 1000));
+  Put(kNormalQueue, frames, 0, /*owner=*/true);
+  for (uint64_t t = 5000; t <= 30000; t += 5000) q_.Drain(t, ctr_);  // on time
+  EXPECT_EQ(q_.Stats(30000).shaper_lag_bytes, 0u);
+  const size_t sent = cap_.sent.size();
+  ASSERT_GT(sent, 20u);
+  ASSERT_TRUE(q_.holds_backlog());
+  // 100 us away: 100000 B of line time, plus what was left (under one
+  // frame); the bucket holds 20000.
+  q_.Drain(130000, ctr_);
+  const uint64_t lag = q_.Stats(130000).shaper_lag_bytes;
+  EXPECT_GE(lag, 80000u);
+  EXPECT_LT(lag, 80000u + 1020u);
+  // Drained dry, then idle for long: nothing waited, nothing lost.
+  for (uint64_t t = 140000; t <= 400000; t += 10000) q_.Drain(t, ctr_);
+  ASSERT_FALSE(q_.holds_backlog());
+  q_.Drain(2'000'000, ctr_);
+  EXPECT_EQ(q_.Stats(2'000'000).shaper_lag_bytes, lag);
+  q_.ResetStats(2'000'000);
+  EXPECT_EQ(q_.Stats(2'000'000).shaper_lag_bytes, 0u);
+}
+
 TEST_F(PortQueueTest, AFullDeviceKeepsTheRestInOrder) {
   Init(Config());
   cap_.room = 1;
