@@ -15,7 +15,8 @@ from . import teardown
 from .fabric import Fabric, load
 from .state import State, valid_name
 from .tools import FabricError
-from .topology import LINK_ATTRS, Topology, TopologyError, attrs_with, load_file
+from .run import WORKLOADS
+from .topology import LINK_ATTRS, Topology, TopologyError, attrs_with, load_file, parse_size
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CPU = 0, 1, 2, 3
 DEFAULT_NAME = "ofan"
@@ -31,6 +32,8 @@ examples:
   ofan-emu restore --link e0-0:2
   ofan-emu fail --switch a0-0 ; ofan-emu restore --switch a0-0
   ofan-emu down [--name NAME] | ofan-emu down --all
+  ofan-emu run --workload perm --msg 1MiB --lbs ecmp,rps,ar,ofan,pofan --with-sim
+  ofan-emu demo                                # up, run, compare with ofan-sim, plot, down
   ofan-emu topology --k 4 --levels 3 > my.yaml # the canonical file of a shape
 
 Everything a fabric creates carries its prefix (namespaces ofe-NAME-*) and is
@@ -104,11 +107,45 @@ def parser():
     pg.add_argument("--count", type=int, default=1)
     pg.add_argument("--json", action="store_true")
 
+    rn = sub.add_parser("run", help="collectives with real RoCEv2 traffic, one per LB policy")
+    add_run_args(rn)
+    rn.add_argument("--name", default=None)
+
+    dm = sub.add_parser("demo", help="the main job: k=4 fat tree, permutation under ECMP, RPS, "
+                        "AR, Ofan and POfan beside the simulator, plot, teardown")
+    dm.add_argument("--msg", default="1MiB")
+    dm.add_argument("--seeds", type=int, default=1)
+    dm.add_argument("--link-mbps", type=float, default=None)
+    dm.add_argument("--plot", default="results/emu-demo.png")
+    dm.add_argument("--json", action="store_true")
+
     tp = sub.add_parser("topology", help="print the canonical topology file of a shape")
     tp.add_argument("--k", type=int, default=4)
     tp.add_argument("--levels", type=int, choices=(2, 3), default=3)
     tp.add_argument("--name", default=None)
     return p
+
+
+def add_run_args(rn):
+    rn.add_argument("--workload", default="perm", choices=WORKLOADS)
+    rn.add_argument("--msg", default="1MiB", help="bytes per host (perm: to its peer; a2a, "
+                    "allgather, reducescatter: the whole buffer, nccl-tests' size)")
+    rn.add_argument("--lbs", default="ecmp,rps,ar,ofan,pofan",
+                    help="LB policies, comma separated; one run each")
+    rn.add_argument("--seeds", type=int, default=1, help="runs per policy (seed, seed+1, ...)")
+    rn.add_argument("--seed", type=int, default=1)
+    rn.add_argument("--qps", type=int, default=1, help="RC QPs per peer (E-ECMP entropy)")
+    rn.add_argument("--entropy", default="qp", choices=("qp", "spray", "reps"),
+                    help="UDP source port: per QP as rxe (qp), per packet (spray), REPS-like")
+    rn.add_argument("--ooo", action="store_true", help="out-of-order placement at receivers")
+    rn.add_argument("--pace", type=float, default=0.8,
+                    help="hosts send at this fraction of their link rate (default 0.8)")
+    rn.add_argument("--hosts", default=None, help="host names, comma separated (default all)")
+    rn.add_argument("--with-sim", action="store_true",
+                    help="run the same scenario in ofan-sim and print both")
+    rn.add_argument("--deadline-s", type=float, default=120)
+    rn.add_argument("--plot", default=None, metavar="PNG")
+    rn.add_argument("--json", action="store_true")
 
 
 def pick_name(args):
@@ -255,6 +292,59 @@ def cmd_ping(args):
     return EXIT_OK if not bad else EXIT_FAIL
 
 
+def do_run(fab, args):
+    from . import run as runmod
+    msg = parse_size(args.msg, "--msg")
+    if msg <= 0:
+        raise TopologyError("--msg must be > 0")
+    if not 0 < args.pace <= 1:
+        raise TopologyError("--pace must be in (0, 1]")
+    if args.seeds < 1 or args.qps < 1:
+        raise TopologyError("--seeds and --qps must be >= 1")
+    lbs = [x for x in args.lbs.split(",") if x]
+    hosts = args.hosts.split(",") if args.hosts else None
+    res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
+                     entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
+                     deadline_s=args.deadline_s, hosts=hosts, log=progress)
+    if args.plot:
+        os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
+        runmod.plot(res, args.plot)
+        res["plot"] = args.plot
+    emit(args, res, runmod.table(res) + (f"\nplot: {args.plot}" if args.plot else ""))
+    if any(not r["verified"] or r.get("error") for r in res["runs"]):
+        return EXIT_FAIL
+    if any(r["cpu_bound"] for r in res["runs"]):
+        return EXIT_CPU
+    return EXIT_OK
+
+
+def cmd_run(args):
+    need_root()
+    return do_run(load(pick_name(args), log=progress), args)
+
+
+def cmd_demo(args):
+    """Up, run, compare, plot, down: the README's first command."""
+    need_root()
+    name = "demo"
+    if State.load(name) is not None:
+        teardown.down(name)
+    attrs = {} if args.link_mbps is None else {"rate_mbps": args.link_mbps}
+    topo = Topology(4, 3, attrs)
+    fab = Fabric(name, topo, log=progress)
+    progress("demo: k=4 fat tree of ofan-dp switches (20), 16 uroce hosts")
+    try:
+        fab.up()
+        ns = argparse.Namespace(workload="perm", msg=args.msg, lbs="ecmp,rps,ar,ofan,pofan",
+                                seeds=args.seeds, seed=1, qps=1, entropy="qp", ooo=False,
+                                pace=0.8, hosts=None, with_sim=True, deadline_s=300,
+                                plot=args.plot, json=args.json)
+        return do_run(fab, ns)
+    finally:
+        r = teardown.down(name)
+        progress(f"demo: fabric down ({len(r['namespaces'])} namespaces removed)")
+
+
 def cmd_topology(args):
     import yaml
     topo = Topology(args.k, args.levels)
@@ -271,7 +361,8 @@ def cmd_topology(args):
 def main(argv=None):
     args = parser().parse_args(argv)
     handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
-                "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology}
+                "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
+                "run": cmd_run, "demo": cmd_demo}
     try:
         return handlers[args.verb](args)
     except FabricError as e:

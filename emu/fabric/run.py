@@ -1,0 +1,381 @@
+"""One collective per LB policy on a fabric that is up: real RoCEv2 traffic
+from uroce hosts, every buffer verified, the switches' queues and counters
+pulled before and after, CPU-bound runs flagged, and (--with-sim) the same
+scenario in ofan-sim beside it.
+
+expects:  a Fabric (fabric.py) in phase "ready"; uroce and ofan-sim built
+gives:    run() -> {"runs": [...], ...} as `ofan-emu run --json` prints it;
+          table() the text for people; plot() a PNG
+next:     the soft-RoCE VM hosts (issue 12) run the same collectives through
+          libibverbs; their results join "runs" the same way
+
+Queues are reported as ofan-sim does: per stage (E->A edge uplinks, A->C agg
+uplinks, C->A core ports, A->E agg down ports, E->H edge host ports) and in
+data-packet equivalents, max bytes / DATA_FRAME_BYTES.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import control
+from .tools import FabricError, run as run_cmd, tool
+from .topology import parse_size
+
+# RoCE MTU 2048 of payload + Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4 and
+# FCS 4: ofan-sim's --payload 2048 --header 62, so that a "packet" of queue
+# means the same on both sides.
+PAYLOAD = 2048
+HEADER = 62
+DATA_FRAME_BYTES = PAYLOAD + HEADER
+STAGES = ("E->A", "A->C", "C->A", "A->E", "E->H")
+# A run is CPU-bound when a switch's shaper lost more than this fraction of
+# the line time its port used (scheduling jitter on two shared cores loses a
+# little everywhere; more than this and the queues are the CPU's).
+SHAPER_LAG_LIMIT = 0.01
+WORKLOADS = ("perm", "a2a", "allgather", "reducescatter")
+EMU_LBS = ("ecmp", "eecmp", "pin", "rps", "rr", "jsq", "ar", "drill", "flowlet", "ofan", "pofan")
+
+
+def stage_of(sw, port, levels):
+    role, w = sw["role"], len(sw["ports"]) // 2
+    if role == "edge":
+        return "E->A" if port >= w else "E->H"
+    if role == "agg":
+        if levels == 2:
+            return "A->E"
+        return "A->C" if port >= w else "A->E"
+    return "C->A"
+
+
+class Runner:
+    def __init__(self, fab, log):
+        self.fab = fab
+        self.log = log
+        self.topo = fab.topo
+        self.ofan = fab.state["switch"] == "ofan"
+
+    # -- switches ----------------------------------------------------------
+    def live_switches(self):
+        return [s for s in self.topo.switches if s["name"] not in self.fab.state["failed_switches"]]
+
+    def set_policy(self, lb):
+        if not self.ofan:
+            if lb != "ecmp":
+                raise FabricError(f"--lbs {lb}: a --switch kernel fabric runs Linux ECMP only "
+                                  "(fib_multipath_hash_policy=1); say --lbs ecmp", code=2)
+            return
+        policy, mode = lb, None
+        if lb == "ofan":
+            mode = self.fab.state.get("ofan_mode", "combined")
+        for s in self.live_switches():
+            if s["uplinks"]:
+                control.request(self.fab.sock(s["name"]), "set_policy", policy=policy,
+                                ofan_mode=mode)
+
+    def snapshot(self):
+        """Per switch: queues, ports, counters (ofan-dp fabrics)."""
+        out = {}
+        if not self.ofan:
+            return out
+        for s in self.live_switches():
+            sock = self.fab.sock(s["name"])
+            out[s["name"]] = {"queues": control.request(sock, "queues"),
+                              "ports": control.request(sock, "ports"),
+                              "counters": control.request(sock, "counters")}
+        return out
+
+    def reset_queues(self):
+        if self.ofan:
+            for s in self.live_switches():
+                control.request(self.fab.sock(s["name"]), "reset_queues")
+
+    def switch_report(self, before, after):
+        """Queue maxima per stage, ECN marks, drops, and the CPU-bound signals."""
+        stages = {st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0} for st in STAGES}
+        reasons, ecn, drops = [], 0, {}
+        lag_worst = (0.0, None)
+        for name, a in after.items():
+            b = before.get(name, {})
+            sw = self.topo.sw_by_name[name]
+            bports = {p["port"]: p for p in b.get("ports", [])}
+            for q in a["queues"]:
+                st = stage_of(sw, q["port"], self.topo.levels)
+                s = stages[st]
+                s["queues"] += 1
+                s["max_bytes"] = max(s["max_bytes"], q["max_bytes"])
+                s["max_pkts"] = max(s["max_pkts"], q["max_bytes"] / DATA_FRAME_BYTES)
+                ecn += q["ecn_marked"] - next((x["ecn_marked"] for x in b.get("queues", [])
+                                               if x["port"] == q["port"]), 0)
+            for p in a["ports"]:
+                bp = bports.get(p["port"], {})
+                missed = p.get("rx_missed", 0) - bp.get("rx_missed", 0)
+                if missed > 0:
+                    reasons.append(f"{name} port {p['port']}: {missed} frames dropped before "
+                                   "the switch polled them (rx_missed)")
+                sent = p["tx_bytes"] - bp.get("tx_bytes", 0)
+                lag = next((q.get("shaper_lag_bytes", 0) for q in a["queues"]
+                            if q["port"] == p["port"]), 0)
+                if sent > 0 and lag / sent > lag_worst[0]:
+                    lag_worst = (lag / sent, f"{name} port {p['port']}")
+            for k, v in a["counters"].get("drops", {}).items():
+                d = v - b.get("counters", {}).get("drops", {}).get(k, 0)
+                if d:
+                    drops[k] = drops.get(k, 0) + d
+        if lag_worst[0] > SHAPER_LAG_LIMIT:
+            reasons.append(f"{lag_worst[1]}: the shaper lost {lag_worst[0]:.1%} of its line "
+                           f"time while frames waited (limit {SHAPER_LAG_LIMIT:.0%})")
+        qmax = max(s["max_pkts"] for s in stages.values())
+        return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
+                "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons}
+
+    # -- hosts ---------------------------------------------------------------
+    def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
+        rate = {h["name"]: self.fab.state["links"][str(self.topo.link_at(h["name"], 0).id)]
+                ["rate_mbps"] for h in hosts}
+        return {"workload": workload, "msg_bytes": msg, "seed": seed, "qps_per_peer": qps,
+                "entropy": entropy, "ooo": ooo, "pace_fraction": pace, "mtu": PAYLOAD,
+                "deadline_s": deadline_s,
+                "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
+                           "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
+                           "ip": h["addr"], "gateway_mac": h["edge_mac"],
+                           "line_rate_gbps": rate[h["name"]] / 1000.0}
+                          for i, h in enumerate(hosts)]}
+
+    def run_hosts(self, spec, timeout):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.fab.state.dir,
+                                         delete=False) as f:
+            json.dump(spec, f)
+        cmd = [tool("uroce"), "collective", "--spec", f.name, "--json"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        self.fab.state["processes"]["uroce"] = {"pid": p.pid, "kind": "uroce",
+                                               "start": _start(p.pid)}
+        self.fab.state.save()
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            raise FabricError(f"uroce did not finish in {timeout} s: {err.strip()[-500:]}")
+        finally:
+            self.fab.state["processes"].pop("uroce", None)
+            self.fab.state.save()
+            os.unlink(f.name)
+        for line in err.splitlines():
+            if line.strip():
+                self.log(f"  uroce: {line.strip()}")
+        try:
+            return json.loads(out)
+        except ValueError:
+            raise FabricError(f"uroce failed ({p.returncode}): {err.strip()[-800:]}")
+
+    # -- simulator -----------------------------------------------------------
+    def sim(self, lb, workload, msg, seed, pace, nhosts):
+        if workload not in ("perm", "a2a"):
+            return None
+        rate = self.topo.defaults["rate_mbps"] / 1000.0
+        sim_msg = msg if workload == "perm" else max(1, msg // nhosts)
+        cmd = [tool("ofan-sim"), "--k", str(self.topo.k), "--levels", str(self.topo.levels),
+               "--lb", lb, "--workload", workload, "--msg", str(sim_msg), "--seed", str(seed),
+               "--link-gbps", str(rate), "--payload", str(PAYLOAD), "--header", str(HEADER),
+               "--load", str(pace), "--json", "--no-progress"]
+        p = run_cmd(cmd, check=False, timeout=600)
+        if p.returncode not in (0, 3):
+            raise FabricError(f"ofan-sim failed ({p.returncode}): {p.stderr.strip()}")
+        d = json.loads(p.stdout)
+        return {"queue_max_pkts": d["queue_max_pkts"], "cct_inflation": d["cct_inflation"],
+                "cct_us": d["cct_us"], "cct_lower_bound_us": d["cct_lower_bound_us"],
+                "stages": {k: v["max_pkts"] for k, v in d["stages"].items()}}
+
+
+def _start(pid):
+    from .state import proc_start_time
+    return proc_start_time(pid)
+
+
+def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False, pace=0.8,
+        with_sim=False, deadline_s=120, hosts=None, log=print):
+    if workload not in WORKLOADS:
+        raise FabricError(f"--workload {workload}: one of {', '.join(WORKLOADS)}", code=2)
+    for lb in lbs:
+        if lb not in EMU_LBS:
+            raise FabricError(f"--lbs {lb}: one of {', '.join(EMU_LBS)}", code=2)
+    if fab.state.get("phase") != "ready":
+        raise FabricError(f"fabric {fab.name} is not ready (phase {fab.state.get('phase')})")
+    r = Runner(fab, log)
+    hs = [h for h in fab.topo.hosts if hosts is None or h["name"] in hosts]
+    if len(hs) < 2:
+        raise FabricError("a collective needs at least two hosts", code=2)
+    runs = []
+    for lb in lbs:
+        r.set_policy(lb)
+        per_seed = []
+        for s in range(seed, seed + seeds):
+            log(f"run {workload} {msg} B on {len(hs)} hosts, lb {lb}, seed {s}")
+            r.reset_queues()
+            before = r.snapshot()
+            t0 = time.monotonic()
+            res = r.run_hosts(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s, hs),
+                              timeout=deadline_s + 60)
+            wall = time.monotonic() - t0
+            after = r.snapshot()
+            sw = r.switch_report(before, after)
+            coll = res.get("result", {})
+            host_reasons = [f"{h['name']}: {h['tx_refused']} sends refused by its socket"
+                            for h in res.get("hosts", []) if h.get("tx_refused", 0) > 0]
+            reasons = sw["cpu_reasons"] + host_reasons
+            one = {"lb": lb, "seed": s, "cct_us": coll.get("cct_us"),
+                   "cct_lower_bound_us": coll.get("cct_lower_bound_us"),
+                   "algbw_gbps": coll.get("algbw_gbps"), "busbw_gbps": coll.get("busbw_gbps"),
+                   "verified": bool(coll.get("verified")), "error": coll.get("error"),
+                   "queue_max_pkts": sw["queue_max_pkts"], "stages": sw["stages"],
+                   "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
+                   "shaper_lag_max_fraction": sw["shaper_lag_max_fraction"],
+                   "retransmissions": res.get("totals", {}).get("retransmissions", 0),
+                   "naks": res.get("totals", {}).get("naks_received", 0),
+                   "out_of_sequence": res.get("totals", {}).get("out_of_sequence", 0),
+                   "timeouts": res.get("totals", {}).get("timeouts", 0),
+                   "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
+                   "wall_s": round(wall, 2)}
+            if one["cct_us"] and one["cct_lower_bound_us"]:
+                one["cct_inflation"] = one["cct_us"] / one["cct_lower_bound_us"]
+            if with_sim:
+                one["sim"] = r.sim(lb, workload, msg, s, pace, len(hs))
+            per_seed.append(one)
+            log(f"  cct {one['cct_us'] or 0:.0f} us, max queue {one['queue_max_pkts']:.1f} pkts, "
+                f"verified {one['verified']}, retx {one['retransmissions']}"
+                + (", CPU-BOUND" if one["cpu_bound"] else ""))
+        runs.append(_merge(per_seed))
+    return {"fabric": fab.name, "switch": fab.state["switch"], "k": fab.topo.k,
+            "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
+            "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
+            "hosts": len(hs), "runs": runs, "comparison": _compare(runs) if with_sim else None}
+
+
+def _merge(per_seed):
+    """Mean over seeds of the numbers; any seed's failure fails the run."""
+    if len(per_seed) == 1:
+        out = dict(per_seed[0])
+        out["per_seed"] = per_seed
+        return out
+    out = {"lb": per_seed[0]["lb"], "per_seed": per_seed}
+    for k in ("cct_us", "cct_lower_bound_us", "algbw_gbps", "busbw_gbps", "queue_max_pkts",
+              "cct_inflation", "shaper_lag_max_fraction"):
+        vals = [x[k] for x in per_seed if x.get(k) is not None]
+        out[k] = statistics.mean(vals) if vals else None
+    for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks"):
+        out[k] = sum(x.get(k, 0) for x in per_seed)
+    out["verified"] = all(x["verified"] for x in per_seed)
+    out["error"] = next((x["error"] for x in per_seed if x.get("error")), None)
+    out["cpu_bound"] = any(x["cpu_bound"] for x in per_seed)
+    out["cpu_bound_reasons"] = [r for x in per_seed for r in x["cpu_bound_reasons"]]
+    out["stages"] = {st: {"max_pkts": statistics.mean(x["stages"][st]["max_pkts"]
+                                                      for x in per_seed)} for st in STAGES}
+    if per_seed[0].get("sim"):
+        sims = [x["sim"] for x in per_seed if x.get("sim")]
+        out["sim"] = {"queue_max_pkts": statistics.mean(s["queue_max_pkts"] for s in sims),
+                      "cct_inflation": statistics.mean(s["cct_inflation"] for s in sims),
+                      "stages": {st: statistics.mean(s["stages"].get(st, 0) for s in sims)
+                                 for st in sims[0]["stages"]}}
+    return out
+
+
+def _compare(runs):
+    """Does the emulated ranking of max queues follow the simulated one?"""
+    with_sim = [r for r in runs if r.get("sim")]
+    if len(with_sim) < 2:
+        return None
+    emu_rank = [r["lb"] for r in sorted(with_sim, key=lambda r: r["queue_max_pkts"])]
+    sim_rank = [r["lb"] for r in sorted(with_sim, key=lambda r: r["sim"]["queue_max_pkts"])]
+    disagree = []
+    for i, a in enumerate(with_sim):
+        for b in with_sim[i + 1:]:
+            e = a["queue_max_pkts"] - b["queue_max_pkts"]
+            s = a["sim"]["queue_max_pkts"] - b["sim"]["queue_max_pkts"]
+            if e * s < 0:
+                disagree.append({"pair": [a["lb"], b["lb"]],
+                                 "emu_pkts": [a["queue_max_pkts"], b["queue_max_pkts"]],
+                                 "sim_pkts": [a["sim"]["queue_max_pkts"],
+                                              b["sim"]["queue_max_pkts"]]})
+    return {"emu_ranking": emu_rank, "sim_ranking": sim_rank, "agree": not disagree,
+            "disagreements": disagree}
+
+
+def table(res):
+    sim = any(r.get("sim") for r in res["runs"])
+    head = (f"{res['workload']} of {res['msg_bytes']} B on {res['hosts']} hosts of a k={res['k']} "
+            f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches), "
+            f"{res['seeds']} seed(s), {res['qps_per_peer']} QP(s) per peer, hosts paced at "
+            f"{res['pace_fraction']:.0%}")
+    cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
+        [s for s in STAGES] + ["ecn", "retx", "verified", "cpu"]
+    if sim:
+        cols += ["sim_qmax", "sim_infl"]
+    rows = []
+    for r in res["runs"]:
+        row = [r["lb"], _f(r.get("cct_us"), 0), _f(r.get("cct_lower_bound_us"), 0),
+               _f(r.get("cct_inflation"), 2), _f(r.get("algbw_gbps"), 3),
+               _f(r.get("busbw_gbps"), 3), _f(r.get("queue_max_pkts"), 1)]
+        row += [_f(r["stages"][s]["max_pkts"], 1) for s in STAGES]
+        row += [str(r.get("ecn_marks", 0)), str(r.get("retransmissions", 0)),
+                "yes" if r["verified"] else "NO", "BOUND" if r["cpu_bound"] else "ok"]
+        if sim:
+            s = r.get("sim") or {}
+            row += [_f(s.get("queue_max_pkts"), 1), _f(s.get("cct_inflation"), 2)]
+        rows.append(row)
+    widths = [max(len(c), *(len(x[i]) for x in rows)) for i, c in enumerate(cols)]
+    lines = [head, "  ".join(c.rjust(w) for c, w in zip(cols, widths)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
+    cmp_ = res.get("comparison")
+    if cmp_:
+        lines.append(f"max-queue ranking, emulated: {' < '.join(cmp_['emu_ranking'])}; "
+                     f"simulated: {' < '.join(cmp_['sim_ranking'])}"
+                     + ("" if cmp_["agree"] else " -- they disagree on " + "; ".join(
+                         f"{d['pair'][0]} vs {d['pair'][1]} (emu {d['emu_pkts'][0]:.1f} vs "
+                         f"{d['emu_pkts'][1]:.1f}, sim {d['sim_pkts'][0]:.1f} vs "
+                         f"{d['sim_pkts'][1]:.1f} pkts)" for d in cmp_["disagreements"])))
+    for r in res["runs"]:
+        for why in r["cpu_bound_reasons"][:3]:
+            lines.append(f"CPU-bound ({r['lb']}): {why}")
+    return "\n".join(lines)
+
+
+def _f(v, nd):
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def plot(res, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    runs = res["runs"]
+    lbs = [r["lb"] for r in runs]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    x = range(len(lbs))
+    emu_q = [r["queue_max_pkts"] for r in runs]
+    axes[0].bar([i - 0.2 for i in x], emu_q, 0.4, label="emulated (ofan-emu)")
+    if any(r.get("sim") for r in runs):
+        axes[0].bar([i + 0.2 for i in x], [(r.get("sim") or {}).get("queue_max_pkts", 0)
+                                           for r in runs], 0.4, label="simulated (ofan-sim)")
+    axes[0].set_xticks(list(x), lbs)
+    axes[0].set_ylabel("max switch queue (data packets)")
+    axes[0].legend()
+    axes[1].bar([i - 0.2 for i in x], [r.get("cct_inflation") or 0 for r in runs], 0.4,
+                label="emulated")
+    if any(r.get("sim") for r in runs):
+        axes[1].bar([i + 0.2 for i in x], [(r.get("sim") or {}).get("cct_inflation", 0)
+                                           for r in runs], 0.4, label="simulated")
+    axes[1].set_xticks(list(x), lbs)
+    axes[1].set_ylabel("CCT / NIC-bound lower bound")
+    axes[1].axhline(1.0, color="gray", lw=0.8)
+    axes[1].legend()
+    fig.suptitle(f"{res['workload']}, {res['msg_bytes']} B, {res['hosts']} hosts, k={res['k']} "
+                 f"({res['switch']} switches)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
