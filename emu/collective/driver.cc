@@ -37,23 +37,28 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
     }
     res.cct_lower_bound_us = *b;
   }
-  if (transports.size() != n) {
+  if (transports.empty() || transports.size() > n) {
     res.error = fmt::format("{} transports for {} ranks", transports.size(), n);
     return res;
   }
   std::vector<std::unique_ptr<RankEngine>> engines;
-  for (Rank r = 0; r < n; ++r) {
-    auto e = RankEngine::Create(s, transports[r]);
+  std::vector<bool> seen(n, false);
+  for (Transport* t : transports) {
+    auto e = RankEngine::Create(s, t);
     if (!e) {
       res.error = e.error().message;
       return res;
     }
-    if ((*e)->rank() != r) {
-      res.error = fmt::format("transport {} is rank {}", r, (*e)->rank());
+    const Rank r = (*e)->rank();
+    if (seen[r]) {
+      res.error = fmt::format("two transports are rank {}", r);
       return res;
     }
+    seen[r] = true;
+    res.local_ranks.push_back(r);
     engines.push_back(std::move(*e));
   }
+  const auto local = static_cast<uint32_t>(engines.size());
   uint64_t total = 0;
   for (auto& e : engines) {
     e->Prepare();
@@ -82,7 +87,7 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
   for (;;) {
     size_t finished = 0;
     for (auto& e : engines) finished += e->done();
-    if (finished == n) break;
+    if (finished == local) break;
     const int64_t now = SteadyNowNs();
     if (now >= deadline) {
       std::string why;
@@ -94,7 +99,7 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
       }
       res.error = fmt::format(
           "deadline of {} ms passed: {} of {} bytes arrived, {} of {} ranks finished; {}",
-          o.deadline.count(), done_bytes(), total, finished, n, why);
+          o.deadline.count(), done_bytes(), total, finished, local, why);
       return res;
     }
     if (o.progress && now >= next_progress) {
@@ -102,7 +107,7 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
       next_progress = now + progress_every;
     }
     bool found = false;
-    for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t i = 0; i < local; ++i) {
       batch.clear();
       const uint32_t wait = !busy && i == sleeper ? o.idle_wait_us : 0;
       engines[i]->transport().Poll(&batch, wait);
@@ -116,7 +121,7 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
         }
       }
     }
-    if (!busy) sleeper = (sleeper + 1) % n;
+    if (!busy) sleeper = (sleeper + 1) % local;
     busy = found;
   }
   if (o.progress) o.progress(done_bytes(), total);
@@ -125,8 +130,8 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
   ComputeBandwidths(&res);
   if (!o.verify) return res;
   std::optional<Mismatch> first;
-  for (Rank r = 0; r < n; ++r) {
-    auto m = VerifyRank(s, r, transports[r]->recv_buffer());
+  for (auto& e : engines) {
+    auto m = VerifyRank(s, e->rank(), e->transport().recv_buffer());
     if (!m) continue;
     ++res.bad_ranks;
     if (!first) first = m;
@@ -134,7 +139,7 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
   res.verified = !first;
   if (first) {
     res.error = fmt::format("verification failed: {} ({} of {} ranks bad)", first->ToString(),
-                            res.bad_ranks, n);
+                            res.bad_ranks, local);
   }
   return res;
 }

@@ -1,14 +1,18 @@
 // RunCollective: many rank engines in one process (a uroce process drives
 // many hosts), one transport each, to completion, a failure or a deadline.
 //
-// expects:  a Schedule and one Transport per engine rank, transports[i] being
-//           rank i; nothing else polls those transports meanwhile
+// expects:  a Schedule and the Transports of the ranks this process drives
+//           (all n, or any subset: one rank per VM with libibverbs, the
+//           hosts of one uroce process), each knowing its rank; the other
+//           ranks run the same schedule elsewhere, started together (the
+//           caller's barrier); nothing else polls these transports meanwhile
 // gives:    a CollectiveResult: per-rank times, CCT, algbw / busbw, the
 //           NIC-bound when options.bound is set, and verification of every
 //           receive buffer; on failure (a bad transport, a post refused, a
 //           kError, an unexpected completion, the deadline, a mismatch) its
 //           error says which rank and why, and nothing hangs
-// next:     ResultJson (report.h)
+// next:     ResultJson (report.h); the partial results of the processes
+//           that ran one collective together combine with MergeResults
 //
 // Polling: every transport is polled in turn, also those of finished ranks
 // (a userspace stack still has to ACK its peers), with max_wait_us = 0 while

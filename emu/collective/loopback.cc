@@ -54,14 +54,19 @@ std::vector<Transport*> LoopbackFabric::endpoints() {
 }
 
 void LoopbackFabric::CorruptOnArrival(Rank dst, uint64_t offset, uint8_t mask) {
+  std::lock_guard lock(mu_);
   corrupt_.push_back({dst, offset, mask});
 }
 
 void LoopbackFabric::FailAfterPosts(Rank r, uint64_t nth, std::string message) {
+  std::lock_guard lock(mu_);
   fail_.push_back({r, nth, std::move(message)});
 }
 
-void LoopbackFabric::DropPost(Rank src, uint64_t nth) { drop_.push_back({src, nth}); }
+void LoopbackFabric::DropPost(Rank src, uint64_t nth) {
+  std::lock_guard lock(mu_);
+  drop_.push_back({src, nth});
+}
 
 uint32_t LoopbackFabric::DrawHold() {
   if (o_.max_hold == 0) return 0;
@@ -70,6 +75,7 @@ uint32_t LoopbackFabric::DrawHold() {
 }
 
 Status LoopbackFabric::Post(Rank src, const WriteRequest& w) {
+  std::lock_guard lock(mu_);
   auto bad = [&](std::string m) {
     ++stats_.rejected;
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("loopback rank {}: {}", src, m));
@@ -155,6 +161,7 @@ void LoopbackFabric::Advance() {
 void LoopbackFabric::Poll(Rank r, std::vector<Completion>* out, uint32_t max_wait_us) {
   const int64_t give_up = SteadyNowNs() + int64_t{max_wait_us} * 1000;
   for (;;) {
+    std::unique_lock lock(mu_);
     Advance();
     std::vector<Held>& q = ready_[r];
     size_t keep = 0;
@@ -180,6 +187,7 @@ void LoopbackFabric::Poll(Rank r, std::vector<Completion>* out, uint32_t max_wai
     bool held = false;
     for (const Message& m : inflight_) held |= m.hold > 0;
     if (held) return;
+    lock.unlock();
     std::this_thread::sleep_for(std::chrono::microseconds(std::min<uint32_t>(max_wait_us, 50)));
   }
 }

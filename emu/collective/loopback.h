@@ -1,6 +1,7 @@
 // LoopbackFabric: N ranks' Transports in memory, for the engine's tests and
-// for `--transport loopback`. Single-threaded: every endpoint is polled from
-// the thread that owns the fabric.
+// for `--transport loopback`. One lock over the whole fabric, so drivers in
+// several threads may share it as processes share a fabric; a test, not a
+// fast path.
 //
 // expects:  Post / Poll as transport.h says
 // gives:    RC-like writes without a network: a posted write is delivered
@@ -22,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,7 @@ class LoopbackFabric {
   uint32_t DrawHold();
 
   LoopbackOptions o_;
+  std::mutex mu_;  // over everything below and the buffers' copies
   std::vector<std::unique_ptr<Endpoint>> eps_;
   std::vector<std::vector<Held>> ready_;  // per rank
   std::vector<uint32_t> outstanding_;     // per (src, peer, qp)

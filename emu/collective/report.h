@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "emu/collective/schedule.h"
 
 namespace ofan::emu {
@@ -25,8 +27,11 @@ struct CollectiveResult {
   uint64_t msg_bytes = 0;       // S, as schedule.h defines it per workload
   uint32_t qps_per_peer = 0;
   uint64_t seed = 0;
+  // The ranks this run drove (all of them unless the collective was split
+  // over processes: then partial() and the CCT is only theirs).
+  std::vector<Rank> local_ranks;
   double cct_us = 0;            // max over ranks of rank_us
-  std::vector<double> rank_us;  // first post to last completion, per rank
+  std::vector<double> rank_us;  // first post to last completion, per local rank
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   std::optional<double> cct_lower_bound_us;  // NIC-bound (lower_bound.h), when asked for
@@ -34,7 +39,16 @@ struct CollectiveResult {
   uint32_t bad_ranks = 0;  // ranks whose receive buffer failed verification
   std::string error;       // empty when the run completed and verified
   bool ok() const { return error.empty(); }
+  bool partial() const { return local_ranks.size() < num_ranks; }
 };
+
+// One result from the partial results of the processes that ran the same
+// collective: per-rank times in rank order, CCT = max over all ranks,
+// bandwidths from it, verified when all were, the first error. An error if
+// they are not one collective (workload, ranks, size, QPs, seed), a rank is
+// in two parts or, when none failed, in none; the bound is the first part's
+// that has one.
+Result<CollectiveResult> MergeResults(std::span<const CollectiveResult> parts);
 
 // algbw in Gb/s for S bytes in t microseconds (0 when t is 0).
 double AlgBwGbps(uint64_t bytes, double us);

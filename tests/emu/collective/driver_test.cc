@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <tuple>
 
 #include "emu/collective/loopback.h"
@@ -266,12 +267,48 @@ TEST(Driver, MismatchedTransportIsAnError) {
   const std::vector<Transport*> eps = run.fabric->endpoints();
   const CollectiveResult r = RunCollective(*other, eps, {});
   EXPECT_NE(r.error.find("QPs per peer"), std::string::npos) << r.error;
-  const CollectiveResult few = RunCollective(run.schedule, std::span(eps).first(3), {});
-  EXPECT_NE(few.error.find("3 transports for 4 ranks"), std::string::npos) << few.error;
+  const std::vector<Transport*> twice = {eps[0], eps[1], eps[0]};
+  const CollectiveResult dup = RunCollective(run.schedule, twice, {});
+  EXPECT_NE(dup.error.find("two transports are rank 0"), std::string::npos) << dup.error;
+  const CollectiveResult none = RunCollective(run.schedule, {}, {});
+  EXPECT_NE(none.error.find("0 transports for 4 ranks"), std::string::npos) << none.error;
   // Buffers too small for the schedule.
   LoopbackFabric small({.num_ranks = 4, .qps_per_peer = 2, .send_bytes = 10, .recv_bytes = 10});
   const CollectiveResult tiny = RunCollective(run.schedule, small.endpoints(), {});
   EXPECT_NE(tiny.error.find("buffers of 10 / 10 B"), std::string::npos) << tiny.error;
+}
+
+// One collective split over two drivers in two threads, as over two
+// processes (uroce processes, or VMs with one rank each): each verifies its
+// own ranks, and the merged result has every rank's time.
+TEST(Driver, SplitOverTwoDriversAndMerged) {
+  for (Workload w : {Workload::kPermutation, Workload::kAllToAll, Workload::kAllGather,
+                     Workload::kReduceScatter}) {
+    SCOPED_TRACE(WorkloadName(w));
+    Harness run = MakeHarness(w, 5, 30001, 2, 4, 2);
+    const std::vector<Transport*> eps = run.fabric->endpoints();
+    const std::vector<Transport*> a = {eps[3], eps[0]}, b = {eps[1], eps[2], eps[4]};
+    RunOptions o;
+    o.deadline = 20s;
+    CollectiveResult ra, rb;
+    std::thread other([&] { rb = RunCollective(run.schedule, b, o); });
+    ra = RunCollective(run.schedule, a, o);
+    other.join();
+    ASSERT_TRUE(ra.ok()) << ra.error;
+    ASSERT_TRUE(rb.ok()) << rb.error;
+    EXPECT_TRUE(ra.partial());
+    EXPECT_EQ(ra.local_ranks, (std::vector<Rank>{3, 0}));
+    EXPECT_EQ(ra.rank_us.size(), 2u);
+    const std::vector<CollectiveResult> parts = {ra, rb};
+    auto m = MergeResults(parts);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_FALSE(m->partial());
+    EXPECT_TRUE(m->verified);
+    ASSERT_EQ(m->rank_us.size(), 5u);
+    EXPECT_EQ(m->rank_us[3], ra.rank_us[0]);
+    EXPECT_EQ(m->rank_us[4], rb.rank_us[2]);
+    EXPECT_EQ(m->cct_us, std::max(ra.cct_us, rb.cct_us));
+  }
 }
 
 TEST(Driver, LowerBoundIsReportedAndBelowNothingItShouldNot) {

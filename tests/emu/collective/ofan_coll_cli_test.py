@@ -33,6 +33,8 @@ class Cli(unittest.TestCase):
             factor = 1.0 if w == "permutation" else 4 / 5
             self.assertAlmostEqual(d["busbw_gbps"], d["algbw_gbps"] * factor)
             self.assertIsNone(d["cct_lower_bound_us"])
+            self.assertFalse(d["partial"])
+            self.assertEqual(d["local_ranks"], list(range(5)))
 
     def test_bound_when_a_link_rate_is_given(self):
         p = run("--workload", "permutation", "--ranks", "4", "--msg", "1MiB", "--link-gbps",

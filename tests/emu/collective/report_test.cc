@@ -64,5 +64,56 @@ TEST(Report, JsonHasEveryField) {
   EXPECT_EQ(j["error"], "rank 1: boom");
 }
 
+CollectiveResult Part(std::vector<Rank> ranks, std::vector<double> us) {
+  CollectiveResult r;
+  r.workload = Workload::kAllGather;
+  r.num_ranks = 4;
+  r.msg_bytes = 1 << 20;
+  r.qps_per_peer = 2;
+  r.local_ranks = std::move(ranks);
+  r.rank_us = std::move(us);
+  r.verified = true;
+  ComputeBandwidths(&r);
+  return r;
+}
+
+TEST(Report, MergeCombinesPartsInRankOrder) {
+  std::vector<CollectiveResult> parts = {Part({2, 0}, {30, 10}), Part({1, 3}, {100, 40})};
+  parts[1].cct_lower_bound_us = 5;
+  EXPECT_TRUE(parts[0].partial());
+  auto m = MergeResults(parts);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->rank_us, (std::vector<double>{10, 100, 30, 40}));
+  EXPECT_EQ(m->local_ranks, (std::vector<Rank>{0, 1, 2, 3}));
+  EXPECT_FALSE(m->partial());
+  EXPECT_EQ(m->cct_us, 100);
+  EXPECT_NEAR(m->algbw_gbps, 83.88608, 1e-9);
+  EXPECT_NEAR(m->busbw_gbps, 83.88608 * 3 / 4, 1e-9);
+  EXPECT_EQ(m->cct_lower_bound_us, 5);
+  EXPECT_TRUE(m->verified);
+  // A failed part fails the whole, with its error.
+  parts[1].verified = false;
+  parts[1].bad_ranks = 1;
+  parts[1].error = "verification failed: rank 3: ...";
+  m = MergeResults(parts);
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE(m->verified);
+  EXPECT_EQ(m->bad_ranks, 1u);
+  EXPECT_EQ(m->error, parts[1].error);
+}
+
+TEST(Report, MergeRejectsPartsOfDifferentRuns) {
+  const std::vector<CollectiveResult> twice = {Part({0, 1}, {1, 1}), Part({1, 2, 3}, {1, 1, 1})};
+  EXPECT_FALSE(MergeResults(twice).ok());
+  const std::vector<CollectiveResult> missing = {Part({0, 1}, {1, 1}), Part({3}, {1})};
+  auto m = MergeResults(missing);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("rank 2"), std::string::npos);
+  std::vector<CollectiveResult> other = {Part({0, 1}, {1, 1}), Part({2, 3}, {1, 1})};
+  other[1].msg_bytes = 4096;
+  EXPECT_FALSE(MergeResults(other).ok());
+  EXPECT_FALSE(MergeResults({}).ok());
+}
+
 }  // namespace
 }  // namespace ofan::emu
