@@ -44,6 +44,21 @@ class Cli(unittest.TestCase):
         # 1 MiB at 80 Gb/s is 104.9 us before headers and propagation.
         self.assertGreater(d["cct_lower_bound_us"], 104.9)
 
+    def test_bound_uses_the_fat_trees_paths(self):
+        def bound(*extra):
+            p = run("--workload", "permutation", "--ranks", "2", "--msg", "4096", "--link-gbps",
+                    "100", "--latency-us", "1", "--json", *extra)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return json.loads(p.stdout)
+        near = bound("--k", "4", "--hosts", "0,1")  # one edge switch: 2 links
+        far = bound("--k", "4", "--hosts", "0,15")  # across pods: 6 links
+        self.assertEqual(far["hosts"], [0, 15])
+        # 4 more links each way at 1 us, and the last frame and ACK on each.
+        self.assertAlmostEqual(far["cct_lower_bound_us"] - near["cct_lower_bound_us"],
+                               8 + 4 * 8 * 2134 / 1e5 + 4 * 8 * 86 / 1e5, places=9)
+        self.assertAlmostEqual(bound()["cct_lower_bound_us"], near["cct_lower_bound_us"],
+                               places=9)
+
     def test_table_line(self):
         p = run("--workload", "allgather", "--ranks", "3", "--msg", "64KiB")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -61,7 +76,10 @@ class Cli(unittest.TestCase):
     def test_bad_arguments_exit_2(self):
         for args in (["--workload", "allreduce"], ["--ranks", "1"], ["--msg", "0"],
                      ["--msg", "12XB"], ["--qps", "0"], ["--chunk", "6"],
-                     ["--transport", "uroce"], ["--max-outstanding", "0"], ["--bogus"]):
+                     ["--transport", "uroce"], ["--max-outstanding", "0"], ["--bogus"],
+                     ["--ranks", "2", "--hosts", "0"], ["--ranks", "2", "--hosts", "1,1"],
+                     ["--ranks", "2", "--hosts", "0,x"], ["--k", "5"],
+                     ["--ranks", "2", "--k", "4", "--hosts", "0,16"]):
             p = run(*args)
             self.assertEqual(p.returncode, 2, f"{args}: {p.stdout} {p.stderr}")
             self.assertTrue(p.stderr.strip(), args)
