@@ -80,22 +80,29 @@ Result<std::vector<Flow>> ParseMatrix(const std::string& text, const lb::FatTree
   return flows;
 }
 
+std::vector<uint32_t> RandomDerangement(uint32_t n, uint64_t seed) {
+  // Shuffle until no host sends to itself (about e tries on average).
+  Rng rng(SplitMix64(seed) ^ 0x9E7Aull);
+  std::vector<uint32_t> p(n);
+  if (n < 2) {  // no derangement exists; the identity rather than a hang
+    std::iota(p.begin(), p.end(), 0u);
+    return p;
+  }
+  for (;;) {
+    std::iota(p.begin(), p.end(), 0u);
+    for (uint32_t i = n - 1; i > 0; --i) std::swap(p[i], p[rng.Below(i + 1)]);
+    bool fixed = false;
+    for (uint32_t i = 0; i < n && !fixed; ++i) fixed = p[i] == i;
+    if (!fixed) return p;
+  }
+}
+
 Result<std::vector<Flow>> MakeWorkload(const SimConfig& c, const lb::FatTree& tree) {
   const uint32_t n = static_cast<uint32_t>(tree.num_hosts());
   std::vector<Flow> flows;
   switch (c.workload) {
     case WorkloadKind::kPerm: {
-      // Uniform random derangement: shuffle until no host sends to itself
-      // (about e tries on average).
-      Rng rng(SplitMix64(c.seed) ^ 0x9E7Aull);
-      std::vector<uint32_t> p(n);
-      for (;;) {
-        std::iota(p.begin(), p.end(), 0u);
-        for (uint32_t i = n - 1; i > 0; --i) std::swap(p[i], p[rng.Below(i + 1)]);
-        bool fixed = false;
-        for (uint32_t i = 0; i < n && !fixed; ++i) fixed = p[i] == i;
-        if (!fixed) break;
-      }
+      const std::vector<uint32_t> p = RandomDerangement(n, c.seed);
       for (uint32_t i = 0; i < n; ++i) flows.push_back({i, p[i], c.msg_bytes});
       break;
     }

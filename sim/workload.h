@@ -25,4 +25,9 @@ Result<std::vector<Flow>> ParseMatrix(const std::string& text, const lb::FatTree
 
 Result<std::vector<Flow>> MakeWorkload(const SimConfig& c, const lb::FatTree& tree);
 
+// The permutation workload's pairs: a uniform random derangement of 0..n-1
+// (p[i] != i), a pure function of (n, seed). n >= 2. Shared with ofan-emu's
+// collective engine so that both run the same pairs for the same seed.
+std::vector<uint32_t> RandomDerangement(uint32_t n, uint64_t seed);
+
 }  // namespace ofan::sim

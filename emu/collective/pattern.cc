@@ -1,0 +1,85 @@
+#include "emu/collective/pattern.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "common/rng.h"
+
+namespace ofan::emu {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the data pattern is defined on little-endian words");
+
+uint32_t Mix(uint64_t seed, uint64_t word) {
+  return static_cast<uint32_t>(SplitMix64(SplitMix64(seed) + word));
+}
+
+uint8_t ByteOf(uint32_t word, uint64_t offset) {
+  return static_cast<uint8_t>(word >> (8 * (offset % 4)));
+}
+
+// Sum over ranks 0..n-1 of PatternWord: n(n-1)/2 computed in 64 bits, then
+// wrapped, as the words wrap.
+uint32_t SumWord(uint32_t n, uint64_t word, uint64_t seed) {
+  const auto ranks = static_cast<uint32_t>(uint64_t{n} * (n - 1) / 2);
+  return n * Mix(seed, word) + kRankStep * ranks;
+}
+
+// buf[i] = byte (offset + i) of the little-endian words word(0), word(1)...
+template <class WordFn>
+void FillWords(std::span<uint8_t> buf, uint64_t offset, WordFn word) {
+  size_t i = 0;
+  for (; i < buf.size() && (offset + i) % 4 != 0; ++i) {
+    buf[i] = ByteOf(word((offset + i) / 4), offset + i);
+  }
+  for (; i + 4 <= buf.size(); i += 4) {
+    const uint32_t w = word((offset + i) / 4);
+    std::memcpy(&buf[i], &w, 4);
+  }
+  for (; i < buf.size(); ++i) buf[i] = ByteOf(word((offset + i) / 4), offset + i);
+}
+
+}  // namespace
+
+uint32_t PatternWord(Rank r, uint64_t word, uint64_t seed) {
+  return Mix(seed, word) + r * kRankStep;
+}
+
+uint8_t PatternByte(Rank r, uint64_t offset, uint64_t seed) {
+  return ByteOf(PatternWord(r, offset / 4, seed), offset);
+}
+
+uint8_t SumPatternByte(uint32_t n, uint64_t offset, uint64_t seed) {
+  return ByteOf(SumWord(n, offset / 4, seed), offset);
+}
+
+void FillPattern(std::span<uint8_t> buf, Rank r, uint64_t offset, uint64_t seed) {
+  FillWords(buf, offset, [&](uint64_t w) { return PatternWord(r, w, seed); });
+}
+
+void FillSumPattern(std::span<uint8_t> buf, uint32_t n, uint64_t offset, uint64_t seed) {
+  FillWords(buf, offset, [&](uint64_t w) { return SumWord(n, w, seed); });
+}
+
+void ReduceAdd(std::span<uint8_t> dst, std::span<const uint8_t> src) {
+  const size_t n = std::min(dst.size(), src.size());
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint32_t a, b;
+    std::memcpy(&a, &dst[i], 4);
+    std::memcpy(&b, &src[i], 4);
+    a += b;
+    std::memcpy(&dst[i], &a, 4);
+  }
+  if (i < n) {
+    uint32_t a = 0, b = 0;
+    std::memcpy(&a, &dst[i], n - i);
+    std::memcpy(&b, &src[i], n - i);
+    a += b;
+    std::memcpy(&dst[i], &a, n - i);
+  }
+}
+
+}  // namespace ofan::emu
