@@ -163,6 +163,8 @@ Status DpConfig::Validate() const {
   if (pfc.enabled && pfc.xon_bytes >= pfc.xoff_bytes) return Bad("pfc.xon must be below pfc.xoff");
   if (burst == 0 || burst > 64) return Bad("burst must be in 1..64");
   if (max_sleep_us > 100000) return Bad("idle.max_sleep_us must be <= 100000");
+  if (max_wait_us < 1 || max_wait_us > 1000000)
+    return Bad("idle.max_wait_us must be in 1..1000000");
   return {};
 }
 
@@ -322,8 +324,9 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
     OFAN_CHECK(ReadIf(s, "control", "socket", c.socket_path));
   }
   if (const YAML::Node s = root["idle"]) {
-    OFAN_CHECK(CheckKeys(s, "idle", {"max_sleep_us"}));
+    OFAN_CHECK(CheckKeys(s, "idle", {"max_sleep_us", "max_wait_us"}));
     OFAN_CHECK(ReadIf(s, "idle", "max_sleep_us", c.max_sleep_us));
+    OFAN_CHECK(ReadIf(s, "idle", "max_wait_us", c.max_wait_us));
   }
   c.policy.pipe_size = c.pipe_size;
   return c;

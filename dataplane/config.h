@@ -12,7 +12,7 @@
 //   egress: {rate_gbps: 10, buffer: 1MiB, ecn: 100KiB, priority: [ack, control]}
 //   pfc: {enabled: false, priority: 3, xoff: 256KiB, xon: 128KiB}
 //   control: {socket: /run/ofan/e0.sock}
-//   idle: {max_sleep_us: 1000}
+//   idle: {max_sleep_us: 1000, max_wait_us: 100000}
 #pragma once
 
 #include <cstdint>
@@ -71,6 +71,9 @@ struct DpConfig {
   PfcConfig pfc;
   std::string socket_path;  // default /run/ofan/<name>.sock
   uint32_t max_sleep_us = 1000;
+  // A worker whose ports all have pollable sockets (AF_XDP) blocks on them
+  // when idle, for at most this long (a frame or a kick ends it sooner).
+  uint32_t max_wait_us = 100000;
   uint32_t burst = 32;
 
   // Derived, after Validate().

@@ -17,7 +17,9 @@ json StatusJson(const Snapshot& s) {
                        {"busy_loops", w.busy_loops},
                        {"idle_loops", w.idle_loops},
                        {"sleeps", w.sleeps},
-                       {"sleep_us", w.sleep_us}});
+                       {"sleep_us", w.sleep_us},
+                       {"blocking", w.blocking},
+                       {"traffic_wakeups", w.traffic_wakeups}});
   }
   return {{"name", s.name},
           {"fabric",

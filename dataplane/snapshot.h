@@ -23,6 +23,8 @@ struct WorkerSnapshot {
   std::vector<uint32_t> ports;
   uint64_t busy_loops = 0, idle_loops = 0, sleeps = 0;
   uint32_t sleep_us = 0;
+  bool blocking = false;         // waits on its ports' sockets, not a timer
+  uint64_t traffic_wakeups = 0;  // waits a frame ended
   Counters counters;
 };
 

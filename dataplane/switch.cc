@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <thread>
 
 #include "common/rng.h"
@@ -169,6 +170,7 @@ Status Switch::SetupPorts() {
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
     const int socket = rte_eth_dev_socket_id(id) < 0 ? static_cast<int>(rte_socket_id())
                                                      : rte_eth_dev_socket_id(id);
+    const std::vector<int> xsk_before = AfXdpFds();
     if (int rc =
             rte_eth_rx_queue_setup(id, 0, rxd, static_cast<unsigned>(socket), nullptr, pool_.get());
         rc != 0) {
@@ -193,6 +195,12 @@ Status Switch::SetupPorts() {
     rte_eth_promiscuous_enable(id);  // a switch port takes every frame
     if (int rc = rte_eth_dev_start(id); rc != 0)
       return DpdkError(fmt::format("port {} start", pc.port), rc);
+    // The AF_XDP socket this port's setup made, if it made one (idle_wait.h).
+    std::vector<int> added;
+    const std::vector<int> xsk_after = AfXdpFds();
+    std::set_difference(xsk_after.begin(), xsk_after.end(), xsk_before.begin(), xsk_before.end(),
+                        std::back_inserter(added));
+    rx_[pc.port].wait_fd = added.size() == 1 ? added[0] : -1;
     PortQueue& q = queues_[pc.port];
     if (Status s = q.Init(fmt::format("{}_{}", pc.port, cfg_.name), socket, queue_config(pc),
                           DeviceTx(id), tally_.get(), rte_rdtsc());
@@ -351,14 +359,24 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
     }
     wk.idle_loops.store(wk.idle_loops.load(std::memory_order_relaxed) + 1,
                         std::memory_order_relaxed);
-    // Idle backoff: spin a little, then sleep, doubling up to max_sleep_us, so
+    // Idle backoff: spin a little, then sleep, doubling up to max_sleep_us (up
+    // to max_wait_us when the worker can block on its ports' sockets), so
     // that twenty idle switches share two cores.
     if (++wk.idle_streak < 256 || sw->cfg_.max_sleep_us == 0) continue;
     const uint32_t last = wk.sleep_us.load(std::memory_order_relaxed);
-    const uint32_t sleep = last ? std::min(last * 2, sw->cfg_.max_sleep_us) : 1;
+    const uint32_t cap = wk.idle.can_block() ? sw->cfg_.max_wait_us : sw->cfg_.max_sleep_us;
+    const uint32_t sleep = last ? std::min(last * 2, cap) : 1;
     wk.sleep_us.store(sleep, std::memory_order_relaxed);
     wk.sleeps.store(wk.sleeps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    rte_delay_us_sleep(sleep);
+    if (wk.idle.can_block()) {
+      wk.idle.Begin();
+      bool queued = false;
+      for (const uint32_t p : wk.ports) queued |= sw->queues_[p].has_frames();
+      if (!queued) wk.idle.Wait(sleep);
+      wk.idle.End();
+    } else {
+      rte_delay_us_sleep(sleep);
+    }
   }
   return {};
 }
@@ -374,6 +392,17 @@ Status Switch::Launch() {
         ErrorCode::kInvalidArgument,
         fmt::format("{} worker lcores planned but EAL has {} (give EAL -l with more cores)",
                     workers_.size(), lcores.size()));
+  }
+  // Workers whose ports all have sockets block on them when idle; their
+  // queues then tell them when another thread queues frames.
+  for (auto& w : workers_) {
+    if (w->idle.can_block()) continue;  // a relaunch: already set up
+    std::vector<int> fds;
+    for (const uint32_t p : w->ports) fds.push_back(rx_[p].wait_fd);
+    if (!w->idle.Init(fds)) return MakeError(ErrorCode::kIo, "eventfd for an idle worker");
+    if (w->idle.can_block()) {
+      for (const uint32_t p : w->ports) queues_[p].set_waker(&w->idle);
+    }
   }
   running_.store(true);
   for (size_t i = 0; i < workers_.size(); ++i) {
@@ -401,6 +430,7 @@ Status Switch::Launch() {
 
 void Switch::Stop() {
   stop_.store(true);
+  for (auto& w : workers_) w->idle.Kick();
   for (unsigned l : launched_lcores_) rte_eal_wait_lcore(l);
   launched_lcores_.clear();
   running_.store(false);
@@ -484,6 +514,8 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
     ws.idle_loops = w->idle_loops.load();
     ws.sleeps = w->sleeps.load();
     ws.sleep_us = w->sleep_us.load();
+    ws.blocking = w->idle.can_block();
+    ws.traffic_wakeups = w->idle.wakeups_by_traffic();
     ws.counters += w->counters;
     s.total += ws.counters;
     s.workers.push_back(std::move(ws));

@@ -34,6 +34,7 @@
 #include "dataplane/egress/pfc.h"
 #include "dataplane/egress/port_queue.h"
 #include "dataplane/exception/exception_path.h"
+#include "dataplane/idle_wait.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb_choice.h"
 #include "dataplane/snapshot.h"
@@ -74,6 +75,7 @@ struct alignas(64) PortRx {
   bool present = false;
   uint16_t dpdk_port = 0;
   std::atomic<uint64_t> packets{0}, bytes{0};  // written by the port's owner only
+  int wait_fd = -1;                            // its AF_XDP socket, for an idle owner to block on
 };
 
 struct alignas(64) Worker {
@@ -92,6 +94,7 @@ struct alignas(64) Worker {
            // The backoff's current sleep (0: spinning); written by the worker only.
   std::atomic<uint32_t> sleep_us{0};
   uint32_t idle_streak = 0;
+  IdleWait idle;  // blocks on the ports' sockets where it can (idle_wait.h)
   // Scratch for one vector, here rather than on the stack: PacketKey has
   // member initialisers, and 256 of them would be zeroed on every call.
   alignas(64) lb::PacketKey keys[kMaxVector];

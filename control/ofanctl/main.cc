@@ -157,7 +157,8 @@ int Main(int argc, char** argv) {
       sub("status", "the switch: name, place in the fabric, policy, uptime, workers",
           "--json: {\"name\", \"fabric\": {k, levels, switch, role, pod, index}, \"policy\",\n"
           "\"ofan_mode\", \"pipe_size\", \"generation\", \"uplinks\", \"running\", \"uptime_s\",\n"
-          "\"workers\": [{worker, lcore, ports, busy_loops, idle_loops}]}.");
+          "\"workers\": [{worker, lcore, ports, busy_loops, idle_loops, sleeps, sleep_us,\n"
+          "blocking (waits on its ports' AF_XDP sockets, not a timer), traffic_wakeups}]}.");
   bool all_counters = false;
   CLI::App* counters =
       sub("counters", "packet counters summed over the workers, and drops by reason",

@@ -134,11 +134,11 @@ std::string RenderStatus(const json& s) {
       auto opt = [&](const char* k) { return w.contains(k) ? Cell(w.at(k)) : std::string("-"); };
       rows.push_back({Cell(w.at("worker")), Cell(w.at("lcore")), Join(w.at("ports"), ","),
                       Cell(w.at("busy_loops")), Cell(w.at("idle_loops")), opt("sleeps"),
-                      opt("sleep_us")});
+                      opt("sleep_us"), opt("blocking")});
     }
     out += "\n" + FormatTable({"worker", "lcore", "ports", "busy_loops", "idle_loops", "sleeps",
-                               "sleep_us"},
-                              rows, "rrlrrrr");
+                               "sleep_us", "blocking"},
+                              rows, "rrlrrrrl");
   }
   return out;
 }

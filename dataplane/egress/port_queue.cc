@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "dataplane/idle_wait.h"
 #include "dataplane/stages/rewrite.h"
 
 namespace ofan::dp {
@@ -138,6 +139,7 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
   }
   if (queue == kPrioQueue) ctr.Add(Counter::kPriorityQueued, q);
   AtomicMax(max_bytes_, old + bytes - dropped);
+  if (!owner && waker_ && q) waker_->Notify();
 }
 
 bool PortQueue::EnqueueOne(int queue, rte_mbuf* m) {
@@ -146,6 +148,7 @@ bool PortQueue::EnqueueOne(int queue, rte_mbuf* m) {
     bytes_.fetch_sub(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
     return false;
   }
+  if (waker_) waker_->Notify();
   return true;
 }
 

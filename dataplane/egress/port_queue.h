@@ -32,6 +32,8 @@ struct rte_mbuf;
 
 namespace ofan::dp {
 
+class IdleWait;
+
 // Where a queue's frames leave: the device's TX burst, or a test's capture.
 // Called once per burst, never per packet; returns how many frames it took
 // (it owns those; the rest stay with the caller).
@@ -135,6 +137,11 @@ class alignas(64) PortQueue {
   uint32_t Drain(uint64_t now, LcoreCounters& ctr);
   // Frames the shaper, PFC or a full device holds back in staging.
   bool holds_backlog() const { return staged_n_ != 0; }
+  // Frames queued or held, as any thread sees it (an idle owner's last look).
+  bool has_frames() const { return staged_n_ != 0 || bytes_.load(std::memory_order_relaxed) != 0; }
+  // The owner's idle wait, told when another thread queues frames here (nullptr:
+  // the owner only sleeps, and nobody needs to wake it).
+  void set_waker(IdleWait* w) { waker_ = w; }
 
   // A received PFC/PAUSE for our class: pause the normal queue for `quanta`
   // (0 resumes). Called by the owner's RX pass.
@@ -161,6 +168,7 @@ class alignas(64) PortQueue {
   PortQueueConfig cfg_;
   TxHook tx_;
   IngressTally* tally_ = nullptr;
+  IdleWait* waker_ = nullptr;
 
   // Written by producers (any worker) and the owner.
   alignas(64) std::atomic<uint64_t> bytes_{0};

@@ -31,10 +31,8 @@ NETDEV_MTU = 3438
 HUGEPAGE_BYTES_PER_SWITCH = 96 << 20  # mempool + rings at ring_slots 512, with slack
 RING_SLOTS = 512
 SWITCH_START_TIMEOUT_S = 60
-# An idle worker sleeps up to this long between polls (doubling from 1 us):
-# twenty switches at 1 ms took 15 % of this 2-core machine, at 5 ms about 3 %
-# (bench/RESULTS.md); the price is up to 5 ms for the first packet after a
-# quiet spell, before any measurement starts.
+# An idle worker blocks on its AF_XDP sockets (dataplane/idle_wait.h); where
+# it cannot, it sleeps up to this long between polls (doubling from 1 us).
 IDLE_MAX_SLEEP_US = 5000
 
 

@@ -139,6 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "pfc.xon must be below"},
         BadCase{"ports: [{port: 0, dev: a}]\nburst: 0\n", "burst must be in 1..64"},
         BadCase{"ports: [{port: 0, dev: a, egress: {rate: 1}}]\n", "unknown key 'rate'"},
+        BadCase{"ports: [{port: 0, dev: a}]\nidle: {max_wait_us: 0}\n",
+                "idle.max_wait_us must be in 1..1000000"},
         BadCase{"ports: [{port: 0, dev: a, egress: {rate_gbps: -1}}]\n",
                 "port 0: egress.rate_gbps must be in"},
         BadCase{"ports: [{port: 0, dev: a, egress: {buffer: 1KiB}}]\n",

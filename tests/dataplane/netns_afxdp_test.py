@@ -434,6 +434,8 @@ def main():
             log("---- ofan-dp output ----\n" + dp_output()[-4000:])
             return 1
         log(f"status: {status['fabric']}, workers {[(w['lcore'], w['ports']) for w in status['workers']]}")
+        check("an idle worker blocks on its ports' AF_XDP sockets (idle_wait.h)",
+              all(w.get("blocking") for w in status["workers"]), str(status["workers"]))
         ports = {p["port"]: p for p in control(sock, "ports")}
         check("ports 0 and 1 present (af_xdp)", set(ports) == {0, 1},
               "; ".join(f"{p}: {v['dev']} {v['mac']} link {v['link']}" for p, v in sorted(ports.items())))

@@ -1,0 +1,85 @@
+#include "dataplane/idle_wait.h"
+
+#include <dirent.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+
+namespace ofan::dp {
+
+std::vector<int> AfXdpFds() {
+  std::vector<int> out;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return out;
+  const int dir_fd = dirfd(d);
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd == dir_fd) continue;
+    int domain = 0;
+    socklen_t len = sizeof(domain);
+    if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+        domain == AF_XDP) {
+      out.push_back(static_cast<int>(fd));
+    }
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+IdleWait::~IdleWait() {
+  if (efd_ >= 0) close(efd_);
+}
+
+bool IdleWait::Init(const std::vector<int>& fds) {
+  if (fds.empty()) return true;
+  for (const int fd : fds) {
+    if (fd < 0) return true;  // a port without a socket: keep sleeping
+  }
+  efd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (efd_ < 0) return false;
+  fds_ = fds;
+  return true;
+}
+
+void IdleWait::Wait(uint32_t us) {
+  pollfd p[17];
+  nfds_t n = 0;
+  for (const int fd : fds_) {
+    if (n == 16) break;
+    p[n++] = {fd, POLLIN, 0};
+  }
+  p[n++] = {efd_, POLLIN, 0};
+  const timespec ts{static_cast<time_t>(us / 1'000'000), static_cast<long>(us % 1'000'000) * 1000};
+  const int r = ppoll(p, n, &ts, nullptr);
+  if (r <= 0) return;
+  if (p[n - 1].revents & POLLIN) {
+    uint64_t v;
+    while (read(efd_, &v, sizeof(v)) == sizeof(v)) {
+    }
+  }
+  for (nfds_t i = 0; i + 1 < n; ++i) {
+    if (p[i].revents & POLLIN) {
+      by_traffic_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+}
+
+void IdleWait::Kick() {
+  if (efd_ < 0) return;
+  const uint64_t one = 1;
+  ssize_t r;
+  do {
+    r = write(efd_, &one, sizeof(one));
+  } while (r < 0 && errno == EINTR);
+}
+
+}  // namespace ofan::dp
