@@ -1,0 +1,346 @@
+// uroce: the userspace RoCEv2 host stack's command line.
+//   uroce pair --a-netns X --b-netns Y [--io afxdp|afpacket|auto] -m 100 -s 1MiB
+// drives two hosts from one process: host A writes M messages of S bytes to
+// host B (RDMA WRITE WITH IMMEDIATE through the collective Transport, or
+// SEND), B checks every byte, and both hosts' counters are printed.
+// Subcommands are modes: a later `uroce collective --spec FILE.json` (many
+// hosts, one Transport each, driven by ofan-emu) is one more of them.
+// Exit codes: 0 ok, 1 the run failed (data, timeout, QP error, I/O), 2 bad
+// command line.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <map>
+
+#include "common/json_text.h"
+#include "common/main_guard.h"
+#include "common/units.h"
+#include "emu/uroce/host.h"
+#include "emu/uroce/uroce_transport.h"
+
+namespace {
+
+using namespace ofan;
+using namespace ofan::uroce;
+
+struct PairOptions {
+  std::string a_netns, b_netns, a_if = "eth0", b_if = "eth0", a_ip, b_ip;
+  std::string io = "auto";
+  std::string op = "write-imm";
+  std::string entropy = "per-qp";
+  uint64_t messages = 100;
+  std::string size = "64KiB";
+  uint32_t qps = 1;
+  uint32_t window = 8;  // messages in flight in all
+  uint32_t mtu = 2048;
+  bool ooo = false;
+  bool dcqcn = false;
+  double rate_gbps = 10;
+  double pace = 0;  // 0: unpaced
+  double timeout_s = 60;
+  uint32_t rto_us = 4000;
+  uint32_t retry = 7;
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+uint8_t Pattern(uint64_t msg, uint64_t i) {
+  return static_cast<uint8_t>(SplitMix64(msg * 0x10001 + (i >> 3)) >> (8 * (i & 7)));
+}
+
+Result<uint32_t> ParseIp(const std::string& s) {
+  in_addr a{};
+  if (inet_pton(AF_INET, s.c_str(), &a) != 1)
+    return MakeError(ErrorCode::kInvalidArgument, "not an IPv4 address: " + s);
+  return ntohl(a.s_addr);
+}
+
+struct Side {
+  IfaceInfo iface;
+  std::unique_ptr<Host> host;
+  std::unique_ptr<UroceTransport> t;
+  std::vector<uint8_t> send, recv;
+};
+
+int RunPair(const PairOptions& o) {
+  auto fail = [&](const std::string& msg) {
+    std::cerr << "uroce pair: " << msg << "\n";
+    return 1;
+  };
+  auto size = ParseSize(o.size);
+  if (!size.ok() || *size == 0 || *size > (1ull << 31))
+    return fail("--size: " +
+                (size.ok() ? std::string("must be 1 .. 2 GiB") : size.error().message));
+  const uint64_t S = *size;
+  const IoKind kind = o.io == "afxdp"      ? IoKind::kAfXdp
+                      : o.io == "afpacket" ? IoKind::kAfPacket
+                                           : IoKind::kAuto;
+  EngineConfig ec;
+  ec.mtu = o.mtu;
+  ec.ooo = o.ooo;
+  ec.dcqcn = o.dcqcn;
+  ec.line_rate_gbps = o.rate_gbps;
+  ec.rto_ns = static_cast<Ns>(o.rto_us) * 1000;
+  ec.retry_count = o.retry;
+  ec.seed = o.seed;
+  ec.entropy = o.entropy == "spray"  ? EntropyMode::kSpray
+               : o.entropy == "reps" ? EntropyMode::kReps
+                                     : EntropyMode::kPerQp;
+  SteadyClock clock;
+  Side side[2];
+  const std::string* ns[2] = {&o.a_netns, &o.b_netns};
+  const std::string* ifn[2] = {&o.a_if, &o.b_if};
+  const std::string* ips[2] = {&o.a_ip, &o.b_ip};
+  std::vector<uint32_t> rank_ips(2);
+  const uint32_t slots = static_cast<uint32_t>(std::min<uint64_t>(o.messages, o.window));
+  std::string why[2];
+  for (int i = 0; i < 2; ++i) {
+    auto info = ReadIface(*ns[i], *ifn[i]);
+    if (!info.ok()) return fail(info.error().message);
+    side[i].iface = *info;
+    if (!ips[i]->empty()) {
+      auto ip = ParseIp(*ips[i]);
+      if (!ip.ok()) return fail(ip.error().message);
+      side[i].iface.ipv4 = *ip;
+    }
+    if (side[i].iface.ipv4 == 0)
+      return fail(fmt::format("{} in '{}' has no IPv4 address: give --{}-ip", *ifn[i], *ns[i],
+                              i ? 'b' : 'a'));
+    rank_ips[i] = side[i].iface.ipv4;
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto io = OpenIo(kind, side[i].iface, &why[i]);
+    if (!io.ok()) return fail(io.error().message);
+    HostConfig hc;
+    hc.engine = ec;
+    hc.mac = side[i].iface.mac;
+    hc.ip = side[i].iface.ipv4;
+    hc.pace_fraction = o.pace;
+    side[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
+    side[i].send.assign(static_cast<size_t>(slots) * S, 0);
+    side[i].recv.assign(static_cast<size_t>(slots) * S, 0);
+    TransportConfig tc;
+    tc.rank = static_cast<emu::Rank>(i);
+    tc.num_ranks = 2;
+    tc.qps_per_peer = o.qps;
+    tc.max_outstanding = slots;
+    tc.rank_ips = rank_ips;
+    tc.next_hop_mac = side[1 - i].iface.mac;  // one link (or a bridge) between them
+    auto t = UroceTransport::Create(tc, side[i].host.get(), side[i].send, side[i].recv);
+    if (!t.ok()) return fail(t.error().message);
+    side[i].t = std::move(*t);
+  }
+  const bool send_op = o.op == "send";
+  if (send_op) {
+    // SENDs land in receive buffers posted on B's QPs (one per slot).
+    for (uint32_t s = 0; s < slots; ++s) {
+      Qp* q = side[1].host->qp(TransportQpn(0, s % o.qps, o.qps));
+      q->PostRecv(side[1].recv.data() + static_cast<size_t>(s) * S, static_cast<uint32_t>(S), s);
+    }
+  }
+
+  uint64_t posted = 0, done = 0, arrived = 0, bad = 0;
+  std::vector<uint64_t> slot_msg(slots, 0);
+  std::vector<emu::Completion> comps;
+  std::vector<QpEvent> events;
+  std::string error;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto post = [&](uint32_t slot) -> Status {
+    const uint64_t m = posted++;
+    slot_msg[slot] = m;
+    uint8_t* p = side[0].send.data() + static_cast<size_t>(slot) * S;
+    for (uint64_t i = 0; i < S; ++i) p[i] = Pattern(m, i);
+    const uint32_t qp = static_cast<uint32_t>(m % o.qps);
+    if (send_op) {
+      SendWr wr;
+      wr.op = WrOp::kSendImm;
+      wr.local = p;
+      wr.len = static_cast<uint32_t>(S);
+      wr.imm = slot;
+      wr.wr_id = slot;
+      if (!side[0].host->qp(TransportQpn(1, qp, o.qps))->Post(wr))
+        return MakeError(ErrorCode::kInternal, "send queue full");
+      return {};
+    }
+    emu::WriteRequest w;
+    w.peer = 1;
+    w.qp = qp;
+    w.src_off = w.dst_off = static_cast<uint64_t>(slot) * S;
+    w.len = S;
+    w.imm = slot;
+    w.wr_id = slot;
+    return side[0].t->Post(w);
+  };
+  for (uint32_t s = 0; s < slots; ++s) {
+    if (Status st = post(s); !st.ok()) return fail(st.error().message);
+  }
+  auto check = [&](uint32_t slot, uint64_t len) {
+    const uint8_t* p = side[1].recv.data() + static_cast<size_t>(slot) * S;
+    const uint64_t m = slot_msg[slot];
+    bool ok = len == S;
+    for (uint64_t i = 0; ok && i < S; ++i) ok = p[i] == Pattern(m, i);
+    if (!ok) ++bad;
+    std::memset(side[1].recv.data() + static_cast<size_t>(slot) * S, 0, S);
+  };
+  // Each slot is reused only when both ends are done with it.
+  std::vector<uint8_t> slot_state(slots, 0);  // bit 0: acknowledged, bit 1: checked
+  auto slot_finished = [&](uint32_t slot, uint8_t bit) -> Status {
+    slot_state[slot] |= bit;
+    if (slot_state[slot] != 3) return {};
+    slot_state[slot] = 0;
+    if (posted < o.messages) return post(slot);
+    return {};
+  };
+  Host* hosts[2] = {side[0].host.get(), side[1].host.get()};
+  while (error.empty() && (done < o.messages || arrived < o.messages)) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
+        o.timeout_s) {
+      error = fmt::format("timed out after {} s: {} of {} acknowledged, {} arrived", o.timeout_s,
+                          done, o.messages, arrived);
+      break;
+    }
+    comps.clear();
+    side[0].t->Progress(&comps);
+    if (send_op) {
+      events.clear();
+      side[1].host->Step(&events);
+      for (const QpEvent& e : events) {
+        if (e.kind == QpEventKind::kError) error = e.error;
+        if (e.kind != QpEventKind::kRecvDone) continue;
+        ++arrived;
+        check(static_cast<uint32_t>(e.wr_id), e.len);
+        side[1].host->qp(e.qpn)->PostRecv(side[1].recv.data() + e.wr_id * S,
+                                          static_cast<uint32_t>(S), e.wr_id);
+        if (Status st = slot_finished(static_cast<uint32_t>(e.wr_id), 2); !st.ok())
+          error = st.error().message;
+      }
+    } else {
+      side[1].t->Progress(&comps);
+    }
+    for (const auto& c : comps) {
+      Status st;
+      if (c.kind == emu::CompletionKind::kError) {
+        error = c.error;
+      } else if (c.kind == emu::CompletionKind::kWriteDone) {
+        ++done;
+        st = slot_finished(static_cast<uint32_t>(c.wr_id), 1);
+      } else {
+        ++arrived;
+        check(c.imm, c.len);
+        st = slot_finished(c.imm, 2);
+      }
+      if (!st.ok()) error = st.error().message;
+    }
+    if (send_op) {
+      // A SEND completes at A through the QP, not the transport: its
+      // kWriteDone above carries the slot as wr_id all the same.
+    }
+    WaitAny(hosts, 1'000'000);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (error.empty() && bad) error = fmt::format("{} messages with wrong data", bad);
+  nlohmann::json j = {{"ok", error.empty()},
+                      {"error", error},
+                      {"messages", o.messages},
+                      {"size", S},
+                      {"acknowledged", done},
+                      {"arrived", arrived},
+                      {"bad", bad},
+                      {"seconds", secs},
+                      {"goodput_gbps", secs > 0 ? done * S * 8.0 / secs / 1e9 : 0.0},
+                      {"a", side[0].host->CountersJson()},
+                      {"b", side[1].host->CountersJson()}};
+  if (!why[0].empty()) j["afxdp_unavailable"] = why[0];
+  if (o.json) {
+    std::cout << JsonText(j) << "\n";
+  } else {
+    uint64_t rtx = 0, naks = 0, tmo = 0;
+    for (const auto& h : {side[0].host.get(), side[1].host.get()}) {
+      for (const auto& q : h->qps()) {
+        rtx += q->counters().retransmits;
+        naks += q->counters().naks_tx;
+        tmo += q->counters().timeouts;
+      }
+    }
+    std::cout << fmt::format(
+        "uroce pair ({}): {} x {} B, {} acknowledged, {} arrived, {} bad, {:.3f} s, "
+        "retransmits {}, NAKs {}, timeouts {}\n",
+        side[0].host->io().kind(), o.messages, S, done, arrived, bad, secs, rtx, naks, tmo);
+    if (!error.empty()) std::cout << "error: " << error << "\n";
+  }
+  return error.empty() ? 0 : 1;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"uroce: a userspace RoCEv2 RC engine for ofan-emu's hosts"};
+  app.require_subcommand(1);
+  PairOptions o;
+  auto* pair =
+      app.add_subcommand("pair", "host A (netns X) writes M messages of S bytes to host B");
+  pair->add_option("--a-netns", o.a_netns, "host A's network namespace ('' = this one)");
+  pair->add_option("--b-netns", o.b_netns, "host B's network namespace");
+  pair->add_option("--a-if", o.a_if, "host A's interface")->capture_default_str();
+  pair->add_option("--b-if", o.b_if, "host B's interface")->capture_default_str();
+  pair->add_option("--a-ip", o.a_ip, "host A's IPv4 address (default: the interface's)");
+  pair->add_option("--b-ip", o.b_ip, "host B's IPv4 address (default: the interface's)");
+  pair->add_option("--io", o.io, "packet I/O")
+      ->check(CLI::IsMember({"afxdp", "afpacket", "auto"}))
+      ->capture_default_str();
+  pair->add_option("--op", o.op, "operation")
+      ->check(CLI::IsMember({"write-imm", "send"}))
+      ->capture_default_str();
+  pair->add_option("-m,--messages", o.messages, "messages")
+      ->check(CLI::Range(1ull, 1ull << 40))
+      ->capture_default_str();
+  pair->add_option("-s,--size", o.size, "bytes per message (KiB, MiB suffixes)")
+      ->capture_default_str();
+  pair->add_option("--qps", o.qps, "QPs between A and B")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  pair->add_option("--window", o.window, "messages in flight")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  pair->add_option("--mtu", o.mtu, "RoCE path MTU")
+      ->check(CLI::IsMember({256u, 512u, 1024u, 2048u, 4096u}))
+      ->capture_default_str();
+  pair->add_flag("--ooo", o.ooo, "out-of-order placement at the responder");
+  pair->add_option("--entropy", o.entropy, "UDP source port choice")
+      ->check(CLI::IsMember({"per-qp", "spray", "reps"}))
+      ->capture_default_str();
+  pair->add_option("--rate-gbps", o.rate_gbps, "line rate the pacer and DCQCN refer to")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  pair->add_option("--pace", o.pace, "pace at this fraction of the line rate (0: unpaced)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  pair->add_flag("--dcqcn", o.dcqcn, "cut the QP rate on CNPs (DCQCN-like)");
+  pair->add_option("--rto-us", o.rto_us, "retransmission timeout")
+      ->check(CLI::Range(10u, 10'000'000u))
+      ->capture_default_str();
+  pair->add_option("--retry", o.retry, "timeouts in a row before the QP fails")
+      ->check(CLI::Range(0u, 7u))
+      ->capture_default_str();
+  pair->add_option("--timeout-s", o.timeout_s, "give up after this long")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  pair->add_option("--seed", o.seed, "seed (spray entropy)")->capture_default_str();
+  pair->add_flag("--json", o.json, "one JSON object on stdout");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return e.get_exit_code() == 0 ? 0 : (rc == 0 ? 0 : 2);
+  }
+  if (pair->parsed()) return RunPair(o);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ofan::GuardMain("uroce", 1, [&] { return Main(argc, argv); });
+}
