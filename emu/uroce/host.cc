@@ -48,15 +48,20 @@ Qp* Host::qp(uint32_t qpn) {
 
 uint8_t* Host::TxSlot() {
   if (tx_n_ == kBatch) FlushTx();
+  if (tx_n_ == kBatch) return nullptr;
   return tx_buf_.data() + static_cast<size_t>(tx_n_) * kMaxFrame;
 }
 
 void Host::FlushTx() {
-  if (tx_n_ == 0) return;
-  const uint32_t sent = io_->Send({tx_views_.data(), tx_n_});
+  if (tx_head_ == tx_n_) return;
+  const uint32_t sent = io_->Send({tx_views_.data() + tx_head_, tx_n_ - tx_head_});
   c_.tx_frames += sent;
-  c_.tx_refused += tx_n_ - sent;
-  tx_n_ = 0;
+  tx_head_ += sent;
+  if (tx_head_ == tx_n_) {
+    tx_head_ = tx_n_ = 0;
+  } else {
+    ++c_.tx_refused;  // the rest waits in place for the next Step
+  }
 }
 
 void Host::HandleFrame(const uint8_t* f, uint32_t len, Ns now, std::vector<QpEvent>* events) {
@@ -82,6 +87,7 @@ void Host::HandleFrame(const uint8_t* f, uint32_t len, Ns now, std::vector<QpEve
       return;
     }
     uint8_t* out = TxSlot();
+    if (!out) return;  // the requester asks again
     pkt::EtherHdr re{};
     re.dst = a.sha;
     re.src = cfg_.mac;
@@ -134,6 +140,8 @@ void Host::HandleFrame(const uint8_t* f, uint32_t len, Ns now, std::vector<QpEve
 bool Host::Step(std::vector<QpEvent>* events) {
   Ns now = clock_->Now();
   bool moved = false;
+  FlushTx();  // what the PacketIo refused last time goes first
+  const bool backlog = tx_n_ != 0;
   const uint32_t n = io_->Recv(rx_);
   for (uint32_t i = 0; i < n; ++i) HandleFrame(rx_[i].data, rx_[i].len, now, events);
   moved |= n > 0;
@@ -141,6 +149,7 @@ bool Host::Step(std::vector<QpEvent>* events) {
   for (auto& q : qp_list_) {
     for (;;) {
       uint8_t* out = TxSlot();
+      if (!out) break;
       const uint32_t len = q->BuildControl(out, now);
       if (!len) break;
       tx_views_[tx_n_++] = FrameView{out, len};
@@ -154,9 +163,10 @@ bool Host::Step(std::vector<QpEvent>* events) {
   last_refill_ = now;
   const uint32_t nq = static_cast<uint32_t>(qp_list_.size());
   uint32_t idle = 0;
-  while (nq && idle < nq && (bytes_per_ns_ <= 0 || tokens_ > 0)) {
-    Qp& q = *qp_list_[rr_++ % nq];
+  while (!backlog && nq && idle < nq && (bytes_per_ns_ <= 0 || tokens_ > 0)) {
     uint8_t* out = TxSlot();
+    if (!out) break;
+    Qp& q = *qp_list_[rr_++ % nq];
     const uint32_t len = q.BuildData(out, now);
     if (!len) {
       ++idle;
@@ -176,6 +186,7 @@ bool Host::Step(std::vector<QpEvent>* events) {
 Ns Host::IdleFor(Ns max_ns) {
   const Ns now = clock_->Now();
   Ns until = now + max_ns;
+  if (tx_n_ != tx_head_) until = std::min(until, now + 20'000);  // the ring drains
   bool data = false;
   for (auto& q : qp_list_) {
     until = std::min(until, std::max(q->NextDeadline(), now));

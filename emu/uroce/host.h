@@ -68,7 +68,7 @@ struct HostCounters {
   uint64_t unknown_qp = 0;
   uint64_t malformed = 0;
   uint64_t arp_replies = 0;
-  uint64_t tx_refused = 0;  // frames the PacketIo did not take (lost, retransmitted)
+  uint64_t tx_refused = 0;  // Steps whose frames the PacketIo did not all take (they wait)
   uint64_t pace_waits = 0;  // Steps that left data unsent for lack of tokens
 };
 
@@ -117,7 +117,7 @@ class Host {
   Ns last_refill_ = 0;
   std::vector<uint8_t> tx_buf_;
   std::vector<FrameView> tx_views_;
-  uint32_t tx_n_ = 0;
+  uint32_t tx_head_ = 0, tx_n_ = 0;  // [tx_head_, tx_n_) not yet taken by io_
   std::array<FrameView, kBatch> rx_{};
 };
 

@@ -4,6 +4,7 @@
 // fill ring, half are transmit buffers. AF_PACKET: a raw socket bound to the
 // interface, recvmmsg/sendmmsg, our own transmissions not looped back.
 #include <arpa/inet.h>
+#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <ifaddrs.h>
@@ -19,9 +20,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -30,6 +34,11 @@
 
 namespace ofan::uroce {
 namespace {
+
+// libxdp and libbpf narrate every program load (and the missing bpffs of
+// a namespace-only setup) on stderr; failures come back as error codes.
+int Quiet(enum libxdp_print_level, const char*, va_list) { return 0; }
+int QuietBpf(enum libbpf_print_level, const char*, va_list) { return 0; }
 
 std::string Errno(const char* what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
 
@@ -127,6 +136,10 @@ class AfXdpIo : public PacketIo {
   }
   Status Open(const IfaceInfo& iface) {
     netns_ = iface.netns;
+    if (!std::getenv("UROCE_XDP_DEBUG")) {
+      libxdp_set_print(Quiet);
+      libbpf_set_print(QuietBpf);
+    }
     rlimit r{RLIM_INFINITY, RLIM_INFINITY};
     setrlimit(RLIMIT_MEMLOCK, &r);  // older kernels charge the UMEM to it
     const size_t size = static_cast<size_t>(kFrames) * kFrameSize;
@@ -179,9 +192,12 @@ class AfXdpIo : public PacketIo {
       d->len = std::min<uint32_t>(frames[i].len, kFrameSize);
       std::memcpy(area_ + addr, frames[i].data, d->len);
     }
-    if (n) {
-      xsk_ring_prod__submit(&tx_, n);
-      if (xsk_ring_prod__needs_wakeup(&tx_))
+    if (n) xsk_ring_prod__submit(&tx_, n);
+    // Copy mode transmits at most 32 descriptors per wakeup (the kernel's
+    // TX_BATCH_SIZE in __xsk_generic_xmit): kick once per 32.
+    pending_ += n;
+    if (pending_ && xsk_ring_prod__needs_wakeup(&tx_)) {
+      for (uint32_t k = 0; k < (pending_ + 31) / 32; ++k)
         sendto(xsk_socket__fd(xsk_), nullptr, 0, MSG_DONTWAIT, nullptr, 0);
     }
     io_.tx += n;
@@ -230,6 +246,7 @@ class AfXdpIo : public PacketIo {
   xsk_ring_prod fill_{}, tx_{};
   xsk_ring_cons comp_{}, rx_{};
   std::vector<uint64_t> free_tx_, held_;
+  uint32_t pending_ = 0;  // submitted, not completed
 };
 
 }  // namespace
