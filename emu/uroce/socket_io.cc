@@ -307,9 +307,13 @@ Result<std::unique_ptr<PacketIo>> OpenAfPacket(const IfaceInfo& iface) {
     sll.sll_ifindex = iface.ifindex;
     if (bind(fd.get(), reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0)
       return MakeError(ErrorCode::kIo, Errno(("bind AF_PACKET to " + iface.name).c_str()));
-    int buf = 8 << 20;
-    setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-    setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    // A window of 1 MiB messages is thousands of frames; the default buffer
+    // (rmem_default) holds a few dozen. FORCE (root) passes rmem_max.
+    int buf = 16 << 20;
+    if (setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0)
+      setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    if (setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0)
+      setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
     // A bound UDP socket on 4791 that is never read: the kernel queues (and
     // then drops) RoCE datagrams to it instead of answering each with an
     // ICMP port unreachable.
