@@ -3,8 +3,9 @@
 // drives two hosts from one process: host A writes M messages of S bytes to
 // host B (RDMA WRITE WITH IMMEDIATE through the collective Transport, or
 // SEND), B checks every byte, and both hosts' counters are printed.
-// Subcommands are modes: a later `uroce collective --spec FILE.json` (many
-// hosts, one Transport each, driven by ofan-emu) is one more of them.
+// Subcommands are modes: `uroce collective --spec FILE.json` runs many hosts,
+// one Transport each, through ofan_collective (collective_mode.h), as
+// ofan-emu's `run` asks; `uroce loopback` needs no root (wire checks).
 // Exit codes: 0 ok, 1 the run failed (data, timeout, QP error, I/O), 2 bad
 // command line.
 #include <arpa/inet.h>
@@ -20,6 +21,7 @@
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
+#include "emu/uroce/collective_mode.h"
 #include "emu/uroce/host.h"
 #include "emu/uroce/loopback_wire.h"
 #include "emu/uroce/uroce_transport.h"
@@ -489,6 +491,12 @@ int Main(int argc, char** argv) {
       "loopback", "two hosts in this process: every opcode, a NAK, a CNP (no root needed)");
   loop->add_option("--pcap", lo.pcap, "write every frame of both directions to this pcap");
   loop->add_flag("--json", lo.json, "one JSON object on stdout");
+  std::string spec;
+  bool coll_json = false;
+  auto* coll = app.add_subcommand("collective",
+                                  "many hosts in this process run one collective (ofan-emu's run)");
+  coll->add_option("--spec", spec, "the run as JSON (emu/uroce/collective_mode.h)")->required();
+  coll->add_flag("--json", coll_json, "one JSON object on stdout");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -497,6 +505,7 @@ int Main(int argc, char** argv) {
   }
   if (pair->parsed()) return RunPair(o);
   if (loop->parsed()) return RunLoopback(lo);
+  if (coll->parsed()) return RunCollectiveSpec(spec, coll_json);
   return 2;
 }
 
