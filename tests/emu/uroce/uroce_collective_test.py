@@ -21,23 +21,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from checks import SKIP, check, failures, log  # noqa: E402
+
 PID = os.getpid()
 N = 4
 R = f"ucr{PID}"
 HOSTS = [f"uch{i}x{PID}" for i in range(N)]
-failures = []
 state = {"proc": None, "cleaned": False}
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-def check(name, ok, detail=""):
-    log(f"{'PASS' if ok else 'FAIL'}: {name}{(' -- ' + detail) if detail else ''}")
-    if not ok:
-        failures.append(name)
-    return ok
 
 
 def run(cmd, timeout=20, check_rc=True):
@@ -135,7 +128,7 @@ def main():
     uroce = sys.argv[1]
     if os.geteuid() != 0:
         log("SKIP: needs root (network namespaces, AF_XDP)")
-        return 77
+        return SKIP
     atexit.register(cleanup)
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)

@@ -35,23 +35,16 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from checks import SKIP, check, failures, log  # noqa: E402
+
 PID = os.getpid()
 PID_SEED = 4791  # the relay's RNG: a run's impairments are a function of it
 NS = {"a": f"ura{PID}", "b": f"urb{PID}", "r": f"urr{PID}"}
 IP = {"a": "10.77.0.2", "b": "10.77.0.3"}
-failures = []
 state = {"proc": None, "relay": None, "backend": None, "cleaned": False}
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-def check(name, ok, detail=""):
-    log(f"{'PASS' if ok else 'FAIL'}: {name}{(' -- ' + detail) if detail else ''}")
-    if not ok:
-        failures.append(name)
-    return ok
 
 
 def run(cmd, timeout=20, check_rc=True):
@@ -246,7 +239,7 @@ def main():
     uroce = sys.argv[1]
     if os.geteuid() != 0:
         log("SKIP: needs root (network namespaces, AF_XDP)")
-        return 77
+        return SKIP
     atexit.register(cleanup)
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
@@ -277,7 +270,7 @@ def main():
         return 1
     if xdp_why:
         log(f"SKIP: AF_PACKET runs passed, but AF_XDP cannot bind here: {xdp_why}")
-        return 77
+        return SKIP
     log("all netns checks passed")
     return 0
 

@@ -16,14 +16,10 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from checks import check, failures  # noqa: E402
 
 
-def check(name, ok, detail=""):
-    print(f"{'PASS' if ok else 'FAIL'}: {name}{(' -- ' + detail) if detail else ''}", flush=True)
-    if not ok:
-        failures.append(name)
-    return ok
 
 
 # The scenario of `uroce loopback` (emu/uroce/main.cc, RunLoopback).
