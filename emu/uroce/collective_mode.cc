@@ -131,9 +131,9 @@ Result<Spec> ParseSpec(const json& j) {
   s.sp.num_ranks = static_cast<uint32_t>(s.hosts.size());
   for (uint32_t i = 0; i < s.hosts.size(); ++i) {
     if (s.hosts[i].rank != i)
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("hosts[{}] has rank {}: ranks must be 0..n-1 in order", i,
-                                   s.hosts[i].rank));
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("hosts[{}] has rank {}: ranks must be 0..n-1 in order", i, s.hosts[i].rank));
   }
   if (s.mtu != 256 && s.mtu != 512 && s.mtu != 1024 && s.mtu != 2048 && s.mtu != 4096)
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("mtu {}: 256 .. 4096", s.mtu));
@@ -180,8 +180,8 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     auto iface = ReadIface(h.netns, h.ifname);
     if (!iface) return usage(fmt::format("{}: {}", h.name, iface.error().message));
     if (!h.mac.is_zero() && !(h.mac == iface->mac))
-      return usage(fmt::format("{}: the spec's MAC is not {}'s in '{}'", h.name, h.ifname,
-                               h.netns));
+      return usage(
+          fmt::format("{}: the spec's MAC is not {}'s in '{}'", h.name, h.ifname, h.netns));
     auto io = OpenIo(spec->io, *iface, &ranks[i].why_not_xdp);
     if (!io) return usage(fmt::format("{}: {}", h.name, io.error().message));
     HostConfig hc;

@@ -86,9 +86,11 @@ int RunPair(const PairOptions& o) {
     return 1;
   };
   auto size = ParseSize(o.size);
-  if (!size.ok() || *size == 0 || *size > (1ull << 31))
-    return fail("--size: " +
-                (size.ok() ? std::string("must be 1 .. 2 GiB") : size.error().message));
+  if (!size.ok() || *size == 0 || *size > (1ull << 31)) {
+    std::cerr << "uroce pair: --size: "
+              << (size.ok() ? std::string("must be 1 B .. 2 GiB") : size.error().message) << "\n";
+    return 2;  // a bad command line
+  }
   const uint64_t S = *size;
   const IoKind kind = o.io == "afxdp"      ? IoKind::kAfXdp
                       : o.io == "afpacket" ? IoKind::kAfPacket
@@ -153,7 +155,9 @@ int RunPair(const PairOptions& o) {
     // SENDs land in receive buffers posted on B's QPs (one per slot).
     for (uint32_t s = 0; s < slots; ++s) {
       Qp* q = side[1].host->qp(TransportQpn(0, s % o.qps, o.qps));
-      q->PostRecv(side[1].recv.data() + static_cast<size_t>(s) * S, static_cast<uint32_t>(S), s);
+      if (!q->PostRecv(side[1].recv.data() + static_cast<size_t>(s) * S, static_cast<uint32_t>(S),
+                       s))
+        return fail("receive queue full");
     }
   }
 
@@ -193,15 +197,22 @@ int RunPair(const PairOptions& o) {
     if (Status st = post(s); !st.ok()) return fail(st.error().message);
   }
   std::vector<uint8_t> expect(S);
-  auto check = [&](uint32_t slot, uint64_t len) {
-    const uint8_t* p = side[1].recv.data() + static_cast<size_t>(slot) * S;
+  // `buf`: where B has the message (a WRITE's slot, a SEND's receive
+  // buffer, which the QP's receive queue picked); `slot`: which it is.
+  auto check = [&](uint32_t buf, uint32_t slot, uint64_t len) {
+    if (buf >= slots || slot >= slots) {
+      ++bad;
+      return;
+    }
+    const uint8_t* p = side[1].recv.data() + static_cast<size_t>(buf) * S;
     FillPattern(expect.data(), slot_msg[slot], S);
     if (len != S || std::memcmp(p, expect.data(), S) != 0) ++bad;
-    std::memset(side[1].recv.data() + static_cast<size_t>(slot) * S, 0, S);
+    std::memset(side[1].recv.data() + static_cast<size_t>(buf) * S, 0, S);
   };
   // Each slot is reused only when both ends are done with it.
   std::vector<uint8_t> slot_state(slots, 0);  // bit 0: acknowledged, bit 1: checked
   auto slot_finished = [&](uint32_t slot, uint8_t bit) -> Status {
+    if (slot >= slots) return MakeError(ErrorCode::kInternal, "a completion names no slot");
     slot_state[slot] |= bit;
     if (slot_state[slot] != 3) return {};
     slot_state[slot] = 0;
@@ -225,11 +236,11 @@ int RunPair(const PairOptions& o) {
         if (e.kind == QpEventKind::kError) error = e.error;
         if (e.kind != QpEventKind::kRecvDone) continue;
         ++arrived;
-        check(static_cast<uint32_t>(e.wr_id), e.len);
-        side[1].host->qp(e.qpn)->PostRecv(side[1].recv.data() + e.wr_id * S,
-                                          static_cast<uint32_t>(S), e.wr_id);
-        if (Status st = slot_finished(static_cast<uint32_t>(e.wr_id), 2); !st.ok())
-          error = st.error().message;
+        check(static_cast<uint32_t>(e.wr_id), e.imm, e.len);
+        if (!side[1].host->qp(e.qpn)->PostRecv(side[1].recv.data() + e.wr_id * S,
+                                               static_cast<uint32_t>(S), e.wr_id))
+          error = "receive queue full";
+        if (Status st = slot_finished(e.imm, 2); !st.ok()) error = st.error().message;
       }
     } else {
       side[1].t->Progress(&comps);
@@ -243,7 +254,7 @@ int RunPair(const PairOptions& o) {
         st = slot_finished(static_cast<uint32_t>(c.wr_id), 1);
       } else {
         ++arrived;
-        check(c.imm, c.len);
+        check(c.imm, c.imm, c.len);
         st = slot_finished(c.imm, 2);
       }
       if (!st.ok()) error = st.error().message;

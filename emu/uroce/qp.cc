@@ -495,6 +495,7 @@ void Qp::OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* e
       if (rq_head_ == rq_tail_) {
         ++c_.drops;
         OweNak(kSynRnr);
+        nak_sent_ = true;  // what follows is dropped quietly until the retry
         return;
       }
       const Recv& r = rq_[rq_head_++ % rq_.size()];

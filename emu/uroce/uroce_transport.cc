@@ -29,7 +29,9 @@ Result<std::unique_ptr<UroceTransport>> UroceTransport::Create(const TransportCo
     if (p == cfg.rank) continue;
     for (uint32_t q = 0; q < cfg.qps_per_peer; ++q) {
       const uint32_t qpn = TransportQpn(p, q, cfg.qps_per_peer);
-      Qp* qp = host->AddQp(qpn, cfg.max_outstanding, 1);
+      // Receive queue as deep as the send queue: the SENDs a pair mode (or a
+      // later SEND-based collective) posts get buffers.
+      Qp* qp = host->AddQp(qpn, cfg.max_outstanding, cfg.max_outstanding);
       if (!qp) return MakeError(ErrorCode::kInvalidArgument, fmt::format("QP {} exists", qpn));
       QpPeer peer;
       peer.local_mac = host->config().mac;

@@ -152,13 +152,15 @@ TEST(Qp, SendsOfManySizesComplete) {
 
 TEST(Qp, SendWithoutReceiveBufferIsRetriedAfterRnr) {
   Pair p;
-  std::vector<uint8_t> rbuf(4096);
-  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 100, 0, 1, WrOp::kSend)));
+  std::vector<uint8_t> rbuf(5 * 2048);
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 5 * 2048, 0, 1, WrOp::kSend)));  // 5 packets
   p.Run([] { return false; }, 50);
-  EXPECT_GE(p.qa->counters().other_naks_rx, 1u);
-  ASSERT_TRUE(p.qb->PostRecv(rbuf.data(), 4096, 9));
+  EXPECT_EQ(p.qa->counters().other_naks_rx, 1u);  // one RNR NAK for the whole burst
+  EXPECT_EQ(p.qb->counters().naks_tx, 0u);        // and no PSN sequence error NAK after it
+  ASSERT_TRUE(p.qb->PostRecv(rbuf.data(), static_cast<uint32_t>(rbuf.size()), 9));
   ASSERT_TRUE(p.Run([&] { return p.Count(p.eb, QpEventKind::kRecvDone) == 1; }));
-  EXPECT_EQ(0, std::memcmp(rbuf.data(), p.src.data(), 100));
+  EXPECT_EQ(0, std::memcmp(rbuf.data(), p.src.data(), 5 * 2048));
+  EXPECT_EQ(p.eb.back().wr_id, 9u);
 }
 
 // Random sizes under loss, duplication and reordering in both directions.
