@@ -160,7 +160,9 @@ uint16_t Qp::DataSport() {
 }
 
 bool Qp::HasData(Ns now) const {
-  if (failed_ || sq_tx_ == sq_tail_ || now < hold_until_) return false;
+  if (failed_ || now < hold_until_) return false;
+  if (resend_owed_) return true;
+  if (sq_tx_ == sq_tail_) return false;
   const Wqe& w = sq_[sq_tx_ % sq_.size()];
   const uint32_t psn = PsnAdd(w.first_psn, static_cast<int32_t>(tx_pkt_));
   return static_cast<uint32_t>(PsnDiff(psn, una_)) < cfg_.max_inflight_pkts;
@@ -168,8 +170,31 @@ bool Qp::HasData(Ns now) const {
 
 uint32_t Qp::BuildData(uint8_t* out, Ns now) {
   if (!HasData(now)) return 0;
+  if (resend_owed_) {
+    // ooo recovery: the one packet the ACKs say is missing, then back to
+    // where transmission was (the rest may well have arrived).
+    resend_owed_ = false;
+    uint32_t i = sq_head_;
+    while (i < sq_tail_) {
+      const Wqe& w = sq_[i % sq_.size()];
+      const int32_t d = PsnDiff(resend_psn_, w.first_psn);
+      if (d >= 0 && d < static_cast<int32_t>(w.npkts))
+        return Emit(out, w, static_cast<uint32_t>(d), true, now);
+      ++i;
+    }
+    if (sq_tx_ == sq_tail_) return 0;  // acknowledged meanwhile
+  }
   const Wqe& w = sq_[sq_tx_ % sq_.size()];
   const uint32_t idx = tx_pkt_;
+  const uint32_t len = Emit(out, w, idx, false, now);
+  if (++tx_pkt_ == w.npkts) {
+    ++sq_tx_;
+    tx_pkt_ = 0;
+  }
+  return len;
+}
+
+uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, Ns now) {
   const uint32_t psn = PsnAdd(w.first_psn, static_cast<int32_t>(idx));
   const uint32_t inflight = static_cast<uint32_t>(PsnDiff(psn, una_));
   const uint64_t off = static_cast<uint64_t>(idx) * cfg_.mtu;
@@ -180,9 +205,9 @@ uint32_t Qp::BuildData(uint8_t* out, Ns now) {
   const uint32_t ext = pkt::ExtHeaderBytes(Raw(op));
   const uint32_t frame_len = kL2L4 + kBth + ext + pay + pad + pkt::kIcrcBytes;
 
-  bool ack_req =
-      last || ++since_ackreq_ >= cfg_.ack_every || inflight + 1 >= cfg_.max_inflight_pkts;
-  if (ack_req) since_ackreq_ = 0;
+  bool ack_req = force_ack_req || last || ++since_ackreq_ >= cfg_.ack_every ||
+                 inflight + 1 >= cfg_.max_inflight_pkts;
+  if (ack_req && !force_ack_req) since_ackreq_ = 0;
   if (PsnDiff(psn, sent_hi_) < 0) {
     ++c_.retransmits;
   } else {
@@ -211,10 +236,6 @@ uint32_t Qp::BuildData(uint8_t* out, Ns now) {
 
   ++c_.tx_pkts;
   c_.tx_bytes += pay;
-  if (++tx_pkt_ == w.npkts) {
-    ++sq_tx_;
-    tx_pkt_ = 0;
-  }
   if (cfg_.dcqcn && rate_ < 1.0) {
     // 24 bytes of preamble, FCS and gap per frame, as the host's pacer counts.
     const double ns = (frame_len + 24) * 8.0 / (rate_ * cfg_.line_rate_gbps);
@@ -326,6 +347,11 @@ void Qp::AckUpTo(uint32_t psn, Ns now, std::vector<QpEvent>* events) {
     ++c_.completions;
     ++sq_head_;
   }
+  if (recovering_) {
+    recovering_ = PsnDiff(una_, recover_psn_) < 0;
+    resend_owed_ = recovering_;
+    resend_psn_ = una_;
+  }
   // After a go-back, an ACK may cover packets not yet resent: skip them.
   const uint32_t tx_psn =
       sq_tx_ < sq_tail_ ? PsnAdd(sq_[sq_tx_ % sq_.size()].first_psn, static_cast<int32_t>(tx_pkt_))
@@ -403,8 +429,18 @@ void Qp::OnTimer(Ns now, std::vector<QpEvent>* events) {
     Fail("retry count exceeded", events);
     return;
   }
-  GoBack(una_);
   last_progress_ = now;
+  if (cfg_.ooo) {
+    // The responder has placed what came after the hole: resend the hole
+    // and, as ACKs come back short of where we were (NewReno's partial
+    // ACKs), the next one, until everything sent before the timeout is in.
+    resend_owed_ = true;
+    resend_psn_ = una_;
+    recovering_ = true;
+    recover_psn_ = sent_hi_;
+    return;
+  }
+  GoBack(una_);
 }
 
 Ns Qp::NextDeadline() const {

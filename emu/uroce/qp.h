@@ -21,8 +21,11 @@
 //           a CNP (rate-limited) for a CE-marked data packet
 // modifies: the registered memory region (placement), the posted receive
 //           buffers (SEND), its counters
-// next:     selective retransmission in ooo mode (today it goes back N on
-//           timeout, which ooo placement absorbs as duplicates)
+//           after a timeout in ooo mode, only the holes are resent (the
+//           oldest unacknowledged packet, then each one the next ACK stops
+//           short of: NewReno's partial ACKs), not everything after them
+// next:     SACK-like reports from the responder (one RTO per first hole
+//           today; later holes cost one round trip each)
 #pragma once
 
 #include <array>
@@ -209,6 +212,8 @@ class Qp {
   static constexpr uint32_t kOooMsgs = 64;
 
   uint32_t Header(uint8_t* out, uint32_t ip_payload, uint16_t sport) const;
+  // Packet `idx` of `w` into out; accounts for it (counters, sent_hi_).
+  uint32_t Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, Ns now);
   uint32_t Finish(uint8_t* out, uint32_t frame_len) const;
   uint16_t DataSport();
   void GoBack(uint32_t psn);
@@ -245,6 +250,9 @@ class Qp {
   uint32_t retries_ = 0;
   Ns last_progress_ = 0;
   Ns hold_until_ = 0;  // RNR wait, DCQCN pacing
+  // ooo mode's recovery after a timeout: resend one hole at a time.
+  bool resend_owed_ = false, recovering_ = false;
+  uint32_t resend_psn_ = 0, recover_psn_ = 0;
   std::array<uint16_t, 256> reps_ring_{};
   uint32_t reps_head_ = 0, reps_count_ = 0;
   double rate_ = 1.0, alpha_ = 1.0;

@@ -299,6 +299,23 @@ TEST(Qp, OooAckCoversOnlyTheContiguousPrefix) {
   EXPECT_EQ(0, std::memcmp(p.mem_b.data(), p.src.data(), 10 * 2048));
 }
 
+TEST(Qp, OooRecoveryResendsOnlyTheHoles) {
+  EngineConfig ec;
+  ec.ooo = true;
+  ec.rto_ns = 500'000;
+  Impairment imp;
+  imp.drop_if = [](uint64_t i, std::span<const uint8_t>) { return i == 3 || i == 10 || i == 20; };
+  Pair p(ec, imp);
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 40 * 2048, 7, 1)));  // 40 packets in one burst
+  ASSERT_TRUE(p.Run([&] { return p.Count(p.ea, QpEventKind::kSendDone) == 1; }));
+  EXPECT_EQ(p.qa->counters().timeouts, 1u);  // the first hole; partial ACKs find the others
+  EXPECT_EQ(p.qa->counters().retransmits, 3u);
+  EXPECT_EQ(p.qb->counters().duplicates, 0u);
+  EXPECT_EQ(p.qb->counters().naks_tx, 0u);
+  EXPECT_EQ(p.Count(p.eb, QpEventKind::kRecvDone), 1u);
+  EXPECT_EQ(0, std::memcmp(p.mem_b.data(), p.src.data(), 40 * 2048));
+}
+
 TEST(Qp, RetryExceededIsAnError) {
   EngineConfig ec;
   ec.rto_ns = 100'000;

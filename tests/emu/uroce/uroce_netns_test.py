@@ -15,7 +15,7 @@ the same rules from a seeded RNG: loss p, or "delay D reorder r%" (a frame
 goes at once with probability r, else after D; netem's correlation is not
 modelled). For each packet I/O: a clean run (no NAK, nothing out of
 sequence), loss 2% (retransmissions must be > 0), delay 1ms reorder 25% 50%,
-and an out-of-order-placement run under that reordering; every message must
+and out-of-order-placement runs under that reordering and under loss; every message must
 complete with its data intact (uroce pair checks every byte and says so in
 its JSON). Namespaces (and so the veths), the relay and uroce are removed on
 every exit path: finally, atexit, SIGINT/SIGTERM.
@@ -264,6 +264,9 @@ def main():
             scenario(uroce, io, "ooo placement under reordering", reorder,
                      ["-m", "40", "-s", "64KiB", "--window", "4", "--ooo", "--rto-us", "50000"],
                      want_ooo=True)
+            scenario(uroce, io, "ooo placement under loss 2%", ("loss", 0.02),
+                     ["-m", "40", "-s", "64KiB", "--window", "4", "--ooo", "--rto-us", "20000"],
+                     want_retransmits=True)
     except Exception as e:  # a failed setup step is a failure, after cleanup
         check("setup and runs", False, str(e))
     finally:
