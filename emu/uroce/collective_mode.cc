@@ -33,6 +33,8 @@ struct Spec {
   emu::ScheduleParams sp;
   EntropyMode entropy = EntropyMode::kPerQp;
   bool ooo = false;
+  bool dcqcn = false;
+  uint32_t dscp = 26;
   double pace = 0.8;
   uint32_t mtu = 2048;
   double deadline_s = 60;
@@ -89,6 +91,8 @@ Result<Spec> ParseSpec(const json& j) {
       return MakeError(ErrorCode::kInvalidArgument, "entropy: qp, spray or reps, not " + e);
     }
     s.ooo = j.value("ooo", false);
+    s.dcqcn = j.value("dcqcn", false);
+    s.dscp = j.value("dscp", 26u);
     s.pace = j.value("pace_fraction", 0.8);
     s.mtu = j.value("mtu", 2048u);
     s.deadline_s = j.value("deadline_s", 60.0);
@@ -137,9 +141,9 @@ Result<Spec> ParseSpec(const json& j) {
   }
   if (s.mtu != 256 && s.mtu != 512 && s.mtu != 1024 && s.mtu != 2048 && s.mtu != 4096)
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("mtu {}: 256 .. 4096", s.mtu));
-  if (!(s.pace >= 0 && s.pace <= 1) || !(s.deadline_s > 0) || s.max_outstanding == 0)
+  if (!(s.pace >= 0 && s.pace <= 1) || !(s.deadline_s > 0) || s.max_outstanding == 0 || s.dscp > 63)
     return MakeError(ErrorCode::kInvalidArgument,
-                     "pace_fraction in [0, 1], deadline_s > 0, max_outstanding > 0");
+                     "pace_fraction in [0, 1], deadline_s > 0, max_outstanding > 0, dscp 0..63");
   return s;
 }
 
@@ -187,6 +191,8 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     HostConfig hc;
     hc.engine.mtu = spec->mtu;
     hc.engine.ooo = spec->ooo;
+    hc.engine.dcqcn = spec->dcqcn;
+    hc.engine.dscp = static_cast<uint8_t>(spec->dscp);
     hc.engine.entropy = spec->entropy;
     hc.engine.line_rate_gbps = h.line_rate_gbps;
     hc.engine.rto_ns = static_cast<Ns>(spec->rto_us) * 1000;

@@ -8,8 +8,8 @@
 //           "reps"), ooo, pace_fraction, mtu, deadline_s, and hosts[] with
 //           rank, host (fabric index), name, netns, ifname, mac, ip,
 //           gateway_mac, line_rate_gbps; optional: io ("auto", "afxdp",
-//           "afpacket"), chunk_bytes, max_outstanding, rto_us, k and levels
-//           (the fat tree, for the NIC-bound's path lengths)
+//           "afpacket"), chunk_bytes, max_outstanding, rto_us, dcqcn, dscp,
+//           k and levels (the fat tree, for the NIC-bound's path lengths)
 // gives:    one JSON object: "result" (ofan_collective's ResultJson), "hosts"
 //           (each host's counters, tx_refused among them), "totals"
 //           (retransmissions, naks_received, naks_sent, out_of_sequence,

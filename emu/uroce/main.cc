@@ -43,6 +43,7 @@ struct PairOptions {
   uint32_t mtu = 2048;
   bool ooo = false;
   bool dcqcn = false;
+  uint32_t dscp = 26;
   double rate_gbps = 10;
   double pace = 0;  // 0: unpaced
   double timeout_s = 60;
@@ -99,6 +100,7 @@ int RunPair(const PairOptions& o) {
   ec.mtu = o.mtu;
   ec.ooo = o.ooo;
   ec.dcqcn = o.dcqcn;
+  ec.dscp = static_cast<uint8_t>(o.dscp);
   ec.line_rate_gbps = o.rate_gbps;
   ec.rto_ns = static_cast<Ns>(o.rto_us) * 1000;
   ec.retry_count = o.retry;
@@ -486,6 +488,9 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   pair->add_flag("--dcqcn", o.dcqcn, "cut the QP rate on CNPs (DCQCN-like)");
+  pair->add_option("--dscp", o.dscp, "DSCP of every frame (ECN is ECT(0))")
+      ->check(CLI::Range(0u, 63u))
+      ->capture_default_str();
   pair->add_option("--rto-us", o.rto_us, "retransmission timeout")
       ->check(CLI::Range(10u, 10'000'000u))
       ->capture_default_str();

@@ -31,6 +31,7 @@ def main():
                       (("pair", "--io", "nope"), "bad --io"),
                       (("pair", "--entropy", "x"), "bad --entropy"),
                       (("pair", "--mtu", "1500"), "bad --mtu"),
+                      (("pair", "--dscp", "64"), "DSCP over 63"),
                       (("pair", "-s", "0"), "zero size"),
                       (("pair", "-s", "3GiB"), "size over 2 GiB"),
                       (("collective",), "no --spec")]:

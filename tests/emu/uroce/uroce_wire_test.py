@@ -67,7 +67,7 @@ def main():
         check("frames captured", len(frames) > 40, f"{len(frames)} frames")
 
         # scapy: ICRC, IPv4 checksum, UDP and IP fields of every frame.
-        bad_icrc, bad_csum, bad_hdr, ecn_data, ecn_cnp = [], [], [], set(), set()
+        bad_icrc, bad_csum, bad_hdr, ecn_data, ecn_cnp, dscp = [], [], [], set(), set(), set()
         for i, f in enumerate(frames, 1):
             q = Ether(f)
             if BTH not in q:
@@ -87,6 +87,7 @@ def main():
                     q[IP].ttl != 64 or "DF" not in str(q[IP].flags)):
                 bad_hdr.append(i)
             op = q[BTH].opcode
+            dscp.add(q[IP].tos >> 2)
             if op in DATA_OPS:
                 ecn_data.add(q[IP].tos & 3)
             elif op == 0x81:
@@ -100,6 +101,7 @@ def main():
               f"frames {bad_hdr[:10]}")
         check("data is ECT(0) (CE where the scenario marked it)", ecn_data == {2, 3},
               f"{sorted(ecn_data)}")
+        check("DSCP 26 (the default) on every frame", dscp == {26}, f"{sorted(dscp)}")
         check("one CNP, not ECN-capable", ecn_cnp == {0}, f"{sorted(ecn_cnp)}")
 
         # tshark: the transport fields.
