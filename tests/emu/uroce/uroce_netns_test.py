@@ -191,6 +191,13 @@ def pair(uroce, io, extra, timeout_s=90):
     return p.returncode, j, err
 
 
+def icmp_unreachables(ns):
+    """Icmp OutDestUnreachs of a namespace (/proc/net/snmp there)."""
+    lines = [x.split() for x in run(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"]).stdout
+             .splitlines() if x.startswith("Icmp:")]
+    return int(dict(zip(lines[0], lines[1]))["OutDestUnreachs"])
+
+
 def totals(j, key):
     return sum(q[key] for side in ("a", "b") for q in j[side]["qps"])
 
@@ -267,6 +274,12 @@ def main():
             scenario(uroce, io, "ooo placement under loss 2%", ("loss", 0.02),
                      ["-m", "40", "-s", "64KiB", "--window", "4", "--ooo", "--rto-us", "20000"],
                      want_retransmits=True)
+            if io == "afpacket":
+                # The kernel sees AF_PACKET's RoCE datagrams too; uroce's
+                # socket bound to 4791 keeps it from answering each with an
+                # ICMP port unreachable.
+                n = [icmp_unreachables(NS[h]) for h in ("a", "b")]
+                check("afpacket: the hosts' kernels sent no ICMP unreachable", n == [0, 0], str(n))
     except Exception as e:  # a failed setup step is a failure, after cleanup
         check("setup and runs", False, str(e))
     finally:
