@@ -289,6 +289,7 @@ uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
 }
 
 void Qp::OweAck(uint32_t psn, uint16_t sport, bool becn) {
+  ++acks_owed_;
   ack_owed_ = true;
   ack_syndrome_ = kSynAck;
   ack_psn_ = psn;
@@ -480,6 +481,7 @@ void Qp::OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns 
     if (!cnp_ever_ || now - last_cnp_ >= cfg_.cnp_interval_ns) cnp_owed_ = true;
   }
   if (cfg_.ooo && IsWrite(op)) return OnDataOoo(bth, len, sport, ce, events, false);
+  const uint64_t owed_before = acks_owed_;
   OnDataInOrder(bth, len, events);
   if (cfg_.ooo) {
     // A SEND placed in order may close the gap before later WRITE packets.
@@ -490,8 +492,8 @@ void Qp::OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns 
       epsn_ = PsnAdd(epsn_, 1);
     }
   }
-  // The ACK echoes the data packet's entropy (REPS) and its CE mark.
-  if (ack_owed_ && ack_syndrome_ == kSynAck) {
+  // The ACK this packet asked for echoes its entropy (REPS) and CE mark.
+  if (acks_owed_ != owed_before && ack_syndrome_ == kSynAck) {
     ack_sport_ = sport;
     ack_becn_ = ce;
   }

@@ -275,6 +275,7 @@ class Qp {
   uint32_t ack_psn_ = 0;
   uint16_t ack_sport_ = 0;
   bool ack_becn_ = false;
+  uint64_t acks_owed_ = 0;  // OweAck calls, to tell which packet set the ACK
   bool cnp_owed_ = false;
   Ns last_cnp_ = 0;
   bool cnp_ever_ = false;

@@ -397,6 +397,35 @@ TEST(Qp, EntropyModes) {
   EXPECT_EQ(reps, SportsOf(EntropyMode::kReps, 3));  // seeded
 }
 
+TEST(Qp, RepsDoesNotRecycleEntropyOfCeMarkedPackets) {
+  EngineConfig ec;
+  ec.entropy = EntropyMode::kReps;
+  auto sports = std::make_shared<std::vector<uint16_t>>();
+  auto ack_becn = std::make_shared<std::vector<bool>>();
+  auto ce = std::make_shared<bool>(true);
+  Impairment ab, ba;
+  ab.mutate = [sports, ce](uint64_t, std::vector<uint8_t>& f) {
+    if (!IsData(f)) return;
+    sports->push_back(pkt::Rd16(f.data() + 34));
+    if (*ce) f[15] |= pkt::ecn::kCe;  // the ICRC masks TOS; the host does not check the IPv4 sum
+  };
+  ba.mutate = [ack_becn](uint64_t, std::vector<uint8_t>& f) {
+    if (f.size() > 46 && f[42] == pkt::bth_opcode::kRcAck) ack_becn->push_back(f[46] & 0x40);
+  };
+  Pair p(ec, ab, ba);
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 4 * 2048, 0, 1)));
+  ASSERT_TRUE(p.Run([&] { return p.Count(p.ea, QpEventKind::kSendDone) == 1; }));
+  ASSERT_FALSE(ack_becn->empty());
+  for (bool b : *ack_becn) EXPECT_TRUE(b);  // the ACK echoes CE as BECN (ECE)
+  *ce = false;
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 4 * 2048, 0, 2)));
+  ASSERT_TRUE(p.Run([&] { return p.Count(p.ea, QpEventKind::kSendDone) == 2; }));
+  ASSERT_EQ(sports->size(), 8u);
+  // Nothing came back clean after message 1: message 2 starts on a fresh port.
+  EXPECT_EQ(std::find(sports->begin(), sports->begin() + 4, (*sports)[4]), sports->begin() + 4);
+  EXPECT_FALSE(ack_becn->back());
+}
+
 TEST(Qp, CeMarkedDataMakesRateLimitedCnps) {
   EngineConfig ec;
   ec.cnp_interval_ns = 50'000;
