@@ -1,0 +1,282 @@
+#include "emu/uroce/collective_mode.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "common/json_text.h"
+#include "dataplane/lb/fat_tree.h"
+#include "emu/collective/driver.h"
+#include "emu/uroce/host.h"
+#include "emu/uroce/uroce_transport.h"
+
+namespace ofan::uroce {
+namespace {
+
+using nlohmann::json;
+
+struct SpecHost {
+  uint32_t rank = 0, host = 0;
+  std::string name, netns, ifname = "eth0";
+  pkt::MacAddr mac, gateway_mac;
+  uint32_t ip = 0;
+  double line_rate_gbps = 10;
+};
+
+struct Spec {
+  emu::ScheduleParams sp;
+  EntropyMode entropy = EntropyMode::kPerQp;
+  bool ooo = false;
+  bool dcqcn = false;
+  uint32_t dscp = 26;
+  double pace = 0.8;
+  uint32_t mtu = 2048;
+  double deadline_s = 60;
+  IoKind io = IoKind::kAuto;
+  uint32_t max_outstanding = 16;
+  uint32_t rto_us = 20000;
+  int k = 0, levels = 3;
+  std::vector<SpecHost> hosts;
+};
+
+Result<pkt::MacAddr> ParseMac(const std::string& s) {
+  pkt::MacAddr m;
+  unsigned b[6];
+  char tail;
+  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                  &tail) != 6)
+    return MakeError(ErrorCode::kInvalidArgument, "not a MAC address: " + s);
+  for (int i = 0; i < 6; ++i) {
+    if (b[i] > 0xFF) return MakeError(ErrorCode::kInvalidArgument, "not a MAC address: " + s);
+    m.b[i] = static_cast<uint8_t>(b[i]);
+  }
+  return m;
+}
+
+Result<uint32_t> ParseIp(std::string s) {
+  if (auto slash = s.find('/'); slash != std::string::npos) s.resize(slash);
+  in_addr a{};
+  if (inet_pton(AF_INET, s.c_str(), &a) != 1)
+    return MakeError(ErrorCode::kInvalidArgument, "not an IPv4 address: " + s);
+  return ntohl(a.s_addr);
+}
+
+Result<Spec> ParseSpec(const json& j) {
+  Spec s;
+  try {
+    std::string w = j.at("workload").get<std::string>();
+    if (w == "perm") w = "permutation";
+    if (w == "a2a") w = "alltoall";
+    auto wl = emu::ParseWorkload(w);
+    if (!wl) return wl.error();
+    s.sp.workload = *wl;
+    s.sp.msg_bytes = j.at("msg_bytes").get<uint64_t>();
+    s.sp.seed = j.value("seed", uint64_t{1});
+    s.sp.qps_per_peer = j.value("qps_per_peer", 1u);
+    s.sp.chunk_bytes = j.value("chunk_bytes", uint64_t{64 * 1024});
+    const std::string e = j.value("entropy", std::string("qp"));
+    if (e == "qp" || e == "per-qp") {
+      s.entropy = EntropyMode::kPerQp;
+    } else if (e == "spray") {
+      s.entropy = EntropyMode::kSpray;
+    } else if (e == "reps") {
+      s.entropy = EntropyMode::kReps;
+    } else {
+      return MakeError(ErrorCode::kInvalidArgument, "entropy: qp, spray or reps, not " + e);
+    }
+    s.ooo = j.value("ooo", false);
+    s.dcqcn = j.value("dcqcn", false);
+    s.dscp = j.value("dscp", 26u);
+    s.pace = j.value("pace_fraction", 0.8);
+    s.mtu = j.value("mtu", 2048u);
+    s.deadline_s = j.value("deadline_s", 60.0);
+    const std::string io = j.value("io", std::string("auto"));
+    if (io == "afxdp") {
+      s.io = IoKind::kAfXdp;
+    } else if (io == "afpacket") {
+      s.io = IoKind::kAfPacket;
+    } else if (io != "auto") {
+      return MakeError(ErrorCode::kInvalidArgument, "io: auto, afxdp or afpacket, not " + io);
+    }
+    s.max_outstanding = j.value("max_outstanding", 16u);
+    s.rto_us = j.value("rto_us", 20000u);
+    s.k = j.value("k", 0);
+    s.levels = j.value("levels", 3);
+    for (const auto& h : j.at("hosts")) {
+      SpecHost x;
+      x.rank = h.at("rank").get<uint32_t>();
+      x.host = h.value("host", x.rank);
+      x.name = h.value("name", fmt::format("rank{}", x.rank));
+      x.netns = h.at("netns").get<std::string>();
+      x.ifname = h.value("ifname", std::string("eth0"));
+      auto ip = ParseIp(h.at("ip").get<std::string>());
+      if (!ip) return ip.error();
+      x.ip = *ip;
+      auto gw = ParseMac(h.at("gateway_mac").get<std::string>());
+      if (!gw) return gw.error();
+      x.gateway_mac = *gw;
+      if (h.contains("mac")) {
+        auto mac = ParseMac(h.at("mac").get<std::string>());
+        if (!mac) return mac.error();
+        x.mac = *mac;
+      }
+      x.line_rate_gbps = h.value("line_rate_gbps", 10.0);
+      s.hosts.push_back(x);
+    }
+  } catch (const json::exception& e) {
+    return MakeError(ErrorCode::kInvalidArgument, std::string("spec: ") + e.what());
+  }
+  s.sp.num_ranks = static_cast<uint32_t>(s.hosts.size());
+  for (uint32_t i = 0; i < s.hosts.size(); ++i) {
+    if (s.hosts[i].rank != i)
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("hosts[{}] has rank {}: ranks must be 0..n-1 in order", i, s.hosts[i].rank));
+  }
+  if (s.mtu != 256 && s.mtu != 512 && s.mtu != 1024 && s.mtu != 2048 && s.mtu != 4096)
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("mtu {}: 256 .. 4096", s.mtu));
+  if (!(s.pace >= 0 && s.pace <= 1) || !(s.deadline_s > 0) || s.max_outstanding == 0 || s.dscp > 63)
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "pace_fraction in [0, 1], deadline_s > 0, max_outstanding > 0, dscp 0..63");
+  return s;
+}
+
+struct Rank {
+  std::unique_ptr<Host> host;
+  std::unique_ptr<UroceTransport> t;
+  std::vector<uint8_t> send, recv;
+  std::string why_not_xdp;
+};
+
+}  // namespace
+
+int RunCollectiveSpec(const std::string& path, bool as_json) {
+  auto usage = [](const std::string& m) {
+    std::cerr << "uroce collective: " << m << "\n";
+    return 2;
+  };
+  std::ifstream in(path);
+  if (!in) return usage("cannot read " + path);
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    return usage(path + ": " + e.what());
+  }
+  auto spec = ParseSpec(j);
+  if (!spec) return usage(spec.error().message);
+  auto sched = emu::MakeSchedule(spec->sp);
+  if (!sched) return usage(sched.error().message);
+  const uint64_t send_bytes = sched->MaxSendBytes(), recv_bytes = sched->MaxRecvBytes();
+
+  SteadyClock clock;
+  std::vector<Rank> ranks(spec->hosts.size());
+  std::vector<uint32_t> ips;
+  for (const auto& h : spec->hosts) ips.push_back(h.ip);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const SpecHost& h = spec->hosts[i];
+    auto iface = ReadIface(h.netns, h.ifname);
+    if (!iface) return usage(fmt::format("{}: {}", h.name, iface.error().message));
+    if (!h.mac.is_zero() && !(h.mac == iface->mac))
+      return usage(
+          fmt::format("{}: the spec's MAC is not {}'s in '{}'", h.name, h.ifname, h.netns));
+    auto io = OpenIo(spec->io, *iface, &ranks[i].why_not_xdp);
+    if (!io) return usage(fmt::format("{}: {}", h.name, io.error().message));
+    HostConfig hc;
+    hc.engine.mtu = spec->mtu;
+    hc.engine.ooo = spec->ooo;
+    hc.engine.dcqcn = spec->dcqcn;
+    hc.engine.dscp = static_cast<uint8_t>(spec->dscp);
+    hc.engine.entropy = spec->entropy;
+    hc.engine.line_rate_gbps = h.line_rate_gbps;
+    hc.engine.rto_ns = static_cast<Ns>(spec->rto_us) * 1000;
+    hc.engine.seed = spec->sp.seed * 1000003 + i;
+    hc.mac = iface->mac;
+    hc.ip = h.ip;
+    hc.pace_fraction = spec->pace;
+    ranks[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
+    ranks[i].send.assign(send_bytes, 0);
+    ranks[i].recv.assign(recv_bytes, 0);
+    TransportConfig tc;
+    tc.rank = static_cast<emu::Rank>(i);
+    tc.num_ranks = static_cast<uint32_t>(ranks.size());
+    tc.qps_per_peer = spec->sp.qps_per_peer;
+    tc.max_outstanding = spec->max_outstanding;
+    tc.rank_ips = ips;
+    tc.next_hop_mac = h.gateway_mac;
+    tc.peer_recv_bytes = recv_bytes;
+    auto t = UroceTransport::Create(tc, ranks[i].host.get(), ranks[i].send, ranks[i].recv);
+    if (!t) return usage(fmt::format("{}: {}", h.name, t.error().message));
+    ranks[i].t = std::move(*t);
+  }
+
+  emu::RunOptions o;
+  o.deadline = std::chrono::milliseconds(static_cast<int64_t>(spec->deadline_s * 1000));
+  for (const auto& h : spec->hosts) o.hosts.push_back(h.host);
+  emu::NicBoundParams bound;
+  bound.link_gbps = spec->hosts.empty() ? 0 : spec->hosts[0].line_rate_gbps;
+  for (const auto& h : spec->hosts) bound.link_gbps = std::min(bound.link_gbps, h.line_rate_gbps);
+  bound.rho = spec->pace > 0 ? spec->pace : 1.0;
+  bound.mtu = spec->mtu;
+  std::optional<lb::FatTree> tree;
+  if (spec->k != 0) {
+    auto t = lb::FatTree::Make(spec->k, spec->levels);
+    if (!t) return usage("k / levels: " + t.error().message);
+    tree = std::move(*t);
+    bound.hops = [&](uint32_t a, uint32_t b) { return tree->hops(lb::HostId(a), lb::HostId(b)); };
+  }
+  if (bound.link_gbps > 0) o.bound = bound;
+  std::vector<emu::Transport*> ts;
+  for (auto& r : ranks) ts.push_back(r.t.get());
+  const emu::CollectiveResult res = emu::RunCollective(*sched, ts, o);
+
+  json hosts = json::array();
+  uint64_t rtx = 0, nak_rx = 0, nak_tx = 0, oos = 0, dup = 0, tmo = 0, cnp = 0;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    json h = ranks[i].host->CountersJson();
+    h["name"] = spec->hosts[i].name;
+    h["rank"] = i;
+    if (!ranks[i].why_not_xdp.empty()) h["afxdp_unavailable"] = ranks[i].why_not_xdp;
+    for (const auto& q : ranks[i].host->qps()) {
+      const QpCounters& c = q->counters();
+      rtx += c.retransmits;
+      nak_rx += c.naks_rx;
+      nak_tx += c.naks_tx;
+      oos += c.out_of_sequence;
+      dup += c.duplicates;
+      tmo += c.timeouts;
+      cnp += c.cnps_rx;
+    }
+    hosts.push_back(h);
+  }
+  json out = {{"result", emu::ResultJson(res)},
+              {"hosts", hosts},
+              {"totals",
+               {{"retransmissions", rtx},
+                {"naks_received", nak_rx},
+                {"naks_sent", nak_tx},
+                {"out_of_sequence", oos},
+                {"duplicates", dup},
+                {"timeouts", tmo},
+                {"cnps_received", cnp}}}};
+  if (as_json) {
+    std::cout << JsonText(out) << "\n";
+  } else {
+    std::cout << fmt::format(
+        "uroce collective: {} of {} B on {} hosts: {}, cct {:.1f} us, algbw {:.3f} Gb/s, "
+        "retransmissions {}, NAKs {}, timeouts {}\n",
+        emu::WorkloadName(res.workload), res.msg_bytes, res.num_ranks,
+        res.ok() ? "verified" : "FAILED: " + res.error, res.cct_us, res.algbw_gbps, rtx, nak_rx,
+        tmo);
+  }
+  if (!res.ok()) std::cerr << "uroce collective: " << res.error << "\n";
+  return res.ok() ? 0 : 1;
+}
+
+}  // namespace ofan::uroce

@@ -1,0 +1,94 @@
+// PacketIo: how a uroce host moves Ethernet frames. Three implementations:
+// AF_XDP through libxdp (copy mode, need_wakeup), AF_PACKET (the fallback
+// where AF_XDP cannot bind), and an in-process pair for tests that drops,
+// reorders and duplicates frames by a seeded rule.
+//
+// expects:  Send() frames of at most kMaxFrame bytes; the views Recv() gives
+//           are read before the next Recv() call
+// gives:    Send() returns how many frames it took (copied; the rest may be
+//           retried); Recv() up to out.size() frames; fd() a descriptor that
+//           is readable when Recv() may return frames (-1: always poll)
+// next:     zero-copy transmit (frames built in the UMEM)
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/rng.h"
+#include "dataplane/packet/headers.h"
+
+namespace ofan::uroce {
+
+struct FrameView {
+  const uint8_t* data = nullptr;
+  uint32_t len = 0;
+};
+
+struct IoCounters {
+  uint64_t tx = 0, rx = 0, tx_full = 0;  // tx_full: frames Send() refused
+};
+
+class PacketIo {
+ public:
+  virtual ~PacketIo() = default;
+  virtual uint32_t Send(std::span<const FrameView> frames) = 0;
+  virtual uint32_t Recv(std::span<FrameView> out) = 0;
+  virtual int fd() const = 0;
+  virtual std::string kind() const = 0;
+  const IoCounters& io_counters() const { return io_; }
+
+ protected:
+  IoCounters io_;
+};
+
+// The interface of a host, read inside its namespace.
+struct IfaceInfo {
+  std::string netns;  // "" = this process's namespace
+  std::string name;
+  int ifindex = 0;
+  pkt::MacAddr mac;
+  uint32_t ipv4 = 0;  // host order; 0 if it has none
+  uint32_t mtu = 0;
+};
+
+// Runs `fn` inside network namespace `netns` (/var/run/netns/<netns>; ""
+// runs it here) and switches back, so sockets it creates live there.
+Status InNetns(const std::string& netns, const std::function<Status()>& fn);
+Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname);
+
+enum class IoKind : uint8_t { kAfXdp, kAfPacket, kAuto };
+// Opens the interface's queue 0. kAuto tries AF_XDP and falls back to
+// AF_PACKET; `why` (optional) says why AF_XDP was not used.
+Result<std::unique_ptr<PacketIo>> OpenIo(IoKind kind, const IfaceInfo& iface,
+                                         std::string* why = nullptr);
+Result<std::unique_ptr<PacketIo>> OpenAfPacket(const IfaceInfo& iface);
+Result<std::unique_ptr<PacketIo>> OpenAfXdp(const IfaceInfo& iface);
+
+// What the loopback pair does to each frame, drawn from a seeded RNG in the
+// order frames are sent (so a run is a function of the seed).
+struct Impairment {
+  double drop = 0, duplicate = 0, reorder = 0;  // probabilities
+  uint32_t reorder_depth = 8;                   // a reordered frame is overtaken by up to this many
+  // Drops every frame for which this returns true (after the random rules):
+  // index is the frame's number on this direction, from 0.
+  std::function<bool(uint64_t index, std::span<const uint8_t> frame)> drop_if;
+  // Sees (and may change: corrupt, CE-mark) every frame first.
+  std::function<void(uint64_t index, std::vector<uint8_t>& frame)> mutate;
+  uint64_t seed = 1;
+};
+
+// Two in-process ends joined by a lossy wire: what one end sends the other
+// receives. Not thread-safe (tests drive both ends from one thread).
+class LoopbackWire;
+struct LoopbackPair {
+  std::unique_ptr<PacketIo> a, b;
+  std::shared_ptr<LoopbackWire> wire;
+};
+LoopbackPair MakeLoopbackPair(const Impairment& a_to_b, const Impairment& b_to_a);
+
+}  // namespace ofan::uroce

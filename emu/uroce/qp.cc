@@ -1,0 +1,714 @@
+#include "emu/uroce/qp.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ofan::uroce {
+namespace {
+
+using pkt::Opcode;
+using pkt::PsnAdd;
+using pkt::PsnDiff;
+
+// AETH syndromes as rxe sends them (rxe_hdr.h: AETH_ACK_UNLIMITED, AETH_NAK_*).
+constexpr uint8_t kSynAck = 0x1F;
+constexpr uint8_t kSynNakPsnSeq = 0x60;
+constexpr uint8_t kSynNakInvalid = 0x61;
+constexpr uint8_t kSynNakAccess = 0x62;
+constexpr uint8_t kSynRnr = 0x20 | 14;  // RNR NAK, timer code 14 (~1 ms as IBA table 45)
+
+constexpr uint32_t kBth = sizeof(pkt::BthHdr);
+constexpr uint32_t kL2L4 = sizeof(pkt::EtherHdr) + sizeof(pkt::Ipv4Hdr) + sizeof(pkt::UdpHdr);
+
+bool IsFirst(uint8_t op) {
+  return op == Raw(Opcode::kSendFirst) || op == Raw(Opcode::kSendOnly) ||
+         op == Raw(Opcode::kSendOnlyWithImm) || op == Raw(Opcode::kRdmaWriteFirst) ||
+         op == Raw(Opcode::kRdmaWriteOnly) || op == Raw(Opcode::kRdmaWriteOnlyWithImm);
+}
+bool IsLast(uint8_t op) {
+  return op == Raw(Opcode::kSendLast) || op == Raw(Opcode::kSendLastWithImm) ||
+         op == Raw(Opcode::kSendOnly) || op == Raw(Opcode::kSendOnlyWithImm) ||
+         op == Raw(Opcode::kRdmaWriteLast) || op == Raw(Opcode::kRdmaWriteLastWithImm) ||
+         op == Raw(Opcode::kRdmaWriteOnly) || op == Raw(Opcode::kRdmaWriteOnlyWithImm);
+}
+bool IsSend(uint8_t op) { return op <= Raw(Opcode::kSendOnlyWithImm); }
+bool IsWrite(uint8_t op) {
+  return op >= Raw(Opcode::kRdmaWriteFirst) && op <= Raw(Opcode::kRdmaWriteOnlyWithImm);
+}
+
+Opcode DataOpcode(WrOp op, bool first, bool last) {
+  const bool write = op == WrOp::kWrite || op == WrOp::kWriteImm;
+  const bool imm = op == WrOp::kWriteImm || op == WrOp::kSendImm;
+  if (first && last) {
+    if (write) return imm ? Opcode::kRdmaWriteOnlyWithImm : Opcode::kRdmaWriteOnly;
+    return imm ? Opcode::kSendOnlyWithImm : Opcode::kSendOnly;
+  }
+  if (first) return write ? Opcode::kRdmaWriteFirst : Opcode::kSendFirst;
+  if (!last) return write ? Opcode::kRdmaWriteMiddle : Opcode::kSendMiddle;
+  if (write) return imm ? Opcode::kRdmaWriteLastWithImm : Opcode::kRdmaWriteLast;
+  return imm ? Opcode::kSendLastWithImm : Opcode::kSendLast;
+}
+
+bool TestBit(const uint64_t* bits, uint32_t i) { return (bits[i / 64] >> (i % 64)) & 1; }
+void SetBit(uint64_t* bits, uint32_t i) { bits[i / 64] |= uint64_t{1} << (i % 64); }
+void ClearBit(uint64_t* bits, uint32_t i) { bits[i / 64] &= ~(uint64_t{1} << (i % 64)); }
+
+}  // namespace
+
+uint16_t RxeUdpSport(uint32_t lqpn, uint32_t rqpn) {
+  // include/rdma/ib_verbs.h: rdma_calc_flow_label, rdma_flow_label_to_udp_sport.
+  uint64_t fl = static_cast<uint64_t>(lqpn) * rqpn;
+  fl ^= fl >> 20;
+  fl ^= fl >> 40;
+  const uint32_t label = static_cast<uint32_t>(fl & 0xFFFFF);
+  uint32_t low = label & 0x3FFF;
+  const uint32_t high = label & 0xFC000;
+  low ^= high >> 14;
+  return static_cast<uint16_t>(low | 0xC000);
+}
+
+Qp::Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_depth,
+       uint32_t rq_depth)
+    : cfg_(cfg),
+      mr_(mr),
+      stash_(stash),
+      rng_(cfg.seed),
+      sq_(std::max<uint32_t>(sq_depth, 1)),
+      rq_(std::max<uint32_t>(rq_depth, 1)) {
+  cfg_.mtu = std::clamp<uint32_t>(cfg_.mtu, 256, kMaxMtu);
+  cfg_.ack_every = std::max<uint32_t>(cfg_.ack_every, 1);
+  cfg_.max_inflight_pkts = std::clamp<uint32_t>(cfg_.max_inflight_pkts, 1, kOooWindow);
+}
+
+void Qp::Connect(const QpPeer& peer) {
+  peer_ = peer;
+  base_sport_ = RxeUdpSport(peer.local_qpn, peer.remote_qpn);
+  rng_.Seed(SplitMix64(cfg_.seed) ^ peer.local_qpn ^ (uint64_t{peer.local_ip} << 24));
+  next_psn_ = una_ = sent_hi_ = peer.start_psn & pkt::kPsnMask;
+  epsn_ = ooo_acked_epsn_ = peer.peer_start_psn & pkt::kPsnMask;
+  ooo_ackreq_hi_ = PsnAdd(epsn_, -1);
+}
+
+bool Qp::Post(const SendWr& wr) {
+  if (failed_ || outstanding() >= sq_.size() || wr.len > (1u << 31)) return false;
+  Wqe& w = sq_[sq_tail_ % sq_.size()];
+  w.wr = wr;
+  w.npkts = std::max<uint32_t>(1, (wr.len + cfg_.mtu - 1) / cfg_.mtu);
+  w.first_psn = next_psn_;
+  next_psn_ = PsnAdd(next_psn_, static_cast<int32_t>(w.npkts));
+  ++sq_tail_;
+  return true;
+}
+
+bool Qp::PostRecv(uint8_t* buf, uint32_t len, uint64_t wr_id) {
+  if (rq_tail_ - rq_head_ >= rq_.size()) return false;
+  rq_[rq_tail_++ % rq_.size()] = Recv{buf, len, wr_id};
+  return true;
+}
+
+uint32_t Qp::Header(uint8_t* out, uint32_t ip_len, uint16_t sport) const {
+  pkt::EtherHdr eth{};
+  eth.dst = peer_.next_hop_mac;
+  eth.src = peer_.local_mac;
+  eth.type = pkt::Be16::FromHost(pkt::ethertype::kIpv4);
+  pkt::Ipv4Hdr ip{};
+  ip.version_ihl = 0x45;
+  ip.tos = static_cast<uint8_t>(cfg_.dscp << 2 | pkt::ecn::kEct0);
+  ip.total_length = pkt::Be16::FromHost(static_cast<uint16_t>(ip_len));
+  ip.id = pkt::Be16::FromHost(ip_id_++);
+  ip.frag = pkt::Be16::FromHost(0x4000);  // DF, as rxe sends
+  ip.ttl = 64;
+  ip.proto = pkt::ipproto::kUdp;
+  ip.checksum = pkt::Be16{};
+  ip.src = pkt::Be32::FromHost(peer_.local_ip);
+  ip.dst = pkt::Be32::FromHost(peer_.remote_ip);
+  pkt::UdpHdr udp{};
+  udp.src_port = pkt::Be16::FromHost(sport);
+  udp.dst_port = pkt::Be16::FromHost(pkt::kRoceV2Port);
+  udp.length = pkt::Be16::FromHost(static_cast<uint16_t>(ip_len - sizeof(pkt::Ipv4Hdr)));
+  udp.checksum = pkt::Be16{};  // rxe leaves it zero: the ICRC covers the datagram
+  std::memcpy(out, &eth, sizeof eth);
+  std::memcpy(out + 14, &ip, sizeof ip);
+  const uint16_t csum = pkt::Ipv4Checksum20(out + 14);
+  out[14 + offsetof(pkt::Ipv4Hdr, checksum)] = static_cast<uint8_t>(csum >> 8);
+  out[14 + offsetof(pkt::Ipv4Hdr, checksum) + 1] = static_cast<uint8_t>(csum);
+  std::memcpy(out + 34, &udp, sizeof udp);
+  return kL2L4;
+}
+
+uint32_t Qp::Finish(uint8_t* out, uint32_t frame_len) const {
+  uint8_t* ip = out + sizeof(pkt::EtherHdr);
+  const uint32_t total = frame_len - sizeof(pkt::EtherHdr);
+  pkt::StoreIcrc(ip + total - pkt::kIcrcBytes, pkt::RoceIcrc(ip, total - pkt::kIcrcBytes));
+  return frame_len;
+}
+
+uint16_t Qp::DataSport() {
+  switch (cfg_.entropy) {
+    case EntropyMode::kPerQp:
+      return base_sport_;
+    case EntropyMode::kReps:
+      if (reps_count_ > 0) {
+        --reps_count_;
+        return reps_ring_[reps_head_++ % reps_ring_.size()];
+      }
+      [[fallthrough]];
+    case EntropyMode::kSpray:
+      break;
+  }
+  return static_cast<uint16_t>(0xC000 | (rng_.Next32() & 0x3FFF));
+}
+
+bool Qp::HasData(Ns now) const {
+  if (failed_ || now < hold_until_) return false;
+  if (resend_owed_) return true;
+  if (sq_tx_ == sq_tail_) return false;
+  const Wqe& w = sq_[sq_tx_ % sq_.size()];
+  const uint32_t psn = PsnAdd(w.first_psn, static_cast<int32_t>(tx_pkt_));
+  return static_cast<uint32_t>(PsnDiff(psn, una_)) < cfg_.max_inflight_pkts;
+}
+
+uint32_t Qp::BuildData(uint8_t* out, Ns now) {
+  if (!HasData(now)) return 0;
+  if (resend_owed_) {
+    // ooo recovery: the one packet the ACKs say is missing, then back to
+    // where transmission was (the rest may well have arrived).
+    resend_owed_ = false;
+    uint32_t i = sq_head_;
+    while (i < sq_tail_) {
+      const Wqe& w = sq_[i % sq_.size()];
+      const int32_t d = PsnDiff(resend_psn_, w.first_psn);
+      if (d >= 0 && d < static_cast<int32_t>(w.npkts))
+        return Emit(out, w, static_cast<uint32_t>(d), true, now);
+      ++i;
+    }
+    if (sq_tx_ == sq_tail_) return 0;  // acknowledged meanwhile
+  }
+  const Wqe& w = sq_[sq_tx_ % sq_.size()];
+  const uint32_t idx = tx_pkt_;
+  const uint32_t len = Emit(out, w, idx, false, now);
+  if (++tx_pkt_ == w.npkts) {
+    ++sq_tx_;
+    tx_pkt_ = 0;
+  }
+  return len;
+}
+
+uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, Ns now) {
+  const uint32_t psn = PsnAdd(w.first_psn, static_cast<int32_t>(idx));
+  const uint32_t inflight = static_cast<uint32_t>(PsnDiff(psn, una_));
+  const uint64_t off = static_cast<uint64_t>(idx) * cfg_.mtu;
+  const uint32_t pay = static_cast<uint32_t>(std::min<uint64_t>(cfg_.mtu, w.wr.len - off));
+  const bool first = idx == 0, last = idx + 1 == w.npkts;
+  const Opcode op = DataOpcode(w.wr.op, first, last);
+  const uint32_t pad = (4 - pay % 4) % 4;
+  const uint32_t ext = pkt::ExtHeaderBytes(Raw(op));
+  const uint32_t frame_len = kL2L4 + kBth + ext + pay + pad + pkt::kIcrcBytes;
+
+  bool ack_req = force_ack_req || last || ++since_ackreq_ >= cfg_.ack_every ||
+                 inflight + 1 >= cfg_.max_inflight_pkts;
+  if (ack_req && !force_ack_req) since_ackreq_ = 0;
+  if (PsnDiff(psn, sent_hi_) < 0) {
+    ++c_.retransmits;
+  } else {
+    if (PsnDiff(sent_hi_, una_) == 0) last_progress_ = now;  // the timer starts
+    sent_hi_ = PsnAdd(psn, 1);
+  }
+
+  uint8_t* p = out + Header(out, frame_len - sizeof(pkt::EtherHdr), DataSport());
+  pkt::BthHdr bth = pkt::BthHdr::Make(op, peer_.remote_qpn, psn);
+  bth.set_ack_req(ack_req);
+  bth.set_pad_count(static_cast<uint8_t>(pad));
+  std::memcpy(p, &bth, kBth);
+  p += kBth;
+  if (pkt::HasReth(op)) {
+    const auto reth = pkt::RethHdr::Make(w.wr.remote_va, w.wr.rkey, w.wr.len);
+    std::memcpy(p, &reth, sizeof reth);
+    p += sizeof reth;
+  }
+  if (pkt::HasImmDt(op)) {
+    const pkt::ImmDtHdr imm{pkt::Be32::FromHost(w.wr.imm)};
+    std::memcpy(p, &imm, sizeof imm);
+    p += sizeof imm;
+  }
+  if (pay) std::memcpy(p, w.wr.local + off, pay);
+  std::memset(p + pay, 0, pad);
+
+  ++c_.tx_pkts;
+  c_.tx_bytes += pay;
+  if (cfg_.dcqcn && rate_ < 1.0) {
+    // 24 bytes of preamble, FCS and gap per frame, as the host's pacer counts.
+    const double ns = (frame_len + 24) * 8.0 / (rate_ * cfg_.line_rate_gbps);
+    hold_until_ = now + static_cast<Ns>(ns);
+  }
+  return Finish(out, frame_len);
+}
+
+uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
+  if (cnp_owed_) {
+    cnp_owed_ = false;
+    cnp_ever_ = true;
+    last_cnp_ = now;
+    ++c_.cnps_tx;
+    const uint32_t frame_len = kL2L4 + kBth + 16 + pkt::kIcrcBytes;
+    uint8_t* p = out + Header(out, frame_len - sizeof(pkt::EtherHdr), base_sport_);
+    out[14 + offsetof(pkt::Ipv4Hdr, tos)] &= 0xFC;  // a CNP is not ECN-capable
+    out[14 + offsetof(pkt::Ipv4Hdr, checksum)] = out[15 + offsetof(pkt::Ipv4Hdr, checksum)] = 0;
+    const uint16_t csum = pkt::Ipv4Checksum20(out + 14);
+    out[24] = static_cast<uint8_t>(csum >> 8);
+    out[25] = static_cast<uint8_t>(csum);
+    pkt::BthHdr bth = pkt::BthHdr::Make(Opcode::kCnp, peer_.remote_qpn, 0);
+    bth.set_becn(true);
+    std::memcpy(p, &bth, kBth);
+    std::memset(p + kBth, 0, 16);  // IBA A17.9.3: 16 reserved bytes
+    return Finish(out, frame_len);
+  }
+  if (cfg_.ooo) {
+    const bool advanced = epsn_ != ooo_acked_epsn_;
+    if (ooo_ackreq_seen_ || (advanced && PsnDiff(ooo_ackreq_hi_, ooo_acked_epsn_) >= 0)) {
+      OweAck(PsnAdd(epsn_, -1), ack_owed_ ? ack_sport_ : base_sport_, ack_owed_ && ack_becn_);
+    }
+  }
+  if (!ack_owed_) return 0;
+  ack_owed_ = false;
+  if (ack_syndrome_ == kSynAck) {
+    ++c_.acks_tx;
+    ooo_ackreq_seen_ = false;
+    ooo_acked_epsn_ = PsnAdd(ack_psn_, 1);
+  } else if (ack_syndrome_ == kSynNakPsnSeq) {
+    ++c_.naks_tx;
+  }
+  const uint32_t frame_len = kL2L4 + kBth + 4 + pkt::kIcrcBytes;
+  uint8_t* p = out + Header(out, frame_len - sizeof(pkt::EtherHdr), ack_sport_);
+  pkt::BthHdr bth = pkt::BthHdr::Make(Opcode::kAcknowledge, peer_.remote_qpn, ack_psn_);
+  bth.set_becn(ack_becn_);  // the echo of a CE mark (what REPS calls ECE)
+  std::memcpy(p, &bth, kBth);
+  const auto aeth = pkt::AethHdr::Make(ack_syndrome_, msn_);
+  std::memcpy(p + kBth, &aeth, sizeof aeth);
+  return Finish(out, frame_len);
+}
+
+void Qp::OweAck(uint32_t psn, uint16_t sport, bool becn) {
+  ++acks_owed_;
+  ack_owed_ = true;
+  ack_syndrome_ = kSynAck;
+  ack_psn_ = psn;
+  ack_sport_ = sport;
+  ack_becn_ = becn;
+}
+
+void Qp::OweNak(uint8_t syndrome) {
+  ack_owed_ = true;
+  ack_syndrome_ = syndrome;
+  ack_psn_ = epsn_;
+  ack_sport_ = base_sport_;
+  ack_becn_ = false;
+}
+
+void Qp::Fail(const char* why, std::vector<QpEvent>* events) {
+  if (failed_) return;
+  failed_ = true;
+  QpEvent e;
+  e.kind = QpEventKind::kError;
+  e.qpn = peer_.local_qpn;
+  e.error = why;
+  events->push_back(e);
+}
+
+void Qp::GoBack(uint32_t psn) {
+  uint32_t i = sq_head_;
+  while (i < sq_tail_) {
+    const Wqe& w = sq_[i % sq_.size()];
+    if (PsnDiff(PsnAdd(w.first_psn, static_cast<int32_t>(w.npkts)), psn) > 0) break;
+    ++i;
+  }
+  sq_tx_ = i;
+  tx_pkt_ = 0;
+  if (i < sq_tail_) {
+    const int32_t d = PsnDiff(psn, sq_[i % sq_.size()].first_psn);
+    tx_pkt_ = d > 0 ? static_cast<uint32_t>(d) : 0;
+  }
+  since_ackreq_ = 0;
+}
+
+void Qp::AckUpTo(uint32_t psn, Ns now, std::vector<QpEvent>* events) {
+  if (PsnDiff(psn, una_) < 0 || PsnDiff(psn, sent_hi_) >= 0) return;  // stale or bogus
+  una_ = PsnAdd(psn, 1);
+  retries_ = 0;
+  last_progress_ = now;
+  while (sq_head_ < sq_tail_) {
+    const Wqe& w = sq_[sq_head_ % sq_.size()];
+    if (PsnDiff(PsnAdd(w.first_psn, static_cast<int32_t>(w.npkts) - 1), psn) > 0) break;
+    QpEvent e;
+    e.kind = QpEventKind::kSendDone;
+    e.qpn = peer_.local_qpn;
+    e.wr_id = w.wr.wr_id;
+    e.len = w.wr.len;
+    events->push_back(e);
+    ++c_.completions;
+    ++sq_head_;
+  }
+  if (recovering_) {
+    recovering_ = PsnDiff(una_, recover_psn_) < 0;
+    resend_owed_ = recovering_;
+    resend_psn_ = una_;
+  }
+  // After a go-back, an ACK may cover packets not yet resent: skip them.
+  const uint32_t tx_psn =
+      sq_tx_ < sq_tail_ ? PsnAdd(sq_[sq_tx_ % sq_.size()].first_psn, static_cast<int32_t>(tx_pkt_))
+                        : next_psn_;
+  if (sq_tx_ < sq_head_ || PsnDiff(tx_psn, una_) < 0) GoBack(una_);
+}
+
+void Qp::OnAckPacket(const uint8_t* bth, uint32_t len, uint16_t sport, Ns now,
+                     std::vector<QpEvent>* events) {
+  if (len < kBth + sizeof(pkt::AethHdr)) {
+    ++c_.drops;
+    return;
+  }
+  const auto h = pkt::Load<pkt::BthHdr>(bth);
+  const auto aeth = pkt::Load<pkt::AethHdr>(bth + kBth);
+  const uint32_t psn = h.psn24();
+  switch (aeth.kind()) {
+    case pkt::AethHdr::Kind::kAck:
+      ++c_.acks_rx;
+      if (cfg_.entropy == EntropyMode::kReps && !h.becn() && reps_count_ < reps_ring_.size()) {
+        reps_ring_[(reps_head_ + reps_count_++) % reps_ring_.size()] = sport;
+      }
+      AckUpTo(psn, now, events);
+      return;
+    case pkt::AethHdr::Kind::kRnrNak:
+      ++c_.other_naks_rx;
+      if (PsnDiff(psn, una_) > 0) AckUpTo(PsnAdd(psn, -1), now, events);
+      if (psn == una_ && PsnDiff(psn, sent_hi_) < 0) {
+        GoBack(psn);
+        hold_until_ = now + cfg_.rnr_delay_ns;
+        last_progress_ = now;
+      }
+      return;
+    case pkt::AethHdr::Kind::kNak:
+      if (aeth.value() != pkt::AethHdr::kNakPsnSequenceError) {
+        ++c_.other_naks_rx;
+        Fail(aeth.value() == pkt::AethHdr::kNakRemoteAccessError ? "remote access error NAK"
+                                                                 : "invalid request NAK",
+             events);
+        return;
+      }
+      ++c_.naks_rx;
+      // A NAK acknowledges every PSN before its own (IBA 9.7.5.2.1).
+      if (PsnDiff(psn, una_) > 0) AckUpTo(PsnAdd(psn, -1), now, events);
+      if (psn == una_ && PsnDiff(psn, sent_hi_) < 0) {
+        GoBack(psn);
+        last_progress_ = now;
+      }
+      return;
+    case pkt::AethHdr::Kind::kReserved:
+      ++c_.drops;
+      return;
+  }
+}
+
+void Qp::OnCnp(Ns now) {
+  ++c_.cnps_rx;
+  if (!cfg_.dcqcn) return;
+  // DCQCN's reaction point (Zhu et al., SIGCOMM'15), g = 1/16.
+  alpha_ = alpha_ * (15.0 / 16.0) + 1.0 / 16.0;
+  rate_ = std::max(0.01, rate_ * (1.0 - alpha_ / 2.0));
+  rate_updated_ = now;
+}
+
+void Qp::OnTimer(Ns now, std::vector<QpEvent>* events) {
+  if (failed_) return;
+  if (cfg_.dcqcn && rate_ < 1.0 && now - rate_updated_ >= 55'000) {
+    alpha_ *= 15.0 / 16.0;
+    rate_ = std::min(1.0, (rate_ + 1.0) / 2.0);  // fast recovery towards line rate
+    rate_updated_ = now;
+  }
+  if (PsnDiff(sent_hi_, una_) <= 0 || now - last_progress_ < cfg_.rto_ns) return;
+  ++c_.timeouts;
+  if (++retries_ > cfg_.retry_count) {
+    Fail("retry count exceeded", events);
+    return;
+  }
+  last_progress_ = now;
+  if (cfg_.ooo) {
+    // The responder has placed what came after the hole: resend the hole
+    // and, as ACKs come back short of where we were (NewReno's partial
+    // ACKs), the next one, until everything sent before the timeout is in.
+    resend_owed_ = true;
+    resend_psn_ = una_;
+    recovering_ = true;
+    recover_psn_ = sent_hi_;
+    return;
+  }
+  GoBack(una_);
+}
+
+Ns Qp::NextDeadline() const {
+  Ns t = ~Ns{0};
+  if (failed_) return t;
+  if (PsnDiff(sent_hi_, una_) > 0) t = last_progress_ + cfg_.rto_ns;
+  if (sq_tx_ != sq_tail_ && hold_until_) t = std::min(t, hold_until_);
+  if (cfg_.dcqcn && rate_ < 1.0) t = std::min(t, rate_updated_ + 55'000);
+  return t;
+}
+
+bool Qp::PlaceCheck(uint64_t va, uint64_t len, uint32_t rkey) const {
+  return mr_ && rkey == mr_->rkey && va >= mr_->va && va - mr_->va <= mr_->len &&
+         len <= mr_->len - (va - mr_->va);
+}
+
+void Qp::OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns now,
+                  std::vector<QpEvent>* events) {
+  if (len < kBth || failed_) {
+    ++c_.drops;
+    return;
+  }
+  const uint8_t op = bth[0];
+  if (op == pkt::bth_opcode::kRcAck) return OnAckPacket(bth, len, sport, now, events);
+  if (op == pkt::bth_opcode::kCnp) return OnCnp(now);
+  if (!IsSend(op) && !IsWrite(op)) {
+    ++c_.drops;
+    return;
+  }
+  const uint32_t pad = (bth[1] >> 4) & 3;
+  if (len < kBth + pkt::ExtHeaderBytes(op) + pad) {
+    ++c_.drops;
+    return;
+  }
+  if (ce) {
+    ++c_.ce_rx;
+    if (!cnp_ever_ || now - last_cnp_ >= cfg_.cnp_interval_ns) cnp_owed_ = true;
+  }
+  if (cfg_.ooo && IsWrite(op)) return OnDataOoo(bth, len, sport, ce, events, false);
+  const uint64_t owed_before = acks_owed_;
+  OnDataInOrder(bth, len, events);
+  if (cfg_.ooo) {
+    // A SEND placed in order may close the gap before later WRITE packets.
+    while (TestBit(got_.data(), epsn_ % kOooWindow)) {
+      ClearBit(got_.data(), epsn_ % kOooWindow);
+      if (TestBit(last_bit_.data(), epsn_ % kOooWindow)) ++msn_;
+      ClearBit(last_bit_.data(), epsn_ % kOooWindow);
+      epsn_ = PsnAdd(epsn_, 1);
+    }
+  }
+  // The ACK this packet asked for echoes its entropy (REPS) and CE mark.
+  if (acks_owed_ != owed_before && ack_syndrome_ == kSynAck) {
+    ack_sport_ = sport;
+    ack_becn_ = ce;
+  }
+}
+
+void Qp::OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* events) {
+  const auto h = pkt::Load<pkt::BthHdr>(bth);
+  const uint8_t op = h.opcode;
+  const uint32_t psn = h.psn24();
+  const int32_t d = PsnDiff(psn, epsn_);
+  if (d > 0) {
+    ++c_.out_of_sequence;
+    if (!cfg_.ooo && !nak_sent_) {  // rxe: one NAK per gap, then silence
+      nak_sent_ = true;
+      OweNak(kSynNakPsnSeq);
+    } else {
+      ++c_.drops;
+    }
+    return;
+  }
+  if (d < 0) {
+    ++c_.duplicates;  // C9-105: acknowledge again, deliver nothing
+    OweAck(PsnAdd(epsn_, -1), base_sport_, false);
+    return;
+  }
+  nak_sent_ = false;
+  const bool first = IsFirst(op), last = IsLast(op), send = IsSend(op);
+  if (first == in_msg_ || (in_msg_ && send != msg_is_send_)) {
+    ++c_.drops;
+    OweNak(kSynNakInvalid);
+    return;
+  }
+  const uint32_t ext = pkt::ExtHeaderBytes(op);
+  const uint32_t pay = len - kBth - ext - h.pad_count();
+  if (first) {
+    if (send) {
+      if (rq_head_ == rq_tail_) {
+        ++c_.drops;
+        OweNak(kSynRnr);
+        nak_sent_ = true;  // what follows is dropped quietly until the retry
+        return;
+      }
+      const Recv& r = rq_[rq_head_++ % rq_.size()];
+      place_ = r.buf;
+      place_left_ = r.len;
+      recv_wr_id_ = r.wr_id;
+      msg_len_ = 0;
+      msg_va_ = 0;
+    } else {
+      const auto reth = pkt::Load<pkt::RethHdr>(bth + kBth);
+      if (!PlaceCheck(reth.va(), reth.length(), reth.r_key())) {
+        ++c_.drops;
+        OweNak(kSynNakAccess);
+        return;
+      }
+      place_ = mr_->base + (reth.va() - mr_->va);
+      place_left_ = msg_len_ = reth.length();
+      msg_va_ = reth.va();
+    }
+    in_msg_ = true;
+    msg_is_send_ = send;
+  }
+  if (pay > place_left_) {
+    ++c_.drops;
+    in_msg_ = false;
+    OweNak(kSynNakInvalid);
+    return;
+  }
+  if (pay) std::memcpy(place_, bth + kBth + ext, pay);
+  place_ += pay;
+  place_left_ -= pay;
+  if (send) msg_len_ += pay;
+  ++c_.rx_pkts;
+  c_.rx_bytes += pay;
+  epsn_ = PsnAdd(epsn_, 1);
+  if (last) {
+    in_msg_ = false;
+    msn_ = (msn_ + 1) & 0xFFFFFF;
+    if (send || pkt::HasImmDt(op)) {
+      QpEvent e;
+      e.kind = QpEventKind::kRecvDone;
+      e.qpn = peer_.local_qpn;
+      e.wr_id = send ? recv_wr_id_ : 0;
+      e.len = msg_len_;
+      e.va = msg_va_;
+      if (pkt::HasImmDt(op)) {
+        e.has_imm = true;
+        e.imm = pkt::Rd32(bth + kBth + ext - sizeof(pkt::ImmDtHdr));
+      }
+      events->push_back(e);
+    }
+    ++c_.deliveries;
+  }
+  if (h.ack_req()) OweAck(psn, base_sport_, false);
+}
+
+void Qp::OnDataOoo(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce,
+                   std::vector<QpEvent>* events, bool replay) {
+  const auto h = pkt::Load<pkt::BthHdr>(bth);
+  const uint8_t op = h.opcode;
+  const uint32_t psn = h.psn24();
+  const int32_t d = PsnDiff(psn, epsn_);
+  const uint32_t slot = psn % kOooWindow;
+  if (d < 0 || (d < static_cast<int32_t>(kOooWindow) && TestBit(got_.data(), slot))) {
+    ++c_.duplicates;
+    OweAck(PsnAdd(epsn_, -1), sport, ce);
+    return;
+  }
+  if (d >= static_cast<int32_t>(kOooWindow)) {
+    ++c_.drops;
+    return;
+  }
+  if (d > 0 && !replay) ++c_.out_of_sequence;
+  OooMsg* m = nullptr;
+  for (auto& x : ooo_msgs_) {
+    if (x.used && PsnDiff(psn, x.first_psn) >= 0 &&
+        PsnDiff(psn, PsnAdd(x.first_psn, static_cast<int32_t>(x.npkts))) < 0) {
+      m = &x;
+      break;
+    }
+  }
+  bool created = false;
+  if (!m) {
+    if (!IsFirst(op)) {
+      // Ahead of its message's first packet: wait for the RETH.
+      Stash::Slot* s = stash_ ? stash_->Take() : nullptr;
+      if (!s || len > s->bth.size()) {
+        ++c_.drops;
+        return;
+      }
+      s->owner = this;
+      s->psn = psn;
+      s->len = len;
+      s->sport = sport;
+      s->ce = ce;
+      std::memmove(s->bth.data(), bth, len);
+      return;
+    }
+    const auto reth = pkt::Load<pkt::RethHdr>(bth + kBth);
+    if (!PlaceCheck(reth.va(), reth.length(), reth.r_key())) {
+      ++c_.drops;
+      OweNak(kSynNakAccess);
+      return;
+    }
+    for (auto& x : ooo_msgs_) {
+      if (!x.used) {
+        m = &x;
+        break;
+      }
+    }
+    if (!m) {
+      ++c_.drops;
+      return;
+    }
+    *m = OooMsg{};
+    m->used = true;
+    m->first_psn = psn;
+    m->npkts = std::max<uint32_t>(1, (reth.length() + cfg_.mtu - 1) / cfg_.mtu);
+    m->va = reth.va();
+    m->len = reth.length();
+    created = true;
+  }
+  const uint32_t ext = pkt::ExtHeaderBytes(op);
+  const uint32_t pay = len - kBth - ext - h.pad_count();
+  const uint64_t off =
+      static_cast<uint64_t>(PsnDiff(psn, m->first_psn)) * static_cast<uint64_t>(cfg_.mtu);
+  if (off + pay > m->len) {
+    ++c_.drops;
+    return;
+  }
+  if (pay) std::memcpy(mr_->base + (m->va - mr_->va) + off, bth + kBth + ext, pay);
+  SetBit(got_.data(), slot);
+  if (IsLast(op)) SetBit(last_bit_.data(), slot);
+  if (pkt::HasImmDt(op)) {
+    m->has_imm = true;
+    m->imm = pkt::Rd32(bth + kBth + ext - sizeof(pkt::ImmDtHdr));
+  }
+  ++c_.rx_pkts;
+  c_.rx_bytes += pay;
+  if (h.ack_req()) {
+    ooo_ackreq_seen_ = true;
+    if (PsnDiff(psn, ooo_ackreq_hi_) > 0) ooo_ackreq_hi_ = psn;
+    ack_sport_ = sport;
+    ack_becn_ = ce;
+  }
+  if (++m->got == m->npkts) {
+    if (m->has_imm) {
+      QpEvent e;
+      e.kind = QpEventKind::kRecvDone;
+      e.qpn = peer_.local_qpn;
+      e.len = m->len;
+      e.va = m->va;
+      e.has_imm = true;
+      e.imm = m->imm;
+      events->push_back(e);
+    }
+    ++c_.deliveries;
+    m->used = false;
+  }
+  while (TestBit(got_.data(), epsn_ % kOooWindow)) {
+    ClearBit(got_.data(), epsn_ % kOooWindow);
+    if (TestBit(last_bit_.data(), epsn_ % kOooWindow)) msn_ = (msn_ + 1) & 0xFFFFFF;
+    ClearBit(last_bit_.data(), epsn_ % kOooWindow);
+    epsn_ = PsnAdd(epsn_, 1);
+  }
+  if (created && stash_) {
+    const uint32_t first = m->first_psn, n = m->npkts;
+    for (auto& s : stash_->slots()) {
+      if (s.owner != this || PsnDiff(s.psn, first) < 0 ||
+          PsnDiff(s.psn, PsnAdd(first, static_cast<int32_t>(n))) >= 0)
+        continue;
+      s.owner = nullptr;  // free before the replay: it cannot be stashed again
+      OnDataOoo(s.bth.data(), s.len, s.sport, s.ce, events, true);
+    }
+  }
+}
+
+}  // namespace ofan::uroce

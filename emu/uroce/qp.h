@@ -1,0 +1,290 @@
+// Qp: one RoCEv2 reliable-connection queue pair, requester and responder,
+// as a state machine over frames. It neither owns a socket nor reads a clock:
+// the Host (host.h) hands it received BTHs and the time, and asks it for the
+// next data frame to send and for the ACK / NAK / CNP it owes.
+//
+// expects:  Connect() before anything else; Post() of at most `sq_depth`
+//           outstanding work requests; received packets whose ICRC the Host
+//           has checked; `now` non-decreasing
+// gives:    RDMA WRITE (with immediate) and SEND segmented at the path MTU,
+//           PSNs modulo 2^24, AckReq on a message's last packet, at least
+//           every `ack_every` packets and where the in-flight window closes
+//           (rxe acknowledges only those); coalesced ACKs (one per receive
+//           batch: the last one owed covers the others); a PSN sequence
+//           error NAK on the first packet past the expected PSN and silence
+//           until the expected one arrives (rxe's check_psn); go-back-N on
+//           NAK and on timeout, kError after `retry_count` timeouts in a row;
+//           duplicates re-ACKed, never re-delivered; in `ooo` mode every
+//           WRITE packet placed at its own offset (RETH of the first packet
+//           gives the base, PSN the rest; packets ahead of their first are
+//           stashed), no NAK for gaps, ACKs cover only the contiguous prefix;
+//           a CNP (rate-limited) for a CE-marked data packet
+// modifies: the registered memory region (placement), the posted receive
+//           buffers (SEND), its counters
+//           after a timeout in ooo mode, only the holes are resent (the
+//           oldest unacknowledged packet, then each one the next ACK stops
+//           short of: NewReno's partial ACKs), not everything after them
+// next:     SACK-like reports from the responder (one RTO per first hole
+//           today; later holes cost one round trip each)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/rng.h"
+#include "dataplane/packet/headers.h"
+#include "dataplane/packet/roce.h"
+
+namespace ofan::uroce {
+
+using Ns = uint64_t;
+
+// Headroom of one frame: Ethernet, IPv4, UDP, BTH, RETH, ImmDt, ICRC.
+inline constexpr uint32_t kFrameOverhead = 14 + 20 + 8 + 12 + 16 + 4 + 4;
+inline constexpr uint32_t kMaxMtu = 4096;
+inline constexpr uint32_t kMaxFrame = kMaxMtu + kFrameOverhead + 4;  // + pad
+
+// How a QP picks the UDP source port (the fabric's ECMP entropy).
+enum class EntropyMode : uint8_t {
+  kPerQp,  // rxe's: one port per QP pair, 0xC000 | hash(lqpn * rqpn)
+  kSpray,  // a fresh random port per packet
+  kReps,   // recycle ports echoed by ACKs without congestion, fresh otherwise
+};
+
+struct EngineConfig {
+  uint32_t mtu = 2048;  // RoCE path MTU: payload bytes per packet
+  uint8_t dscp = 26;
+  bool ooo = false;                   // out-of-order placement at the responder
+  uint32_t ack_every = 64;            // rxe's RXE_MAX_PKT_PER_ACK
+  uint32_t max_inflight_pkts = 1024;  // unacknowledged packets per QP
+  Ns rto_ns = 4'000'000;              // no progress for this long: go back N
+  uint32_t retry_count = 7;           // timeouts in a row before kError (IBA's 3-bit count)
+  Ns cnp_interval_ns = 50'000;        // at most one CNP per QP per interval
+  Ns rnr_delay_ns = 100'000;          // wait after an RNR NAK
+  EntropyMode entropy = EntropyMode::kPerQp;
+  bool dcqcn = false;            // cut the QP's rate on CNPs, recover over time
+  double line_rate_gbps = 10.0;  // what a QP's DCQCN rate is a fraction of
+  uint64_t seed = 1;
+};
+
+// Plain counters (read by the JSON export, never reset by the engine).
+struct QpCounters {
+  uint64_t tx_pkts = 0, tx_bytes = 0;  // data packets and their payload bytes
+  uint64_t rx_pkts = 0, rx_bytes = 0;  // data packets accepted (placed)
+  uint64_t retransmits = 0;            // data packets sent again
+  uint64_t naks_tx = 0, naks_rx = 0;   // PSN sequence error NAKs
+  uint64_t other_naks_rx = 0;          // RNR and fatal NAKs
+  uint64_t acks_tx = 0, acks_rx = 0;
+  uint64_t out_of_sequence = 0;  // data packets past the expected PSN
+  uint64_t duplicates = 0;       // data packets before the expected PSN (or seen)
+  uint64_t timeouts = 0;
+  uint64_t cnps_tx = 0, cnps_rx = 0, ce_rx = 0;
+  uint64_t drops = 0;  // data packets refused (bad access, no receive buffer, stash full)
+  uint64_t completions = 0, deliveries = 0;  // sends acknowledged, messages arrived
+};
+
+// Where peers' WRITEs land: `len` bytes at `base`, addressed from `va`.
+struct MemoryRegion {
+  uint8_t* base = nullptr;
+  uint64_t len = 0;
+  uint64_t va = 0;
+  uint32_t rkey = 0;
+};
+
+enum class WrOp : uint8_t { kWrite, kWriteImm, kSend, kSendImm };
+
+struct SendWr {
+  WrOp op = WrOp::kWriteImm;
+  const uint8_t* local = nullptr;
+  uint32_t len = 0;
+  uint64_t remote_va = 0;  // WRITE
+  uint32_t rkey = 0;       // WRITE
+  uint32_t imm = 0;        // *_IMM
+  uint64_t wr_id = 0;
+};
+
+enum class QpEventKind : uint8_t { kSendDone, kRecvDone, kError };
+struct QpEvent {
+  QpEventKind kind = QpEventKind::kSendDone;
+  uint32_t qpn = 0;    // local
+  uint64_t wr_id = 0;  // kSendDone; kRecvDone of a SEND: the receive's wr_id
+  uint32_t imm = 0;
+  bool has_imm = false;
+  uint64_t len = 0;        // kRecvDone: the message's bytes
+  uint64_t va = 0;         // kRecvDone of a WRITE: where it started
+  const char* error = "";  // kError (a static string)
+};
+
+// Who the QP talks to: both ends' addresses and QP numbers, and the next
+// hop's MAC (the edge switch's gateway, or the peer itself on one link).
+struct QpPeer {
+  pkt::MacAddr local_mac, next_hop_mac;
+  uint32_t local_ip = 0, remote_ip = 0;  // host order
+  uint32_t local_qpn = 0, remote_qpn = 0;
+  uint32_t start_psn = 0;       // this side's first PSN (the peer expects it)
+  uint32_t peer_start_psn = 0;  // the peer's first PSN (this side expects it)
+};
+
+// Packets that arrived ahead of the first packet of their message (ooo
+// mode), kept until the message's RETH is known. One pool per Host.
+class Stash {
+ public:
+  explicit Stash(uint32_t slots) : slots_(slots) {}
+  struct Slot {
+    const void* owner = nullptr;
+    uint32_t psn = 0, len = 0;
+    uint16_t sport = 0;
+    bool ce = false;
+    std::array<uint8_t, kMaxFrame> bth{};
+  };
+  Slot* Take() {
+    for (auto& s : slots_)
+      if (!s.owner) return &s;
+    return nullptr;
+  }
+  std::span<Slot> slots() { return slots_; }
+
+ private:
+  std::vector<Slot> slots_;
+};
+
+// The UDP source port rxe gives a QP pair (rdma_get_udp_sport with flow
+// label 0: rdma_calc_flow_label then rdma_flow_label_to_udp_sport).
+uint16_t RxeUdpSport(uint32_t lqpn, uint32_t rqpn);
+
+class Qp {
+ public:
+  Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_depth, uint32_t rq_depth);
+
+  void Connect(const QpPeer& peer);
+  uint32_t qpn() const { return peer_.local_qpn; }
+  const QpPeer& peer() const { return peer_; }
+  const QpCounters& counters() const { return c_; }
+  bool failed() const { return failed_; }
+  uint16_t base_sport() const { return base_sport_; }
+
+  // Queues a send; false when the send queue is full or len > 2^31.
+  bool Post(const SendWr& wr);
+  // A receive buffer for an incoming SEND.
+  bool PostRecv(uint8_t* buf, uint32_t len, uint64_t wr_id);
+  uint32_t outstanding() const { return sq_tail_ - sq_head_; }
+
+  // A received packet (`bth` to the ICRC, excluded) for this QP.
+  void OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns now,
+                std::vector<QpEvent>* events);
+  // Retransmission timer.
+  void OnTimer(Ns now, std::vector<QpEvent>* events);
+  // The earliest time OnTimer or BuildData may have something to do.
+  Ns NextDeadline() const;
+
+  // True when BuildData would produce a frame now.
+  bool HasData(Ns now) const;
+  // Writes the next data frame to `out` (kMaxFrame bytes); its length, 0 if none.
+  uint32_t BuildData(uint8_t* out, Ns now);
+  // Writes the ACK / NAK / CNP owed (one per call); 0 when none is.
+  uint32_t BuildControl(uint8_t* out, Ns now);
+
+  // DCQCN-like rate (fraction of the line rate) and its state.
+  double rate_fraction() const { return rate_; }
+
+ private:
+  struct Wqe {
+    SendWr wr;
+    uint32_t first_psn = 0, npkts = 0;
+  };
+  struct Recv {
+    uint8_t* buf = nullptr;
+    uint32_t len = 0;
+    uint64_t wr_id = 0;
+  };
+  // A WRITE being placed out of order.
+  struct OooMsg {
+    bool used = false;
+    uint32_t first_psn = 0, npkts = 0, got = 0;
+    uint64_t va = 0;
+    uint32_t len = 0;
+    uint32_t imm = 0;
+    bool has_imm = false;
+  };
+  static constexpr uint32_t kOooWindow = 4096;  // PSNs ahead of the expected one
+  static constexpr uint32_t kOooMsgs = 64;
+
+  uint32_t Header(uint8_t* out, uint32_t ip_payload, uint16_t sport) const;
+  // Packet `idx` of `w` into out; accounts for it (counters, sent_hi_).
+  uint32_t Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, Ns now);
+  uint32_t Finish(uint8_t* out, uint32_t frame_len) const;
+  uint16_t DataSport();
+  void GoBack(uint32_t psn);
+  void AckUpTo(uint32_t psn, Ns now, std::vector<QpEvent>* events);
+  void Fail(const char* why, std::vector<QpEvent>* events);
+  void OnAckPacket(const uint8_t* bth, uint32_t len, uint16_t sport, Ns now,
+                   std::vector<QpEvent>* events);
+  void OnCnp(Ns now);
+  void OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* events);
+  void OnDataOoo(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce,
+                 std::vector<QpEvent>* events, bool replay);
+  void OweAck(uint32_t psn, uint16_t sport, bool becn);
+  void OweNak(uint8_t syndrome);
+  bool PlaceCheck(uint64_t va, uint64_t len, uint32_t rkey) const;
+
+  EngineConfig cfg_;
+  MemoryRegion* mr_;
+  Stash* stash_;
+  QpPeer peer_;
+  QpCounters c_;
+  Rng rng_;
+  uint16_t base_sport_ = 0xC000;
+  mutable uint16_t ip_id_ = 0;
+  bool failed_ = false;
+
+  // Requester.
+  std::vector<Wqe> sq_;
+  uint32_t sq_head_ = 0, sq_tx_ = 0, sq_tail_ = 0;  // acked < head <= tx <= tail
+  uint32_t tx_pkt_ = 0;                             // packet of sq_[sq_tx_] to send next
+  uint32_t next_psn_ = 0;                           // PSN of the next packet to post
+  uint32_t una_ = 0;                                // oldest unacknowledged PSN
+  uint32_t sent_hi_ = 0;                            // one past the highest PSN ever sent
+  uint32_t since_ackreq_ = 0;
+  uint32_t retries_ = 0;
+  Ns last_progress_ = 0;
+  Ns hold_until_ = 0;  // RNR wait, DCQCN pacing
+  // ooo mode's recovery after a timeout: resend one hole at a time.
+  bool resend_owed_ = false, recovering_ = false;
+  uint32_t resend_psn_ = 0, recover_psn_ = 0;
+  std::array<uint16_t, 256> reps_ring_{};
+  uint32_t reps_head_ = 0, reps_count_ = 0;
+  double rate_ = 1.0, alpha_ = 1.0;
+  Ns rate_updated_ = 0;
+
+  // Responder.
+  std::vector<Recv> rq_;
+  uint32_t rq_head_ = 0, rq_tail_ = 0;
+  uint32_t epsn_ = 0, msn_ = 0;
+  bool nak_sent_ = false;
+  bool in_msg_ = false;  // in-order mode: between FIRST and LAST
+  bool msg_is_send_ = false;
+  uint8_t* place_ = nullptr;
+  uint64_t place_left_ = 0, msg_len_ = 0, msg_va_ = 0;
+  uint64_t recv_wr_id_ = 0;
+  // The control packet owed: an ACK or NAK (the last one set covers the
+  // others: PSNs only grow) and a CNP.
+  bool ack_owed_ = false;
+  uint8_t ack_syndrome_ = 0;
+  uint32_t ack_psn_ = 0;
+  uint16_t ack_sport_ = 0;
+  bool ack_becn_ = false;
+  uint64_t acks_owed_ = 0;  // OweAck calls, to tell which packet set the ACK
+  bool cnp_owed_ = false;
+  Ns last_cnp_ = 0;
+  bool cnp_ever_ = false;
+  // ooo mode
+  std::array<uint64_t, kOooWindow / 64> got_{}, last_bit_{};
+  std::array<OooMsg, kOooMsgs> ooo_msgs_{};
+  uint32_t ooo_ackreq_hi_ = 0;
+  bool ooo_ackreq_seen_ = false;
+  uint32_t ooo_acked_epsn_ = 0;
+};
+
+}  // namespace ofan::uroce
