@@ -19,7 +19,8 @@ json StatusJson(const Snapshot& s) {
                        {"sleeps", w.sleeps},
                        {"sleep_us", w.sleep_us},
                        {"blocking", w.blocking},
-                       {"traffic_wakeups", w.traffic_wakeups}});
+                       {"traffic_wakeups", w.traffic_wakeups},
+                       {"shaper_waits", w.shaper_waits}});
   }
   return {{"name", s.name},
           {"fabric",

@@ -25,6 +25,7 @@ struct WorkerSnapshot {
   uint32_t sleep_us = 0;
   bool blocking = false;         // waits on its ports' sockets, not a timer
   uint64_t traffic_wakeups = 0;  // waits a frame ended
+  uint64_t shaper_waits = 0;     // waits for the token bucket
   Counters counters;
 };
 

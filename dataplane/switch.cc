@@ -8,6 +8,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -345,8 +346,14 @@ void Switch::RemoveControlService(size_t id) {
   if (id < services_.size()) services_[id] = nullptr;
 }
 
+// Below this a wait costs more than it saves: spin.
+constexpr uint64_t kMinShaperWaitUs = 5;
+
 Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
   Worker& wk = *sw->workers_[wi];
+  // Waits for the shaper are tens of microseconds: the default 50 us of
+  // timer slack would stretch every one of them (and the emulated rate).
+  if (wk.idle.can_block()) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   while (!sw->stop_.load(std::memory_order_relaxed)) {
     const uint32_t work = sw->PollWorker(wi);
     if (work) {
@@ -355,6 +362,24 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
         wk.sleep_us.store(0, std::memory_order_relaxed);
       wk.busy_loops.store(wk.busy_loops.load(std::memory_order_relaxed) + 1,
                           std::memory_order_relaxed);
+      // Nothing moved, frames wait for the bucket (or a pause): an emulated
+      // link at a few hundred Mb/s sends a frame every tens of microseconds,
+      // and spinning in between would starve the other switches sharing the
+      // cores. Wait on the sockets (a frame or a kick ends it) until the
+      // first can leave.
+      if (work == wk.held && wk.idle.can_block()) {
+        const uint64_t now = rte_rdtsc();
+        if (wk.ready_tsc > now) {
+          const uint64_t us = (wk.ready_tsc - now) * 1'000'000 / sw->tsc_hz_;
+          if (us >= kMinShaperWaitUs) {
+            wk.idle.Begin();
+            wk.idle.Wait(static_cast<uint32_t>(std::min<uint64_t>(us, sw->cfg_.max_wait_us)));
+            wk.idle.End();
+            wk.shaper_waits.store(wk.shaper_waits.load(std::memory_order_relaxed) + 1,
+                                  std::memory_order_relaxed);
+          }
+        }
+      }
       continue;
     }
     wk.idle_loops.store(wk.idle_loops.load(std::memory_order_relaxed) + 1,
@@ -516,6 +541,7 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
     ws.sleep_us = w->sleep_us.load();
     ws.blocking = w->idle.can_block();
     ws.traffic_wakeups = w->idle.wakeups_by_traffic();
+    ws.shaper_waits = w->shaper_waits.load();
     ws.counters += w->counters;
     s.total += ws.counters;
     s.workers.push_back(std::move(ws));

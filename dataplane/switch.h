@@ -95,6 +95,11 @@ struct alignas(64) Worker {
   std::atomic<uint32_t> sleep_us{0};
   uint32_t idle_streak = 0;
   IdleWait idle;  // blocks on the ports' sockets where it can (idle_wait.h)
+  // Of the last poll: ports holding frames back (shaper, PFC), and when the
+  // first of them can leave.
+  uint32_t held = 0;
+  uint64_t ready_tsc = 0;
+  std::atomic<uint64_t> shaper_waits{0};  // waits for the bucket, not for traffic
   // Scratch for one vector, here rather than on the stack: PacketKey has
   // member initialisers, and 256 of them would be zeroed on every call.
   alignas(64) lb::PacketKey keys[kMaxVector];

@@ -49,6 +49,8 @@ uint32_t Switch::PollWorker(uint32_t wi) {
                              (this->*st->run)(wk, *st, full.pkts, full.seg, full.nseg, full.n);
                            });
   const uint64_t now = rte_rdtsc();
+  wk.held = 0;
+  wk.ready_tsc = UINT64_MAX;
   for (uint32_t p : wk.ports) {
     // TX up to twice the port's share (what RX may take from one port), a
     // burst at a time, while bursts go out full.
@@ -59,8 +61,13 @@ uint32_t Switch::PollWorker(uint32_t wi) {
       sent += s;
       if (s < cfg_.burst) break;
     }
-    // A backlog held back by the shaper or PFC is work too: no idle sleep.
-    work += q.holds_backlog();
+    // A backlog held back by the shaper or PFC is work too: no idle sleep;
+    // the worker loop may wait until the earliest can leave.
+    if (q.holds_backlog()) {
+      ++work;
+      ++wk.held;
+      wk.ready_tsc = std::min(wk.ready_tsc, q.ReadyAt(now));
+    }
   }
   wk.seen_generation.store(st->generation, std::memory_order_release);
   return work;

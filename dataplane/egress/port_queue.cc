@@ -290,6 +290,17 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
   return sent;
 }
 
+uint64_t PortQueue::ReadyAt(uint64_t now) const {
+  if (staged_n_ == 0) return now;
+  if (now < paused_until_tsc_) return paused_until_tsc_;
+  if (cfg_.bytes_per_tsc > 0) {
+    // tokens_ is the bucket as of tb_last_tsc_, less what was sent since.
+    const double need = static_cast<double>(rte_pktmbuf_pkt_len(staged_[0]) + 20) - tokens_;
+    if (need > 0) return tb_last_tsc_ + static_cast<uint64_t>(need / cfg_.bytes_per_tsc) + 1;
+  }
+  return now;
+}
+
 QueueStats PortQueue::Stats(uint64_t now) const {
   QueueStats s;
   const double span = static_cast<double>(std::max<uint64_t>(1, stat_last_tsc_ - stat_start_tsc_));

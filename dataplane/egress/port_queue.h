@@ -137,6 +137,10 @@ class alignas(64) PortQueue {
   uint32_t Drain(uint64_t now, LcoreCounters& ctr);
   // Frames the shaper, PFC or a full device holds back in staging.
   bool holds_backlog() const { return staged_n_ != 0; }
+  // When the frame the owner holds can leave (owner only): the TSC at which
+  // the bucket covers it, or the end of a PFC pause; `now` when it could go
+  // at once (the device refused it) or nothing is held.
+  uint64_t ReadyAt(uint64_t now) const;
   // Frames queued or held, as any thread sees it (an idle owner's last look).
   bool has_frames() const { return staged_n_ != 0 || bytes_.load(std::memory_order_relaxed) != 0; }
   // The owner's idle wait, told when another thread queues frames here (nullptr:
