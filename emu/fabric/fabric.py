@@ -36,6 +36,23 @@ SWITCH_START_TIMEOUT_S = 60
 IDLE_MAX_SLEEP_US = 5000
 
 
+# Switches and hosts run SCHED_FIFO at this priority where the kernel allows
+# it: they block when idle, and a woken one must run at once or its emulated
+# link loses line time (and its queues show the scheduler's jitter). 0 = off.
+RT_PRIORITY = int(os.environ.get("OFAN_EMU_RT_PRIORITY", "10"))
+
+
+def rt_prefix():
+    if RT_PRIORITY <= 0:
+        return []
+    try:
+        os.sched_setscheduler  # noqa: B018 (exists on Linux)
+        ok = subprocess.run(["chrt", "-f", str(RT_PRIORITY), "true"], capture_output=True).returncode == 0
+    except (OSError, AttributeError):
+        ok = False
+    return ["chrt", "-f", str(RT_PRIORITY)] if ok else []
+
+
 def host_if():
     return "eth0"
 
@@ -206,7 +223,7 @@ class Fabric:
             logf = open(self.state.dir / "logs" / f"{name}.log", "ab")
             # Both lcores may run on either CPU: twenty switches share two
             # cores and the scheduler balances them (workers sleep when idle).
-            cmd = ["ip", "netns", "exec", self.ns(name), dp, "--lcores", "(0,1)@(0,1)",
+            cmd = rt_prefix() + ["ip", "netns", "exec", self.ns(name), dp, "--lcores", "(0,1)@(0,1)",
                    "--file-prefix", self.ns(name), "--in-memory", "--", "--config", str(cfg)]
             p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)

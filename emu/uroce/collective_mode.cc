@@ -41,6 +41,7 @@ struct Spec {
   IoKind io = IoKind::kAuto;
   uint32_t max_outstanding = 16;
   uint32_t rto_us = 20000;
+  uint32_t burst_bytes = 32 * 1024;  // the host pacer's bucket depth
   int k = 0, levels = 3;
   std::vector<SpecHost> hosts;
 };
@@ -106,6 +107,7 @@ Result<Spec> ParseSpec(const json& j) {
     }
     s.max_outstanding = j.value("max_outstanding", 16u);
     s.rto_us = j.value("rto_us", 20000u);
+    s.burst_bytes = j.value("burst_bytes", 32u * 1024u);
     s.k = j.value("k", 0);
     s.levels = j.value("levels", 3);
     for (const auto& h : j.at("hosts")) {
@@ -141,9 +143,11 @@ Result<Spec> ParseSpec(const json& j) {
   }
   if (s.mtu != 256 && s.mtu != 512 && s.mtu != 1024 && s.mtu != 2048 && s.mtu != 4096)
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("mtu {}: 256 .. 4096", s.mtu));
-  if (!(s.pace >= 0 && s.pace <= 1) || !(s.deadline_s > 0) || s.max_outstanding == 0 || s.dscp > 63)
+  if (!(s.pace >= 0 && s.pace <= 1) || !(s.deadline_s > 0) || s.max_outstanding == 0 ||
+      s.dscp > 63 || s.burst_bytes < s.mtu + 100)
     return MakeError(ErrorCode::kInvalidArgument,
-                     "pace_fraction in [0, 1], deadline_s > 0, max_outstanding > 0, dscp 0..63");
+                     "pace_fraction in [0, 1], deadline_s > 0, max_outstanding > 0, dscp 0..63, "
+                     "burst_bytes >= one frame (mtu + 100)");
   return s;
 }
 
@@ -200,6 +204,7 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     hc.mac = iface->mac;
     hc.ip = h.ip;
     hc.pace_fraction = spec->pace;
+    hc.burst_bytes = spec->burst_bytes;
     ranks[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     ranks[i].send.assign(send_bytes, 0);
     ranks[i].recv.assign(recv_bytes, 0);
