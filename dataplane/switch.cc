@@ -348,6 +348,11 @@ void Switch::RemoveControlService(size_t id) {
 
 // Below this a wait costs more than it saves: spin.
 constexpr uint64_t kMinShaperWaitUs = 5;
+constexpr uint64_t kDeviceRetryUs = 10;
+// Idle polls before an idle wait: a worker that can block on its sockets
+// waits almost at once (a frame ends the wait); one that can only sleep
+// spins longer first, since a sleep cannot be cut short.
+constexpr uint32_t kIdleSpinsBlocking = 8, kIdleSpinsSleeping = 256;
 
 Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
   Worker& wk = *sw->workers_[wi];
@@ -369,8 +374,12 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
       // first can leave.
       if (work == wk.held && wk.idle.can_block()) {
         const uint64_t now = rte_rdtsc();
-        if (wk.ready_tsc > now) {
-          const uint64_t us = (wk.ready_tsc - now) * 1'000'000 / sw->tsc_hz_;
+        {
+          // A frame the device refused (ready now, yet nothing moved) is
+          // retried after a short wait, not in a spin that would keep the
+          // device's other users (the kernel's TX, the peer) off the CPU.
+          const uint64_t us =
+              wk.ready_tsc > now ? (wk.ready_tsc - now) * 1'000'000 / sw->tsc_hz_ : kDeviceRetryUs;
           if (us >= kMinShaperWaitUs) {
             wk.idle.Begin();
             wk.idle.Wait(static_cast<uint32_t>(std::min<uint64_t>(us, sw->cfg_.max_wait_us)));
@@ -387,7 +396,8 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
     // Idle backoff: spin a little, then sleep, doubling up to max_sleep_us (up
     // to max_wait_us when the worker can block on its ports' sockets), so
     // that twenty idle switches share two cores.
-    if (++wk.idle_streak < 256 || sw->cfg_.max_sleep_us == 0) continue;
+    const uint32_t spins = wk.idle.can_block() ? kIdleSpinsBlocking : kIdleSpinsSleeping;
+    if (++wk.idle_streak < spins || sw->cfg_.max_sleep_us == 0) continue;
     const uint32_t last = wk.sleep_us.load(std::memory_order_relaxed);
     const uint32_t cap = wk.idle.can_block() ? sw->cfg_.max_wait_us : sw->cfg_.max_sleep_us;
     const uint32_t sleep = last ? std::min(last * 2, cap) : 1;
