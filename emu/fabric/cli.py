@@ -111,7 +111,7 @@ def parser():
     add_run_args(rn)
     rn.add_argument("--name", default=None)
 
-    dm = sub.add_parser("demo", help="the main job: k=4 fat tree, permutation under ECMP, RPS, "
+    dm = sub.add_parser("demo", help="the main job: k=4 fat tree, permutation (out-of-order placement at the hosts) under ECMP, RPS, "
                         "AR, Ofan and POfan beside the simulator, plot, teardown")
     dm.add_argument("--msg", default="1MiB")
     dm.add_argument("--seeds", type=int, default=1)
@@ -336,7 +336,7 @@ def cmd_demo(args):
     try:
         fab.up()
         ns = argparse.Namespace(workload="perm", msg=args.msg, lbs="ecmp,rps,ar,ofan,pofan",
-                                seeds=args.seeds, seed=1, qps=1, entropy="qp", ooo=False,
+                                seeds=args.seeds, seed=1, qps=1, entropy="qp", ooo=True,
                                 pace=0.8, hosts=None, with_sim=True, deadline_s=300,
                                 plot=args.plot, json=args.json)
         return do_run(fab, ns)

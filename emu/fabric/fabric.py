@@ -36,10 +36,12 @@ SWITCH_START_TIMEOUT_S = 60
 IDLE_MAX_SLEEP_US = 5000
 
 
-# Switches and hosts run SCHED_FIFO at this priority where the kernel allows
-# it: they block when idle, and a woken one must run at once or its emulated
-# link loses line time (and its queues show the scheduler's jitter). 0 = off.
-RT_PRIORITY = int(os.environ.get("OFAN_EMU_RT_PRIORITY", "10"))
+# With OFAN_EMU_RT_PRIORITY=N (1..99), switches and hosts run SCHED_FIFO N:
+# a woken one runs at once, so a small fabric (a k=4 leaf-spine) keeps its
+# links at 100 Mb/s. Off by default: with twenty switches the kernel's
+# softirq threads, which carry the veths' frames, starve behind them and
+# the fabric stalls (bench/RESULTS.md, "ofan-emu").
+RT_PRIORITY = int(os.environ.get("OFAN_EMU_RT_PRIORITY", "0"))
 
 
 def rt_prefix():

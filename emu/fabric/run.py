@@ -33,9 +33,10 @@ HEADER = 62
 DATA_FRAME_BYTES = PAYLOAD + HEADER
 STAGES = ("E->A", "A->C", "C->A", "A->E", "E->H")
 # A run is CPU-bound when a switch's shaper lost more than this fraction of
-# the line time its port used (scheduling jitter on two shared cores loses a
-# little everywhere; more than this and the queues are the CPU's).
-SHAPER_LAG_LIMIT = 0.01
+# the line time its port used: the link then ran that much below its rate
+# (scheduling jitter on two shared cores loses a little everywhere, about 1%
+# at the default 25 Mb/s; more than this and the queues are the CPU's).
+SHAPER_LAG_LIMIT = 0.05
 WORKLOADS = ("perm", "a2a", "allgather", "reducescatter")
 EMU_LBS = ("ecmp", "eecmp", "pin", "rps", "rr", "jsq", "ar", "drill", "flowlet", "ofan", "pofan")
 
@@ -132,16 +133,31 @@ class Runner:
         return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
                 "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons}
 
+    def dead_switches(self):
+        st = self.fab.state
+        return sorted(n for n, rec in st["processes"].items()
+                      if rec.get("kind") == "ofan-dp" and n not in st["failed_switches"]
+                      and not alive(rec))
+
     # -- hosts ---------------------------------------------------------------
     def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
         rate = {h["name"]: self.fab.state["links"][str(self.topo.link_at(h["name"], 0).id)]
                 ["rate_mbps"] for h in hosts}
-        # The host pacer's bucket: two frames, as shallow as the switches'
-        # (egress/port_queue.cc), so that hosts pace smoothly as ofan-sim's
-        # do instead of opening with a 32 KiB burst.
+        # The retransmission timeout scales with the links: at 25 Mb/s a data
+        # frame takes 0.7 ms, ten of them queued at each of five hops make a
+        # round trip of tens of ms, and a 20 ms timeout would fire on packets
+        # that are only late. 100 frame times (about rxe's 67 ms at 25 Mb/s),
+        # at least 20 ms.
+        slowest = min(self.fab.state["links"][str(l.id)]["rate_mbps"] for l in self.topo.links)
+        rto_us = max(20000, int(100 * DATA_FRAME_BYTES * 8 / slowest))
+        # The host pacer's bucket: eight frames. Two (as the switches have)
+        # paced smoothly but lost 30% of the line time to late wakeups on two
+        # shared cores; 32 KiB opened every run with a 16-frame burst. Eight:
+        # CCT within ~10% of the NIC bound, catch-up bursts of at most 8.
         return {"workload": workload, "msg_bytes": msg, "seed": seed, "qps_per_peer": qps,
                 "entropy": entropy, "ooo": ooo, "pace_fraction": pace, "mtu": PAYLOAD,
-                "deadline_s": deadline_s, "burst_bytes": 2 * (DATA_FRAME_BYTES + 20),
+                "deadline_s": deadline_s, "burst_bytes": 8 * (DATA_FRAME_BYTES + 20),
+                "rto_us": rto_us,
                 "k": self.topo.k, "levels": self.topo.levels,
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
                            "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
@@ -155,20 +171,37 @@ class Runner:
             json.dump(spec, f)
         from .fabric import rt_prefix
         cmd = rt_prefix() + [tool("uroce"), "collective", "--spec", f.name, "--json"]
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-        self.fab.state["processes"]["uroce"] = {"pid": p.pid, "kind": "uroce",
-                                               "start": _start(p.pid)}
-        self.fab.state.save()
+        out_f = tempfile.TemporaryFile("w+")
+        err_f = tempfile.TemporaryFile("w+")
+        p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True,
+                             start_new_session=True, preexec_fn=_die_with_parent)
+        # Its own record, not the state file: fail/restore may rewrite that
+        # while the run goes on (teardown.py kills what *.proc.json names).
+        rec = self.fab.state.dir / f"uroce-{p.pid}.proc.json"
+        rec.write_text(json.dumps({"pid": p.pid, "kind": "uroce", "start": _start(p.pid)}))
         try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-            raise FabricError(f"uroce did not finish in {timeout} s: {err.strip()[-500:]}")
+            # Watch the switches while the hosts run: one that dies ends the
+            # run at once, with its name, instead of at the hosts' deadline.
+            end = time.monotonic() + timeout
+            while p.poll() is None:
+                dead = self.dead_switches()
+                if dead:
+                    p.kill()
+                    p.wait()
+                    raise FabricError(f"switch(es) {', '.join(dead)} died during the run (logs in "
+                                      f"{self.fab.state.dir / 'logs'}); the hosts were stopped")
+                if time.monotonic() > end:
+                    p.kill()
+                    p.wait()
+                    raise FabricError(f"uroce did not finish in {timeout} s")
+                time.sleep(0.2)
+            out_f.seek(0)
+            err_f.seek(0)
+            out, err = out_f.read(), err_f.read()
         finally:
-            self.fab.state["processes"].pop("uroce", None)
-            self.fab.state.save()
+            out_f.close()
+            err_f.close()
+            rec.unlink(missing_ok=True)
             os.unlink(f.name)
         for line in err.splitlines():
             if line.strip():
@@ -195,6 +228,19 @@ class Runner:
         return {"queue_max_pkts": d["queue_max_pkts"], "cct_inflation": d["cct_inflation"],
                 "cct_us": d["cct_us"], "cct_lower_bound_us": d["cct_lower_bound_us"],
                 "stages": {k: v["max_pkts"] for k, v in d["stages"].items()}}
+
+
+def _die_with_parent():
+    """The hosts' engine stops when ofan-emu does (PR_SET_PDEATHSIG), even
+    killed with SIGKILL; down --all removes what is left in any case."""
+    import ctypes
+    import signal as sig
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(sig.SIGTERM), 0, 0, 0)
+
+
+def alive(rec):
+    from .state import alive as a
+    return a(rec)
 
 
 def _start(pid):
@@ -227,6 +273,11 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
             res = r.run_hosts(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s, hs),
                               timeout=deadline_s + 60)
             wall = time.monotonic() - t0
+            dead = r.dead_switches()
+            if dead:
+                raise FabricError(f"switch(es) {', '.join(dead)} died during the run "
+                                  f"(logs in {fab.state.dir / 'logs'}); the fabric is broken: "
+                                  f"ofan-emu down --name {fab.name}")
             after = r.snapshot()
             sw = r.switch_report(before, after)
             coll = res.get("result", {})

@@ -9,6 +9,7 @@ modifies: only what carries the fabric's prefix: namespaces "ofe-NAME-*" and
 gives:    a report {namespaces, processes, files} of what was removed
 """
 import glob
+import json
 import os
 import shutil
 import signal
@@ -69,6 +70,15 @@ def down(name):
                 pids.add(rec["pid"])
     for ns in namespaces:
         pids |= set(netns.pids_in(ns))
+    # Hosts' engines run in the root namespace with sockets in the hosts'
+    # (uroce); each run leaves a record while it lasts.
+    for rec_path in (RUN_DIR / name).glob("*.proc.json"):
+        try:
+            rec = json.loads(rec_path.read_text())
+            if alive(rec):
+                pids.add(rec["pid"])
+        except (OSError, ValueError, KeyError):
+            pass
     pids.discard(os.getpid())
     report["processes"] = sorted(_kill(sorted(pids)))
     for ns in sorted(namespaces):

@@ -17,7 +17,7 @@ description and emu/topologies/ one canonical file per built-in shape):
       kind: fattree               # fattree (3 levels) | leafspine (2 levels)
       k: 4
       defaults:                   # every link, unless the link says otherwise
-        rate_mbps: 200            # emulated line rate (switch egress, host pacing)
+        rate_mbps: 25             # emulated line rate (switch egress, host pacing)
         buffer: 256KiB            # per switch egress port
         ecn: 64KiB                # CE-mark above this backlog (0 = off)
         latency_us: 0             # tc netem on the wire (0 = none)
@@ -34,7 +34,10 @@ from .tools import FabricError, run, tool
 
 LINK_ATTRS = {
     # name: (type, default, help)
-    "rate_mbps": (float, 200.0, "emulated line rate, Mb/s"),
+    # 25 Mb/s: on two shared cores a k=4 fat tree of 20 switches stays
+    # link-bound there (shapers lose ~1% of line time); at 50 Mb/s they lose
+    # 6-15%, at 100 Mb/s 26-30% (bench/RESULTS.md, "ofan-emu").
+    "rate_mbps": (float, 25.0, "emulated line rate, Mb/s"),
     "buffer": (str, "256KiB", "per-port egress buffer (tail drop above)"),
     "ecn": (str, "64KiB", "ECN CE threshold (0 = off)"),
     "latency_us": (float, 0.0, "one-way latency added by tc netem"),

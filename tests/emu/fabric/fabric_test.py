@@ -30,6 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
 from checks import SKIP, check, failures, log  # noqa: E402
+from leftovers import leftovers  # noqa: E402
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 EMU = str(REPO / "emu" / "ofan-emu")
 PID = os.getpid()
@@ -52,25 +53,6 @@ def emu_json(*args, **kw):
         return p.returncode, json.loads(p.stdout) if p.stdout.strip() else None
     except ValueError:
         return p.returncode, None
-
-
-def leftovers(name):
-    pre = f"ofe-{name}-"
-    ns = [n for n in os.listdir("/var/run/netns") if n.startswith(pre)] \
-        if os.path.isdir("/var/run/netns") else []
-    procs = []
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                cmd = open(f"/proc/{p}/cmdline", "rb").read().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if f"/run/ofan-emu/{name}/" in cmd:
-                procs.append(int(p))
-    files = glob.glob(f"/var/run/dpdk/{pre}*") + glob.glob(f"/dev/hugepages/{pre}*")
-    if os.path.exists(f"/run/ofan-emu/{name}"):
-        files.append(f"/run/ofan-emu/{name}")
-    return {"namespaces": ns, "processes": procs, "files": files}
 
 
 def clean_everything():
