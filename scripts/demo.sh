@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The main job on a built-in default: reproduce the paper's queue-growth laws
-# (Fig. 4b) with ofan-sim on a k=8 fat tree (128 hosts) for 256 KiB, 1 MiB and
-# 4 MiB permutations, for ECMP, RPS, SimpleRR, AR, Ofan and POfan (4 ports per
-# pipe). Prints the tables and writes results/sweep.png (+ .json).
-# Extra arguments go to ofan-sim, e.g. `scripts/demo.sh --k 12 --seeds 3`.
+# The main job on a built-in default: an emulated k=4 fat tree of 20 ofan-dp
+# switches and 16 uroce hosts in network namespaces, a permutation of real
+# RoCEv2 traffic (every buffer verified) under ECMP, RPS, AR, Ofan and POfan,
+# the same scenario in ofan-sim beside it, the table and results/emu-demo.png,
+# then the fabric torn down. Needs root (namespaces, AF_XDP, hugepages).
+# Extra arguments go to `ofan-emu demo`, e.g. `scripts/demo.sh --msg 4MiB`.
+# The simulator's own reproduction of the paper's queue laws: scripts/sim-demo.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
+bash scripts/hugepages.sh
 mkdir -p results
-exec ./build/sim/ofan-sim --sweep --k 8 --msgs 256KiB,1MiB,4MiB \
-  --lbs ecmp,rps,rr,ar,ofan,pofan --seeds 2 --plot results/sweep.png "$@"
+exec /usr/bin/python3 emu/ofan-emu demo --plot results/emu-demo.png "$@"
