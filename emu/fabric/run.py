@@ -133,6 +133,25 @@ class Runner:
         return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
                 "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons}
 
+    def _show_progress(self, err_f, seen):
+        """The hosts' latest "progress DONE TOTAL" line, as a percentage."""
+        err_f.seek(seen)
+        chunk = err_f.read()
+        if not chunk.endswith("\n"):  # a line still being written: next time
+            chunk = chunk[:chunk.rfind("\n") + 1]
+        last = None
+        for line in chunk.splitlines():
+            if line.startswith("progress "):
+                last = line.split()
+        if last and len(last) == 3 and int(last[2]) > 0:
+            done, total = int(last[1]), int(last[2])
+            msg = f"  {100 * done / total:5.1f}% of {total / 2**20:.1f} MiB delivered"
+            if sys.stderr.isatty():
+                print("\r" + msg, end="", file=sys.stderr, flush=True)
+            else:
+                self.log(msg)
+        return seen + len(chunk)
+
     def dead_switches(self):
         st = self.fab.state
         return sorted(n for n, rec in st["processes"].items()
@@ -172,9 +191,14 @@ class Runner:
         from .fabric import rt_prefix
         cmd = rt_prefix() + [tool("uroce"), "collective", "--spec", f.name, "--json"]
         out_f = tempfile.TemporaryFile("w+")
-        err_f = tempfile.TemporaryFile("w+")
-        p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True,
+        # stderr goes to a file the child owns; ofan-emu reads it through a
+        # descriptor of its own (a shared one would move the child's offset).
+        err_path = self.fab.state.dir / f"uroce-{os.getpid()}-{time.monotonic_ns()}.err"
+        err_w = open(err_path, "w")
+        err_f = open(err_path)
+        p = subprocess.Popen(cmd, stdout=out_f, stderr=err_w, text=True,
                              start_new_session=True, preexec_fn=_die_with_parent)
+        err_w.close()
         # Its own record, not the state file: fail/restore may rewrite that
         # while the run goes on (teardown.py kills what *.proc.json names).
         rec = self.fab.state.dir / f"uroce-{p.pid}.proc.json"
@@ -183,7 +207,9 @@ class Runner:
             # Watch the switches while the hosts run: one that dies ends the
             # run at once, with its name, instead of at the hosts' deadline.
             end = time.monotonic() + timeout
+            seen = 0
             while p.poll() is None:
+                seen = self._show_progress(err_f, seen)
                 dead = self.dead_switches()
                 if dead:
                     p.kill()
@@ -195,16 +221,19 @@ class Runner:
                     p.wait()
                     raise FabricError(f"uroce did not finish in {timeout} s")
                 time.sleep(0.2)
+            if sys.stderr.isatty() and seen:
+                print(file=sys.stderr)
             out_f.seek(0)
             err_f.seek(0)
             out, err = out_f.read(), err_f.read()
         finally:
             out_f.close()
             err_f.close()
+            err_path.unlink(missing_ok=True)
             rec.unlink(missing_ok=True)
             os.unlink(f.name)
         for line in err.splitlines():
-            if line.strip():
+            if line.strip() and not line.startswith("progress "):
                 self.log(f"  uroce: {line.strip()}")
         try:
             return json.loads(out)

@@ -223,6 +223,11 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
 
   emu::RunOptions o;
   o.deadline = std::chrono::milliseconds(static_cast<int64_t>(spec->deadline_s * 1000));
+  // One line per half second on stderr, which ofan-emu shows as it comes.
+  o.progress_every = std::chrono::milliseconds(500);
+  o.progress = [](uint64_t done, uint64_t total) {
+    std::cerr << fmt::format("progress {} {}\n", done, total) << std::flush;
+  };
   for (const auto& h : spec->hosts) o.hosts.push_back(h.host);
   emu::NicBoundParams bound;
   bound.link_gbps = spec->hosts.empty() ? 0 : spec->hosts[0].line_rate_gbps;
