@@ -31,9 +31,28 @@ if [ $quick = 0 ]; then
     meson setup build-asan -Dbuildtype=debugoptimized -Db_sanitize=address,undefined \
       -Db_lundef=false -Dbench=false -Dwerror=true >/dev/null || rc=1
   fi
-  if ninja -C build-asan >/dev/null; then
+  # Only what the sanitizer suites run: building the whole tree (the
+  # emulator's hosts and collectives too) under ASan took CI past its budget.
+  asan_suites=(unit sim ring)
+  asan_targets=$(meson introspect --tests --targets build-asan | /usr/bin/python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+suites = {"ofan:" + s for s in sys.argv[1:]} | set(sys.argv[1:])
+by_id = {t["id"]: t["filename"] for t in d["targets"]}
+root = os.path.abspath("build-asan")
+out = set()
+for t in d["tests"]:
+    if not suites & set(t["suite"]):
+        continue
+    for i in t["depends"]:
+        out.update(by_id.get(i, []))
+    if t["cmd"][0].startswith(root + "/"):
+        out.add(t["cmd"][0])
+print(" ".join(sorted(os.path.relpath(f, root) for f in out)))
+' "${asan_suites[@]}")
+  if [ -n "$asan_targets" ] && ninja -C build-asan $asan_targets >/dev/null; then
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-      meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite sim --suite ring \
+      meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite sim --suite ring \
       --timeout-multiplier 4 || rc=1
     logs+=(build-asan/meson-logs/testlog.junit.xml)
   else
