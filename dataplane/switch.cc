@@ -372,21 +372,19 @@ Status Switch::RunWorkerLoop(Switch* sw, uint32_t wi) {
       // and spinning in between would starve the other switches sharing the
       // cores. Wait on the sockets (a frame or a kick ends it) until the
       // first can leave.
+      // A frame the device refused (ready now, yet nothing moved) is retried
+      // after a short wait, not in a spin that would keep the device's other
+      // users (the kernel's TX, the peer) off the CPU.
       if (work == wk.held && wk.idle.can_block()) {
         const uint64_t now = rte_rdtsc();
-        {
-          // A frame the device refused (ready now, yet nothing moved) is
-          // retried after a short wait, not in a spin that would keep the
-          // device's other users (the kernel's TX, the peer) off the CPU.
-          const uint64_t us =
-              wk.ready_tsc > now ? (wk.ready_tsc - now) * 1'000'000 / sw->tsc_hz_ : kDeviceRetryUs;
-          if (us >= kMinShaperWaitUs) {
-            wk.idle.Begin();
-            wk.idle.Wait(static_cast<uint32_t>(std::min<uint64_t>(us, sw->cfg_.max_wait_us)));
-            wk.idle.End();
-            wk.shaper_waits.store(wk.shaper_waits.load(std::memory_order_relaxed) + 1,
-                                  std::memory_order_relaxed);
-          }
+        const uint64_t us =
+            wk.ready_tsc > now ? (wk.ready_tsc - now) * 1'000'000 / sw->tsc_hz_ : kDeviceRetryUs;
+        if (us >= kMinShaperWaitUs) {
+          wk.idle.Begin();
+          wk.idle.Wait(static_cast<uint32_t>(std::min<uint64_t>(us, sw->cfg_.max_wait_us)));
+          wk.idle.End();
+          wk.shaper_waits.store(wk.shaper_waits.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
         }
       }
       continue;

@@ -11,6 +11,10 @@
 #include "dataplane/stages/rewrite.h"
 
 namespace ofan::dp {
+
+// What a frame costs the token bucket beyond its bytes: preamble (8) and
+// inter-frame gap (12).
+constexpr uint32_t kWireGapBytes = 20;
 namespace {
 
 void AtomicMax(std::atomic<uint64_t>& a, uint64_t v) {
@@ -215,7 +219,7 @@ uint32_t PortQueue::PickShaped(uint64_t now, bool paused, rte_mbuf** batch) {
   while (can < cfg_.burst) {
     rte_mbuf* m = NextFrame(paused);
     if (!m) break;
-    const double need = static_cast<double>(rte_pktmbuf_pkt_len(m) + 20);
+    const double need = static_cast<double>(rte_pktmbuf_pkt_len(m) + kWireGapBytes);
     if (t < need) {  // hold it at the head until the bucket refills
       staged_[0] = m;
       staged_n_ = 1;
@@ -281,7 +285,8 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
     std::copy(batch + sent, batch + can, staged_);
     staged_n_ += left;
   }
-  if (cfg_.bytes_per_tsc > 0) tokens_ -= static_cast<double>(sent_bytes + 20ull * sent);
+  if (cfg_.bytes_per_tsc > 0)
+    tokens_ -= static_cast<double>(sent_bytes + uint64_t{kWireGapBytes} * sent);
   if (sent) {
     bytes_.fetch_sub(sent_bytes, std::memory_order_relaxed);
     CountTx(sent, sent_bytes, ctr);
@@ -295,7 +300,8 @@ uint64_t PortQueue::ReadyAt(uint64_t now) const {
   if (now < paused_until_tsc_) return paused_until_tsc_;
   if (cfg_.bytes_per_tsc > 0) {
     // tokens_ is the bucket as of tb_last_tsc_, less what was sent since.
-    const double need = static_cast<double>(rte_pktmbuf_pkt_len(staged_[0]) + 20) - tokens_;
+    const double need =
+        static_cast<double>(rte_pktmbuf_pkt_len(staged_[0]) + kWireGapBytes) - tokens_;
     if (need > 0) return tb_last_tsc_ + static_cast<uint64_t>(need / cfg_.bytes_per_tsc) + 1;
   }
   return now;
