@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/main_guard.h"
 #include "common/units.h"
 #include "control/protocol/protocol.h"
@@ -118,15 +119,10 @@ int Main(int argc, char** argv) {
   std::vector<const char*> cargv;
   cargv.reserve(own.size());
   for (auto& s : own) cargv.push_back(s.c_str());
-  try {
-    app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
-  }
-  auto usage = [](const std::string& m) {
-    std::cerr << "ofan-dp: " << m << "\n(see ofan-dp -- --help)\n";
-    return kExitUsage;
-  };
+  if (auto rc =
+          ParseCommandLine(app, static_cast<int>(cargv.size()), const_cast<char**>(cargv.data())))
+    return *rc;
+  auto usage = [](const std::string& m) { return UsageError("ofan-dp", m, "-- --help"); };
 
   DpConfig c;
   if (!config_path.empty()) {

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
@@ -398,16 +399,8 @@ int Main(int argc, char** argv) {
   app.add_option("--plot", plot, "sweep: write a PNG plot here (needs python3-matplotlib)");
   app.add_option("--out-json", out_json, "sweep: also write the JSON result to this file");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return e.get_exit_code() == 0 ? kExitOk : (rc ? kExitUsage : kExitOk);
-  }
-  auto usage = [](const std::string& m) {
-    std::cerr << "ofan-sim: " << m << "\n(see ofan-sim --help)\n";
-    return kExitUsage;
-  };
+  if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
+  auto usage = [](const std::string& m) { return UsageError("ofan-sim", m); };
   if (Status s = ApplyLb(lb_name, c); !s) return usage(s.error().message);
   if (!host_name.empty()) {
     auto h = ParseHostScheme(host_name);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
@@ -89,16 +90,8 @@ int Main(int argc, char** argv) {
   app.add_option("--levels", levels, "fat tree levels (2 or 3)")->capture_default_str();
   app.add_option("--hosts", hosts_text, "fabric host of each rank, e.g. 0,5,9 (default 0..n-1)");
   app.add_flag("--json", as_json, "print one JSON object");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return e.get_exit_code() == 0 ? kExitOk : (rc ? kExitUsage : kExitOk);
-  }
-  auto usage = [](const std::string& m) {
-    std::cerr << "ofan-coll: " << m << "\n(see ofan-coll --help)\n";
-    return kExitUsage;
-  };
+  if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
+  auto usage = [](const std::string& m) { return UsageError("ofan-coll", m); };
   if (transport != "loopback") return usage("--transport: only 'loopback' is built in");
   auto w = ParseWorkload(workload);
   if (!w) return usage(w.error().message);

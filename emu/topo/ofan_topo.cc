@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/main_guard.h"
 #include "common/version.h"
 #include "dataplane/lb/fat_tree.h"
@@ -237,11 +238,7 @@ int Run(int argc, char** argv) {
   add_shape(tables);
   tables->add_option("--failed", failed, "failed inter-switch link ids (describe lists them)")
       ->delimiter(',');
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
-  }
+  if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
   auto tree = FatTree::Make(k, levels);
   if (!tree) {
     std::cerr << "ofan-topo: " << tree.error().message << "\n";

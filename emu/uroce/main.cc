@@ -18,6 +18,7 @@
 #include <iostream>
 #include <map>
 
+#include "common/cli.h"
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
@@ -513,12 +514,7 @@ int Main(int argc, char** argv) {
                                   "many hosts in this process run one collective (ofan-emu's run)");
   coll->add_option("--spec", spec, "the run as JSON (emu/uroce/collective_mode.h)")->required();
   coll->add_flag("--json", coll_json, "one JSON object on stdout");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : (rc == 0 ? 0 : 2);
-  }
+  if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (pair->parsed()) return RunPair(o);
   if (loop->parsed()) return RunLoopback(lo);
   if (coll->parsed()) return RunCollectiveSpec(spec, coll_json);
