@@ -14,13 +14,13 @@ masks per key, or kernel routes) are computed from the topology and the failed
 links by ofan-topo and pushed to each switch; the coming ofan-agent takes that
 job over per switch, and push_tables() is the one place it happens now.
 """
+import functools
 import json
 import os
-import signal
 import subprocess
 import time
 
-from . import control, netns
+from . import control, netns, teardown
 from .state import RUN_DIR, State, alive, prefix, proc_start_time, valid_name
 from .tools import FabricError, run, tool
 from .topology import Topology, parse_size
@@ -44,15 +44,18 @@ IDLE_MAX_SLEEP_US = 5000
 RT_PRIORITY = int(os.environ.get("OFAN_EMU_RT_PRIORITY", "0"))
 
 
-def rt_prefix():
-    if RT_PRIORITY <= 0:
-        return []
+@functools.lru_cache(maxsize=None)
+def _rt_allowed():
     try:
-        os.sched_setscheduler  # noqa: B018 (exists on Linux)
-        ok = subprocess.run(["chrt", "-f", str(RT_PRIORITY), "true"], capture_output=True).returncode == 0
-    except (OSError, AttributeError):
-        ok = False
-    return ["chrt", "-f", str(RT_PRIORITY)] if ok else []
+        return subprocess.run(["chrt", "-f", str(RT_PRIORITY), "true"],
+                              capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def rt_prefix():
+    """The command prefix that runs a switch or the hosts SCHED_FIFO, or []."""
+    return ["chrt", "-f", str(RT_PRIORITY)] if RT_PRIORITY > 0 and _rt_allowed() else []
 
 
 def host_if():
@@ -197,8 +200,7 @@ class Fabric:
         st = self.state
         ports = []
         for p in s["ports"]:
-            link = t.link_at(s["name"], p["port"])
-            a = st["links"][str(link.id)]
+            a = t.link_at(s["name"], p["port"]).attrs
             ports.append({
                 "port": p["port"], "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
                 "mac": p["mac"], "peer_mac": p["peer"]["mac"],
@@ -266,16 +268,7 @@ class Fabric:
         rec = self.state["processes"].get(name)
         if not rec or not alive(rec):
             return False
-        try:
-            os.kill(rec["pid"], signal.SIGTERM)
-        except ProcessLookupError:
-            return False
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and alive(rec):
-            time.sleep(0.05)
-        if alive(rec):
-            os.kill(rec["pid"], signal.SIGKILL)
-        return True
+        return bool(teardown.kill_processes([rec["pid"]], timeout))
 
     # -- kernel routers --------------------------------------------------
     def router_addr(self, sid):
@@ -290,20 +283,15 @@ class Fabric:
                 netns.add_addr(ns, "lo", s["gateway"], 32)
             for p in s["ports"]:
                 peer = p["peer"]
-                if "host" in peer:
-                    h = t.hosts[peer["host"]]
-                    netns.add_neighbor(ns, port_if(p["port"]), h["addr"], peer["mac"])
-                else:
-                    netns.add_neighbor(ns, port_if(p["port"]), self.router_addr(peer["switch"]),
-                                       peer["mac"])
-            rate = None
-            for p in s["ports"]:
-                a = self.state["links"][str(t.link_at(s["name"], p["port"]).id)]
-                rate = a["rate_mbps"]
+                ifname = port_if(p["port"])
+                peer_ip = (t.hosts[peer["host"]]["addr"] if "host" in peer
+                           else self.router_addr(peer["switch"]))
+                netns.add_neighbor(ns, ifname, peer_ip, peer["mac"])
                 # The same line rate as ofan-dp emulates, by a token bucket
                 # on the router's egress, with the same buffer.
-                netns.tc(ns, ["qdisc", "replace", "dev", port_if(p["port"]), "root", "tbf",
-                              "rate", f"{rate}mbit", "burst", "32kb",
+                a = t.link_at(s["name"], p["port"]).attrs
+                netns.tc(ns, ["qdisc", "replace", "dev", ifname, "root", "tbf",
+                              "rate", f"{a['rate_mbps']}mbit", "burst", "32kb",
                               "limit", str(parse_size(a["buffer"], "buffer"))])
         self.log(f"switches: {len(t.switches)} Linux routers (ECMP, fib_multipath_hash_policy=1)")
 
@@ -316,27 +304,23 @@ class Fabric:
             cmd += ["--failed", ",".join(str(x) for x in sorted(failed))]
         return json.loads(run(cmd).stdout)
 
-    def failed_switch_links(self):
-        """ofan-topo link ids out of service: failed links, and every link of
-        a failed switch."""
-        out = set()
-        for lid in self.state["failed_links"]:
-            out.add(self.topo.links[lid].switch_link_id)
+    def links_out_of_service(self):
+        """Failed links, and every inter-switch link of a failed switch."""
+        out = {lid: self.topo.links[lid] for lid in self.state["failed_links"]}
         for name in self.state["failed_switches"]:
             for p in self.topo.sw_by_name[name]["ports"]:
                 l = self.topo.link_at(name, p["port"])
                 if not l.host:
-                    out.add(l.switch_link_id)
-        return out
+                    out[l.id] = l
+        return out.values()
+
+    def failed_switch_links(self):
+        """ofan-topo's ids of the links out of service."""
+        return {l.switch_link_id for l in self.links_out_of_service()}
 
     def dead_ports(self):
-        """(switch, port) ends of links out of service."""
-        out = set()
-        for lid in self.failed_switch_links():
-            l = next(x for x in self.topo.links if x.switch_link_id == lid)
-            out.add(tuple(l.a))
-            out.add(tuple(l.b))
-        return out
+        """(switch, port) ends of the links out of service."""
+        return {tuple(end) for l in self.links_out_of_service() for end in (l.a, l.b)}
 
     def push_tables(self):
         """Computes every switch's table and installs it: the one place the

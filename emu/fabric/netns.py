@@ -8,9 +8,8 @@ gives:    create / delete namespaces; a veth pair between two namespaces with
           link up/down; a "wire" namespace carrying tc netem between two ends
 """
 import os
-import time
 
-from pyroute2 import IPRoute, NetNS, netns
+from pyroute2 import NetNS, netns
 from pyroute2.netlink.exceptions import NetlinkError
 
 from .tools import FabricError, run, run_ns
@@ -80,15 +79,6 @@ def set_link(ns, ifname, up):
         if not idx:
             raise FabricError(f"{ns}: no interface {ifname}")
         n.link("set", index=idx[0], state="up" if up else "down")
-
-
-def link_state(ns, ifname):
-    with NetNS(ns) as n:
-        idx = n.link_lookup(ifname=ifname)
-        if not idx:
-            return None
-        link = n.get_links(idx[0])[0]
-        return link.get_attr("IFLA_OPERSTATE")
 
 
 def add_addr(ns, ifname, addr, prefixlen):
@@ -200,12 +190,3 @@ def ethtool_off(ns, ifname, features=("tx", "rx")):
     for f in features:
         args += [f, "off"]
     run_ns(ns, ["ethtool", "-K", ifname] + args, check=False)
-
-
-def wait_for(pred, timeout, what, interval=0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(interval)
-    raise FabricError(f"timed out after {timeout} s waiting for {what}")

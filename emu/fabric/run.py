@@ -22,8 +22,9 @@ import tempfile
 import time
 
 from . import control
+from .fabric import rt_prefix
+from .state import alive, proc_start_time
 from .tools import FabricError, run as run_cmd, tool
-from .topology import parse_size
 
 # RoCE MTU 2048 of payload + Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4 and
 # FCS 4: ofan-sim's --payload 2048 --header 62, so that a "packet" of queue
@@ -41,15 +42,12 @@ WORKLOADS = ("perm", "a2a", "allgather", "reducescatter")
 EMU_LBS = ("ecmp", "eecmp", "pin", "rps", "rr", "jsq", "ar", "drill", "flowlet", "ofan", "pofan")
 
 
-def stage_of(sw, port, levels):
-    role, w = sw["role"], len(sw["ports"]) // 2
-    if role == "edge":
-        return "E->A" if port >= w else "E->H"
-    if role == "agg":
-        if levels == 2:
-            return "A->E"
-        return "A->C" if port >= w else "A->E"
-    return "C->A"
+def stage_of(sw, port):
+    """ofan-sim's stage of a switch's egress port (ofan-topo says which
+    ports face up; a spine's and a core's all face down)."""
+    up = sw["ports"][port]["up"]
+    return {"edge": ("E->H", "E->A"), "agg": ("A->E", "A->C"), "core": ("C->A", "C->A")}[
+        sw["role"]][up]
 
 
 class Runner:
@@ -103,14 +101,14 @@ class Runner:
             b = before.get(name, {})
             sw = self.topo.sw_by_name[name]
             bports = {p["port"]: p for p in b.get("ports", [])}
-            for q in a["queues"]:
-                st = stage_of(sw, q["port"], self.topo.levels)
-                s = stages[st]
+            bqueues = {q["port"]: q for q in b.get("queues", [])}
+            queues = {q["port"]: q for q in a["queues"]}
+            for port, q in queues.items():
+                s = stages[stage_of(sw, port)]
                 s["queues"] += 1
                 s["max_bytes"] = max(s["max_bytes"], q["max_bytes"])
                 s["max_pkts"] = max(s["max_pkts"], q["max_bytes"] / DATA_FRAME_BYTES)
-                ecn += q["ecn_marked"] - next((x["ecn_marked"] for x in b.get("queues", [])
-                                               if x["port"] == q["port"]), 0)
+                ecn += q["ecn_marked"] - bqueues.get(port, {}).get("ecn_marked", 0)
             for p in a["ports"]:
                 bp = bports.get(p["port"], {})
                 missed = p.get("rx_missed", 0) - bp.get("rx_missed", 0)
@@ -118,8 +116,7 @@ class Runner:
                     reasons.append(f"{name} port {p['port']}: {missed} frames dropped before "
                                    "the switch polled them (rx_missed)")
                 sent = p["tx_bytes"] - bp.get("tx_bytes", 0)
-                lag = next((q.get("shaper_lag_bytes", 0) for q in a["queues"]
-                            if q["port"] == p["port"]), 0)
+                lag = queues.get(p["port"], {}).get("shaper_lag_bytes", 0)
                 if sent > 0 and lag / sent > lag_worst[0]:
                     lag_worst = (lag / sent, f"{name} port {p['port']}")
             for k, v in a["counters"].get("drops", {}).items():
@@ -160,14 +157,13 @@ class Runner:
 
     # -- hosts ---------------------------------------------------------------
     def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
-        rate = {h["name"]: self.fab.state["links"][str(self.topo.link_at(h["name"], 0).id)]
-                ["rate_mbps"] for h in hosts}
+        rate = {h["name"]: self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts}
         # The retransmission timeout scales with the links: at 25 Mb/s a data
         # frame takes 0.7 ms, ten of them queued at each of five hops make a
         # round trip of tens of ms, and a 20 ms timeout would fire on packets
         # that are only late. 100 frame times (about rxe's 67 ms at 25 Mb/s),
         # at least 20 ms.
-        slowest = min(self.fab.state["links"][str(l.id)]["rate_mbps"] for l in self.topo.links)
+        slowest = min(l.attrs["rate_mbps"] for l in self.topo.links)
         rto_us = max(20000, int(100 * DATA_FRAME_BYTES * 8 / slowest))
         # The host pacer's bucket: eight frames. Two (as the switches have)
         # paced smoothly but lost 30% of the line time to late wakeups on two
@@ -188,7 +184,6 @@ class Runner:
         with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.fab.state.dir,
                                          delete=False) as f:
             json.dump(spec, f)
-        from .fabric import rt_prefix
         cmd = rt_prefix() + [tool("uroce"), "collective", "--spec", f.name, "--json"]
         out_f = tempfile.TemporaryFile("w+")
         # stderr goes to a file the child owns; ofan-emu reads it through a
@@ -202,7 +197,8 @@ class Runner:
         # Its own record, not the state file: fail/restore may rewrite that
         # while the run goes on (teardown.py kills what *.proc.json names).
         rec = self.fab.state.dir / f"uroce-{p.pid}.proc.json"
-        rec.write_text(json.dumps({"pid": p.pid, "kind": "uroce", "start": _start(p.pid)}))
+        rec.write_text(json.dumps({"pid": p.pid, "kind": "uroce",
+                                   "start": proc_start_time(p.pid)}))
         try:
             # Watch the switches while the hosts run: one that dies ends the
             # run at once, with its name, instead of at the hosts' deadline.
@@ -265,16 +261,6 @@ def _die_with_parent():
     import ctypes
     import signal as sig
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(sig.SIGTERM), 0, 0, 0)
-
-
-def alive(rec):
-    from .state import alive as a
-    return a(rec)
-
-
-def _start(pid):
-    from .state import proc_start_time
-    return proc_start_time(pid)
 
 
 def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False, pace=0.8,

@@ -77,25 +77,32 @@ class State(dict):
             return []
 
 
+def _stat(pid):
+    """/proc/PID/stat after the command name: state first, start time 20th."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def proc_start_time(pid):
     """The process's start time in clock ticks since boot (field 22 of
     /proc/PID/stat): with the pid, it names one process even after reuse."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    f = _stat(pid)
+    return int(f[19]) if f else None
+
+
+def running(pid):
+    """Not gone and not a zombie (whose parent, maybe not an init that reaps,
+    has yet to wait for it)."""
+    f = _stat(pid)
+    return f is not None and f[0] not in ("Z", "X")
 
 
 def alive(rec):
-    """rec = {"pid", "start"}: is that very process still running (a zombie
-    whose parent has not reaped it is not)?"""
-    try:
-        stat = Path(f"/proc/{rec['pid']}/stat").read_text()
-    except OSError:
-        return False
-    fields = stat.rsplit(")", 1)[1].split()
-    return fields[0] not in ("Z", "X") and int(fields[19]) == rec.get("start")
+    """rec = {"pid", "start"}: is that very process still running?"""
+    f = _stat(rec["pid"])
+    return f is not None and f[0] not in ("Z", "X") and int(f[19]) == rec.get("start")
 
 
 def now():

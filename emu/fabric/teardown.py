@@ -16,20 +16,12 @@ import signal
 import time
 
 from . import netns
-from .state import NS_PREFIX, RUN_DIR, State, alive, prefix, valid_name
+from .state import NS_PREFIX, RUN_DIR, State, alive, prefix, running, valid_name
 
 
-def _running(pid):
-    """Not gone and not a zombie (whose parent, maybe not an init that reaps,
-    has yet to wait for it)."""
-    try:
-        stat = open(f"/proc/{pid}/stat").read()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def _kill(pids, timeout=5.0):
+def kill_processes(pids, timeout=5.0):
+    """SIGTERM, then SIGKILL for what is still running after `timeout`;
+    returns the pids that were signalled."""
     killed = []
     for pid in pids:
         try:
@@ -38,7 +30,7 @@ def _kill(pids, timeout=5.0):
         except ProcessLookupError:
             pass
     end = time.monotonic() + timeout
-    while time.monotonic() < end and any(_running(p) for p in killed):
+    while time.monotonic() < end and any(running(p) for p in killed):
         time.sleep(0.05)
     for pid in killed:
         try:
@@ -80,7 +72,7 @@ def down(name):
         except (OSError, ValueError, KeyError):
             pass
     pids.discard(os.getpid())
-    report["processes"] = sorted(_kill(sorted(pids)))
+    report["processes"] = sorted(kill_processes(sorted(pids)))
     for ns in sorted(namespaces):
         if netns.delete(ns):
             report["namespaces"].append(ns)
