@@ -5,6 +5,9 @@
 A test calls check(name, ok, detail) for each thing it verifies and exits
 1 if `failures` is not empty, 77 when it cannot run here (meson: skipped).
 """
+import os
+import subprocess
+
 SKIP = 77
 failures = []
 
@@ -18,3 +21,25 @@ def check(name, ok, detail=""):
     if not ok:
         failures.append(name)
     return ok
+
+
+def run(cmd, timeout=20, check_rc=True):
+    """Runs cmd (a list) with text output; raises with its output if it fails."""
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout)
+    if check_rc and r.returncode != 0:
+        raise RuntimeError(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def delete_netns(names):
+    """Deletes the named network namespaces that exist; logs a FAIL line for
+    any still there afterwards, and returns those."""
+    for ns in names:
+        if os.path.exists(f"/run/netns/{ns}"):
+            subprocess.run(["ip", "netns", "del", ns], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=20)
+    left = [ns for ns in names if os.path.exists(f"/run/netns/{ns}")]
+    if left:
+        log(f"FAIL: namespaces left behind: {left}")
+    return left

@@ -47,8 +47,6 @@ state = {"proc": None, "tshark": None, "tmp": None, "created_ns": [], "created_i
          "cleaning": False, "log": None, "defer": False, "pending": None, "interrupted": None}
 
 
-
-
 def run(cmd, timeout=20, check_rc=True, **kw):
     """Runs a command (list) with a bound; returns CompletedProcess."""
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)

@@ -37,8 +37,6 @@ PID = os.getpid()
 NAMES = [f"fa{PID}", f"fb{PID}", f"fk{PID}", f"fx{PID}", f"fn{PID}"]
 
 
-
-
 def emu(*args, timeout=180, ok_codes=(0,)):
     p = subprocess.run([EMU] + list(args), capture_output=True, text=True, timeout=timeout)
     if p.returncode not in ok_codes:

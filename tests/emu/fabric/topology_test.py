@@ -19,8 +19,6 @@ from fabric.topology import TopologyError, load_file  # noqa: E402
 EMU = str(REPO / "emu" / "ofan-emu")
 
 
-
-
 def main():
     for fname, k, levels in (("fattree-k4.yaml", 4, 3), ("leafspine-k4.yaml", 4, 2)):
         path = REPO / "emu" / "topologies" / fname

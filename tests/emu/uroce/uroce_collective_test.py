@@ -22,23 +22,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import SKIP, check, delete_netns, failures, log, run  # noqa: E402
 
 PID = os.getpid()
 N = 4
 R = f"ucr{PID}"
 HOSTS = [f"uch{i}x{PID}" for i in range(N)]
 state = {"proc": None, "cleaned": False}
-
-
-
-
-def run(cmd, timeout=20, check_rc=True):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout)
-    if check_rc and r.returncode != 0:
-        raise RuntimeError(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
-    return r
 
 
 def cleanup():
@@ -49,13 +39,7 @@ def cleanup():
     if p and p.poll() is None:
         p.kill()
         p.wait(timeout=10)
-    for ns in [R] + HOSTS:
-        if os.path.exists(f"/run/netns/{ns}"):
-            subprocess.run(["ip", "netns", "del", ns], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=20)
-    left = [ns for ns in [R] + HOSTS if os.path.exists(f"/run/netns/{ns}")]
-    if left:
-        log(f"FAIL: namespaces left behind: {left}")
+    delete_netns([R] + HOSTS)
 
 
 def on_signal(signum, _frame):

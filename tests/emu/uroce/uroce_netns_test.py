@@ -36,23 +36,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import SKIP, check, delete_netns, failures, log, run  # noqa: E402
 
 PID = os.getpid()
 PID_SEED = 4791  # the relay's RNG: a run's impairments are a function of it
 NS = {"a": f"ura{PID}", "b": f"urb{PID}", "r": f"urr{PID}"}
 IP = {"a": "10.77.0.2", "b": "10.77.0.3"}
 state = {"proc": None, "relay": None, "backend": None, "cleaned": False}
-
-
-
-
-def run(cmd, timeout=20, check_rc=True):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout)
-    if check_rc and r.returncode != 0:
-        raise RuntimeError(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
-    return r
 
 
 def cleanup():
@@ -64,13 +54,7 @@ def cleanup():
         if p and p.poll() is None:
             p.kill()
             p.wait(timeout=10)
-    for ns in NS.values():
-        if os.path.exists(f"/run/netns/{ns}"):
-            subprocess.run(["ip", "netns", "del", ns], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=20)
-    left = [ns for ns in NS.values() if os.path.exists(f"/run/netns/{ns}")]
-    if left:
-        log(f"FAIL: namespaces left behind: {left}")
+    delete_netns(list(NS.values()))
 
 
 def on_signal(signum, _frame):

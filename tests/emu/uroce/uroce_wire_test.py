@@ -20,8 +20,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from checks import check, failures  # noqa: E402
 
 
-
-
 # The scenario of `uroce loopback` (emu/uroce/main.cc, RunLoopback).
 SIZES = [5001, 4097, 10, 3, 6000, 100, 7, 3000, 40 * 1024]
 WRITE_SIZES = [5001, 4097, 10, 3, 40 * 1024]
