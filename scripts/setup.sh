@@ -18,6 +18,11 @@ PKGS=(
   dpdk-doc valgrind
   # emulation and packet checks
   iproute2 iputils-ping ethtool tshark python3-scapy time python3-pyroute2 python3-yaml
+  # VM hosts and kernel features this one lacks (tc netem, rdma_rxe): Debian's
+  # kernel under qemu with a busybox initramfs (emu/vm/); rdma-core's tools
+  # and perftest run in the guests, libibverbs/librdmacm build the verbs hosts
+  qemu-system-x86 linux-image-amd64 busybox-static kmod
+  rdma-core ibverbs-utils perftest libibverbs-dev librdmacm-dev rdmacm-utils
   # plots and reports
   python3 python3-matplotlib python3-numpy
 )

@@ -119,6 +119,28 @@ def parser():
     dm.add_argument("--plot", default="results/emu-demo.png")
     dm.add_argument("--json", action="store_true")
 
+    vm = sub.add_parser("vm", help="VMs with Debian's kernel over the host's root (netem, rxe)",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog="examples:\n  ofan-emu vm check\n"
+                               "  ofan-emu vm run -- tc qdisc add dev lo root netem delay 1ms\n"
+                               "exit codes of vm run: the command's own; 124 it ran past "
+                               "--timeout;\n125 the VM failed or cannot run here (vm check "
+                               "says why)")
+    vsub = vm.add_subparsers(dest="vm_verb", metavar="VM_VERB")
+    vsub.required = True
+    vc = vsub.add_parser("check", help="can VMs run here? (exit 0 yes, 3 no, and why)")
+    vc.add_argument("--json", action="store_true")
+    vr = vsub.add_parser("run", help="boot a throwaway VM, run CMD in it, power off")
+    vr.add_argument("--mem", type=int, default=1024, metavar="MIB", help="guest memory (1024)")
+    vr.add_argument("--cpus", type=int, default=2, help="vCPUs (2)")
+    vr.add_argument("--share", action="append", default=[], metavar="DIR",
+                    help="a host directory the guest may write, at the same path")
+    vr.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="kill CMD after S seconds (exit 124)")
+    vr.add_argument("--json", action="store_true",
+                    help="after CMD's output, one line of JSON: rc, kernel, accel, boot_s")
+    vr.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
+
     tp = sub.add_parser("topology", help="print the canonical topology file of a shape")
     tp.add_argument("--k", type=int, default=4)
     tp.add_argument("--levels", type=int, choices=(2, 3), default=3)
@@ -257,7 +279,13 @@ def cmd_down(args):
         r = teardown.down(n)
         reports.append(r)
         progress(f"down {n}: {len(r['namespaces'])} namespaces, {len(r['processes'])} processes")
-    emit(args, {"down": reports}, f"down: {', '.join(names) if names else 'nothing to remove'}")
+    vms = []
+    if args.all:
+        from vm import throwaway
+        vms = throwaway.leftovers()
+        if vms:
+            progress(f"down: throwaway VMs: {', '.join(vms)}")
+    emit(args, {"down": reports, "vms": vms}, f"down: {', '.join(names) if names else 'nothing to remove'}")
     return EXIT_OK
 
 
@@ -357,11 +385,47 @@ def cmd_topology(args):
     return EXIT_OK
 
 
+def cmd_vm(args):
+    from vm import qemu, throwaway
+    if args.vm_verb == "check":
+        c = qemu.check()
+        emit(args, c, f"VMs can run here: kernel {c['kernel']}, {c['accel']}, {c['qemu']}"
+             if c["ok"] else f"VMs cannot run here: {c['why']}")
+        return EXIT_OK if c["ok"] else EXIT_CPU
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        raise TopologyError("vm run: no command (ofan-emu vm run -- CMD ...)")
+    if args.mem < 128 or not 1 <= args.cpus <= 64:
+        raise TopologyError("vm run: --mem at least 128 (MiB), --cpus 1 to 64")
+    for s in args.share:
+        if not os.path.isdir(s):
+            raise TopologyError(f"vm run: --share {s}: not a directory")
+    c = qemu.check()
+    if not c["ok"]:
+        print(f"ofan-emu: vm run: VMs cannot run here: {c['why']}", file=sys.stderr)
+        return throwaway.EXIT_VM
+
+    def out(fd, text):
+        stream = sys.stdout if fd == 1 else sys.stderr
+        stream.write(text)
+        stream.flush()
+
+    try:
+        rc, facts = throwaway.run(cmd, mem_mb=args.mem, cpus=args.cpus, shares=args.share,
+                                  timeout=args.timeout, on_output=out, log=progress)
+    except (qemu.VmError, KeyboardInterrupt, OSError) as e:
+        print(f"ofan-emu: vm run: {e}", file=sys.stderr)
+        return throwaway.EXIT_VM
+    if args.json:
+        print(json.dumps({"rc": rc, **facts}))
+    return rc if 0 <= rc <= 255 else throwaway.EXIT_VM
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
     handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
                 "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
-                "run": cmd_run, "demo": cmd_demo}
+                "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm}
     try:
         return handlers[args.verb](args)
     except FabricError as e:

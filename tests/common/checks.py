@@ -7,6 +7,7 @@ A test calls check(name, ok, detail) for each thing it verifies and exits
 """
 import os
 import subprocess
+import sys
 
 SKIP = 77
 failures = []
@@ -43,3 +44,22 @@ def delete_netns(names):
     if left:
         log(f"FAIL: namespaces left behind: {left}")
     return left
+
+
+def rerun_in_vm(why, argv, mem_mb=1024, cpus=2):
+    """Runs `sys.executable argv` again inside a VM with Debian's kernel and
+    this machine's root (ofan-emu vm run, emu/vm/), for a kernel feature this
+    one lacks (`why` names it). Returns the exit code to exit with: the run's,
+    or SKIP when VMs cannot run here either (and says why). Inside the VM,
+    OFAN_IN_VM is set: a test that still lacks the feature there must fail."""
+    emu = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "emu", "ofan-emu")
+    if os.environ.get("OFAN_IN_VM"):
+        log(f"FAIL: {why}, in the VM too")
+        return 1
+    c = subprocess.run([emu, "vm", "check"], capture_output=True, text=True)
+    if c.returncode != 0:
+        log(f"SKIP: {why}, and VMs cannot run here: {c.stdout.strip()}")
+        return SKIP
+    log(f"{why}: running this test again in a VM with Debian's kernel")
+    return subprocess.run([emu, "vm", "run", "--cpus", str(cpus), "--mem", str(mem_mb), "--",
+                           sys.executable, *argv]).returncode

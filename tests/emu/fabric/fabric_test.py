@@ -29,7 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import SKIP, check, failures, log, rerun_in_vm  # noqa: E402
 from leftovers import leftovers  # noqa: E402
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 EMU = str(REPO / "emu" / "ofan-emu")
@@ -219,9 +219,8 @@ def main():
         sys.path.insert(0, str(REPO / "emu"))
         from fabric import netns
         if not netns.has_netem():
-            log("SKIP: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): link latency, "
-                "loss and reordering cannot be emulated here")
-            return SKIP
+            return rerun_in_vm("this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM)",
+                               [os.path.abspath(__file__), *sys.argv[1:]], mem_mb=3072)
         fabric_netem(NAMES[4])
     else:
         quick = "--quick" in sys.argv

@@ -1,59 +1,55 @@
 #!/usr/bin/python3
-"""uroce `pair` between two network namespaces, over AF_XDP and AF_PACKET.
+"""uroce `pair` between two network namespaces, over AF_XDP and AF_PACKET,
+clean and under tc netem loss and reordering.
 
     uroce_netns_test.py PATH/TO/uroce        (root; exits 77 = skipped otherwise)
 
 Topology (names carry this test's PID): host namespaces A and B, each with an
 eth0 (MTU 2200: RoCE MTU 2048 fits) joined through a third namespace R that
-holds the other ends, pa and pb. The impairments sit in R, because AF_XDP's
-copy mode transmits past the sender's own qdisc (__dev_direct_xmit): netem on
-A's or B's eth0 would never see uroce's frames. Where the kernel has netem,
-R bridges pa and pb and `tc qdisc ... netem` is on both; where it has not
-(CONFIG_NET_SCH_NETEM unset, as on the machine this was written on), this
-script relays between pa and pb itself (--relay, AF_PACKET in R) applying
-the same rules from a seeded RNG: loss p, or "delay D reorder r%" (a frame
-goes at once with probability r, else after D; netem's correlation is not
-modelled). For each packet I/O: a clean run (no NAK, nothing out of
-sequence), loss 2% (retransmissions must be > 0), delay 1ms reorder 25% 50%,
-and out-of-order-placement runs under that reordering and under loss; every message must
-complete with its data intact (uroce pair checks every byte and says so in
-its JSON). Namespaces (and so the veths), the relay and uroce are removed on
+bridges the other ends, pa and pb. The impairments are netem qdiscs on pa and
+pb, in R, because AF_XDP's copy mode transmits past the sender's own qdisc
+(__dev_direct_xmit): netem on A's or B's eth0 would never see uroce's frames.
+Where this kernel has no netem (CONFIG_NET_SCH_NETEM unset, as on the
+machines this was written on), the whole test runs again inside a VM with
+Debian's kernel and the host's own root and binaries (`ofan-emu vm run`,
+emu/vm/); where VMs cannot run either, it skips and says why.
+
+For each packet I/O: a clean run (no NAK, nothing out of sequence), loss 2%
+(retransmissions must be > 0), delay 1ms reorder 25% 50%, and
+out-of-order-placement runs under that reordering and under loss; every
+message must complete with its data intact (uroce pair checks every byte and
+says so in its JSON). Namespaces (and so the veths) and uroce are removed on
 every exit path: finally, atexit, SIGINT/SIGTERM.
 
-Skips (77) only when not root, or when AF_XDP cannot bind at all here (then
-the AF_PACKET runs still have to pass first, and the reason is printed).
+Skips (77) only when not root, when neither this kernel nor a VM has netem,
+or when AF_XDP cannot bind at all (then the AF_PACKET runs still have to
+pass first, and the reason is printed).
 """
 import atexit
-import heapq
 import json
 import os
-import random
-import select
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
-from checks import SKIP, check, delete_netns, failures, log, run  # noqa: E402
+from checks import SKIP, check, delete_netns, failures, log, rerun_in_vm, run  # noqa: E402
 
 PID = os.getpid()
-PID_SEED = 4791  # the relay's RNG: a run's impairments are a function of it
 NS = {"a": f"ura{PID}", "b": f"urb{PID}", "r": f"urr{PID}"}
 IP = {"a": "10.77.0.2", "b": "10.77.0.3"}
-state = {"proc": None, "relay": None, "backend": None, "cleaned": False}
+state = {"proc": None, "cleaned": False}
 
 
 def cleanup():
     if state["cleaned"]:
         return
     state["cleaned"] = True
-    for key in ("proc", "relay"):
-        p = state[key]
-        if p and p.poll() is None:
-            p.kill()
-            p.wait(timeout=10)
+    p = state["proc"]
+    if p and p.poll() is None:
+        p.kill()
+        p.wait(timeout=10)
     delete_netns(list(NS.values()))
 
 
@@ -73,88 +69,33 @@ def setup():
         run(["ip", "-n", r, "link", "set", f"p{h}", "mtu", "2200", "up"])
         run(["ip", "-n", NS[h], "link", "set", "eth0", "mtu", "2200", "up"])
         run(["ip", "-n", NS[h], "addr", "add", f"{IP[h]}/24", "dev", "eth0"])
-    probe = run(["tc", "-n", r, "qdisc", "add", "dev", "pa", "root", "netem", "delay", "1ms"],
-                check_rc=False)
-    if probe.returncode == 0:
-        state["backend"] = "netem"
-        run(["tc", "-n", r, "qdisc", "del", "dev", "pa", "root"])
-        run(["ip", "-n", r, "link", "add", "br0", "type", "bridge"])
-        for h in ("a", "b"):
-            run(["ip", "-n", r, "link", "set", f"p{h}", "master", "br0"])
-        run(["ip", "-n", r, "link", "set", "br0", "up"])
-    else:
-        state["backend"] = "relay"
-        log(f"note: no netem here ({probe.stderr.strip()}): R relays with the same rules")
+    run(["ip", "-n", r, "link", "add", "br0", "type", "bridge"])
+    for h in ("a", "b"):
+        run(["ip", "-n", r, "link", "set", f"p{h}", "master", "br0"])
+    run(["ip", "-n", r, "link", "set", "br0", "up"])
+
+
+def has_netem():
+    ns = f"urn{PID}"
+    try:
+        run(["ip", "netns", "add", ns])
+        return run(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+                   check_rc=False).returncode == 0
+    finally:
+        delete_netns([ns])
 
 
 def impair(rule):
-    """rule: None, ("loss", p) or ("reorder", delay_s, p_now)."""
-    if state["backend"] == "netem":
-        for h in ("a", "b"):
-            run(["tc", "-n", NS["r"], "qdisc", "del", "dev", f"p{h}", "root"], check_rc=False)
-            if rule and rule[0] == "loss":
-                args = ["loss", f"{rule[1] * 100:g}%"]
-            elif rule:
-                args = ["delay", f"{rule[1] * 1000:g}ms", "reorder", f"{rule[2] * 100:g}%", "50%"]
-            if rule:
-                run(["tc", "-n", NS["r"], "qdisc", "add", "dev", f"p{h}", "root", "netem", *args])
-        return
-    stop_relay()
-    args = ["none"] if not rule else [str(x) for x in rule]
-    state["relay"] = subprocess.Popen(["ip", "netns", "exec", NS["r"], sys.executable,
-                                       os.path.abspath(__file__), "--relay", *args])
-    time.sleep(0.3)  # its sockets are bound before traffic starts
-
-
-def stop_relay():
-    p = state["relay"]
-    if p and p.poll() is None:
-        p.terminate()
-        try:
-            p.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=5)
-    state["relay"] = None
-
-
-def relay(args):
-    """Runs in R: forwards pa <-> pb, impaired by args (see impair()), until killed."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    rng = random.Random(PID_SEED)
-    socks = {}
-    for name in ("pa", "pb"):
-        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))  # ETH_P_ALL
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        s.bind((name, 0))
-        s.setblocking(False)
-        socks[name] = s
-    other = {"pa": socks["pb"], "pb": socks["pa"]}
-    by_fd = {s.fileno(): n for n, s in socks.items()}
-    heap, seq = [], 0
-    while True:
-        timeout = max(0.0, heap[0][0] - time.monotonic()) if heap else 1.0
-        ready, _, _ = select.select(list(socks.values()), [], [], timeout)
-        for s in ready:
-            name = by_fd[s.fileno()]
-            for _ in range(256):
-                try:
-                    data, addr = s.recvfrom(65535)
-                except BlockingIOError:
-                    break
-                if addr[2] == socket.PACKET_OUTGOING:
-                    continue  # what this relay sent
-                if args[0] == "loss" and rng.random() < float(args[1]):
-                    continue
-                if args[0] == "reorder" and rng.random() >= float(args[2]):
-                    seq += 1
-                    heapq.heappush(heap, (time.monotonic() + float(args[1]), seq, name, data))
-                    continue
-                other[name].send(data)
-        now = time.monotonic()
-        while heap and heap[0][0] <= now:
-            _, _, name, data = heapq.heappop(heap)
-            other[name].send(data)
+    """rule: None, ("loss", p) or ("reorder", delay_s, p_now): netem on both
+    of R's ports, so each direction is impaired once."""
+    for h in ("a", "b"):
+        run(["tc", "-n", NS["r"], "qdisc", "del", "dev", f"p{h}", "root"], check_rc=False)
+        if rule and rule[0] == "loss":
+            args = ["loss", f"{rule[1] * 100:g}%"]
+        elif rule:
+            args = ["delay", f"{rule[1] * 1000:g}ms", "reorder", f"{rule[2] * 100:g}%", "50%"]
+        if rule:
+            run(["tc", "-n", NS["r"], "qdisc", "add", "dev", f"p{h}", "root", "netem", *args])
 
 
 def pair(uroce, io, extra, timeout_s=90):
@@ -190,7 +131,7 @@ def scenario(uroce, io, name, rule, extra, want_retransmits=False, want_clean=Fa
              want_ooo=False):
     impair(rule)
     rc, j, err = pair(uroce, io, extra)
-    label = f"{io} {name} ({state['backend']})"
+    label = f"{io} {name}"
     if not check(f"{label}: uroce pair exits 0", rc == 0 and j is not None,
                  f"rc {rc} {err.strip()[-300:]} {j and j.get('error')}"):
         return
@@ -225,12 +166,13 @@ def main():
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
-    if sys.argv[1] == "--relay":
-        return relay(sys.argv[2:])
     uroce = sys.argv[1]
     if os.geteuid() != 0:
         log("SKIP: needs root (network namespaces, AF_XDP)")
         return SKIP
+    if not has_netem():
+        return rerun_in_vm("this kernel has no netem qdisc",
+                           [os.path.abspath(__file__), os.path.abspath(uroce)])
     atexit.register(cleanup)
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)

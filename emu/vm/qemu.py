@@ -1,0 +1,311 @@
+"""One VM: Debian's kernel under qemu, the host's root read-only over 9p, the
+guest agent (agent.py) as PID 1, and a command channel to it.
+
+    v = Vm("ofe-f-h0", Path(dir), nics=[Nic("vm0", mac, mtu)], netns="ofe-f-h0")
+    v.start(); v.wait_ready()                  # ~12 s under TCG
+    rc, out, err = v.exec(["rdma", "link"])    # output may also stream to a callback
+    v.stop()
+
+expects:  qemu-system-x86, linux-image-amd64, busybox-static (scripts/setup.sh);
+          root (9p export of /, taps)
+modifies: DIR (agent socket, console log); a tap per NIC, created by qemu
+          in `netns` when one is given (it goes with the namespace); the
+          qemu process, named after the VM (-name ...,process=) so that it
+          can be found and killed by its name
+Accelerator: KVM when a probe boot survives (qemu aborts at once where
+nested KVM is broken, as on the machines this was written on), else TCG.
+"""
+import itertools
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import initramfs
+
+AGENT = Path(__file__).resolve().parent / "agent.py"
+PROBE_FILE = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu")) / "kvm-probe.json"
+
+
+class VmError(Exception):
+    pass
+
+
+@dataclass
+class Nic:
+    tap: str   # the tap's name (on the host side, in the VM's namespace)
+    mac: str   # the guest's MAC
+    mtu: int = 1500
+
+
+def qemu_binary():
+    q = shutil.which("qemu-system-x86_64")
+    if not q:
+        raise VmError("qemu-system-x86_64 is not installed (bash scripts/setup.sh)")
+    return q
+
+
+def kernel():
+    ks = initramfs.kernels()
+    if not ks:
+        raise VmError("no kernel with modules in /boot and /lib/modules "
+                      "(apt-get install linux-image-amd64: bash scripts/setup.sh)")
+    return ks[-1]
+
+
+def accelerator():
+    """'kvm' or 'tcg'. The probe boots the kernel with no root under KVM: a
+    working KVM runs it until it panics (several seconds, then -no-reboot
+    exits); a broken one aborts within a second. Cached for the boot."""
+    env = os.environ.get("OFAN_EMU_ACCEL")
+    if env in ("kvm", "tcg"):
+        return env
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "tcg"
+    try:
+        cached = json.loads(PROBE_FILE.read_text())
+        if cached.get("boot_id") == _boot_id():
+            return cached["accel"]
+    except (OSError, ValueError, KeyError):
+        pass
+    k = kernel()
+    p = subprocess.Popen([qemu_binary(), "-accel", "kvm", "-cpu", "host", "-m", "128",
+                          "-nodefaults", "-display", "none", "-no-reboot",
+                          "-kernel", f"/boot/vmlinuz-{k}", "-append", "panic=-1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        p.wait(timeout=3)
+        accel = "tcg"
+    except subprocess.TimeoutExpired:
+        accel = "kvm"
+        p.kill()
+        p.wait()
+    try:
+        PROBE_FILE.parent.mkdir(parents=True, exist_ok=True)
+        PROBE_FILE.write_text(json.dumps({"boot_id": _boot_id(), "accel": accel}))
+    except OSError:
+        pass
+    return accel
+
+
+def _boot_id():
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def check():
+    """Whether VMs can run here: {"ok", "why", "kernel", "accel", "qemu"}."""
+    try:
+        q = qemu_binary()
+        k = kernel()
+        initramfs.build(k)
+        if os.geteuid() != 0:
+            raise VmError("VM hosts need root (9p export of /, taps)")
+        ver = subprocess.run([q, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+        return {"ok": True, "why": "", "kernel": k, "accel": accelerator(), "qemu": ver}
+    except (VmError, initramfs.InitramfsError) as e:
+        return {"ok": False, "why": str(e)}
+
+
+class Vm:
+    def __init__(self, name, dir, mem_mb=512, cpus=1, nics=(), netns=None, shares=(),
+                 kernel_version=None, append=""):
+        self.name, self.dir = name, Path(dir)
+        self.mem_mb, self.cpus, self.nics, self.netns = mem_mb, cpus, list(nics), netns
+        self.shares = [str(Path(s).resolve()) for s in shares]
+        for s in self.shares:
+            if any(c in s for c in " ,\t\n"):
+                raise VmError(f"share {s!r}: the path may not hold spaces or commas")
+        self.kernel = kernel_version or kernel()
+        self.append = append
+        self.proc = None
+        self.sock = None
+        self.ready = None
+        self.boot_s = None
+        self._ids = itertools.count(1)
+        self._waiters = {}
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._reader = None
+        self._events = None
+
+    @property
+    def socket_path(self):
+        return self.dir / "agent.sock"
+
+    @property
+    def console_path(self):
+        return self.dir / "console.log"
+
+    def command(self):
+        initrd = initramfs.build(self.kernel)
+        accel = accelerator()
+        cmd = [qemu_binary(), "-name", f"{self.name},process={self.name}",
+               "-accel", accel, "-cpu", "host" if accel == "kvm" else "max",
+               "-m", str(self.mem_mb), "-smp", str(self.cpus),
+               "-nodefaults", "-display", "none", "-no-reboot", "-monitor", "none",
+               "-kernel", f"/boot/vmlinuz-{self.kernel}", "-initrd", str(initrd),
+               "-append", " ".join(x for x in (
+                   "console=ttyS0 panic=-1 quiet loglevel=3 net.ifnames=0",
+                   f"ofan.agent={AGENT}",
+                   f"ofan.shares={','.join(self.shares)}" if self.shares else "",
+                   self.append) if x),
+               "-serial", f"file:{self.console_path}",
+               "-virtfs", f"local,path=/,mount_tag={initramfs.ROOT_TAG},security_model=none,"
+                          "readonly=on,multidevs=remap",
+               "-device", "virtio-serial-pci",
+               "-chardev", f"socket,id=agent,path={self.socket_path},server=on,wait=off",
+               "-device", f"virtserialport,chardev=agent,name={initramfs.AGENT_PORT}"]
+        if accel == "tcg":
+            cmd[cmd.index("-accel") + 1] = "tcg,thread=multi"
+        for i, s in enumerate(self.shares):
+            cmd += ["-virtfs", f"local,path={s},mount_tag=share{i},security_model=none,"
+                               "multidevs=remap"]
+        for i, n in enumerate(self.nics):
+            cmd += ["-netdev", f"tap,id=n{i},ifname={n.tap},script=no,downscript=no",
+                    "-device", f"virtio-net-pci,netdev=n{i},mac={n.mac},host_mtu={n.mtu}"]
+        return cmd
+
+    def start(self):
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for p in (self.socket_path, self.console_path):
+            if p.exists():
+                p.unlink()
+        cmd = self.command()
+        if self.netns:
+            cmd = ["ip", "netns", "exec", self.netns] + cmd
+        self._t0 = time.monotonic()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=open(self.dir / "qemu.log", "w"),
+                                     start_new_session=True)
+        return self.proc.pid
+
+    def _fail(self, why):
+        tail = ""
+        for p in (self.dir / "qemu.log", self.console_path):
+            try:
+                lines = p.read_text(errors="replace").strip().splitlines()[-8:]
+                if lines:
+                    tail += f"\n  {p.name}: " + "\n  ".join(lines)
+            except OSError:
+                pass
+        raise VmError(f"VM {self.name}: {why}{tail}")
+
+    def wait_ready(self, timeout=240):
+        """Connects to the agent and waits for its ready event."""
+        end = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                self._fail(f"qemu exited ({self.proc.returncode}) before its agent was up")
+            if time.monotonic() > end:
+                self._fail(f"its agent did not come up within {timeout} s")
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(str(self.socket_path))
+                break
+            except OSError:
+                s.close()
+                time.sleep(0.1)
+        self.sock = s
+        self._file = s.makefile("rb")
+        self._events = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        while True:
+            if self.proc.poll() is not None:
+                self._fail(f"qemu exited ({self.proc.returncode}) during boot")
+            if time.monotonic() > end:
+                self._fail(f"its agent did not say ready within {timeout} s")
+            try:
+                msg = self._events.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if msg.get("event") == "ready":
+                break
+            if msg.get("event") == "closed":
+                self._fail("the agent channel closed during boot")
+        self.ready = msg
+        self.boot_s = round(time.monotonic() - self._t0, 2)
+        return msg
+
+    def _read(self):
+        for line in self._file:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if "event" in msg:
+                self._events.put(msg)
+                continue
+            with self._lock:
+                q = self._waiters.get(msg.get("id"))
+            if q is not None:
+                q.put(msg)
+        self._events.put({"event": "closed"})
+        with self._lock:
+            for q in self._waiters.values():
+                q.put({"error": "the VM's agent channel closed"})
+
+    def _send(self, obj):
+        with self._send_lock:
+            self.sock.sendall((json.dumps(obj) + "\n").encode())
+
+    def exec(self, argv, timeout=None, env=None, cwd=None, on_output=None):
+        """Runs argv in the guest. Returns (rc, stdout, stderr); rc -9 when
+        it ran past `timeout` and was killed. on_output(fd, text) sees the
+        output as it comes."""
+        if self.sock is None:
+            raise VmError(f"VM {self.name} is not up")
+        rid = next(self._ids)
+        q = queue.Queue()
+        with self._lock:
+            self._waiters[rid] = q
+        out = {1: [], 2: []}
+        try:
+            self._send({"id": rid, "op": "exec", "argv": [str(a) for a in argv], "env": env or {},
+                        "cwd": cwd, "timeout": timeout})
+            while True:
+                try:
+                    msg = q.get(timeout=5)
+                except queue.Empty:
+                    if self.proc.poll() is not None:
+                        self._fail(f"qemu exited ({self.proc.returncode}) while running {argv}")
+                    continue
+                if "data" in msg:
+                    out[msg["fd"]].append(msg["data"])
+                    if on_output:
+                        on_output(msg["fd"], msg["data"])
+                elif "rc" in msg:
+                    return msg["rc"], "".join(out[1]), "".join(out[2])
+                elif "error" in msg:
+                    raise VmError(f"VM {self.name}: {msg['error']}")
+        finally:
+            with self._lock:
+                self._waiters.pop(rid, None)
+
+    def stop(self, timeout=10):
+        """Powers the guest off (its root is read-only: nothing to flush but
+        the shares), then kills qemu if it is still there."""
+        if self.proc is None:
+            return
+        if self.sock is not None and self.proc.poll() is None:
+            try:
+                self._send({"id": 0, "op": "poweroff"})
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
