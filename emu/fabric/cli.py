@@ -179,7 +179,10 @@ def add_run_args(rn):
     rn.add_argument("--ooo", action="store_true", help="out-of-order placement at receivers")
     rn.add_argument("--pace", type=float, default=0.8,
                     help="hosts send at this fraction of their link rate (default 0.8)")
-    rn.add_argument("--hosts", default=None, help="host names, comma separated (default all)")
+    rn.add_argument("--hosts", default=None, metavar="vm|uroce|all|NAMES",
+                    help="who takes part: the VM hosts (rxe), the uroce hosts, all of them, "
+                         "or host names, comma separated (default: the uroce hosts, or the "
+                         "VM hosts where there are no others)")
     rn.add_argument("--with-sim", action="store_true",
                     help="run the same scenario in ofan-sim and print both")
     rn.add_argument("--deadline-s", type=float, default=120)
@@ -419,7 +422,7 @@ def do_run(fab, args):
     if args.seeds < 1 or args.qps < 1:
         raise TopologyError("--seeds and --qps must be >= 1")
     lbs = [x for x in args.lbs.split(",") if x]
-    hosts = args.hosts.split(",") if args.hosts else None
+    hosts = args.hosts
     res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
                      deadline_s=args.deadline_s, hosts=hosts, log=progress)
