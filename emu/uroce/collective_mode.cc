@@ -244,6 +244,7 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
   if (bound.link_gbps > 0) o.bound = bound;
   std::vector<emu::Transport*> ts;
   for (auto& r : ranks) ts.push_back(r.t.get());
+  for (auto& r : ranks) r.host->StartPacing();
   const emu::CollectiveResult res = emu::RunCollective(*sched, ts, o);
 
   json hosts = json::array();
