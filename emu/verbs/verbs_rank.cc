@@ -14,15 +14,19 @@ namespace {
 
 // What a rank that failed before its run reports: enough of the collective
 // for MergeResults to place it, and the error.
-emu::CollectiveResult Failed(const emu::Schedule& s, emu::Rank rank, std::string error) {
+emu::CollectiveResult Failed(const emu::Schedule& s, const emu::RunOptions& run, emu::Rank rank,
+                             std::string error) {
   emu::CollectiveResult r;
   r.workload = s.params.workload;
   r.num_ranks = s.params.num_ranks;
   r.msg_bytes = s.params.msg_bytes;
   r.qps_per_peer = s.params.qps_per_peer;
   r.seed = s.params.seed;
-  r.hosts.resize(r.num_ranks);
-  std::iota(r.hosts.begin(), r.hosts.end(), 0u);
+  r.hosts = run.hosts;
+  if (r.hosts.empty()) {
+    r.hosts.resize(r.num_ranks);
+    std::iota(r.hosts.begin(), r.hosts.end(), 0u);
+  }
   r.local_ranks = {rank};
   r.error = fmt::format("rank {}: {}", rank, error);
   return r;
@@ -36,7 +40,7 @@ VerbsRankOutcome RunVerbsRank(const emu::Schedule& s, const VerbsRankOptions& o,
   v.device = o.device;
   const uint32_t n = s.params.num_ranks;
   auto fail = [&](const std::string& e) {
-    v.result = Failed(s, o.rank, e);
+    v.result = Failed(s, run, o.rank, e);
     return v;
   };
   if (o.ips.size() != n || o.rank >= n) {
