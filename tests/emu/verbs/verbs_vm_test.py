@@ -75,7 +75,7 @@ def pair_checks(verbs):
         for side, j in (("listener", lj), ("connector", cj)):
             check(f"peer --op {op}: {side} sent 300, received 300 intact, the peer too",
                   j.get("ok") is True and j.get("sent") == 300 and j.get("received") == 300 and
-                  j.get("bad") == 0 and j.get("peer") == {"received": 300, "bad": 0} and
+                  j.get("bad") == 0 and j.get("peer_done") == {"received": 300, "bad": 0} and
                   j.get("op") == op, json.dumps(j)[:400])
         c = lj.get("rxe_counters", {})
         check(f"peer --op {op}: rxe counters by name, packets sent and received",
