@@ -104,9 +104,10 @@ Result<CollectiveResult> ParseResultJson(const nlohmann::json& j) {
     return {};
   };
   uint64_t ranks = 0, qps = 0, bad_ranks = 0;
-  for (Status s : {uint("ranks", kMaxRanks, &ranks), uint("msg_bytes", kMaxMsgBytes, &r.msg_bytes),
-                   uint("qps_per_peer", UINT32_MAX, &qps), uint("seed", UINT64_MAX, &r.seed),
-                   uint("bad_ranks", kMaxRanks, &bad_ranks)}) {
+  for (const Status& s :
+       {uint("ranks", kMaxRanks, &ranks), uint("msg_bytes", kMaxMsgBytes, &r.msg_bytes),
+        uint("qps_per_peer", UINT32_MAX, &qps), uint("seed", UINT64_MAX, &r.seed),
+        uint("bad_ranks", kMaxRanks, &bad_ranks)}) {
     if (!s) return s.error();
   }
   r.num_ranks = static_cast<uint32_t>(ranks);

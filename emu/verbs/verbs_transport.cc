@@ -37,7 +37,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const Device& dev
                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   if (!r) return r.error();
   t->recv_ = std::move(*r);
-  t->qps_.resize(cfg.num_ranks * cfg.qps_per_peer);
+  t->qps_.resize(size_t{cfg.num_ranks} * cfg.qps_per_peer);
   t->outstanding_.assign(t->qps_.size(), 0);
   for (emu::Rank p = 0; p < cfg.num_ranks; ++p) {
     if (p == cfg.rank) continue;
