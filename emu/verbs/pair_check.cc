@@ -322,6 +322,8 @@ PairCheckResult PairRun::Run() {
   if (!run) return fail(run);
   const double bits = static_cast<double>((r_.sent + r_.received) * o_.size) * 8;
   r_.gbps = r_.seconds > 0 ? bits / r_.seconds / 1e9 : 0;
+  // The peer may finish up to its --timeout-s after this side.
+  rv_->set_timeout(std::max(o_.setup_timeout, o_.run_timeout));
   auto done = rv_->Done(r_.received, r_.bad);
   if (!done) return fail(done.error());
   if (!done->empty()) {

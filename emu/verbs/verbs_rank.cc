@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <numeric>
 
@@ -104,6 +105,9 @@ VerbsRankOutcome RunVerbsRank(const emu::Schedule& s, const VerbsRankOptions& o,
   // A run that failed (not one whose data differed) sends no done: its
   // peers see the connection close at once.
   if (!v.result.ok() && v.result.bad_ranks == 0) return v;
+  // The slowest rank may finish up to the run's deadline after this one.
+  rv->set_timeout(std::max(o.setup_timeout,
+                           std::chrono::duration_cast<std::chrono::milliseconds>(run.deadline)));
   auto done = rv->Done((*t)->arrived(), v.result.bad_ranks);
   if (!done && v.result.ok())
     v.result.error = fmt::format("rank {}: {}", o.rank, done.error().message);
