@@ -131,6 +131,15 @@ Result<CollectiveResult> ParseResultJson(const nlohmann::json& j) {
     r.rank_us.push_back(v.get<double>());
   }
   if (r.rank_us.size() > r.local_ranks.size()) return bad("more 'rank_us' than 'local_ranks'");
+  if (r.num_ranks < 2) return bad("'ranks' must be 2.." + std::to_string(kMaxRanks));
+  std::vector<bool> seen(r.num_ranks, false);
+  for (Rank x : r.local_ranks) {
+    if (x >= r.num_ranks || seen[x]) {
+      return bad(
+          fmt::format("'local_ranks' holds rank {} twice or beyond {} ranks", x, r.num_ranks));
+    }
+    seen[x] = true;
+  }
   if (!j["verified"].is_boolean()) return bad("'verified' must be true or false");
   r.verified = j["verified"].get<bool>();
   if (j.contains("cct_lower_bound_us") && !j["cct_lower_bound_us"].is_null()) {
