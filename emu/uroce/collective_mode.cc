@@ -208,15 +208,17 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     ranks[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     ranks[i].send.assign(send_bytes, 0);
     ranks[i].recv.assign(recv_bytes, 0);
-    TransportConfig tc;
-    tc.rank = static_cast<emu::Rank>(i);
-    tc.num_ranks = static_cast<uint32_t>(ranks.size());
-    tc.qps_per_peer = spec->sp.qps_per_peer;
-    tc.max_outstanding = spec->max_outstanding;
-    tc.rank_ips = ips;
-    tc.next_hop_mac = h.gateway_mac;
-    tc.peer_recv_bytes = recv_bytes;
-    auto t = UroceTransport::Create(tc, ranks[i].host.get(), ranks[i].send, ranks[i].recv);
+    PlanConfig pc;
+    pc.rank = static_cast<emu::Rank>(i);
+    pc.num_ranks = static_cast<uint32_t>(ranks.size());
+    pc.qps_per_peer = spec->sp.qps_per_peer;
+    pc.max_outstanding = spec->max_outstanding;
+    pc.rank_ips = ips;
+    pc.next_hop_mac = h.gateway_mac;
+    pc.peer_recv_bytes = recv_bytes;
+    auto tc = ComputedPlan(pc);
+    if (!tc) return usage(fmt::format("{}: {}", h.name, tc.error().message));
+    auto t = UroceTransport::Create(*tc, ranks[i].host.get(), ranks[i].send, ranks[i].recv);
     if (!t) return usage(fmt::format("{}: {}", h.name, t.error().message));
     ranks[i].t = std::move(*t);
   }

@@ -142,14 +142,17 @@ int RunPair(const PairOptions& o) {
     side[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     side[i].send.assign(static_cast<size_t>(slots) * S, 0);
     side[i].recv.assign(static_cast<size_t>(slots) * S, 0);
-    TransportConfig tc;
-    tc.rank = static_cast<emu::Rank>(i);
-    tc.num_ranks = 2;
-    tc.qps_per_peer = o.qps;
-    tc.max_outstanding = slots;
-    tc.rank_ips = rank_ips;
-    tc.next_hop_mac = side[1 - i].iface.mac;  // one link (or a bridge) between them
-    auto t = UroceTransport::Create(tc, side[i].host.get(), side[i].send, side[i].recv);
+    PlanConfig pc;
+    pc.rank = static_cast<emu::Rank>(i);
+    pc.num_ranks = 2;
+    pc.qps_per_peer = o.qps;
+    pc.max_outstanding = slots;
+    pc.rank_ips = rank_ips;
+    pc.next_hop_mac = side[1 - i].iface.mac;  // one link (or a bridge) between them
+    pc.peer_recv_bytes = side[i].recv.size();
+    auto tc = ComputedPlan(pc);
+    if (!tc.ok()) return fail(tc.error().message);
+    auto t = UroceTransport::Create(*tc, side[i].host.get(), side[i].send, side[i].recv);
     if (!t.ok()) return fail(t.error().message);
     side[i].t = std::move(*t);
   }

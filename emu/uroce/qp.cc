@@ -82,6 +82,7 @@ Qp::Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_dept
 
 void Qp::Connect(const QpPeer& peer) {
   peer_ = peer;
+  if (peer.mtu) cfg_.mtu = std::clamp<uint32_t>(peer.mtu, 256, kMaxMtu);
   base_sport_ = RxeUdpSport(peer.local_qpn, peer.remote_qpn);
   rng_.Seed(SplitMix64(cfg_.seed) ^ peer.local_qpn ^ (uint64_t{peer.local_ip} << 24));
   next_psn_ = una_ = sent_hi_ = peer.start_psn & pkt::kPsnMask;

@@ -125,6 +125,10 @@ struct QpPeer {
   uint32_t local_qpn = 0, remote_qpn = 0;
   uint32_t start_psn = 0;       // this side's first PSN (the peer expects it)
   uint32_t peer_start_psn = 0;  // the peer's first PSN (this side expects it)
+  // The path MTU both ends agreed on (the smaller of what each offered: a
+  // FIRST or MIDDLE packet of any other size is one rxe refuses); 0 keeps
+  // the engine's.
+  uint32_t mtu = 0;
 };
 
 // Packets that arrived ahead of the first packet of their message (ooo
