@@ -35,6 +35,9 @@ examples:
   ofan-emu run --workload perm --msg 1MiB --lbs ecmp,rps,ar,ofan,pofan --with-sim
   ofan-emu demo                                # up, run, compare with ofan-sim, plot, down
   ofan-emu topology --k 4 --levels 3 > my.yaml # the canonical file of a shape
+  ofan-emu up --k 4 --vm-hosts h0,h8           # two soft-RoCE (rxe) VMs, in pods 0 and 2
+  ofan-emu exec h0 -- ibv_devinfo              # a command in a VM host
+  ofan-emu vm run -- CMD                       # CMD under Debian's kernel (netem, rxe)
 
 Everything a fabric creates carries its prefix (namespaces ofe-NAME-*) and is
 listed in /run/ofan-emu/NAME/state.json; down removes exactly that, down --all
@@ -80,6 +83,11 @@ def parser():
     up.add_argument("--ecn", default=None, help="every switch port's ECN threshold (e.g. 64KiB)")
     up.add_argument("--latency-us", type=float, default=None, help="every link's latency (netem)")
     up.add_argument("--seed", type=int, default=1, help="LB seed (default 1)")
+    up.add_argument("--vm-hosts", default=None, metavar="N|HOSTS",
+                    help="soft-RoCE VMs (rdma_rxe) on the first N host slots, or on the hosts "
+                         "named (h0,h8); the rest stay uroce hosts")
+    up.add_argument("--vm-mem", type=int, default=None, metavar="MIB",
+                    help="memory per VM host (default 512)")
     up.add_argument("--keep-on-error", action="store_true",
                     help="leave a half-built fabric for inspection instead of removing it")
     up.add_argument("--json", action="store_true")
@@ -140,6 +148,15 @@ def parser():
     vr.add_argument("--json", action="store_true",
                     help="after CMD's output, one line of JSON: rc, kernel, accel, boot_s")
     vr.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
+
+    ex = sub.add_parser("exec", help="run a command in a VM host; its output and exit code")
+    ex.add_argument("host", help="a VM host, as status lists it (h0)")
+    ex.add_argument("--name", default=None)
+    ex.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="kill the command after S seconds (exit 124)")
+    ex.add_argument("--json", action="store_true",
+                    help="one object: rc, stdout, stderr, seconds (instead of streaming)")
+    ex.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
 
     tp = sub.add_parser("topology", help="print the canonical topology file of a shape")
     tp.add_argument("--k", type=int, default=4)
@@ -208,10 +225,14 @@ def cmd_up(args):
         name = args.name or DEFAULT_NAME
     if not valid_name(name):
         raise TopologyError(f"fabric name {name!r}: 1-10 of a-z, 0-9")
+    vm_hosts = parse_vm_hosts(args.vm_hosts, topo)
+    if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
+        raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
     need_root()
     fab = Fabric(name, topo, log=progress)
     progress(f"up {name}: k={topo.k} {topo.kind()}, {len(topo.switches)} switches "
-             f"({args.switch}), {len(topo.hosts)} hosts")
+             f"({args.switch}), {len(topo.hosts)} hosts"
+             + (f" ({len(vm_hosts)} of them VMs)" if vm_hosts else ""))
 
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
@@ -219,7 +240,7 @@ def cmd_up(args):
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         took = fab.up(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
-                      seed=args.seed)
+                      seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem)
     except (FabricError, KeyboardInterrupt, Exception) as e:
         if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
             progress(f"up failed; left as it is (--keep-on-error): {e}")
@@ -239,6 +260,72 @@ def cmd_up(args):
     return EXIT_OK
 
 
+def parse_vm_hosts(text, topo):
+    """--vm-hosts: N (the first N host slots) or host names."""
+    if not text:
+        return []
+    if text.isdigit():
+        n = int(text)
+        if not 0 <= n <= len(topo.hosts):
+            raise TopologyError(f"--vm-hosts {n}: 0 to {len(topo.hosts)} (the fabric's hosts)")
+        return [h["name"] for h in topo.hosts[:n]]
+    names = [x for x in text.split(",") if x]
+    for x in names:
+        if x not in topo.host_by_name:
+            raise TopologyError(f"--vm-hosts: {x} is not a host (h0..h{len(topo.hosts) - 1})")
+    if len(set(names)) != len(names):
+        raise TopologyError("--vm-hosts: a host named twice")
+    return names
+
+
+def cmd_exec(args):
+    from vm import qemu
+    from . import vmhosts
+    cmd = args.cmd
+    if "--" in cmd:
+        # Options between HOST and "--" (argparse leaves them in the rest).
+        i = cmd.index("--")
+        pre = argparse.ArgumentParser(prog="ofan-emu exec", add_help=False)
+        pre.add_argument("--name")
+        pre.add_argument("--timeout", type=float)
+        pre.add_argument("--json", action="store_true")
+        try:
+            extra = pre.parse_args(cmd[:i])
+        except SystemExit:
+            raise TopologyError(f"exec: cannot read the options {cmd[:i]}")
+        for k in ("name", "timeout"):
+            if getattr(extra, k) is not None:
+                setattr(args, k, getattr(extra, k))
+        args.json = args.json or extra.json
+        cmd = cmd[i + 1:]
+    if not cmd:
+        raise TopologyError("exec: no command (ofan-emu exec HOST -- CMD ...)")
+    need_root()
+    fab = load(pick_name(args), log=progress)
+    if args.host not in fab.topo.host_by_name:
+        raise TopologyError(f"exec: {args.host} is not a host of fabric {fab.name}")
+    v = vmhosts.attach(fab, args.host)
+
+    def out(fd, text):
+        if not args.json:
+            (sys.stdout if fd == 1 else sys.stderr).write(text)
+            (sys.stdout if fd == 1 else sys.stderr).flush()
+
+    t0 = time.monotonic()
+    try:
+        rc, o, e = v.exec(cmd, timeout=args.timeout, on_output=out)
+    except qemu.VmError as e:
+        raise FabricError(str(e))
+    finally:
+        v.detach()
+    if rc == -9 and args.timeout:
+        rc = 124
+    if args.json:
+        print(json.dumps({"host": args.host, "rc": rc, "stdout": o, "stderr": e,
+                          "seconds": round(time.monotonic() - t0, 3)}))
+    return rc if 0 <= rc <= 255 else EXIT_FAIL
+
+
 def status_text(s):
     lines = [f"fabric {s['name']}: k={s['k']} levels={s['levels']} switch={s['switch']} "
              f"policy={s['policy']} phase={s['phase']}"]
@@ -246,7 +333,9 @@ def status_text(s):
     for w in s["switches"]:
         state = "failed" if w["failed"] else ("up" if w.get("alive", True) else "DEAD")
         lines.append(f"  {w['name']:8} {w['role']:5} {w['pod']:>3}  {state:8} {w['ns']}")
-    lines.append(f"  hosts: " + ", ".join(f"{h['name']}={h['addr']}" for h in s["hosts"]))
+    lines.append(f"  hosts: " + ", ".join(
+        f"{h['name']}={h['addr']}" + (" (VM)" if h.get("kind") == "vm" else "")
+        for h in s["hosts"]))
     if s["failed_links"]:
         lines.append("  failed links: " + ", ".join(s["failed_links"]))
     if s["failed_switches"]:
@@ -425,7 +514,8 @@ def main(argv=None):
     args = parser().parse_args(argv)
     handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
                 "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
-                "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm}
+                "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm,
+                "exec": cmd_exec}
     try:
         return handlers[args.verb](args)
     except FabricError as e:

@@ -87,8 +87,14 @@ class Fabric:
         return str(self.state.dir / "sock" / f"{sw}.sock")
 
     # -- up ------------------------------------------------------------
-    def up(self, switch="ofan", policy="ofan", ofan_mode="combined", seed=1, pipe_size=None):
+    def up(self, switch="ofan", policy="ofan", ofan_mode="combined", seed=1, pipe_size=None,
+           vm_hosts=(), vm_mem_mb=None):
+        """vm_hosts: host names whose slot a soft-RoCE VM takes (vmhosts.py)."""
         t = self.topo
+        vm_hosts = list(vm_hosts)
+        for name in vm_hosts:
+            if name not in t.host_by_name:
+                raise FabricError(f"VM host {name}: no such host (h0..h{len(t.hosts) - 1})", code=2)
         st = self.state
         if State.load(self.name) is not None or any(
                 n.startswith(self.prefix) for n in netns.list_ns()):
@@ -100,7 +106,7 @@ class Fabric:
                    "topology_source": t.source, "created": time.time(), "phase": "up",
                    "failed_links": [], "failed_switches": [],
                    "links": {str(l.id): l.attrs for l in t.links},
-                   "wires": []})
+                   "wires": [], "vm_hosts": vm_hosts})
         st.save()
         (st.dir / "sock").mkdir(parents=True, exist_ok=True)
         (st.dir / "logs").mkdir(exist_ok=True)
@@ -121,6 +127,8 @@ class Fabric:
             self._make_link(l)
         for h in t.hosts:
             ns = self.ns(h["name"])
+            if h["name"] in vm_hosts:
+                continue  # a wire to the VM, which holds the host's address
             netns.add_addr(ns, host_if(), h["addr"], 32)
             netns.add_neighbor(ns, host_if(), h["gateway"], h["edge_mac"])
             netns.add_default_route(ns, host_if(), h["gateway"])
@@ -130,6 +138,9 @@ class Fabric:
         else:
             self._setup_kernel_switches()
         self.push_tables()
+        if vm_hosts:
+            from . import vmhosts
+            vmhosts.start(self, vm_hosts, mem_mb=vm_mem_mb or vmhosts.DEFAULT_MEM_MB, log=self.log)
         st["phase"] = "ready"
         st["up_s"] = round(time.monotonic() - t0, 2)
         st.save()
@@ -430,28 +441,59 @@ class Fabric:
                 "policy": st["policy"], "ofan_mode": st.get("ofan_mode"),
                 "phase": st.get("phase"), "up_s": st.get("up_s"),
                 "switches": sws,
-                "hosts": [{"name": h["name"], "addr": h["addr"], "ns": self.ns(h["name"]),
-                           "edge": h["edge_name"]} for h in t.hosts],
+                "hosts": [self._host_status(h) for h in t.hosts],
                 "failed_links": [t.links[i].name() for i in st["failed_links"]],
                 "failed_switches": list(st["failed_switches"]),
                 "wires": len(st.get("wires", []))}
 
+    def vm_hosts(self):
+        return list(self.state.get("vm_hosts", []))
+
+    def _host_status(self, h):
+        entry = {"name": h["name"], "addr": h["addr"], "ns": self.ns(h["name"]),
+                 "edge": h["edge_name"], "kind": "uroce"}
+        if h["name"] in self.vm_hosts():
+            rec = self.state["processes"].get(f"vm-{h['name']}", {})
+            entry.update({"kind": "vm", "alive": bool("pid" in rec and alive(rec))})
+            entry.update({k: rec[k] for k in ("pid", "boot_s", "mem_mb", "accel", "active_mtu")
+                          if k in rec})
+        return entry
+
     # -- reachability ----------------------------------------------------
     def ping_all(self, count=1, timeout_s=2, hosts=None):
-        """All-pairs ping among hosts; returns {(src, dst): ok}."""
+        """All-pairs ping among hosts (from inside the VM for a VM host);
+        returns {(src, dst): ok}."""
+        import threading
         hs = hosts or self.topo.hosts
-        procs = {}
+        vms = set(self.vm_hosts())
+        texts, procs, threads = {}, {}, []
+
+        def in_vm(name, script):
+            from . import vmhosts
+            v = vmhosts.attach(self, name)
+            try:
+                texts[name] = v.exec(["sh", "-c", script], timeout=60 + timeout_s * count)[1]
+            finally:
+                v.detach()
+
         for h in hs:
             targets = " ".join(x["addr"] for x in hs if x is not h)
             script = (f"for ip in {targets}; do (ping -n -q -c {count} -W {timeout_s} $ip "
                       ">/dev/null 2>&1 && echo ok $ip || echo no $ip) & done; wait")
-            procs[h["name"]] = subprocess.Popen(
-                ["ip", "netns", "exec", self.ns(h["name"]), "sh", "-c", script],
-                stdout=subprocess.PIPE, text=True)
-        by_addr = {h["addr"]: h["name"] for h in hs}
-        out = {}
+            if h["name"] in vms:
+                threads.append(threading.Thread(target=in_vm, args=(h["name"], script)))
+                threads[-1].start()
+            else:
+                procs[h["name"]] = subprocess.Popen(
+                    ["ip", "netns", "exec", self.ns(h["name"]), "sh", "-c", script],
+                    stdout=subprocess.PIPE, text=True)
         for name, p in procs.items():
-            text, _ = p.communicate(timeout=60 + timeout_s * count)
+            texts[name] = p.communicate(timeout=60 + timeout_s * count)[0]
+        for t in threads:
+            t.join()
+        by_addr = {h["addr"]: h["name"] for h in hs}
+        out = {(h["name"], x["name"]): False for h in hs for x in hs if x is not h}
+        for name, text in texts.items():
             for line in text.strip().splitlines():
                 verdict, ip = line.split()
                 out[(name, by_addr[ip])] = verdict == "ok"

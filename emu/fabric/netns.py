@@ -81,6 +81,16 @@ def set_link(ns, ifname, up):
         n.link("set", index=idx[0], state="up" if up else "down")
 
 
+def has_link(ns, ifname):
+    with NetNS(ns) as n:
+        return bool(n.link_lookup(ifname=ifname))
+
+
+def set_mtu_up(ns, ifname, mtu):
+    with NetNS(ns) as n:
+        n.link("set", index=n.link_lookup(ifname=ifname)[0], mtu=mtu, state="up")
+
+
 def add_addr(ns, ifname, addr, prefixlen):
     with NetNS(ns) as n:
         i = n.link_lookup(ifname=ifname)[0]
@@ -178,9 +188,17 @@ def wire(ns, if_a, if_b, attrs):
             if "qdisc kind is unknown" in p.stderr:
                 raise FabricError(NO_NETEM, code=3)
             raise FabricError(f"{ns}: tc netem: {p.stderr.strip()}")
-        tc(ns, ["qdisc", "add", "dev", src, "handle", "ffff:", "ingress"])
-        tc(ns, ["filter", "add", "dev", src, "parent", "ffff:", "matchall", "action", "mirred",
-                "egress", "redirect", "dev", dst])
+        redirect(ns, src, dst)
+
+
+def redirect(ns, src, dst):
+    """Everything arriving on src leaves through dst (tc mirred): one half
+    of a wire, and how a VM's tap is spliced onto a host's link."""
+    tc(ns, ["qdisc", "add", "dev", src, "handle", "ffff:", "ingress"])
+    # u32 matching everything rather than matchall, which some kernels
+    # (this machine kind's) are built without.
+    tc(ns, ["filter", "add", "dev", src, "parent", "ffff:", "protocol", "all", "u32", "match",
+            "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", dst])
 
 
 def ethtool_off(ns, ifname, features=("tx", "rx")):

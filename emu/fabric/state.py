@@ -71,8 +71,10 @@ class State(dict):
     @staticmethod
     def names():
         try:
+            # A fabric's directory holds its state file from the start; other
+            # directories here are not fabrics (throwaway VMs: _vm/).
             return sorted(d.name for d in RUN_DIR.iterdir()
-                          if d.is_dir() and valid_name(d.name))
+                          if d.is_dir() and valid_name(d.name) and (d / "state.json").exists())
         except FileNotFoundError:
             return []
 

@@ -127,6 +127,7 @@ class Vm:
         self.kernel = kernel_version or kernel()
         self.append = append
         self.proc = None
+        self.pid = None
         self.sock = None
         self.ready = None
         self.boot_s = None
@@ -170,8 +171,14 @@ class Vm:
             cmd += ["-virtfs", f"local,path={s},mount_tag=share{i},security_model=none,"
                                "multidevs=remap"]
         for i, n in enumerate(self.nics):
+            # No offloads either way: the fabric's switches forward frames as
+            # they are, so checksums must be whole and no frame above the MTU.
+            offloads = ",".join(f"{o}=off" for o in (
+                "csum", "guest_csum", "gso", "host_tso4", "host_tso6", "host_ecn", "host_ufo",
+                "guest_tso4", "guest_tso6", "guest_ecn", "guest_ufo"))
             cmd += ["-netdev", f"tap,id=n{i},ifname={n.tap},script=no,downscript=no",
-                    "-device", f"virtio-net-pci,netdev=n{i},mac={n.mac},host_mtu={n.mtu}"]
+                    "-device", f"virtio-net-pci,netdev=n{i},mac={n.mac},host_mtu={n.mtu},"
+                               f"{offloads}"]
         return cmd
 
     def start(self):
@@ -186,7 +193,60 @@ class Vm:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=open(self.dir / "qemu.log", "w"),
                                      start_new_session=True)
+        self.pid = self.proc.pid
         return self.proc.pid
+
+    def _exited(self):
+        """qemu's exit status if it is gone (None while it runs); for a VM
+        this process attached to, -1 once its pid is gone."""
+        if self.proc is not None:
+            return self.proc.poll()
+        if self.pid is None:
+            return None
+        try:
+            st = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            return -1 if st in ("Z", "X") else None
+        except OSError:
+            return -1
+
+    def _connect(self, end, why_not):
+        """Connects to the agent socket and starts the reader; until the
+        deadline `end`, retried while why_not() says nothing is wrong."""
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(str(self.socket_path))
+                break
+            except OSError as e:
+                s.close()
+                problem = why_not()
+                if problem:
+                    self._fail(problem)
+                if time.monotonic() > end:
+                    self._fail(f"cannot reach its agent at {self.socket_path}: {e}")
+                time.sleep(0.1)
+        self.sock = s
+        self._file = s.makefile("rb")
+        self._events = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def attach(self, timeout=10):
+        """Connects to the agent of a VM that is already up (another ofan-emu
+        process booted it). qemu serves one client at a time: a second
+        attach waits until the first has detached."""
+        self._connect(time.monotonic() + timeout,
+                      lambda: "its qemu is gone" if self._exited() is not None else None)
+
+    def detach(self):
+        """Leaves the VM running; closes this process's channel to it."""
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.sock.close()
+            self.sock = None
 
     def _fail(self, why):
         tail = ""
@@ -202,23 +262,8 @@ class Vm:
     def wait_ready(self, timeout=240):
         """Connects to the agent and waits for its ready event."""
         end = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                self._fail(f"qemu exited ({self.proc.returncode}) before its agent was up")
-            if time.monotonic() > end:
-                self._fail(f"its agent did not come up within {timeout} s")
-            try:
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                s.connect(str(self.socket_path))
-                break
-            except OSError:
-                s.close()
-                time.sleep(0.1)
-        self.sock = s
-        self._file = s.makefile("rb")
-        self._events = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        self._connect(end, lambda: f"qemu exited ({self.proc.returncode}) before its agent "
+                      "was up" if self.proc.poll() is not None else None)
         while True:
             if self.proc.poll() is not None:
                 self._fail(f"qemu exited ({self.proc.returncode}) during boot")
@@ -276,8 +321,8 @@ class Vm:
                 try:
                     msg = q.get(timeout=5)
                 except queue.Empty:
-                    if self.proc.poll() is not None:
-                        self._fail(f"qemu exited ({self.proc.returncode}) while running {argv}")
+                    if self._exited() is not None:
+                        self._fail(f"qemu exited ({self._exited()}) while running {argv}")
                     continue
                 if "data" in msg:
                     out[msg["fd"]].append(msg["data"])

@@ -5,7 +5,7 @@ the guest with the caller's working directory and OFAN_* environment, streams
 its output, powers off. What it is for: programs that need a kernel feature
 the host's lacks (tc netem, rdma_rxe) while using the host's own binaries.
 
-modifies: RUN_DIR/vm/ID/ (state.json first, then the agent socket and the
+modifies: RUN_DIR/_vm/ID/ (state.json first, then the agent socket and the
           console log) and one qemu process named ofe-vm-ID; both removed on
           every exit path, and by `ofan-emu down --all` after a crash
 """
@@ -17,7 +17,8 @@ from pathlib import Path
 
 from . import qemu
 
-RUN_DIR = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu")) / "vm"
+# Not a valid fabric name (state.NAME_RE): never taken for a fabric.
+RUN_DIR = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu")) / "_vm"
 EXIT_VM = 125      # the VM failed (or cannot run here), not the command
 EXIT_TIMEOUT = 124  # the command ran past --timeout (as timeout(1) says it)
 

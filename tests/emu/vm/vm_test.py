@@ -23,7 +23,7 @@ from checks import SKIP, check, failures, log  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 EMU = os.path.join(REPO, "emu", "ofan-emu")
-VM_DIR = os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu") + "/vm"
+VM_DIR = os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu") + "/_vm"
 
 
 def emu(*args, timeout=300):

@@ -1,0 +1,140 @@
+"""VM hosts: a host slot of the fabric taken by a qemu VM running Debian's
+kernel with soft-RoCE (rdma_rxe), instead of a uroce host.
+
+expects:  the fabric's host namespace ofe-NAME-hX with eth0 linked to its
+          edge switch, as for any host, but with no address (the VM has it);
+          VMs can run here (emu/vm/qemu.check())
+modifies: in that namespace: the tap vm0 that qemu opens, spliced onto eth0
+          both ways by tc mirred (the namespace becomes a wire); one qemu per
+          VM host, started inside the namespace (so `down` finds and kills it
+          there) and recorded in the state file as "vm-hX"; the VM's
+          directory /run/ofan-emu/NAME/vm/hX/ (agent socket, console log)
+gives:    start(fabric, hosts): VMs booted, each guest's eth0 holding the
+          host's planned MAC, address, gateway neighbour and default route,
+          and an rxe device rxe0 on it whose active MTU fits the fabric;
+          attach(fabric, host): the running VM, to exec commands in it
+"""
+import time
+
+from vm import qemu
+
+from . import netns
+from .state import proc_start_time
+from .tools import FabricError
+
+TAP = "vm0"
+RXE_DEV = "rxe0"
+DEFAULT_MEM_MB = 512
+BOOT_TIMEOUT_S = 300  # several TCG guests booting at once on two cores
+
+
+def vm_dir(fab, host):
+    return fab.state.dir / "vm" / host
+
+
+def _vm(fab, h, mem_mb, mtu):
+    return qemu.Vm(f"{fab.prefix}{h['name']}", vm_dir(fab, h["name"]), mem_mb=mem_mb, cpus=1,
+                   nics=[qemu.Nic(TAP, h["mac"], mtu)], netns=fab.ns(h["name"]))
+
+
+def guest_setup_script(h, mtu):
+    """What makes the guest the host the fabric's plan says (the same facts
+    fabric.up gives a uroce host's namespace), and its rxe device."""
+    return "\n".join([
+        "set -e",
+        "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
+        f"ip link set eth0 mtu {mtu} up",
+        f"ip addr add {h['addr']}/32 dev eth0",
+        f"ip neigh replace {h['gateway']} lladdr {h['edge_mac']} dev eth0 nud permanent",
+        f"ip route replace default via {h['gateway']} dev eth0 onlink",
+        # An AF_XDP switch forwards frames as they are: no partial checksums.
+        "ethtool -K eth0 tx off rx off tso off gso off gro off >/dev/null 2>&1 || true",
+        f"rdma link add {RXE_DEV} type rxe netdev eth0",
+        # rxe's port goes ACTIVE once the netdev is up with an address.
+        f"for i in $(seq 50); do rdma link show {RXE_DEV}/1 | grep -q 'state ACTIVE' && break; "
+        "sleep 0.2; done",
+        f"rdma link show {RXE_DEV}/1",
+        f"cat /sys/class/infiniband/{RXE_DEV}/ports/1/state",
+        f"ibv_devinfo -d {RXE_DEV} | sed -n 's/.*active_mtu:[[:space:]]*\\([0-9]*\\).*/active_mtu \\1/p'",
+    ])
+
+
+def start(fab, hosts, mem_mb=DEFAULT_MEM_MB, mtu=None, log=print):
+    """Boots one VM per host (all at once), splices each onto its link and
+    configures it. Returns {host: facts}."""
+    c = qemu.check()
+    if not c["ok"]:
+        raise FabricError(f"VM hosts cannot run here: {c['why']}", code=3)
+    from .fabric import NETDEV_MTU
+    mtu = mtu or NETDEV_MTU
+    t = fab.topo
+    vms = {}
+    log(f"VM hosts: booting {len(hosts)} ({c['accel']}, {mem_mb} MiB each, kernel {c['kernel']})")
+    for name in hosts:
+        h = t.host_by_name[name]
+        v = _vm(fab, h, mem_mb, mtu)
+        key = f"vm-{name}"
+        # The record first (the VM's directory and the namespace are known
+        # to down already), then the process.
+        fab.state["processes"][key] = {"kind": "vm", "host": name}
+        fab.state.save()
+        pid = v.start()
+        fab.state["processes"][key].update({"pid": pid, "start": proc_start_time(pid)})
+        fab.state.save()
+        vms[name] = v
+    for name, v in vms.items():
+        _splice(fab, name, mtu, v)
+    facts = {}
+    for name, v in vms.items():
+        h = t.host_by_name[name]
+        v.wait_ready(timeout=BOOT_TIMEOUT_S)
+        rc, out, err = v.exec(["sh", "-c", guest_setup_script(h, mtu)], timeout=120)
+        if rc != 0:
+            raise FabricError(f"VM host {name}: setting up its network and rxe failed ({rc}): "
+                              f"{(err or out).strip()[-400:]}")
+        active_mtu = None
+        for line in out.splitlines():
+            if line.startswith("active_mtu "):
+                active_mtu = int(line.split()[1])
+        if "ACTIVE" not in out:
+            raise FabricError(f"VM host {name}: {RXE_DEV} did not become ACTIVE: {out.strip()}")
+        facts[name] = {"boot_s": v.boot_s, "mem_mb": mem_mb, "accel": c["accel"],
+                       "kernel": v.kernel, "rxe": RXE_DEV, "active_mtu": active_mtu,
+                       "pid": v.proc.pid}
+        fab.state["processes"][f"vm-{name}"].update(
+            {k: facts[name][k] for k in ("boot_s", "mem_mb", "accel", "active_mtu")})
+        fab.state["processes"][f"vm-{name}"]["start"] = proc_start_time(v.proc.pid)
+        fab.state.save()
+        v.detach()
+        log(f"VM host {name}: up in {v.boot_s:.1f} s, {RXE_DEV} active MTU {active_mtu}")
+    return facts
+
+
+def _splice(fab, name, mtu, v, timeout=30):
+    """qemu opens the tap at start; once it is there, up and spliced."""
+    ns = fab.ns(name)
+    end = time.monotonic() + timeout
+    while not netns.has_link(ns, TAP):
+        if v.proc.poll() is not None:
+            v._fail(f"qemu exited ({v.proc.returncode}) before opening its tap")
+        if time.monotonic() > end:
+            raise FabricError(f"VM host {name}: qemu opened no tap {TAP} within {timeout} s")
+        time.sleep(0.05)
+    netns.set_mtu_up(ns, TAP, mtu)
+    netns.redirect(ns, "eth0", TAP)
+    netns.redirect(ns, TAP, "eth0")
+
+
+def attach(fab, name):
+    """The running VM of host `name`, connected for exec."""
+    rec = fab.state["processes"].get(f"vm-{name}")
+    if rec is None:
+        raise FabricError(f"{name} is not a VM host (ofan-emu status)", code=2)
+    from .state import alive
+    if "pid" not in rec or not alive(rec):
+        raise FabricError(f"VM host {name} is not running (its qemu is gone; see "
+                          f"{vm_dir(fab, name)}/console.log)")
+    v = qemu.Vm(f"{fab.prefix}{name}", vm_dir(fab, name), netns=fab.ns(name))
+    v.pid = rec["pid"]
+    v.attach()
+    return v

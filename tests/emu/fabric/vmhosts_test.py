@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""Soft-RoCE VM hosts in a fabric: `ofan-emu up --vm-hosts`, `exec`, rxe
+traffic through ofan-dp switches.
+
+    vmhosts_test.py            (root; 77 = skipped where VMs cannot run, and why)
+
+A k=4 fat tree of ofan-dp switches with rxe VMs on h0 (pod 0) and h8 (pod 2),
+the other 14 hosts uroce hosts. Checks: status lists the two as VMs with
+their boot time and rxe's active MTU (2048: the fabric's RoCE MTU); `exec`
+returns a command's output and exit code, and refuses a host that is no VM;
+every host reaches every other (all-pairs ping, from inside the VMs for
+theirs); perftest's ib_write_bw from h0 to h8 completes under ECMP and under
+Ofan, and rxe's hw_counters show what spraying did to it (out-of-sequence
+requests at the receiver, retries at the sender: rxe places nothing out of
+order); down leaves no namespace,
+process (qemu included) or file behind.
+"""
+import atexit
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tests" / "common"))
+from checks import SKIP, check, failures, log  # noqa: E402
+from leftovers import leftovers  # noqa: E402
+
+EMU = str(REPO / "emu" / "ofan-emu")
+NAME = f"fv{os.getpid() % 100000}"
+VMS = ("h0", "h8")
+ADDR = {"h0": "10.0.0.2", "h8": "10.2.0.2"}
+
+
+def emu(*args, timeout=600):
+    return subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def exec_json(host, *cmd, timeout=300):
+    p = emu("exec", "--name", NAME, host, "--json", "--timeout", str(timeout), "--", *cmd,
+            timeout=timeout + 60)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {"rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
+
+
+def counters(host):
+    r = exec_json(host, "sh", "-c", "cd /sys/class/infiniband/rxe0/ports/1/hw_counters && "
+                  "for f in *; do echo $f $(cat $f); done")
+    return {k: int(v) for k, v in (l.split() for l in r["stdout"].splitlines() if l.strip())}
+
+
+def set_policy(lb):
+    sys.path.insert(0, str(REPO / "emu"))
+    from fabric import control
+    from fabric.fabric import load
+    fab = load(NAME)
+    for s in fab.topo.switches:
+        if s["uplinks"]:
+            control.request(fab.sock(s["name"]), "set_policy", policy=lb,
+                            ofan_mode="combined" if lb == "ofan" else None)
+
+
+def write_bw(lb):
+    """ib_write_bw h0 -> h8 under lb; returns (ok, Gb/s, counter deltas)."""
+    set_policy(lb)
+    before = {h: counters(h) for h in VMS}
+    args = ["ib_write_bw", "-d", "rxe0", "-x", "1", "-F", "--report_gbits", "-s", "65536",
+            "-n", "40"]
+    server = {}
+    t = threading.Thread(target=lambda: server.update(exec_json("h8", *args, timeout=240)))
+    t.start()
+    client = exec_json("h0", "sh", "-c", "sleep 3; exec " + " ".join(args) + " " + ADDR["h8"],
+                       timeout=240)
+    t.join()
+    after = {h: counters(h) for h in VMS}
+    delta = {h: {k: after[h][k] - before[h].get(k, 0) for k in after[h]
+                 if after[h][k] != before[h].get(k, 0)} for h in VMS}
+    gbps = None
+    for line in client.get("stdout", "").splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] == "65536":
+            gbps = float(f[3])
+    ok = client.get("rc") == 0 and server.get("rc") == 0 and gbps is not None
+    if not ok:
+        log(f"  client: {client.get('stdout', '')[-600:]} {client.get('stderr', '')[-400:]}")
+        log(f"  server: {server.get('stdout', '')[-300:]} {server.get('stderr', '')[-400:]}")
+    return ok, gbps, delta
+
+
+def main():
+    if os.geteuid() != 0:
+        log("SKIP: needs root")
+        return SKIP
+    c = emu("vm", "check")
+    if c.returncode != 0:
+        log(f"SKIP: VMs cannot run here: {c.stdout.strip()}")
+        return SKIP
+    atexit.register(lambda: emu("down", "--name", NAME, timeout=120))
+    p = emu("up", "--k", "4", "--levels", "3", "--name", NAME, "--vm-hosts", ",".join(VMS),
+            "--json", timeout=900)
+    st = json.loads(p.stdout) if p.returncode == 0 else {}
+    if not check("up --vm-hosts h0,h8", p.returncode == 0, p.stderr.strip()[-800:]):
+        return 1
+    log("  " + "; ".join(l for l in p.stderr.splitlines() if "VM host" in l))
+    vms = {h["name"]: h for h in st["hosts"] if h.get("kind") == "vm"}
+    check("status lists h0 and h8 as VMs, running, rxe active MTU 2048",
+          sorted(vms) == sorted(VMS) and all(v["alive"] and v["active_mtu"] == 2048 and
+                                             v["boot_s"] > 0 for v in vms.values()), str(vms))
+    r = exec_json("h0", "sh", "-c", "echo out; echo err >&2; exit 3")
+    check("exec: output and exit code", r.get("rc") == 3 and r.get("stdout") == "out\n" and
+          r.get("stderr") == "err\n", str(r))
+    r = emu("exec", "--name", NAME, "h1", "--", "true")
+    check("exec on a uroce host: refused, exit 2", r.returncode == 2 and
+          "not a VM host" in r.stderr, r.stderr.strip())
+    r = emu("ping", "--name", NAME, "--json")
+    pr = json.loads(r.stdout) if r.stdout.strip() else {}
+    check("all 240 host pairs reach each other, VMs included",
+          r.returncode == 0 and pr.get("ok") == 240, str(pr)[:300])
+    for lb in ("ecmp", "ofan"):
+        ok, gbps, delta = write_bw(lb)
+        check(f"ib_write_bw h0 -> h8 under {lb}", ok, f"{gbps} Gb/s")
+        log(f"  rxe counters under {lb}: h0 {delta['h0']}; h8 {delta['h8']}")
+    r = emu("down", "--name", NAME, "--json", timeout=120)
+    left = leftovers(NAME)
+    check("down leaves nothing (qemu included)", r.returncode == 0 and not any(left.values()),
+          str(left))
+    log(f"{len(failures)} failure(s)" + (": " + "; ".join(failures) if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
