@@ -23,6 +23,7 @@ import time
 
 from . import control
 from .fabric import rt_prefix
+from .topology import parse_size
 from .state import alive, proc_start_time
 from .tools import FabricError, run as run_cmd, tool
 
@@ -159,12 +160,15 @@ class Runner:
     def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
         rate = {h["name"]: self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts}
         # The retransmission timeout scales with the links: at 25 Mb/s a data
-        # frame takes 0.7 ms, ten of them queued at each of five hops make a
-        # round trip of tens of ms, and a 20 ms timeout would fire on packets
-        # that are only late. 100 frame times (about rxe's 67 ms at 25 Mb/s),
-        # at least 20 ms.
+        # frame takes 0.7 ms, and one full 256 KiB buffer 84 ms; a timeout
+        # shorter than the queues can hold fires on packets that are only
+        # late (an all-to-all's incast fills them). 100 frame times (about
+        # rxe's 67 ms at 25 Mb/s), twice the deepest buffer's drain time, and
+        # at least 20 ms. uroce asks for ACKs every quarter of it.
         slowest = min(l.attrs["rate_mbps"] for l in self.topo.links)
-        rto_us = max(20000, int(100 * DATA_FRAME_BYTES * 8 / slowest))
+        drain_us = max(parse_size(l.attrs["buffer"], "buffer") * 8 / l.attrs["rate_mbps"]
+                       for l in self.topo.links)
+        rto_us = int(max(20000, 100 * DATA_FRAME_BYTES * 8 / slowest, 2 * drain_us))
         # The host pacer's bucket: eight frames. Two (as the switches have)
         # paced smoothly but lost 30% of the line time to late wakeups on two
         # shared cores; 32 KiB opened every run with a 16-frame burst. Eight:

@@ -206,9 +206,14 @@ uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, 
   const uint32_t ext = pkt::ExtHeaderBytes(Raw(op));
   const uint32_t frame_len = kL2L4 + kBth + ext + pay + pad + pkt::kIcrcBytes;
 
+  // AckReq by count, as rxe does, and also by time: a QP that gets a small
+  // share of its host's link (an all-to-all: 1/15 of it) sends 64 packets
+  // in longer than the timeout, and the responder ACKs only what asks. A
+  // quarter of the timeout keeps the ACKs coming well inside it.
   bool ack_req = force_ack_req || last || ++since_ackreq_ >= cfg_.ack_every ||
-                 inflight + 1 >= cfg_.max_inflight_pkts;
+                 inflight + 1 >= cfg_.max_inflight_pkts || now - last_ackreq_ >= cfg_.rto_ns / 4;
   if (ack_req && !force_ack_req) since_ackreq_ = 0;
+  if (ack_req) last_ackreq_ = now;
   if (PsnDiff(psn, sent_hi_) < 0) {
     ++c_.retransmits;
   } else {

@@ -8,7 +8,8 @@
 //           has checked; `now` non-decreasing
 // gives:    RDMA WRITE (with immediate) and SEND segmented at the path MTU,
 //           PSNs modulo 2^24, AckReq on a message's last packet, at least
-//           every `ack_every` packets and where the in-flight window closes
+//           every `ack_every` packets, where the in-flight window closes,
+//           and at least every quarter of the retransmission timeout
 //           (rxe acknowledges only those); coalesced ACKs (one per receive
 //           batch: the last one owed covers the others); a PSN sequence
 //           error NAK on the first packet past the expected PSN and silence
@@ -251,6 +252,7 @@ class Qp {
   uint32_t una_ = 0;                                // oldest unacknowledged PSN
   uint32_t sent_hi_ = 0;                            // one past the highest PSN ever sent
   uint32_t since_ackreq_ = 0;
+  Ns last_ackreq_ = 0;  // when a packet last asked for an ACK
   uint32_t retries_ = 0;
   Ns last_progress_ = 0;
   Ns hold_until_ = 0;  // RNR wait, DCQCN pacing
