@@ -14,6 +14,7 @@
 #include "dataplane/lb/fat_tree.h"
 #include "emu/collective/driver.h"
 #include "emu/uroce/host.h"
+#include "emu/uroce/neighbour.h"
 #include "emu/uroce/uroce_transport.h"
 
 namespace ofan::uroce {
@@ -45,20 +46,6 @@ struct Spec {
   int k = 0, levels = 3;
   std::vector<SpecHost> hosts;
 };
-
-Result<pkt::MacAddr> ParseMac(const std::string& s) {
-  pkt::MacAddr m;
-  unsigned b[6];
-  char tail;
-  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-                  &tail) != 6)
-    return MakeError(ErrorCode::kInvalidArgument, "not a MAC address: " + s);
-  for (int i = 0; i < 6; ++i) {
-    if (b[i] > 0xFF) return MakeError(ErrorCode::kInvalidArgument, "not a MAC address: " + s);
-    m.b[i] = static_cast<uint8_t>(b[i]);
-  }
-  return m;
-}
 
 Result<uint32_t> ParseIp(std::string s) {
   if (auto slash = s.find('/'); slash != std::string::npos) s.resize(slash);

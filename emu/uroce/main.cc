@@ -5,7 +5,8 @@
 // SEND), B checks every byte, and both hosts' counters are printed.
 // Subcommands are modes: `uroce collective --spec FILE.json` runs many hosts,
 // one Transport each, through ofan_collective (collective_mode.h), as
-// ofan-emu's `run` asks; `uroce loopback` needs no root (wire checks).
+// ofan-emu's `run` asks; `uroce peer` is one side of ofan-rc-1's pair check
+// against another stack (peer_mode.h); `uroce loopback` needs no root.
 // Exit codes: 0 ok, 1 the run failed (data, timeout, QP error, I/O), 2 bad
 // command line.
 #include <arpa/inet.h>
@@ -25,6 +26,7 @@
 #include "emu/uroce/collective_mode.h"
 #include "emu/uroce/host.h"
 #include "emu/uroce/loopback_wire.h"
+#include "emu/uroce/peer_mode.h"
 #include "emu/uroce/uroce_transport.h"
 
 namespace {
@@ -517,8 +519,11 @@ int Main(int argc, char** argv) {
                                   "many hosts in this process run one collective (ofan-emu's run)");
   coll->add_option("--spec", spec, "the run as JSON (emu/uroce/collective_mode.h)")->required();
   coll->add_flag("--json", coll_json, "one JSON object on stdout");
+  PeerOptions po;
+  auto* peer = AddPeerCommand(app, &po);
   if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (pair->parsed()) return RunPair(o);
+  if (peer->parsed()) return RunPeer(po);
   if (loop->parsed()) return RunLoopback(lo);
   if (coll->parsed()) return RunCollectiveSpec(spec, coll_json);
   return 2;

@@ -62,12 +62,18 @@ Status InNetns(const std::string& netns, const std::function<Status()>& fn);
 Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname);
 
 enum class IoKind : uint8_t { kAfXdp, kAfPacket, kAuto };
+struct IoOptions {
+  // AF_XDP: the socket gets only RoCEv2 frames and the kernel the rest
+  // (xdp_filter.h), for a host whose kernel talks on the same interface (the
+  // TCP of `uroce peer`'s exchange, ARP). AF_PACKET sees copies anyway.
+  bool roce_only = false;
+};
 // Opens the interface's queue 0. kAuto tries AF_XDP and falls back to
 // AF_PACKET; `why` (optional) says why AF_XDP was not used.
 Result<std::unique_ptr<PacketIo>> OpenIo(IoKind kind, const IfaceInfo& iface,
-                                         std::string* why = nullptr);
+                                         std::string* why = nullptr, const IoOptions& opts = {});
 Result<std::unique_ptr<PacketIo>> OpenAfPacket(const IfaceInfo& iface);
-Result<std::unique_ptr<PacketIo>> OpenAfXdp(const IfaceInfo& iface);
+Result<std::unique_ptr<PacketIo>> OpenAfXdp(const IfaceInfo& iface, const IoOptions& opts = {});
 
 // What the loopback pair does to each frame, drawn from a seeded RNG in the
 // order frames are sent (so a run is a function of the seed).

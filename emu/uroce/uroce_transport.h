@@ -22,15 +22,13 @@
 #include <vector>
 
 #include "emu/collective/transport.h"
+#include "emu/rcx/rc_exchange.h"
 #include "emu/uroce/host.h"
 
 namespace ofan::uroce {
 
-// One end of an RC QP as the other end must know it.
-struct QpEnd {
-  uint32_t qpn = 0;
-  uint32_t psn = 0;  // the first PSN this end sends
-};
+// One end of an RC QP as the other end must know it (QPN, first PSN sent).
+using QpEnd = rcx::QpEnd;
 
 // What a rank knows of one peer: where it is, how frames reach it, and the
 // memory its WRITEs land in (an ofan-rc-1 hello has all of it).
