@@ -378,6 +378,16 @@ int PeerRun::Run() {
   send_op_ = o_.op == "send";
   to_send_ = o_.direction == "rx" ? 0 : o_.count;
   to_receive_ = o_.direction == "tx" ? 0 : o_.count;
+  // Addresses are checked before anything is opened: a bad one is a bad
+  // command line, not a failed run.
+  for (const auto* a : {&o_.ip, &o_.listen, &o_.connect}) {
+    if (a->empty()) continue;
+    if (auto ip = rcx::ParseIpv4(*a); !ip.ok()) return Usage(ip.error().message);
+  }
+  if (!o_.next_hop_mac.empty()) {
+    auto m = ParseMac(o_.next_hop_mac);
+    if (!m.ok()) return Usage("--next-hop-mac: " + m.error().message);
+  }
   if (!send_op_ && to_receive_ * size_ > (16ull << 30))
     return Usage(
         fmt::format("--count x --size = {} B: WRITEs need a receive buffer that large; at "

@@ -170,7 +170,13 @@ class AfXdpIo : public PacketIo {
       filter_ = std::move(*f);
       scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
     }
-    err = xsk_socket__create(&xsk_, iface.name.c_str(), 0, umem_, &rx_, &tx_, &scfg);
+    // The socket of a process that just exited may still hold the queue
+    // for a moment (the kernel frees it after the close): EBUSY, retried.
+    for (int tries = 0; tries < 40; ++tries) {
+      err = xsk_socket__create(&xsk_, iface.name.c_str(), 0, umem_, &rx_, &tx_, &scfg);
+      if (err != -EBUSY) break;
+      usleep(50'000);
+    }
     if (err) {
       xsk_ = nullptr;
       return MakeError(ErrorCode::kIo, fmt::format("xsk_socket__create on {}: {}", iface.name,

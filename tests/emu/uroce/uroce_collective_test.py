@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
-from checks import SKIP, check, delete_netns, failures, log, run  # noqa: E402
+from checks import SKIP, check, delete_netns, log, run, verdict  # noqa: E402
 
 PID = os.getpid()
 N = 4
@@ -138,11 +138,7 @@ def main():
         check("setup and runs", False, str(e))
     finally:
         cleanup()
-    if failures:
-        log(f"{len(failures)} failure(s): {failures}")
-        return 1
-    log("all collective checks passed")
-    return 0
+    return verdict("collective")
 
 
 if __name__ == "__main__":
