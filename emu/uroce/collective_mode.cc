@@ -15,6 +15,7 @@
 #include "emu/collective/driver.h"
 #include "emu/uroce/host.h"
 #include "emu/uroce/neighbour.h"
+#include "emu/uroce/rank_exchange.h"
 #include "emu/uroce/uroce_transport.h"
 
 namespace ofan::uroce {
@@ -28,6 +29,7 @@ struct SpecHost {
   pkt::MacAddr mac, gateway_mac;
   uint32_t ip = 0;
   double line_rate_gbps = 10;
+  bool external = false;  // run by another process (exchange mode): only its ip is used
 };
 
 struct Spec {
@@ -44,6 +46,8 @@ struct Spec {
   uint32_t rto_us = 20000;
   uint32_t burst_bytes = 32 * 1024;  // the host pacer's bucket depth
   int k = 0, levels = 3;
+  bool exchange = false;  // connect by ofan-rc-1, not the computed plan
+  uint16_t rc_port = rcx::kDefaultPort;
   std::vector<SpecHost> hosts;
 };
 
@@ -97,16 +101,26 @@ Result<Spec> ParseSpec(const json& j) {
     s.burst_bytes = j.value("burst_bytes", 32u * 1024u);
     s.k = j.value("k", 0);
     s.levels = j.value("levels", 3);
+    s.exchange = j.value("exchange", false);
+    s.rc_port = j.value("rc_port", rcx::kDefaultPort);
     for (const auto& h : j.at("hosts")) {
       SpecHost x;
       x.rank = h.at("rank").get<uint32_t>();
       x.host = h.value("host", x.rank);
       x.name = h.value("name", fmt::format("rank{}", x.rank));
-      x.netns = h.at("netns").get<std::string>();
-      x.ifname = h.value("ifname", std::string("eth0"));
       auto ip = ParseIp(h.at("ip").get<std::string>());
       if (!ip) return ip.error();
       x.ip = *ip;
+      x.external = h.value("external", false);
+      if (x.external && !s.exchange)
+        return MakeError(ErrorCode::kInvalidArgument,
+                         fmt::format("{} is external: that needs \"exchange\": true", x.name));
+      if (x.external) {
+        s.hosts.push_back(x);
+        continue;
+      }
+      x.netns = h.at("netns").get<std::string>();
+      x.ifname = h.value("ifname", std::string("eth0"));
       auto gw = ParseMac(h.at("gateway_mac").get<std::string>());
       if (!gw) return gw.error();
       x.gateway_mac = *gw;
@@ -139,10 +153,11 @@ Result<Spec> ParseSpec(const json& j) {
 }
 
 struct Rank {
-  std::unique_ptr<Host> host;
+  std::unique_ptr<Host> host;  // null: an external rank
   std::unique_ptr<UroceTransport> t;
   std::vector<uint8_t> send, recv;
   std::string why_not_xdp;
+  uint32_t mtu_offer = 0;
 };
 
 }  // namespace
@@ -172,12 +187,17 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
   for (const auto& h : spec->hosts) ips.push_back(h.ip);
   for (size_t i = 0; i < ranks.size(); ++i) {
     const SpecHost& h = spec->hosts[i];
+    if (h.external) continue;  // another process runs it
     auto iface = ReadIface(h.netns, h.ifname);
     if (!iface) return usage(fmt::format("{}: {}", h.name, iface.error().message));
     if (!h.mac.is_zero() && !(h.mac == iface->mac))
       return usage(
           fmt::format("{}: the spec's MAC is not {}'s in '{}'", h.name, h.ifname, h.netns));
-    auto io = OpenIo(spec->io, *iface, &ranks[i].why_not_xdp);
+    // An exchange's TCP shares the interface: the kernel must keep its
+    // frames (and ARP), AF_XDP takes only RoCEv2 then.
+    IoOptions io_opts;
+    io_opts.roce_only = spec->exchange;
+    auto io = OpenIo(spec->io, *iface, &ranks[i].why_not_xdp, io_opts);
     if (!io) return usage(fmt::format("{}: {}", h.name, io.error().message));
     HostConfig hc;
     hc.engine.mtu = spec->mtu;
@@ -192,9 +212,11 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     hc.ip = h.ip;
     hc.pace_fraction = spec->pace;
     hc.burst_bytes = spec->burst_bytes;
+    ranks[i].mtu_offer = RoceMtuOffer(spec->mtu, iface->mtu, (*io)->max_frame());
     ranks[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     ranks[i].send.assign(send_bytes, 0);
     ranks[i].recv.assign(recv_bytes, 0);
+    if (spec->exchange) continue;  // the peers' hellos give the QPs' far ends
     PlanConfig pc;
     pc.rank = static_cast<emu::Rank>(i);
     pc.num_ranks = static_cast<uint32_t>(ranks.size());
@@ -232,12 +254,53 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
   }
   if (bound.link_gbps > 0) o.bound = bound;
   std::vector<emu::Transport*> ts;
-  for (auto& r : ranks) ts.push_back(r.t.get());
-  const emu::CollectiveResult res = emu::RunCollective(*sched, ts, o);
+  std::unique_ptr<RankExchange> xchg;
+  std::string setup_error;
+  if (spec->exchange) {
+    ExchangeOptions xo;
+    xo.num_ranks = static_cast<uint32_t>(ranks.size());
+    xo.ips = ips;
+    xo.qps_per_peer = spec->sp.qps_per_peer;
+    xo.max_outstanding = spec->max_outstanding;
+    xo.port = spec->rc_port;
+    xo.timeout = o.deadline;
+    std::vector<LocalRank> local;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (!ranks[i].host) continue;
+      local.push_back({static_cast<emu::Rank>(i), spec->hosts[i].netns, ranks[i].host.get(),
+                       spec->hosts[i].gateway_mac, ranks[i].mtu_offer, ranks[i].send,
+                       ranks[i].recv});
+    }
+    auto x = RankExchange::Connect(xo, local);
+    if (x.ok()) {
+      xchg = std::move(*x);
+      ts = xchg->transports();
+      if (Status st = xchg->Start(); !st.ok()) setup_error = st.error().message;
+    } else {
+      setup_error = x.error().message;
+    }
+  } else {
+    for (auto& r : ranks) ts.push_back(r.t.get());
+  }
+  emu::CollectiveResult res;
+  if (setup_error.empty()) {
+    res = emu::RunCollective(*sched, ts, o);
+    if (xchg) {
+      // Done only now: the peers may still need this process's ACKs.
+      std::vector<uint64_t> received;
+      for (const emu::Transport* t : ts)
+        received.push_back(sched->ranks[t->rank()].arrivals.size());
+      if (Status st = xchg->Finish(received, res.ok() ? 0 : 1); !st.ok() && res.ok())
+        res.error = "exchange: " + st.error().message;
+    }
+  } else {
+    res.error = "exchange: " + setup_error;
+  }
 
   json hosts = json::array();
   uint64_t rtx = 0, nak_rx = 0, nak_tx = 0, oos = 0, dup = 0, tmo = 0, cnp = 0;
   for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!ranks[i].host) continue;
     json h = ranks[i].host->CountersJson();
     h["name"] = spec->hosts[i].name;
     h["rank"] = i;

@@ -40,6 +40,8 @@ class PacketIo {
   virtual uint32_t Recv(std::span<FrameView> out) = 0;
   virtual int fd() const = 0;
   virtual std::string kind() const = 0;
+  // The longest frame Send() carries whole (0: any uroce builds).
+  virtual uint32_t max_frame() const { return 0; }
   const IoCounters& io_counters() const { return io_; }
 
  protected:
@@ -56,10 +58,26 @@ struct IfaceInfo {
   uint32_t mtu = 0;
 };
 
+// The RoCE (IB) path MTU a host offers: the largest of 256..4096 that is at
+// most `wanted`, that a netdev of `netdev_mtu` carries as rxe computes its
+// active MTU (rxe_net.c: the netdev MTU less RXE_MAX_HDR_LENGTH, 80 B), and
+// whose frames (Ethernet to ICRC, 78 B more, plus up to 3 B of pad) fit the
+// PacketIo's max_frame(); 0 means no limit.
+constexpr uint32_t RoceMtuOffer(uint32_t wanted, uint32_t netdev_mtu, uint32_t max_frame) {
+  uint32_t mtu = 4096;
+  while (mtu > 256 && (mtu > wanted || (netdev_mtu && mtu + 80 > netdev_mtu) ||
+                       (max_frame && mtu + 81 > max_frame)))
+    mtu /= 2;
+  return mtu;
+}
+
 // Runs `fn` inside network namespace `netns` (/var/run/netns/<netns>; ""
 // runs it here) and switches back, so sockets it creates live there.
 Status InNetns(const std::string& netns, const std::function<Status()>& fn);
 Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname);
+// A TCP socket (AF_INET, SOCK_STREAM, close-on-exec) made inside `netns`, so
+// that an ofan-rc-1 exchange goes through that host's kernel; -1 on failure.
+int TcpSocketIn(const std::string& netns);
 
 enum class IoKind : uint8_t { kAfXdp, kAfPacket, kAuto };
 struct IoOptions {

@@ -1,8 +1,6 @@
 #include "emu/uroce/peer_mode.h"
 
 #include <fmt/format.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <iostream>
@@ -28,14 +26,6 @@ using SteadyTime = std::chrono::steady_clock;
 constexpr uint32_t kFirstQpn = 0x100;
 constexpr uint32_t kRecvDepth = 64;  // SEND receive WRs posted per QP at a time
 constexpr char kName[] = "uroce peer";
-
-// The largest IB MTU a netdev of `netdev_mtu` carries, as rxe computes its
-// active MTU (rxe_net.c: the netdev MTU less RXE_MAX_HDR_LENGTH, 80 bytes).
-uint32_t IbMtuFor(uint32_t netdev_mtu) {
-  uint32_t mtu = 4096;
-  while (mtu > 256 && mtu + 80 > netdev_mtu) mtu /= 2;
-  return mtu;
-}
 
 // Everything a run holds: the host, its buffers, what it sent and checked.
 class PeerRun {
@@ -109,10 +99,7 @@ Status PeerRun::Setup() {
   io_opts.roce_only = true;
   auto io = OpenIo(kind, iface_, &why_not_xdp_, io_opts);
   if (!io.ok()) return io.error();
-  mtu_offer_ = std::min(o_.mtu, iface_.mtu ? IbMtuFor(iface_.mtu) : o_.mtu);
-  // An AF_XDP frame is one 4 KiB UMEM chunk: RoCE MTU 4096 and its headers
-  // do not fit.
-  if ((*io)->kind() == "af_xdp") mtu_offer_ = std::min<uint32_t>(mtu_offer_, 2048);
+  mtu_offer_ = RoceMtuOffer(o_.mtu, iface_.mtu, (*io)->max_frame());
 
   std::random_device rd;
   HostConfig hc;
@@ -171,15 +158,7 @@ Status PeerRun::Connect() {
     ro.ips = {*ip, iface_.ipv4};
   }
   // The exchange's TCP lives in the host's namespace, beside its RoCE.
-  const std::string netns = o_.netns;
-  ro.make_socket = [netns]() {
-    int fd = -1;
-    (void)InNetns(netns, [&]() -> Status {
-      fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      return {};
-    });
-    return fd;
-  };
+  ro.make_socket = [netns = o_.netns]() { return TcpSocketIn(netns); };
   ro.progress = [this]() { Pump(1'000'000); };
   rcx::Hello mine;
   mine.rank = rank_;

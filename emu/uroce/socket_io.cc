@@ -252,6 +252,7 @@ class AfXdpIo : public PacketIo {
   }
   int fd() const override { return xsk_socket__fd(xsk_); }
   std::string kind() const override { return "af_xdp"; }
+  uint32_t max_frame() const override { return kFrameSize; }  // one UMEM chunk
 
  private:
   void Reclaim() {
@@ -275,8 +276,10 @@ class AfXdpIo : public PacketIo {
 
 Status InNetns(const std::string& netns, const std::function<Status()>& fn) {
   if (netns.empty()) return fn();
-  Fd self(open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
-  if (self.get() < 0) return MakeError(ErrorCode::kIo, Errno("open /proc/self/ns/net"));
+  // The calling thread's own namespace (setns moves only it): ranks set up
+  // on threads of their own each come back to where they were.
+  Fd self(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (self.get() < 0) return MakeError(ErrorCode::kIo, Errno("open /proc/thread-self/ns/net"));
   const std::string path = "/var/run/netns/" + netns;
   Fd target(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (target.get() < 0) return MakeError(ErrorCode::kNotFound, Errno(path.c_str()));
@@ -286,6 +289,19 @@ Status InNetns(const std::string& netns, const std::function<Status()>& fn) {
   if (setns(self.get(), CLONE_NEWNET) != 0)
     return MakeError(ErrorCode::kInternal, Errno("setns back to our namespace"));
   return s;
+}
+
+int TcpSocketIn(const std::string& netns) {
+  int fd = -1;
+  Status s = InNetns(netns, [&]() -> Status {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return {};
+  });
+  if (!s.ok() && fd >= 0) {
+    close(fd);  // made, but this thread could not come back: refuse it
+    return -1;
+  }
+  return fd;
 }
 
 Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname) {

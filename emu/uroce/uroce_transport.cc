@@ -162,8 +162,18 @@ void UroceTransport::Convert(std::vector<emu::Completion>* out) {
 }
 
 void UroceTransport::Progress(std::vector<emu::Completion>* out) {
+  if (!kept_.empty()) {
+    for (auto& c : kept_) out->push_back(std::move(c));
+    kept_.clear();
+  }
   host_->Step(&events_);
   Convert(out);
+}
+
+void UroceTransport::KeepGoing(uint32_t max_wait_us) {
+  host_->Step(&events_);
+  Convert(&kept_);
+  if (max_wait_us) host_->Wait(static_cast<Ns>(max_wait_us) * 1000);
 }
 
 void UroceTransport::Poll(std::vector<emu::Completion>* out, uint32_t max_wait_us) {

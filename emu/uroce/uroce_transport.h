@@ -106,6 +106,11 @@ class UroceTransport : public emu::Transport {
   Host* host() { return host_; }
   // Progress without waiting; completions appended (what Poll(…, 0) does).
   void Progress(std::vector<emu::Completion>* out);
+  // Progress while the caller waits for something else (an exchange's
+  // barrier, the peers' done): waits at most max_wait_us, and keeps the
+  // completions for the next Poll or Progress, so none is lost when a peer
+  // starts before this rank's engine does.
+  void KeepGoing(uint32_t max_wait_us);
 
  private:
   struct Route {
@@ -121,6 +126,7 @@ class UroceTransport : public emu::Transport {
   std::span<uint8_t> send_, recv_;
   std::unordered_map<uint32_t, Route> by_qpn_;  // local QPN -> (peer, q)
   std::vector<QpEvent> events_;
+  std::vector<emu::Completion> kept_;  // KeepGoing's, for the next Progress
 };
 
 }  // namespace ofan::uroce
