@@ -121,10 +121,14 @@ def parser():
 
     dm = sub.add_parser("demo", help="the main job: k=4 fat tree, permutation (out-of-order placement at the hosts) under ECMP, RPS, "
                         "AR, Ofan and POfan beside the simulator, plot, teardown")
-    dm.add_argument("--msg", default="1MiB")
+    dm.add_argument("--msg", default=None, help="default 1MiB (512KiB with --rxe)")
     dm.add_argument("--seeds", type=int, default=1)
     dm.add_argument("--link-mbps", type=float, default=None)
-    dm.add_argument("--plot", default="results/emu-demo.png")
+    dm.add_argument("--plot", default=None, metavar="PNG",
+                    help="default results/emu-demo.png (results/emu-demo-rxe.png with --rxe)")
+    dm.add_argument("--rxe", action="store_true",
+                    help="soft-RoCE instead: rxe VMs on h0, h4, h8, h12 (one per pod) run a "
+                         "ring all-gather under ECMP, RPS, Ofan and POfan")
     dm.add_argument("--json", action="store_true")
 
     vm = sub.add_parser("vm", help="VMs with Debian's kernel over the host's root (netem, rxe)",
@@ -179,7 +183,10 @@ def add_run_args(rn):
     rn.add_argument("--ooo", action="store_true", help="out-of-order placement at receivers")
     rn.add_argument("--pace", type=float, default=0.8,
                     help="hosts send at this fraction of their link rate (default 0.8)")
-    rn.add_argument("--hosts", default=None, help="host names, comma separated (default all)")
+    rn.add_argument("--hosts", default=None, metavar="vm|uroce|all|NAMES",
+                    help="who takes part: the VM hosts (rxe), the uroce hosts, all of them, "
+                         "or host names, comma separated (default: the uroce hosts, or the "
+                         "VM hosts where there are no others)")
     rn.add_argument("--with-sim", action="store_true",
                     help="run the same scenario in ofan-sim and print both")
     rn.add_argument("--deadline-s", type=float, default=120)
@@ -419,7 +426,7 @@ def do_run(fab, args):
     if args.seeds < 1 or args.qps < 1:
         raise TopologyError("--seeds and --qps must be >= 1")
     lbs = [x for x in args.lbs.split(",") if x]
-    hosts = args.hosts.split(",") if args.hosts else None
+    hosts = args.hosts
     res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
                      deadline_s=args.deadline_s, hosts=hosts, log=progress)
@@ -449,12 +456,21 @@ def cmd_demo(args):
     attrs = {} if args.link_mbps is None else {"rate_mbps": args.link_mbps}
     topo = Topology(4, 3, attrs)
     fab = Fabric(name, topo, log=progress)
-    progress("demo: k=4 fat tree of ofan-dp switches (20), 16 uroce hosts")
+    vms = ["h0", "h4", "h8", "h12"] if args.rxe else []
+    progress("demo: k=4 fat tree of ofan-dp switches (20), " +
+             ("rxe VMs on h0, h4, h8, h12" if args.rxe else "16 uroce hosts"))
     try:
-        fab.up()
+        fab.up(vm_hosts=vms)
         # The run verb's own defaults, and what the demo asks beyond them.
-        run_args = ["run", "--workload", "perm", "--msg", args.msg, "--seeds", str(args.seeds),
-                    "--ooo", "--with-sim", "--deadline-s", "300", "--plot", args.plot]
+        if args.rxe:
+            run_args = ["run", "--workload", "allgather", "--msg", args.msg or "512KiB",
+                        "--hosts", "vm", "--lbs", "ecmp,rps,ofan,pofan",
+                        "--seeds", str(args.seeds), "--deadline-s", "600",
+                        "--plot", args.plot or "results/emu-demo-rxe.png"]
+        else:
+            run_args = ["run", "--workload", "perm", "--msg", args.msg or "1MiB",
+                        "--seeds", str(args.seeds), "--ooo", "--with-sim", "--deadline-s", "300",
+                        "--plot", args.plot or "results/emu-demo.png"]
         return do_run(fab, parser().parse_args(run_args + (["--json"] if args.json else [])))
     finally:
         r = teardown.down(name)

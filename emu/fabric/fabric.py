@@ -455,6 +455,8 @@ class Fabric:
         if h["name"] in self.vm_hosts():
             rec = self.state["processes"].get(f"vm-{h['name']}", {})
             entry.update({"kind": "vm", "alive": bool("pid" in rec and alive(rec))})
+            if entry["alive"]:
+                entry["cpu_s"] = _cpu_seconds(rec["pid"])
             entry.update({k: rec[k] for k in ("pid", "boot_s", "mem_mb", "accel", "active_mtu")
                           if k in rec})
         return entry
@@ -498,6 +500,15 @@ class Fabric:
                 verdict, ip = line.split()
                 out[(name, by_addr[ip])] = verdict == "ok"
         return out
+
+
+def _cpu_seconds(pid):
+    """User + system CPU time a process has used (qemu: its VM's cost)."""
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return round((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def load(name, log=print):

@@ -184,6 +184,74 @@ class Runner:
                            "line_rate_gbps": rate[h["name"]] / 1000.0}
                           for i, h in enumerate(hosts)]}
 
+    def run_vms(self, workload, msg, seed, qps, deadline_s, hosts):
+        """One collective over the VM hosts' rxe devices: one ofan-coll rank
+        per VM (libibverbs), connected by ofan-rc-1 over the fabric itself,
+        started together by its barrier; the ranks' partial results merged
+        by ofan-coll merge. rxe's hw_counters are read around the run."""
+        import threading
+        from . import vmhosts
+        coll = tool("ofan-coll")
+        n = len(hosts)
+        rate = min(self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts)
+        base = [coll, "--transport", "verbs", "--device", vmhosts.RXE_DEV,
+                "--ranks", str(n), "--addrs", ",".join(h["addr"] for h in hosts),
+                "--workload", workload, "--msg", str(msg), "--qps", str(qps),
+                "--seed", str(seed), "--deadline-ms", str(int(deadline_s * 1000)),
+                "--link-gbps", f"{rate / 1000.0:g}", "--rho", "1",
+                "--k", str(self.topo.k), "--levels", str(self.topo.levels),
+                "--hosts", ",".join(str(h["id"]) for h in hosts), "--json"]
+        outs, errs = {}, {}
+
+        def rank(i, h):
+            try:
+                v = vmhosts.attach(self.fab, h["name"])
+                try:
+                    outs[i] = v.exec(base + ["--rank", str(i)], timeout=deadline_s + 120)
+                finally:
+                    v.detach()
+            except Exception as e:  # reported below, with the rank
+                errs[i] = str(e)
+
+        threads = [threading.Thread(target=rank, args=(i, h)) for i, h in enumerate(hosts)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errs:
+            raise FabricError("; ".join(f"rank {i} ({hosts[i]['name']}): {e}"
+                                        for i, e in sorted(errs.items())))
+        partial, problems = [], []
+        for i, h in enumerate(hosts):
+            rc, out, err = outs[i]
+            try:
+                partial.append(json.loads(out.strip().splitlines()[-1]))
+            except (ValueError, IndexError):
+                problems.append(f"{h['name']}: ofan-coll exited {rc} without a result: "
+                                f"{err.strip()[-300:]}")
+        if problems:
+            raise FabricError("; ".join(problems))
+        with tempfile.TemporaryDirectory(dir=self.fab.state.dir) as d:
+            paths = []
+            for i, pj in enumerate(partial):
+                paths.append(os.path.join(d, f"rank{i}.json"))
+                with open(paths[-1], "w") as f:
+                    json.dump(pj, f)
+            merged = json.loads(run_cmd([coll, "merge", *paths]).stdout)
+        counters = {}
+        for pj in partial:
+            for k, v in pj.get("rxe_counters", {}).items():
+                counters[k] = counters.get(k, 0) + v
+        # What uroce's totals mean, in rxe's words: a sequence-error NAK and a
+        # timeout both send the requester back N.
+        totals = {"naks_received": counters.get("rcvd_seq_err", 0),
+                  "timeouts": counters.get("completer_retry_err", 0),
+                  "retransmissions": counters.get("rcvd_seq_err", 0)
+                  + counters.get("completer_retry_err", 0),
+                  "out_of_sequence": counters.get("out_of_seq_request", 0),
+                  "duplicates": counters.get("duplicate_request", 0)}
+        return {"result": merged, "totals": totals, "rxe_counters": counters, "hosts": []}
+
     def run_hosts(self, spec, timeout):
         with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.fab.state.dir,
                                          delete=False) as f:
@@ -277,9 +345,16 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
     if fab.state.get("phase") != "ready":
         raise FabricError(f"fabric {fab.name} is not ready (phase {fab.state.get('phase')})")
     r = Runner(fab, log)
-    hs = [h for h in fab.topo.hosts if hosts is None or h["name"] in hosts]
-    if len(hs) < 2:
-        raise FabricError("a collective needs at least two hosts", code=2)
+    hs = pick_hosts(fab, hosts)
+    vms = set(fab.vm_hosts())
+    kind = "vm" if all(h["name"] in vms for h in hs) else "uroce"
+    if kind == "uroce" and any(h["name"] in vms for h in hs):
+        raise FabricError("a collective of VM hosts and uroce hosts together needs uroce to "
+                          "connect its QPs by ofan-rc-1 (docs/rc-exchange.md), which its "
+                          "collective mode does not do yet: --hosts vm or --hosts uroce", code=2)
+    if kind == "vm" and (entropy != "qp" or ooo):
+        raise FabricError("--entropy and --ooo are uroce's: rxe has one UDP port per QP pair "
+                          "and no out-of-order placement", code=2)
     runs = []
     for lb in lbs:
         r.set_policy(lb)
@@ -289,8 +364,11 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
             r.reset_queues()
             before = r.snapshot()
             t0 = time.monotonic()
-            res = r.run_hosts(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s, hs),
-                              timeout=deadline_s + 60)
+            if kind == "vm":
+                res = r.run_vms(workload, msg, s, qps, deadline_s, hs)
+            else:
+                res = r.run_hosts(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s,
+                                         hs), timeout=deadline_s + 60)
             wall = time.monotonic() - t0
             dead = r.dead_switches()
             if dead:
@@ -315,7 +393,10 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
                    "out_of_sequence": res.get("totals", {}).get("out_of_sequence", 0),
                    "timeouts": res.get("totals", {}).get("timeouts", 0),
                    "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
-                   "wall_s": round(wall, 2)}
+                   "wall_s": round(wall, 2), "hosts": kind}
+            if kind == "vm":
+                one["rxe_counters"] = res["rxe_counters"]
+                one["duplicates"] = res["totals"]["duplicates"]
             if one["cct_us"] and one["cct_lower_bound_us"]:
                 # As ofan-sim and the paper define it: how far above the bound.
                 one["cct_inflation"] = one["cct_us"] / one["cct_lower_bound_us"] - 1
@@ -329,7 +410,34 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
     return {"fabric": fab.name, "switch": fab.state["switch"], "k": fab.topo.k,
             "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
-            "hosts": len(hs), "runs": runs, "comparison": _compare(runs) if with_sim else None}
+            "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
+            "runs": runs, "comparison": _compare(runs) if with_sim else None}
+
+
+def pick_hosts(fab, hosts):
+    """--hosts: vm, uroce, all, or names; None: the uroce hosts, or the VM
+    hosts where there are no others."""
+    vms = set(fab.vm_hosts())
+    every = fab.topo.hosts
+    if hosts is None:
+        hosts = "uroce" if any(h["name"] not in vms for h in every) else "vm"
+    if hosts == "vm":
+        hs = [h for h in every if h["name"] in vms]
+    elif hosts == "uroce":
+        hs = [h for h in every if h["name"] not in vms]
+    elif hosts == "all":
+        hs = list(every)
+    else:
+        names = [x for x in hosts.split(",") if x]
+        unknown = [x for x in names if x not in fab.topo.host_by_name]
+        if unknown:
+            raise FabricError(f"--hosts: {', '.join(unknown)}: no such host (ofan-emu status)",
+                              code=2)
+        hs = [h for h in every if h["name"] in names]
+    if len(hs) < 2:
+        raise FabricError(f"--hosts {hosts}: a collective needs at least two hosts "
+                          f"(this fabric has {len(vms)} VM host(s))", code=2)
+    return hs
 
 
 def _merge(per_seed):
@@ -346,6 +454,13 @@ def _merge(per_seed):
     for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks"):
         out[k] = sum(x.get(k, 0) for x in per_seed)
     out["verified"] = all(x["verified"] for x in per_seed)
+    out["hosts"] = per_seed[0].get("hosts")
+    if per_seed[0].get("rxe_counters") is not None:
+        out["duplicates"] = sum(x.get("duplicates", 0) for x in per_seed)
+        out["rxe_counters"] = {}
+        for x in per_seed:
+            for k, v in x["rxe_counters"].items():
+                out["rxe_counters"][k] = out["rxe_counters"].get(k, 0) + v
     out["error"] = next((x["error"] for x in per_seed if x.get("error")), None)
     out["cpu_bound"] = any(x["cpu_bound"] for x in per_seed)
     out["cpu_bound_reasons"] = [r for x in per_seed for r in x["cpu_bound_reasons"]]
@@ -385,10 +500,12 @@ def table(res):
     sim = any(r.get("sim") for r in res["runs"])
     head = (f"{res['workload']} of {res['msg_bytes']} B on {res['hosts']} hosts of a k={res['k']} "
             f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches), "
-            f"{res['seeds']} seed(s), {res['qps_per_peer']} QP(s) per peer, hosts paced at "
-            f"{res['pace_fraction']:.0%}")
+            f"{res['seeds']} seed(s), {res['qps_per_peer']} QP(s) per peer, "
+            + ("rxe hosts in VMs (unpaced; retx = go-back-N episodes: NAKs + timeouts)"
+               if res.get("host_kind") == "vm" else
+               f"uroce hosts paced at {res['pace_fraction']:.0%}"))
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
-        [s for s in STAGES] + ["ecn", "retx", "verified", "cpu"]
+        [s for s in STAGES] + ["ecn", "retx", "naks", "oos", "tmo", "verified", "cpu"]
     if sim:
         cols += ["sim_qmax", "sim_infl"]
     rows = []
@@ -397,8 +514,9 @@ def table(res):
                _f(r.get("cct_inflation"), 2), _f(r.get("algbw_gbps"), 3),
                _f(r.get("busbw_gbps"), 3), _f(r.get("queue_max_pkts"), 1)]
         row += [_f(r["stages"][s]["max_pkts"], 1) for s in STAGES]
-        row += [str(r.get("ecn_marks", 0)), str(r.get("retransmissions", 0)),
-                "yes" if r["verified"] else "NO", "BOUND" if r["cpu_bound"] else "ok"]
+        row += [str(r.get(k, 0)) for k in ("ecn_marks", "retransmissions", "naks",
+                                            "out_of_sequence", "timeouts")]
+        row += ["yes" if r["verified"] else "NO", "BOUND" if r["cpu_bound"] else "ok"]
         if sim:
             s = r.get("sim") or {}
             row += [_f(s.get("queue_max_pkts"), 1), _f(s.get("cct_inflation"), 2)]
@@ -447,8 +565,8 @@ def plot(res, path):
         axes[1].bar([i + 0.2 for i in x], [(r.get("sim") or {}).get("cct_inflation", 0)
                                            for r in runs], 0.4, label="simulated")
     axes[1].set_xticks(list(x), lbs)
-    axes[1].set_ylabel("CCT / NIC-bound lower bound")
-    axes[1].axhline(1.0, color="gray", lw=0.8)
+    axes[1].set_ylabel("CCT inflation (CCT / NIC-bound - 1)")
+    axes[1].axhline(0.0, color="gray", lw=0.8)
     axes[1].legend()
     fig.suptitle(f"{res['workload']}, {res['msg_bytes']} B, {res['hosts']} hosts, k={res['k']} "
                  f"({res['switch']} switches)")

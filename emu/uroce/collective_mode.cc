@@ -284,6 +284,9 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
   }
   emu::CollectiveResult res;
   if (setup_error.empty()) {
+    for (auto& r : ranks) {
+      if (r.host) r.host->StartPacing();
+    }
     res = emu::RunCollective(*sched, ts, o);
     if (xchg) {
       // Done only now: the peers may still need this process's ACKs.

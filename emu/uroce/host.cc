@@ -34,6 +34,11 @@ Host::Host(const HostConfig& cfg, std::unique_ptr<PacketIo> io, Clock* clock)
   last_refill_ = clock_->Now();
 }
 
+void Host::StartPacing() {
+  tokens_ = 0;
+  last_refill_ = clock_->Now();
+}
+
 Qp* Host::AddQp(uint32_t qpn, uint32_t sq_depth, uint32_t rq_depth) {
   if (qp_by_num_.count(qpn)) return nullptr;
   qp_list_.push_back(std::make_unique<Qp>(cfg_.engine, &mr_, &stash_, sq_depth, rq_depth));

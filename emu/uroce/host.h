@@ -84,6 +84,10 @@ class Host {
   Qp* qp(uint32_t qpn);
   std::span<const std::unique_ptr<Qp>> qps() const { return qp_list_; }
 
+  // Empties the pacer's bucket: from now on the host sends at exactly its
+  // pace, as the NIC-bound assumes (a bucket full from the idle setup
+  // would let the first frames out at line rate and beat the bound).
+  void StartPacing();
   // One round of progress; appends QP events. True when a frame moved.
   bool Step(std::vector<QpEvent>* events);
   // Blocks at most max_ns for the socket, a timer or pacing credit.

@@ -210,12 +210,8 @@ uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, 
   // share of its host's link (an all-to-all: 1/15 of it) sends 64 packets
   // in longer than the timeout, and the responder ACKs only what asks. A
   // quarter of the timeout keeps the ACKs coming well inside it. The clock
-  // starts at the QP's first packet, which therefore keeps rxe's count
-  // (AckReq on packets ack_every, 2 * ack_every, ... of a long message).
-  if (!sent_any_) {
-    sent_any_ = true;
-    last_ackreq_ = now;
-  }
+  // starts with the first packet in flight.
+  if (inflight == 0) last_ackreq_ = now;
   bool ack_req = force_ack_req || last || ++since_ackreq_ >= cfg_.ack_every ||
                  inflight + 1 >= cfg_.max_inflight_pkts || now - last_ackreq_ >= cfg_.rto_ns / 4;
   if (ack_req && !force_ack_req) since_ackreq_ = 0;

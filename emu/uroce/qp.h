@@ -253,7 +253,6 @@ class Qp {
   uint32_t sent_hi_ = 0;                            // one past the highest PSN ever sent
   uint32_t since_ackreq_ = 0;
   Ns last_ackreq_ = 0;  // when a packet last asked for an ACK
-  bool sent_any_ = false;
   uint32_t retries_ = 0;
   Ns last_progress_ = 0;
   Ns hold_until_ = 0;  // RNR wait, DCQCN pacing

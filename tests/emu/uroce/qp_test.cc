@@ -490,6 +490,30 @@ TEST(Qp, AckReqOnLastPacketAndEveryN) {
   EXPECT_LE(p.qb->counters().acks_tx, 3u);
 }
 
+TEST(Qp, AckReqByTimeWhenPacketsComeSlowly) {
+  // 64 packets would take 32 ms at this pace, eight times the 4 ms timeout:
+  // AckReq every quarter of it keeps the ACKs coming, and nothing times out.
+  EngineConfig ec;
+  ec.ack_every = 64;
+  ec.rto_ns = 4'000'000;
+  ec.line_rate_gbps = 0.0336;  // a 2 KiB frame every 0.5 ms
+  auto flags = std::make_shared<std::vector<bool>>();
+  Impairment imp;
+  imp.mutate = [flags](uint64_t, std::vector<uint8_t>& f) {
+    if (IsData(f)) flags->push_back(f[42 + 8] & 0x80);
+  };
+  Pair p(ec, imp, {}, 1.0);
+  p.a->StartPacing();  // no burst from a full bucket: every frame at the pace
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 40 * 2048, 0, 1)));
+  ASSERT_TRUE(p.Run([&] { return p.Count(p.ea, QpEventKind::kSendDone) == 1; }));
+  ASSERT_EQ(flags->size(), 40u);
+  const auto asked = std::count(flags->begin(), flags->end(), true);
+  EXPECT_GE(asked, 10) << "AckReq by count alone would be on the last packet only";
+  EXPECT_FALSE((*flags)[0]);  // the clock starts with the first packet in flight
+  EXPECT_EQ(p.qa->counters().timeouts, 0u);
+  EXPECT_EQ(p.qa->counters().retransmits, 0u);
+}
+
 TEST(Host, AnswersArpForItsAddressOnly) {
   Pair p;
   auto arp = [](uint32_t tpa) {
