@@ -391,4 +391,28 @@ Result<std::vector<PeerDone>> Rendezvous::Done(uint64_t received, uint64_t bad) 
   return out;
 }
 
+Status Rendezvous::Watch() {
+  for (uint32_t r = 0; r < o_.num_ranks; ++r) {
+    if (!conns_[r]) continue;
+    Conn& c = *conns_[r];
+    for (;;) {
+      pollfd p{c.fd, POLLIN, 0};
+      if (::poll(&p, 1, 0) <= 0) break;
+      char tmp[4096];
+      ssize_t n = ::recv(c.fd, tmp, sizeof tmp, MSG_DONTWAIT);
+      if (n == 0)
+        return Io(fmt::format("rank {} closed its connection before its 'done' (it failed)", r));
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) break;
+        return Io(fmt::format("rank {}: recv: {}", r, std::strerror(errno)));
+      }
+      if (c.buf.size() + static_cast<size_t>(n) > 4 * kMaxLine) {
+        return Bad(fmt::format("rank {} sent more than it may during a run", r));
+      }
+      c.buf.append(tmp, static_cast<size_t>(n));
+    }
+  }
+  return {};
+}
+
 }  // namespace ofan::rcx

@@ -107,6 +107,11 @@ class Rendezvous {
   Status Barrier();
   // done to every peer, then each peer's done.
   Result<std::vector<PeerDone>> Done(uint64_t received, uint64_t bad);
+  // During a run, without waiting: reads what peers sent so far (kept for
+  // Done) and fails if one closed its connection. A rank closes only after
+  // both dones, so an early close means it failed: RC retries alone would
+  // not tell (rxe retries for ever at retry_cnt 7), only the deadline.
+  Status Watch();
 
   uint32_t rank() const { return o_.rank; }
 

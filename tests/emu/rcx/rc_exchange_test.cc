@@ -244,6 +244,60 @@ TEST(Rendezvous, NobodyListeningEndsAtTheTimeoutNamingTheRank) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
 }
 
+TEST(Rendezvous, WatchKeepsAnEarlyDoneAndSeesAPeerThatFailed) {
+  const uint16_t port = TestPort();
+  std::string e1;
+  std::atomic<bool> rank1_done{false};
+  std::thread t1([&] {
+    std::vector<Hello> peers;
+    auto rv = Rendezvous::Connect(
+        Options(1, 2, port), [&](uint32_t p) { return HelloFor(1, p, 1); }, &peers);
+    if (!rv.ok()) {
+      e1 = rv.error().message;
+      return;
+    }
+    Status s = (*rv)->Ready();
+    auto d = s.ok() ? (*rv)->Done(7, 0) : Result<std::vector<PeerDone>>(s.error());
+    if (!d.ok()) e1 = d.error().message;
+    rank1_done = true;
+  });
+  std::vector<Hello> peers;
+  auto rv = Rendezvous::Connect(
+      Options(0, 2, port), [&](uint32_t p) { return HelloFor(0, p, 1); }, &peers);
+  ASSERT_TRUE(rv.ok()) << rv.error().message;
+  ASSERT_TRUE((*rv)->Ready().ok());
+  // Rank 1's done arrives while rank 0 still runs: Watch reads it and keeps it.
+  for (int i = 0; i < 100 && (*rv)->Watch().ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE((*rv)->Watch().ok());
+  auto d = (*rv)->Done(3, 0);
+  t1.join();
+  ASSERT_EQ(e1, "");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ(d->front().received, 7u);
+  EXPECT_TRUE(rank1_done);
+
+  // A peer that goes away mid-run (no done) is an error at once.
+  const uint16_t port2 = TestPort();
+  std::thread t2([&] {
+    std::vector<Hello> p2;
+    auto r2 = Rendezvous::Connect(
+        Options(1, 2, port2), [&](uint32_t p) { return HelloFor(1, p, 1); }, &p2);
+    if (r2.ok()) (void)(*r2)->Ready();
+  });  // returns: its connection closes
+  auto rv2 = Rendezvous::Connect(
+      Options(0, 2, port2), [&](uint32_t p) { return HelloFor(0, p, 1); }, &peers);
+  ASSERT_TRUE(rv2.ok()) << rv2.error().message;
+  ASSERT_TRUE((*rv2)->Ready().ok());
+  t2.join();
+  Status w = (*rv2)->Watch();
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("rank 1 closed its connection"), std::string::npos)
+      << w.error().message;
+}
+
 TEST(Rendezvous, RefusesBadOptions) {
   std::vector<Hello> peers;
   auto mine = [](uint32_t) { return Hello{}; };
