@@ -31,6 +31,10 @@ struct FrameView {
 
 struct IoCounters {
   uint64_t tx = 0, rx = 0, tx_full = 0;  // tx_full: frames Send() refused
+  // What the kernel dropped before the socket saw it (AF_XDP: ring full,
+  // fill ring empty, other; AF_PACKET: its receive buffer full), as of the
+  // last ReadKernelDrops().
+  uint64_t kernel_rx_ring_full = 0, kernel_fill_empty = 0, kernel_rx_dropped = 0;
 };
 
 class PacketIo {
@@ -42,6 +46,8 @@ class PacketIo {
   virtual std::string kind() const = 0;
   // The longest frame Send() carries whole (0: any uroce builds).
   virtual uint32_t max_frame() const { return 0; }
+  // Refreshes the kernel_* counters (a system call: not per frame).
+  virtual void ReadKernelDrops() {}
   const IoCounters& io_counters() const { return io_; }
 
  protected:

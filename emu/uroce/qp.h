@@ -77,6 +77,7 @@ struct QpCounters {
   uint64_t retransmits = 0;            // data packets sent again
   uint64_t naks_tx = 0, naks_rx = 0;   // PSN sequence error NAKs
   uint64_t other_naks_rx = 0;          // RNR and fatal NAKs
+  uint64_t other_naks_tx = 0;          // RNR, invalid request and remote access NAKs
   uint64_t acks_tx = 0, acks_rx = 0;
   uint64_t out_of_sequence = 0;  // data packets past the expected PSN
   uint64_t duplicates = 0;       // data packets before the expected PSN (or seen)

@@ -112,6 +112,12 @@ class AfPacketIo : public PacketIo {
   }
   int fd() const override { return fd_; }
   std::string kind() const override { return "af_packet"; }
+  void ReadKernelDrops() override {
+    tpacket_stats st{};  // reading resets the kernel's: accumulate
+    socklen_t len = sizeof st;
+    if (getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+      io_.kernel_rx_dropped += st.tp_drops;
+  }
 
  private:
   int fd_, guard_, ifindex_;
@@ -253,6 +259,15 @@ class AfXdpIo : public PacketIo {
   int fd() const override { return xsk_socket__fd(xsk_); }
   std::string kind() const override { return "af_xdp"; }
   uint32_t max_frame() const override { return kFrameSize; }  // one UMEM chunk
+  void ReadKernelDrops() override {
+    xdp_statistics st{};
+    socklen_t len = sizeof st;
+    if (getsockopt(xsk_socket__fd(xsk_), SOL_XDP, XDP_STATISTICS, &st, &len) == 0) {
+      io_.kernel_rx_ring_full = st.rx_ring_full;
+      io_.kernel_fill_empty = st.rx_fill_ring_empty_descs;
+      io_.kernel_rx_dropped = st.rx_dropped;
+    }
+  }
 
  private:
   void Reclaim() {
