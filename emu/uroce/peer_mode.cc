@@ -41,6 +41,7 @@ class PeerRun {
   Status Setup();
   Status Connect();
   Status PostReceives();
+  bool PostReceive(uint32_t q);  // the next receive WR of QP q
   // One round of the host; events handled; waits at most wait_ns.
   void Pump(Ns wait_ns);
   void OnEvent(const QpEvent& e);
@@ -62,7 +63,7 @@ class PeerRun {
   std::string why_not_xdp_;
   std::vector<QpEnd> local_;
   uint32_t rkey_ = 0;
-  std::vector<uint8_t> recv_;  // WRITE: count x size; SEND: qps x kRecvDepth x size
+  std::vector<uint8_t> recv_;  // count x size, message m at m * size; empty: none expected
   std::vector<uint8_t> send_;  // window x size
   rcx::Hello peer_;
   pkt::MacAddr next_hop_;
@@ -72,8 +73,8 @@ class PeerRun {
   uint64_t next_msg_ = 0, acked_ = 0;
   bool sending_ = false;
   // Responder.
-  std::vector<bool> seen_;                     // WRITE: message m arrived
-  std::vector<uint64_t> arrivals_, reposted_;  // SEND, per QP
+  std::vector<bool> seen_;                   // WRITE: message m arrived
+  std::vector<uint64_t> arrivals_, posted_;  // SEND, per QP: arrived, receive WRs posted
   uint64_t received_ = 0, bad_ = 0;
   std::vector<std::string> bad_notes_;  // the first few mismatches, for the report
   std::string error_;
@@ -106,6 +107,7 @@ Status PeerRun::Setup() {
   hc.engine.mtu = mtu_offer_;
   hc.engine.rto_ns = static_cast<Ns>(o_.rto_us) * 1000;
   hc.engine.retry_count = o_.retry;
+  hc.engine.max_inflight_pkts = o_.max_inflight;
   hc.engine.line_rate_gbps = o_.rate_gbps;
   hc.engine.seed = (uint64_t{rd()} << 32) | rd();
   hc.mac = iface_.mac;
@@ -120,20 +122,19 @@ Status PeerRun::Setup() {
   do {
     rkey_ = rd();
   } while (rkey_ == 0);
-  if (to_receive_) {
-    recv_.assign(send_op_ ? static_cast<size_t>(o_.qps) * kRecvDepth * size_ : to_receive_ * size_,
-                 0);
-  }
+  // Message m lands at m * size for both operations (a SEND in the
+  // receive WR posted for it), as the verbs side places them too.
+  recv_.assign(to_receive_ * size_, 0);
   send_.assign(static_cast<size_t>(to_send_ ? std::min<uint64_t>(o_.window, to_send_) : 0) * size_,
                0);
   for (uint32_t s = 0; s * size_ < send_.size(); ++s) free_slots_.push_back(s);
   seen_.assign(send_op_ ? 0 : to_receive_, false);
   arrivals_.assign(o_.qps, 0);
-  reposted_.assign(o_.qps, 0);
+  posted_.assign(o_.qps, 0);
   // WRITEs land at addr + offset of the buffer as peers address it: its
   // address in this process, as a verbs memory region's is.
-  host_->SetMemory(MemoryRegion{recv_.data(), send_op_ ? 0 : recv_.size(),
-                                reinterpret_cast<uint64_t>(recv_.data()), rkey_});
+  host_->SetMemory(
+      MemoryRegion{recv_.data(), recv_.size(), reinterpret_cast<uint64_t>(recv_.data()), rkey_});
   return {};
 }
 
@@ -167,7 +168,7 @@ Status PeerRun::Connect() {
   mine.mtu = mtu_offer_;
   mine.rkey = rkey_;
   mine.addr = reinterpret_cast<uint64_t>(recv_.data());
-  mine.len = send_op_ ? 0 : recv_.size();
+  mine.len = recv_.size();  // 0: this side expects nothing
   mine.qps = local_;
   std::vector<rcx::Hello> peers;
   auto rv = rcx::Rendezvous::Connect(
@@ -177,11 +178,18 @@ Status PeerRun::Connect() {
   peer_ = peers[1 - rank_];
   const std::string who =
       fmt::format("the peer (rank {}, {})", peer_.rank, rcx::Ipv4Text(peer_.ip));
-  if (to_send_ && !send_op_ && peer_.len < to_send_ * size_)
+  // The hellos' lengths say what each side expects: count x size, or 0.
+  if (to_send_ && peer_.len < to_send_ * size_)
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} offers a {} B buffer; {} WRITEs of {} B need {} (give both "
-                                 "sides the same --count, --size, --direction)",
+                     fmt::format("{} offers a {} B buffer; {} messages of {} B need {} (give both "
+                                 "sides the same --count and --size; a peer with --direction tx "
+                                 "receives nothing)",
                                  who, peer_.len, to_send_, size_, to_send_ * size_));
+  if (!to_send_ && peer_.len)
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{} expects {} B of messages, but this side sends none "
+                                 "(--direction rx): give it --direction tx",
+                                 who, peer_.len));
   if (!o_.next_hop_mac.empty()) {
     auto m = ParseMac(o_.next_hop_mac);
     if (!m.ok()) return m.error();
@@ -211,15 +219,21 @@ Status PeerRun::PostReceives() {
   if (!send_op_ || !to_receive_) return {};
   for (uint32_t q = 0; q < o_.qps; ++q) {
     const uint64_t n = std::min<uint64_t>(kRecvDepth, rcx::PairMessagesOn(q, to_receive_, o_.qps));
-    Qp* qp = host_->qp(local_[q].qpn);
     for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t buf = uint64_t{q} * kRecvDepth + i;
-      if (!qp->PostRecv(recv_.data() + buf * size_, static_cast<uint32_t>(size_), buf))
-        return MakeError(ErrorCode::kInternal, "receive queue full");
+      if (!PostReceive(q)) return MakeError(ErrorCode::kInternal, "receive queue full");
     }
-    reposted_[q] = n;
   }
   return {};
+}
+
+bool PeerRun::PostReceive(uint32_t q) {
+  // The k-th receive WR of QP q is for message q + k * qps, at its offset.
+  const uint64_t m = rcx::PairSendMessage(q, posted_[q], o_.qps);
+  if (!host_->qp(local_[q].qpn)
+           ->PostRecv(recv_.data() + m * size_, static_cast<uint32_t>(size_), m))
+    return false;
+  ++posted_[q];
+  return true;
 }
 
 void PeerRun::Pump(Ns wait_ns) {
@@ -270,23 +284,21 @@ void PeerRun::OnWriteArrived(const QpEvent& e) {
 
 void PeerRun::OnSendArrived(const QpEvent& e, uint32_t q) {
   ++received_;
-  const uint64_t m = rcx::PairSendMessage(q, arrivals_[q]++, o_.qps);
-  const uint64_t buf = e.wr_id;
+  const uint64_t m = q < o_.qps ? rcx::PairSendMessage(q, arrivals_[q]++, o_.qps) : e.wr_id;
   auto bad = [&](const std::string& why) {
     ++bad_;
     if (bad_notes_.size() < 8) bad_notes_.push_back(fmt::format("message {}: {}", m, why));
   };
   if (q >= o_.qps || m >= to_receive_) return bad("not expected");
-  if (e.len != size_) {
+  if (e.wr_id != m) {
+    bad(fmt::format("arrived in the receive WR of message {}", e.wr_id));
+  } else if (e.len != size_) {
     bad(fmt::format("{} B, expected {}", e.len, size_));
-  } else if (!rcx::PairMessageMatches(recv_.data() + buf * size_, m, size_)) {
+  } else if (!rcx::PairMessageMatches(recv_.data() + m * size_, m, size_)) {
     bad("data differ");
   }
-  if (reposted_[q] < rcx::PairMessagesOn(q, to_receive_, o_.qps)) {
-    if (!host_->qp(e.qpn)->PostRecv(recv_.data() + buf * size_, static_cast<uint32_t>(size_), buf))
-      error_ = "receive queue full";
-    ++reposted_[q];
-  }
+  if (posted_[q] < rcx::PairMessagesOn(q, to_receive_, o_.qps) && !PostReceive(q))
+    error_ = "receive queue full";
 }
 
 void PeerRun::PostMore() {
@@ -367,9 +379,9 @@ int PeerRun::Run() {
     auto m = ParseMac(o_.next_hop_mac);
     if (!m.ok()) return Usage("--next-hop-mac: " + m.error().message);
   }
-  if (!send_op_ && to_receive_ * size_ > (16ull << 30))
+  if (to_receive_ * size_ > (16ull << 30))
     return Usage(
-        fmt::format("--count x --size = {} B: WRITEs need a receive buffer that large; at "
+        fmt::format("--count x --size = {} B: the receive buffer holds every message; at "
                     "most 16 GiB",
                     to_receive_ * size_));
 
@@ -472,6 +484,9 @@ CLI::App* AddPeerCommand(CLI::App& app, PeerOptions* o) {
       ->check(CLI::IsMember({256u, 512u, 1024u, 2048u, 4096u}))
       ->capture_default_str();
   p->add_option("--window", o->window, "messages this side has in flight")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  p->add_option("--max-inflight", o->max_inflight, "unacknowledged packets per QP (rxe: 128)")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
   p->add_option("--pace", o->pace, "pace at this fraction of --rate-gbps (0: unpaced)")

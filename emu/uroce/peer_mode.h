@@ -7,7 +7,8 @@
 //           --ip) and whose kernel reaches the peer (the exchange's TCP goes
 //           through it, opened inside NS)
 // gives:    hellos with this host's QP ends (--qps of them), rkey, receive
-//           buffer (count x size for WRITE), path MTU; the QPs connected to
+//           buffer (count x size, message m at m x size; none when this side
+//           only sends), path MTU; the QPs connected to
 //           the peer's ends at the smaller MTU, frames to the next hop's MAC
 //           (--next-hop-mac, else NS's neighbour table); ready; message m on
 //           QP m % qps as WRITE WITH IMMEDIATE m to the peer's addr + m *
@@ -40,8 +41,15 @@ struct PeerOptions {
   std::string netns, iface = "eth0", io = "auto", ip, next_hop_mac;
   uint32_t mtu = 4096;
   uint32_t window = 16;  // messages this side has in flight
+  // Unacknowledged packets per QP: rxe's requester stops at 128 PSNs
+  // (RXE_MAX_UNACKED_PSNS), and so does uroce here, so that neither side
+  // queues more in front of the other's ACKs than it would itself.
+  uint32_t max_inflight = 128;
   double pace = 0, rate_gbps = 10;
-  uint32_t rto_us = 20000, retry = 7;
+  // ofan-verbs' QPs take IBA timeout 14: 4.096 us x 2^14 = 67 ms. The same
+  // here, so that neither side of a pair check gives up on a slower peer
+  // (a TCG VM) sooner than the other.
+  uint32_t rto_us = 67108, retry = 7;
   double timeout_s = 60;
   int64_t psn = -1;  // the first PSN of every QP; -1: random
 };

@@ -22,8 +22,9 @@ MTU 2200 on every link: rxe's active MTU and uroce's offer are both 2048.
 Static neighbour entries both ways (the kernels would ARP; static ones keep
 loss from ever hitting ARP). For each run both sides must exit 0 with every
 message acknowledged and every one expected arrived intact; WRITE WITH
-IMMEDIATE and SEND, both directions at once, each stack once as the listener.
-On clean links: no NAK and nothing out of sequence on either side. Under 1.5%
+IMMEDIATE and SEND, both directions at once, each stack once as the listener;
+never an RNR, invalid request or access NAK. (A clean link may still reorder:
+each vCPU has its own veth backlog, so NAKs are not counted there.) Under 1.5%
 loss each way: uroce retransmitted (go-back-N on rxe's NAKs or timeouts) and
 rxe's requester went back too (its hw_counters' deltas: a NAK it received or
 a retry; names are read at run time, they differ between kernels). uroce's
@@ -101,11 +102,15 @@ def hw_counters():
 
 
 def pair_run(uroce, verbs, common, uroce_listens, uroce_extra=(), timeout_s=90):
-    """Runs both sides; returns {"uroce": (rc, json, err), "rxe": (...)}."""
+    """Runs both sides; returns {"uroce": (rc, json, err), "rxe": (...)}.
+    Each side keeps about 128 packets in flight (uroce: 8 messages of 16,
+    ofan-verbs: 4 per QP): what either queues ahead of the other's ACKs must
+    drain well inside rxe's 67 ms timeout on a TCG VM's slow links (see
+    docs/uroce.md, "Interop with rxe")."""
     t = ["--json", "--timeout-s", str(timeout_s - 30)]
-    u = [uroce, "peer", "--netns", NS["h"], "--iface", "eth0", "--io", "afxdp", *t, *common,
-         *uroce_extra]
-    v = [verbs, "peer", "--device", DEV, "--ip", IP_RXE, *t, *common]
+    u = [uroce, "peer", "--netns", NS["h"], "--iface", "eth0", "--io", "afxdp", "--window", "8",
+         *t, *common, *uroce_extra]
+    v = [verbs, "peer", "--device", DEV, "--ip", IP_RXE, "--depth", "4", *t, *common]
     if uroce_listens:
         u += ["--listen"]
         v += ["--connect", IP_UROCE]
@@ -129,7 +134,7 @@ def pair_run(uroce, verbs, common, uroce_listens, uroce_extra=(), timeout_s=90):
     return res
 
 
-def scenario(uroce, verbs, name, op, loss, uroce_listens, count=100, size="64KiB", qps=2,
+def scenario(uroce, verbs, name, op, loss, uroce_listens, count=100, size="32KiB", qps=2,
              uroce_extra=()):
     impair(loss)
     label = f"{op} {name}"
@@ -143,7 +148,8 @@ def scenario(uroce, verbs, name, op, loss, uroce_listens, count=100, size="64KiB
     for side in ("uroce", "rxe"):
         rc, j, err = res[side]
         ok &= check(f"{label}: {side} side exits 0", rc == 0 and j is not None and j.get("ok"),
-                    f"rc {rc} {err.strip()[-400:]} {j and j.get('error')}")
+                    f"rc {rc} {err.strip()[-400:]} {j and j.get('error')} "
+                    f"{j and j.get('bad_notes')}")
     if not ok:
         log(f"  rxe hw_counters deltas: {delta}")
         return
@@ -164,11 +170,12 @@ def scenario(uroce, verbs, name, op, loss, uroce_listens, count=100, size="64KiB
         f"{tot['naks_rx']}, timeouts {tot['timeouts']}, out of sequence "
         f"{tot['out_of_sequence']}, duplicates {tot['duplicates']}; rxe hw_counters deltas "
         f"{delta}")
-    rxe_oos = sum(delta.get(k, 0) for k in ("out_of_seq_request", "rcvd_seq_err"))
+    other_naks = sum(q["other_naks_tx"] + q["other_naks_rx"] for q in ju["counters"]["qps"])
+    check(f"{label}: no RNR, invalid request or access NAK either way", other_naks == 0,
+          str(other_naks))
     if not loss:
-        check(f"{label}: clean link: no NAK, nothing out of sequence on either side",
-              tot["naks_tx"] == 0 and tot["naks_rx"] == 0 and tot["out_of_sequence"] == 0 and
-              rxe_oos == 0, f"uroce {tot}, rxe {delta}")
+        # Not "no NAK": with two vCPUs the veths reorder (each CPU has its
+        # backlog), and both stacks NAK a packet that overtook another.
         return
     check(f"{label}: uroce's requester went back N (retransmissions)", tot["retransmits"] > 0,
           str(tot))
