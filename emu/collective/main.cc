@@ -1,10 +1,14 @@
 // ofan-coll: runs one collective of the engine over a transport and prints
-// its result (a table line, or one JSON object with --json). Today the only
-// transport is the in-memory loopback (--transport loopback): a check of the
-// engine and of a caller's JSON plumbing without a fabric; uroce and
-// libibverbs transports plug in where the loopback fabric is made. With
-// --link-gbps it reports the NIC-bound, over the paths of a fat tree (--k,
-// --levels) between the ranks' hosts (--hosts).
+// its result (a table line, or one JSON object with --json). Transports:
+// the in-memory loopback (--transport loopback, all ranks in this process:
+// a check of the engine and of a caller's JSON plumbing without a fabric),
+// and libibverbs (--transport verbs, where built: ONE rank per process,
+// --rank R of --addrs, connected to the others by ofan-rc-1 and started on
+// rank 0's go; it prints that rank's partial result, with the rxe
+// hw_counters deltas). `ofan-coll merge FILE...` combines the partial
+// results of one collective (merge_cli.h). With --link-gbps it reports the
+// NIC-bound, over the paths of a fat tree (--k, --levels) between the
+// ranks' hosts (--hosts).
 //
 // Exit codes: 0 the run completed and verified; 1 it failed (the message,
 // and the JSON's "error", say why); 2 bad command line.
@@ -26,6 +30,11 @@
 #include "dataplane/lb/fat_tree.h"
 #include "emu/collective/driver.h"
 #include "emu/collective/loopback.h"
+#include "emu/collective/merge_cli.h"
+#include "emu/rcx/rc_exchange.h"
+#ifdef OFAN_HAVE_VERBS
+#include "emu/verbs/verbs_rank.h"
+#endif
 
 namespace ofan::emu {
 namespace {
@@ -61,10 +70,20 @@ int Main(int argc, char** argv) {
   bool as_json = false;
   int k = 0, levels = 3;
   std::string hosts_text;
-  app.add_option("--transport", transport, "loopback (in memory)")->capture_default_str();
+  // --transport verbs
+  uint32_t rank = 0;
+  std::string addrs_text, device;
+  uint16_t rc_port = rcx::kDefaultPort;
+  double setup_s = 30;
+  uint32_t recv_depth = 256;
+  app.add_option("--transport", transport,
+                 "loopback (in memory, every rank here) or verbs (rxe: one rank, --rank/--addrs)")
+      ->capture_default_str();
   app.add_option("--workload", workload, "permutation, alltoall, allgather, reducescatter")
       ->capture_default_str();
-  app.add_option("--ranks", sp.num_ranks, "number of ranks, 2..4096")->capture_default_str();
+  CLI::Option* ranks_opt =
+      app.add_option("--ranks", sp.num_ranks, "number of ranks, 2..4096 (verbs: --addrs' count)")
+          ->capture_default_str();
   app.add_option("--msg", msg, "size S as nccl-tests defines it per workload, e.g. 1MiB")
       ->capture_default_str();
   app.add_option("--qps", sp.qps_per_peer, "RC QPs per peer")->capture_default_str();
@@ -89,10 +108,56 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--levels", levels, "fat tree levels (2 or 3)")->capture_default_str();
   app.add_option("--hosts", hosts_text, "fabric host of each rank, e.g. 0,5,9 (default 0..n-1)");
+  app.add_option("--rank", rank, "verbs: this process's rank")->capture_default_str();
+  app.add_option("--addrs", addrs_text, "verbs: every rank's IPv4 address, IP0,IP1,...");
+  app.add_option("--device", device, "verbs: RDMA device (default: the first)");
+  app.add_option("--rc-port", rc_port, "verbs: ofan-rc-1 TCP port")->capture_default_str();
+  app.add_option("--setup-timeout-s", setup_s, "verbs: connection setup and each later wait")
+      ->capture_default_str();
+  app.add_option("--recv-depth", recv_depth, "verbs: receive WRs posted per QP")
+      ->capture_default_str();
   app.add_flag("--json", as_json, "print one JSON object");
+  std::vector<std::string> merge_files;
+  CLI::App* merge = app.add_subcommand(
+      "merge",
+      "print one result from the partial results (one JSON object per line) of the "
+      "processes that ran one collective");
+  merge->add_option("FILE", merge_files, "result files (none or '-': stdin)");
   if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
+  if (merge->parsed()) return RunMerge(merge_files);
   auto usage = [](const std::string& m) { return UsageError("ofan-coll", m); };
-  if (transport != "loopback") return usage("--transport: only 'loopback' is built in");
+  const bool verbs = transport == "verbs";
+  if (transport != "loopback" && !verbs) {
+    return usage("--transport: loopback or verbs, not '" + transport + "'");
+  }
+#ifndef OFAN_HAVE_VERBS
+  if (verbs) return usage("--transport verbs: this ofan-coll was built without libibverbs");
+#endif
+  std::vector<uint32_t> ips;
+  if (verbs) {
+    if (addrs_text.empty()) return usage("--transport verbs needs --addrs IP0,IP1,...");
+    std::stringstream ss(addrs_text);
+    for (std::string tok; std::getline(ss, tok, ',');) {
+      auto a = rcx::ParseIpv4(tok);
+      if (!a) return usage("--addrs: " + a.error().message);
+      ips.push_back(*a);
+    }
+    if (ranks_opt->count() && sp.num_ranks != ips.size()) {
+      return usage(fmt::format("--ranks {} but --addrs names {}", sp.num_ranks, ips.size()));
+    }
+    sp.num_ranks = static_cast<uint32_t>(ips.size());
+    if (rank >= sp.num_ranks) {
+      return usage(
+          fmt::format("--rank {} is not one of the {} ranks of --addrs", rank, sp.num_ranks));
+    }
+    if (std::set<uint32_t>(ips.begin(), ips.end()).size() != ips.size()) {
+      return usage("--addrs names an address twice");
+    }
+    if (!(setup_s > 0 && setup_s <= 86400)) return usage("--setup-timeout-s must be in (0, 86400]");
+    if (recv_depth == 0) return usage("--recv-depth must be > 0");
+  } else if (!addrs_text.empty() || rank != 0 || !device.empty()) {
+    return usage("--rank, --addrs and --device are for --transport verbs");
+  }
   auto w = ParseWorkload(workload);
   if (!w) return usage(w.error().message);
   sp.workload = *w;
@@ -137,18 +202,41 @@ int Main(int argc, char** argv) {
     }
     bound.hops = [&](uint32_t a, uint32_t b) { return tree->hops(lb::HostId(a), lb::HostId(b)); };
   }
-  LoopbackFabric fabric(lo);
   o.deadline = std::chrono::milliseconds(deadline_ms);
   if (bound.link_gbps > 0) o.bound = bound;
-  const CollectiveResult r = RunCollective(*s, fabric.endpoints(), o);
+  CollectiveResult r;
+  nlohmann::json j;
+  if (verbs) {
+#ifdef OFAN_HAVE_VERBS
+    verbs::VerbsRankOptions vo;
+    vo.rank = rank;
+    vo.ips = ips;
+    vo.device = device;
+    vo.port = rc_port;
+    vo.setup_timeout = std::chrono::milliseconds(static_cast<int64_t>(setup_s * 1000));
+    vo.max_outstanding = lo.max_outstanding;
+    vo.recv_depth = recv_depth;
+    // The transport sleeps on its completion channel and wakes at the first
+    // completion: a long idle wait costs no latency, a short one spins.
+    o.idle_wait_us = 50'000;
+    const verbs::VerbsRankOutcome v = verbs::RunVerbsRank(*s, vo, o);
+    r = v.result;
+    j = verbs::VerbsRankJson(v);
+#endif
+  } else {
+    LoopbackFabric fabric(lo);
+    r = RunCollective(*s, fabric.endpoints(), o);
+    j = ResultJson(r);
+  }
   if (as_json) {
-    std::cout << JsonText(ResultJson(r)) << "\n";
+    std::cout << JsonText(j) << "\n";
   } else if (r.ok()) {
     std::cout << fmt::format(
-        "{} {} ranks {} qps {}: cct {:.3f} us, algbw {:.3f} Gb/s, busbw {:.3f} "
+        "{} {} ranks {} qps {}{}: cct {:.3f} us, algbw {:.3f} Gb/s, busbw {:.3f} "
         "Gb/s{}, verified\n",
-        WorkloadName(r.workload), r.num_ranks, FormatSize(r.msg_bytes), r.qps_per_peer, r.cct_us,
-        r.algbw_gbps, r.busbw_gbps,
+        WorkloadName(r.workload), r.num_ranks, FormatSize(r.msg_bytes), r.qps_per_peer,
+        r.partial() ? fmt::format(" (rank {} only)", rank) : "", r.cct_us, r.algbw_gbps,
+        r.busbw_gbps,
         r.cct_lower_bound_us ? fmt::format(", NIC-bound {:.3f} us", *r.cct_lower_bound_us) : "");
   }
   if (!r.ok()) {

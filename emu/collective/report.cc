@@ -81,4 +81,78 @@ nlohmann::json ResultJson(const CollectiveResult& r) {
   return j;
 }
 
+Result<CollectiveResult> ParseResultJson(const nlohmann::json& j) {
+  auto bad = [](std::string m) {
+    return MakeError(ErrorCode::kInvalidArgument, "a collective result: " + std::move(m));
+  };
+  if (!j.is_object()) return bad("not a JSON object");
+  for (const char* k : {"workload", "ranks", "hosts", "msg_bytes", "qps_per_peer", "seed",
+                        "local_ranks", "rank_us", "verified", "bad_ranks", "error"}) {
+    if (!j.contains(k)) return bad(fmt::format("'{}' is missing", k));
+  }
+  CollectiveResult r;
+  if (!j["workload"].is_string()) return bad("'workload' must be a string");
+  auto w = ParseWorkload(j["workload"].get<std::string>());
+  if (!w) return bad(w.error().message);
+  r.workload = *w;
+  auto uint = [&](const char* k, uint64_t max, uint64_t* out) -> Status {
+    const auto& v = j[k];
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > max) {
+      return bad(fmt::format("'{}' must be an unsigned integer up to {}", k, max));
+    }
+    *out = v.get<uint64_t>();
+    return {};
+  };
+  uint64_t ranks = 0, qps = 0, bad_ranks = 0;
+  for (const Status& s :
+       {uint("ranks", kMaxRanks, &ranks), uint("msg_bytes", kMaxMsgBytes, &r.msg_bytes),
+        uint("qps_per_peer", UINT32_MAX, &qps), uint("seed", UINT64_MAX, &r.seed),
+        uint("bad_ranks", kMaxRanks, &bad_ranks)}) {
+    if (!s) return s.error();
+  }
+  r.num_ranks = static_cast<uint32_t>(ranks);
+  r.qps_per_peer = static_cast<uint32_t>(qps);
+  r.bad_ranks = static_cast<uint32_t>(bad_ranks);
+  auto uints = [&](const char* k, std::vector<uint32_t>* out) -> Status {
+    if (!j[k].is_array()) return bad(fmt::format("'{}' must be a list", k));
+    for (const auto& v : j[k]) {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX) {
+        return bad(fmt::format("'{}' must hold unsigned integers", k));
+      }
+      out->push_back(v.get<uint32_t>());
+    }
+    return {};
+  };
+  if (Status s = uints("hosts", &r.hosts); !s) return s.error();
+  if (Status s = uints("local_ranks", &r.local_ranks); !s) return s.error();
+  if (!j["rank_us"].is_array()) return bad("'rank_us' must be a list");
+  for (const auto& v : j["rank_us"]) {
+    if (!v.is_number() || !(v.get<double>() >= 0)) return bad("'rank_us' must hold times >= 0");
+    r.rank_us.push_back(v.get<double>());
+  }
+  if (r.rank_us.size() > r.local_ranks.size()) return bad("more 'rank_us' than 'local_ranks'");
+  if (r.num_ranks < 2) return bad("'ranks' must be 2.." + std::to_string(kMaxRanks));
+  std::vector<bool> seen(r.num_ranks, false);
+  for (Rank x : r.local_ranks) {
+    if (x >= r.num_ranks || seen[x]) {
+      return bad(
+          fmt::format("'local_ranks' holds rank {} twice or beyond {} ranks", x, r.num_ranks));
+    }
+    seen[x] = true;
+  }
+  if (!j["verified"].is_boolean()) return bad("'verified' must be true or false");
+  r.verified = j["verified"].get<bool>();
+  if (j.contains("cct_lower_bound_us") && !j["cct_lower_bound_us"].is_null()) {
+    if (!j["cct_lower_bound_us"].is_number()) return bad("'cct_lower_bound_us' must be a number");
+    r.cct_lower_bound_us = j["cct_lower_bound_us"].get<double>();
+  }
+  if (!j["error"].is_null() && !j["error"].is_string()) return bad("'error' must be null or text");
+  if (j["error"].is_string()) {
+    r.error = j["error"].get<std::string>();
+    if (r.error.empty()) return bad("'error' is empty (null means none)");
+  }
+  ComputeBandwidths(&r);
+  return r;
+}
+
 }  // namespace ofan::emu

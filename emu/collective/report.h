@@ -57,5 +57,9 @@ double AlgBwGbps(uint64_t bytes, double us);
 void ComputeBandwidths(CollectiveResult* r);
 
 nlohmann::json ResultJson(const CollectiveResult& r);
+// The inverse of ResultJson, for merging the outputs of processes (ofan-coll
+// merge): every field's presence and type checked; the bandwidths and CCT
+// are recomputed from rank_us, not trusted.
+Result<CollectiveResult> ParseResultJson(const nlohmann::json& j);
 
 }  // namespace ofan::emu

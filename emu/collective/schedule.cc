@@ -189,9 +189,12 @@ Result<Workload> ParseWorkload(std::string_view name) {
   for (size_t i = 0; i < kNames.size(); ++i) {
     if (name == kNames[i]) return static_cast<Workload>(i);
   }
+  // ofan-emu's and ofan-sim's short names.
+  if (name == "perm") return Workload::kPermutation;
+  if (name == "a2a") return Workload::kAllToAll;
   return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("unknown workload '{}' (permutation, alltoall, allgather, "
-                               "reducescatter)",
+                   fmt::format("unknown workload '{}' (permutation or perm, alltoall or a2a, "
+                               "allgather, reducescatter)",
                                name));
 }
 

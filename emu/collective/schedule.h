@@ -49,7 +49,8 @@ namespace ofan::emu {
 
 enum class Workload : uint8_t { kPermutation, kAllToAll, kAllGather, kReduceScatter };
 
-// "permutation", "alltoall", "allgather", "reducescatter".
+// "permutation", "alltoall", "allgather", "reducescatter"; Parse also takes
+// ofan-emu's "perm" and "a2a".
 std::string_view WorkloadName(Workload w);
 Result<Workload> ParseWorkload(std::string_view name);
 

@@ -501,7 +501,8 @@ def table(res):
     head = (f"{res['workload']} of {res['msg_bytes']} B on {res['hosts']} hosts of a k={res['k']} "
             f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches), "
             f"{res['seeds']} seed(s), {res['qps_per_peer']} QP(s) per peer, "
-            + ("rxe hosts in VMs (unpaced; retx = go-back-N episodes: NAKs + timeouts)"
+            + ("rxe hosts in VMs, NICs at the link rate (retx = go-back-N episodes: NAKs + "
+               "timeouts)"
                if res.get("host_kind") == "vm" else
                f"uroce hosts paced at {res['pace_fraction']:.0%}"))
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \

@@ -20,6 +20,8 @@ _BUILD_PATH = {
     "ofan-topo": "emu/ofan-topo",
     "uroce": "emu/uroce/uroce",
     "ofan-sim": "sim/ofan-sim",
+    "ofan-coll": "emu/collective/ofan-coll",
+    "ofan-verbs": "emu/verbs/ofan-verbs",
 }
 
 

@@ -5,7 +5,8 @@ expects:  the fabric's host namespace ofe-NAME-hX with eth0 linked to its
           edge switch, as for any host, but with no address (the VM has it);
           VMs can run here (emu/vm/qemu.check())
 modifies: in that namespace: the tap vm0 that qemu opens, spliced onto eth0
-          both ways by tc mirred (the namespace becomes a wire); one qemu per
+          both ways by tc mirred (the namespace becomes a wire), and a tbf at
+          the link's rate on the VM's way out (its NIC's speed); one qemu per
           VM host, started inside the namespace (so `down` finds and kills it
           there) and recorded in the state file as "vm-hX"; the VM's
           directory /run/ofan-emu/NAME/vm/hX/ (agent socket, console log)
@@ -25,7 +26,8 @@ from .tools import FabricError
 TAP = "vm0"
 RXE_DEV = "rxe0"
 DEFAULT_MEM_MB = 512
-BOOT_TIMEOUT_S = 300  # several TCG guests booting at once on two cores
+BOOT_TIMEOUT_S = 300
+NIC_QUEUE_BYTES = 4 << 20  # the VM's NIC-rate shaper's queue: deep, never the drop point  # several TCG guests booting at once on two cores
 
 
 def vm_dir(fab, host):
@@ -121,6 +123,13 @@ def _splice(fab, name, mtu, v, timeout=30):
             raise FabricError(f"VM host {name}: qemu opened no tap {TAP} within {timeout} s")
         time.sleep(0.05)
     netns.set_mtu_up(ns, TAP, mtu)
+    # The VM's NIC sends at its link's rate, as a NIC does (uroce hosts pace
+    # themselves): without this the guest pushes into the edge switch at
+    # memory speed and the first queue holds what a NIC would not have sent.
+    # A deep limit, because a NIC's TX ring holds back rather than drops.
+    rate = fab.topo.link_at(name, 0).attrs["rate_mbps"]
+    netns.tc(ns, ["qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", f"{rate}mbit",
+                  "burst", "16kb", "limit", str(NIC_QUEUE_BYTES)])
     netns.redirect(ns, "eth0", TAP)
     netns.redirect(ns, TAP, "eth0")
 

@@ -114,6 +114,10 @@ class Rendezvous {
   Status Watch();
 
   uint32_t rank() const { return o_.rank; }
+  // What each later wait may take: a rank done early waits in Done() for
+  // the slowest, which may run up to its own deadline, longer than the
+  // setup's timeout.
+  void set_timeout(std::chrono::milliseconds t) { o_.timeout = t; }
 
  private:
   explicit Rendezvous(const RendezvousOptions& o);

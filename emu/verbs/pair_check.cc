@@ -157,16 +157,18 @@ Status PairRun::Exchange() {
   if (!rv) return rv.error();
   rv_ = std::move(*rv);
   peer_ = peers[1 - ro.rank];
-  // The hello's buffer length says how the peer was started: M * S when it
-  // receives, 0 when it only sends (--direction tx).
+  // For WRITEs the hello's buffer length says how the peer was started:
+  // M * S when it receives, 0 when it only sends (--direction tx). A SEND
+  // lands in receive WRs, not at addr, so its len says nothing (uroce's is
+  // 0 for --op send).
   const uint64_t total = o_.count * o_.size;
-  if (sends_ && peer_.len == 0) {
+  if (o_.op == PairOp::kWrite && sends_ && peer_.len == 0) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("the peer ({}) receives nothing (its --direction is tx?) but this "
-                                 "side sends (--direction {})",
+                     fmt::format("the peer ({}) takes no WRITEs (its --direction is tx? its --op "
+                                 "send?) but this side writes (--direction {})",
                                  rcx::Ipv4Text(peer_.ip), DirectionName(o_.direction)));
   }
-  if (peer_.len != 0 && peer_.len != total) {
+  if (o_.op == PairOp::kWrite && peer_.len != 0 && peer_.len != total) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("the peer's receive buffer is {} bytes, this side's --count {} x "
                                  "--size {} = {}: give both sides the same --count and --size",
@@ -320,6 +322,8 @@ PairCheckResult PairRun::Run() {
   if (!run) return fail(run);
   const double bits = static_cast<double>((r_.sent + r_.received) * o_.size) * 8;
   r_.gbps = r_.seconds > 0 ? bits / r_.seconds / 1e9 : 0;
+  // The peer may finish up to its --timeout-s after this side.
+  rv_->set_timeout(std::max(o_.setup_timeout, o_.run_timeout));
   auto done = rv_->Done(r_.received, r_.bad);
   if (!done) return fail(done.error());
   if (!done->empty()) {
@@ -371,11 +375,11 @@ nlohmann::json PairCheckJson(const PairCheckResult& r) {
       {"bad", r.bad},
       {"seconds", r.seconds},
       {"gbps", r.gbps},
-      {"peer", nullptr},
+      {"peer_done", nullptr},
       {"rxe_counters", CountersJson(r.counters)},
       {"error", r.ok() ? nlohmann::json(nullptr) : nlohmann::json(r.error)},
   };
-  if (r.peer_received) j["peer"] = {{"received", *r.peer_received}, {"bad", *r.peer_bad}};
+  if (r.peer_received) j["peer_done"] = {{"received", *r.peer_received}, {"bad", *r.peer_bad}};
   return j;
 }
 

@@ -5,9 +5,9 @@
 //
 // expects:  an rxe (or other RoCE) device whose GID table has this host's
 //           IPv4 address as a RoCE v2 GID; the peer given the same --op,
-//           --count, --size and --qps (a different count or size is named
-//           at setup from its hello's buffer length, a different --qps by
-//           the rendezvous)
+//           --count, --size and --qps (for WRITEs a different count or size
+//           is named at setup from its hello's buffer length, a different
+//           --qps by the rendezvous; a SEND's hello len means nothing)
 // gives:    message m on QP m % N, byte k = (k * 7 + m * 13 + 1) & 0xff;
 //           write: to the peer's addr + m * S with immediate m; send: the
 //           k-th arrival on QP q is message q + k * N, placed at m * S; at

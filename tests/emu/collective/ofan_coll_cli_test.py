@@ -84,6 +84,49 @@ class Cli(unittest.TestCase):
             self.assertEqual(p.returncode, 2, f"{args}: {p.stdout} {p.stderr}")
             self.assertTrue(p.stderr.strip(), args)
 
+    def test_merge_combines_outputs_and_refuses_what_is_not_one_run(self):
+        p = run("--workload", "perm", "--ranks", "3", "--msg", "64KiB", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        whole = json.loads(p.stdout)
+        # Cut the 3-rank result into one part per rank, as 3 processes print them.
+        parts = []
+        for r in range(3):
+            d = dict(whole, local_ranks=[r], rank_us=[whole["rank_us"][r]], partial=True,
+                     rxe_counters={"sent_pkts": 10 + r})
+            parts.append(json.dumps(d))
+        m = subprocess.run([COLL, "merge"], input="\n".join(parts) + "\n", capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(m.returncode, 0, m.stderr)
+        d = json.loads(m.stdout)
+        self.assertEqual(d["local_ranks"], [0, 1, 2])
+        self.assertEqual(d["rank_us"], whole["rank_us"])
+        self.assertEqual(d["cct_us"], whole["cct_us"])
+        self.assertFalse(d["partial"])
+        self.assertEqual(d["parts"], 3)
+        self.assertEqual(d["rxe_counters"], {"sent_pkts": 33})
+        m = subprocess.run([COLL, "merge", "-"], input=parts[0] + "\n" + parts[0] + "\n",
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(m.returncode, 1, m.stdout)
+        self.assertIn("rank 0 is in two results", m.stderr)
+        for text in ("not json\n", '{"workload": "perm"}\n', ""):
+            m = subprocess.run([COLL, "merge"], input=text, capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(m.returncode, 2, f"{text!r}: {m.stdout}")
+            self.assertTrue(m.stderr.strip())
+        self.assertEqual(run("merge", "/nonexistent/file").returncode, 2)
+
+    def test_verbs_command_line_errors_exit_2(self):
+        for args in (["--transport", "verbs"],
+                     ["--transport", "verbs", "--addrs", "10.0.0.1"],
+                     ["--transport", "verbs", "--addrs", "10.0.0.1,10.0.0.x"],
+                     ["--transport", "verbs", "--addrs", "10.0.0.1,10.0.0.2", "--rank", "2"],
+                     ["--transport", "verbs", "--addrs", "10.0.0.1,10.0.0.1"],
+                     ["--transport", "verbs", "--addrs", "10.0.0.1,10.0.0.2", "--ranks", "3"],
+                     ["--rank", "1"], ["--addrs", "10.0.0.1,10.0.0.2"]):
+            p = run(*args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stdout} {p.stderr}")
+            self.assertTrue(p.stderr.strip(), args)
+
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:

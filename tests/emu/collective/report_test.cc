@@ -115,5 +115,52 @@ TEST(Report, MergeRejectsPartsOfDifferentRuns) {
   EXPECT_FALSE(MergeResults({}).ok());
 }
 
+// What one process prints comes back whole through ParseResultJson (ofan-coll
+// merge reads the ranks' outputs), and a malformed one is refused by name.
+TEST(Report, ParseResultJsonInvertsResultJson) {
+  CollectiveResult r = Part({2, 0}, {30, 10});
+  r.hosts = {5, 6, 7, 8};
+  r.seed = 42;
+  r.cct_lower_bound_us = 7.5;
+  auto back = ParseResultJson(ResultJson(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultJson(*back), ResultJson(r));
+  r.error = "rank 2: deadline";
+  r.verified = false;
+  r.cct_lower_bound_us.reset();
+  back = ParseResultJson(ResultJson(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->error, "rank 2: deadline");
+  EXPECT_FALSE(back->cct_lower_bound_us.has_value());
+
+  struct Case {
+    const char* key;
+    nlohmann::json value;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"workload", "allreduce", "allreduce"},
+      {"ranks", -1, "'ranks'"},
+      {"ranks", 5000, "'ranks'"},
+      {"local_ranks", "0", "'local_ranks'"},
+      {"rank_us", {1.0, 2.0, 3.0}, "more 'rank_us'"},
+      {"verified", 1, "'verified'"},
+      {"error", 3, "'error'"},
+      {"rank_us", {-1.0, 1.0}, "'rank_us'"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json j = ResultJson(Part({2, 0}, {30, 10}));
+    j[c.key] = c.value;
+    auto p = ParseResultJson(j);
+    ASSERT_FALSE(p.ok()) << c.key;
+    EXPECT_NE(p.error().message.find(c.says), std::string::npos) << p.error().message;
+  }
+  nlohmann::json j = ResultJson(r);
+  j.erase("seed");
+  ASSERT_FALSE(ParseResultJson(j).ok());
+  EXPECT_NE(ParseResultJson(j).error().message.find("'seed' is missing"), std::string::npos);
+  EXPECT_FALSE(ParseResultJson(nlohmann::json::array()).ok());
+}
+
 }  // namespace
 }  // namespace ofan::emu

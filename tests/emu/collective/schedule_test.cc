@@ -44,6 +44,8 @@ TEST(Schedule, NamesRoundTrip) {
     ASSERT_TRUE(p.ok());
     EXPECT_EQ(*p, w);
   }
+  EXPECT_EQ(*ParseWorkload("perm"), Workload::kPermutation);  // ofan-emu's names
+  EXPECT_EQ(*ParseWorkload("a2a"), Workload::kAllToAll);
   auto bad = ParseWorkload("allreduce");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("allreduce"), std::string::npos);

@@ -12,7 +12,9 @@ every host reaches every other (all-pairs ping, from inside the VMs for
 theirs); perftest's ib_write_bw from h0 to h8 completes under ECMP and under
 Ofan, and rxe's hw_counters show what spraying did to it (out-of-sequence
 requests at the receiver, retries at the sender: rxe places nothing out of
-order); down leaves no namespace,
+order); a ring all-gather of ofan-coll ranks over libibverbs in the two VMs
+(`run --hosts vm`) verifies every buffer under both and reports rxe's
+counters; down leaves no namespace,
 process (qemu included) or file behind.
 """
 import atexit
@@ -124,6 +126,21 @@ def main():
         ok, gbps, delta = write_bw(lb)
         check(f"ib_write_bw h0 -> h8 under {lb}", ok, f"{gbps} Gb/s")
         log(f"  rxe counters under {lb}: h0 {delta['h0']}; h8 {delta['h8']}")
+    # The collective engine over libibverbs: one ofan-coll rank per VM.
+    p = emu("run", "--name", NAME, "--workload", "allgather", "--msg", "128KiB", "--hosts", "vm",
+            "--lbs", "ecmp,ofan", "--qps", "2", "--json", timeout=900)
+    res = json.loads(p.stdout) if p.stdout.strip() else {}
+    runs = {x["lb"]: x for x in res.get("runs", [])}
+    for lb in ("ecmp", "ofan"):
+        x = runs.get(lb, {})
+        check(f"verbs all-gather over h0 and h8 under {lb}: every buffer verified",
+              x.get("verified") is True and x.get("hosts") == "vm" and not x.get("error"),
+              f"rc {p.returncode} {x.get('error')} {p.stderr.strip()[-400:]}")
+        check(f"  ... with rxe's counters (names found at run time) and busbw",
+              isinstance(x.get("rxe_counters"), dict) and "rcvd_pkts" in x["rxe_counters"]
+              and (x.get("busbw_gbps") or 0) > 0, str(x.get("rxe_counters"))[:300])
+        log(f"  {lb}: cct {x.get('cct_us')} us, go-back-N {x.get('retransmissions')}, "
+            f"out of sequence {x.get('out_of_sequence')}")
     r = emu("down", "--name", NAME, "--json", timeout=120)
     left = leftovers(NAME)
     check("down leaves nothing (qemu included)", r.returncode == 0 and not any(left.values()),
