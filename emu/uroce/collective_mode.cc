@@ -121,9 +121,13 @@ Result<Spec> ParseSpec(const json& j) {
       }
       x.netns = h.at("netns").get<std::string>();
       x.ifname = h.value("ifname", std::string("eth0"));
-      auto gw = ParseMac(h.at("gateway_mac").get<std::string>());
-      if (!gw) return gw.error();
-      x.gateway_mac = *gw;
+      // Exchange mode may leave it out: each peer's next hop then comes
+      // from the namespace's tables once its TCP connection is up.
+      if (h.contains("gateway_mac") || !s.exchange) {
+        auto gw = ParseMac(h.at("gateway_mac").get<std::string>());
+        if (!gw) return gw.error();
+        x.gateway_mac = *gw;
+      }
       if (h.contains("mac")) {
         auto mac = ParseMac(h.at("mac").get<std::string>());
         if (!mac) return mac.error();
@@ -267,9 +271,9 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     std::vector<LocalRank> local;
     for (size_t i = 0; i < ranks.size(); ++i) {
       if (!ranks[i].host) continue;
-      local.push_back({static_cast<emu::Rank>(i), spec->hosts[i].netns, ranks[i].host.get(),
-                       spec->hosts[i].gateway_mac, ranks[i].mtu_offer, ranks[i].send,
-                       ranks[i].recv});
+      local.push_back({static_cast<emu::Rank>(i), spec->hosts[i].netns, spec->hosts[i].ifname,
+                       ranks[i].host.get(), spec->hosts[i].gateway_mac, ranks[i].mtu_offer,
+                       ranks[i].send, ranks[i].recv});
     }
     auto x = RankExchange::Connect(xo, local);
     if (x.ok()) {

@@ -94,6 +94,11 @@ Result<std::unique_ptr<RankExchange>> RankExchange::Connect(const ExchangeOption
       PeerInfo& pi = c.peers[p];
       pi.ip = peers[p].ip;
       pi.next_hop_mac = r.local.next_hop_mac;
+      if (pi.next_hop_mac.is_zero()) {
+        auto mac = NextHopMac(r.local.netns, r.local.ifname, pi.ip);
+        if (!mac.ok()) return mac.error();
+        pi.next_hop_mac = *mac;
+      }
       pi.rkey = peers[p].rkey;
       pi.addr = peers[p].addr;
       pi.len = peers[p].len;

@@ -34,7 +34,11 @@ namespace ofan::uroce {
 struct LocalRank {
   emu::Rank rank = 0;
   std::string netns;  // where its exchange's TCP sockets are made
+  std::string ifname;
   Host* host = nullptr;
+  // Where frames to every peer go (a fabric's gateway); all zero: each
+  // peer's own next hop from netns's tables (neighbour.h), looked up once
+  // its TCP connection has resolved it.
   pkt::MacAddr next_hop_mac;
   uint32_t mtu = 2048;  // the path MTU it offers
   std::span<uint8_t> send, recv;

@@ -2,7 +2,8 @@
 """uroce against the kernel's soft-RoCE (rxe): ofan-rc-1's pair check
 (docs/rc-exchange.md) between `uroce peer` and `ofan-verbs peer` (rdma-core).
 
-    rxe_interop_test.py PATH/TO/uroce PATH/TO/ofan-verbs   (root; 77 = skipped)
+    rxe_interop_test.py PATH/TO/uroce PATH/TO/ofan-verbs PATH/TO/ofan-coll
+                                                       (root; 77 = skipped)
 
 rxe needs the rdma_rxe module and this test needs netem; where this kernel has
 neither, the whole test runs again inside ONE VM with Debian's kernel and this
@@ -28,8 +29,14 @@ each vCPU has its own veth backlog, so NAKs are not counted there.) Under 1.5%
 loss each way: uroce retransmitted (go-back-N on rxe's NAKs or timeouts) and
 rxe's requester went back too (its hw_counters' deltas: a NAK it received or
 a retry; names are read at run time, they differ between kernels). uroce's
-PSNs start below 2^24 in one run so that they wrap. Processes, namespaces
-and the rxe device are removed on every exit path.
+PSNs start below 2^24 in one run so that they wrap.
+
+Then a collective that mixes the stacks (uroce's "exchange" mode): rank 0 is
+`ofan-coll --transport verbs` on rxe, ranks 1..3 one `uroce collective`
+process driving namespaces H, H2, H3 (10.9.0.2..4, next hops from their
+neighbour tables); all-to-all and all-gather must verify on both sides, and
+`ofan-coll merge` must make one verified result of the two parts.
+Processes, namespaces and the rxe device are removed on every exit path.
 """
 import json
 import os
@@ -41,7 +48,8 @@ from checks import (SKIP, Cleanup, bridge_hosts, check, has_netem, last_json, lo
                     rerun_in_vm, run, verdict)
 
 PID = os.getpid()
-NS = {"h": f"rih{PID}", "b": f"rib{PID}"}
+NS = {"h": f"rih{PID}", "b": f"rib{PID}", "h2": f"ri2h{PID}", "h3": f"ri3h{PID}"}
+UROCE_HOSTS = {"h": "10.9.0.2", "h2": "10.9.0.3", "h3": "10.9.0.4"}  # ranks 1.. of the collective
 R0 = f"ri{PID}"[:15]  # the init namespace's veth end (no clash on a real host)
 DEV = f"rxi{PID}"[:15]
 IP_RXE, IP_UROCE = "10.9.0.1", "10.9.0.2"
@@ -62,17 +70,23 @@ def kernel_has(module):
 def setup():
     for ns in NS.values():
         run(["ip", "netns", "add", ns])
-    bridge_hosts(NS["b"], {NS["h"]: f"{IP_UROCE}/24"})  # H's eth0 <-> B's p0
+    # H's eth0 <-> B's p0 (the pair checks' port), H2 p1, H3 p2.
+    bridge_hosts(NS["b"], {NS[h]: f"{ip}/24" for h, ip in UROCE_HOSTS.items()})
     # netns 1: PID 1's, the initial namespace (rxe's).
     run(["ip", "-n", NS["b"], "link", "add", "pr", "type", "veth", "peer", "name", R0,
          "netns", "1"])
     run(["ip", "-n", NS["b"], "link", "set", "pr", "mtu", "2200", "master", "br0", "up"])
     run(["ip", "link", "set", R0, "mtu", "2200", "up"])
     run(["ip", "addr", "add", f"{IP_RXE}/24", "dev", R0])
-    run(["ip", "neigh", "replace", IP_UROCE, "lladdr", mac_of("eth0", NS["h"]), "dev", R0,
-         "nud", "permanent"])
-    run(["ip", "-n", NS["h"], "neigh", "replace", IP_RXE, "lladdr", mac_of(R0), "dev", "eth0",
-         "nud", "permanent"])
+    macs = {IP_RXE: (None, mac_of(R0))}
+    macs.update({ip: (h, mac_of("eth0", NS[h])) for h, ip in UROCE_HOSTS.items()})
+    for ip, (h, _) in macs.items():
+        for peer, (_, mac) in macs.items():
+            if peer == ip:
+                continue
+            where = ["ip"] if h is None else ["ip", "-n", NS[h]]
+            run(where + ["neigh", "replace", peer, "lladdr", mac, "dev",
+                         R0 if h is None else "eth0", "nud", "permanent"])
     run(["rdma", "link", "add", DEV, "type", "rxe", "netdev", R0])
 
 
@@ -190,14 +204,69 @@ def scenario(uroce, verbs, name, op, loss, uroce_listens, count=100, size="32KiB
           tot["out_of_sequence"] > 0 or tot["duplicates"] > 0, str(tot))
 
 
+def mixed_collective(uroce, coll, workload, msg=128 * 1024):
+    """Rank 0 on rxe (ofan-coll verbs), ranks 1..3 in one uroce process."""
+    impair(0)
+    label = f"mixed {workload}: rank 0 rxe, ranks 1-3 uroce"
+    port = str(19000 + PID % 1000)
+    addrs = [IP_RXE] + list(UROCE_HOSTS.values())
+    spec = {"workload": workload, "msg_bytes": msg, "seed": 7, "qps_per_peer": 2,
+            "chunk_bytes": 32 * 1024, "max_outstanding": 4, "mtu": 2048, "deadline_s": 60,
+            "io": "afxdp", "exchange": True, "rc_port": int(port),
+            "hosts": [{"rank": 0, "ip": IP_RXE, "external": True}] +
+                     [{"rank": r + 1, "netns": NS[h], "ifname": "eth0", "ip": ip}
+                      for r, (h, ip) in enumerate(UROCE_HOSTS.items())]}
+    path = f"/tmp/rxe-interop-{PID}-{workload}.json"
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    cmds = {"rxe": [coll, "--transport", "verbs", "--rank", "0", "--addrs", ",".join(addrs),
+                    "--device", DEV, "--rc-port", port, "--workload", workload, "--msg",
+                    str(msg), "--qps", "2", "--seed", "7", "--chunk", "32KiB",
+                    "--max-outstanding", "4", "--deadline-ms", "60000", "--json"],
+            "uroce": [uroce, "collective", "--spec", path, "--json"]}
+    procs = {k: subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for k, c in cmds.items()}
+    cleanup.procs = list(procs.values())
+    out = {}
+    for k, p in procs.items():
+        try:
+            o, e = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            o, e = p.communicate()
+        out[k] = (p.returncode, last_json(o), e)
+    cleanup.procs = []
+    os.unlink(path)
+    parts = {"rxe": out["rxe"][1], "uroce": out["uroce"][1] and out["uroce"][1].get("result")}
+    for k, (rc, _, err) in out.items():
+        res = parts[k] or {}
+        check(f"{label}: the {k} side verifies its ranks (exit 0)",
+              rc == 0 and res.get("verified") and not res.get("error"),
+              f"rc {rc} error {res.get('error')!r} {err.strip()[-300:]}")
+    if not all(parts.values()):
+        return
+    merged = subprocess.run([coll, "merge"], input="\n".join(json.dumps(parts[k]) for k in parts),
+                            capture_output=True, text=True, timeout=30)
+    m = last_json(merged.stdout) or {}
+    tot = out["uroce"][1]["totals"]
+    check(f"{label}: ofan-coll merge: one verified collective of 4 ranks",
+          merged.returncode == 0 and m.get("verified") and m.get("ranks") == 4 and
+          not m.get("partial"),
+          f"rc {merged.returncode} cct {m.get('cct_us')} us, algbw {m.get('algbw_gbps')} Gb/s, "
+          f"uroce retransmissions {tot['retransmissions']}, timeouts {tot['timeouts']}; "
+          f"rxe {({k: v for k, v in (m.get('rxe_counters') or {}).items() if v})} "
+          f"{merged.stderr.strip()[-200:]}")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         return 2
     uroce, verbs = sys.argv[1], sys.argv[2]
+    coll = sys.argv[3] if len(sys.argv) > 3 else ""
     if not verbs or not os.access(verbs, os.X_OK):
         log(f"SKIP: ofan-verbs is not built here ({verbs or 'no path'}): the rdma-core side of "
-            f"the pair check (branch verbs) is missing")
+            f"the pair check (emu/verbs/, built where libibverbs is found) is missing")
         return SKIP
     if os.geteuid() != 0:
         log("SKIP: needs root (namespaces, AF_XDP, rdma link)")
@@ -207,7 +276,8 @@ def main():
     if missing:
         return rerun_in_vm(f"this kernel has no {' and no '.join(missing)}",
                            [os.path.abspath(__file__), os.path.abspath(uroce),
-                            os.path.abspath(verbs)], mem_mb=1536)
+                            os.path.abspath(verbs)] + ([os.path.abspath(coll)] if coll else []),
+                           mem_mb=1536)
     global cleanup
     cleanup = Cleanup(NS.values())
     try:
@@ -218,6 +288,11 @@ def main():
         scenario(uroce, verbs, f"both ways, loss {LOSS:.1%}, uroce listens", "send", LOSS, True)
         scenario(uroce, verbs, "both ways, clean, uroce's PSNs wrap", "write", 0, True,
                  count=40, size="30000", qps=1, uroce_extra=["--psn", "16777200"])
+        if coll:
+            for w in ("alltoall", "allgather"):
+                mixed_collective(uroce, coll, w)
+        else:
+            log("  (no ofan-coll given: the mixed collective is not run)")
     except Exception as e:  # a failed setup step is a failure, after cleanup
         check("setup and runs", False, str(e))
     finally:
