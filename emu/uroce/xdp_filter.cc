@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
@@ -85,26 +84,31 @@ Result<std::unique_ptr<RoceXdpFilter>> RoceXdpFilter::Attach(int ifindex) {
     return MakeError(ErrorCode::kIo, fmt::format("loading the RoCE XDP filter: {}: {}",
                                                  std::strerror(-prog_fd), log.data()));
   }
-  const int err =
-      bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
-  if (err) {
+  // A BPF link, not a netlink attach: the kernel detaches the program when
+  // the last descriptor of the link closes, so a uroce killed by a signal
+  // leaves no program behind to refuse the next one.
+  LIBBPF_OPTS(bpf_link_create_opts, lopts, .flags = XDP_FLAGS_SKB_MODE);
+  const int link_fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lopts);
+  if (link_fd < 0) {
+    const int err = errno;
     close(prog_fd);
     close(map_fd);
-    return MakeError(ErrorCode::kIo,
-                     fmt::format("attaching the RoCE XDP filter to ifindex {}: {}{}", ifindex,
-                                 std::strerror(-err),
-                                 err == -EBUSY ? " (another XDP program is attached)" : ""));
+    return MakeError(
+        ErrorCode::kIo,
+        fmt::format("attaching the RoCE XDP filter to ifindex {}: {}{}", ifindex,
+                    std::strerror(err), err == EBUSY ? " (another XDP program is attached)" : ""));
   }
-  return std::unique_ptr<RoceXdpFilter>(new RoceXdpFilter(ifindex, map_fd, prog_fd));
+  return std::unique_ptr<RoceXdpFilter>(new RoceXdpFilter(map_fd, prog_fd, link_fd));
 }
 
 void RoceXdpFilter::Detach() {
-  if (!attached_) return;
-  attached_ = false;
-  bpf_xdp_detach(ifindex_, XDP_FLAGS_SKB_MODE, nullptr);
+  if (link_fd_ < 0) return;
+  close(link_fd_);
+  link_fd_ = -1;
 }
 
 RoceXdpFilter::~RoceXdpFilter() {
+  Detach();
   close(prog_fd_);
   close(map_fd_);
 }

@@ -10,9 +10,9 @@
 // gives:    an XSKMAP (one entry per RX queue) the AF_XDP socket is put in
 //           with xsk_socket__update_xskmap, and the program attached in SKB
 //           (generic) mode, which is what copy-mode AF_XDP on veths uses
-// modifies: the interface's XDP hook, until Detach() (the destructor does
-//           not: it may run outside the namespace; the AF_XDP PacketIo
-//           detaches from inside it)
+// modifies: the interface's XDP hook, through a BPF link: until Detach()
+//           or the destructor, or the process's end (the kernel detaches a
+//           link whose last descriptor closes, whatever ended the process)
 // decides:  the program is a fixed array of eBPF instructions, not a
 //           compiled object, so the build needs no BPF compiler
 #pragma once
@@ -31,14 +31,13 @@ class RoceXdpFilter {
   RoceXdpFilter& operator=(const RoceXdpFilter&) = delete;
 
   int map_fd() const { return map_fd_; }
-  // Removes the program from the interface (in the caller's namespace).
+  // Removes the program from the interface (closes the link).
   void Detach();
 
  private:
-  RoceXdpFilter(int ifindex, int map_fd, int prog_fd)
-      : ifindex_(ifindex), map_fd_(map_fd), prog_fd_(prog_fd) {}
-  int ifindex_, map_fd_, prog_fd_;
-  bool attached_ = true;
+  RoceXdpFilter(int map_fd, int prog_fd, int link_fd)
+      : map_fd_(map_fd), prog_fd_(prog_fd), link_fd_(link_fd) {}
+  int map_fd_, prog_fd_, link_fd_;
 };
 
 }  // namespace ofan::uroce

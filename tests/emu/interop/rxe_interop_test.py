@@ -224,19 +224,21 @@ def mixed_collective(uroce, coll, workload, msg=128 * 1024):
                     str(msg), "--qps", "2", "--seed", "7", "--chunk", "32KiB",
                     "--max-outstanding", "4", "--deadline-ms", "60000", "--json"],
             "uroce": [uroce, "collective", "--spec", path, "--json"]}
-    procs = {k: subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for k, c in cmds.items()}
-    cleanup.procs = list(procs.values())
-    out = {}
-    for k, p in procs.items():
-        try:
-            o, e = p.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            o, e = p.communicate()
-        out[k] = (p.returncode, last_json(o), e)
-    cleanup.procs = []
-    os.unlink(path)
+    try:
+        procs = {k: subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True) for k, c in cmds.items()}
+        cleanup.procs = list(procs.values())
+        out = {}
+        for k, p in procs.items():
+            try:
+                o, e = p.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                o, e = p.communicate()
+            out[k] = (p.returncode, last_json(o), e)
+        cleanup.procs = []
+    finally:
+        os.unlink(path)
     parts = {"rxe": out["rxe"][1], "uroce": out["uroce"][1] and out["uroce"][1].get("result")}
     for k, (rc, _, err) in out.items():
         res = parts[k] or {}
