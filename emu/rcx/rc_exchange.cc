@@ -183,7 +183,11 @@ Result<nlohmann::json> Rendezvous::Receive(uint32_t peer, std::string_view expec
     if (c.buf.size() > kMaxLine)
       return Bad(fmt::format("rank {}: a line over {} bytes", peer, kMaxLine));
     pollfd p{c.fd, POLLIN, 0};
-    int r = ::poll(&p, 1, MsLeft(deadline));
+    int r = ::poll(&p, 1, o_.progress ? 0 : MsLeft(deadline));
+    if (r == 0 && o_.progress && Clock::now() < deadline) {
+      o_.progress();
+      continue;
+    }
     if (r == 0) {
       return Io(fmt::format("rank {}: no '{}' message within {} ms", peer, expect_key,
                             o_.timeout.count()));

@@ -77,6 +77,12 @@ struct RendezvousOptions {
   // Makes a TCP socket (AF_INET, SOCK_STREAM); default ::socket. uroce makes
   // it inside a host's network namespace.
   std::function<int()> make_socket;
+  // Called, when set, each time a wait for a peer's ready, go or done finds
+  // nothing to read, instead of sleeping in poll (it should block at most a
+  // millisecond or so). A userspace stack keeps its QPs answering in it: the
+  // peer may start sending on our ready, and may still retransmit into us
+  // (and need our ACKs) after we sent done. A kernel stack needs none.
+  std::function<void()> progress;
 };
 
 class Rendezvous {

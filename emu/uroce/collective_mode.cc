@@ -14,6 +14,8 @@
 #include "dataplane/lb/fat_tree.h"
 #include "emu/collective/driver.h"
 #include "emu/uroce/host.h"
+#include "emu/uroce/neighbour.h"
+#include "emu/uroce/rank_exchange.h"
 #include "emu/uroce/uroce_transport.h"
 
 namespace ofan::uroce {
@@ -27,6 +29,7 @@ struct SpecHost {
   pkt::MacAddr mac, gateway_mac;
   uint32_t ip = 0;
   double line_rate_gbps = 10;
+  bool external = false;  // run by another process (exchange mode): only its ip is used
 };
 
 struct Spec {
@@ -43,22 +46,10 @@ struct Spec {
   uint32_t rto_us = 20000;
   uint32_t burst_bytes = 32 * 1024;  // the host pacer's bucket depth
   int k = 0, levels = 3;
+  bool exchange = false;  // connect by ofan-rc-1, not the computed plan
+  uint16_t rc_port = rcx::kDefaultPort;
   std::vector<SpecHost> hosts;
 };
-
-Result<pkt::MacAddr> ParseMac(const std::string& s) {
-  pkt::MacAddr m;
-  unsigned b[6];
-  char tail;
-  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-                  &tail) != 6)
-    return MakeError(ErrorCode::kInvalidArgument, "not a MAC address: " + s);
-  for (int i = 0; i < 6; ++i) {
-    if (b[i] > 0xFF) return MakeError(ErrorCode::kInvalidArgument, "not a MAC address: " + s);
-    m.b[i] = static_cast<uint8_t>(b[i]);
-  }
-  return m;
-}
 
 Result<uint32_t> ParseIp(std::string s) {
   if (auto slash = s.find('/'); slash != std::string::npos) s.resize(slash);
@@ -110,19 +101,33 @@ Result<Spec> ParseSpec(const json& j) {
     s.burst_bytes = j.value("burst_bytes", 32u * 1024u);
     s.k = j.value("k", 0);
     s.levels = j.value("levels", 3);
+    s.exchange = j.value("exchange", false);
+    s.rc_port = j.value("rc_port", rcx::kDefaultPort);
     for (const auto& h : j.at("hosts")) {
       SpecHost x;
       x.rank = h.at("rank").get<uint32_t>();
       x.host = h.value("host", x.rank);
       x.name = h.value("name", fmt::format("rank{}", x.rank));
-      x.netns = h.at("netns").get<std::string>();
-      x.ifname = h.value("ifname", std::string("eth0"));
       auto ip = ParseIp(h.at("ip").get<std::string>());
       if (!ip) return ip.error();
       x.ip = *ip;
-      auto gw = ParseMac(h.at("gateway_mac").get<std::string>());
-      if (!gw) return gw.error();
-      x.gateway_mac = *gw;
+      x.external = h.value("external", false);
+      if (x.external && !s.exchange)
+        return MakeError(ErrorCode::kInvalidArgument,
+                         fmt::format("{} is external: that needs \"exchange\": true", x.name));
+      if (x.external) {
+        s.hosts.push_back(x);
+        continue;
+      }
+      x.netns = h.at("netns").get<std::string>();
+      x.ifname = h.value("ifname", std::string("eth0"));
+      // Exchange mode may leave it out: each peer's next hop then comes
+      // from the namespace's tables once its TCP connection is up.
+      if (h.contains("gateway_mac") || !s.exchange) {
+        auto gw = ParseMac(h.at("gateway_mac").get<std::string>());
+        if (!gw) return gw.error();
+        x.gateway_mac = *gw;
+      }
       if (h.contains("mac")) {
         auto mac = ParseMac(h.at("mac").get<std::string>());
         if (!mac) return mac.error();
@@ -152,10 +157,11 @@ Result<Spec> ParseSpec(const json& j) {
 }
 
 struct Rank {
-  std::unique_ptr<Host> host;
+  std::unique_ptr<Host> host;  // null: an external rank
   std::unique_ptr<UroceTransport> t;
   std::vector<uint8_t> send, recv;
   std::string why_not_xdp;
+  uint32_t mtu_offer = 0;
 };
 
 }  // namespace
@@ -185,12 +191,17 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
   for (const auto& h : spec->hosts) ips.push_back(h.ip);
   for (size_t i = 0; i < ranks.size(); ++i) {
     const SpecHost& h = spec->hosts[i];
+    if (h.external) continue;  // another process runs it
     auto iface = ReadIface(h.netns, h.ifname);
     if (!iface) return usage(fmt::format("{}: {}", h.name, iface.error().message));
     if (!h.mac.is_zero() && !(h.mac == iface->mac))
       return usage(
           fmt::format("{}: the spec's MAC is not {}'s in '{}'", h.name, h.ifname, h.netns));
-    auto io = OpenIo(spec->io, *iface, &ranks[i].why_not_xdp);
+    // An exchange's TCP shares the interface: the kernel must keep its
+    // frames (and ARP), AF_XDP takes only RoCEv2 then.
+    IoOptions io_opts;
+    io_opts.roce_only = spec->exchange;
+    auto io = OpenIo(spec->io, *iface, &ranks[i].why_not_xdp, io_opts);
     if (!io) return usage(fmt::format("{}: {}", h.name, io.error().message));
     HostConfig hc;
     hc.engine.mtu = spec->mtu;
@@ -205,18 +216,22 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     hc.ip = h.ip;
     hc.pace_fraction = spec->pace;
     hc.burst_bytes = spec->burst_bytes;
+    ranks[i].mtu_offer = RoceMtuOffer(spec->mtu, iface->mtu, (*io)->max_frame());
     ranks[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     ranks[i].send.assign(send_bytes, 0);
     ranks[i].recv.assign(recv_bytes, 0);
-    TransportConfig tc;
-    tc.rank = static_cast<emu::Rank>(i);
-    tc.num_ranks = static_cast<uint32_t>(ranks.size());
-    tc.qps_per_peer = spec->sp.qps_per_peer;
-    tc.max_outstanding = spec->max_outstanding;
-    tc.rank_ips = ips;
-    tc.next_hop_mac = h.gateway_mac;
-    tc.peer_recv_bytes = recv_bytes;
-    auto t = UroceTransport::Create(tc, ranks[i].host.get(), ranks[i].send, ranks[i].recv);
+    if (spec->exchange) continue;  // the peers' hellos give the QPs' far ends
+    PlanConfig pc;
+    pc.rank = static_cast<emu::Rank>(i);
+    pc.num_ranks = static_cast<uint32_t>(ranks.size());
+    pc.qps_per_peer = spec->sp.qps_per_peer;
+    pc.max_outstanding = spec->max_outstanding;
+    pc.rank_ips = ips;
+    pc.next_hop_mac = h.gateway_mac;
+    pc.peer_recv_bytes = recv_bytes;
+    auto tc = ComputedPlan(pc);
+    if (!tc) return usage(fmt::format("{}: {}", h.name, tc.error().message));
+    auto t = UroceTransport::Create(*tc, ranks[i].host.get(), ranks[i].send, ranks[i].recv);
     if (!t) return usage(fmt::format("{}: {}", h.name, t.error().message));
     ranks[i].t = std::move(*t);
   }
@@ -243,13 +258,56 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
   }
   if (bound.link_gbps > 0) o.bound = bound;
   std::vector<emu::Transport*> ts;
-  for (auto& r : ranks) ts.push_back(r.t.get());
-  for (auto& r : ranks) r.host->StartPacing();
-  const emu::CollectiveResult res = emu::RunCollective(*sched, ts, o);
+  std::unique_ptr<RankExchange> xchg;
+  std::string setup_error;
+  if (spec->exchange) {
+    ExchangeOptions xo;
+    xo.num_ranks = static_cast<uint32_t>(ranks.size());
+    xo.ips = ips;
+    xo.qps_per_peer = spec->sp.qps_per_peer;
+    xo.max_outstanding = spec->max_outstanding;
+    xo.port = spec->rc_port;
+    xo.timeout = o.deadline;
+    std::vector<LocalRank> local;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (!ranks[i].host) continue;
+      local.push_back({static_cast<emu::Rank>(i), spec->hosts[i].netns, spec->hosts[i].ifname,
+                       ranks[i].host.get(), spec->hosts[i].gateway_mac, ranks[i].mtu_offer,
+                       ranks[i].send, ranks[i].recv});
+    }
+    auto x = RankExchange::Connect(xo, local);
+    if (x.ok()) {
+      xchg = std::move(*x);
+      ts = xchg->transports();
+      if (Status st = xchg->Start(); !st.ok()) setup_error = st.error().message;
+    } else {
+      setup_error = x.error().message;
+    }
+  } else {
+    for (auto& r : ranks) ts.push_back(r.t.get());
+  }
+  emu::CollectiveResult res;
+  if (setup_error.empty()) {
+    for (auto& r : ranks) {
+      if (r.host) r.host->StartPacing();
+    }
+    res = emu::RunCollective(*sched, ts, o);
+    if (xchg) {
+      // Done only now: the peers may still need this process's ACKs.
+      std::vector<uint64_t> received;
+      for (const emu::Transport* t : ts)
+        received.push_back(sched->ranks[t->rank()].arrivals.size());
+      if (Status st = xchg->Finish(received, res.ok() ? 0 : 1); !st.ok() && res.ok())
+        res.error = "exchange: " + st.error().message;
+    }
+  } else {
+    res.error = "exchange: " + setup_error;
+  }
 
   json hosts = json::array();
   uint64_t rtx = 0, nak_rx = 0, nak_tx = 0, oos = 0, dup = 0, tmo = 0, cnp = 0;
   for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!ranks[i].host) continue;
     json h = ranks[i].host->CountersJson();
     h["name"] = spec->hosts[i].name;
     h["rank"] = i;

@@ -9,7 +9,13 @@
 //           rank, host (fabric index), name, netns, ifname, mac, ip,
 //           gateway_mac, line_rate_gbps; optional: io ("auto", "afxdp",
 //           "afpacket"), chunk_bytes, max_outstanding, rto_us, dcqcn, dscp,
-//           k and levels (the fat tree, for the NIC-bound's path lengths)
+//           k and levels (the fat tree, for the NIC-bound's path lengths);
+//           exchange (connect by ofan-rc-1, rank_exchange.h, instead of the
+//           computed plan; AF_XDP then takes only RoCEv2, the kernel keeps
+//           the TCP; gateway_mac may be left out: each peer's next hop then
+//           comes from the host namespace's tables) with rc_port, and
+//           hosts[].external (a rank another process runs, uroce or
+//           rdma-core: only its rank and ip are read)
 // gives:    one JSON object: "result" (ofan_collective's ResultJson), "hosts"
 //           (each host's counters, tx_refused among them), "totals"
 //           (retransmissions, naks_received, naks_sent, out_of_sequence,

@@ -147,9 +147,18 @@ bool Host::Step(std::vector<QpEvent>* events) {
   bool moved = false;
   FlushTx();  // what the PacketIo refused last time goes first
   const bool backlog = tx_n_ != 0;
-  const uint32_t n = io_->Recv(rx_);
-  for (uint32_t i = 0; i < n; ++i) HandleFrame(rx_[i].data, rx_[i].len, now, events);
-  moved |= n > 0;
+  // What has arrived is read before the timers run (up to kRxBatches
+  // batches): after a pause (the process not scheduled for longer than the
+  // timeout, as in a TCG VM), the ACK that stops a retransmission timer may
+  // sit behind a burst of the peer's data; read one batch only, and the
+  // timer fires, everything in flight goes again, and the peer answers each
+  // duplicate with an ACK of its own (rxe does), which deepens the queue.
+  for (uint32_t b = 0; b < kRxBatches; ++b) {
+    const uint32_t n = io_->Recv(rx_);
+    for (uint32_t i = 0; i < n; ++i) HandleFrame(rx_[i].data, rx_[i].len, now, events);
+    moved |= n > 0;
+    if (n < rx_.size()) break;
+  }
   for (auto& q : qp_list_) q->OnTimer(now, events);
   for (auto& q : qp_list_) {
     for (;;) {
@@ -232,6 +241,7 @@ nlohmann::json QpCountersJson(const QpCounters& c) {
           {"naks_tx", c.naks_tx},
           {"naks_rx", c.naks_rx},
           {"other_naks_rx", c.other_naks_rx},
+          {"other_naks_tx", c.other_naks_tx},
           {"acks_tx", c.acks_tx},
           {"acks_rx", c.acks_rx},
           {"out_of_sequence", c.out_of_sequence},
@@ -245,7 +255,9 @@ nlohmann::json QpCountersJson(const QpCounters& c) {
           {"deliveries", c.deliveries}};
 }
 
-nlohmann::json Host::CountersJson() const {
+nlohmann::json Host::CountersJson() {
+  io_->ReadKernelDrops();
+  const IoCounters& k = io_->io_counters();
   nlohmann::json qps = nlohmann::json::array();
   for (const auto& q : qp_list_) {
     nlohmann::json j = QpCountersJson(q->counters());
@@ -265,6 +277,9 @@ nlohmann::json Host::CountersJson() const {
           {"arp_replies", c_.arp_replies},
           {"tx_refused", c_.tx_refused},
           {"pace_waits", c_.pace_waits},
+          {"kernel_rx_ring_full", k.kernel_rx_ring_full},
+          {"kernel_fill_empty", k.kernel_fill_empty},
+          {"kernel_rx_dropped", k.kernel_rx_dropped},
           {"qps", qps}};
 }
 

@@ -3,11 +3,11 @@
 //
 // expects:  QPs added (AddQp + Qp::Connect) before traffic; Step() called
 //           often from one thread; the clock non-decreasing
-// gives:    per Step: a receive batch (ARP requests for the host's address
-//           answered, RoCEv2 frames ICRC-checked and handed to their QP by
-//           destination QPN; a bad ICRC is a counted drop), retransmission
-//           timers, the ACKs / NAKs / CNPs owed (not paced: they are small
-//           and the peer's progress depends on them), then data frames from
+// gives:    per Step: what has arrived, up to 16 batches of 64 (ARP
+//           requests for the host's address answered, RoCEv2 frames
+//           ICRC-checked and handed to their QP by destination QPN; a bad
+//           ICRC is a counted drop), then retransmission timers, the ACKs / NAKs / CNPs owed (not
+//           paced: they are small and the peer's progress depends on them), then data frames from
 //           the QPs in round robin while the token bucket has credit (line
 //           rate x pace fraction, bucket depth `burst_bytes`)
 // decides:  ARP is answered here, not left to the kernel: on AF_XDP the
@@ -99,7 +99,8 @@ class Host {
 
   const HostCounters& counters() const { return c_; }
   const PacketIo& io() const { return *io_; }
-  nlohmann::json CountersJson() const;
+  // Counters of the host and its QPs (reads the kernel's drop counts).
+  nlohmann::json CountersJson();
 
  private:
   void HandleFrame(const uint8_t* f, uint32_t len, Ns now, std::vector<QpEvent>* events);
@@ -107,6 +108,7 @@ class Host {
   void FlushTx();
 
   static constexpr uint32_t kBatch = 64;
+  static constexpr uint32_t kRxBatches = 16;  // receive batches per Step, at most
   HostConfig cfg_;
   std::unique_ptr<PacketIo> io_;
   Clock* clock_;

@@ -5,7 +5,8 @@
 // SEND), B checks every byte, and both hosts' counters are printed.
 // Subcommands are modes: `uroce collective --spec FILE.json` runs many hosts,
 // one Transport each, through ofan_collective (collective_mode.h), as
-// ofan-emu's `run` asks; `uroce loopback` needs no root (wire checks).
+// ofan-emu's `run` asks; `uroce peer` is one side of ofan-rc-1's pair check
+// against another stack (peer_mode.h); `uroce loopback` needs no root.
 // Exit codes: 0 ok, 1 the run failed (data, timeout, QP error, I/O), 2 bad
 // command line.
 #include <arpa/inet.h>
@@ -25,6 +26,7 @@
 #include "emu/uroce/collective_mode.h"
 #include "emu/uroce/host.h"
 #include "emu/uroce/loopback_wire.h"
+#include "emu/uroce/peer_mode.h"
 #include "emu/uroce/uroce_transport.h"
 
 namespace {
@@ -142,14 +144,17 @@ int RunPair(const PairOptions& o) {
     side[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     side[i].send.assign(static_cast<size_t>(slots) * S, 0);
     side[i].recv.assign(static_cast<size_t>(slots) * S, 0);
-    TransportConfig tc;
-    tc.rank = static_cast<emu::Rank>(i);
-    tc.num_ranks = 2;
-    tc.qps_per_peer = o.qps;
-    tc.max_outstanding = slots;
-    tc.rank_ips = rank_ips;
-    tc.next_hop_mac = side[1 - i].iface.mac;  // one link (or a bridge) between them
-    auto t = UroceTransport::Create(tc, side[i].host.get(), side[i].send, side[i].recv);
+    PlanConfig pc;
+    pc.rank = static_cast<emu::Rank>(i);
+    pc.num_ranks = 2;
+    pc.qps_per_peer = o.qps;
+    pc.max_outstanding = slots;
+    pc.rank_ips = rank_ips;
+    pc.next_hop_mac = side[1 - i].iface.mac;  // one link (or a bridge) between them
+    pc.peer_recv_bytes = side[i].recv.size();
+    auto tc = ComputedPlan(pc);
+    if (!tc.ok()) return fail(tc.error().message);
+    auto t = UroceTransport::Create(*tc, side[i].host.get(), side[i].send, side[i].recv);
     if (!t.ok()) return fail(t.error().message);
     side[i].t = std::move(*t);
   }
@@ -514,8 +519,11 @@ int Main(int argc, char** argv) {
                                   "many hosts in this process run one collective (ofan-emu's run)");
   coll->add_option("--spec", spec, "the run as JSON (emu/uroce/collective_mode.h)")->required();
   coll->add_flag("--json", coll_json, "one JSON object on stdout");
+  PeerOptions po;
+  auto* peer = AddPeerCommand(app, &po);
   if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (pair->parsed()) return RunPair(o);
+  if (peer->parsed()) return RunPeer(po);
   if (loop->parsed()) return RunLoopback(lo);
   if (coll->parsed()) return RunCollectiveSpec(spec, coll_json);
   return 2;

@@ -31,6 +31,10 @@ struct FrameView {
 
 struct IoCounters {
   uint64_t tx = 0, rx = 0, tx_full = 0;  // tx_full: frames Send() refused
+  // What the kernel dropped before the socket saw it (AF_XDP: ring full,
+  // fill ring empty, other; AF_PACKET: its receive buffer full), as of the
+  // last ReadKernelDrops().
+  uint64_t kernel_rx_ring_full = 0, kernel_fill_empty = 0, kernel_rx_dropped = 0;
 };
 
 class PacketIo {
@@ -40,6 +44,10 @@ class PacketIo {
   virtual uint32_t Recv(std::span<FrameView> out) = 0;
   virtual int fd() const = 0;
   virtual std::string kind() const = 0;
+  // The longest frame Send() carries whole (0: any uroce builds).
+  virtual uint32_t max_frame() const { return 0; }
+  // Refreshes the kernel_* counters (a system call: not per frame).
+  virtual void ReadKernelDrops() {}
   const IoCounters& io_counters() const { return io_; }
 
  protected:
@@ -56,18 +64,40 @@ struct IfaceInfo {
   uint32_t mtu = 0;
 };
 
+// The RoCE (IB) path MTU a host offers: the largest of 256..4096 that is at
+// most `wanted`, that a netdev of `netdev_mtu` carries as rxe computes its
+// active MTU (rxe_net.c: the netdev MTU less RXE_MAX_HDR_LENGTH, 80 B), and
+// whose frames (Ethernet to ICRC, 78 B more, plus up to 3 B of pad) fit the
+// PacketIo's max_frame(); 0 means no limit.
+constexpr uint32_t RoceMtuOffer(uint32_t wanted, uint32_t netdev_mtu, uint32_t max_frame) {
+  uint32_t mtu = 4096;
+  while (mtu > 256 && (mtu > wanted || (netdev_mtu && mtu + 80 > netdev_mtu) ||
+                       (max_frame && mtu + 81 > max_frame)))
+    mtu /= 2;
+  return mtu;
+}
+
 // Runs `fn` inside network namespace `netns` (/var/run/netns/<netns>; ""
 // runs it here) and switches back, so sockets it creates live there.
 Status InNetns(const std::string& netns, const std::function<Status()>& fn);
 Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname);
+// A TCP socket (AF_INET, SOCK_STREAM, close-on-exec) made inside `netns`, so
+// that an ofan-rc-1 exchange goes through that host's kernel; -1 on failure.
+int TcpSocketIn(const std::string& netns);
 
 enum class IoKind : uint8_t { kAfXdp, kAfPacket, kAuto };
+struct IoOptions {
+  // AF_XDP: the socket gets only RoCEv2 frames and the kernel the rest
+  // (xdp_filter.h), for a host whose kernel talks on the same interface (the
+  // TCP of `uroce peer`'s exchange, ARP). AF_PACKET sees copies anyway.
+  bool roce_only = false;
+};
 // Opens the interface's queue 0. kAuto tries AF_XDP and falls back to
 // AF_PACKET; `why` (optional) says why AF_XDP was not used.
 Result<std::unique_ptr<PacketIo>> OpenIo(IoKind kind, const IfaceInfo& iface,
-                                         std::string* why = nullptr);
+                                         std::string* why = nullptr, const IoOptions& opts = {});
 Result<std::unique_ptr<PacketIo>> OpenAfPacket(const IfaceInfo& iface);
-Result<std::unique_ptr<PacketIo>> OpenAfXdp(const IfaceInfo& iface);
+Result<std::unique_ptr<PacketIo>> OpenAfXdp(const IfaceInfo& iface, const IoOptions& opts = {});
 
 // What the loopback pair does to each frame, drawn from a seeded RNG in the
 // order frames are sent (so a run is a function of the seed).

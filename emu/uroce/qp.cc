@@ -82,6 +82,7 @@ Qp::Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_dept
 
 void Qp::Connect(const QpPeer& peer) {
   peer_ = peer;
+  if (peer.mtu) cfg_.mtu = std::clamp<uint32_t>(peer.mtu, 256, kMaxMtu);
   base_sport_ = RxeUdpSport(peer.local_qpn, peer.remote_qpn);
   rng_.Seed(SplitMix64(cfg_.seed) ^ peer.local_qpn ^ (uint64_t{peer.local_ip} << 24));
   next_psn_ = una_ = sent_hi_ = peer.start_psn & pkt::kPsnMask;
@@ -284,6 +285,8 @@ uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
     ooo_acked_epsn_ = PsnAdd(ack_psn_, 1);
   } else if (ack_syndrome_ == kSynNakPsnSeq) {
     ++c_.naks_tx;
+  } else {
+    ++c_.other_naks_tx;
   }
   const uint32_t frame_len = kL2L4 + kBth + 4 + pkt::kIcrcBytes;
   uint8_t* p = out + Header(out, frame_len - sizeof(pkt::EtherHdr), ack_sport_);
@@ -296,6 +299,9 @@ uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
 }
 
 void Qp::OweAck(uint32_t psn, uint16_t sport, bool becn) {
+  // The ACK owed covers the others, so it keeps the highest PSN (a
+  // re-acknowledged duplicate's is lower than a new packet's).
+  if (ack_owed_ && ack_syndrome_ == kSynAck && PsnDiff(psn, ack_psn_) < 0) return;
   ++acks_owed_;
   ack_owed_ = true;
   ack_syndrome_ = kSynAck;
@@ -522,8 +528,17 @@ void Qp::OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* e
     return;
   }
   if (d < 0) {
-    ++c_.duplicates;  // C9-105: acknowledge again, deliver nothing
-    OweAck(PsnAdd(epsn_, -1), base_sport_, false);
+    // C9-105: acknowledged again, never delivered again. Only a duplicate
+    // that asks (AckReq), and with its own PSN, not the newest one: rxe's
+    // requester (6.1, rxe_comp.c) takes an ACK that covers a message it is
+    // sending again for an update of its PSN without the completion
+    // (COMPST_UPDATE_COMP), and its next retry then re-sends that message
+    // as a 0-byte *_ONLY one PSN on, every later packet shifted by one
+    // (seen in a pcap: SEND ONLY of 0 B at the PSN of a SEND FIRST, then a
+    // NAK invalid request that ends the QP). An ACK for what rxe has just
+    // sent with AckReq finds that message pending and completes it.
+    ++c_.duplicates;
+    if (h.ack_req()) OweAck(psn, base_sport_, false);
     return;
   }
   nak_sent_ = false;

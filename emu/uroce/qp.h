@@ -77,6 +77,7 @@ struct QpCounters {
   uint64_t retransmits = 0;            // data packets sent again
   uint64_t naks_tx = 0, naks_rx = 0;   // PSN sequence error NAKs
   uint64_t other_naks_rx = 0;          // RNR and fatal NAKs
+  uint64_t other_naks_tx = 0;          // RNR, invalid request and remote access NAKs
   uint64_t acks_tx = 0, acks_rx = 0;
   uint64_t out_of_sequence = 0;  // data packets past the expected PSN
   uint64_t duplicates = 0;       // data packets before the expected PSN (or seen)
@@ -126,6 +127,10 @@ struct QpPeer {
   uint32_t local_qpn = 0, remote_qpn = 0;
   uint32_t start_psn = 0;       // this side's first PSN (the peer expects it)
   uint32_t peer_start_psn = 0;  // the peer's first PSN (this side expects it)
+  // The path MTU both ends agreed on (the smaller of what each offered: a
+  // FIRST or MIDDLE packet of any other size is one rxe refuses); 0 keeps
+  // the engine's.
+  uint32_t mtu = 0;
 };
 
 // Packets that arrived ahead of the first packet of their message (ooo

@@ -1,7 +1,8 @@
 // The kernel-backed PacketIo implementations of packet_io.h and the network
 // namespace helpers. AF_XDP: libxdp's default program redirects the queue to
-// the socket, copy mode (veth), need_wakeup; half the UMEM frames feed the
-// fill ring, half are transmit buffers. AF_PACKET: a raw socket bound to the
+// the socket (or, roce_only, ours: xdp_filter.h), copy mode (veth),
+// need_wakeup; half the UMEM frames feed the fill ring, half are transmit
+// buffers. AF_PACKET: a raw socket bound to the
 // interface, recvmmsg/sendmmsg, our own transmissions not looped back.
 #include <arpa/inet.h>
 #include <bpf/libbpf.h>
@@ -31,6 +32,7 @@
 
 #include "emu/uroce/packet_io.h"
 #include "emu/uroce/qp.h"
+#include "emu/uroce/xdp_filter.h"
 
 namespace ofan::uroce {
 namespace {
@@ -110,6 +112,12 @@ class AfPacketIo : public PacketIo {
   }
   int fd() const override { return fd_; }
   std::string kind() const override { return "af_packet"; }
+  void ReadKernelDrops() override {
+    tpacket_stats st{};  // reading resets the kernel's: accumulate
+    socklen_t len = sizeof st;
+    if (getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+      io_.kernel_rx_dropped += st.tp_drops;
+  }
 
  private:
   int fd_, guard_, ifindex_;
@@ -125,16 +133,17 @@ class AfXdpIo : public PacketIo {
   static constexpr uint32_t kFrames = 4096, kFrameSize = 4096, kRing = 2048;
   ~AfXdpIo() override {
     // libxdp detaches its program by ifindex: in the interface's namespace.
-    if (xsk_) {
+    if (xsk_ || filter_) {
       (void)InNetns(netns_, [this]() {
-        xsk_socket__delete(xsk_);
+        if (xsk_) xsk_socket__delete(xsk_);
+        if (filter_) filter_->Detach();
         return Status{};
       });
     }
     if (umem_) xsk_umem__delete(umem_);
     if (area_) munmap(area_, static_cast<size_t>(kFrames) * kFrameSize);
   }
-  Status Open(const IfaceInfo& iface) {
+  Status Open(const IfaceInfo& iface, const IoOptions& opts) {
     netns_ = iface.netns;
     if (!std::getenv("UROCE_XDP_DEBUG")) {
       libxdp_set_print(Quiet);
@@ -161,11 +170,29 @@ class AfXdpIo : public PacketIo {
     scfg.tx_size = kRing;
     scfg.xdp_flags = XDP_FLAGS_SKB_MODE;
     scfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
-    err = xsk_socket__create(&xsk_, iface.name.c_str(), 0, umem_, &rx_, &tx_, &scfg);
+    if (opts.roce_only) {
+      auto f = RoceXdpFilter::Attach(iface.ifindex);
+      if (!f.ok()) return f.error();
+      filter_ = std::move(*f);
+      scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+    }
+    // The socket of a process that just exited may still hold the queue
+    // for a moment (the kernel frees it after the close): EBUSY, retried.
+    for (int tries = 0; tries < 40; ++tries) {
+      err = xsk_socket__create(&xsk_, iface.name.c_str(), 0, umem_, &rx_, &tx_, &scfg);
+      if (err != -EBUSY) break;
+      usleep(50'000);
+    }
     if (err) {
       xsk_ = nullptr;
       return MakeError(ErrorCode::kIo, fmt::format("xsk_socket__create on {}: {}", iface.name,
                                                    std::strerror(-err)));
+    }
+    if (filter_) {
+      err = xsk_socket__update_xskmap(xsk_, filter_->map_fd());
+      if (err)
+        return MakeError(ErrorCode::kIo,
+                         fmt::format("putting the socket in the XSKMAP: {}", std::strerror(-err)));
     }
     uint32_t idx = 0;
     const uint32_t nfill = kFrames / 2;
@@ -231,6 +258,16 @@ class AfXdpIo : public PacketIo {
   }
   int fd() const override { return xsk_socket__fd(xsk_); }
   std::string kind() const override { return "af_xdp"; }
+  uint32_t max_frame() const override { return kFrameSize; }  // one UMEM chunk
+  void ReadKernelDrops() override {
+    xdp_statistics st{};
+    socklen_t len = sizeof st;
+    if (getsockopt(xsk_socket__fd(xsk_), SOL_XDP, XDP_STATISTICS, &st, &len) == 0) {
+      io_.kernel_rx_ring_full = st.rx_ring_full;
+      io_.kernel_fill_empty = st.rx_fill_ring_empty_descs;
+      io_.kernel_rx_dropped = st.rx_dropped;
+    }
+  }
 
  private:
   void Reclaim() {
@@ -247,14 +284,17 @@ class AfXdpIo : public PacketIo {
   xsk_ring_cons comp_{}, rx_{};
   std::vector<uint64_t> free_tx_, held_;
   uint32_t pending_ = 0;  // submitted, not completed
+  std::unique_ptr<RoceXdpFilter> filter_;
 };
 
 }  // namespace
 
 Status InNetns(const std::string& netns, const std::function<Status()>& fn) {
   if (netns.empty()) return fn();
-  Fd self(open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
-  if (self.get() < 0) return MakeError(ErrorCode::kIo, Errno("open /proc/self/ns/net"));
+  // The calling thread's own namespace (setns moves only it): ranks set up
+  // on threads of their own each come back to where they were.
+  Fd self(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (self.get() < 0) return MakeError(ErrorCode::kIo, Errno("open /proc/thread-self/ns/net"));
   const std::string path = "/var/run/netns/" + netns;
   Fd target(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (target.get() < 0) return MakeError(ErrorCode::kNotFound, Errno(path.c_str()));
@@ -264,6 +304,19 @@ Status InNetns(const std::string& netns, const std::function<Status()>& fn) {
   if (setns(self.get(), CLONE_NEWNET) != 0)
     return MakeError(ErrorCode::kInternal, Errno("setns back to our namespace"));
   return s;
+}
+
+int TcpSocketIn(const std::string& netns) {
+  int fd = -1;
+  Status s = InNetns(netns, [&]() -> Status {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return {};
+  });
+  if (!s.ok() && fd >= 0) {
+    close(fd);  // made, but this thread could not come back: refuse it
+    return -1;
+  }
+  return fd;
 }
 
 Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname) {
@@ -335,16 +388,17 @@ Result<std::unique_ptr<PacketIo>> OpenAfPacket(const IfaceInfo& iface) {
   return io;
 }
 
-Result<std::unique_ptr<PacketIo>> OpenAfXdp(const IfaceInfo& iface) {
+Result<std::unique_ptr<PacketIo>> OpenAfXdp(const IfaceInfo& iface, const IoOptions& opts) {
   auto io = std::make_unique<AfXdpIo>();
-  Status s = InNetns(iface.netns, [&]() { return io->Open(iface); });
+  Status s = InNetns(iface.netns, [&]() { return io->Open(iface, opts); });
   if (!s.ok()) return s.error();
   return std::unique_ptr<PacketIo>(std::move(io));
 }
 
-Result<std::unique_ptr<PacketIo>> OpenIo(IoKind kind, const IfaceInfo& iface, std::string* why) {
+Result<std::unique_ptr<PacketIo>> OpenIo(IoKind kind, const IfaceInfo& iface, std::string* why,
+                                         const IoOptions& opts) {
   if (kind == IoKind::kAfPacket) return OpenAfPacket(iface);
-  auto x = OpenAfXdp(iface);
+  auto x = OpenAfXdp(iface, opts);
   if (x.ok() || kind == IoKind::kAfXdp) return x;
   if (why) *why = x.error().message;
   return OpenAfPacket(iface);

@@ -3,9 +3,13 @@
     from checks import check, failures, log      (tests/common on sys.path)
 
 A test calls check(name, ok, detail) for each thing it verifies and exits
-1 if `failures` is not empty, 77 when it cannot run here (meson: skipped).
+1 if `failures` is not empty (verdict()), 77 when it cannot run here (meson:
+skipped). Cleanup removes what it made on every exit path.
 """
+import atexit
+import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -31,6 +35,82 @@ def run(cmd, timeout=20, check_rc=True):
     if check_rc and r.returncode != 0:
         raise RuntimeError(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
     return r
+
+
+def has_netem():
+    """Whether tc netem works in this kernel (emu/fabric/netns.py's probe)."""
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    if repo not in sys.path:
+        sys.path.insert(0, repo)
+    from emu.fabric.netns import has_netem as probe
+    return probe()
+
+
+def last_json(out):
+    """The JSON object on the last line of a program's output, or None."""
+    try:
+        return json.loads(out.strip().splitlines()[-1]) if out.strip() else None
+    except (json.JSONDecodeError, IndexError):
+        return None
+
+
+def verdict(what):
+    """The exit code of a test whose checks are done: 1 with the failures
+    listed, else 0 with "all WHAT checks passed"."""
+    if failures:
+        log(f"{len(failures)} failure(s): {failures}")
+        return 1
+    log(f"all {what} checks passed")
+    return 0
+
+
+class Cleanup:
+    """The namespaces and processes a test made, removed once: when called,
+    at exit, and on SIGINT/SIGTERM (then the test exits 128 + signal).
+    Processes in `procs` are killed first, then the namespaces deleted."""
+
+    def __init__(self, namespaces):
+        self.namespaces = list(namespaces)
+        self.procs = []
+        self.done = False
+        atexit.register(self)
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+
+    def _on_signal(self, signum, _frame):
+        self()
+        sys.exit(128 + signum)
+
+    def __call__(self):
+        if self.done:
+            return
+        self.done = True
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+        delete_netns(self.namespaces)
+
+
+def bridge_hosts(bridge_ns, hosts, mtu=2200):
+    """hosts: {host namespace: "ADDR/LEN"}. Each gets an eth0 (lo up, `mtu`,
+    the address) whose other end, p0, p1, ... in that order, is a port of
+    br0 in bridge_ns. The namespaces must exist. Returns the port names."""
+    run(["ip", "-n", bridge_ns, "link", "add", "br0", "type", "bridge"])
+    ports = []
+    for i, (ns, addr) in enumerate(hosts.items()):
+        port = f"p{i}"
+        # Created in the bridge namespace (no clash with the root's names),
+        # the host end moved.
+        run(["ip", "-n", bridge_ns, "link", "add", port, "type", "veth", "peer", "name", "eth0",
+             "netns", ns])
+        run(["ip", "-n", bridge_ns, "link", "set", port, "mtu", str(mtu), "master", "br0", "up"])
+        run(["ip", "-n", ns, "link", "set", "eth0", "mtu", str(mtu), "up"])
+        run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        run(["ip", "-n", ns, "addr", "add", addr, "dev", "eth0"])
+        ports.append(port)
+    run(["ip", "-n", bridge_ns, "link", "set", "br0", "up"])
+    return ports
 
 
 def delete_netns(names):

@@ -137,6 +137,52 @@ TEST(Rendezvous, FourRanksConnectSynchroniseAndFinish) {
   }
 }
 
+// A userspace stack keeps its QPs going while it waits for the peer's done:
+// the wait calls its progress hook instead of sleeping, and still ends when
+// the done arrives.
+TEST(Rendezvous, WaitsCallTheProgressHook) {
+  const uint16_t port = TestPort();
+  std::atomic<uint64_t> calls{0};
+  std::string e[2];
+  uint64_t peer_received = 0;
+  auto rank = [&](uint32_t r) {
+    RendezvousOptions o = Options(r, 2, port);
+    if (r == 0) {
+      o.progress = [&] {
+        ++calls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a stack's own wait
+      };
+    }
+    std::vector<Hello> peers;
+    auto rv = Rendezvous::Connect(
+        o, [&](uint32_t p) { return HelloFor(r, p, 1); }, &peers);
+    if (!rv.ok()) {
+      e[r] = rv.error().message;
+      return;
+    }
+    Status s = (*rv)->Ready();
+    if (!s.ok()) {
+      e[r] = s.error().message;
+      return;
+    }
+    // Rank 1 finishes later: rank 0 waits for its done, making progress.
+    if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto d = (*rv)->Done(7 + r, 0);
+    if (!d.ok()) {
+      e[r] = d.error().message;
+    } else if (r == 0) {
+      peer_received = d->at(0).received;
+    }
+  };
+  std::thread t0(rank, 0), t1(rank, 1);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(e[0], "");
+  EXPECT_EQ(e[1], "");
+  EXPECT_EQ(peer_received, 8u);
+  EXPECT_GT(calls.load(), 0u);
+}
+
 // Runs a two-rank rendezvous with per-rank QP counts; returns the errors.
 std::pair<std::string, std::string> Pair(uint32_t qps0, uint32_t qps1, bool other_proto = false) {
   const uint16_t port = TestPort();

@@ -35,14 +35,17 @@ struct Ranks {
       send[i].resize(1 << 20);
       recv[i].resize(1 << 20);
       for (size_t k = 0; k < send[i].size(); ++k) send[i][k] = static_cast<uint8_t>(k * 7 + i);
-      TransportConfig tc;
-      tc.rank = i;
-      tc.num_ranks = 2;
-      tc.qps_per_peer = qps;
-      tc.max_outstanding = 4;
-      tc.rank_ips = {0x0A000002, 0x0A000102};
-      tc.next_hop_mac = i ? kMac0 : kMac1;
-      auto r = UroceTransport::Create(tc, h[i].get(), send[i], recv[i]);
+      PlanConfig pc;
+      pc.rank = i;
+      pc.num_ranks = 2;
+      pc.qps_per_peer = qps;
+      pc.max_outstanding = 4;
+      pc.rank_ips = {0x0A000002, 0x0A000102};
+      pc.next_hop_mac = i ? kMac0 : kMac1;
+      pc.peer_recv_bytes = recv[i].size();
+      auto tc = ComputedPlan(pc);
+      EXPECT_TRUE(tc.ok());
+      auto r = UroceTransport::Create(*tc, h[i].get(), send[i], recv[i]);
       EXPECT_TRUE(r.ok());
       t[i] = std::move(*r);
     }
@@ -141,14 +144,88 @@ TEST(UroceTransport, CreateRejectsInconsistentConfigs) {
   HostConfig hc;
   Host h(hc, std::move(lp.a), &clock);
   std::vector<uint8_t> s(100), rv(100);
-  TransportConfig tc;
-  tc.rank = 2;
-  tc.num_ranks = 2;
-  tc.rank_ips = {1, 2};
-  EXPECT_FALSE(UroceTransport::Create(tc, &h, s, rv).ok());
-  tc.rank = 0;
-  tc.rank_ips = {1};
-  EXPECT_FALSE(UroceTransport::Create(tc, &h, s, rv).ok());
+  PlanConfig pc;
+  pc.rank = 2;
+  pc.num_ranks = 2;
+  pc.rank_ips = {1, 2};
+  EXPECT_FALSE(ComputedPlan(pc).ok());
+  pc.rank = 0;
+  pc.rank_ips = {1};
+  EXPECT_FALSE(ComputedPlan(pc).ok());
+  pc.rank_ips = {1, 2};
+  auto tc = ComputedPlan(pc);
+  ASSERT_TRUE(tc.ok());
+  tc->peers[1].qps.pop_back();  // a peer that lists fewer QPs than asked for
+  EXPECT_FALSE(UroceTransport::Create(*tc, &h, s, rv).ok());
+  tc->peers.pop_back();
+  EXPECT_FALSE(UroceTransport::Create(*tc, &h, s, rv).ok());
+}
+
+// What an ofan-rc-1 exchange gives instead of the plan: the peer's own QP
+// numbers, PSNs, rkey, buffer address and a smaller path MTU. WRITEs must
+// carry the peer's address + offset and rkey, and segment at the smaller MTU.
+TEST(UroceTransport, ExplicitPeerValuesAddressThePeersBuffer) {
+  ManualClock clock;
+  auto lp = MakeLoopbackPair({}, {});
+  std::unique_ptr<PacketIo> io[2] = {std::move(lp.a), std::move(lp.b)};
+  std::unique_ptr<Host> h[2];
+  std::unique_ptr<UroceTransport> t[2];
+  std::vector<uint8_t> send[2], recv[2];
+  const uint32_t ips[2] = {0x0A000002, 0x0A000102};
+  const QpEnd ends[2] = {{0x11, 0xFFFFF0}, {0x77, 0x123}};  // PSN 0xFFFFF0 wraps
+  const uint64_t addrs[2] = {0x7F0000000000, 0x10000};
+  const uint32_t rkeys[2] = {0x4242, 0x99};
+  for (int i = 0; i < 2; ++i) {
+    HostConfig hc;
+    hc.mac = i ? kMac1 : kMac0;
+    hc.ip = ips[i];
+    hc.pace_fraction = 0;
+    h[i] = std::make_unique<Host>(hc, std::move(io[i]), &clock);
+    send[i].assign(1 << 16, static_cast<uint8_t>(0x30 + i));
+    recv[i].assign(1 << 16, 0);
+  }
+  for (int i = 0; i < 2; ++i) {
+    TransportConfig tc;
+    tc.rank = i;
+    tc.num_ranks = 2;
+    tc.local_ip = ips[i];
+    tc.mtu = i ? 1024 : 4096;
+    tc.rkey = rkeys[i];
+    tc.addr = addrs[i];
+    tc.local_qps.resize(2);
+    tc.peers.resize(2);
+    tc.local_qps[1 - i] = {ends[i]};
+    PeerInfo& p = tc.peers[1 - i];
+    p.ip = ips[1 - i];
+    p.next_hop_mac = i ? kMac0 : kMac1;
+    p.rkey = rkeys[1 - i];
+    p.addr = addrs[1 - i];
+    p.len = recv[1 - i].size();
+    p.mtu = i ? 4096 : 1024;
+    p.qps = {ends[1 - i]};
+    auto r = UroceTransport::Create(tc, h[i].get(), send[i], recv[i]);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    t[i] = std::move(*r);
+  }
+  ASSERT_TRUE(t[0]->Post({.peer = 1, .src_off = 0, .dst_off = 100, .len = 5000, .imm = 7}).ok());
+  std::vector<emu::Completion> c[2];
+  for (int k = 0; k < 10000 && c[0].empty(); ++k) {
+    t[0]->Poll(&c[0], 0);
+    t[1]->Poll(&c[1], 0);
+    clock.Advance(1000);
+  }
+  ASSERT_EQ(c[0].size(), 1u);
+  EXPECT_EQ(c[0][0].kind, emu::CompletionKind::kWriteDone);
+  ASSERT_EQ(c[1].size(), 1u);
+  EXPECT_EQ(c[1][0].imm, 7u);
+  EXPECT_EQ(c[1][0].len, 5000u);
+  EXPECT_EQ(recv[1][99], 0);
+  EXPECT_EQ(recv[1][100], 0x30);
+  EXPECT_EQ(recv[1][5099], 0x30);
+  EXPECT_EQ(recv[1][5100], 0);
+  // 5000 bytes at MTU 1024: five packets, from PSN 0xFFFFF0 on.
+  EXPECT_EQ(h[0]->qps()[0]->counters().tx_pkts, 5u);
+  EXPECT_EQ(h[1]->qps()[0]->counters().rx_pkts, 5u);
 }
 
 }  // namespace

@@ -23,7 +23,12 @@ def run(*args):
 def main():
     r = run("--help")
     check("--help exits 0 and names the modes", r.returncode == 0 and
-          all(m in r.stdout for m in ("pair", "loopback", "collective")), r.stdout[:200])
+          all(m in r.stdout for m in ("pair", "peer", "loopback", "collective")), r.stdout[:200])
+    r = run("peer", "--help")
+    check("peer --help lists the pair check's options", r.returncode == 0 and
+          all(o in r.stdout for o in ("--listen", "--connect", "--rc-port", "--op", "--count",
+                                      "--size", "--qps", "--direction", "--json", "--netns",
+                                      "--iface", "--io", "--next-hop-mac")), r.stdout[:200])
     r = run("pair", "--help")
     check("pair --help lists its options", r.returncode == 0 and "--a-netns" in r.stdout and
           "--ooo" in r.stdout and "--entropy" in r.stdout)
@@ -34,9 +39,21 @@ def main():
                       (("pair", "--dscp", "64"), "DSCP over 63"),
                       (("pair", "-s", "0"), "zero size"),
                       (("pair", "-s", "3GiB"), "size over 2 GiB"),
-                      (("collective",), "no --spec")]:
+                      (("collective",), "no --spec"),
+                      (("peer",), "peer without --listen or --connect"),
+                      (("peer", "--listen", "--connect", "10.0.0.1"), "peer with both"),
+                      (("peer", "--listen", "--op", "read"), "peer --op read"),
+                      (("peer", "--listen", "--size", "0"), "peer --size 0"),
+                      (("peer", "--listen", "--count", "0"), "peer --count 0"),
+                      (("peer", "--listen", "--direction", "up"), "peer --direction up"),
+                      (("peer", "--listen", "--psn", "16777216"), "peer --psn past 24 bits"),
+                      (("peer", "--connect", "10.0.0.1", "--next-hop-mac", "zz"),
+                       "peer --next-hop-mac zz")]:
         r = run(*args)
         check(f"{why} exits 2", r.returncode == 2, f"rc {r.returncode} {r.stderr.strip()[:120]}")
+    r = run("peer", "--listen", "--netns", f"no-such-ns-{os.getpid()}")
+    check("peer: a missing namespace fails the run (1) and says so",
+          r.returncode == 1 and "no-such-ns" in r.stderr, r.stderr.strip())
     r = run("pair", "--a-netns", f"no-such-ns-{os.getpid()}", "--b-netns", "x")
     check("a missing namespace fails the run (1) and says so",
           r.returncode == 1 and "no-such-ns" in r.stderr, r.stderr.strip())

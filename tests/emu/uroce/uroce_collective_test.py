@@ -10,7 +10,9 @@ gateway (the spec's gateway_mac is R's port MAC) and ARPs for the hosts,
 which uroce answers itself (on AF_XDP the kernel never sees the frames).
 One uroce process drives all four hosts through ofan_collective: each
 workload (perm, a2a, allgather, reducescatter) must complete and verify, over
-AF_XDP and over AF_PACKET. The spec has the fields emu/fabric/run.py writes.
+AF_XDP and over AF_PACKET. Then with the QPs connected by ofan-rc-1 (the spec's
+"exchange", TCP through the hosts' kernels and the router): one process, and
+the ranks split over two processes (each one's others "external"). The spec has the fields emu/fabric/run.py writes.
 Namespaces and the uroce process are removed on every exit path.
 """
 import atexit
@@ -22,23 +24,23 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
-from checks import SKIP, check, delete_netns, failures, log, run  # noqa: E402
+from checks import SKIP, check, delete_netns, log, run, verdict  # noqa: E402
 
 PID = os.getpid()
 N = 4
 R = f"ucr{PID}"
 HOSTS = [f"uch{i}x{PID}" for i in range(N)]
-state = {"proc": None, "cleaned": False}
+state = {"proc": None, "procs": [], "cleaned": False}
 
 
 def cleanup():
     if state["cleaned"]:
         return
     state["cleaned"] = True
-    p = state["proc"]
-    if p and p.poll() is None:
-        p.kill()
-        p.wait(timeout=10)
+    for p in [state["proc"]] + state["procs"]:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait(timeout=10)
     delete_netns([R] + HOSTS)
 
 
@@ -105,6 +107,44 @@ def collective(uroce, hosts, workload, io, tmp):
     return j
 
 
+def exchanged(uroce, hosts, workload, io, tmp, parts):
+    """The same collective connected by ofan-rc-1 (spec "exchange"), its
+    ranks split over `parts` uroce processes (each one's other ranks are
+    "external"): every process must verify its own ranks."""
+    per = (len(hosts) + parts - 1) // parts
+    procs = []
+    for k in range(parts):
+        mine = range(k * per, (k + 1) * per)
+        spec = {"workload": workload, "msg_bytes": 256 * 1024, "seed": 5, "qps_per_peer": 2,
+                "pace_fraction": 0.8, "mtu": 2048, "deadline_s": 60, "io": io,
+                "exchange": True, "rc_port": 18600 + PID % 1000,
+                "hosts": [dict(h, external=h["rank"] not in mine) for h in hosts]}
+        path = os.path.join(tmp, f"x{parts}-{k}-{workload}-{io}.json")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        procs.append(subprocess.Popen([uroce, "collective", "--spec", path, "--json"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    state["procs"] = procs
+    label = f"{io} {workload} exchanged, {parts} process(es)"
+    for k, p in enumerate(procs):
+        try:
+            out, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        try:
+            res = json.loads(out)["result"]
+        except (ValueError, KeyError):
+            check(f"{label}: process {k} prints JSON", False, f"rc {p.returncode}: {err[-400:]}")
+            continue
+        want = list(range(k * per, min((k + 1) * per, len(hosts))))
+        check(f"{label}: process {k} verifies its ranks {want} (exit 0)",
+              p.returncode == 0 and res.get("verified") and not res.get("error") and
+              res.get("local_ranks") == want,
+              f"rc {p.returncode} error {res.get('error')!r} ranks {res.get('local_ranks')}")
+    state["procs"] = []
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__)
@@ -127,6 +167,9 @@ def main():
                         check("afxdp: uroce answered the router's ARP requests",
                               all(h["arp_replies"] > 0 for h in j["hosts"]),
                               str([h["arp_replies"] for h in j["hosts"]]))
+            exchanged(uroce, hosts, "a2a", "afxdp", tmp, 1)
+            for io in ("afxdp", "afpacket"):
+                exchanged(uroce, hosts, "allgather", io, tmp, 2)
             # A spec that cannot run is refused with exit 2.
             bad = os.path.join(tmp, "bad.json")
             with open(bad, "w") as f:
@@ -134,15 +177,17 @@ def main():
             r = run([uroce, "collective", "--spec", bad], check_rc=False)
             check("a bad spec exits 2 and says why", r.returncode == 2 and "nope" in r.stderr,
                   r.stderr.strip())
+            with open(bad, "w") as f:
+                json.dump({"workload": "perm", "msg_bytes": 1,
+                           "hosts": [dict(hosts[0], external=True)] + hosts[1:]}, f)
+            r = run([uroce, "collective", "--spec", bad], check_rc=False)
+            check("an external rank without exchange exits 2 and says why",
+                  r.returncode == 2 and "exchange" in r.stderr, r.stderr.strip())
     except Exception as e:
         check("setup and runs", False, str(e))
     finally:
         cleanup()
-    if failures:
-        log(f"{len(failures)} failure(s): {failures}")
-        return 1
-    log("all collective checks passed")
-    return 0
+    return verdict("collective")
 
 
 if __name__ == "__main__":

@@ -25,95 +25,52 @@ Skips (77) only when not root, when neither this kernel nor a VM has netem,
 or when AF_XDP cannot bind at all (then the AF_PACKET runs still have to
 pass first, and the reason is printed).
 """
-import atexit
-import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
-from checks import SKIP, check, delete_netns, failures, log, rerun_in_vm, run  # noqa: E402
+from checks import (SKIP, Cleanup, bridge_hosts, check, failures, has_netem, last_json,  # noqa
+                    log, rerun_in_vm, run)
 
 PID = os.getpid()
 NS = {"a": f"ura{PID}", "b": f"urb{PID}", "r": f"urr{PID}"}
 IP = {"a": "10.77.0.2", "b": "10.77.0.3"}
-state = {"proc": None, "cleaned": False}
-
-
-def cleanup():
-    if state["cleaned"]:
-        return
-    state["cleaned"] = True
-    p = state["proc"]
-    if p and p.poll() is None:
-        p.kill()
-        p.wait(timeout=10)
-    delete_netns(list(NS.values()))
-
-
-def on_signal(signum, _frame):
-    cleanup()
-    sys.exit(128 + signum)
+PORTS = ["p0", "p1"]  # R's ends of A's and B's eth0 (checks.bridge_hosts)
+cleanup = None
 
 
 def setup():
     for ns in NS.values():
         run(["ip", "netns", "add", ns])
-    r = NS["r"]
-    for h in ("a", "b"):
-        # Created in R (no name clash with the root namespace), one end moved.
-        run(["ip", "-n", r, "link", "add", f"p{h}", "type", "veth", "peer", "name", "eth0",
-             "netns", NS[h]])
-        run(["ip", "-n", r, "link", "set", f"p{h}", "mtu", "2200", "up"])
-        run(["ip", "-n", NS[h], "link", "set", "eth0", "mtu", "2200", "up"])
-        run(["ip", "-n", NS[h], "addr", "add", f"{IP[h]}/24", "dev", "eth0"])
-    run(["ip", "-n", r, "link", "add", "br0", "type", "bridge"])
-    for h in ("a", "b"):
-        run(["ip", "-n", r, "link", "set", f"p{h}", "master", "br0"])
-    run(["ip", "-n", r, "link", "set", "br0", "up"])
-
-
-def has_netem():
-    ns = f"urn{PID}"
-    try:
-        run(["ip", "netns", "add", ns])
-        return run(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
-                   check_rc=False).returncode == 0
-    finally:
-        delete_netns([ns])
+    bridge_hosts(NS["r"], {NS[h]: f"{IP[h]}/24" for h in ("a", "b")})
 
 
 def impair(rule):
     """rule: None, ("loss", p) or ("reorder", delay_s, p_now): netem on both
     of R's ports, so each direction is impaired once."""
-    for h in ("a", "b"):
-        run(["tc", "-n", NS["r"], "qdisc", "del", "dev", f"p{h}", "root"], check_rc=False)
+    for port in PORTS:
+        run(["tc", "-n", NS["r"], "qdisc", "del", "dev", port, "root"], check_rc=False)
         if rule and rule[0] == "loss":
             args = ["loss", f"{rule[1] * 100:g}%"]
         elif rule:
             args = ["delay", f"{rule[1] * 1000:g}ms", "reorder", f"{rule[2] * 100:g}%", "50%"]
         if rule:
-            run(["tc", "-n", NS["r"], "qdisc", "add", "dev", f"p{h}", "root", "netem", *args])
+            run(["tc", "-n", NS["r"], "qdisc", "add", "dev", port, "root", "netem", *args])
 
 
 def pair(uroce, io, extra, timeout_s=90):
     cmd = [uroce, "pair", "--a-netns", NS["a"], "--b-netns", NS["b"], "--io", io, "--json",
            "--timeout-s", str(timeout_s - 20), *extra]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    state["proc"] = p
+    cleanup.procs = [p]
     try:
         out, err = p.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         p.kill()
         out, err = p.communicate()
-    state["proc"] = None
-    try:
-        j = json.loads(out.strip().splitlines()[-1]) if out.strip() else None
-    except (json.JSONDecodeError, IndexError):
-        j = None
-    return p.returncode, j, err
+    cleanup.procs = []
+    return p.returncode, last_json(out), err
 
 
 def icmp_unreachables(ns):
@@ -173,9 +130,8 @@ def main():
     if not has_netem():
         return rerun_in_vm("this kernel has no netem qdisc",
                            [os.path.abspath(__file__), os.path.abspath(uroce)])
-    atexit.register(cleanup)
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    global cleanup
+    cleanup = Cleanup(NS.values())
     xdp_why = None
     try:
         setup()
