@@ -35,6 +35,8 @@ PAYLOAD = 2048
 HEADER = 62
 DATA_FRAME_BYTES = PAYLOAD + HEADER
 STAGES = ("E->A", "A->C", "C->A", "A->E", "E->H")
+# ofan-rc-1's TCP port (emu/rcx/rc_exchange.h kDefaultPort, perftest's).
+RC_PORT = 18515
 # A run is CPU-bound when a switch's shaper lost more than this fraction of
 # the line time its port used: the link then ran that much below its rate
 # (scheduling jitter on two shared cores loses a little everywhere, about 1%
@@ -189,77 +191,117 @@ class Runner:
                            "line_rate_gbps": rate[h["name"]] / 1000.0}
                           for i, h in enumerate(hosts)]}
 
-    def run_vms(self, workload, msg, seed, qps, deadline_s, hosts):
-        """One collective over the VM hosts' rxe devices: one ofan-coll rank
-        per VM (libibverbs), connected by ofan-rc-1 over the fabric itself,
-        started together by its barrier; the ranks' partial results merged
-        by ofan-coll merge. rxe's hw_counters are read around the run."""
+    def start_vm_ranks(self, workload, msg, seed, qps, deadline_s, hosts):
+        """Starts one ofan-coll rank (libibverbs) in every VM among `hosts`
+        (the collective's ranks, in order), at once, through the agents;
+        they connect by ofan-rc-1 over the fabric itself, to each other and
+        to any uroce ranks, and start together on rank 0's go. Returns what
+        finish_vm_ranks() collects."""
         import threading
         from . import vmhosts
         coll = tool("ofan-coll")
-        n = len(hosts)
+        vms = set(self.fab.vm_hosts())
         rate = min(self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts)
         # The IB local ACK timeout is 4.096 us x 2^N: the first N at or above
         # the timeout uroce gets (168 ms at 25 Mb/s -> N = 16, 268 ms).
         ack_exp = min(31, max(1, math.ceil(math.log2(self.rto_us() / 4.096))))
         base = [coll, "--transport", "verbs", "--device", vmhosts.RXE_DEV,
-                "--ack-timeout", str(ack_exp),
-                "--ranks", str(n), "--addrs", ",".join(h["addr"] for h in hosts),
+                "--ack-timeout", str(ack_exp), "--rc-port", str(RC_PORT),
+                "--ranks", str(len(hosts)), "--addrs", ",".join(h["addr"] for h in hosts),
                 "--workload", workload, "--msg", str(msg), "--qps", str(qps),
                 "--seed", str(seed), "--deadline-ms", str(int(deadline_s * 1000)),
                 "--link-gbps", f"{rate / 1000.0:g}", "--rho", "1",
                 "--k", str(self.topo.k), "--levels", str(self.topo.levels),
                 "--hosts", ",".join(str(h["id"]) for h in hosts), "--json"]
-        outs, errs = {}, {}
+        job = {"outs": {}, "errs": {}, "threads": [], "hosts": hosts}
 
         def rank(i, h):
             try:
                 v = vmhosts.attach(self.fab, h["name"])
                 try:
-                    outs[i] = v.exec(base + ["--rank", str(i)], timeout=deadline_s + 120)
+                    job["outs"][i] = v.exec(base + ["--rank", str(i)], timeout=deadline_s + 120)
                 finally:
                     v.detach()
-            except Exception as e:  # reported below, with the rank
-                errs[i] = str(e)
+            except Exception as e:  # reported by finish_vm_ranks, with the rank
+                job["errs"][i] = str(e)
 
-        threads = [threading.Thread(target=rank, args=(i, h)) for i, h in enumerate(hosts)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errs:
-            raise FabricError("; ".join(f"rank {i} ({hosts[i]['name']}): {e}"
-                                        for i, e in sorted(errs.items())))
-        partial, problems = [], []
         for i, h in enumerate(hosts):
-            rc, out, err = outs[i]
+            if h["name"] in vms:
+                job["threads"].append(threading.Thread(target=rank, args=(i, h)))
+                job["threads"][-1].start()
+        return job
+
+    def finish_vm_ranks(self, job):
+        """Waits for the VM ranks; their partial results and rxe's counter
+        deltas, summed over the VMs."""
+        for t in job["threads"]:
+            t.join()
+        hosts = job["hosts"]
+        if job["errs"]:
+            raise FabricError("; ".join(f"rank {i} ({hosts[i]['name']}): {e}"
+                                        for i, e in sorted(job["errs"].items())))
+        partial, problems = [], []
+        for i, (rc, out, err) in sorted(job["outs"].items()):
             try:
                 partial.append(json.loads(out.strip().splitlines()[-1]))
             except (ValueError, IndexError):
-                problems.append(f"{h['name']}: ofan-coll exited {rc} without a result: "
+                problems.append(f"{hosts[i]['name']}: ofan-coll exited {rc} without a result: "
                                 f"{err.strip()[-300:]}")
         if problems:
             raise FabricError("; ".join(problems))
-        with tempfile.TemporaryDirectory(dir=self.fab.state.dir) as d:
-            paths = []
-            for i, pj in enumerate(partial):
-                paths.append(os.path.join(d, f"rank{i}.json"))
-                with open(paths[-1], "w") as f:
-                    json.dump(pj, f)
-            merged = json.loads(run_cmd([coll, "merge", *paths]).stdout)
         counters = {}
         for pj in partial:
             for k, v in pj.get("rxe_counters", {}).items():
                 counters[k] = counters.get(k, 0) + v
-        # What uroce's totals mean, in rxe's words: a sequence-error NAK and a
-        # timeout both send the requester back N.
-        totals = {"naks_received": counters.get("rcvd_seq_err", 0),
-                  "timeouts": counters.get("completer_retry_err", 0),
-                  "retransmissions": counters.get("rcvd_seq_err", 0)
-                  + counters.get("completer_retry_err", 0),
-                  "out_of_sequence": counters.get("out_of_seq_request", 0),
-                  "duplicates": counters.get("duplicate_request", 0)}
-        return {"result": merged, "totals": totals, "rxe_counters": counters, "hosts": []}
+        return partial, counters
+
+    def merge(self, partial):
+        """One result from the partial results of the processes of one run."""
+        coll = tool("ofan-coll")
+        with tempfile.TemporaryDirectory(dir=self.fab.state.dir) as d:
+            paths = []
+            for i, pj in enumerate(partial):
+                paths.append(os.path.join(d, f"part{i}.json"))
+                with open(paths[-1], "w") as f:
+                    json.dump(pj, f)
+            return json.loads(run_cmd([coll, "merge", *paths]).stdout)
+
+    @staticmethod
+    def rxe_totals(counters):
+        """What uroce's totals mean, in rxe's words: a sequence-error NAK and
+        a timeout both send the requester back N."""
+        return {"naks_received": counters.get("rcvd_seq_err", 0),
+                "timeouts": counters.get("completer_retry_err", 0),
+                "retransmissions": counters.get("rcvd_seq_err", 0)
+                + counters.get("completer_retry_err", 0),
+                "out_of_sequence": counters.get("out_of_seq_request", 0),
+                "duplicates": counters.get("duplicate_request", 0)}
+
+    def run_vms(self, workload, msg, seed, qps, deadline_s, hosts):
+        """One collective over VM hosts only."""
+        job = self.start_vm_ranks(workload, msg, seed, qps, deadline_s, hosts)
+        partial, counters = self.finish_vm_ranks(job)
+        return {"result": self.merge(partial), "totals": self.rxe_totals(counters),
+                "rxe_counters": counters, "hosts": []}
+
+    def run_mixed(self, spec, workload, msg, seed, qps, deadline_s, hosts):
+        """One collective over VM hosts and uroce hosts together: the uroce
+        ranks in one uroce process connecting by ofan-rc-1 (its exchange
+        mode; the VM ranks are external to it), the VM ranks as in
+        run_vms; the two sides' partial results merged."""
+        vms = set(self.fab.vm_hosts())
+        spec = dict(spec, exchange=True, rc_port=RC_PORT)
+        spec["hosts"] = [{"rank": i, "ip": h["addr"], "external": True} if h["name"] in vms
+                         else e for i, (h, e) in enumerate(zip(hosts, spec["hosts"]))]
+        job = self.start_vm_ranks(workload, msg, seed, qps, deadline_s, hosts)
+        try:
+            ures = self.run_hosts(spec, timeout=deadline_s + 60)
+        finally:
+            partial, counters = self.finish_vm_ranks(job)
+        rxe = self.rxe_totals(counters)
+        totals = {k: ures.get("totals", {}).get(k, 0) + rxe[k] for k in rxe}
+        return {"result": self.merge([ures["result"]] + partial), "totals": totals,
+                "rxe_counters": counters, "hosts": ures.get("hosts", [])}
 
     def run_hosts(self, spec, timeout):
         with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.fab.state.dir,
@@ -356,11 +398,8 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
     r = Runner(fab, log)
     hs = pick_hosts(fab, hosts)
     vms = set(fab.vm_hosts())
-    kind = "vm" if all(h["name"] in vms for h in hs) else "uroce"
-    if kind == "uroce" and any(h["name"] in vms for h in hs):
-        raise FabricError("a collective of VM hosts and uroce hosts together needs uroce to "
-                          "connect its QPs by ofan-rc-1 (docs/rc-exchange.md), which its "
-                          "collective mode does not do yet: --hosts vm or --hosts uroce", code=2)
+    n_vm = sum(h["name"] in vms for h in hs)
+    kind = "vm" if n_vm == len(hs) else ("mixed" if n_vm else "uroce")
     if kind == "vm" and (entropy != "qp" or ooo):
         raise FabricError("--entropy and --ooo are uroce's: rxe has one UDP port per QP pair "
                           "and no out-of-order placement", code=2)
@@ -375,6 +414,9 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
             t0 = time.monotonic()
             if kind == "vm":
                 res = r.run_vms(workload, msg, s, qps, deadline_s, hs)
+            elif kind == "mixed":
+                res = r.run_mixed(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s,
+                                         hs), workload, msg, s, qps, deadline_s, hs)
             else:
                 res = r.run_hosts(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s,
                                          hs), timeout=deadline_s + 60)
@@ -403,7 +445,7 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
                    "timeouts": res.get("totals", {}).get("timeouts", 0),
                    "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
                    "wall_s": round(wall, 2), "hosts": kind}
-            if kind == "vm":
+            if kind != "uroce":
                 one["rxe_counters"] = res["rxe_counters"]
                 one["duplicates"] = res["totals"]["duplicates"]
             if one["cct_us"] and one["cct_lower_bound_us"]:
@@ -511,8 +553,9 @@ def table(res):
             f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches), "
             f"{res['seeds']} seed(s), {res['qps_per_peer']} QP(s) per peer, "
             + ("rxe hosts in VMs, NICs at the link rate (retx = go-back-N episodes: NAKs + "
-               "timeouts)"
-               if res.get("host_kind") == "vm" else
+               "timeouts)" if res.get("host_kind") == "vm" else
+               f"rxe VMs and uroce hosts (paced at {res['pace_fraction']:.0%}) together"
+               if res.get("host_kind") == "mixed" else
                f"uroce hosts paced at {res['pace_fraction']:.0%}"))
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
         [s for s in STAGES] + ["ecn", "retx", "naks", "oos", "tmo", "verified", "cpu"]

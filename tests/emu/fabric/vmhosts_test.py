@@ -14,7 +14,7 @@ Ofan, and rxe's hw_counters show what spraying did to it (out-of-sequence
 requests at the receiver, retries at the sender: rxe places nothing out of
 order); a ring all-gather of ofan-coll ranks over libibverbs in the two VMs
 (`run --hosts vm`) verifies every buffer under both and reports rxe's
-counters; down leaves no namespace,
+counters; a mixed one over rxe and uroce ranks verifies too; down leaves no namespace,
 process (qemu included) or file behind.
 """
 import atexit
@@ -141,6 +141,14 @@ def main():
               and (x.get("busbw_gbps") or 0) > 0, str(x.get("rxe_counters"))[:300])
         log(f"  {lb}: cct {x.get('cct_us')} us, go-back-N {x.get('retransmissions')}, "
             f"out of sequence {x.get('out_of_sequence')}")
+    # Both stacks in one collective: uroce connects by ofan-rc-1 too.
+    p = emu("run", "--name", NAME, "--workload", "allgather", "--msg", "128KiB",
+            "--hosts", "h0,h1,h8,h9", "--lbs", "ecmp", "--json", timeout=900)
+    res = json.loads(p.stdout) if p.stdout.strip() else {}
+    x = (res.get("runs") or [{}])[0]
+    check("a mixed all-gather (rxe h0, h8 and uroce h1, h9): every buffer verified",
+          res.get("host_kind") == "mixed" and x.get("verified") is True and not x.get("error"),
+          f"rc {p.returncode} {x.get('error')} {p.stderr.strip()[-400:]}")
     r = emu("down", "--name", NAME, "--json", timeout=120)
     left = leftovers(NAME)
     check("down leaves nothing (qemu included)", r.returncode == 0 and not any(left.values()),
