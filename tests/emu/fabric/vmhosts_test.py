@@ -12,10 +12,11 @@ every host reaches every other (all-pairs ping, from inside the VMs for
 theirs); perftest's ib_write_bw from h0 to h8 completes under ECMP and under
 Ofan, and rxe's hw_counters show what spraying did to it (out-of-sequence
 requests at the receiver, retries at the sender: rxe places nothing out of
-order); a ring all-gather of ofan-coll ranks over libibverbs in the two VMs
-(`run --hosts vm`) verifies every buffer under both and reports rxe's
-counters; a mixed one over rxe and uroce ranks verifies too; down leaves no namespace,
-process (qemu included) or file behind.
+order); ib_send_lat completes under ECMP; a ring all-gather of ofan-coll
+ranks over libibverbs in the two VMs (`run --hosts vm`) verifies every buffer
+under ECMP and Ofan and reports rxe's counters; a mixed one over rxe and
+uroce ranks verifies too; down leaves no namespace, process (qemu included)
+or file behind.
 """
 import atexit
 import json
@@ -126,6 +127,20 @@ def main():
         ok, gbps, delta = write_bw(lb)
         check(f"ib_write_bw h0 -> h8 under {lb}", ok, f"{gbps} Gb/s")
         log(f"  rxe counters under {lb}: h0 {delta['h0']}; h8 {delta['h8']}")
+    # perftest's latency check, SEND-based, across the fabric (ECMP here).
+    set_policy("ecmp")
+    lat_args = ["ib_send_lat", "-d", "rxe0", "-x", "1", "-F", "-n", "50"]
+    server = {}
+    t = threading.Thread(target=lambda: server.update(exec_json("h8", *lat_args, timeout=180)))
+    t.start()
+    client = exec_json("h0", "sh", "-c", "sleep 3; exec " + " ".join(lat_args) + " " +
+                       ADDR["h8"], timeout=180)
+    t.join()
+    lat = [l.split() for l in client.get("stdout", "").splitlines()
+           if l.split()[:1] == ["2"] and len(l.split()) >= 5]
+    check("ib_send_lat h0 -> h8: completes, with a latency line",
+          client.get("rc") == 0 and server.get("rc") == 0 and bool(lat),
+          f"{lat[0] if lat else client.get('stdout', '')[-300:]}")
     # The collective engine over libibverbs: one ofan-coll rank per VM.
     p = emu("run", "--name", NAME, "--workload", "allgather", "--msg", "128KiB", "--hosts", "vm",
             "--lbs", "ecmp,ofan", "--qps", "2", "--json", timeout=900)
