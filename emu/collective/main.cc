@@ -76,6 +76,7 @@ int Main(int argc, char** argv) {
   uint16_t rc_port = rcx::kDefaultPort;
   double setup_s = 30;
   uint32_t recv_depth = 256;
+  uint32_t ack_timeout = 14;  // verbs/qp_attr.h's kLocalAckTimeout
   app.add_option("--transport", transport,
                  "loopback (in memory, every rank here) or verbs (rxe: one rank, --rank/--addrs)")
       ->capture_default_str();
@@ -116,6 +117,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--recv-depth", recv_depth, "verbs: receive WRs posted per QP")
       ->capture_default_str();
+  app.add_option("--ack-timeout", ack_timeout,
+                 "verbs: local ACK timeout, 4.096 us x 2^N (1..31; 14 = 67 ms)")
+      ->capture_default_str();
   app.add_flag("--json", as_json, "print one JSON object");
   std::vector<std::string> merge_files;
   CLI::App* merge = app.add_subcommand(
@@ -155,6 +159,7 @@ int Main(int argc, char** argv) {
     }
     if (!(setup_s > 0 && setup_s <= 86400)) return usage("--setup-timeout-s must be in (0, 86400]");
     if (recv_depth == 0) return usage("--recv-depth must be > 0");
+    if (ack_timeout < 1 || ack_timeout > 31) return usage("--ack-timeout must be in 1..31");
   } else if (!addrs_text.empty() || rank != 0 || !device.empty()) {
     return usage("--rank, --addrs and --device are for --transport verbs");
   }
@@ -216,6 +221,7 @@ int Main(int argc, char** argv) {
     vo.setup_timeout = std::chrono::milliseconds(static_cast<int64_t>(setup_s * 1000));
     vo.max_outstanding = lo.max_outstanding;
     vo.recv_depth = recv_depth;
+    vo.ack_timeout = static_cast<uint8_t>(ack_timeout);
     // The transport sleeps on its completion channel and wakes at the first
     // completion: a long idle wait costs no latency, a short one spins.
     o.idle_wait_us = 50'000;

@@ -14,6 +14,7 @@ uplinks, C->A core ports, A->E agg down ports, E->H edge host ports) and in
 data-packet equivalents, max bytes / DATA_FRAME_BYTES.
 """
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -157,18 +158,22 @@ class Runner:
                       and not alive(rec))
 
     # -- hosts ---------------------------------------------------------------
-    def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
-        rate = {h["name"]: self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts}
-        # The retransmission timeout scales with the links: at 25 Mb/s a data
-        # frame takes 0.7 ms, and one full 256 KiB buffer 84 ms; a timeout
-        # shorter than the queues can hold fires on packets that are only
-        # late (an all-to-all's incast fills them). 100 frame times (about
-        # rxe's 67 ms at 25 Mb/s), twice the deepest buffer's drain time, and
-        # at least 20 ms. uroce asks for ACKs every quarter of it.
+    def rto_us(self):
+        """The retransmission timeout both host stacks get. It scales with
+        the links: at 25 Mb/s a data frame takes 0.7 ms, and one full 256 KiB
+        buffer 84 ms; a timeout shorter than the queues can hold fires on
+        packets that are only late (an all-to-all's incast fills them). 100
+        frame times (about rxe's default 67 ms at 25 Mb/s), twice the deepest
+        buffer's drain time, and at least 20 ms. uroce asks for ACKs every
+        quarter of it."""
         slowest = min(l.attrs["rate_mbps"] for l in self.topo.links)
         drain_us = max(parse_size(l.attrs["buffer"], "buffer") * 8 / l.attrs["rate_mbps"]
                        for l in self.topo.links)
-        rto_us = int(max(20000, 100 * DATA_FRAME_BYTES * 8 / slowest, 2 * drain_us))
+        return int(max(20000, 100 * DATA_FRAME_BYTES * 8 / slowest, 2 * drain_us))
+
+    def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
+        rate = {h["name"]: self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts}
+        rto_us = self.rto_us()
         # The host pacer's bucket: eight frames. Two (as the switches have)
         # paced smoothly but lost 30% of the line time to late wakeups on two
         # shared cores; 32 KiB opened every run with a 16-frame burst. Eight:
@@ -194,7 +199,11 @@ class Runner:
         coll = tool("ofan-coll")
         n = len(hosts)
         rate = min(self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts)
+        # The IB local ACK timeout is 4.096 us x 2^N: the first N at or above
+        # the timeout uroce gets (168 ms at 25 Mb/s -> N = 16, 268 ms).
+        ack_exp = min(31, max(1, math.ceil(math.log2(self.rto_us() / 4.096))))
         base = [coll, "--transport", "verbs", "--device", vmhosts.RXE_DEV,
+                "--ack-timeout", str(ack_exp),
                 "--ranks", str(n), "--addrs", ",".join(h["addr"] for h in hosts),
                 "--workload", workload, "--msg", str(msg), "--qps", str(qps),
                 "--seed", str(seed), "--deadline-ms", str(int(deadline_s * 1000)),

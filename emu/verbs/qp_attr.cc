@@ -84,7 +84,7 @@ QpTransition RtsTransition(const LocalEnd& local) {
   QpTransition t;
   t.attr.qp_state = IBV_QPS_RTS;
   t.attr.sq_psn = local.psn & 0xFFFFFF;
-  t.attr.timeout = kLocalAckTimeout;
+  t.attr.timeout = local.ack_timeout;
   t.attr.retry_cnt = kRetryCount;
   t.attr.rnr_retry = kRnrRetry;
   t.attr.max_rd_atomic = 1;

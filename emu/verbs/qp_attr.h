@@ -39,6 +39,8 @@ struct LocalEnd {
   uint32_t gid_index = 0;
   uint32_t mtu = 1024;  // bytes: what this side's hello says
   uint32_t psn = 0;     // the first PSN this end sends
+  // The local ACK timeout's exponent: 4.096 us x 2^ack_timeout, 1..31.
+  uint8_t ack_timeout = kLocalAckTimeout;
 };
 
 struct RemoteEnd {

@@ -64,6 +64,7 @@ VerbsRankOutcome RunVerbsRank(const emu::Schedule& s, const VerbsRankOptions& o,
   tc.recv_bytes = s.MaxRecvBytes();
   tc.gid = *gid;
   tc.mtu = o.mtu;
+  tc.ack_timeout = o.ack_timeout;
   tc.watch = [&rv]() { return rv ? rv->Watch() : Status{}; };
   auto t = VerbsTransport::Create(**dev, tc);
   if (!t) return fail(t.error().message);

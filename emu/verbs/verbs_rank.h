@@ -26,6 +26,7 @@
 #include "emu/collective/driver.h"
 #include "emu/collective/schedule.h"
 #include "emu/verbs/hw_counters.h"
+#include "emu/verbs/qp_attr.h"
 
 namespace ofan::verbs {
 
@@ -37,7 +38,8 @@ struct VerbsRankOptions {
   std::chrono::milliseconds setup_timeout{30'000};
   uint32_t max_outstanding = 16;
   uint32_t recv_depth = 256;
-  uint32_t mtu = 0;  // 0: the port's
+  uint32_t mtu = 0;                        // 0: the port's
+  uint8_t ack_timeout = kLocalAckTimeout;  // 4.096 us x 2^this
 };
 
 struct VerbsRankOutcome {

@@ -90,7 +90,7 @@ Status VerbsTransport::Connect(const std::vector<rcx::Hello>& peers) {
     }
     for (uint32_t q = 0; q < cfg_.qps_per_peer; ++q) {
       RcQp& qp = *qps_[Slot(p, q)];
-      const LocalEnd l{cfg_.gid.index, mtu_, qp.psn()};
+      const LocalEnd l{cfg_.gid.index, mtu_, qp.psn(), cfg_.ack_timeout};
       const RemoteEnd r{h.qps[q].qpn, h.qps[q].psn, h.ip, h.mtu};
       if (Status s = qp.Connect(l, r); !s) {
         return MakeError(s.error().code, fmt::format("rank {}: {}", p, s.error().message));

@@ -45,8 +45,9 @@ struct VerbsTransportConfig {
   uint32_t recv_depth = 256;      // receive WRs per QP
   uint64_t send_bytes = 0;
   uint64_t recv_bytes = 0;
-  GidChoice gid;     // this rank's address and GID index on the device
-  uint32_t mtu = 0;  // 0: the port's active MTU
+  GidChoice gid;                           // this rank's address and GID index on the device
+  uint32_t mtu = 0;                        // 0: the port's active MTU
+  uint8_t ack_timeout = kLocalAckTimeout;  // 4.096 us x 2^this (qp_attr.h)
   // Called when Poll found nothing, at most every watch_every; an error
   // becomes a kError.
   std::function<Status()> watch;
