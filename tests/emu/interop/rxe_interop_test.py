@@ -23,7 +23,8 @@ MTU 2200 on every link: rxe's active MTU and uroce's offer are both 2048.
 Static neighbour entries both ways (the kernels would ARP; static ones keep
 loss from ever hitting ARP). For each run both sides must exit 0 with every
 message acknowledged and every one expected arrived intact; WRITE WITH
-IMMEDIATE and SEND, both directions at once, each stack once as the listener;
+IMMEDIATE and SEND, both directions at once, each stack once as the listener,
+uroce on AF_XDP and once on AF_PACKET;
 never an RNR, invalid request or access NAK. (A clean link may still reorder:
 each vCPU has its own veth backlog, so NAKs are not counted there.) Under 1.5%
 loss each way: uroce retransmitted (go-back-N on rxe's NAKs or timeouts) and
@@ -115,14 +116,14 @@ def hw_counters():
     return out
 
 
-def pair_run(uroce, verbs, common, uroce_listens, uroce_extra=(), timeout_s=90):
+def pair_run(uroce, verbs, common, uroce_listens, uroce_extra=(), timeout_s=90, io="afxdp"):
     """Runs both sides; returns {"uroce": (rc, json, err), "rxe": (...)}.
     Each side keeps about 128 packets in flight (uroce: 8 messages of 16,
     ofan-verbs: 4 per QP): what either queues ahead of the other's ACKs must
     drain well inside rxe's 67 ms timeout on a TCG VM's slow links (see
     docs/uroce.md, "Interop with rxe")."""
     t = ["--json", "--timeout-s", str(timeout_s - 30)]
-    u = [uroce, "peer", "--netns", NS["h"], "--iface", "eth0", "--io", "afxdp", "--window", "8",
+    u = [uroce, "peer", "--netns", NS["h"], "--iface", "eth0", "--io", io, "--window", "8",
          *t, *common, *uroce_extra]
     v = [verbs, "peer", "--device", DEV, "--ip", IP_RXE, "--depth", "4", *t, *common]
     if uroce_listens:
@@ -149,13 +150,13 @@ def pair_run(uroce, verbs, common, uroce_listens, uroce_extra=(), timeout_s=90):
 
 
 def scenario(uroce, verbs, name, op, loss, uroce_listens, count=100, size="32KiB", qps=2,
-             uroce_extra=()):
+             uroce_extra=(), io="afxdp"):
     impair(loss)
     label = f"{op} {name}"
     common = ["--op", op, "--count", str(count), "--size", size, "--qps", str(qps),
               "--direction", "both"]
     before = hw_counters()
-    res = pair_run(uroce, verbs, common, uroce_listens, uroce_extra)
+    res = pair_run(uroce, verbs, common, uroce_listens, uroce_extra, io=io)
     after = hw_counters()
     delta = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
     ok = True
@@ -178,6 +179,8 @@ def scenario(uroce, verbs, name, op, loss, uroce_listens, count=100, size="32KiB
           f"received {jv.get('received')} bad {jv.get('bad')}")
     check(f"{label}: uroce saw no bad ICRC from rxe", ju["counters"]["bad_icrc"] == 0,
           str(ju["counters"]["bad_icrc"]))
+    check(f"{label}: uroce ran on {io}", ju["counters"]["io"] == io.replace("af", "af_"),
+          ju["counters"]["io"])
     tot = ju["totals"]
     log(f"  {label}: uroce {ju['seconds']:.2f} s {ju['gbps']:.3f} Gb/s, mtu {ju['mtu']}, "
         f"retransmits {tot['retransmits']}, NAKs sent {tot['naks_tx']} received "
@@ -212,6 +215,7 @@ def mixed_collective(uroce, coll, workload, msg=128 * 1024):
     addrs = [IP_RXE] + list(UROCE_HOSTS.values())
     spec = {"workload": workload, "msg_bytes": msg, "seed": 7, "qps_per_peer": 2,
             "chunk_bytes": 32 * 1024, "max_outstanding": 4, "mtu": 2048, "deadline_s": 60,
+            "rto_us": 67108,  # as the verbs rank's QPs (IBA timeout 14)
             "io": "afxdp", "exchange": True, "rc_port": int(port),
             "hosts": [{"rank": 0, "ip": IP_RXE, "external": True}] +
                      [{"rank": r + 1, "netns": NS[h], "ifname": "eth0", "ip": ip}
@@ -290,6 +294,8 @@ def main():
         scenario(uroce, verbs, f"both ways, loss {LOSS:.1%}, uroce listens", "send", LOSS, True)
         scenario(uroce, verbs, "both ways, clean, uroce's PSNs wrap", "write", 0, True,
                  count=40, size="30000", qps=1, uroce_extra=["--psn", "16777200"])
+        scenario(uroce, verbs, "both ways, clean, uroce on AF_PACKET", "send", 0, False,
+                 count=40, io="afpacket")
         if coll:
             for w in ("alltoall", "allgather"):
                 mixed_collective(uroce, coll, w)

@@ -236,6 +236,33 @@ TEST(Qp, OneNakPerGapThenSilence) {
   EXPECT_EQ(0, std::memcmp(p.mem_b.data(), p.src.data(), 40 * 2048));
 }
 
+// A duplicate is re-ACKed only when it asks for it, with its own PSN
+// (rxe's requester mishandles an ACK that covers a message it is resending:
+// docs/uroce.md, "Interop with rxe"). The first pass's two ACKs are lost, A
+// times out and resends all 100 packets in two batches: the first batch
+// (AckReq on its last packet, the 64th) gets an ACK for that packet, not for
+// the newest PSN B has (the 100th), the second batch one for the 100th.
+TEST(Qp, DuplicatesAreAckedOnlyWhenTheyAskWithTheirOwnPsn) {
+  EngineConfig ec;
+  ec.rto_ns = 100'000;
+  auto acks = std::make_shared<std::vector<uint32_t>>();
+  Impairment back;
+  back.mutate = [acks](uint64_t, std::vector<uint8_t>& f) {
+    if (f.size() > 42 && f[42] == pkt::bth_opcode::kRcAck) acks->push_back(pkt::Rd32(&f[50]));
+  };
+  back.drop_if = [](uint64_t i, std::span<const uint8_t>) { return i < 2; };
+  Pair p(ec, {}, back);
+  const uint32_t first = 0xFFFFF0;  // Pair's start PSN: the run wraps
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 100 * 2048, 1, 1)));
+  ASSERT_TRUE(p.Run([&] { return p.Count(p.ea, QpEventKind::kSendDone) == 1; }));
+  EXPECT_EQ(p.qa->counters().timeouts, 1u);
+  EXPECT_EQ(p.qb->counters().duplicates, 100u);
+  ASSERT_EQ(acks->size(), 4u);  // two lost, one per batch of duplicates
+  EXPECT_EQ((*acks)[2] & pkt::kPsnMask, pkt::PsnAdd(first, 63));
+  EXPECT_EQ((*acks)[3] & pkt::kPsnMask, pkt::PsnAdd(first, 99));
+  EXPECT_EQ(p.Count(p.eb, QpEventKind::kRecvDone), 1u);  // delivered once
+}
+
 TEST(Qp, TwoGapsTwoNaks) {
   // The second gap is in the retransmitted pass: one NAK for each.
   Impairment imp;
@@ -512,6 +539,36 @@ TEST(Qp, AckReqByTimeWhenPacketsComeSlowly) {
   EXPECT_FALSE((*flags)[0]);  // the clock starts with the first packet in flight
   EXPECT_EQ(p.qa->counters().timeouts, 0u);
   EXPECT_EQ(p.qa->counters().retransmits, 0u);
+}
+
+// Everything that has arrived is read before the timers run: an ACK queued
+// behind 255 of the peer's data frames (four receive batches) stops
+// the retransmission timer even when the timeout has passed meanwhile (the
+// process was not scheduled).
+TEST(Host, ReadsWhatArrivedBeforeTheTimersFire) {
+  EngineConfig ec;
+  ec.rto_ns = 1'000'000;
+  Pair p(ec);
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 2048, 1, 1)));
+  p.a->Step(&p.ea);  // A's one packet is on the wire
+  ASSERT_TRUE(p.qb->Post(p.Write(0, 0, 256 * 2048, 2, 2)));
+  for (int i = 0; i < 4; ++i) p.b->Step(&p.eb);     // B's ACK, then 4 batches of its data
+  auto& q = p.lp.wire->dir[1].q;                    // B to A
+  ASSERT_GT(q.size(), 200u);                        // several receive batches
+  for (auto it = q.begin(); it != q.end(); ++it) {  // the ACK goes behind the data
+    if ((*it)[42] == pkt::bth_opcode::kRcAck) {
+      auto ack = std::move(*it);
+      q.erase(it);
+      q.push_back(std::move(ack));
+      break;
+    }
+  }
+  ASSERT_EQ(q.back()[42], pkt::bth_opcode::kRcAck);
+  p.clock.Advance(2 * ec.rto_ns);
+  p.a->Step(&p.ea);
+  EXPECT_EQ(p.qa->counters().timeouts, 0u);
+  EXPECT_EQ(p.qa->counters().retransmits, 0u);
+  EXPECT_EQ(p.Count(p.ea, QpEventKind::kSendDone), 1u);
 }
 
 TEST(Host, AnswersArpForItsAddressOnly) {
