@@ -30,7 +30,7 @@ namespace ofan::rcx {
 
 inline constexpr std::string_view kProto = "ofan-rc-1";
 inline constexpr uint16_t kDefaultPort = 18515;  // perftest's
-inline constexpr size_t kMaxLine = 64 * 1024;
+inline constexpr size_t kMaxLine = size_t{64} * 1024;
 
 struct QpEnd {
   uint32_t qpn = 0;  // 24 bits

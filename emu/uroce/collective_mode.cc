@@ -112,9 +112,10 @@ Result<Spec> ParseSpec(const json& j) {
       if (!ip) return ip.error();
       x.ip = *ip;
       x.external = h.value("external", false);
-      if (x.external && !s.exchange)
+      if (x.external && !s.exchange) {
         return MakeError(ErrorCode::kInvalidArgument,
                          fmt::format("{} is external: that needs \"exchange\": true", x.name));
+      }
       if (x.external) {
         s.hosts.push_back(x);
         continue;
@@ -295,10 +296,12 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     if (xchg) {
       // Done only now: the peers may still need this process's ACKs.
       std::vector<uint64_t> received;
+      received.reserve(ts.size());
       for (const emu::Transport* t : ts)
         received.push_back(sched->ranks[t->rank()].arrivals.size());
-      if (Status st = xchg->Finish(received, res.ok() ? 0 : 1); !st.ok() && res.ok())
+      if (Status st = xchg->Finish(received, res.ok() ? 0 : 1); !st.ok() && res.ok()) {
         res.error = "exchange: " + st.error().message;
+      }
     }
   } else {
     res.error = "exchange: " + setup_error;

@@ -80,9 +80,10 @@ Result<pkt::MacAddr> NextHopMac(const std::string& netns, const std::string& ifn
     }
   }
   const std::string where = netns.empty() ? "this namespace" : "netns '" + netns + "'";
-  if (best < 0)
+  if (best < 0) {
     return MakeError(ErrorCode::kNotFound,
                      fmt::format("no route to {} through {} in {}", IpText(dst), ifname, where));
+  }
   // IP address, HW type, Flags, HW address, Mask, Device; flags 0x2: complete.
   std::istringstream ns(neigh);
   std::getline(ns, line);

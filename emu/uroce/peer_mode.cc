@@ -90,9 +90,10 @@ Status PeerRun::Setup() {
     if (!ip.ok()) return ip.error();
     iface_.ipv4 = *ip;
   }
-  if (iface_.ipv4 == 0)
+  if (iface_.ipv4 == 0) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("{} in '{}' has no IPv4 address: give --ip", o_.iface, o_.netns));
+  }
   const IoKind kind = o_.io == "afxdp"      ? IoKind::kAfXdp
                       : o_.io == "afpacket" ? IoKind::kAfPacket
                                             : IoKind::kAuto;
@@ -179,17 +180,19 @@ Status PeerRun::Connect() {
   const std::string who =
       fmt::format("the peer (rank {}, {})", peer_.rank, rcx::Ipv4Text(peer_.ip));
   // The hellos' lengths say what each side expects: count x size, or 0.
-  if (to_send_ && peer_.len < to_send_ * size_)
+  if (to_send_ && peer_.len < to_send_ * size_) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("{} offers a {} B buffer; {} messages of {} B need {} (give both "
                                  "sides the same --count and --size; a peer with --direction tx "
                                  "receives nothing)",
                                  who, peer_.len, to_send_, size_, to_send_ * size_));
-  if (!to_send_ && peer_.len)
+  }
+  if (!to_send_ && peer_.len) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("{} expects {} B of messages, but this side sends none "
                                  "(--direction rx): give it --direction tx",
                                  who, peer_.len));
+  }
   if (!o_.next_hop_mac.empty()) {
     auto m = ParseMac(o_.next_hop_mac);
     if (!m.ok()) return m.error();
@@ -379,11 +382,12 @@ int PeerRun::Run() {
     auto m = ParseMac(o_.next_hop_mac);
     if (!m.ok()) return Usage("--next-hop-mac: " + m.error().message);
   }
-  if (to_receive_ * size_ > (16ull << 30))
+  if (to_receive_ * size_ > (16ull << 30)) {
     return Usage(
         fmt::format("--count x --size = {} B: the receive buffer holds every message; at "
                     "most 16 GiB",
                     to_receive_ * size_));
+  }
 
   const auto fail = [&](const std::string& m) {
     if (error_.empty()) error_ = m;
@@ -425,9 +429,10 @@ int PeerRun::Run() {
       fail(d.error().message);
     } else {
       peer_done = *d;
-      if (peer_done.size() == 1 && (peer_done[0].received != to_send_ || peer_done[0].bad))
+      if (peer_done.size() == 1 && (peer_done[0].received != to_send_ || peer_done[0].bad)) {
         fail(fmt::format("the peer received {} of the {} messages sent to it, {} bad",
                          peer_done[0].received, to_send_, peer_done[0].bad));
+      }
     }
   }
   if (error_.empty() && bad_) fail(fmt::format("{} of {} messages arrived wrong", bad_, received_));

@@ -15,18 +15,20 @@ Status RankExchange::Each(const std::function<Status(size_t)>& fn) {
   for (size_t i = 0; i < ranks_.size(); ++i) threads.emplace_back([&, i] { st[i] = fn(i); });
   for (auto& t : threads) t.join();
   for (size_t i = 0; i < st.size(); ++i) {
-    if (!st[i].ok())
+    if (!st[i].ok()) {
       return MakeError(st[i].error().code,
                        fmt::format("rank {}: {}", ranks_[i].local.rank, st[i].error().message));
+    }
   }
   return {};
 }
 
 Result<std::unique_ptr<RankExchange>> RankExchange::Connect(const ExchangeOptions& o,
                                                             std::span<const LocalRank> ranks) {
-  if (o.ips.size() != o.num_ranks)
+  if (o.ips.size() != o.num_ranks) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("{} addresses for {} ranks", o.ips.size(), o.num_ranks));
+  }
   std::unique_ptr<RankExchange> x(new RankExchange());
   for (const LocalRank& l : ranks) {
     if (l.rank >= o.num_ranks || !l.host)
@@ -134,9 +136,10 @@ Status RankExchange::Finish(std::span<const uint64_t> received, uint64_t bad) {
     auto d = ranks_[i].rv->Done(received[i], bad);
     if (!d.ok()) return d.error();
     for (const rcx::PeerDone& p : *d) {
-      if (p.bad)
+      if (p.bad) {
         return MakeError(ErrorCode::kInvalidArgument,
                          fmt::format("rank {} reports {} bad messages", p.rank, p.bad));
+      }
     }
     return {};
   });

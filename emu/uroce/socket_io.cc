@@ -190,9 +190,10 @@ class AfXdpIo : public PacketIo {
     }
     if (filter_) {
       err = xsk_socket__update_xskmap(xsk_, filter_->map_fd());
-      if (err)
+      if (err) {
         return MakeError(ErrorCode::kIo,
                          fmt::format("putting the socket in the XSKMAP: {}", std::strerror(-err)));
+      }
     }
     uint32_t idx = 0;
     const uint32_t nfill = kFrames / 2;
