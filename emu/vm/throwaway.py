@@ -15,19 +15,14 @@ import shutil
 import signal
 from pathlib import Path
 
+from fabric.state import proc_start_time as _start_time  # one reading of /proc/PID/stat
+
 from . import qemu
 
 # Not a valid fabric name (state.NAME_RE): never taken for a fabric.
 RUN_DIR = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu")) / "_vm"
 EXIT_VM = 125      # the VM failed (or cannot run here), not the command
 EXIT_TIMEOUT = 124  # the command ran past --timeout (as timeout(1) says it)
-
-
-def _start_time(pid):
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def run(argv, mem_mb=1024, cpus=2, shares=(), timeout=None, on_output=None, log=None):
