@@ -20,7 +20,8 @@
 // Names. Edge e of pod p is "e<p>-<e>", aggregation switch j of pod p is
 // "a<p>-<j>", core c is "c<c>"; in a 2-level tree the leaves are "l<i>" and
 // the spines "s<j>". Hosts are "h<id>". MACs are locally administered and
-// carry the id: switch s port p is 02:00:ss:ss:pp:01, host h is 02:01:hh:hh:00:02.
+// carry the id: switch s port p is 02:00:ss:ss:pp:01, host h is 02:01:hh:hh:00:02
+// (dataplane/lb/names.h holds the plan).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -34,6 +35,7 @@
 #include "common/main_guard.h"
 #include "common/version.h"
 #include "dataplane/lb/fat_tree.h"
+#include "dataplane/lb/names.h"
 
 namespace ofan::emu {
 namespace {
@@ -46,29 +48,10 @@ using nlohmann::json;
 
 constexpr int kExitOk = 0, kExitUsage = 2;
 
-std::string SwitchName(const FatTree& t, SwitchId s) {
-  const lb::SwitchInfo in = t.info(s);
-  if (t.levels() == 2) return fmt::format("{}{}", in.role == Role::kEdge ? "l" : "s", in.index);
-  switch (in.role) {
-    case Role::kEdge:
-      return fmt::format("e{}-{}", in.pod, in.index);
-    case Role::kAgg:
-      return fmt::format("a{}-{}", in.pod, in.index);
-    case Role::kCore:
-      return fmt::format("c{}", in.index);
-  }
-  return "?";
+std::string SwitchMacText(SwitchId s, int port) {
+  return lb::FormatMac(lb::SwitchPortMac(s, port));
 }
-
-std::string SwitchMac(SwitchId s, int port) {
-  const uint32_t v = s.value();
-  return fmt::format("02:00:{:02x}:{:02x}:{:02x}:01", (v >> 8) & 0xFF, v & 0xFF, port);
-}
-
-std::string HostMac(HostId h) {
-  const uint32_t v = h.value();
-  return fmt::format("02:01:{:02x}:{:02x}:00:02", (v >> 8) & 0xFF, v & 0xFF);
-}
+std::string HostMacText(HostId h) { return lb::FormatMac(lb::HostMac(h)); }
 
 std::string Addr(uint32_t a) { return FatTree::FormatAddr(a); }
 
@@ -88,23 +71,23 @@ json Describe(const FatTree& t) {
     for (int p = 0; p < t.num_ports(s); ++p) {
       const lb::Peer peer = t.peer(s, p);
       json port = {{"port", p},
-                   {"mac", SwitchMac(s, p)},
+                   {"mac", SwitchMacText(s, p)},
                    {"up", p >= t.first_uplink_port(s) && t.num_uplinks(s) > 0}};
       if (peer.is_host) {
         port["peer"] = {{"host", peer.id},
                         {"name", fmt::format("h{}", peer.id)},
-                        {"mac", HostMac(HostId(peer.id))}};
+                        {"mac", HostMacText(HostId(peer.id))}};
       } else {
         const SwitchId o(peer.id);
         port["peer"] = {{"switch", peer.id},
-                        {"name", SwitchName(t, o)},
+                        {"name", lb::SwitchName(t, o)},
                         {"port", peer.port},
-                        {"mac", SwitchMac(o, peer.port)}};
+                        {"mac", SwitchMacText(o, peer.port)}};
       }
       ports.push_back(std::move(port));
     }
     json j = {{"id", i},
-              {"name", SwitchName(t, s)},
+              {"name", lb::SwitchName(t, s)},
               {"role", std::string(lb::RoleName(in.role))},
               {"pod", in.pod},
               {"index", in.index},
@@ -124,12 +107,12 @@ json Describe(const FatTree& t) {
     hosts.push_back({{"id", h},
                      {"name", fmt::format("h{}", h)},
                      {"addr", Addr(t.host_addr(id))},
-                     {"mac", HostMac(id)},
+                     {"mac", HostMacText(id)},
                      {"pod", t.pod_of(id)},
                      {"edge", e.value()},
-                     {"edge_name", SwitchName(t, e)},
+                     {"edge_name", lb::SwitchName(t, e)},
                      {"edge_port", t.slot_of(id)},
-                     {"edge_mac", SwitchMac(e, t.slot_of(id))},
+                     {"edge_mac", SwitchMacText(e, t.slot_of(id))},
                      {"gateway", sw[e.value()]["gateway"]}});
   }
   for (uint32_t l = 0; l < t.num_links(); ++l) {
@@ -138,10 +121,10 @@ json Describe(const FatTree& t) {
     const lb::Peer up = t.peer(lo, port);
     links.push_back({{"id", l},
                      {"lower", lo.value()},
-                     {"lower_name", SwitchName(t, lo)},
+                     {"lower_name", lb::SwitchName(t, lo)},
                      {"lower_port", port},
                      {"upper", up.id},
-                     {"upper_name", SwitchName(t, SwitchId(up.id))},
+                     {"upper_name", lb::SwitchName(t, SwitchId(up.id))},
                      {"upper_port", up.port},
                      {"tier", t.role(lo) == Role::kEdge ? "edge-agg" : "agg-core"}});
   }
@@ -200,7 +183,7 @@ json Tables(const FatTree& t, const lb::LinkSet& failed) {
     }
     json m = json::array();
     for (const auto v : masks) m.push_back(v);
-    out.push_back({{"id", i}, {"name", SwitchName(t, s)}, {"masks", m}, {"routes", routes}});
+    out.push_back({{"id", i}, {"name", lb::SwitchName(t, s)}, {"masks", m}, {"routes", routes}});
   }
   return {{"k", t.k()},
           {"levels", t.levels()},
