@@ -46,11 +46,15 @@ class OfanOrder {
   uint32_t w() const { return w_; }
   const std::vector<uint8_t>& base_permutation() const { return p_; }
 
+  // The two parts of pointer `id`, Eq. (17); id2 is kept below w, which
+  // changes nothing mod w and lets a switch add it with one compare-and-
+  // subtract (tofino_p4/pofan.p4 does).
+  uint32_t Id1(uint32_t id) const { return id & ((1u << b_) - 1); }
+  uint32_t Id2(uint32_t id) const { return (id >> b_) % w_; }
+
   // pi(i) for pointer `id`, Eq. (18).
   uint32_t Port(uint32_t i, uint32_t id) const {
-    const uint32_t id1 = id & ((1u << b_) - 1);
-    const uint32_t id2 = (id >> b_) % w_;
-    uint32_t v = XorW(p_[i], id1, w_) + id2;
+    uint32_t v = XorW(p_[i], Id1(id), w_) + Id2(id);
     return v >= w_ ? v - w_ : v;
   }
 

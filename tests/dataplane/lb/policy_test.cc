@@ -307,13 +307,13 @@ TEST(OfanTest, EveryValidUplinkOncePerRoundWithOtherKeysInterleaved) {
       k.key = static_cast<uint16_t>(t.key(k.dest, k.cls));
       k.flow_hash = rng.Next32();  // must not matter
       const UplinkList l = t.list(k.key);
-      const uint32_t ptr = ofan.pointer(k.key);
+      const uint32_t ptr = ofan.next(t, k.key);
       const uint8_t out = ofan.Pick(k, view);
       if (l.n > 0) {
         // The pointer designates the port, then advances by one.
         ASSERT_LT(ptr, l.n);
         ASSERT_EQ(out, l.ports[ptr]);
-        ASSERT_EQ(ofan.pointer(k.key), (ptr + 1) % l.n);
+        ASSERT_EQ(ofan.next(t, k.key), (ptr + 1) % l.n);
       }
       seq[k.key].push_back(out);
     }
@@ -337,8 +337,8 @@ TEST(OfanTest, AckPointerStartsHalfARotationFromData) {
         const Ofan ofan(cfg, {&t, static_cast<uint32_t>(k), s.value()});
         std::set<uint32_t> starts;
         for (uint32_t d = 0; d < t.num_dests(); ++d) {
-          const uint32_t data = ofan.pointer(t.key(d, SizeClass::kData));
-          const uint32_t ack = ofan.pointer(t.key(d, SizeClass::kAck));
+          const uint32_t data = ofan.next(t, t.key(d, SizeClass::kData));
+          const uint32_t ack = ofan.next(t, t.key(d, SizeClass::kAck));
           if (t.mask(d) == 0) continue;  // own edge / pod
           // No invalid port: list positions are pi positions.
           ASSERT_EQ(t.RankOf(t.key(d, SizeClass::kData), data), data);
@@ -366,8 +366,8 @@ TEST(OfanTest, AckOffsetSurvivesFilteringUnderFailures) {
       const uint32_t kd = t.key(d, SizeClass::kData), ka = t.key(d, SizeClass::kAck);
       bool explained = false;
       for (uint32_t start = 0; start < w && !explained; ++start) {
-        explained = t.RankOf(kd, start) == ofan.pointer(kd) &&
-                    t.RankOf(ka, (start + w / 2) % w) == ofan.pointer(ka);
+        explained = t.RankOf(kd, start) == ofan.next(t, kd) &&
+                    t.RankOf(ka, (start + w / 2) % w) == ofan.next(t, ka);
       }
       EXPECT_TRUE(explained) << sc.name << " d=" << d;
     }
@@ -402,7 +402,7 @@ TEST(PofanTest, PipesRotateIndependently) {
   const auto snapshot = [&] {
     std::vector<uint32_t> v;
     for (uint32_t p = 0; p < pofan.num_pipes(); ++p) {
-      for (uint32_t key = 0; key < t.num_keys(); ++key) v.push_back(pofan.pointer(p, key));
+      for (uint32_t key = 0; key < t.num_keys(); ++key) v.push_back(pofan.next(t, p, key));
     }
     return v;
   };
@@ -438,7 +438,7 @@ TEST(PofanTest, PipesRotateIndependently) {
     k.cls = rng.Below(2) ? SizeClass::kAck : SizeClass::kData;
     k.key = static_cast<uint16_t>(t.key(k.dest, k.cls));
     k.pipe = static_cast<uint8_t>(rng.Below(pofan.num_pipes()));
-    const uint32_t before = pofan.pointer(k.pipe, k.key);
+    const uint32_t before = pofan.next(t, k.pipe, k.key);
     const UplinkList l = t.list(k.key);
     const uint8_t out = pofan.Pick(k, view);
     if (l.n > 0) {
