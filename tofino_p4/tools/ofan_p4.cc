@@ -1,0 +1,302 @@
+// ofan-p4: the control plane of tofino_p4/pofan.p4 and its test vectors.
+//
+//   ofan-p4 tables --k 8 --switch e0-0 [--failed 26,141] [--pipe-size 2]
+//                  [--format bfrt|json] [--update-from none|ID,...] [-o FILE]
+//       every table entry and register value of one switch, as a bfrt_python
+//       script ($SDE/run_bfshell.sh -b FILE) or as JSON; --update-from gives
+//       the script that takes a loaded switch from those failed links to
+//       --failed (tables only, no register write)
+//   ofan-p4 vectors --out DIR | --check DIR
+//       writes the test vectors (vectors.h), or checks that DIR holds what
+//       the model makes now
+//   ofan-p4 resources [--edges 64,2048] [--uplinks 32] [--pipes 4] [--json]
+//       the resource estimate beside the paper's Table 2
+//
+// Exit codes: 0 done; 1 --check found a difference, or a file could not be
+// written; 2 a bad command line (with a message).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/cli.h"
+#include "common/main_guard.h"
+#include "common/version.h"
+#include "dataplane/lb/names.h"
+#include "tofino_p4/control/bfrt_writer.h"
+#include "tofino_p4/control/pofan_tables.h"
+#include "tofino_p4/control/resources.h"
+#include "tofino_p4/model/vectors.h"
+
+namespace ofan::p4 {
+namespace {
+
+constexpr const char* kProgram = "ofan-p4";
+constexpr int kExitOk = 0, kExitFailed = 1;
+
+std::string CommandLine(int argc, char** argv) {
+  std::string s = kProgram;
+  for (int i = 1; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) {
+    std::cerr << kProgram << ": cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+struct TablesArgs {
+  int k = 8, levels = 3;
+  std::string sw = "e0-0";
+  std::vector<uint32_t> failed;
+  std::string update_from;  // "": a full load; "none" or "ID,ID,...": an update
+  uint32_t pipe_size = 4, pipes = 4;
+  std::vector<uint16_t> dev_ports;
+  int cpu_port = -1;
+  uint64_t seed = 1;
+  std::string format = "bfrt", out;
+  bool no_registers = false;
+};
+
+int RunTables(const TablesArgs& a, const std::string& cmd) {
+  auto tree = lb::FatTree::Make(a.k, a.levels);
+  if (!tree) return UsageError(kProgram, tree.error().message);
+  auto sw = lb::ParseSwitchName(*tree, a.sw);
+  if (!sw) return UsageError(kProgram, "--switch: " + sw.error().message);
+  PofanOptions o;
+  o.pipe_size = a.pipe_size;
+  o.num_pipes = a.pipes;
+  o.dev_ports = a.dev_ports;
+  if (a.cpu_port >= 0) o.cpu_port = static_cast<uint16_t>(a.cpu_port);
+  o.seed = a.seed;
+  auto t = ComputePofanTables(*tree, *sw, a.failed, o);
+  if (!t) return UsageError(kProgram, t.error().message);
+  std::string text;
+  if (!a.update_from.empty()) {
+    if (a.format != "bfrt") return UsageError(kProgram, "--update-from writes a bfrt script");
+    std::vector<uint32_t> before;
+    if (a.update_from != "none") {
+      std::istringstream in(a.update_from);
+      for (std::string id; std::getline(in, id, ',');) {
+        uint32_t v = 0;
+        const auto [p, ec] = std::from_chars(id.data(), id.data() + id.size(), v);
+        if (ec != std::errc() || p != id.data() + id.size()) {
+          return UsageError(kProgram,
+                            "--update-from: '" + id + "' is not a link id (or give none)");
+        }
+        before.push_back(v);
+      }
+    }
+    auto from = ComputePofanTables(*tree, *sw, before, o);
+    if (!from) return UsageError(kProgram, "--update-from: " + from.error().message);
+    text = BfrtPythonUpdate(*from, *t, cmd);
+  } else if (a.format == "json") {
+    text = TablesToJson(*t, !a.no_registers).dump(1) + "\n";
+  } else {
+    text = BfrtPythonScript(*t, cmd, !a.no_registers);
+  }
+  if (a.out.empty() || a.out == "-") {
+    std::cout << text;
+    return kExitOk;
+  }
+  return WriteFile(a.out, text) ? kExitOk : kExitFailed;
+}
+
+int RunVectors(const std::string& out_dir, const std::string& check_dir) {
+  const bool check = !check_dir.empty();
+  const std::string dir = check ? check_dir : out_dir;
+  if (!check) std::filesystem::create_directories(dir);
+  int differ = 0;
+  for (const VectorSpec& spec : DefaultVectorSpecs()) {
+    auto v = MakeVectors(spec);
+    if (!v) {
+      std::cerr << kProgram << ": " << spec.name << ": " << v.error().message << "\n";
+      return kExitFailed;
+    }
+    const std::pair<std::string, const std::string*> files[] = {
+        {spec.name + ".golden", &v->golden}, {spec.name + ".tables.json", &v->tables_json}};
+    for (const auto& [file, text] : files) {
+      const std::string path = (std::filesystem::path(dir) / file).string();
+      if (check) {
+        const auto disk = ReadFile(path);
+        if (!disk) {
+          std::cerr << kProgram << ": " << path << " is missing (ofan-p4 vectors --out " << dir
+                    << " makes it)\n";
+          ++differ;
+        } else if (*disk != *text) {
+          std::cerr << kProgram << ": " << path
+                    << " is not what the model makes now (ofan-p4 vectors --out " << dir
+                    << " remakes it; look at the diff before committing)\n";
+          ++differ;
+        } else {
+          std::cout << "ok  " << path << "\n";
+        }
+      } else {
+        if (!WriteFile(path, *text)) return kExitFailed;
+        std::cout << "wrote " << path << "\n";
+      }
+    }
+  }
+  return differ ? kExitFailed : kExitOk;
+}
+
+int RunResources(const std::vector<uint32_t>& edges, uint32_t uplinks, uint32_t pipes,
+                 bool json_out) {
+  nlohmann::json all = nlohmann::json::array();
+  for (uint32_t e : edges) {
+    if (e == 0 || e > OFAN_P4_KEY_TABLE_SIZE / 2) {
+      return UsageError(
+          kProgram, fmt::format("--edges {}: pofan.p4 takes 1..{}", e, OFAN_P4_KEY_TABLE_SIZE / 2));
+    }
+    NetworkSize n;
+    n.edges = e;
+    n.uplinks = uplinks;
+    n.pipes = pipes;
+    const ResourceEstimate r = EstimateResources(n);
+    if (json_out) {
+      nlohmann::json tables = nlohmann::json::array();
+      for (const TableEstimate& t : r.tables) {
+        tables.push_back({{"name", t.name},
+                          {"kind", t.kind},
+                          {"stage", t.stage},
+                          {"entries", t.entries},
+                          {"entry_bits", t.entry_bits},
+                          {"rams", t.rams},
+                          {"bytes", t.bytes},
+                          {"hash_bits", t.hash_bits},
+                          {"xbar_bytes", t.xbar_bytes}});
+      }
+      all.push_back({{"edges", e},
+                     {"uplinks", uplinks},
+                     {"hosts", r.size.hosts},
+                     {"pipes", pipes},
+                     {"tables", tables},
+                     {"stages", r.stages},
+                     {"meter_alus", r.meter_alus},
+                     {"gateways", r.gateways},
+                     {"sram_rams", r.sram_rams},
+                     {"sram_bytes", r.sram_bytes},
+                     {"hash_bits", r.hash_bits},
+                     {"xbar_bytes", r.xbar_bytes},
+                     {"edges_per_pointer_ram", r.edges_per_pointer_ram}});
+      continue;
+    }
+    std::cout << fmt::format(
+        "pofan.p4 on Tofino 1, per pipe ({} pipes, each its own copy): {} edge switches, {} "
+        "uplinks, {} hosts\n",
+        pipes, e, uplinks, r.size.hosts);
+    std::cout << fmt::format("{:<14} {:>5} {:>9} {:>10} {:>6} {:>10} {:>9} {:>5}\n", "table",
+                             "stage", "entries", "entry bits", "RAMs", "bytes", "hash bits",
+                             "xbar");
+    for (const TableEstimate& t : r.tables) {
+      std::cout << fmt::format("{:<14} {:>5} {:>9} {:>10} {:>6} {:>10} {:>9} {:>5}\n", t.name,
+                               t.stage, t.entries, t.entry_bits, t.rams, t.bytes, t.hash_bits,
+                               t.xbar_bytes);
+    }
+    std::cout << fmt::format(
+        "total: {} stages of 12, {} stateful ALU, about {} gateways, {} RAMs ({} KiB allocated, "
+        "{} bytes in use), {} hash bits, {} crossbar bytes; one pointer RAM holds the pointers "
+        "of {} edge switches\n\n",
+        r.stages, r.meter_alus, r.gateways, r.sram_rams, r.sram_rams * 16, r.sram_bytes,
+        r.hash_bits, r.xbar_bytes, r.edges_per_pointer_ram);
+  }
+  if (json_out) std::cout << all.dump(1) << "\n";
+  return kExitOk;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "ofan-p4: the control plane of tofino_p4/pofan.p4 (POfan for Intel Tofino): its tables "
+      "for one switch of a fat tree, its test vectors, its resource estimate"};
+  app.set_version_flag("--version", std::string(kOfanVersion));
+  app.require_subcommand(1);
+
+  TablesArgs ta;
+  auto* tables = app.add_subcommand("tables", "every table entry and register value of a switch");
+  tables->add_option("--k", ta.k, "switch radix of the fat tree")->capture_default_str();
+  tables->add_option("--levels", ta.levels, "3 (fat tree) or 2 (leaf-spine)")
+      ->capture_default_str();
+  tables->add_option("--switch", ta.sw, "switch name (e0-0, a1-0, c3, l0, s1) or id")
+      ->capture_default_str();
+  tables->add_option("--failed", ta.failed, "failed inter-switch link ids (ofan-topo describe)")
+      ->delimiter(',');
+  tables->add_option("--update-from", ta.update_from,
+                     "failed links the switch was loaded with (ID,ID,... or none): write the "
+                     "update from those to --failed");
+  tables->add_option("--pipe-size", ta.pipe_size, "fat-tree ports per pipe (POfan's pipe size)")
+      ->capture_default_str();
+  tables->add_option("--pipes", ta.pipes, "pipes of the device")->capture_default_str();
+  tables
+      ->add_option("--dev-ports", ta.dev_ports,
+                   "device port of each fat-tree port 0..k-1 (default: port p on pipe p / "
+                   "pipe size, 4 lanes apart)")
+      ->delimiter(',');
+  tables->add_option("--cpu-port", ta.cpu_port,
+                     "CPU device port (default: 320 on 4 pipes, else 192)");
+  tables->add_option("--seed", ta.seed, "POfan's seed (lb::PolicyConfig::seed)")
+      ->capture_default_str();
+  tables->add_option("--format", ta.format, "bfrt (a bfrt_python script) or json")
+      ->check(CLI::IsMember({"bfrt", "json"}))
+      ->capture_default_str();
+  tables->add_flag("--no-registers", ta.no_registers, "leave the pointer register out");
+  tables->add_option("-o,--out", ta.out, "output file (default: standard output)");
+
+  std::string vec_out, vec_check;
+  auto* vectors = app.add_subcommand("vectors", "write or check tofino_p4/vectors/");
+  auto* vo = vectors->add_option("--out", vec_out, "write the vectors into this folder");
+  auto* vc = vectors->add_option("--check", vec_check, "check the vectors in this folder");
+  vo->excludes(vc);
+  vc->excludes(vo);
+
+  std::vector<uint32_t> edges = {64, 2048};
+  uint32_t uplinks = 32, pipes = 4;
+  bool res_json = false;
+  auto* res = app.add_subcommand("resources", "estimate Tofino 1 resources (beside Table 2)");
+  res->add_option("--edges", edges, "edge switches of the network")
+      ->delimiter(',')
+      ->capture_default_str();
+  res->add_option("--uplinks", uplinks, "uplinks per switch (w)")->capture_default_str();
+  res->add_option("--pipes", pipes, "pipes of the device")->capture_default_str();
+  res->add_flag("--json", res_json, "machine-readable output");
+
+  if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
+  if (tables->parsed()) {
+    return RunTables(ta, CommandLine(argc, argv));
+  }
+  if (vectors->parsed()) {
+    if (vec_out.empty() && vec_check.empty()) {
+      return UsageError(kProgram, "vectors needs --out DIR or --check DIR");
+    }
+    return RunVectors(vec_out, vec_check);
+  }
+  if (uplinks == 0 || uplinks > OFAN_P4_MAX_UPLINKS) {
+    return UsageError(
+        kProgram, fmt::format("--uplinks {}: pofan.p4 takes 1..{}", uplinks, OFAN_P4_MAX_UPLINKS));
+  }
+  return RunResources(edges, uplinks, pipes, res_json);
+}
+
+}  // namespace
+}  // namespace ofan::p4
+
+int main(int argc, char** argv) {
+  return ofan::GuardMain("ofan-p4", 1, [&] { return ofan::p4::Main(argc, argv); });
+}
