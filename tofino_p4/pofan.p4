@@ -6,8 +6,10 @@
  *            library that ofan-dp and ofan-sim use) and the pointer register
  *            written once per pipe at load time (ofan-p4 tables)
  * modifies:  Ethernet destination and source (the next hop's and the output
- *            port's), IPv4 TTL - 1 and the header checksum; nothing else, so a
- *            RoCEv2 packet keeps its ICRC (which masks TTL and checksum)
+ *            port's), IPv4 TTL - 1, ECN CE on ECT packets that find their
+ *            queue above its threshold, and the header checksum; nothing
+ *            else, so a RoCEv2 packet keeps its ICRC (which masks TTL, ECN
+ *            and checksum)
  * next:      one output port per packet, the CPU port for ARP, LLDP and the
  *            gateway address, or a drop counted under its reason
  *
@@ -32,7 +34,10 @@
  *     own on Tofino); for a key that lost uplinks to failures, the r-th entry
  *     of its valid-uplink list (uplink_list, filled only for such keys);
  *  7. the rewrite: TTL - 1 (checked first: a packet whose TTL expires takes
- *     no pointer), the MACs of the output port, the checksum in the deparser.
+ *     no pointer), the MACs of the output port, the checksum in the deparser;
+ *  8. egress: CE on an ECT packet whose queue held at least the port's
+ *     threshold when it was enqueued (ofan-dp marks at enqueue above its
+ *     threshold too; Tofino counts the queue in 80-byte cells).
  *
  * Per-pipe pointers (App. H). `pipe` below is instanced once and given to
  * Switch for every pipe, so each pipe holds its own copy of the register:
@@ -154,8 +159,16 @@ struct ig_metadata_t {
     bit<8> x;               /* xorw(P[rank], id1) */
 }
 
-struct eg_headers_t {}
-struct eg_metadata_t {}
+struct eg_headers_t {
+    ethernet_h ethernet;
+    vlan_tag_h vlan;
+    ipv4_h ipv4;
+}
+
+struct eg_metadata_t {
+    bit<19> ecn_cells;      /* mark at or above this queue depth; 0: never */
+    bit<19> room;
+}
 
 /* ------------------------------------------------------------------ ingress */
 
@@ -358,7 +371,6 @@ control Ingress(inout headers_t hdr,
     }
 
     apply {
-        ig_tm_md.bypass_egress = 1;
         bit<16> ether_type = hdr.ethernet.ether_type;
         if (hdr.vlan.isValid()) {
             ether_type = hdr.vlan.ether_type;
@@ -457,13 +469,35 @@ control IngressDeparser(packet_out pkt,
 
 /* ------------------------------------------------------------------- egress */
 
-/* Ingress sets bypass_egress: egress has nothing to do. */
 parser EgressParser(packet_in pkt,
                     out eg_headers_t hdr,
                     out eg_metadata_t md,
                     out egress_intrinsic_metadata_t eg_intr_md) {
     state start {
         pkt.extract(eg_intr_md);
+        md.ecn_cells = 0;
+        transition parse_ethernet;
+    }
+
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            OFAN_P4_ETHERTYPE_VLAN: parse_vlan;
+            OFAN_P4_ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+
+    state parse_vlan {
+        pkt.extract(hdr.vlan);
+        transition select(hdr.vlan.ether_type) {
+            OFAN_P4_ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
         transition accept;
     }
 }
@@ -474,14 +508,54 @@ control Egress(inout eg_headers_t hdr,
                in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    apply { }
+
+    /* The port's ECN threshold in queue cells (fabric ports only: nothing
+     * to the CPU is marked). */
+    action set_ecn_threshold(bit<19> cells) {
+        md.ecn_cells = cells;
+    }
+    action no_marking() {
+        md.ecn_cells = 0;
+    }
+    table ecn_threshold {
+        key = { eg_intr_md.egress_port : exact @name("port"); }
+        actions = { set_ecn_threshold; @defaultonly no_marking; }
+        const default_action = no_marking();
+        size = OFAN_P4_PORT_TABLE_SIZE;
+    }
+
+    /* depth >= cells, as `cells |-| depth == 0` (saturating subtraction). */
+    action ecn_room() {
+        md.room = md.ecn_cells |-| eg_intr_md.enq_qdepth;
+    }
+
+    apply {
+        if (hdr.ipv4.isValid() && (hdr.ipv4.ecn == 1 || hdr.ipv4.ecn == 2)) {
+            ecn_threshold.apply();
+            if (md.ecn_cells != 0) {
+                ecn_room();
+                if (md.room == 0) {
+                    hdr.ipv4.ecn = 3;
+                }
+            }
+        }
+    }
 }
 
 control EgressDeparser(packet_out pkt,
                        inout eg_headers_t hdr,
                        in eg_metadata_t md,
                        in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Checksum() ipv4_checksum;
+
     apply {
+        if (hdr.ipv4.isValid()) {
+            hdr.ipv4.hdr_checksum = ipv4_checksum.update({
+                hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+                hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+                hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+                hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
+        }
         pkt.emit(hdr);
     }
 }

@@ -263,7 +263,7 @@ TEST(PofanModel, TheVectorsAgreeWithOfanDpFrameByFrame) {
     }
     ASSERT_EQ(s.ports.size(), fabric_of.size() + 1);  // and the CPU port
     ASSERT_EQ(file->frames.size(), spec.frames);
-    int forwarded = 0, cpu = 0, dropped = 0;
+    int forwarded = 0, cpu = 0, dropped = 0, ce = 0;
     for (const golden::Frame& f : file->frames) {
       const uint32_t in = static_cast<uint32_t>(f.Num("in_port"));
       const OfanDpResult want = ref.Process(fabric_of.at(in), f.in);
@@ -278,10 +278,21 @@ TEST(PofanModel, TheVectorsAgreeWithOfanDpFrameByFrame) {
         ASSERT_EQ(want.kind, OfanDpResult::Kind::kForward) << spec.name << " " << f.name;
         EXPECT_EQ(fabric_of.at(f.out[0].port), want.port) << spec.name << " " << f.name;
         EXPECT_EQ(f.out[0].bytes, want.bytes) << spec.name << " " << f.name;
+        // ECN: the marked frame is ofan-dp's MarkCe of the same frame; an
+        // unmarked one is not ECT.
+        std::vector<uint8_t> marked = want.bytes;
+        const bool ect = dp::MarkCe(marked.data(), dp::ForwardedL3Offset(marked.data()));
+        ASSERT_EQ(f.ce.size(), ect ? 1u : 0u) << spec.name << " " << f.name;
+        if (ect) {
+          EXPECT_EQ(f.ce[0].port, f.out[0].port);
+          EXPECT_EQ(f.ce[0].bytes, marked) << spec.name << " " << f.name;
+          ++ce;
+        }
         ++forwarded;
       }
     }
     EXPECT_GT(forwarded, 250) << spec.name;
+    EXPECT_GT(ce, 100) << spec.name;
     EXPECT_GT(cpu, 0) << spec.name;
     EXPECT_GT(dropped, 10) << spec.name;
   }
@@ -310,6 +321,37 @@ TEST(PofanModel, DropsWhatItCannotParseAndCountsIt) {
   out = model.Process(t->options.dev_ports[0], f);
   ASSERT_TRUE(out);
   EXPECT_EQ(out->drop_reason, OFAN_P4_DROP_IPV4_OPTIONS);
+}
+
+TEST(PofanModel, MarksEctAtTheThresholdAsOfanDpDoes) {
+  auto tree = FatTree::Make(4, 3);
+  auto t =
+      ComputePofanTables(*tree, SwitchId(0), {}, PofanOptions{.pipe_size = 1, .ecn_bytes = 8000});
+  ASSERT_TRUE(t);
+  ASSERT_EQ(EcnCells(8000), 101u);  // more than 8,000 bytes: 101 cells of 80
+  PofanModel model(*t);
+  Rng rng(3);
+  for (uint8_t ecn = 0; ecn < 4; ++ecn) {
+    auto f = RoceFrame(*tree, SwitchId(0), 0, HostId(0), HostId(1), false, rng);
+    f[15] = static_cast<uint8_t>((f[15] & ~3u) | ecn);
+    f[24] = f[25] = 0;
+    const uint16_t c = pkt::Ipv4Checksum(&f[14], 20);
+    f[24] = static_cast<uint8_t>(c >> 8);
+    f[25] = static_cast<uint8_t>(c);
+    for (uint32_t depth : {0u, 100u, 101u, 5000u}) {
+      const auto out = model.Process(t->options.dev_ports[0], f, depth);
+      ASSERT_TRUE(out && !out->dropped());
+      const bool mark = depth >= 101 && (ecn == 1 || ecn == 2);
+      EXPECT_EQ(out->bytes[15] & 3, mark ? 3 : ecn) << int(ecn) << " " << depth;
+      EXPECT_EQ(pkt::Ipv4Checksum(&out->bytes[14], 20), 0) << "checksum kept valid";
+    }
+  }
+  // No marking at all with a threshold of 0, and nothing to the CPU is marked.
+  auto off =
+      ComputePofanTables(*tree, SwitchId(0), {}, PofanOptions{.pipe_size = 1, .ecn_bytes = 0});
+  ASSERT_TRUE(off);
+  EXPECT_TRUE(off->ecn_threshold.empty());
+  for (const EcnEntry& e : t->ecn_threshold) EXPECT_NE(e.port, t->cpu_port);
 }
 
 TEST(PofanTables, RefusesWhatTheProgramCannotTakeSayingWhy) {
@@ -391,7 +433,7 @@ TEST(BfrtWriter, JsonNamesEveryTableAndTheUpdateOnlyWhatChanged) {
   EXPECT_EQ(names, (std::set<std::string>{"pipe.Ingress.switch_config", "pipe.Ingress.route",
                                           "pipe.Ingress.f2_xorw", "pipe.Ingress.f2_add",
                                           "pipe.Ingress.uplink_list", "pipe.Ingress.pofan_key",
-                                          "pipe.Ingress.port_mac"}));
+                                          "pipe.Ingress.port_mac", "pipe.Egress.ecn_threshold"}));
   EXPECT_EQ(j["registers"][0]["pipes"].size(), 4u);
   const std::string full = BfrtPythonScript(*a, "test");
   EXPECT_NE(full.find("ig.pointers.symmetric_mode_set(False)"), std::string::npos);

@@ -22,7 +22,7 @@ uint64_t MacValue(const lb::MacBytes& m) {
 
 // One entry in BF Runtime's terms: key fields, action, data fields.
 struct Entry {
-  std::string table;  // without the "pipe.Ingress." prefix
+  std::string table;  // "route", or "Egress.ecn_threshold" outside Ingress
   std::vector<std::pair<std::string, uint64_t>> key;
   std::string action;  // without the control's prefix
   std::vector<std::pair<std::string, uint64_t>> data;
@@ -84,9 +84,21 @@ std::vector<Entry> Entries(const PofanTables& t) {
 }
 
 const std::vector<std::string>& TableNames() {
-  static const std::vector<std::string> n = {"route",       "f2_xorw",   "f2_add",
-                                             "uplink_list", "pofan_key", "port_mac"};
+  static const std::vector<std::string> n = {
+      "route", "f2_xorw", "f2_add", "uplink_list", "pofan_key", "port_mac", "Egress.ecn_threshold"};
   return n;
+}
+
+// The control a table (or its action) belongs to, and its short name.
+std::string ControlOf(const std::string& table) {
+  return table.rfind("Egress.", 0) == 0 ? "Egress" : kIngress;
+}
+std::string ShortName(const std::string& table) {
+  return table.rfind("Egress.", 0) == 0 ? table.substr(7) : table;
+}
+// The table's variable in the scripts: ig.route, eg.ecn_threshold.
+std::string ScriptTable(const std::string& table) {
+  return (ControlOf(table) == kIngress ? "ig." : "eg.") + ShortName(table);
 }
 
 std::string Args(const std::vector<std::pair<std::string, uint64_t>>& f) {
@@ -111,11 +123,12 @@ std::string Header(const PofanTables& t, const std::string& command_line, const 
   o << "# Load into a running switch: $SDE/run_bfshell.sh -b THIS_FILE\n";
   o << "p4 = bfrt." << OFAN_P4_PROGRAM_NAME << ".pipe\n";
   o << "ig = p4." << kIngress << "\n";
+  o << "eg = p4.Egress\n";
   return o.str();
 }
 
 std::string AddLine(const Entry& e) {
-  return fmt::format("ig.{}.add_with_{}({})\n", e.table, e.action, Join(e.key, e.data));
+  return fmt::format("{}.add_with_{}({})\n", ScriptTable(e.table), e.action, Join(e.key, e.data));
 }
 
 }  // namespace
@@ -144,11 +157,13 @@ json TablesToJson(const PofanTables& t, bool with_registers) {
     json key = json::object(), data = json::object();
     for (const auto& [n, v] : e.key) key[n] = v;
     for (const auto& [n, v] : e.data) data[n] = v;
-    by_table[e.table].push_back(
-        {{"key", key}, {"action", fmt::format("{}.{}", kIngress, e.action)}, {"data", data}});
+    by_table[e.table].push_back({{"key", key},
+                                 {"action", fmt::format("{}.{}", ControlOf(e.table), e.action)},
+                                 {"data", data}});
   }
   for (const std::string& n : TableNames()) {
-    tables.push_back({{"name", fmt::format("pipe.{}.{}", kIngress, n)}, {"entries", by_table[n]}});
+    tables.push_back({{"name", fmt::format("pipe.{}.{}", ControlOf(n), ShortName(n))},
+                      {"entries", by_table[n]}});
   }
   j["tables"] = tables;
   if (with_registers) {
@@ -165,7 +180,7 @@ std::string BfrtPythonScript(const PofanTables& t, const std::string& command_li
   o << Header(t, command_line, with_registers ? "Tables and pointers" : "Tables");
   // Clearing and the register's mode go before the batch: they are not
   // entry operations.
-  for (const std::string& n : TableNames()) o << "ig." << n << ".clear()\n";
+  for (const std::string& n : TableNames()) o << ScriptTable(n) << ".clear()\n";
   // One value per pipe: POfan's pointers are the pipe's own (App. H).
   if (with_registers) o << "ig.pointers.symmetric_mode_set(False)\n";
   o << "bfrt.batch_begin()\n";
@@ -203,14 +218,15 @@ std::string BfrtPythonUpdate(const PofanTables& from, const PofanTables& to,
       if (old == old_entries.end()) {
         o << AddLine(e);
       } else if (!same(old->second, e)) {
-        o << fmt::format("ig.{}.mod_with_{}({})\n", e.table, e.action, Join(e.key, e.data));
+        o << fmt::format("{}.mod_with_{}({})\n", ScriptTable(e.table), e.action,
+                         Join(e.key, e.data));
       }
     }
   };
   auto remove = [&](const std::string& table) {
     for (const auto& [k, e] : old_entries) {
       if (k.first == table && !new_entries.count(k)) {
-        o << fmt::format("ig.{}.delete({})\n", e.table, Args(e.key));
+        o << fmt::format("{}.delete({})\n", ScriptTable(e.table), Args(e.key));
       }
     }
   };

@@ -175,6 +175,17 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
                                       lb::PeerMac(tree, sw, static_cast<int>(p))});
   }
 
+  // ecn_threshold: every fabric port, none for the CPU.
+  if (o.ecn_bytes != 0) {
+    if (EcnCells(o.ecn_bytes) >= (1u << 19)) {
+      return Invalid(fmt::format("an ECN threshold of {} bytes is past Tofino's 19-bit queue depth",
+                                 o.ecn_bytes));
+    }
+    for (uint32_t p = 0; p < k; ++p) {
+      t.ecn_threshold.push_back(EcnEntry{o.dev_ports[p], EcnCells(o.ecn_bytes)});
+    }
+  }
+
   t.pointers.assign(o.num_pipes, std::vector<uint8_t>{});
   if (w == 0) return t;  // cores and spines only go down
 

@@ -47,6 +47,9 @@ struct PofanOptions {
   // The CPU port; unset: Tofino 1's PCIe port (320 on a 4-pipe part, 192 on
   // a 2-pipe part).
   std::optional<uint16_t> cpu_port = std::nullopt;
+  // ECN: CE-mark ECT packets that find more than this many bytes queued
+  // (ofan-dp's egress `ecn`, default 100 KiB); 0: no marking.
+  uint64_t ecn_bytes = 100 * 1024;
   uint64_t seed = 1;  // lb::PolicyConfig::seed
   // lb::SwitchLbSetup::salt; DefaultSalt(switch) unless set.
   bool salt_set = false;
@@ -104,6 +107,17 @@ struct PortMacEntry {
   lb::MacBytes src{}, dst{};
 };
 
+struct EcnEntry {  // Egress.ecn_threshold: mark at or above `cells` queued
+  uint16_t port = 0;
+  uint32_t cells = 0;
+};
+
+// The queue depth in cells at which a packet is marked, for "more than
+// ecn_bytes queued" (Tofino's depth is whole cells).
+constexpr uint32_t EcnCells(uint64_t ecn_bytes) {
+  return static_cast<uint32_t>(ecn_bytes / OFAN_P4_QUEUE_CELL_BYTES + 1);
+}
+
 struct PofanTables {
   // What they were computed for.
   int k = 0, levels = 3;
@@ -122,6 +136,7 @@ struct PofanTables {
   std::vector<AddEntry> f2_add;
   std::vector<ListEntry> uplink_list;
   std::vector<PortMacEntry> port_mac;
+  std::vector<EcnEntry> ecn_threshold;  // in Egress
   // pointers[pipe][index], every pipe of the device (a pipe without ports of
   // this switch keeps zeros).
   std::vector<std::vector<uint8_t>> pointers;

@@ -67,6 +67,9 @@ ResourceEstimate EstimateResources(const NetworkSize& in) {
   r.tables.push_back(Exact("f2_add", 4, uint64_t{w} * w, 16, 9, 2));
   // Stage 5: the output port's MACs, and the drop counter.
   r.tables.push_back(Exact("port_mac", 5, 2 * w, 9, 96, 2));
+  // Egress: the port's ECN threshold (19 bits of action data).
+  r.tables.push_back(Exact("ecn_threshold", 0, 2 * w, 9, 19, 2));
+  r.tables.back().kind = "exact (egress)";
   TableEstimate cnt{"drops", "counter", 5, OFAN_P4_NUM_DROP_REASONS, 64, 2, 1, 0, 0, 0};
   cnt.bytes = OFAN_P4_NUM_DROP_REASONS * 8;
   r.tables.push_back(cnt);
@@ -81,9 +84,10 @@ ResourceEstimate EstimateResources(const NetworkSize& in) {
   r.meter_alus = 1;  // `advance`: one stateful ALU, one per pipe
   // Gateways: parser error / IPv4 validity, the version-to-BTH checks folded
   // by the compiler into a few, the class, two TTL checks, the key's hit and
-  // drop state, degraded, the CPU port, the final drop.
-  r.gateways = 11;
-  r.vliw_actions = 14;  // the program's actions that write PHV
+  // drop state, degraded, the CPU port, the final drop; in egress, ECT and
+  // the threshold.
+  r.gateways = 13;
+  r.vliw_actions = 17;  // the program's actions that write PHV
   r.pointer_bytes_per_pipe = reg.rams * kRamWords * kWordBits / 8;
   r.edges_per_pointer_ram = uint64_t{kRamWords} * (kWordBits / 8) / 2;
   return r;

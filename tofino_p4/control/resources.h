@@ -27,7 +27,7 @@ struct NetworkSize {
 
 struct TableEstimate {
   std::string name;
-  std::string kind;  // "exact", "register", "counter", "keyless"
+  std::string kind;  // "exact", "exact (egress)", "register", "counter", "keyless"
   uint32_t stage = 0;
   uint64_t entries = 0;
   uint32_t entry_bits = 0;  // key + immediate data + action + version

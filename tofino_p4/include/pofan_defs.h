@@ -40,6 +40,9 @@
 #define OFAN_P4_F2_TABLE_SIZE 1024         /* w * 2^ceil(log2 w), and w * w */
 #define OFAN_P4_PORT_TABLE_SIZE 512        /* device ports (9 bits) */
 
+/* The traffic manager counts queues in cells of this many bytes (Tofino 1). */
+#define OFAN_P4_QUEUE_CELL_BYTES 80
+
 /* Tofino device ports: the pipe is bits 8:7 (so POfan's pipe of a packet is
  * its ingress port >> 7). */
 #define OFAN_P4_PIPE_SHIFT 7

@@ -208,8 +208,9 @@ ParseResult IngressParser(std::span<const uint8_t> f) {
   return r;
 }
 
-// IngressDeparser: the checksum update, then emit every valid header, then
-// the rest of the packet as it came.
+// IngressDeparser (and EgressDeparser, whose headers are a subset): the
+// checksum update, then emit every valid header, then the rest of the packet
+// as it came.
 std::vector<uint8_t> IngressDeparser(Headers& h, std::span<const uint8_t> f, size_t payload) {
   std::vector<uint8_t> o;
   o.reserve(f.size());
@@ -269,10 +270,62 @@ void PofanModel::UpdateTables(const PofanTables& t) {
     list_[static_cast<uint32_t>(e.ptr) << 8 | e.rank] = e.port;
   port_mac_.clear();
   for (const PortMacEntry& e : t.port_mac) port_mac_[e.port] = e;
+  ecn_cells_.clear();
+  for (const EcnEntry& e : t.ecn_threshold) ecn_cells_[e.port] = e.cells;
+}
+
+std::vector<uint8_t> PofanModel::Egress(std::span<const uint8_t> frame, uint16_t egress_port,
+                                        uint32_t enq_qdepth) const {
+  // EgressParser: Ethernet, the tag, IPv4; the rest is payload.
+  ParseResult pr;
+  Headers& h = pr.hdr;
+  size_t off = 0;
+  if (frame.size() >= 14) {
+    h.ethernet.valid = true;
+    std::memcpy(h.ethernet.dst.data(), &frame[0], 6);
+    std::memcpy(h.ethernet.src.data(), &frame[6], 6);
+    h.ethernet.ether_type = Be16At(&frame[12]);
+    off = 14;
+    uint16_t next = h.ethernet.ether_type;
+    if (next == OFAN_P4_ETHERTYPE_VLAN && frame.size() >= off + 4) {
+      h.vlan.valid = true;
+      h.vlan.tci = Be16At(&frame[off]);
+      h.vlan.ether_type = Be16At(&frame[off + 2]);
+      off += 4;
+      next = h.vlan.ether_type;
+    }
+    if (next == OFAN_P4_ETHERTYPE_IPV4 && frame.size() >= off + 20) {
+      const uint8_t* ip = &frame[off];
+      Ipv4& v4 = h.ipv4;
+      v4.valid = true;
+      v4.version = ip[0] >> 4;
+      v4.ihl = ip[0] & 0xF;
+      v4.dscp = ip[1] >> 2;
+      v4.ecn = ip[1] & 3;
+      v4.total_len = Be16At(ip + 2);
+      v4.identification = Be16At(ip + 4);
+      v4.flags = ip[6] >> 5;
+      v4.frag_offset = Be16At(ip + 6) & 0x1FFF;
+      v4.ttl = ip[8];
+      v4.protocol = ip[9];
+      v4.hdr_checksum = Be16At(ip + 10);
+      v4.src_addr = Be32At(ip + 12);
+      v4.dst_addr = Be32At(ip + 16);
+      off += 20;
+    }
+  }
+  // Egress.apply
+  if (h.ipv4.valid && (h.ipv4.ecn == 1 || h.ipv4.ecn == 2)) {
+    const auto e = ecn_cells_.find(egress_port);
+    const uint32_t cells = e == ecn_cells_.end() ? 0 : e->second;  // no_marking
+    if (cells != 0 && (cells > enq_qdepth ? cells - enq_qdepth : 0) == 0) h.ipv4.ecn = 3;
+  }
+  return IngressDeparser(h, frame, off);  // the same checksum update and emits
 }
 
 std::optional<ModelOutput> PofanModel::Process(uint16_t ingress_port,
-                                               std::span<const uint8_t> frame) {
+                                               std::span<const uint8_t> frame,
+                                               uint32_t enq_qdepth) {
   if (ingress_port >= OFAN_P4_PORT_TABLE_SIZE || PipeOfDevPort(ingress_port) >= num_pipes()) {
     return std::nullopt;
   }
@@ -417,7 +470,7 @@ std::optional<ModelOutput> PofanModel::Process(uint16_t ingress_port,
   }
   out.port = egress_port;
   out.to_cpu = egress_port == md.cpu_port;
-  out.bytes = IngressDeparser(hdr, frame, pr.payload);
+  out.bytes = Egress(IngressDeparser(hdr, frame, pr.payload), egress_port, enq_qdepth);
   return out;
 }
 

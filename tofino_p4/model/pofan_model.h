@@ -10,7 +10,9 @@
 // modifies:  the pointer register of the packet's ingress pipe, the drop
 //            counters
 // next:      ModelOutput: the output device port and the frame's bytes as
-//            the deparser emits them, or the drop reason
+//            the egress deparser emits them, or the drop reason. The traffic
+//            manager is not modelled: the caller says how deep the output
+//            queue was (in cells) when the packet was enqueued.
 //
 // Tables change as the control plane changes them (UpdateTables): entries
 // are replaced, registers are not, as on the device after a link failure.
@@ -55,9 +57,16 @@ class PofanModel {
   // Replaces every table's entries; registers stay as they are.
   void UpdateTables(const PofanTables& t);
 
-  // One frame in through `ingress_port`; nullopt when the device has no such
+  // One frame in through `ingress_port`, through ingress, then egress with
+  // `enq_qdepth` cells in its queue; nullopt when the device has no such
   // port (a 9-bit port on one of its pipes).
-  std::optional<ModelOutput> Process(uint16_t ingress_port, std::span<const uint8_t> frame);
+  std::optional<ModelOutput> Process(uint16_t ingress_port, std::span<const uint8_t> frame,
+                                     uint32_t enq_qdepth = 0);
+
+  // The egress pipe alone, on a frame as the ingress deparser emits it
+  // (egress parses it again, as on the device). Stateless.
+  std::vector<uint8_t> Egress(std::span<const uint8_t> frame, uint16_t egress_port,
+                              uint32_t enq_qdepth) const;
 
   uint8_t pointer(uint32_t pipe, uint16_t index) const { return pointers_[pipe][index]; }
   uint32_t num_pipes() const { return static_cast<uint32_t>(pointers_.size()); }
@@ -71,7 +80,8 @@ class PofanModel {
   std::unordered_map<uint32_t, uint16_t> add_;   // (x, id2) -> port
   std::unordered_map<uint32_t, uint16_t> list_;  // (ptr, rank) -> port
   std::unordered_map<uint16_t, PortMacEntry> port_mac_;
-  std::vector<std::vector<uint8_t>> pointers_;  // [pipe][index], the Register
+  std::unordered_map<uint16_t, uint32_t> ecn_cells_;  // Egress.ecn_threshold
+  std::vector<std::vector<uint8_t>> pointers_;        // [pipe][index], the Register
   std::array<uint64_t, OFAN_P4_NUM_DROP_REASONS> drops_{};
 };
 

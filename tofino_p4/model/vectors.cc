@@ -248,7 +248,9 @@ Result<VectorSet> MakeVectors(const VectorSpec& spec) {
     << ".tables.json; do not edit by hand. Frames go in this order: each up-bound\n"
        "# one advances its pipe's pointer. Port numbers are device ports; fabric_port= is the\n"
        "# fat-tree port; the port with cpu=1 is the CPU port (no MACs: frames to it are not\n"
-       "# rewritten), and to_cpu=1 marks a frame that leaves there.\n";
+       "# rewritten), and to_cpu=1 marks a frame that leaves there. A ce line is the frame as it\n"
+       "# leaves when it finds its queue at the port's ECN threshold (ecn_cells=, in 80-byte\n"
+       "# cells); a forwarded frame without one is not ECT.\n";
   g << fmt::format(
       "switch {} k={} levels={} id={} policy=pofan pipe_size={} pipes={} seed={} "
       "salt={} cpu_port={}\n",
@@ -278,7 +280,14 @@ Result<VectorSet> MakeVectors(const VectorSpec& spec) {
       g << fmt::format(" cls={} dest={} ptr={} rank={}", out->cls, out->dest, out->ptr, out->rank);
     }
     g << "\nin " << Hex(m.bytes) << "\n";
-    if (!out->dropped()) g << "out " << out->port << " " << Hex(out->bytes) << "\n";
+    if (!out->dropped()) {
+      g << "out " << out->port << " " << Hex(out->bytes) << "\n";
+      // The same frame leaving when its queue is at the port's ECN threshold.
+      if (!out->to_cpu && t.options.ecn_bytes != 0) {
+        const auto marked = model.Egress(out->bytes, out->port, EcnCells(t.options.ecn_bytes));
+        if (marked != out->bytes) g << "ce " << out->port << " " << Hex(marked) << "\n";
+      }
+    }
   }
   VectorSet v;
   v.golden = g.str();

@@ -7,7 +7,9 @@ switch_config default, and the pointer register per pipe: asymmetric, since
 each pipe has its own pointers), then sends the frames in file order and checks
 each one: the expected bytes on the expected device port, or nothing at all
 for a drop. The order matters: every up-bound frame advances its pipe's
-pointer, as in the model that made the vectors.
+pointer, as in the model that made the vectors. The vectors' ce lines (the
+frame as ECN marks it above the queue threshold) are not checked here: a test
+cannot set a queue's depth; the C++ tests check them against ofan-dp.
 
 Needs the SDE (bfrt_grpc, ptf, bfruntime_client_base_tests); nothing here runs
 in this repository's CI, which checks the same vectors against the C++ model.
@@ -41,7 +43,9 @@ P4_NAME = "pofan"
 CLIENT_ID = 0
 TABLES_FORMAT = "ofan-p4-tables-1"
 # Tables in the order they are loaded: lists before the keys that read them.
-LOAD_ORDER = ["route", "f2_xorw", "f2_add", "uplink_list", "pofan_key", "port_mac"]
+LOAD_ORDER = ["pipe.Ingress." + n for n in
+              ("route", "f2_xorw", "f2_add", "uplink_list", "pofan_key", "port_mac")] + \
+    ["pipe.Egress.ecn_threshold"]
 
 logger = logging.getLogger("pofan_vectors")
 
@@ -97,9 +101,8 @@ class PofanVectors(BfRuntimeTest):
         return self.bfrt_info.table_get(name)
 
     def clear(self):
-        for short in LOAD_ORDER:
-            t = self.table("pipe.Ingress." + short)
-            t.entry_del(self.target, [])
+        for name in LOAD_ORDER:
+            self.table(name).entry_del(self.target, [])
         self.table("pipe.Ingress.switch_config").default_entry_reset(self.target)
 
     def load(self, spec):
@@ -110,8 +113,7 @@ class PofanVectors(BfRuntimeTest):
         sc = self.table("pipe.Ingress.switch_config")
         sc.default_entry_set(self.target, sc.make_data(
             [gc.DataTuple(k, v) for k, v in cfg["data"].items()], cfg["action"]))
-        for short in LOAD_ORDER:
-            name = "pipe.Ingress." + short
+        for name in LOAD_ORDER:
             t = self.table(name)
             entries = by_name[name]["entries"]
             keys = [t.make_key([gc.KeyTuple(k, v) for k, v in e["key"].items()]) for e in entries]

@@ -72,6 +72,7 @@ struct TablesArgs {
   std::vector<uint16_t> dev_ports;
   int cpu_port = -1;
   uint64_t seed = 1;
+  uint64_t ecn_bytes = 100 * 1024;
   std::string format = "bfrt", out;
   bool no_registers = false;
 };
@@ -87,6 +88,7 @@ int RunTables(const TablesArgs& a, const std::string& cmd) {
   o.dev_ports = a.dev_ports;
   if (a.cpu_port >= 0) o.cpu_port = static_cast<uint16_t>(a.cpu_port);
   o.seed = a.seed;
+  o.ecn_bytes = a.ecn_bytes;
   auto t = ComputePofanTables(*tree, *sw, a.failed, o);
   if (!t) return UsageError(kProgram, t.error().message);
   std::string text;
@@ -251,6 +253,10 @@ int Main(int argc, char** argv) {
       ->delimiter(',');
   tables->add_option("--cpu-port", ta.cpu_port,
                      "CPU device port (default: 320 on 4 pipes, else 192)");
+  tables
+      ->add_option("--ecn-bytes", ta.ecn_bytes,
+                   "CE-mark ECT packets that find more than this many bytes queued (0: never)")
+      ->capture_default_str();
   tables->add_option("--seed", ta.seed, "POfan's seed (lb::PolicyConfig::seed)")
       ->capture_default_str();
   tables->add_option("--format", ta.format, "bfrt (a bfrt_python script) or json")
