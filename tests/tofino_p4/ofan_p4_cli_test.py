@@ -99,6 +99,10 @@ def main():
         os.remove(os.path.join(copy, "agg_k8.tables.json"))
         r = run("vectors", "--check", copy)
         check(r.returncode == 1 and "is missing" in r.stderr, "vectors --check finds a missing file")
+        r = run("vectors", "--check", copy, "--json")
+        rep = json.loads(r.stdout) if r.stdout.strip() else []
+        check(r.returncode == 1 and {e["status"] for e in rep} == {"ok", "differs", "missing"},
+              "vectors --check --json: ok, differs, missing")
         out = os.path.join(tmp, "fresh")
         r = run("vectors", "--out", out)
         check(r.returncode == 0 and len(os.listdir(out)) == 8, "vectors --out writes 8 files")

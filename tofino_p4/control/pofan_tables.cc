@@ -17,6 +17,7 @@ using lb::FatTree;
 using lb::SwitchId;
 
 uint32_t DefaultSalt(SwitchId s) {
+  // dataplane/stages/balance.cc: SplitMix64(switch id * 7919 + worker).
   return static_cast<uint32_t>(SplitMix64(s.value() * 7919ull + 0));
 }
 

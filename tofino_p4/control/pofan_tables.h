@@ -56,7 +56,9 @@ struct PofanOptions {
   uint32_t salt = 0;
 };
 
-// ofan-dp's salt for its first worker (dataplane/stages/balance.cc).
+// ofan-dp's salt for its first worker (dataplane/stages/balance.cc): the
+// pointers of a one-worker ofan-dp switch. (With more workers, each worker
+// draws the rows of its own pipes with its own salt.)
 uint32_t DefaultSalt(lb::SwitchId s);
 
 // Fat-tree port p on pipe p / pipe_size, 100G ports every 4 lanes (every 2 or

@@ -122,11 +122,27 @@ int RunTables(const TablesArgs& a, const std::string& cmd) {
   return WriteFile(a.out, text) ? kExitOk : kExitFailed;
 }
 
-int RunVectors(const std::string& out_dir, const std::string& check_dir) {
+int RunVectors(const std::string& out_dir, const std::string& check_dir, bool json_out) {
   const bool check = !check_dir.empty();
   const std::string dir = check ? check_dir : out_dir;
-  if (!check) std::filesystem::create_directories(dir);
+  if (!check) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      std::cerr << kProgram << ": cannot make " << dir << ": " << ec.message() << "\n";
+      return kExitFailed;
+    }
+  }
   int differ = 0;
+  nlohmann::json report = nlohmann::json::array();
+  auto say = [&](const std::string& path, const char* status) {
+    if (json_out) {
+      report.push_back({{"path", path}, {"status", status}});
+    } else {
+      std::cout << (std::string(status) == "ok" ? "ok  " : std::string(status) + " ") << path
+                << "\n";
+    }
+  };
   for (const VectorSpec& spec : DefaultVectorSpecs()) {
     auto v = MakeVectors(spec);
     if (!v) {
@@ -143,20 +159,23 @@ int RunVectors(const std::string& out_dir, const std::string& check_dir) {
           std::cerr << kProgram << ": " << path << " is missing (ofan-p4 vectors --out " << dir
                     << " makes it)\n";
           ++differ;
+          say(path, "missing");
         } else if (*disk != *text) {
           std::cerr << kProgram << ": " << path
                     << " is not what the model makes now (ofan-p4 vectors --out " << dir
                     << " remakes it; look at the diff before committing)\n";
           ++differ;
+          say(path, "differs");
         } else {
-          std::cout << "ok  " << path << "\n";
+          say(path, "ok");
         }
       } else {
         if (!WriteFile(path, *text)) return kExitFailed;
-        std::cout << "wrote " << path << "\n";
+        say(path, "wrote");
       }
     }
   }
+  if (json_out) std::cout << report.dump(1) << "\n";
   return differ ? kExitFailed : kExitOk;
 }
 
@@ -266,9 +285,11 @@ int Main(int argc, char** argv) {
   tables->add_option("-o,--out", ta.out, "output file (default: standard output)");
 
   std::string vec_out, vec_check;
+  bool vec_json = false;
   auto* vectors = app.add_subcommand("vectors", "write or check tofino_p4/vectors/");
   auto* vo = vectors->add_option("--out", vec_out, "write the vectors into this folder");
   auto* vc = vectors->add_option("--check", vec_check, "check the vectors in this folder");
+  vectors->add_flag("--json", vec_json, "machine-readable output");
   vo->excludes(vc);
   vc->excludes(vo);
 
@@ -291,7 +312,7 @@ int Main(int argc, char** argv) {
     if (vec_out.empty() && vec_check.empty()) {
       return UsageError(kProgram, "vectors needs --out DIR or --check DIR");
     }
-    return RunVectors(vec_out, vec_check);
+    return RunVectors(vec_out, vec_check, vec_json);
   }
   if (uplinks == 0 || uplinks > OFAN_P4_MAX_UPLINKS) {
     return UsageError(
