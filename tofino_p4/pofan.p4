@@ -184,7 +184,15 @@ parser IngressParser(packet_in pkt,
         md.checksum_err = 0;
         md.drop_reason = OFAN_P4_DROP_NONE;
         md.cls = OFAN_P4_CLASS_DATA;
+        md.dest = 0;
+        md.cpu_port = 0;
+        md.ptr = 0;
+        md.last = 0;
+        md.id1 = 0;
+        md.id2 = 0;
         md.degraded = 0;
+        md.rank = 0;
+        md.x = 0;
         transition parse_ethernet;
     }
 
@@ -476,6 +484,7 @@ parser EgressParser(packet_in pkt,
     state start {
         pkt.extract(eg_intr_md);
         md.ecn_cells = 0;
+        md.room = 0;
         transition parse_ethernet;
     }
 
