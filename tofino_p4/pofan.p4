@@ -7,7 +7,7 @@
  *            written once per pipe at load time (ofan-p4 tables)
  * modifies:  Ethernet destination and source (the next hop's and the output
  *            port's), IPv4 TTL - 1, ECN CE on ECT packets that find their
- *            queue above its threshold, and the header checksum; nothing
+ *            queue at or above its threshold, and the header checksum; nothing
  *            else, so a RoCEv2 packet keeps its ICRC (which masks TTL, ECN
  *            and checksum)
  * next:      one output port per packet, the CPU port for ARP, LLDP and the
