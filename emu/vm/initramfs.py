@@ -42,7 +42,22 @@ shares=$(arg shares | tr , ' ')
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose @ROOT_TAG@ /newroot; then
   echo "init: cannot mount the host's root (9p tag @ROOT_TAG@)"; poweroff -f
 fi
+# Host folders under those scratch mounts that the guest must still see (a
+# checkout in /tmp: the agent and the test binaries live there) are held
+# aside and put back on top.
+keep=$(arg keep | tr , ' ')
+i=0
+for k in $keep; do
+  mkdir -p "/keep$i"
+  mount --bind "/newroot$k" "/keep$i" || echo "init: cannot hold $k"
+  i=$((i+1))
+done
 for d in tmp run var/tmp; do mount -t tmpfs -o mode=1777 tmpfs "/newroot/$d" 2>/dev/null; done
+i=0
+for k in $keep; do
+  mkdir -p "/newroot$k" && mount --move "/keep$i" "/newroot$k" || echo "init: cannot keep $k"
+  i=$((i+1))
+done
 mount --move /dev /newroot/dev
 mkdir -p /newroot/dev/shm /newroot/dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /newroot/dev/shm

@@ -30,6 +30,22 @@ from pathlib import Path
 from . import initramfs
 
 AGENT = Path(__file__).resolve().parent / "agent.py"
+# The guest mounts fresh tmpfs on these (initramfs.INIT); host folders below
+# them that the guest needs are kept visible (ofan.keep).
+GUEST_SCRATCH = ("/tmp", "/run", "/var/tmp")
+
+
+def kept_paths(paths):
+    """Those of paths (resolved) that the guest's scratch mounts would hide."""
+    out = []
+    for p in paths:
+        r = str(Path(p).resolve())
+        if any(r == d or r.startswith(d + "/") for d in GUEST_SCRATCH) and r not in GUEST_SCRATCH:
+            if any(c in r for c in " ,\t\n"):
+                raise VmError(f"{r!r}: a path the VM must see may not hold spaces or commas")
+            if r not in out:
+                out.append(r)
+    return out
 PROBE_FILE = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu")) / "kvm-probe.json"
 
 
@@ -149,6 +165,7 @@ class Vm:
     def command(self):
         initrd = initramfs.build(self.kernel)
         accel = accelerator()
+        keep = kept_paths([AGENT.parents[2], os.getcwd()])
         cmd = [qemu_binary(), "-name", f"{self.name},process={self.name}",
                "-accel", accel, "-cpu", "host" if accel == "kvm" else "max",
                "-m", str(self.mem_mb), "-smp", str(self.cpus),
@@ -161,6 +178,9 @@ class Vm:
                    "cryptomgr.notests random.trust_cpu=on no_timer_check tsc=reliable",
                    f"ofan.agent={AGENT}",
                    f"ofan.shares={','.join(self.shares)}" if self.shares else "",
+                   # The checkout (the agent, the binaries under test) and the
+                   # working directory, where the guest's tmpfs would hide them.
+                   f"ofan.keep={','.join(keep)}" if keep else "",
                    self.append) if x),
                "-serial", f"file:{self.console_path}",
                "-virtfs", f"local,path=/,mount_tag={initramfs.ROOT_TAG},security_model=none,"

@@ -53,6 +53,13 @@ def main():
           "no command" in r.stderr, r.stderr.strip())
     r = emu("vm", "run", "--mem", "16", "--", "true")
     check("vm run --mem 16: exit 2", r.returncode == 2, r.stderr.strip())
+    # Host folders the guest's scratch tmpfs would hide (a checkout under
+    # /tmp: the agent and the binaries under test) are kept visible.
+    sys.path.insert(0, os.path.join(REPO, "emu"))
+    from vm.qemu import kept_paths  # noqa: E402
+    check("kept_paths: below /tmp, /run, /var/tmp only",
+          kept_paths(["/tmp/ci/repo", "/work/x", "/tmp", "/run/a", "/var/tmp/b", "/tmp/ci/repo"])
+          == ["/tmp/ci/repo", "/run/a", "/var/tmp/b"])
     r = emu("vm", "check", "--json")
     c = json.loads(r.stdout) if r.stdout.strip() else {}
     if r.returncode != 0:
