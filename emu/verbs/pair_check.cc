@@ -23,17 +23,6 @@ const char* DirectionName(Direction d) {
   return d == Direction::kBoth ? "both" : d == Direction::kTx ? "tx" : "rx";
 }
 
-void FillMessage(uint8_t* p, uint64_t m, uint64_t size) {
-  for (uint64_t k = 0; k < size; ++k) p[k] = PairByte(m, k);
-}
-
-bool MessageIntact(const uint8_t* p, uint64_t m, uint64_t size) {
-  for (uint64_t k = 0; k < size; ++k) {
-    if (p[k] != PairByte(m, k)) return false;
-  }
-  return true;
-}
-
 // One side's run, after the options were checked.
 class PairRun {
  public:
@@ -127,7 +116,8 @@ Status PairRun::Setup() {
   if (!rb) return rb.error();
   recv_ = std::move(*rb);
   if (sends_) {
-    for (uint64_t m = 0; m < o_.count; ++m) FillMessage(send_->data() + m * o_.size, m, o_.size);
+    for (uint64_t m = 0; m < o_.count; ++m)
+      rcx::FillPairMessage(send_->data() + m * o_.size, m, o_.size);
   }
   st_.assign(o_.qps, QpState{});
   seen_.assign(receives_ ? o_.count : 0, false);
@@ -254,7 +244,8 @@ Status PairRun::OnCompletion(const ibv_wc& wc) {
       seen_[m] = true;
       ++st.recv_done;
       ++r_.received;
-      if (wc.byte_len != o_.size || !MessageIntact(recv_->data() + m * o_.size, m, o_.size)) {
+      if (wc.byte_len != o_.size ||
+          !rcx::PairMessageMatches(recv_->data() + m * o_.size, m, o_.size)) {
         ++r_.bad;
       }
       return PostReceives(q);

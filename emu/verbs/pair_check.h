@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 
+#include "emu/rcx/pair_check.h"
 #include "emu/verbs/hw_counters.h"
 
 namespace ofan::verbs {
@@ -75,10 +76,8 @@ struct PairCheckResult {
   bool ok() const { return error.empty(); }
 };
 
-// Byte k of message m.
-constexpr uint8_t PairByte(uint64_t m, uint64_t k) {
-  return static_cast<uint8_t>((k * 7 + m * 13 + 1) & 0xff);
-}
+// Byte k of message m: ofan-rc-1's pattern, defined once for both stacks.
+using rcx::PairByte;
 
 // Checks the options (an error names the one that is wrong).
 std::optional<std::string> CheckPairOptions(const PairCheckOptions& o);
