@@ -212,6 +212,15 @@ inline uint16_t Ipv4Checksum(const uint8_t* hdr, uint32_t len) {
   return static_cast<uint16_t>(~sum);
 }
 
+// Writes a 20-byte IPv4 header's checksum afresh (a frame edited after
+// PacketBuilder::Build(): a test's fragment, a changed TOS).
+inline void SetIpv4Checksum20(uint8_t* hdr) {
+  hdr[10] = hdr[11] = 0;
+  const uint16_t c = Ipv4Checksum(hdr, 20);
+  hdr[10] = static_cast<uint8_t>(c >> 8);
+  hdr[11] = static_cast<uint8_t>(c);
+}
+
 // The one's-complement sum of a 20-byte header's words, folded to 16 bits,
 // of the words as loaded (no byte swaps): the sum is byte-order independent
 // (RFC 1071 §2(B)), so it is the network-order sum with its bytes swapped on

@@ -36,11 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> frame(data + 1, data + size);  // exact size: ASan sees overreads
   // Fresh pointers per input: both sides start from the same state.
   ofan::p4::PofanModel model(w.tables);
-  ofan::lb::PolicyConfig pc;
-  pc.kind = ofan::lb::PolicyKind::kPofan;
-  pc.seed = w.tables.options.seed;
-  pc.pipe_size = w.tables.options.pipe_size;
-  OfanDpReference ref(w.tree, ofan::lb::SwitchId(0), w.none, pc, w.tables.options.salt);
+  OfanDpReference ref(w.tree, w.tables, w.none);
   const auto out = model.Process(w.tables.options.dev_ports[port], frame);
   if (!out) __builtin_trap();  // every fabric port is on the device
   const OfanDpResult want = ref.Process(port, frame);

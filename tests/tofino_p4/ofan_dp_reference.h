@@ -17,6 +17,7 @@
 #include "dataplane/stages/parse.h"
 #include "dataplane/stages/rewrite.h"
 #include "dataplane/stages/route.h"
+#include "tofino_p4/control/pofan_tables.h"
 
 namespace ofan::p4::testing {
 
@@ -28,16 +29,26 @@ struct OfanDpResult {
   uint8_t uplink = lb::kNoUplink;
 };
 
+inline lb::PolicyConfig PolicyOf(const PofanOptions& o) {
+  lb::PolicyConfig pc;
+  pc.kind = lb::PolicyKind::kPofan;
+  pc.seed = o.seed;
+  pc.pipe_size = o.pipe_size;
+  return pc;
+}
+
 class OfanDpReference {
  public:
-  OfanDpReference(const lb::FatTree& tree, lb::SwitchId sw, const lb::LinkSet& failed,
-                  const lb::PolicyConfig& pc, uint32_t salt)
+  // The switch, failures, seed, pipe size and salt the P4 tables t were
+  // computed with: the same POfan, by construction.
+  OfanDpReference(const lb::FatTree& tree, const PofanTables& t, const lb::LinkSet& failed)
       : tree_(tree),
-        sw_(sw),
-        router_(tree, sw),
-        table_(lb::UplinkTable::ForSwitch(tree, sw, failed)),
-        pofan_(pc, lb::SwitchLbSetup{&table_, static_cast<uint32_t>(tree.k()), salt}),
-        pipe_size_(pc.pipe_size) {}
+        sw_(t.sw),
+        router_(tree, t.sw),
+        table_(lb::UplinkTable::ForSwitch(tree, t.sw, failed)),
+        pofan_(PolicyOf(t.options),
+               lb::SwitchLbSetup{&table_, static_cast<uint32_t>(tree.k()), t.options.salt}),
+        pipe_size_(t.options.pipe_size) {}
 
   // New failures: a new table; the pointers stay (as in ofan-dp's swap).
   void UpdateFailures(const lb::LinkSet& failed) {

@@ -89,11 +89,7 @@ TEST_P(ModelVsLb, SameUplinkAndFrameAsOfanDpForLongRandomSequences) {
   PofanModel model(*tables);
   auto failed = MakeLinkSet(*tree, c.failed);
   ASSERT_TRUE(failed);
-  lb::PolicyConfig pc;
-  pc.kind = lb::PolicyKind::kPofan;
-  pc.seed = o.seed;
-  pc.pipe_size = c.pipe_size;
-  OfanDpReference ref(*tree, *sw, *failed, pc, tables->options.salt);
+  OfanDpReference ref(*tree, *tables, *failed);
 
   const auto& dev = tables->options.dev_ports;
   std::map<uint16_t, int> fabric_of;
@@ -249,14 +245,10 @@ TEST(PofanModel, TheVectorsAgreeWithOfanDpFrameByFrame) {
     ASSERT_TRUE(tree);
     auto failed = MakeLinkSet(*tree, spec.failed_links);
     ASSERT_TRUE(failed);
-    lb::PolicyConfig pc;
-    pc.kind = lb::PolicyKind::kPofan;
-    pc.seed = spec.seed;
-    pc.pipe_size = spec.pipe_size;
-    OfanDpReference ref(*tree, SwitchId(s.id), *failed, pc, DefaultSalt(SwitchId(s.id)));
     auto tables = ComputePofanTables(*tree, SwitchId(s.id), spec.failed_links,
                                      PofanOptions{.pipe_size = spec.pipe_size, .seed = spec.seed});
     ASSERT_TRUE(tables);
+    OfanDpReference ref(*tree, *tables, *failed);
     std::map<uint32_t, uint32_t> fabric_of;
     for (size_t p = 0; p < tables->options.dev_ports.size(); ++p) {
       fabric_of[tables->options.dev_ports[p]] = static_cast<uint32_t>(p);
@@ -334,10 +326,7 @@ TEST(PofanModel, MarksEctAtTheThresholdAsOfanDpDoes) {
   for (uint8_t ecn = 0; ecn < 4; ++ecn) {
     auto f = RoceFrame(*tree, SwitchId(0), 0, HostId(0), HostId(1), false, rng);
     f[15] = static_cast<uint8_t>((f[15] & ~3u) | ecn);
-    f[24] = f[25] = 0;
-    const uint16_t c = pkt::Ipv4Checksum(&f[14], 20);
-    f[24] = static_cast<uint8_t>(c >> 8);
-    f[25] = static_cast<uint8_t>(c);
+    pkt::SetIpv4Checksum20(&f[14]);
     for (uint32_t depth : {0u, 100u, 101u, 5000u}) {
       const auto out = model.Process(t->options.dev_ports[0], f, depth);
       ASSERT_TRUE(out && !out->dropped());

@@ -125,52 +125,31 @@ std::vector<uint16_t> Ipv4Words(const Ipv4& h, bool with_checksum) {
   return w;
 }
 
-// IngressParser. Returns the offset where the payload starts; sets
-// parser_err when an extract runs past the frame (Tofino's "packet too
-// short"), which ingress drops.
-struct ParseResult {
-  Headers hdr;
-  Metadata md;
-  size_t payload = 0;
-  bool parser_err = false;
-};
+// pkt.extract(hdr.X) for the headers both parsers take: X's fields from the
+// frame at off, which moves past it; false (nothing taken) when the frame is
+// too short.
+bool ExtractEthernet(std::span<const uint8_t> f, size_t& off, Ethernet& e) {
+  if (off + 14 > f.size()) return false;
+  e.valid = true;
+  std::memcpy(e.dst.data(), &f[off], 6);
+  std::memcpy(e.src.data(), &f[off + 6], 6);
+  e.ether_type = Be16At(&f[off + 12]);
+  off += 14;
+  return true;
+}
 
-ParseResult IngressParser(std::span<const uint8_t> f) {
-  ParseResult r;
-  Headers& h = r.hdr;
-  size_t off = 0;
-  auto room = [&](size_t n) {
-    if (off + n > f.size()) {
-      r.parser_err = true;
-      return false;
-    }
-    return true;
-  };
-  // state start: ig_intr_md and the port metadata are not in the frame.
-  // state parse_ethernet
-  if (!room(14)) return r;
-  h.ethernet.valid = true;
-  std::memcpy(h.ethernet.dst.data(), &f[0], 6);
-  std::memcpy(h.ethernet.src.data(), &f[6], 6);
-  h.ethernet.ether_type = Be16At(&f[12]);
-  off = 14;
-  uint16_t next = h.ethernet.ether_type;
-  if (next == OFAN_P4_ETHERTYPE_VLAN) {  // state parse_vlan
-    if (!room(4)) return r;
-    h.vlan.valid = true;
-    h.vlan.tci = Be16At(&f[off]);
-    h.vlan.ether_type = Be16At(&f[off + 2]);
-    off += 4;
-    next = h.vlan.ether_type;
-  }
-  if (next != OFAN_P4_ETHERTYPE_IPV4) {
-    r.payload = off;
-    return r;
-  }
-  // state parse_ipv4
-  if (!room(20)) return r;
+bool ExtractVlan(std::span<const uint8_t> f, size_t& off, Vlan& v) {
+  if (off + 4 > f.size()) return false;
+  v.valid = true;
+  v.tci = Be16At(&f[off]);
+  v.ether_type = Be16At(&f[off + 2]);
+  off += 4;
+  return true;
+}
+
+bool ExtractIpv4(std::span<const uint8_t> f, size_t& off, Ipv4& v4) {
+  if (off + 20 > f.size()) return false;
   const uint8_t* ip = &f[off];
-  Ipv4& v4 = h.ipv4;
   v4.valid = true;
   v4.version = ip[0] >> 4;
   v4.ihl = ip[0] & 0xF;
@@ -186,6 +165,42 @@ ParseResult IngressParser(std::span<const uint8_t> f) {
   v4.src_addr = Be32At(ip + 12);
   v4.dst_addr = Be32At(ip + 16);
   off += 20;
+  return true;
+}
+
+// IngressParser. Returns the offset where the payload starts; sets
+// parser_err when an extract runs past the frame (Tofino's "packet too
+// short"), which ingress drops.
+struct ParseResult {
+  Headers hdr;
+  Metadata md;
+  size_t payload = 0;
+  bool parser_err = false;
+};
+
+ParseResult IngressParser(std::span<const uint8_t> f) {
+  ParseResult r;
+  Headers& h = r.hdr;
+  size_t off = 0;
+  // state start: ig_intr_md and the port metadata are not in the frame.
+  auto extracted = [&](bool ok) {
+    if (!ok) r.parser_err = true;
+    return ok;
+  };
+  // state parse_ethernet
+  if (!extracted(ExtractEthernet(f, off, h.ethernet))) return r;
+  uint16_t next = h.ethernet.ether_type;
+  if (next == OFAN_P4_ETHERTYPE_VLAN) {  // state parse_vlan
+    if (!extracted(ExtractVlan(f, off, h.vlan))) return r;
+    next = h.vlan.ether_type;
+  }
+  if (next != OFAN_P4_ETHERTYPE_IPV4) {
+    r.payload = off;
+    return r;
+  }
+  // state parse_ipv4
+  if (!extracted(ExtractIpv4(f, off, h.ipv4))) return r;
+  const Ipv4& v4 = h.ipv4;
   // ipv4_checksum.add(hdr.ipv4); verify(): the sum with the checksum is 0xFFFF.
   r.md.checksum_err = OnesSum(Ipv4Words(v4, true)) == 0xFFFF ? 0 : 1;
   if (!(v4.ihl == 5 && (v4.flags & 1) == 0 && v4.frag_offset == 0 &&
@@ -194,12 +209,12 @@ ParseResult IngressParser(std::span<const uint8_t> f) {
     return r;
   }
   // state parse_udp
-  if (!room(8)) return r;
+  if (!extracted(off + 8 <= f.size())) return r;
   h.udp.valid = true;
   std::memcpy(h.udp.raw.data(), &f[off], 8);
   off += 8;
   if (h.udp.dst_port() == OFAN_P4_ROCEV2_UDP_PORT) {  // state parse_bth
-    if (!room(12)) return r;
+    if (!extracted(off + 12 <= f.size())) return r;
     h.bth.valid = true;
     std::memcpy(h.bth.raw.data(), &f[off], 12);
     off += 12;
@@ -276,43 +291,16 @@ void PofanModel::UpdateTables(const PofanTables& t) {
 
 std::vector<uint8_t> PofanModel::Egress(std::span<const uint8_t> frame, uint16_t egress_port,
                                         uint32_t enq_qdepth) const {
-  // EgressParser: Ethernet, the tag, IPv4; the rest is payload.
-  ParseResult pr;
-  Headers& h = pr.hdr;
+  // EgressParser: Ethernet, the tag, IPv4; the rest is payload. (Its input
+  // is the ingress deparser's output, so no extract runs short.)
+  Headers h;
   size_t off = 0;
-  if (frame.size() >= 14) {
-    h.ethernet.valid = true;
-    std::memcpy(h.ethernet.dst.data(), &frame[0], 6);
-    std::memcpy(h.ethernet.src.data(), &frame[6], 6);
-    h.ethernet.ether_type = Be16At(&frame[12]);
-    off = 14;
+  if (ExtractEthernet(frame, off, h.ethernet)) {
     uint16_t next = h.ethernet.ether_type;
-    if (next == OFAN_P4_ETHERTYPE_VLAN && frame.size() >= off + 4) {
-      h.vlan.valid = true;
-      h.vlan.tci = Be16At(&frame[off]);
-      h.vlan.ether_type = Be16At(&frame[off + 2]);
-      off += 4;
+    if (next == OFAN_P4_ETHERTYPE_VLAN && ExtractVlan(frame, off, h.vlan)) {
       next = h.vlan.ether_type;
     }
-    if (next == OFAN_P4_ETHERTYPE_IPV4 && frame.size() >= off + 20) {
-      const uint8_t* ip = &frame[off];
-      Ipv4& v4 = h.ipv4;
-      v4.valid = true;
-      v4.version = ip[0] >> 4;
-      v4.ihl = ip[0] & 0xF;
-      v4.dscp = ip[1] >> 2;
-      v4.ecn = ip[1] & 3;
-      v4.total_len = Be16At(ip + 2);
-      v4.identification = Be16At(ip + 4);
-      v4.flags = ip[6] >> 5;
-      v4.frag_offset = Be16At(ip + 6) & 0x1FFF;
-      v4.ttl = ip[8];
-      v4.protocol = ip[9];
-      v4.hdr_checksum = Be16At(ip + 10);
-      v4.src_addr = Be32At(ip + 12);
-      v4.dst_addr = Be32At(ip + 16);
-      off += 20;
-    }
+    if (next == OFAN_P4_ETHERTYPE_IPV4) ExtractIpv4(frame, off, h.ipv4);
   }
   // Egress.apply
   if (h.ipv4.valid && (h.ipv4.ecn == 1 || h.ipv4.ecn == 2)) {

@@ -63,13 +63,6 @@ std::string Hex(const std::vector<uint8_t>& b) {
   return s;
 }
 
-void FixIpChecksum(std::vector<uint8_t>& f, size_t ip) {
-  f[ip + 10] = f[ip + 11] = 0;
-  const uint16_t c = pkt::Ipv4Checksum(&f[ip], 20);
-  f[ip + 10] = static_cast<uint8_t>(c >> 8);
-  f[ip + 11] = static_cast<uint8_t>(c);
-}
-
 // A host below this switch, and the fabric port it comes in through.
 struct Below {
   HostId host;
@@ -184,7 +177,7 @@ class FrameMaker {
       case 3: {  // a fragment
         auto f = Roce(Start(src.port), sa, da, false);
         f[14 + 6] = 0x20;  // MF
-        FixIpChecksum(f, 14);
+        pkt::SetIpv4Checksum20(&f[14]);
         return {"fragment", src.port, f};
       }
       case 4: {  // ARP: to the CPU
@@ -212,7 +205,7 @@ class FrameMaker {
         auto f = Roce(Start(src.port), sa, da, false);
         f[14 + 2] = 0;
         f[14 + 3] = 24;
-        FixIpChecksum(f, 14);
+        pkt::SetIpv4Checksum20(&f[14]);
         return {"udp_truncated", src.port, f};
       }
     }
