@@ -155,6 +155,19 @@ uint32_t FatTree::uplink_id(SwitchId lower, int uplink) const {
          static_cast<uint32_t>(uplink);
 }
 
+Result<LinkSet> FatTree::FailedLinks(const std::vector<uint32_t>& ids) const {
+  LinkSet set(num_links());
+  for (uint32_t l : ids) {
+    if (l >= num_links()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("no link {}: the {} has inter-switch links 0..{}", l, Describe(),
+                                   num_links() - 1));
+    }
+    set.set_failed(l);
+  }
+  return set;
+}
+
 SwitchId FatTree::link_lower(uint32_t link) const {
   const uint32_t ww = static_cast<uint32_t>(w());
   const uint32_t edge_links = static_cast<uint32_t>(num_edges()) * ww;

@@ -106,6 +106,8 @@ class FatTree {
   // Links.
   uint32_t num_links() const;  // inter-switch links only
   uint32_t uplink_id(SwitchId lower, int uplink) const;
+  // The set of failed links with these ids, each checked against the tree.
+  Result<LinkSet> FailedLinks(const std::vector<uint32_t>& ids) const;
   SwitchId link_lower(uint32_t link) const;
   int link_uplink(uint32_t link) const { return static_cast<int>(link % w()); }
   bool link_up(const LinkSet& f, SwitchId lower, int uplink) const {

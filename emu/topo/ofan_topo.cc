@@ -231,16 +231,12 @@ int Run(int argc, char** argv) {
   if (describe->parsed()) {
     out = Describe(*tree);
   } else {
-    lb::LinkSet f(tree->num_links());
-    for (const uint32_t l : failed) {
-      if (l >= tree->num_links()) {
-        std::cerr << fmt::format("ofan-topo: --failed {}: no such link ({} has links 0..{})\n", l,
-                                 tree->Describe(), tree->num_links() - 1);
-        return kExitUsage;
-      }
-      f.set_failed(l);
+    const auto f = tree->FailedLinks(failed);
+    if (!f) {
+      std::cerr << "ofan-topo: --failed: " << f.error().message << "\n";
+      return kExitUsage;
     }
-    out = Tables(*tree, f);
+    out = Tables(*tree, *f);
   }
   std::cout << out.dump(pretty ? 2 : -1) << "\n";
   return kExitOk;

@@ -87,7 +87,7 @@ TEST_P(ModelVsLb, SameUplinkAndFrameAsOfanDpForLongRandomSequences) {
   auto tables = ComputePofanTables(*tree, *sw, c.failed, o);
   ASSERT_TRUE(tables) << tables.error().message;
   PofanModel model(*tables);
-  auto failed = MakeLinkSet(*tree, c.failed);
+  auto failed = tree->FailedLinks(c.failed);
   ASSERT_TRUE(failed);
   OfanDpReference ref(*tree, *tables, *failed);
 
@@ -113,7 +113,7 @@ TEST_P(ModelVsLb, SameUplinkAndFrameAsOfanDpForLongRandomSequences) {
       auto next = ComputePofanTables(*tree, *sw, now, o);
       ASSERT_TRUE(next);
       model.UpdateTables(*next);
-      auto fs = MakeLinkSet(*tree, now);
+      auto fs = tree->FailedLinks(now);
       ASSERT_TRUE(fs);
       ref.UpdateFailures(*fs);
       round.clear();
@@ -243,7 +243,7 @@ TEST(PofanModel, TheVectorsAgreeWithOfanDpFrameByFrame) {
     const golden::Switch& s = file->switches[0];
     auto tree = FatTree::Make(s.k, s.levels);
     ASSERT_TRUE(tree);
-    auto failed = MakeLinkSet(*tree, spec.failed_links);
+    auto failed = tree->FailedLinks(spec.failed_links);
     ASSERT_TRUE(failed);
     auto tables = ComputePofanTables(*tree, SwitchId(s.id), spec.failed_links,
                                      PofanOptions{.pipe_size = spec.pipe_size, .seed = spec.seed});
@@ -374,7 +374,7 @@ TEST(PofanTables, EntriesFollowTheLibrary) {
   const std::vector<uint32_t> failed = {26, 36, 37, 38, 39, 141, 160, 161, 162, 163};
   auto t = ComputePofanTables(*tree, SwitchId(0), failed, PofanOptions{.pipe_size = 2});
   ASSERT_TRUE(t);
-  auto fs = MakeLinkSet(*tree, failed);
+  auto fs = tree->FailedLinks(failed);
   const lb::UplinkTable table = lb::UplinkTable::ForSwitch(*tree, SwitchId(0), *fs);
   EXPECT_EQ(t->route.size(), 128u + 1);  // every host and the gateway
   EXPECT_EQ(t->pofan_key.size(), table.num_keys());

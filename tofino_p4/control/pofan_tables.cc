@@ -30,19 +30,6 @@ std::vector<uint16_t> DefaultDevPorts(uint32_t k, uint32_t pipe_size) {
   return d;
 }
 
-Result<lb::LinkSet> MakeLinkSet(const FatTree& tree, const std::vector<uint32_t>& failed) {
-  lb::LinkSet set(tree.num_links());
-  for (uint32_t l : failed) {
-    if (l >= tree.num_links()) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("no link {}: the {} has inter-switch links 0..{}", l,
-                                   tree.Describe(), tree.num_links() - 1));
-    }
-    set.set_failed(l);
-  }
-  return set;
-}
-
 namespace {
 
 Error Invalid(std::string message) {
@@ -124,7 +111,7 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
     o.salt = DefaultSalt(sw);
     o.salt_set = true;
   }
-  auto failed = MakeLinkSet(tree, failed_links);
+  auto failed = tree.FailedLinks(failed_links);
   if (!failed) return failed.error();
 
   PofanTables t;

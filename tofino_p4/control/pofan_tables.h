@@ -148,7 +148,4 @@ Result<PofanTables> ComputePofanTables(const lb::FatTree& tree, lb::SwitchId sw,
                                        const std::vector<uint32_t>& failed_links,
                                        const PofanOptions& options);
 
-// The failed links as a LinkSet, each checked against the tree.
-Result<lb::LinkSet> MakeLinkSet(const lb::FatTree& tree, const std::vector<uint32_t>& failed);
-
 }  // namespace ofan::p4
