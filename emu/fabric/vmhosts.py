@@ -86,10 +86,25 @@ def start(fab, hosts, mem_mb=DEFAULT_MEM_MB, mtu=None, log=print):
         vms[name] = v
     for name, v in vms.items():
         _splice(fab, name, mtu, v)
+
+    def restarted(v):
+        # KVM made no progress: the VM runs again under TCG, with a new
+        # qemu and a new tap.
+        name = next(n for n, x in vms.items() if x is v)
+        fab.state["processes"][f"vm-{name}"].update({"pid": v.pid,
+                                                     "start": proc_start_time(v.pid)})
+        fab.state.save()
+        _splice(fab, name, mtu, v)
+        log(f"VM host {name}: no progress under KVM; restarted under TCG")
+
+    # All at once: the VMs started together, so a KVM that hangs costs one
+    # KVM_PROGRESS_S, not one per VM.
+    for v in vms.values():
+        v.ensure_progress(on_restart=restarted)
     facts = {}
     for name, v in vms.items():
         h = t.host_by_name[name]
-        v.wait_ready(timeout=BOOT_TIMEOUT_S)
+        v.wait_ready(timeout=BOOT_TIMEOUT_S, on_restart=restarted)
         rc, out, err = v.exec(["sh", "-c", guest_setup_script(h, mtu)], timeout=120)
         if rc != 0:
             raise FabricError(f"VM host {name}: setting up its network and rxe failed ({rc}): "
@@ -100,7 +115,7 @@ def start(fab, hosts, mem_mb=DEFAULT_MEM_MB, mtu=None, log=print):
                 active_mtu = int(line.split()[1])
         if "ACTIVE" not in out:
             raise FabricError(f"VM host {name}: {RXE_DEV} did not become ACTIVE: {out.strip()}")
-        facts[name] = {"boot_s": v.boot_s, "mem_mb": mem_mb, "accel": c["accel"],
+        facts[name] = {"boot_s": v.boot_s, "mem_mb": mem_mb, "accel": v.accel,
                        "kernel": v.kernel, "rxe": RXE_DEV, "active_mtu": active_mtu,
                        "pid": v.proc.pid}
         fab.state["processes"][f"vm-{name}"].update(

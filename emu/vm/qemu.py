@@ -12,14 +12,21 @@ modifies: DIR (agent socket, console log); a tap per NIC, created by qemu
           in `netns` when one is given (it goes with the namespace); the
           qemu process, named after the VM (-name ...,process=) so that it
           can be found and killed by its name
-Accelerator: KVM when a probe boot survives (qemu aborts at once where
-nested KVM is broken, as on the machines this was written on), else TCG.
+Accelerator: KVM only when a probe guest under KVM shows progress (the
+kernel's first console line on a serial port within PROBE_S), else TCG. On
+machines of this kind KVM either aborts at once ("failed to set MSR") or
+hangs without running a guest instruction; qemu staying alive proves
+nothing. A VM started under KVM that prints nothing within KVM_PROGRESS_S
+is restarted once under TCG and the probe's cache says "tcg" from then on
+(Vm.ensure_progress).
 """
 import itertools
 import json
 import os
 import queue
+import select
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -61,7 +68,7 @@ class Nic:
 
 
 def qemu_binary():
-    q = shutil.which("qemu-system-x86_64")
+    q = os.environ.get("OFAN_EMU_QEMU") or shutil.which("qemu-system-x86_64")
     if not q:
         raise VmError("qemu-system-x86_64 is not installed (bash scripts/setup.sh)")
     return q
@@ -75,39 +82,98 @@ def kernel():
     return ks[-1]
 
 
+KVM_DEV = "/dev/kvm"
+# The line a booting kernel prints first on an early serial console: the
+# guest ran instructions. A working KVM prints it well under a second, even
+# on a loaded machine; TCG, which is not probed, takes ~10 s to get there.
+PROGRESS_MARK = b"Linux version"
+PROBE_S = 6.0
+# A VM started under KVM must show PROGRESS_MARK on its console by then.
+KVM_PROGRESS_S = 15.0
+# What makes a kernel under KVM show PROGRESS_MARK at once (Vm adds it too).
+EARLY_CONSOLE = "console=ttyS0 earlyprintk=serial,ttyS0"
+
+
+def probe_kvm(qemu, kernel_image, timeout=PROBE_S):
+    """('kvm' | 'tcg', why): boots kernel_image under KVM with no root and an
+    early serial console on stdout, and accepts KVM only if PROGRESS_MARK
+    shows within `timeout`. qemu aborting, exiting, or saying nothing all
+    mean TCG. The probe's qemu is killed on every path."""
+    try:
+        p = subprocess.Popen([qemu, "-accel", "kvm", "-cpu", "host", "-m", "128",
+                              "-nodefaults", "-display", "none", "-no-reboot", "-monitor", "none",
+                              "-serial", "stdio", "-kernel", str(kernel_image),
+                              "-append", f"{EARLY_CONSOLE} panic=-1"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError as e:
+        return "tcg", f"qemu did not start under KVM: {e}"
+    seen = b""
+    end = time.monotonic() + timeout
+    why = f"no console output from the guest within {timeout:g} s"
+    try:
+        fd = p.stdout.fileno()
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            r, _, _ = select.select([fd], [], [], left)
+            if not r:
+                continue
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                p.wait()
+                why = f"qemu exited ({p.returncode}) before the guest printed anything"
+                if seen:
+                    why = f"qemu exited ({p.returncode}) before the kernel's first line"
+                break
+            seen = (seen + chunk)[-4096:]
+            if PROGRESS_MARK in seen:
+                return "kvm", "the guest's kernel printed its first line"
+    finally:
+        _kill_group(p)
+        p.stdout.close()
+    return "tcg", why
+
+
+def _kill_group(p):
+    """Kills a qemu started in its own session, and reaps it if it goes."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            p.kill()
+    try:
+        p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass  # stuck in the kernel; it goes when KVM lets it, and the caller moves on
+
+
 def accelerator():
-    """'kvm' or 'tcg'. The probe boots the kernel with no root under KVM: a
-    working KVM runs it until it panics (several seconds, then -no-reboot
-    exits); a broken one aborts within a second. Cached for the boot."""
+    """'kvm' or 'tcg', as probe_kvm found it; cached for the boot in
+    PROBE_FILE (and corrected there by Vm.ensure_progress)."""
     env = os.environ.get("OFAN_EMU_ACCEL")
     if env in ("kvm", "tcg"):
         return env
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+    if not os.access(KVM_DEV, os.R_OK | os.W_OK):
         return "tcg"
     try:
         cached = json.loads(PROBE_FILE.read_text())
-        if cached.get("boot_id") == _boot_id():
+        if cached.get("boot_id") == _boot_id() and cached.get("accel") in ("kvm", "tcg"):
             return cached["accel"]
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, AttributeError):
         pass
-    k = kernel()
-    p = subprocess.Popen([qemu_binary(), "-accel", "kvm", "-cpu", "host", "-m", "128",
-                          "-nodefaults", "-display", "none", "-no-reboot",
-                          "-kernel", f"/boot/vmlinuz-{k}", "-append", "panic=-1"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        p.wait(timeout=3)
-        accel = "tcg"
-    except subprocess.TimeoutExpired:
-        accel = "kvm"
-        p.kill()
-        p.wait()
+    accel, why = probe_kvm(qemu_binary(), f"/boot/vmlinuz-{kernel()}")
+    _record_accel(accel, why)
+    return accel
+
+
+def _record_accel(accel, why):
     try:
         PROBE_FILE.parent.mkdir(parents=True, exist_ok=True)
-        PROBE_FILE.write_text(json.dumps({"boot_id": _boot_id(), "accel": accel}))
+        PROBE_FILE.write_text(json.dumps({"boot_id": _boot_id(), "accel": accel, "why": why}))
     except OSError:
         pass
-    return accel
 
 
 def _boot_id():
@@ -153,6 +219,8 @@ class Vm:
         self._send_lock = threading.Lock()
         self._reader = None
         self._events = None
+        self.accel = None          # what this boot runs under (start() decides)
+        self._progressed = False   # PROGRESS_MARK seen on this boot's console
 
     @property
     def socket_path(self):
@@ -162,9 +230,9 @@ class Vm:
     def console_path(self):
         return self.dir / "console.log"
 
-    def command(self):
+    def command(self, accel=None):
         initrd = initramfs.build(self.kernel)
-        accel = accelerator()
+        accel = accel or accelerator()
         keep = kept_paths([AGENT.parents[2], os.getcwd()])
         cmd = [qemu_binary(), "-name", f"{self.name},process={self.name}",
                "-accel", accel, "-cpu", "host" if accel == "kvm" else "max",
@@ -172,6 +240,9 @@ class Vm:
                "-nodefaults", "-display", "none", "-no-reboot", "-monitor", "none",
                "-kernel", f"/boot/vmlinuz-{self.kernel}", "-initrd", str(initrd),
                "-append", " ".join(x for x in (
+                   # Under KVM the kernel's first line is the proof of progress
+                   # (ensure_progress); under TCG a quiet console saves time.
+                   f"{EARLY_CONSOLE} panic=-1 net.ifnames=0" if accel == "kvm" else
                    "console=ttyS0 panic=-1 quiet loglevel=3 net.ifnames=0",
                    # Less to probe and check under emulation: ~1 s of a boot.
                    "mitigations=off i8042.noaux=1 i8042.nokbd=1 i8042.nopnp=1 "
@@ -204,20 +275,58 @@ class Vm:
                                f"{offloads}"]
         return cmd
 
-    def start(self):
+    def start(self, accel=None):
         self.dir.mkdir(parents=True, exist_ok=True)
         for p in (self.socket_path, self.console_path):
             if p.exists():
                 p.unlink()
-        cmd = self.command()
+        self.accel = accel or accelerator()
+        self._progressed = self.accel != "kvm"
+        cmd = self.command(self.accel)
         if self.netns:
             cmd = ["ip", "netns", "exec", self.netns] + cmd
         self._t0 = time.monotonic()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=open(self.dir / "qemu.log", "w"),
-                                     start_new_session=True)
+        with open(self.dir / "qemu.log", "w") as log:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=log, start_new_session=True)
         self.pid = self.proc.pid
         return self.proc.pid
+
+    def ensure_progress(self, on_restart=None):
+        """Under KVM: waits until the guest's kernel has printed its first
+        console line. If it has not within KVM_PROGRESS_S of the start (KVM
+        that hangs), or qemu died first (KVM that aborts), qemu is killed,
+        the probe's cache is set to TCG, the VM starts again under TCG, and
+        on_restart(vm) is called (its tap is new: splice it again). Returns
+        True if it restarted. Under TCG, or once progress was seen: at once."""
+        if self._progressed or self.proc is None:
+            return False
+        end = self._t0 + KVM_PROGRESS_S
+        while True:
+            try:
+                with open(self.console_path, "rb") as f:
+                    if PROGRESS_MARK in f.read(1 << 16):
+                        self._progressed = True
+                        return False
+            except OSError:
+                pass
+            rc = self.proc.poll()
+            if rc is not None:
+                why = f"qemu exited ({rc}) under KVM before the guest printed anything"
+                break
+            if time.monotonic() >= end:
+                why = f"no console line from the guest under KVM within {KVM_PROGRESS_S:g} s"
+                break
+            time.sleep(0.1)
+        _kill_group(self.proc)
+        self.detach()
+        _record_accel("tcg", why)
+        self.start(accel="tcg")
+        with open(self.dir / "qemu.log", "a") as log:
+            log.write(f"ofan-emu: {why}; restarted under TCG\n")
+        if on_restart is not None:
+            on_restart(self)
+        return True
 
     def _exited(self):
         """qemu's exit status if it is gone (None while it runs); for a VM
@@ -282,8 +391,10 @@ class Vm:
                 pass
         raise VmError(f"VM {self.name}: {why}{tail}")
 
-    def wait_ready(self, timeout=240):
-        """Connects to the agent and waits for its ready event."""
+    def wait_ready(self, timeout=240, on_restart=None):
+        """Connects to the agent and waits for its ready event (after
+        ensure_progress, which may restart the VM under TCG)."""
+        self.ensure_progress(on_restart)
         end = time.monotonic() + timeout
         self._connect(end, lambda: f"qemu exited ({self.proc.returncode}) before its agent "
                       "was up" if self.proc.poll() is not None else None)

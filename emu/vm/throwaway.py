@@ -35,19 +35,27 @@ def run(argv, mem_mb=1024, cpus=2, shares=(), timeout=None, on_output=None, log=
     old = {s: signal.signal(s, _raise) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         state.write_text(json.dumps({"pid": os.getpid(), "start": _start_time(os.getpid())}))
-        pid = vm.start()
-        state.write_text(json.dumps({"pid": os.getpid(), "start": _start_time(os.getpid()),
-                                     "qemu": {"pid": pid, "start": _start_time(pid)}}))
+        def record(v):
+            state.write_text(json.dumps({"pid": os.getpid(), "start": _start_time(os.getpid()),
+                                         "qemu": {"pid": v.pid, "start": _start_time(v.pid)}}))
+
+        def restarted(v):
+            record(v)
+            if log:
+                log("vm: no progress under KVM; restarted under TCG")
+
+        vm.start()
+        record(vm)
         if log:
-            log(f"vm: booting {vm.kernel} ({qemu.accelerator()}, {cpus} vCPU, {mem_mb} MiB)")
-        ready = vm.wait_ready()
+            log(f"vm: booting {vm.kernel} ({vm.accel}, {cpus} vCPU, {mem_mb} MiB)")
+        ready = vm.wait_ready(on_restart=restarted)
         if log:
             log(f"vm: up in {vm.boot_s:.1f} s" + (f"; notes: {ready['notes']}"
                                                    if ready.get("notes") else ""))
         env = {k: v for k, v in os.environ.items() if k.startswith("OFAN_")}
         env["OFAN_IN_VM"] = "1"
         rc, _, _ = vm.exec(argv, timeout=timeout, env=env, cwd=os.getcwd(), on_output=on_output)
-        facts = {"kernel": vm.kernel, "accel": qemu.accelerator(), "boot_s": vm.boot_s,
+        facts = {"kernel": vm.kernel, "accel": vm.accel, "boot_s": vm.boot_s,
                  "cpus": cpus, "mem_mb": mem_mb}
         return (EXIT_TIMEOUT if rc == -9 and timeout else rc), facts
     finally:
