@@ -25,6 +25,9 @@ PKGS=(
   rdma-core ibverbs-utils perftest libibverbs-dev librdmacm-dev rdmacm-utils
   # plots and reports
   python3 python3-matplotlib python3-numpy
+  # Python and shell lint (scripts/lint.sh --python, --shell; stubs for yaml
+  # and the standard library's gaps), property tests of the parsers
+  flake8 mypy python3-typeshed shellcheck python3-hypothesis
 )
 
 missing=()
