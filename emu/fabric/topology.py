@@ -27,12 +27,16 @@ description and emu/topologies/ one canonical file per built-in shape):
           latency_us: 50          # per-link overrides
         - endpoints: ["h0", "e0-0:0"]
 """
-import json
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterable
 
+from . import shapes
+from .shapes import OneOf
 from .tools import FabricError, run, tool
 
-LINK_ATTRS = {
+LINK_ATTRS: dict[str, tuple[type, Any, str]] = {
     # name: (type, default, help)
     # 25 Mb/s: on two shared cores a k=4 fat tree of 20 switches stays
     # link-bound there (shapers lose ~1% of line time); at 50 Mb/s they lose
@@ -48,26 +52,52 @@ LINK_ATTRS = {
 SIZE_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "KIB": 1024, "MIB": 1024**2,
               "K": 1024, "M": 1024**2}
 
+# A link's attributes: LINK_ATTRS's names, numbers as floats, sizes as the
+# text the file gave (parse_size reads them).
+LinkAttrs = dict[str, Any]
+# ofan-topo's records of a switch and a host (its "describe" JSON).
+SwitchInfo = dict[str, Any]
+HostInfo = dict[str, Any]
+
+# What Topology reads of `ofan-topo describe` (emu/topo/ofan_topo.cc); more
+# may be there.
+_PEER = {"name": str, "mac": str, "host?": int, "switch?": int, "port?": int}
+DESCRIBE_SHAPE = {
+    "k": int, "levels": OneOf(2, 3), "w": int,
+    "switches": [{"name": str, "id": int, "role": OneOf("edge", "agg", "core"), "pod": int,
+                  "uplinks": int, "gateway?": str,
+                  "ports": [{"port": int, "mac": str, "up": bool, "peer": _PEER}]}],
+    "hosts": [{"name": str, "id": int, "addr": str, "mac": str, "gateway": str,
+               "edge_name": str, "edge_port": int, "edge_mac": str}],
+    "links": [{"id": int, "lower_name": str, "lower_port": int, "upper_name": str,
+               "upper_port": int}],
+}
+
 
 class TopologyError(FabricError):
-    def __init__(self, message):
+    """A topology (file, shape or link) that cannot be: exit code 2."""
+
+    def __init__(self, message: str) -> None:
         super().__init__(message, code=2)
 
 
-def parse_size(text, what):
+def parse_size(text: object, what: str) -> int:
+    """A size in bytes from 256KiB, 1MiB, 64KB, 65536 (TopologyError if not)."""
     s = str(text).strip().upper().replace(" ", "")
     num = s.rstrip("KMIB")
     unit = s[len(num):]
     try:
-        v = float(num)
-    except ValueError:
+        v = float(num) * SIZE_UNITS[unit]
+    except (ValueError, KeyError):
+        v = -1.0
+    if not 0 <= v < 2**63:  # also NaN and infinity
         raise TopologyError(f"{what}: {text!r} is not a size (e.g. 256KiB, 1MiB, 65536)")
-    if unit not in SIZE_UNITS or v < 0:
-        raise TopologyError(f"{what}: {text!r} is not a size (e.g. 256KiB, 1MiB, 65536)")
-    return int(v * SIZE_UNITS[unit])
+    return int(v)
 
 
-def attrs_with(base, over, where):
+def attrs_with(base: LinkAttrs, over: dict[Any, Any] | None, where: str) -> LinkAttrs:
+    """base with the attributes in `over` (a link's entry, the defaults or the
+    command line's values) checked and applied; TopologyError names a bad one."""
     out = dict(base)
     for key, val in (over or {}).items():
         if key == "endpoints":
@@ -79,9 +109,9 @@ def attrs_with(base, over, where):
         if typ is float:
             try:
                 val = float(val)
-            except (TypeError, ValueError):
-                raise TopologyError(f"{where}: {key}: {val!r} is not a number")
-            if val < 0 or (key.endswith("_pct") and val > 100):
+            except (TypeError, ValueError, OverflowError):
+                raise TopologyError(f"{where}: {key}: {val!r} is not a number") from None
+            if not math.isfinite(val) or val < 0 or (key.endswith("_pct") and val > 100):
                 raise TopologyError(f"{where}: {key}: {val} is out of range")
             if key == "rate_mbps" and val <= 0:
                 raise TopologyError(f"{where}: rate_mbps must be > 0")
@@ -95,61 +125,97 @@ def attrs_with(base, over, where):
     return out
 
 
+def parse_describe(text: str) -> dict[str, Any]:
+    """`ofan-topo describe`'s JSON, checked: its switches, hosts and links,
+    every name a link or host refers to among the switches, every port within
+    the radix. FabricError (exit 1: a mismatch of ofan-emu and its build)."""
+    try:
+        d = shapes.parse_json(text, DESCRIBE_SHAPE, "ofan-topo describe")
+        k = d["k"]
+        names = {s["name"] for s in d["switches"]}
+        for h in d["hosts"]:
+            if h["edge_name"] not in names or not 0 <= h["edge_port"] < k:
+                raise shapes.ShapeError(f"ofan-topo describe: host {h['name']!r} is wired to "
+                                        f"{h['edge_name']!r} port {h['edge_port']}")
+        for li in d["links"]:
+            for end in ("lower", "upper"):
+                if li[f"{end}_name"] not in names or not 0 <= li[f"{end}_port"] < k:
+                    raise shapes.ShapeError(f"ofan-topo describe: link {li['id']} ends at "
+                                            f"{li[f'{end}_name']!r} port {li[f'{end}_port']}")
+        for s in d["switches"]:
+            # The code indexes a switch's ports by their number.
+            if [p["port"] for p in s["ports"]] != list(range(k)):
+                raise shapes.ShapeError(f"ofan-topo describe: switch {s['name']!r}: its "
+                                        f"ports are not 0..{k - 1} in order")
+        if not d["switches"] or not d["hosts"]:
+            raise shapes.ShapeError("ofan-topo describe: no switches or no hosts")
+    except shapes.ShapeError as e:
+        raise FabricError(f"{e} (is build/emu/ofan-topo this checkout's?)") from None
+    return d
+
+
+Endpoint = tuple[str, int]
+
+
 class Link:
     """One cable. a/b: (node name, port); for a host link a is the host (port 0)."""
 
-    def __init__(self, lid, a, b, attrs, host=False, switch_link_id=None):
+    def __init__(self, lid: int, a: Endpoint, b: Endpoint, attrs: LinkAttrs, host: bool = False,
+                 switch_link_id: int | None = None) -> None:
         self.id = lid                  # index in Topology.links
         self.a, self.b = a, b
         self.attrs = attrs
         self.host = host
         self.switch_link_id = switch_link_id  # ofan-topo's link id (inter-switch only)
 
-    def netem(self):
+    def netem(self) -> bool:
         a = self.attrs
         return a["latency_us"] > 0 or a["loss_pct"] > 0 or a["reorder_pct"] > 0
 
-    def name(self):
+    def name(self) -> str:
         return f"{self.a[0]}:{self.a[1]}--{self.b[0]}:{self.b[1]}"
 
 
 class Topology:
-    def __init__(self, k, levels, defaults=None, link_overrides=None, source=None):
+    def __init__(self, k: int, levels: int, defaults: dict[Any, Any] | None = None,
+                 link_overrides: object = None, source: str | None = None) -> None:
         if levels not in (2, 3):
             raise TopologyError(f"levels must be 2 or 3, not {levels}")
         p = run([tool("ofan-topo"), "describe", "--k", str(k), "--levels", str(levels)],
                 check=False)
         if p.returncode != 0:
-            raise TopologyError(p.stderr.strip() or f"ofan-topo failed ({p.returncode})")
-        d = json.loads(p.stdout)
-        self.k, self.levels, self.w = d["k"], d["levels"], d["w"]
+            raise TopologyError(" ".join(p.stderr.split())
+                                or f"ofan-topo failed ({p.returncode})")
+        d = parse_describe(p.stdout)
+        self.k: int = d["k"]
+        self.levels: int = d["levels"]
+        self.w: int = d["w"]
         self.source = source
-        self.switches = d["switches"]
-        self.hosts = d["hosts"]
+        self.switches: list[SwitchInfo] = d["switches"]
+        self.hosts: list[HostInfo] = d["hosts"]
         self.sw_by_name = {s["name"]: s for s in self.switches}
         self.host_by_name = {h["name"]: h for h in self.hosts}
         base = attrs_with({k_: v[1] for k_, v in LINK_ATTRS.items()}, defaults,
                           f"{source or 'topology'}: defaults")
         self.defaults = base
-        self.links = []
-        self._by_end = {}
+        self.links: list[Link] = []
+        self._by_end: dict[Endpoint, Link] = {}
         for h in self.hosts:
-            self._add(("h", h["name"]), (h["edge_name"], h["edge_port"]), base, host=True)
-        for l in d["links"]:
-            self._add((l["lower_name"], l["lower_port"]), (l["upper_name"], l["upper_port"]),
-                      base, switch_link_id=l["id"])
+            self._add((h["name"], 0), (h["edge_name"], h["edge_port"]), base, host=True)
+        for li in d["links"]:
+            self._add((li["lower_name"], li["lower_port"]), (li["upper_name"], li["upper_port"]),
+                      base, switch_link_id=li["id"])
         if link_overrides is not None:
             self._apply_overrides(link_overrides)
 
-    def _add(self, a, b, attrs, host=False, switch_link_id=None):
-        if host:
-            a = (a[1], 0)
+    def _add(self, a: Endpoint, b: Endpoint, attrs: LinkAttrs, host: bool = False,
+             switch_link_id: int | None = None) -> None:
         link = Link(len(self.links), a, b, dict(attrs), host, switch_link_id)
         self.links.append(link)
         self._by_end[a] = link
         self._by_end[b] = link
 
-    def _endpoint(self, text, where):
+    def _endpoint(self, text: object, where: str) -> Endpoint:
         name, _, port = str(text).partition(":")
         if name in self.host_by_name:
             if port not in ("", "0", "eth0"):
@@ -162,12 +228,13 @@ class Topology:
         try:
             p = int(port)
         except ValueError:
-            raise TopologyError(f"{where}: {text!r}: a switch endpoint is NAME:PORT")
+            raise TopologyError(f"{where}: {str(text)!r}: a switch endpoint is NAME:PORT") \
+                from None
         if not 0 <= p < self.k:
             raise TopologyError(f"{where}: {name} has ports 0..{self.k - 1}, not {p}")
         return (name, p)
 
-    def _apply_overrides(self, entries):
+    def _apply_overrides(self, entries: object) -> None:
         if not isinstance(entries, list):
             raise TopologyError(f"{self.source}: links must be a list")
         seen = set()
@@ -190,7 +257,7 @@ class Topology:
                 raise TopologyError(f"{where}: link {la.name()} is listed twice")
             seen.add(la.id)
             la.attrs = attrs_with(self.defaults, e, where)
-        missing = [l.name() for l in self.links if l.id not in seen]
+        missing = [li.name() for li in self.links if li.id not in seen]
         if missing:
             raise TopologyError(
                 f"{self.source}: links lists {len(seen)} of the {len(self.links)} links of a "
@@ -198,13 +265,13 @@ class Topology:
                 + (" ..." if len(missing) > 6 else "")
                 + " (omit links: to take the defaults for all)")
 
-    def kind(self):
+    def kind(self) -> str:
         return "fat tree" if self.levels == 3 else "leaf-spine"
 
-    def link_at(self, name, port):
+    def link_at(self, name: str, port: int) -> Link | None:
         return self._by_end.get((name, port))
 
-    def parse_link(self, text):
+    def parse_link(self, text: str) -> Link:
         """'SWITCH:PORT' (either end) -> the inter-switch Link."""
         end = self._endpoint(text, "--link")
         link = self._by_end.get(end)
@@ -215,45 +282,100 @@ class Topology:
                                 "fail and restore take inter-switch links (edge-agg, agg-core)")
         return link
 
-    def to_yaml_dict(self, name):
+    def to_yaml_dict(self, name: str) -> dict[str, Any]:
         """The canonical topology file of this shape, every link listed."""
-        links = [{"endpoints": [f"{l.a[0]}" if l.host else f"{l.a[0]}:{l.a[1]}",
-                                f"{l.b[0]}:{l.b[1]}"]} for l in self.links]
+        links = [{"endpoints": [f"{li.a[0]}" if li.host else f"{li.a[0]}:{li.a[1]}",
+                                f"{li.b[0]}:{li.b[1]}"]} for li in self.links]
         d = {k_: self.defaults[k_] for k_ in LINK_ATTRS}
         return {"name": name,
                 "topology": {"kind": "fattree" if self.levels == 3 else "leafspine",
                              "k": self.k, "defaults": d, "links": links}}
 
 
-def load_file(path):
+@dataclass
+class TopologyFile:
+    """A topology file's content, checked as far as it can be without
+    ofan-topo (Topology checks the links against the shape)."""
+    name: str
+    kind: str                          # fattree | leafspine
+    k: int
+    defaults: dict[Any, Any] = field(default_factory=dict)
+    links: object = None               # the links: list, if given
+    source: str = ""
+
+    @property
+    def levels(self) -> int:
+        return 3 if self.kind == "fattree" else 2
+
+    def topology(self) -> Topology:
+        return Topology(self.k, self.levels, self.defaults, self.links, source=self.source)
+
+
+def _yaml_problem(e: Exception) -> str:
+    """One line from a YAML error: where and what, without the excerpt."""
     import yaml
-    path = Path(path)
+    if isinstance(e, yaml.MarkedYAMLError):
+        mark = e.problem_mark or e.context_mark
+        what = " ".join(str(x) for x in (e.context, e.problem) if x)
+        at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        return at + " ".join(what.split())
+    if isinstance(e, yaml.reader.ReaderError):
+        return f"character {e.character!r} at offset {e.position}: {e.reason}"
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    return " ".join(str(e).split())
+
+
+def _keys(d: Iterable[Any]) -> str:
+    return ", ".join(sorted(map(str, d)))
+
+
+def parse_file(data: bytes, source: str) -> TopologyFile:
+    """A topology file's bytes -> its content; TopologyError (one line,
+    naming `source`) for anything that is not a topology file."""
+    import yaml
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise TopologyError(f"{path}: {e.strerror}")
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TopologyError(f"{source}: not UTF-8 text (byte 0x{data[e.start]:02x} at "
+                            f"offset {e.start})") from None
     try:
         doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise TopologyError(f"{path}: not YAML: {e}")
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
+        # PyYAML raises ValueError for impossible dates (2024-13-01) and
+        # OverflowError for their years, RecursionError for deep nesting.
+        raise TopologyError(f"{source}: not YAML: {_yaml_problem(e)}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("topology"), dict):
-        raise TopologyError(f"{path}: expected a map with a 'topology' map (see docs/emu.md)")
+        raise TopologyError(f"{source}: expected a map with a 'topology' map (see docs/emu.md)")
     unknown = set(doc) - {"name", "topology"}
     if unknown:
-        raise TopologyError(f"{path}: unknown top-level keys: {', '.join(sorted(unknown))}")
+        raise TopologyError(f"{source}: unknown top-level keys: {_keys(unknown)}")
     t = doc["topology"]
     unknown = set(t) - {"kind", "k", "defaults", "links"}
     if unknown:
-        raise TopologyError(f"{path}: topology: unknown keys: {', '.join(sorted(unknown))}")
+        raise TopologyError(f"{source}: topology: unknown keys: {_keys(unknown)}")
     kind = t.get("kind", "fattree")
     if kind not in ("fattree", "leafspine"):
-        raise TopologyError(f"{path}: topology.kind: {kind!r} (fattree or leafspine)")
+        raise TopologyError(f"{source}: topology.kind: {kind!r} (fattree or leafspine)")
     k = t.get("k")
     if not isinstance(k, int) or isinstance(k, bool):
-        raise TopologyError(f"{path}: topology.k: an even integer, e.g. 4")
+        raise TopologyError(f"{source}: topology.k: an even integer, e.g. 4")
     defaults = t.get("defaults") or {}
     if not isinstance(defaults, dict):
-        raise TopologyError(f"{path}: topology.defaults must be a map")
-    name = doc.get("name", path.stem)
-    return name, Topology(k, 3 if kind == "fattree" else 2, defaults, t.get("links"),
-                          source=str(path))
+        raise TopologyError(f"{source}: topology.defaults must be a map")
+    name = doc.get("name", Path(source).stem)
+    if not isinstance(name, str):
+        raise TopologyError(f"{source}: name: {name!r} is not a string")
+    return TopologyFile(name, kind, k, defaults, t.get("links"), source)
+
+
+def load_file(path: str | Path) -> tuple[str, Topology]:
+    """A topology file -> (its name, the Topology); TopologyError (exit 2,
+    one line) for a file that cannot be read or is not a topology."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TopologyError(f"{path}: {e.strerror or e}") from None
+    f = parse_file(data, str(path))
+    return f.name, f.topology()
