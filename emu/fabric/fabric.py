@@ -520,6 +520,10 @@ def load(name, log=print):
         raise FabricError(f"fabric {name}'s state file is unreadable; ofan-emu down --name {name} "
                           "removes it by its names")
     topo = Topology(st["k"], st["levels"])
+    wrong = st.mismatch(topo)
+    if wrong:
+        raise FabricError(f"fabric {name}'s state file does not fit its fabric ({wrong}); "
+                          f"ofan-emu down --name {name} removes it by its names")
     for l in topo.links:
         if str(l.id) in st["links"]:
             l.attrs = st["links"][str(l.id)]
