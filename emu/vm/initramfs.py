@@ -39,7 +39,8 @@ for m in $(cat /modules.order); do insmod "/modules/$m" || echo "init: insmod $m
 arg() { sed -n "s/.*\bofan\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 agent=$(arg agent)
 shares=$(arg shares | tr , ' ')
-if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose @ROOT_TAG@ /newroot; then
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
+    @ROOT_TAG@ /newroot; then
   echo "init: cannot mount the host's root (9p tag @ROOT_TAG@)"; poweroff -f
 fi
 # Host folders under those scratch mounts that the guest must still see (a
@@ -66,7 +67,8 @@ mount --move /proc /newroot/proc
 mount --move /sys /newroot/sys
 i=0
 for s in $shares; do
-  mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 "share$i" "/newroot$s" || echo "init: share $s failed"
+  mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 "share$i" "/newroot$s" ||
+    echo "init: share $s failed"
   i=$((i+1))
 done
 exec switch_root /newroot /usr/bin/python3 -u "$agent"

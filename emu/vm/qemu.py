@@ -33,8 +33,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, NoReturn
 
-from . import initramfs
+from . import agent, initramfs
 
 AGENT = Path(__file__).resolve().parent / "agent.py"
 # The guest mounts fresh tmpfs on these (initramfs.INIT); host folders below
@@ -53,6 +54,8 @@ def kept_paths(paths):
             if r not in out:
                 out.append(r)
     return out
+
+
 PROBE_FILE = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu")) / "kvm-probe.json"
 
 
@@ -111,6 +114,7 @@ def probe_kvm(qemu, kernel_image, timeout=PROBE_S):
     seen = b""
     end = time.monotonic() + timeout
     why = f"no console output from the guest within {timeout:g} s"
+    assert p.stdout is not None  # stdout=PIPE
     try:
         fd = p.stdout.fileno()
         while True:
@@ -208,17 +212,17 @@ class Vm:
                 raise VmError(f"share {s!r}: the path may not hold spaces or commas")
         self.kernel = kernel_version or kernel()
         self.append = append
-        self.proc = None
-        self.pid = None
-        self.sock = None
-        self.ready = None
-        self.boot_s = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pid: int | None = None
+        self.sock: socket.socket | None = None
+        self.ready: dict[str, Any] | None = None
+        self.boot_s: float | None = None
         self._ids = itertools.count(1)
-        self._waiters = {}
+        self._waiters: dict[int, queue.Queue[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
-        self._reader = None
-        self._events = None
+        self._reader: threading.Thread | None = None
+        self._events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.accel = None          # what this boot runs under (start() decides)
         self._progressed = False   # PROGRESS_MARK seen on this boot's console
 
@@ -380,7 +384,7 @@ class Vm:
             self.sock.close()
             self.sock = None
 
-    def _fail(self, why):
+    def _fail(self, why: str) -> NoReturn:
         tail = ""
         for p in (self.dir / "qemu.log", self.console_path):
             try:
@@ -395,12 +399,15 @@ class Vm:
         """Connects to the agent and waits for its ready event (after
         ensure_progress, which may restart the VM under TCG)."""
         self.ensure_progress(on_restart)
+        proc = self.proc
+        if proc is None:
+            self._fail("not started")
         end = time.monotonic() + timeout
-        self._connect(end, lambda: f"qemu exited ({self.proc.returncode}) before its agent "
-                      "was up" if self.proc.poll() is not None else None)
+        self._connect(end, lambda: f"qemu exited ({proc.returncode}) before its agent "
+                      "was up" if proc.poll() is not None else None)
         while True:
-            if self.proc.poll() is not None:
-                self._fail(f"qemu exited ({self.proc.returncode}) during boot")
+            if proc.poll() is not None:
+                self._fail(f"qemu exited ({proc.returncode}) during boot")
             if time.monotonic() > end:
                 self._fail(f"its agent did not say ready within {timeout} s")
             try:
@@ -415,17 +422,16 @@ class Vm:
         self.boot_s = round(time.monotonic() - self._t0, 2)
         return msg
 
-    def _read(self):
+    def _read(self) -> None:
         for line in self._file:
-            try:
-                msg = json.loads(line)
-            except ValueError:
+            msg = agent.parse_message(line)  # None: not a message of the agent's
+            if msg is None:
                 continue
             if "event" in msg:
                 self._events.put(msg)
                 continue
             with self._lock:
-                q = self._waiters.get(msg.get("id"))
+                q = self._waiters.get(msg["id"])
             if q is not None:
                 q.put(msg)
         self._events.put({"event": "closed"})
@@ -433,21 +439,25 @@ class Vm:
             for q in self._waiters.values():
                 q.put({"error": "the VM's agent channel closed"})
 
-    def _send(self, obj):
+    def _send(self, obj: dict[str, Any]) -> None:
+        if self.sock is None:
+            raise VmError(f"VM {self.name} is not connected")
         with self._send_lock:
             self.sock.sendall((json.dumps(obj) + "\n").encode())
 
-    def exec(self, argv, timeout=None, env=None, cwd=None, on_output=None):
+    def exec(self, argv: list[Any], timeout: float | None = None,
+             env: dict[str, str] | None = None, cwd: str | None = None,
+             on_output: Callable[[int, str], None] | None = None) -> tuple[int, str, str]:
         """Runs argv in the guest. Returns (rc, stdout, stderr); rc -9 when
         it ran past `timeout` and was killed. on_output(fd, text) sees the
         output as it comes."""
         if self.sock is None:
             raise VmError(f"VM {self.name} is not up")
         rid = next(self._ids)
-        q = queue.Queue()
+        q: queue.Queue[dict[str, Any]] = queue.Queue()
         with self._lock:
             self._waiters[rid] = q
-        out = {1: [], 2: []}
+        out: dict[int, list[str]] = {1: [], 2: []}
         try:
             self._send({"id": rid, "op": "exec", "argv": [str(a) for a in argv], "env": env or {},
                         "cwd": cwd, "timeout": timeout})

@@ -35,7 +35,8 @@ def run(argv, mem_mb=1024, cpus=2, shares=(), timeout=None, on_output=None, log=
     old = {s: signal.signal(s, _raise) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         state.write_text(json.dumps({"pid": os.getpid(), "start": _start_time(os.getpid())}))
-        def record(v):
+
+        def record(v: qemu.Vm) -> None:
             state.write_text(json.dumps({"pid": os.getpid(), "start": _start_time(os.getpid()),
                                          "qemu": {"pid": v.pid, "start": _start_time(v.pid)}}))
 
@@ -50,8 +51,8 @@ def run(argv, mem_mb=1024, cpus=2, shares=(), timeout=None, on_output=None, log=
             log(f"vm: booting {vm.kernel} ({vm.accel}, {cpus} vCPU, {mem_mb} MiB)")
         ready = vm.wait_ready(on_restart=restarted)
         if log:
-            log(f"vm: up in {vm.boot_s:.1f} s" + (f"; notes: {ready['notes']}"
-                                                   if ready.get("notes") else ""))
+            log(f"vm: up in {vm.boot_s:.1f} s"
+                + (f"; notes: {ready['notes']}" if ready.get("notes") else ""))
         env = {k: v for k, v in os.environ.items() if k.startswith("OFAN_")}
         env["OFAN_IN_VM"] = "1"
         rc, _, _ = vm.exec(argv, timeout=timeout, env=env, cwd=os.getcwd(), on_output=on_output)
@@ -69,9 +70,9 @@ def _raise(signum, _frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-def _named_qemus():
+def _named_qemus() -> dict[str, list[int]]:
     """{VM id: [pids]} of processes named ofe-vm-ID (qemu's -name process=)."""
-    out = {}
+    out: dict[str, list[int]] = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
@@ -101,12 +102,15 @@ def leftovers():
             st = json.loads((d / "state.json").read_text())
         except (OSError, ValueError):
             st = {}
+        if not isinstance(st, dict):
+            st = {}  # not a record of ours: the process name decides
         caller = st.get("pid")
         if caller and caller != os.getpid() and _start_time(caller) == st.get("start"):
             continue  # still running its command
         pids = set(named.get(vid, []))
         q = st.get("qemu")
-        if q and _start_time(q["pid"]) == q.get("start"):
+        if isinstance(q, dict) and isinstance(q.get("pid"), int) and \
+                _start_time(q["pid"]) == q.get("start"):
             pids.add(q["pid"])
         for pid in sorted(pids):
             try:
