@@ -1,0 +1,85 @@
+"""What `ofan-emu run` reads back from the programs it starts, checked before
+run.py uses it: uroce's progress lines and report, ofan-coll's partial and
+merged results, ofan-sim's report, ofan-dp's queues, ports and counters (by
+way of ofanctl).
+
+gives:    parse_progress(line) -> (done, total) or None; parse_host_report,
+          parse_coll_result, parse_sim_report, parse_snapshot -> the
+          document, or FabricError (exit 1) naming the program and what in
+          its output is not as run.py needs it
+The shapes list what run.py reads; the programs may say more.
+"""
+from typing import Any
+
+from . import shapes
+from .shapes import MapOf, Optional
+from .tools import FabricError
+
+# emu/collective/report.cc ResultJson: one collective's result.
+COLL_RESULT_SHAPE = {
+    "cct_us?": Optional(float), "cct_lower_bound_us?": Optional(float),
+    "algbw_gbps?": Optional(float), "busbw_gbps?": Optional(float),
+    "verified?": bool, "error?": Optional(str),
+    "rxe_counters?": MapOf(int),
+}
+# uroce collective --json (emu/uroce/collective_mode.cc).
+HOST_REPORT_SHAPE = {
+    "result": COLL_RESULT_SHAPE,
+    "totals?": MapOf(int),
+    "hosts?": [{"name?": str, "tx_refused?": int}],
+}
+# ofan-sim --json (sim/main.cc).
+SIM_REPORT_SHAPE = {
+    "queue_max_pkts": float, "cct_inflation": float, "cct_us": float,
+    "cct_lower_bound_us": float, "stages": MapOf({"max_pkts": float}),
+}
+# One switch's ofanctl queues, ports and counters (control/protocol).
+SNAPSHOT_SHAPE = {
+    "queues": [{"port": int, "max_bytes": int, "ecn_marked": int, "shaper_lag_bytes?": int}],
+    "ports": [{"port": int, "tx_bytes": int, "rx_missed?": int}],
+    "counters": {"drops?": MapOf(int)},
+}
+
+
+def _parse(text: str, shape: Any, who: str) -> Any:
+    try:
+        return shapes.parse_json(text, shape, who)
+    except shapes.ShapeError as e:
+        raise FabricError(str(e)) from None
+
+
+def parse_progress(line: str) -> tuple[int, int] | None:
+    """uroce's "progress DONE TOTAL" line -> (DONE, TOTAL); None for any
+    other line (the hosts' log lines, a line cut short)."""
+    f = line.split()
+    if len(f) != 3 or f[0] != "progress" or not (f[1].isdigit() and f[2].isdigit()):
+        return None
+    done, total = int(f[1]), int(f[2])
+    return (done, total) if total > 0 and done <= total else None
+
+
+def parse_host_report(text: str) -> dict[str, Any]:
+    """uroce collective --json's output."""
+    doc: dict[str, Any] = _parse(text, HOST_REPORT_SHAPE, "uroce's report")
+    return doc
+
+
+def parse_coll_result(text: str, who: str) -> dict[str, Any]:
+    """A collective result (ofan-coll's partial one, or `ofan-coll merge`'s)."""
+    doc: dict[str, Any] = _parse(text, COLL_RESULT_SHAPE, who)
+    return doc
+
+
+def parse_sim_report(text: str) -> dict[str, Any]:
+    """ofan-sim --json's report."""
+    doc: dict[str, Any] = _parse(text, SIM_REPORT_SHAPE, "ofan-sim's report")
+    return doc
+
+
+def check_snapshot(snap: object, switch: str) -> dict[str, Any]:
+    """One switch's {queues, ports, counters} as ofanctl gave them."""
+    try:
+        doc: dict[str, Any] = shapes.check(snap, SNAPSHOT_SHAPE, f"switch {switch}")
+    except shapes.ShapeError as e:
+        raise FabricError(str(e)) from None
+    return doc

@@ -1,0 +1,400 @@
+#!/usr/bin/python3
+"""Every file and line the emulator's Python side parses, under property
+tests (Debian's python3-hypothesis): random bytes and random mutations of
+real documents give either what the parser promises or its typed error,
+never another exception, and the error is one line.
+
+    parsers_test.py     (no root; needs build/emu/ofan-topo)
+
+Covered: topology files (emu/topologies/*.yaml mutated byte- and
+token-wise, random bytes, random YAML documents), ofan-topo's describe JSON
+fed to Topology, state files through State.load, fabric.load and status(),
+the run's reports (reports.py), the VM agent's lines both ways
+(agent.parse_request, agent.parse_message), and `ofan-emu up --topology`
+on garbage: exit 2, one line on stderr, no traceback.
+
+Derandomized (the same examples on every run) and bounded: about 15 s.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+from unittest import mock
+
+REPO = Path(__file__).resolve().parents[3]
+RUN_DIR = tempfile.mkdtemp(prefix="ofan-parsers-test-")
+os.environ["OFAN_EMU_RUN_DIR"] = RUN_DIR  # state.py reads it at import
+sys.path.insert(0, str(REPO / "tests" / "common"))
+from checks import check, failures  # noqa: E402
+sys.path.insert(0, str(REPO / "emu"))
+from fabric import fabric, reports, state, topology  # noqa: E402
+from fabric.tools import FabricError, run, tool  # noqa: E402
+from fabric.topology import TopologyError  # noqa: E402
+from vm import agent  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis.strategies import SearchStrategy  # noqa: E402
+
+EMU = str(REPO / "emu" / "ofan-emu")
+CANONICAL = sorted((REPO / "emu" / "topologies").glob("*.yaml"))
+
+
+def bounded(n: int, deadline_ms: int) -> Callable[[Any], Any]:
+    """Explicit bounds, derandomized, no example database in the tree."""
+    return settings(max_examples=n, deadline=deadline_ms, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+                    print_blob=False)
+
+
+def one_line(e: Exception) -> bool:
+    return "\n" not in str(e) and str(e).strip() != ""
+
+
+# -- strategies ---------------------------------------------------------------
+# Values that break parsers: odd numbers, types, YAML tags and anchors.
+NASTY = ["-1", "0", "nan", ".nan", ".inf", "-.inf", "1e400", "9" * 40, "4.5", "true", "null",
+         "~", "[]", "{}", "'x'", "2024-13-01", "2024-02-30 25:61:61", "0x10", "0o17", "1_000",
+         "!!binary AAAA", "!!python/object:os.system", "&a x", "*a", "<<: *a", "'\\x00'",
+         "\"\\ud800\"", "? [1]", "- - -", "{a: [", "\t", "%YAML 9.9", "---", "...",
+         "[" * 60, "]", ":", "-", "'", "\"", "#", "|", ">", "!", "@", "`", "\\", "\x00",
+         "\x85", "\ufeff"]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
+    max_leaves=6)
+
+
+@st.composite
+def byte_mutations(draw: Any, base: bytes) -> bytes:
+    """base with one to four edits: a byte set, a span cut or repeated,
+    random bytes or a nasty token put in, a token replaced."""
+    data = bytearray(base)
+    for _ in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["set", "cut", "insert", "nasty", "token", "repeat"]))
+        i = draw(st.integers(0, len(data)))
+        j = min(len(data), i + draw(st.integers(0, 40)))
+        if op == "set" and data:
+            data[min(i, len(data) - 1)] = draw(st.integers(0, 255))
+        elif op == "cut":
+            del data[i:j]
+        elif op == "insert":
+            data[i:i] = draw(st.binary(max_size=16))
+        elif op == "nasty":
+            data[i:i] = draw(st.sampled_from(NASTY)).encode()
+        elif op == "repeat":
+            data[i:i] = data[i:j]
+        else:
+            # Replace a whole word (a number, a name, a key) with a nasty one.
+            words = [w for w in bytes(data).split() if w.strip(b"[],:'-")]
+            if words:
+                w = draw(st.sampled_from(words))
+                data = bytearray(bytes(data).replace(w, draw(st.sampled_from(NASTY)).encode(), 1))
+    return bytes(data)
+
+
+def paths(doc: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON document (for json_mutations)."""
+    out = [at] if at else []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += paths(v, at + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += paths(v, at + (i,))
+    return out
+
+
+@st.composite
+def json_mutations(draw: Any, base: Any) -> Any:
+    """base with one to three places replaced by a random value, removed, or
+    given a random sibling key."""
+    doc = copy.deepcopy(base)
+    for _ in range(draw(st.integers(1, 3))):
+        ps = paths(doc)
+        if not ps:
+            return draw(json_values)
+        at = draw(st.sampled_from(ps))
+        parent = doc
+        for key in at[:-1]:
+            parent = parent[key]
+        op = draw(st.sampled_from(["replace", "remove", "add"]))
+        if op == "replace":
+            parent[at[-1]] = draw(json_values)
+        elif op == "remove":
+            del parent[at[-1]]
+        elif isinstance(parent, dict):
+            parent[draw(st.text(max_size=6))] = draw(json_values)
+        else:
+            parent.append(draw(json_values))
+    return doc
+
+
+# -- topology files ---------------------------------------------------------------
+def load_bytes(data: bytes) -> None:
+    """load_file on a file holding data: a Topology or a one-line TopologyError."""
+    with tempfile.NamedTemporaryFile(suffix=".yaml", dir=RUN_DIR) as f:
+        f.write(data)
+        f.flush()
+        try:
+            name, topo = topology.load_file(f.name)
+        except TopologyError as e:
+            assert one_line(e), repr(str(e))
+            assert e.code == 2
+            return
+        assert isinstance(name, str) and topo.k >= 4 and topo.links
+        topo.to_yaml_dict(name)
+        for li in topo.links:
+            topology.parse_size(li.attrs["buffer"], "buffer")
+            assert li.attrs["rate_mbps"] > 0
+
+
+@bounded(300, 2000)
+@given(st.binary(max_size=300))
+def random_bytes_topology(data: bytes) -> None:
+    try:
+        topology.parse_file(data, "random.yaml")
+    except TopologyError as e:
+        assert one_line(e) and e.code == 2, repr(str(e))
+
+
+@bounded(150, 10000)
+@given(st.sampled_from(CANONICAL).map(lambda p: p.read_bytes()).flatmap(byte_mutations))
+def mutated_topology(data: bytes) -> None:
+    load_bytes(data)
+
+
+K_VALUES: list[Any] = [4, 4, 6, 3, 0, -4, 66, True, "4", 4.0]
+KIND_VALUES: list[Any] = ["fattree", "leafspine", "ring", 3, None]
+link_attr_values = st.one_of(json_values, st.sampled_from(NASTY),
+                             st.sampled_from(["256KiB", "1MiB", "64KB", "0", "25", "1e3"]))
+
+
+ENDPOINTS = ["h0", "h1", "l0:0", "l0:2", "s0:0", "e0-0:2", "a0-0:0", "x:1", "l0:9", "h0:1",
+             "l0:-1", "l0:x"]
+link_entries: SearchStrategy[Any] = st.fixed_dictionaries(
+    {"endpoints": st.lists(st.sampled_from(ENDPOINTS), max_size=3)},
+    optional={"latency_us": link_attr_values, "rate_mbps": link_attr_values})
+defaults: SearchStrategy[Any] = st.dictionaries(
+    st.sampled_from(list(topology.LINK_ATTRS) + ["speed", "endpoints"]), link_attr_values,
+    max_size=4)
+topology_maps: SearchStrategy[Any] = st.fixed_dictionaries(
+    {"k": st.sampled_from(K_VALUES)},
+    optional={"kind": st.sampled_from(KIND_VALUES), "defaults": defaults | json_values,
+              "links": st.lists(link_entries, max_size=3) | json_values})
+documents: SearchStrategy[Any] = st.fixed_dictionaries(
+    {"topology": topology_maps}, optional={"name": st.text(max_size=8) | json_values})
+
+
+@bounded(100, 10000)
+@given(documents)
+def random_documents(doc: dict[str, Any]) -> None:
+    import yaml
+    load_bytes(yaml.safe_dump(doc).encode())
+
+
+# -- ofan-topo's JSON ----------------------------------------------------------
+DESCRIBE = {lv: json.loads(run([tool("ofan-topo"), "describe", "--k", "4", "--levels",
+                                str(lv)]).stdout) for lv in (2, 3)}
+
+
+@bounded(200, 5000)
+@given(st.sampled_from([2, 3]).flatmap(lambda lv: json_mutations(DESCRIBE[lv]))
+       | st.text(max_size=100).map(lambda t: {"raw": t}))
+def mutated_describe(doc: Any) -> None:
+    text = doc["raw"] if isinstance(doc, dict) and set(doc) == {"raw"} else \
+        json.dumps(doc)
+    fake = subprocess.CompletedProcess([], 0, stdout=text, stderr="")
+    with mock.patch.object(topology, "run", return_value=fake):
+        try:
+            topo = topology.Topology(4, 3)
+        except FabricError as e:
+            assert one_line(e), repr(str(e))
+            return
+    topo.to_yaml_dict("x")
+    for s in topo.switches:
+        for p in s["ports"]:
+            topo.link_at(s["name"], p["port"])
+
+
+# -- state files ------------------------------------------------------------------
+def base_state() -> dict[str, Any]:
+    """A state file as fabric.up writes it, for a k=4 leaf-spine."""
+    t = topology.Topology(4, 2)
+    return {"name": "t", "namespaces": ["ofe-t-l0", "ofe-t-h0"], "k": 4, "levels": 2,
+            "switch": "ofan", "policy": "ofan", "ofan_mode": "combined", "seed": 1,
+            "pipe_size": 4, "topology_source": None, "created": 1.5, "phase": "ready",
+            "failed_links": [3], "failed_switches": ["s1"],
+            "links": {str(li.id): li.attrs for li in t.links}, "wires": [], "vm_hosts": ["h1"],
+            "processes": {"l0": {"pid": os.getpid(), "start": 1, "kind": "ofan-dp"},
+                          "vm-h1": {"kind": "vm", "host": "h1", "pid": os.getpid(),
+                                    "start": state.proc_start_time(os.getpid()), "boot_s": 3.5,
+                                    "mem_mb": 512, "accel": "tcg", "active_mtu": 2048}},
+            "up_s": 2.0}
+
+
+STATE = base_state()
+
+
+def load_state(data: bytes) -> None:
+    d = Path(RUN_DIR) / "t"
+    d.mkdir(exist_ok=True)
+    (d / "state.json").write_bytes(data)
+    st_ = state.State.load("t")
+    assert st_ is not None
+    assert state.State.names() == ["t"]
+    try:
+        fab = fabric.load("t", log=lambda _m: None)
+    except FabricError as e:
+        assert one_line(e), repr(str(e))
+        return
+    fab.status()
+    fab.links_out_of_service()
+    for rec in fab.state["processes"].values():
+        state.alive(rec)
+
+
+@bounded(150, 10000)
+@given(json_mutations(STATE).map(lambda d: json.dumps(d).encode())
+       | st.binary(max_size=64)
+       | st.just(json.dumps(STATE).encode()).flatmap(byte_mutations))
+def mutated_state(data: bytes) -> None:
+    load_state(data)
+
+
+# -- the run's reports ------------------------------------------------------------
+HOST_REPORT = {"result": {"cct_us": 1200.5, "cct_lower_bound_us": 1000.0, "algbw_gbps": 0.02,
+                          "busbw_gbps": 0.02, "verified": True, "error": None, "rank_us": [1, 2]},
+               "totals": {"retransmissions": 0, "naks_received": 1, "timeouts": 0},
+               "hosts": [{"name": "h0", "tx_refused": 0, "rank": 0}]}
+SIM_REPORT = {"queue_max_pkts": 3.0, "cct_inflation": 0.2, "cct_us": 10.0,
+              "cct_lower_bound_us": 8.0, "stages": {"E->A": {"max_pkts": 1.0}}}
+SNAPSHOT = {"queues": [{"port": 0, "max_bytes": 4096, "ecn_marked": 2, "shaper_lag_bytes": 0}],
+            "ports": [{"port": 0, "tx_bytes": 100, "rx_missed": 0}],
+            "counters": {"drops": {"buffer": 0}}}
+
+
+@bounded(300, 2000)
+@given(st.one_of(json_mutations(HOST_REPORT), json_mutations(SIM_REPORT),
+                 json_mutations(SNAPSHOT), json_values),
+       st.sampled_from(["host", "coll", "sim", "snap"]))
+def mutated_reports(doc: Any, which: str) -> None:
+    text = json.dumps(doc)
+    try:
+        if which == "host":
+            r = reports.parse_host_report(text)
+            assert isinstance(r["result"], dict)
+        elif which == "coll":
+            reports.parse_coll_result(text, "ofan-coll")
+        elif which == "sim":
+            r = reports.parse_sim_report(text)
+            {k: v["max_pkts"] for k, v in r["stages"].items()}
+        else:
+            reports.check_snapshot(doc, "l0")
+    except FabricError as e:
+        assert one_line(e), repr(str(e))
+
+
+@bounded(300, 2000)
+@given(st.text(max_size=30) | st.sampled_from(
+    ["progress 1 2", "progress 3 0", "progress -1 2", "progress 1", "progress ١ ٢",
+     "progress 5 2"]))
+def progress_lines(line: str) -> None:
+    r = reports.parse_progress(line)
+    assert r is None or (0 <= r[0] <= r[1] and r[1] > 0)
+
+
+# -- the VM agent's lines -----------------------------------------------------------
+REQUEST = {"id": 3, "op": "exec", "argv": ["true"], "env": {"A": "b"}, "cwd": "/", "timeout": 5}
+MESSAGES = [{"event": "ready", "kernel": "6.1", "uptime_s": 1.0, "notes": []},
+            {"id": 3, "fd": 1, "data": "x"}, {"id": 3, "rc": 0, "seconds": 0.1},
+            {"id": 3, "error": "cannot run"}]
+
+
+@bounded(400, 2000)
+@given(json_mutations(REQUEST).map(lambda d: json.dumps(d).encode())
+       | st.binary(max_size=40)
+       | st.just(json.dumps(REQUEST).encode()).flatmap(byte_mutations))
+def agent_requests(line: bytes) -> None:
+    try:
+        req = agent.parse_request(line)
+    except agent.BadRequest as e:
+        assert one_line(e)
+        json.dumps({"id": e.rid, "error": str(e)})  # the reply can be sent
+        return
+    if req is not None:
+        assert req.op in ("exec", "poweroff") and isinstance(req.id, int)
+        if req.op == "exec":
+            assert req.argv and all(isinstance(a, str) for a in req.argv)
+            assert req.timeout is None or req.timeout > 0
+
+
+@bounded(400, 2000)
+@given(st.sampled_from(MESSAGES).flatmap(json_mutations).map(lambda d: json.dumps(d).encode())
+       | st.binary(max_size=40))
+def agent_messages(line: bytes) -> None:
+    msg = agent.parse_message(line)
+    if msg is None or isinstance(msg.get("event"), str):
+        return
+    # What Vm.exec and Vm._read index.
+    out: dict[int, list[str]] = {1: [], 2: []}
+    if "data" in msg:
+        out[msg["fd"]].append(msg["data"])
+    elif "rc" in msg:
+        assert isinstance(msg["rc"], int)
+    else:
+        assert isinstance(msg["error"], str)
+
+
+# -- the command line ------------------------------------------------------------------
+def emu_up(data: bytes) -> subprocess.CompletedProcess[str]:
+    with tempfile.NamedTemporaryFile(suffix=".yaml", dir=RUN_DIR) as f:
+        f.write(data)
+        f.flush()
+        return subprocess.run([EMU, "up", "--topology", f.name], capture_output=True, text=True,
+                              env=dict(os.environ, OFAN_EMU_RUN_DIR=RUN_DIR))
+
+
+def cli() -> None:
+    garbage = {"random bytes": bytes(range(256)) * 3, "not UTF-8": b"topology: {k: \xff}\n",
+               "not YAML": b"topology: {k: [4\n",
+               "an impossible date": b"topology: 2024-13-01\n",
+               "deep nesting": b"[" * 5000, "NUL": b"topology:\x00\n",
+               "NaN size": b"topology: {k: 4, defaults: {buffer: .nan}}\n"}
+    for what, data in garbage.items():
+        p = emu_up(data)
+        lines = p.stderr.splitlines()
+        check(f"ofan-emu up --topology ({what}): exit 2, one line, no traceback",
+              p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr
+              and lines[0].startswith("ofan-emu: "), f"rc {p.returncode}: {p.stderr!r}")
+
+
+PROPERTIES = [random_bytes_topology, mutated_topology, random_documents, mutated_describe,
+              mutated_state, mutated_reports, progress_lines, agent_requests, agent_messages]
+
+
+def main() -> int:
+    import shutil
+    import time
+    try:
+        for prop in PROPERTIES:
+            t0 = time.monotonic()
+            try:
+                prop()
+                check(f"{prop.__name__}: never an untyped error "
+                      f"({time.monotonic() - t0:.1f} s)", True)
+            except Exception:  # the falsifying example and the trace, as a failure
+                check(f"{prop.__name__}: never an untyped error", False, traceback.format_exc())
+        cli()
+    finally:
+        shutil.rmtree(RUN_DIR, ignore_errors=True)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
