@@ -78,7 +78,8 @@ def parser():
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
     up.add_argument("--link-mbps", type=float, default=None,
-                    help=f"every link's rate (default {LINK_ATTRS['rate_mbps'][1]:g}, or the file's)")
+                    help=f"every link's rate (default {LINK_ATTRS['rate_mbps'][1]:g}, "
+                         "or the file's)")
     up.add_argument("--buffer", default=None, help="every switch port's buffer (e.g. 256KiB)")
     up.add_argument("--ecn", default=None, help="every switch port's ECN threshold (e.g. 64KiB)")
     up.add_argument("--latency-us", type=float, default=None, help="every link's latency (netem)")
@@ -119,7 +120,8 @@ def parser():
     add_run_args(rn)
     rn.add_argument("--name", default=None)
 
-    dm = sub.add_parser("demo", help="the main job: k=4 fat tree, permutation (out-of-order placement at the hosts) under ECMP, RPS, "
+    dm = sub.add_parser("demo", help="the main job: k=4 fat tree, permutation (out-of-order "
+                        "placement at the hosts) under ECMP, RPS, "
                         "AR, Ofan and POfan beside the simulator, plot, teardown")
     dm.add_argument("--msg", default=None, help="default 1MiB (512KiB with --rxe)")
     dm.add_argument("--seeds", type=int, default=1)
@@ -222,8 +224,8 @@ def cmd_up(args):
         fname, topo = load_file(args.topology)
         if overrides:
             # Command-line values win over the file's, for every link.
-            for l in topo.links:
-                l.attrs = attrs_with(l.attrs, overrides, "command line")
+            for link in topo.links:
+                link.attrs = attrs_with(link.attrs, overrides, "command line")
         name = args.name or fname
     else:
         if args.k % 2 or not 4 <= args.k <= 64:
@@ -340,7 +342,7 @@ def status_text(s):
     for w in s["switches"]:
         state = "failed" if w["failed"] else ("up" if w.get("alive", True) else "DEAD")
         lines.append(f"  {w['name']:8} {w['role']:5} {w['pod']:>3}  {state:8} {w['ns']}")
-    lines.append(f"  hosts: " + ", ".join(
+    lines.append("  hosts: " + ", ".join(
         f"{h['name']}={h['addr']}" + (" (VM)" if h.get("kind") == "vm" else "")
         for h in s["hosts"]))
     if s["failed_links"]:
@@ -381,7 +383,8 @@ def cmd_down(args):
         vms = throwaway.leftovers()
         if vms:
             progress(f"down: throwaway VMs: {', '.join(vms)}")
-    emit(args, {"down": reports, "vms": vms}, f"down: {', '.join(names) if names else 'nothing to remove'}")
+    emit(args, {"down": reports, "vms": vms},
+         f"down: {', '.join(names) if names else 'nothing to remove'}")
     return EXIT_OK
 
 

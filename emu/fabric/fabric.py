@@ -140,7 +140,8 @@ class Fabric:
         self.push_tables()
         if vm_hosts:
             from . import vmhosts
-            vmhosts.start(self, vm_hosts, mem_mb=vm_mem_mb or vmhosts.DEFAULT_MEM_MB, log=self.log)
+            vmhosts.start(self, vm_hosts, NETDEV_MTU,
+                          mem_mb=vm_mem_mb or vmhosts.DEFAULT_MEM_MB, log=self.log)
         st["phase"] = "ready"
         st["up_s"] = round(time.monotonic() - t0, 2)
         st.save()

@@ -31,7 +31,8 @@ def list_ns():
 def create(ns, sysctls=()):
     """Creates ns (an error if it exists: someone else's, or a leftover)."""
     if exists(ns):
-        raise FabricError(f"network namespace {ns} already exists (a leftover? ofan-emu down --all)")
+        raise FabricError(f"network namespace {ns} already exists "
+                          "(a leftover? ofan-emu down --all)")
     netns.create(ns)
     with NetNS(ns) as n:
         lo = n.link_lookup(ifname="lo")[0]

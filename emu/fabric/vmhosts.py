@@ -14,32 +14,42 @@ gives:    start(fabric, hosts): VMs booted, each guest's eth0 holding the
           host's planned MAC, address, gateway neighbour and default route,
           and an rxe device rxe0 on it whose active MTU fits the fabric;
           attach(fabric, host): the running VM, to exec commands in it
+
+The fabric (fabric.py) imports this module and hands it what it needs (the
+netdev MTU among them); nothing here imports fabric.py back.
 """
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from vm import qemu
 
 from . import netns
-from .state import proc_start_time
+from .state import alive, proc_start_time
 from .tools import FabricError
+from .topology import HostInfo
+
+if TYPE_CHECKING:  # for the annotations only: fabric.py imports this module
+    from .fabric import Fabric
 
 TAP = "vm0"
 RXE_DEV = "rxe0"
 DEFAULT_MEM_MB = 512
 BOOT_TIMEOUT_S = 300
-NIC_QUEUE_BYTES = 4 << 20  # the VM's NIC-rate shaper's queue: deep, never the drop point  # several TCG guests booting at once on two cores
+# The VM's NIC-rate shaper's queue: deep, never the drop point.
+NIC_QUEUE_BYTES = 4 << 20
 
 
-def vm_dir(fab, host):
+def vm_dir(fab: "Fabric", host: str) -> Path:
     return fab.state.dir / "vm" / host
 
 
-def _vm(fab, h, mem_mb, mtu):
+def _vm(fab: "Fabric", h: HostInfo, mem_mb: int, mtu: int) -> qemu.Vm:
     return qemu.Vm(f"{fab.prefix}{h['name']}", vm_dir(fab, h["name"]), mem_mb=mem_mb, cpus=1,
                    nics=[qemu.Nic(TAP, h["mac"], mtu)], netns=fab.ns(h["name"]))
 
 
-def guest_setup_script(h, mtu):
+def guest_setup_script(h: HostInfo, mtu: int) -> str:
     """What makes the guest the host the fabric's plan says (the same facts
     fabric.up gives a uroce host's namespace), and its rxe device."""
     return "\n".join([
@@ -57,18 +67,19 @@ def guest_setup_script(h, mtu):
         "sleep 0.2; done",
         f"rdma link show {RXE_DEV}/1",
         f"cat /sys/class/infiniband/{RXE_DEV}/ports/1/state",
-        f"ibv_devinfo -d {RXE_DEV} | sed -n 's/.*active_mtu:[[:space:]]*\\([0-9]*\\).*/active_mtu \\1/p'",
+        f"ibv_devinfo -d {RXE_DEV} | "
+        "sed -n 's/.*active_mtu:[[:space:]]*\\([0-9]*\\).*/active_mtu \\1/p'",
     ])
 
 
-def start(fab, hosts, mem_mb=DEFAULT_MEM_MB, mtu=None, log=print):
+def start(fab: "Fabric", hosts: list[str], mtu: int, mem_mb: int = DEFAULT_MEM_MB,
+          log: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:
     """Boots one VM per host (all at once), splices each onto its link and
-    configures it. Returns {host: facts}."""
+    configures it; mtu: the fabric's netdev MTU (its veths'). Returns
+    {host: facts}."""
     c = qemu.check()
     if not c["ok"]:
         raise FabricError(f"VM hosts cannot run here: {c['why']}", code=3)
-    from .fabric import NETDEV_MTU
-    mtu = mtu or NETDEV_MTU
     t = fab.topo
     vms = {}
     log(f"VM hosts: booting {len(hosts)} ({c['accel']}, {mem_mb} MiB each, kernel {c['kernel']})")
@@ -117,10 +128,10 @@ def start(fab, hosts, mem_mb=DEFAULT_MEM_MB, mtu=None, log=print):
             raise FabricError(f"VM host {name}: {RXE_DEV} did not become ACTIVE: {out.strip()}")
         facts[name] = {"boot_s": v.boot_s, "mem_mb": mem_mb, "accel": v.accel,
                        "kernel": v.kernel, "rxe": RXE_DEV, "active_mtu": active_mtu,
-                       "pid": v.proc.pid}
+                       "pid": v.pid}
         fab.state["processes"][f"vm-{name}"].update(
             {k: facts[name][k] for k in ("boot_s", "mem_mb", "accel", "active_mtu")})
-        fab.state["processes"][f"vm-{name}"]["start"] = proc_start_time(v.proc.pid)
+        fab.state["processes"][f"vm-{name}"]["start"] = proc_start_time(v.pid)
         fab.state.save()
         v.detach()
         log(f"VM host {name}: up in {v.boot_s:.1f} s, {RXE_DEV} active MTU {active_mtu}")
@@ -149,12 +160,11 @@ def _splice(fab, name, mtu, v, timeout=30):
     netns.redirect(ns, TAP, "eth0")
 
 
-def attach(fab, name):
+def attach(fab: "Fabric", name: str) -> qemu.Vm:
     """The running VM of host `name`, connected for exec."""
     rec = fab.state["processes"].get(f"vm-{name}")
     if rec is None:
         raise FabricError(f"{name} is not a VM host (ofan-emu status)", code=2)
-    from .state import alive
     if "pid" not in rec or not alive(rec):
         raise FabricError(f"VM host {name} is not running (its qemu is gone; see "
                           f"{vm_dir(fab, name)}/console.log)")
