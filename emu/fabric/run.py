@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 from . import control
 from .fabric import rt_prefix
@@ -81,7 +82,7 @@ class Runner:
 
     def snapshot(self):
         """Per switch: queues, ports, counters (ofan-dp fabrics)."""
-        out = {}
+        out: dict[str, dict[str, Any]] = {}
         if not self.ofan:
             return out
         for s in self.live_switches():
@@ -99,8 +100,10 @@ class Runner:
     def switch_report(self, before, after):
         """Queue maxima per stage, ECN marks, drops, and the CPU-bound signals."""
         stages = {st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0} for st in STAGES}
-        reasons, ecn, drops = [], 0, {}
-        lag_worst = (0.0, None)
+        reasons: list[str] = []
+        ecn = 0
+        drops: dict[str, int] = {}
+        lag_worst: tuple[float, str | None] = (0.0, None)
         for name, a in after.items():
             b = before.get(name, {})
             sw = self.topo.sw_by_name[name]
@@ -168,9 +171,9 @@ class Runner:
         frame times (about rxe's default 67 ms at 25 Mb/s), twice the deepest
         buffer's drain time, and at least 20 ms. uroce asks for ACKs every
         quarter of it."""
-        slowest = min(l.attrs["rate_mbps"] for l in self.topo.links)
-        drain_us = max(parse_size(l.attrs["buffer"], "buffer") * 8 / l.attrs["rate_mbps"]
-                       for l in self.topo.links)
+        slowest = min(li.attrs["rate_mbps"] for li in self.topo.links)
+        drain_us = max(parse_size(li.attrs["buffer"], "buffer") * 8 / li.attrs["rate_mbps"]
+                       for li in self.topo.links)
         return int(max(20000, 100 * DATA_FRAME_BYTES * 8 / slowest, 2 * drain_us))
 
     def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
@@ -249,7 +252,7 @@ class Runner:
                                 f"{err.strip()[-300:]}")
         if problems:
             raise FabricError("; ".join(problems))
-        counters = {}
+        counters: dict[str, int] = {}
         for pj in partial:
             for k, v in pj.get("rxe_counters", {}).items():
                 counters[k] = counters.get(k, 0) + v
@@ -568,7 +571,7 @@ def table(res):
                _f(r.get("busbw_gbps"), 3), _f(r.get("queue_max_pkts"), 1)]
         row += [_f(r["stages"][s]["max_pkts"], 1) for s in STAGES]
         row += [str(r.get(k, 0)) for k in ("ecn_marks", "retransmissions", "naks",
-                                            "out_of_sequence", "timeouts")]
+                                           "out_of_sequence", "timeouts")]
         row += ["yes" if r["verified"] else "NO", "BOUND" if r["cpu_bound"] else "ok"]
         if sim:
             s = r.get("sim") or {}
