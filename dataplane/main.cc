@@ -22,12 +22,14 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
 #include "control/protocol/protocol.h"
 #include "dataplane/bench_support/bench_traffic.h"
 #include "dataplane/config.h"
 #include "dataplane/control_socket.h"
+#include "dataplane/lb/policy.h"
 #include "dataplane/switch.h"
 
 namespace ofan::dp {
@@ -70,8 +72,10 @@ int Main(int argc, char** argv) {
   std::vector<std::string> own{"ofan-dp"};
   for (int i = split + 1; i < argc; ++i) own.emplace_back(argv[i]);
   if (split == argc && argc > 1 &&
-      (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    own.push_back("--help");  // `ofan-dp --help` works too
+      (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+       std::strcmp(argv[1], "--list-policies") == 0)) {
+    // `ofan-dp --help` and `ofan-dp --list-policies [--json]` work without "--".
+    for (int i = 1; i < argc; ++i) own.emplace_back(argv[i]);
     eal_args.resize(1);
   }
 
@@ -86,7 +90,7 @@ int Main(int argc, char** argv) {
   int64_t switch_id = -1;
   uint32_t pipe_size = 0, workers = 0, max_sleep = UINT32_MAX;
   double rate = -1;
-  bool check = false;
+  bool check = false, list_policies = false, as_json = false;
   uint32_t bench_population = 0, bench_frame = 64;
   app.add_option("--config", config_path, "YAML configuration (see dataplane/config.h)");
   app.add_option("--name", name, "switch name (default from config, or ofan-dp)");
@@ -95,8 +99,11 @@ int Main(int argc, char** argv) {
   app.add_option("--switch", switch_id, "switch id in the fat tree (overrides the config)");
   app.add_option("--port", port_specs,
                  "PORT=DEV, e.g. 0=net_af_xdp0,iface=veth0 (repeatable; adds to the config)");
-  app.add_option("--policy", policy,
-                 std::string("LB policy: ") + std::string(lb::PolicyNameList()));
+  app.add_option(
+      "--policy", policy,
+      std::string("LB policy: ") + std::string(lb::PolicyNameList()) + " (--list-policies)");
+  app.add_flag("--list-policies", list_policies, std::string(lb::kListPoliciesHelp));
+  app.add_flag("--json", as_json, "--list-policies: as JSON (--check always prints JSON)");
   app.add_option("--ofan-mode", ofan_mode,
                  "how Ofan shares pointers across lcores: atomic|combined (pofan: the same as "
                  "--policy pofan)");
@@ -122,6 +129,10 @@ int Main(int argc, char** argv) {
   if (auto rc =
           ParseCommandLine(app, static_cast<int>(cargv.size()), const_cast<char**>(cargv.data())))
     return *rc;
+  if (list_policies) {
+    std::cout << (as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
+    return kExitOk;
+  }
   auto usage = [](const std::string& m) { return UsageError("ofan-dp", m, "-- --help"); };
 
   DpConfig c;

@@ -31,6 +31,7 @@
 #include "common/main_guard.h"
 #include "common/units.h"
 #include "common/version.h"
+#include "dataplane/lb/policy.h"
 #include "sim/config.h"
 #include "sim/report.h"
 #include "sim/sim.h"
@@ -331,16 +332,18 @@ int Main(int argc, char** argv) {
   std::string ar_quanta, msgs_list, lbs_list = "ecmp,rps,rr,ar,ofan,pofan", plot, out_json;
   uint32_t seeds = 1;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  bool as_json = false, sweep = false, progress = false, no_progress = false;
+  bool as_json = false, sweep = false, progress = false, no_progress = false, list_policies = false;
   double flowlet_gap_us = 2.0;
 
   app.add_option("--k", c.k, "switch radix: even, 4..64")->capture_default_str();
   app.add_option("--levels", c.levels, "2 (leaf-spine, k^2/2 hosts) or 3 (fat tree, k^3/4 hosts)")
       ->capture_default_str();
-  app.add_option("--lb", lb_name,
-                 "switch policy: ecmp|eecmp|pin|rps|rr|jsq|ar|drill|flowlet|ofan|pofan|source;\n"
-                 "or a host scheme with its switch side: drb (host rotation + source routing),\n"
-                 "reps (recycled entropies + ECMP), spray (random entropy per packet + ECMP)")
+  app.add_option(
+         "--lb", lb_name,
+         "switch policy: " + std::string(lb::PolicyNameList()) +
+             " (--list-policies);\n"
+             "or a host scheme with its switch side: drb (host rotation + source routing),\n"
+             "reps (recycled entropies + ECMP), spray (random entropy per packet + ECMP)")
       ->capture_default_str();
   app.add_option("--host", host_name,
                  "host entropy scheme: fixed|spray|drb|reps (default: fixed, or set by --lb)");
@@ -387,6 +390,7 @@ int Main(int argc, char** argv) {
                  "flowlet: idle gap that starts a new flowlet (us)")
       ->capture_default_str();
   app.add_flag("--json", as_json, "print one JSON object instead of tables");
+  app.add_flag("--list-policies", list_policies, std::string(lb::kListPoliciesHelp));
   app.add_flag("--progress", progress,
                "show a progress bar on stderr (default when stderr is a terminal)");
   app.add_flag("--no-progress", no_progress, "never show a progress bar");
@@ -400,6 +404,10 @@ int Main(int argc, char** argv) {
   app.add_option("--out-json", out_json, "sweep: also write the JSON result to this file");
 
   if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
+  if (list_policies) {
+    std::cout << (as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
+    return kExitOk;
+  }
   auto usage = [](const std::string& m) { return UsageError("ofan-sim", m); };
   if (Status s = ApplyLb(lb_name, c); !s) return usage(s.error().message);
   if (!host_name.empty()) {

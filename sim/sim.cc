@@ -342,7 +342,7 @@ class Simulator {
       key.source_uplink = pk.route[st.role == lb::Role::kEdge ? 0 : 1];
       uint32_t qbytes[lb::kMaxUplinks];
       lb::LbView view{st.table.get(), nullptr, now_};
-      if constexpr (lb::IsQueueAware(Policy::kKind)) {
+      if constexpr (lb::IsQueueAware(lb::kKindOf<Policy>)) {
         for (uint32_t u = 0; u < w_; ++u) {
           OutPort& p = ports_[PortIndex(n_ + s, w_ + u)];
           p.Advance(now_);

@@ -27,6 +27,7 @@
 #include "control/client/client.h"
 #include "control/ofanctl/render.h"
 #include "control/protocol/protocol.h"
+#include "dataplane/lb/policy.h"
 
 namespace ofan::control {
 namespace {
@@ -107,11 +108,11 @@ int Main(int argc, char** argv) {
       "one request and one reply per line)."};
   app.name("ofanctl");
   app.set_version_flag("--version", fmt::format("ofanctl {}", kOfanVersion));
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);  // none only with --list-policies
   app.fallthrough();  // global options may follow the command too (inherited by subcommands)
 
   std::string socket_path, name(kDefaultSwitchName);
-  bool as_json = false;
+  bool as_json = false, list_policies = false;
   int timeout_ms = kDefaultTimeoutMs;
   app.add_option("--socket", socket_path,
                  fmt::format("control socket path (default {}; wins over --name)",
@@ -122,6 +123,7 @@ int Main(int argc, char** argv) {
       ->type_name("NAME")
       ->capture_default_str();
   app.add_flag("--json", as_json, "print the switch's \"result\" object as JSON, not tables");
+  app.add_flag("--list-policies", list_policies, std::string(lb::kListPoliciesHelp));
   app.add_option("--timeout-ms", timeout_ms,
                  "milliseconds (1..3600000) to wait for the connection, and then for the reply")
       ->type_name("N")
@@ -137,6 +139,7 @@ int Main(int argc, char** argv) {
       "  ofanctl --name e0 counters --all\n"
       "  ofanctl queues --json\n"
       "  ofanctl set-policy ofan --ofan-mode combined\n"
+      "  ofanctl --list-policies --json\n"
       "  ofanctl port 3 down\n"
       "  ofanctl load-tables masks.json\n"
       "  ofanctl raw '{\"v\":1,\"cmd\":\"status\"}'\n"
@@ -188,8 +191,10 @@ int Main(int argc, char** argv) {
   std::string policy, ofan_mode;
   CLI::App* set_policy =
       sub("set-policy", "switch the load-balancing policy (atomically, without stopping traffic)",
-          "POLICY: ecmp|eecmp|pin|rps|rr|jsq|ar|drill|flowlet|ofan|pofan|source (the switch\n"
-          "checks it). Prints the new policy; --json: the switch's status (see status --help).");
+          fmt::format("POLICY: {} (ofanctl --list-policies; the switch\n"
+                      "checks it). Prints the new policy; --json: the switch's status (see "
+                      "status --help).",
+                      lb::PolicyNameList()));
   set_policy->add_option("POLICY", policy, "the policy, e.g. ofan")->required();
   set_policy
       ->add_option("--ofan-mode", ofan_mode,
@@ -241,6 +246,11 @@ int Main(int argc, char** argv) {
               << "--help)\n";
     return kExitUsage;
   };
+  if (list_policies) {
+    std::cout << (as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
+    return kExitOk;
+  }
+  if (app.get_subcommands().empty()) return usage("missing COMMAND");
 
   // What to send; checked before connecting. No command: raw.
   const std::pair<const CLI::App*, Command> commands[] = {

@@ -7,52 +7,38 @@
 // next:      out[i] = uplink index or kNoUplink (dropped: no valid uplink)
 #pragma once
 
+#include <type_traits>
 #include <variant>
 
-#include "dataplane/lb/policies/flowlet.h"
-#include "dataplane/lb/policies/hash_based.h"
-#include "dataplane/lb/policies/ofan.h"
-#include "dataplane/lb/policies/queue_aware.h"
-#include "dataplane/lb/policies/random_spray.h"
-#include "dataplane/lb/policies/simple_rr.h"
 #include "dataplane/lb/policy.h"
 
 namespace ofan::lb {
 
-using PolicyVariant = std::variant<Ecmp, EEcmp, PathPin, Rps, SimpleRr, Jsq, Ar, Drill, Flowlet,
-                                   Ofan, Pofan, SourceRouted>;
+namespace detail {
+template <class First, class... Ts>
+struct VariantOfRest {
+  using type = std::variant<Ts...>;
+};
+}  // namespace detail
+
+// Every policy class of policy_list.h, in the list's order.
+#define OFAN_LB_POLICY_CLASS(e, cls, name, aliases, flags, help) , cls
+using PolicyVariant =
+    typename detail::VariantOfRest<void OFAN_LB_POLICIES(OFAN_LB_POLICY_CLASS)>::type;
+#undef OFAN_LB_POLICY_CLASS
 
 // Calls f(std::type_identity<P>{}) for the policy type of `kind`: the one
 // place that maps a run-time kind to a compile-time type.
 template <class F>
 decltype(auto) WithPolicyType(PolicyKind kind, F&& f) {
   switch (kind) {
-    case PolicyKind::kEcmp:
-      return f(std::type_identity<Ecmp>{});
-    case PolicyKind::kEEcmp:
-      return f(std::type_identity<EEcmp>{});
-    case PolicyKind::kPin:
-      return f(std::type_identity<PathPin>{});
-    case PolicyKind::kRps:
-      return f(std::type_identity<Rps>{});
-    case PolicyKind::kSimpleRr:
-      return f(std::type_identity<SimpleRr>{});
-    case PolicyKind::kJsq:
-      return f(std::type_identity<Jsq>{});
-    case PolicyKind::kAr:
-      return f(std::type_identity<Ar>{});
-    case PolicyKind::kDrill:
-      return f(std::type_identity<Drill>{});
-    case PolicyKind::kFlowlet:
-      return f(std::type_identity<Flowlet>{});
-    case PolicyKind::kOfan:
-      return f(std::type_identity<Ofan>{});
-    case PolicyKind::kPofan:
-      return f(std::type_identity<Pofan>{});
-    case PolicyKind::kSourceRouted:
-      return f(std::type_identity<SourceRouted>{});
+#define OFAN_LB_POLICY_CASE(e, cls, name, aliases, flags, help) \
+  case PolicyKind::e:                                           \
+    return f(std::type_identity<cls>{});
+    OFAN_LB_POLICIES(OFAN_LB_POLICY_CASE)
+#undef OFAN_LB_POLICY_CASE
   }
-  return f(std::type_identity<Ecmp>{});
+  return f(std::type_identity<std::variant_alternative_t<0, PolicyVariant>>{});
 }
 
 template <class P>

@@ -80,7 +80,7 @@ struct PolicyLane {
   static constexpr bool kDeferred = false;
   static constexpr bool kReadsPortState = false;
   using State = PerWorkerPolicies;
-  static bool Serves(const LbChoice& c) { return c.kind == P::kKind; }
+  static bool Serves(const LbChoice& c) { return c.kind == lb::kKindOf<P>; }
   static std::unique_ptr<LaneState> Build(const LaneBuild& b) { return std::make_unique<State>(b); }
   static PolicyLane Make(State& s, const LaneEnv& e) {
     return PolicyLane{std::get<P>(s.any[e.worker]->variant()), *e.view};

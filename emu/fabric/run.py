@@ -23,7 +23,7 @@ import tempfile
 import time
 from typing import Any
 
-from . import control
+from . import control, facts
 from .fabric import rt_prefix
 from .topology import parse_size
 from .state import alive, proc_start_time
@@ -44,7 +44,6 @@ RC_PORT = 18515
 # at the default 25 Mb/s; more than this and the queues are the CPU's).
 SHAPER_LAG_LIMIT = 0.05
 WORKLOADS = ("perm", "a2a", "allgather", "reducescatter")
-EMU_LBS = ("ecmp", "eecmp", "pin", "rps", "rr", "jsq", "ar", "drill", "flowlet", "ofan", "pofan")
 
 
 def stage_of(sw, port):
@@ -393,9 +392,10 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
         with_sim=False, deadline_s=120, hosts=None, log=print):
     if workload not in WORKLOADS:
         raise FabricError(f"--workload {workload}: one of {', '.join(WORKLOADS)}", code=2)
+    known = facts.emu_policies()  # ofanctl --list-policies: the one list
     for lb in lbs:
-        if lb not in EMU_LBS:
-            raise FabricError(f"--lbs {lb}: one of {', '.join(EMU_LBS)}", code=2)
+        if lb not in known:
+            raise FabricError(f"--lbs {lb}: one of {', '.join(known)}", code=2)
     if fab.state.get("phase") != "ready":
         raise FabricError(f"fabric {fab.name} is not ready (phase {fab.state.get('phase')})")
     r = Runner(fab, log)

@@ -86,8 +86,9 @@ def make_pointers(dests):
 
 POINTERS = make_pointers(4)
 BIG_POINTERS = make_pointers(5000)  # a reply of several hundred KiB
-POLICIES = ["ecmp", "eecmp", "pin", "rps", "rr", "jsq", "ar", "drill", "flowlet", "ofan", "pofan",
-            "source"]
+# The fake switch accepts what ofan-dp accepts: the one list, as ofanctl
+# prints it (filled in before the tests run, once OFANCTL is known).
+POLICIES: list[str] = []
 NUM_DESTS = 8
 
 
@@ -278,6 +279,25 @@ class FakeSwitch:
 
 
 class OfanctlTest(unittest.TestCase):
+    def test_list_policies_needs_no_switch(self):
+        p = subprocess.run([OFANCTL, "--list-policies", "--json"], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = json.loads(p.stdout)
+        self.assertIn("ofan", [r["name"] for r in rows])
+        for r in rows:
+            self.assertEqual(set(r), {"name", "aliases", "queue_aware", "host_chooses", "help"})
+        text = subprocess.run([OFANCTL, "--list-policies"], capture_output=True, text=True,
+                              timeout=30)
+        self.assertEqual(text.returncode, 0)
+        self.assertEqual([ln.split()[0] for ln in text.stdout.splitlines()],
+                         [r["name"] for r in rows])
+        self.assertIn("--list-policies", subprocess.run([OFANCTL, "--help"], capture_output=True,
+                                                        text=True, timeout=30).stdout)
+        none = subprocess.run([OFANCTL], capture_output=True, text=True, timeout=30)
+        self.assertEqual(none.returncode, 2)
+        self.assertIn("missing COMMAND", none.stderr)
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
@@ -634,7 +654,16 @@ class OfanctlTest(unittest.TestCase):
         self.assertEqual(self.srv.requests, [])
 
 
+def list_policies():
+    p = subprocess.run([OFANCTL, "--list-policies", "--json"], capture_output=True, text=True,
+                       timeout=30)
+    if p.returncode != 0:
+        raise SystemExit(f"{OFANCTL} --list-policies --json: rc {p.returncode}: {p.stderr}")
+    return [x["name"] for x in json.loads(p.stdout)]
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         OFANCTL = sys.argv.pop(1)
+    POLICIES[:] = list_policies()
     unittest.main(verbosity=2)

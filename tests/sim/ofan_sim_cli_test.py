@@ -52,8 +52,12 @@ class Cli(unittest.TestCase):
         self.assertGreaterEqual(d["cct_us"], d["cct_lower_bound_us"])
 
     def test_every_policy_runs(self):
-        for lb in ["ecmp", "eecmp", "pin", "rps", "rr", "jsq", "ar", "drill", "flowlet", "ofan",
-                   "pofan", "source", "drb", "reps", "spray"]:
+        listed = json.loads(run("--list-policies", "--json", check_rc=0).stdout)
+        names = [p["name"] for p in listed]
+        self.assertIn("ofan", names)
+        text = run("--list-policies", check_rc=0).stdout
+        self.assertEqual([ln.split()[0] for ln in text.splitlines()], names)
+        for lb in names + [a for p in listed for a in p["aliases"]] + ["drb", "reps", "spray"]:
             d = json.loads(run("--k", "4", "--lb", lb, "--msg", "16KiB", "--json", check_rc=0).stdout)
             self.assertEqual(d["flows_incomplete"], 0, lb)
 

@@ -13,6 +13,7 @@
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/names.h"
 #include "dataplane/lb/policies/ofan.h"
+#include "dataplane/lb/policy.h"
 #include "dataplane/lb/uplink_table.h"
 #include "dataplane/stages/parse.h"
 #include "dataplane/stages/rewrite.h"

@@ -8,6 +8,7 @@
 #include "common/rng.h"
 #include "dataplane/lb/ofan_order.h"
 #include "dataplane/lb/policies/ofan.h"
+#include "dataplane/lb/policy.h"
 #include "dataplane/lb/uplink_table.h"
 #include "dataplane/stages/route.h"
 

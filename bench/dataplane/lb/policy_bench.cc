@@ -253,8 +253,8 @@ void BM_Pick(benchmark::State& state, const Fixture* f, PolicyKind kind, RingKin
 template <class P>
 void BM_PickDirect(benchmark::State& state, const Fixture* f) {
   PolicyConfig c = f->base;
-  c.kind = P::kKind;
-  constexpr bool qa = IsQueueAware(P::kKind);
+  c.kind = kKindOf<P>;
+  constexpr bool qa = IsQueueAware(kKindOf<P>);
   std::array<uint32_t, kMaxUplinks> scratch{};
   P policy(c, f->setup);
   LbView view{f->table.get(), qa ? scratch.data() : nullptr, 0};
@@ -276,9 +276,9 @@ __attribute__((noipa)) void CallBurst(P& p, const PacketKey* keys, uint8_t* out,
 
 template <class P>
 void BM_PickCall(benchmark::State& state, const Fixture* f) {
-  static_assert(!IsQueueAware(P::kKind));
+  static_assert(!IsQueueAware(kKindOf<P>));
   PolicyConfig c = f->base;
-  c.kind = P::kKind;
+  c.kind = kKindOf<P>;
   P policy(c, f->setup);
   LbView view{f->table.get(), nullptr, 0};
   RunBursts(state, f->ring, [&](const PacketKey* k, uint8_t* o, uint64_t) {

@@ -8,14 +8,13 @@
 #include <vector>
 
 #include "common/rng.h"
-#include "dataplane/lb/policy.h"
+#include "dataplane/lb/policy_params.h"
 
 namespace ofan::lb {
 
 class Flowlet {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kFlowlet;
-  Flowlet(const PolicyConfig& c, const SwitchLbSetup& s)
+  Flowlet(const PolicyParams& c, const SwitchLbSetup& s)
       : rng_(c.seed ^ SplitMix64(s.salt)),
         salt_(s.salt),
         gap_(c.flowlet_gap_ps),

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "common/rng.h"
-#include "dataplane/lb/policy.h"
+#include "dataplane/lb/policy_params.h"
 
 namespace ofan::lb {
 
@@ -21,8 +21,7 @@ inline uint8_t HashPick(const UplinkList& l, uint32_t flow_hash, uint32_t salt) 
 
 class Ecmp {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kEcmp;
-  Ecmp(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
+  Ecmp(const PolicyParams&, const SwitchLbSetup& s) : salt_(s.salt) {}
   uint8_t Pick(const PacketKey& k, LbView& v) const {
     return HashPick(v.table->list(k.dest), k.flow_hash,
                     salt_);  // any key row lists all valid ports
@@ -34,8 +33,7 @@ class Ecmp {
 
 class EEcmp {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kEEcmp;
-  EEcmp(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
+  EEcmp(const PolicyParams&, const SwitchLbSetup& s) : salt_(s.salt) {}
   uint8_t Pick(const PacketKey& k, LbView& v) const {
     return HashPick(v.table->list(k.dest), k.flow_hash ^ (k.dst_qp * 0x9E3779B1u), salt_);
   }
@@ -46,8 +44,7 @@ class EEcmp {
 
 class PathPin {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kPin;
-  PathPin(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
+  PathPin(const PolicyParams&, const SwitchLbSetup& s) : salt_(s.salt) {}
   uint8_t Pick(const PacketKey& k, LbView& v) const {
     const uint32_t w = v.table->w();
     const uint32_t pinned = w ? k.slice % w : 0;
@@ -64,8 +61,7 @@ class PathPin {
 // An invalid choice falls back to ECMP rather than blackholing.
 class SourceRouted {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kSourceRouted;
-  SourceRouted(const PolicyConfig&, const SwitchLbSetup& s) : salt_(s.salt) {}
+  SourceRouted(const PolicyParams&, const SwitchLbSetup& s) : salt_(s.salt) {}
   uint8_t Pick(const PacketKey& k, LbView& v) const {
     const PortMask m = v.table->mask(k.dest);
     if (k.source_uplink < kMaxUplinks && (m & (PortMask{1} << k.source_uplink))) {

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "common/rng.h"
-#include "dataplane/lb/policy.h"
+#include "dataplane/lb/policy_params.h"
 
 namespace ofan::lb {
 
@@ -81,8 +81,7 @@ inline uint8_t OfanStep(const UplinkList& l, uint8_t& last_used) {
 
 class Ofan {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kOfan;
-  Ofan(const PolicyConfig& c, const SwitchLbSetup& s) {
+  Ofan(const PolicyParams& c, const SwitchLbSetup& s) {
     if (s.table == nullptr) return;
     ptr_.assign(s.table->num_keys(), 0);
     Rng rng(c.seed ^ SplitMix64(s.salt ^ 0x0FA4u));
@@ -104,8 +103,7 @@ class Ofan {
 
 class Pofan {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kPofan;
-  Pofan(const PolicyConfig& c, const SwitchLbSetup& s) {
+  Pofan(const PolicyParams& c, const SwitchLbSetup& s) {
     if (s.table == nullptr) return;
     const uint32_t ps = c.pipe_size ? c.pipe_size : 1;
     pipes_ = (s.num_ports + ps - 1) / ps;

@@ -21,7 +21,7 @@
 #include "common/cache_aligned.h"
 #include "common/rng.h"
 #include "dataplane/lb/policies/ofan.h"
-#include "dataplane/lb/policy.h"
+#include "dataplane/lb/policy_params.h"
 
 namespace ofan::lb {
 

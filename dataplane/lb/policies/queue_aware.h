@@ -8,7 +8,7 @@
 #pragma once
 
 #include "common/rng.h"
-#include "dataplane/lb/policy.h"
+#include "dataplane/lb/policy_params.h"
 
 namespace ofan::lb {
 
@@ -32,8 +32,7 @@ inline uint32_t PickLeast(PortMask mask, Rng& rng, Cost cost) {
 
 class Jsq {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kJsq;
-  Jsq(const PolicyConfig& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {}
+  Jsq(const PolicyParams& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {}
   uint8_t Pick(const PacketKey& k, LbView& v) {
     const PortMask m = v.table->mask(k.dest);
     if (m == 0) return kNoUplink;
@@ -48,8 +47,7 @@ class Jsq {
 
 class Ar {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kAr;
-  Ar(const PolicyConfig& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {
+  Ar(const PolicyParams& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {
     for (int i = 0; i < 3; ++i) {
       thresholds_[i] =
           static_cast<uint32_t>(c.ar_quanta[i] * static_cast<double>(c.ar_buffer_bytes));
@@ -75,8 +73,7 @@ class Ar {
 // remembered best of the previous decision, take the least loaded, remember it.
 class Drill {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kDrill;
-  Drill(const PolicyConfig& c, const SwitchLbSetup& s)
+  Drill(const PolicyParams& c, const SwitchLbSetup& s)
       : rng_(c.seed ^ SplitMix64(s.salt)), samples_(c.drill_samples ? c.drill_samples : 1) {}
   uint8_t Pick(const PacketKey& k, LbView& v) {
     const UplinkList l = v.table->list(k.dest);

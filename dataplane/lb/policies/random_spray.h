@@ -4,14 +4,13 @@
 #pragma once
 
 #include "common/rng.h"
-#include "dataplane/lb/policy.h"
+#include "dataplane/lb/policy_params.h"
 
 namespace ofan::lb {
 
 class Rps {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kRps;
-  Rps(const PolicyConfig& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {}
+  Rps(const PolicyParams& c, const SwitchLbSetup& s) : rng_(c.seed ^ SplitMix64(s.salt)) {}
   uint8_t Pick(const PacketKey& k, LbView& v) {
     const UplinkList l = v.table->list(k.dest);
     if (l.n == 0) return kNoUplink;

@@ -9,14 +9,13 @@
 #pragma once
 
 #include "common/rng.h"
-#include "dataplane/lb/policy.h"
+#include "dataplane/lb/policy_params.h"
 
 namespace ofan::lb {
 
 class SimpleRr {
  public:
-  static constexpr PolicyKind kKind = PolicyKind::kSimpleRr;
-  SimpleRr(const PolicyConfig& c, const SwitchLbSetup& s) : w_(s.table ? s.table->w() : 1) {
+  SimpleRr(const PolicyParams& c, const SwitchLbSetup& s) : w_(s.table ? s.table->w() : 1) {
     Rng rng(c.seed ^ SplitMix64(s.salt));
     for (auto& n : next_)
       n = w_ ? rng.Below(w_) : 0;  // random start (App. C: salting does not help)

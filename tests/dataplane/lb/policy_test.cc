@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "common/rng.h"
@@ -202,7 +204,7 @@ RunResult RunPolicy(const Scenario& sc, const PolicyConfig& cfg, uint64_t seed, 
     EXPECT_TRUE(q.GuardsIntact()) << sc.name << " packet " << i << ": write out of range";
     // Only a queue-aware policy writes the scratch array, and only its pick.
     for (uint32_t u = 0; u < base.w(); ++u) {
-      const bool charged = IsQueueAware(P::kKind) && u == out;
+      const bool charged = IsQueueAware(kKindOf<P>) && u == out;
       const uint32_t want = charged ? before[u] + k.frame_bytes : before[u];
       EXPECT_EQ(q[u], want) << sc.name << " packet " << i << " port " << u;
     }
@@ -214,14 +216,20 @@ RunResult RunPolicy(const Scenario& sc, const PolicyConfig& cfg, uint64_t seed, 
 template <class P>
 class PolicyInvariantTest : public ::testing::Test {};
 
-using AllPolicies = ::testing::Types<Ecmp, EEcmp, PathPin, Rps, SimpleRr, Jsq, Ar, Drill, Flowlet,
-                                     Ofan, Pofan, SourceRouted>;
+// Every policy of policy_list.h: a new one joins the suite by being listed.
+template <class V>
+struct TypesOf;
+template <class... Ps>
+struct TypesOf<std::variant<Ps...>> {
+  using type = ::testing::Types<Ps...>;
+};
+using AllPolicies = TypesOf<PolicyVariant>::type;
 
 class PolicyTypeNames {
  public:
   template <class P>
   static std::string GetName(int) {
-    return std::string(PolicyName(P::kKind));
+    return std::string(PolicyName(kKindOf<P>));
   }
 };
 
@@ -230,7 +238,7 @@ TYPED_TEST_SUITE(PolicyInvariantTest, AllPolicies, PolicyTypeNames);
 TYPED_TEST(PolicyInvariantTest, PicksValidUplinksAndUsesThemAll) {
   for (const Scenario& sc : Scenarios()) {
     PolicyConfig cfg;
-    cfg.kind = TypeParam::kKind;
+    cfg.kind = kKindOf<TypeParam>;
     const RunResult r = RunPolicy<TypeParam>(sc, cfg, 42, 20000);
     if (this->HasFailure()) return;
     // Over many random keys every valid uplink of every destination is used.
@@ -244,7 +252,7 @@ TYPED_TEST(PolicyInvariantTest, DeterministicForTheSameSeed) {
   for (const Scenario& sc : Scenarios()) {
     for (uint64_t seed : {1u, 99u}) {
       PolicyConfig cfg;
-      cfg.kind = TypeParam::kKind;
+      cfg.kind = kKindOf<TypeParam>;
       cfg.seed = seed;
       const RunResult a = RunPolicy<TypeParam>(sc, cfg, seed, 3000);
       const RunResult b = RunPolicy<TypeParam>(sc, cfg, seed, 3000);
@@ -258,7 +266,7 @@ TYPED_TEST(PolicyInvariantTest, OtherConfigsAndTableSwapsStayValid) {
   // the policy keeps its state (pointers, flowlets, DRILL's memory).
   for (const Scenario& sc : Scenarios()) {
     PolicyConfig cfg;
-    cfg.kind = TypeParam::kKind;
+    cfg.kind = kKindOf<TypeParam>;
     cfg.seed = 5;
     cfg.pipe_size = 1;
     cfg.drill_samples = 0;
@@ -828,7 +836,7 @@ TEST(AnyPolicyTest, BurstDispatchMatchesTheConcretePolicy) {
     EXPECT_EQ(any.variant().index(), static_cast<size_t>(kind));  // enum order = variant order
     WithPolicyType(cfg.kind, [&](auto type) {
       using P = typename decltype(type)::type;
-      EXPECT_EQ(P::kKind, cfg.kind);
+      EXPECT_EQ(kKindOf<P>, cfg.kind);
       P direct(cfg, setup);
       KeyGen gen(t, NumPipes(sc.num_ports, cfg.pipe_size), 3);
       Rng rng(4);
@@ -856,6 +864,8 @@ TEST(PolicyNameTest, ParseRoundTripsAndRejectsUnknown) {
     const Result<PolicyKind> r = ParsePolicy(name);
     ASSERT_TRUE(r.ok()) << name;
     EXPECT_EQ(*r, k);
+    EXPECT_EQ(Info(k).kind, k);
+    EXPECT_FALSE(Info(k).help.empty()) << name;
     EXPECT_NE(PolicyNameList().find(name), std::string_view::npos) << name;
     EXPECT_EQ(IsQueueAware(k),
               k == PolicyKind::kJsq || k == PolicyKind::kAr || k == PolicyKind::kDrill);
@@ -868,6 +878,27 @@ TEST(PolicyNameTest, ParseRoundTripsAndRejectsUnknown) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
   }
+}
+
+TEST(PolicyNameTest, ListingNamesEveryPolicyOnce) {
+  const nlohmann::json list = PolicyListJson();
+  ASSERT_EQ(list.size(), static_cast<size_t>(kNumPolicyKinds));
+  std::set<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& p = list[i];
+    const auto name = p.at("name").get<std::string>();
+    EXPECT_EQ(name, PolicyName(static_cast<PolicyKind>(i)));
+    EXPECT_TRUE(names.insert(name).second) << name;
+    EXPECT_EQ(p.at("queue_aware").get<bool>(), IsQueueAware(static_cast<PolicyKind>(i)));
+    EXPECT_EQ(p.at("host_chooses").get<bool>(), HostChooses(static_cast<PolicyKind>(i)));
+    for (const auto& a : p.at("aliases")) {
+      EXPECT_TRUE(names.insert(a.get<std::string>()).second) << a;
+      EXPECT_EQ(*ParsePolicy(a.get<std::string>()), static_cast<PolicyKind>(i)) << a;
+    }
+    EXPECT_NE(PolicyListText().find(name), std::string::npos) << name;
+  }
+  EXPECT_TRUE(HostChooses(PolicyKind::kSourceRouted));
+  EXPECT_FALSE(HostChooses(PolicyKind::kEcmp));
 }
 
 }  // namespace

@@ -1,0 +1,47 @@
+// What every LB policy class is built from and decides with: its tunables,
+// its switch, and the per-decision view. The policy classes include only this
+// (not policy.h), so that the one list of policies (policy_list.h) can include
+// them and policy.h can make the enum, the names and the variant from it.
+#pragma once
+
+#include <cstdint>
+
+#include "dataplane/lb/packet_key.h"
+#include "dataplane/lb/types.h"
+#include "dataplane/lb/uplink_table.h"
+
+namespace ofan::lb {
+
+// A policy's tunables; PolicyConfig (policy.h) adds which policy.
+struct PolicyParams {
+  uint64_t seed = 1;
+  // POfan: consecutive ports per pipe (1 = 1Ofan, 4 = 4Ofan, paper default).
+  uint32_t pipe_size = 4;
+  // AR: queue level thresholds as fractions of ar_buffer_bytes (Table 1:
+  // "Quanta: 5-10-20%" of the 800 KB per-port buffer of §6).
+  double ar_quanta[3] = {0.05, 0.10, 0.20};
+  uint64_t ar_buffer_bytes = 800'000;
+  // DRILL: random samples and remembered ports.
+  uint32_t drill_samples = 2;
+  // Flowlet: a gap longer than this starts a new flowlet.
+  TimePs flowlet_gap_ps = 2'000'000;  // 2 us, a few RTTs of a k=12 fabric
+  uint32_t flowlet_slots = 4096;      // power of two
+};
+
+// What a policy instance needs about its switch.
+struct SwitchLbSetup {
+  const UplinkTable* table = nullptr;
+  uint32_t num_ports = 0;  // for POfan's pipe count
+  uint32_t salt = 0;       // per-switch hash salt and RNG stream
+};
+
+// Per-decision context. queue_bytes[u] is the backlog of uplink u, a scratch
+// copy the caller fills for queue-aware policies (which add their own picks so
+// that a burst does not pile onto one queue); null for the others.
+struct LbView {
+  const UplinkTable* table = nullptr;
+  uint32_t* queue_bytes = nullptr;
+  TimePs now = 0;
+};
+
+}  // namespace ofan::lb
