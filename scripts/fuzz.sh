@@ -12,12 +12,12 @@ fi
 # Only the fuzz targets (and what they link), not the whole tree under clang;
 # regenerated first, so that the list knows targets added since setup.
 ninja -C build-fuzz build.ninja >/dev/null 2>&1 || true
-targets=$(meson introspect --targets build-fuzz | /usr/bin/python3 -c '
+mapfile -t targets < <(meson introspect --targets build-fuzz | /usr/bin/python3 -c '
 import json, os, sys
 root = os.path.abspath("build-fuzz")
-print(" ".join(os.path.relpath(f, root) for t in json.load(sys.stdin)
-               for f in t["filename"] if "/tests/fuzz/" in f and f.endswith("_fuzz")))')
-if ! ninja -C build-fuzz $targets >build-fuzz/build.log 2>&1; then
+print("\n".join(os.path.relpath(f, root) for t in json.load(sys.stdin)
+                for f in t["filename"] if "/tests/fuzz/" in f and f.endswith("_fuzz")))' | grep .)
+if ! ninja -C build-fuzz "${targets[@]}" >build-fuzz/build.log 2>&1; then
   echo "fuzz: building the fuzz targets FAILED (build-fuzz/build.log):"
   grep -E "error|FAILED" build-fuzz/build.log | head -20
   exit 1

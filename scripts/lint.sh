@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# Checks the C++ sources against the repository's style (.clang-format,
-# .clang-tidy).
-#   scripts/lint.sh                 formatting of every tracked .cc/.h file (fast;
-#                                   also the 'format' test of the lint suite)
-#   scripts/lint.sh --fix           reformats them in place
+# Checks the sources against the repository's style: C++ (.clang-format,
+# .clang-tidy), Python (.flake8, mypy.ini) and shell (shellcheck).
+#   scripts/lint.sh                 all the fast checks: --format, --python, --shell
+#   scripts/lint.sh --format        formatting of every tracked .cc/.h file
+#   scripts/lint.sh --python        flake8 and mypy over every tracked Python file
+#                                   and the Python scripts without an extension,
+#                                   but those in scripts/lint-python-pending.txt
+#                                   (--python --all: those too)
+#   scripts/lint.sh --shell         shellcheck over every tracked shell script
+#   scripts/lint.sh --fix           reformats the C++ files in place
 #   scripts/lint.sh --tidy [FILE..] clang-tidy over FILEs (default: every tracked
 #                                   .cc, tests and benchmarks included), with
 #                                   build/compile_commands.json; slow (~6 minutes)
+# The lint suite's tests run --format, --python and --shell one each.
 # Exit codes: 0 clean, 1 findings (listed), 2 usage or missing tool.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-mode=check
+cd "$(dirname "$0")/.." || exit 2
+mode=all
+all_py=0
 files=()
 for a in "$@"; do
   case "$a" in
     --fix) mode=fix ;;
     --tidy) mode=tidy ;;
-    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
+    --format) mode=format ;;
+    --python) mode=python ;;
+    --shell) mode=shell ;;
+    --all) all_py=1 ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     -*) echo "lint.sh: unknown option $a" >&2; exit 2 ;;
     *) files+=("$a") ;;
   esac
@@ -40,22 +51,83 @@ if [ "$mode" = tidy ]; then
   exit $?
 fi
 
-need clang-format
-if [ ${#files[@]} = 0 ]; then
-  # Tracked files; outside a git checkout, the source folders.
-  mapfile -t files < <(git ls-files '*.cc' '*.h' 2>/dev/null ||
-    find bench common control dataplane emu sim tests -name '*.cc' -o -name '*.h' 2>/dev/null)
-fi
-if [ "$mode" = fix ]; then
-  clang-format -i --style=file "${files[@]}"
-  exit 0
-fi
-bad=0
-for f in "${files[@]}"; do
-  if ! clang-format --style=file --dry-run -Werror "$f" >/dev/null 2>&1; then
-    echo "not formatted: $f  (scripts/lint.sh --fix)"
-    bad=$((bad + 1))
+# Tracked files of a kind; outside a git checkout, found under the folders.
+tracked() {
+  git ls-files "$@" 2>/dev/null || find bench common control dataplane emu scripts sim tests \
+    tofino_p4 -type f 2>/dev/null
+}
+
+# Scripts without an extension, by their first line (python or bash).
+scripts_of() {
+  local f
+  for f in $(tracked); do
+    case "$f" in *.*) continue ;; esac
+    [ -f "$f" ] && head -1 "$f" | grep -q "$1" && echo "$f"
+  done
+}
+
+lint_format() {
+  need clang-format
+  local fs=("$@") bad=0 f
+  if [ ${#fs[@]} = 0 ]; then
+    mapfile -t fs < <(tracked '*.cc' '*.h' | grep -E '\.(cc|h)$')
   fi
-done
-echo "lint.sh: ${#files[@]} files checked, $bad not formatted"
-[ $bad = 0 ]
+  if [ "$mode" = fix ]; then
+    clang-format -i --style=file "${fs[@]}"
+    return 0
+  fi
+  for f in "${fs[@]}"; do
+    if ! clang-format --style=file --dry-run -Werror "$f" >/dev/null 2>&1; then
+      echo "not formatted: $f  (scripts/lint.sh --fix)"
+      bad=$((bad + 1))
+    fi
+  done
+  echo "lint.sh: ${#fs[@]} files checked, $bad not formatted"
+  [ $bad = 0 ]
+}
+
+lint_python() {
+  need flake8
+  need mypy
+  local py scripts rc=0 s pending=scripts/lint-python-pending.txt skip=()
+  if [ $all_py = 0 ] && [ -f $pending ]; then
+    mapfile -t skip < <(grep -v '^#' $pending | grep .)
+  fi
+  mapfile -t py < <(tracked '*.py' | grep -E '\.py$' | grep -vxF -f <(printf '%s\n' "${skip[@]}"))
+  mapfile -t scripts < <(scripts_of python | grep -vxF -f <(printf '%s\n' "${skip[@]}"))
+  flake8 "${py[@]}" "${scripts[@]}" || rc=1
+  # One mypy run for the modules; each script alone (they are all __main__).
+  mypy --no-error-summary "${py[@]}" || rc=1
+  for s in "${scripts[@]}"; do
+    mypy --no-error-summary "$s" || rc=1
+  done
+  echo "lint.sh: flake8 and mypy over ${#py[@]} Python files and ${#scripts[@]} scripts:" \
+    "$([ $rc = 0 ] && echo clean || echo findings above)" \
+    "(${#skip[@]} not yet checked: $pending)"
+  return $rc
+}
+
+lint_shell() {
+  need shellcheck
+  local sh
+  mapfile -t sh < <({ tracked '*.sh' | grep -E '\.sh$'; scripts_of bash; scripts_of '/bin/sh'; } |
+    sort -u)
+  if shellcheck "${sh[@]}"; then
+    echo "lint.sh: shellcheck over ${#sh[@]} shell scripts: clean"
+  else
+    echo "lint.sh: shellcheck over ${#sh[@]} shell scripts: findings above"
+    return 1
+  fi
+}
+
+case "$mode" in
+  format|fix) lint_format "${files[@]}" ;;
+  python) lint_python ;;
+  shell) lint_shell ;;
+  all)
+    rc=0
+    lint_format || rc=1
+    lint_python || rc=1
+    lint_shell || rc=1
+    exit $rc ;;
+esac

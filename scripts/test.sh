@@ -6,7 +6,7 @@
 # Ends with one 'N passed, N failed' line; exit code 0 iff everything passed.
 # usage: scripts/test.sh [--quick]   (--quick: step 1 only)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 quick=0
 for a in "$@"; do
   case "$a" in
@@ -34,7 +34,7 @@ if [ $quick = 0 ]; then
   # Only what the sanitizer suites run: building the whole tree (the
   # emulator's hosts and collectives too) under ASan took CI past its budget.
   asan_suites=(unit sim ring)
-  asan_targets=$(meson introspect --tests --targets build-asan | /usr/bin/python3 -c '
+  mapfile -t asan_targets < <(meson introspect --tests --targets build-asan | /usr/bin/python3 -c '
 import json, os, sys
 d = json.load(sys.stdin)
 suites = {"ofan:" + s for s in sys.argv[1:]} | set(sys.argv[1:])
@@ -48,9 +48,9 @@ for t in d["tests"]:
         out.update(by_id.get(i, []))
     if t["cmd"][0].startswith(root + "/"):
         out.add(t["cmd"][0])
-print(" ".join(sorted(os.path.relpath(f, root) for f in out)))
-' "${asan_suites[@]}")
-  if [ -n "$asan_targets" ] && ninja -C build-asan $asan_targets >/dev/null; then
+print("\n".join(sorted(os.path.relpath(f, root) for f in out)))
+' "${asan_suites[@]}" | grep .)
+  if [ ${#asan_targets[@]} -gt 0 ] && ninja -C build-asan "${asan_targets[@]}" >/dev/null; then
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
       meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite sim --suite ring \
       --timeout-multiplier 4 || rc=1

@@ -39,10 +39,10 @@ def run(cmd, timeout=20, check_rc=True):
 
 def has_netem():
     """Whether tc netem works in this kernel (emu/fabric/netns.py's probe)."""
-    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    if repo not in sys.path:
-        sys.path.insert(0, repo)
-    from emu.fabric.netns import has_netem as probe
+    emu = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "emu")
+    if emu not in sys.path:
+        sys.path.insert(0, emu)
+    from fabric.netns import has_netem as probe
     return probe()
 
 

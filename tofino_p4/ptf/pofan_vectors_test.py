@@ -140,10 +140,11 @@ class PofanVectors(BfRuntimeTest):
         for dev, attrs in ports.items():
             if attrs.get("cpu") == "1":
                 continue
-            port_table.entry_add(self.target, [port_table.make_key([gc.KeyTuple("$DEV_PORT", dev)])],
-                                 [port_table.make_data([gc.DataTuple("$SPEED", str_val="BF_SPEED_100G"),
-                                                        gc.DataTuple("$FEC", str_val="BF_FEC_TYP_RS"),
-                                                        gc.DataTuple("$PORT_ENABLE", bool_val=True)])])
+            key = port_table.make_key([gc.KeyTuple("$DEV_PORT", dev)])
+            data = port_table.make_data([gc.DataTuple("$SPEED", str_val="BF_SPEED_100G"),
+                                         gc.DataTuple("$FEC", str_val="BF_FEC_TYP_RS"),
+                                         gc.DataTuple("$PORT_ENABLE", bool_val=True)])
+            port_table.entry_add(self.target, [key], [data])
 
     def replay(self, name):
         golden = os.path.join(self.vectors_dir, name + ".golden")
