@@ -17,9 +17,6 @@ constexpr uint8_t kSynNakInvalid = 0x61;
 constexpr uint8_t kSynNakAccess = 0x62;
 constexpr uint8_t kSynRnr = 0x20 | 14;  // RNR NAK, timer code 14 (~1 ms as IBA table 45)
 
-constexpr uint32_t kBth = sizeof(pkt::BthHdr);
-constexpr uint32_t kL2L4 = sizeof(pkt::EtherHdr) + sizeof(pkt::Ipv4Hdr) + sizeof(pkt::UdpHdr);
-
 bool IsFirst(uint8_t op) {
   return op == Raw(Opcode::kSendFirst) || op == Raw(Opcode::kSendOnly) ||
          op == Raw(Opcode::kSendOnlyWithImm) || op == Raw(Opcode::kRdmaWriteFirst) ||
@@ -55,23 +52,12 @@ void ClearBit(uint64_t* bits, uint32_t i) { bits[i / 64] &= ~(uint64_t{1} << (i 
 
 }  // namespace
 
-uint16_t RxeUdpSport(uint32_t lqpn, uint32_t rqpn) {
-  // include/rdma/ib_verbs.h: rdma_calc_flow_label, rdma_flow_label_to_udp_sport.
-  uint64_t fl = static_cast<uint64_t>(lqpn) * rqpn;
-  fl ^= fl >> 20;
-  fl ^= fl >> 40;
-  const uint32_t label = static_cast<uint32_t>(fl & 0xFFFFF);
-  uint32_t low = label & 0x3FFF;
-  const uint32_t high = label & 0xFC000;
-  low ^= high >> 14;
-  return static_cast<uint16_t>(low | 0xC000);
-}
-
 Qp::Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_depth,
        uint32_t rq_depth)
     : cfg_(cfg),
       mr_(mr),
       stash_(stash),
+      framer_(cfg_),
       rng_(cfg.seed),
       sq_(std::max<uint32_t>(sq_depth, 1)),
       rq_(std::max<uint32_t>(rq_depth, 1)) {
@@ -81,9 +67,8 @@ Qp::Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_dept
 }
 
 void Qp::Connect(const QpPeer& peer) {
-  peer_ = peer;
+  framer_.Connect(peer);
   if (peer.mtu) cfg_.mtu = std::clamp<uint32_t>(peer.mtu, 256, kMaxMtu);
-  base_sport_ = RxeUdpSport(peer.local_qpn, peer.remote_qpn);
   rng_.Seed(SplitMix64(cfg_.seed) ^ peer.local_qpn ^ (uint64_t{peer.local_ip} << 24));
   next_psn_ = una_ = sent_hi_ = peer.start_psn & pkt::kPsnMask;
   epsn_ = ooo_acked_epsn_ = peer.peer_start_psn & pkt::kPsnMask;
@@ -107,47 +92,10 @@ bool Qp::PostRecv(uint8_t* buf, uint32_t len, uint64_t wr_id) {
   return true;
 }
 
-uint32_t Qp::Header(uint8_t* out, uint32_t ip_len, uint16_t sport) const {
-  pkt::EtherHdr eth{};
-  eth.dst = peer_.next_hop_mac;
-  eth.src = peer_.local_mac;
-  eth.type = pkt::Be16::FromHost(pkt::ethertype::kIpv4);
-  pkt::Ipv4Hdr ip{};
-  ip.version_ihl = 0x45;
-  ip.tos = static_cast<uint8_t>(cfg_.dscp << 2 | pkt::ecn::kEct0);
-  ip.total_length = pkt::Be16::FromHost(static_cast<uint16_t>(ip_len));
-  ip.id = pkt::Be16::FromHost(ip_id_++);
-  ip.frag = pkt::Be16::FromHost(0x4000);  // DF, as rxe sends
-  ip.ttl = 64;
-  ip.proto = pkt::ipproto::kUdp;
-  ip.checksum = pkt::Be16{};
-  ip.src = pkt::Be32::FromHost(peer_.local_ip);
-  ip.dst = pkt::Be32::FromHost(peer_.remote_ip);
-  pkt::UdpHdr udp{};
-  udp.src_port = pkt::Be16::FromHost(sport);
-  udp.dst_port = pkt::Be16::FromHost(pkt::kRoceV2Port);
-  udp.length = pkt::Be16::FromHost(static_cast<uint16_t>(ip_len - sizeof(pkt::Ipv4Hdr)));
-  udp.checksum = pkt::Be16{};  // rxe leaves it zero: the ICRC covers the datagram
-  std::memcpy(out, &eth, sizeof eth);
-  std::memcpy(out + 14, &ip, sizeof ip);
-  const uint16_t csum = pkt::Ipv4Checksum20(out + 14);
-  out[14 + offsetof(pkt::Ipv4Hdr, checksum)] = static_cast<uint8_t>(csum >> 8);
-  out[14 + offsetof(pkt::Ipv4Hdr, checksum) + 1] = static_cast<uint8_t>(csum);
-  std::memcpy(out + 34, &udp, sizeof udp);
-  return kL2L4;
-}
-
-uint32_t Qp::Finish(uint8_t* out, uint32_t frame_len) const {
-  uint8_t* ip = out + sizeof(pkt::EtherHdr);
-  const uint32_t total = frame_len - sizeof(pkt::EtherHdr);
-  pkt::StoreIcrc(ip + total - pkt::kIcrcBytes, pkt::RoceIcrc(ip, total - pkt::kIcrcBytes));
-  return frame_len;
-}
-
 uint16_t Qp::DataSport() {
   switch (cfg_.entropy) {
     case EntropyMode::kPerQp:
-      return base_sport_;
+      return framer_.base_sport();
     case EntropyMode::kReps:
       if (reps_count_ > 0) {
         --reps_count_;
@@ -223,8 +171,8 @@ uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, 
     sent_hi_ = PsnAdd(psn, 1);
   }
 
-  uint8_t* p = out + Header(out, frame_len - sizeof(pkt::EtherHdr), DataSport());
-  pkt::BthHdr bth = pkt::BthHdr::Make(op, peer_.remote_qpn, psn);
+  uint8_t* p = out + framer_.Header(out, frame_len - sizeof(pkt::EtherHdr), DataSport());
+  pkt::BthHdr bth = pkt::BthHdr::Make(op, framer_.peer().remote_qpn, psn);
   bth.set_ack_req(ack_req);
   bth.set_pad_count(static_cast<uint8_t>(pad));
   std::memcpy(p, &bth, kBth);
@@ -249,7 +197,7 @@ uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, 
     const double ns = (frame_len + 24) * 8.0 / (rate_ * cfg_.line_rate_gbps);
     hold_until_ = now + static_cast<Ns>(ns);
   }
-  return Finish(out, frame_len);
+  return Framer::Finish(out, frame_len);
 }
 
 uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
@@ -259,22 +207,20 @@ uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
     last_cnp_ = now;
     ++c_.cnps_tx;
     const uint32_t frame_len = kL2L4 + kBth + 16 + pkt::kIcrcBytes;
-    uint8_t* p = out + Header(out, frame_len - sizeof(pkt::EtherHdr), base_sport_);
-    out[14 + offsetof(pkt::Ipv4Hdr, tos)] &= 0xFC;  // a CNP is not ECN-capable
-    out[14 + offsetof(pkt::Ipv4Hdr, checksum)] = out[15 + offsetof(pkt::Ipv4Hdr, checksum)] = 0;
-    const uint16_t csum = pkt::Ipv4Checksum20(out + 14);
-    out[24] = static_cast<uint8_t>(csum >> 8);
-    out[25] = static_cast<uint8_t>(csum);
-    pkt::BthHdr bth = pkt::BthHdr::Make(Opcode::kCnp, peer_.remote_qpn, 0);
+    // A CNP is not ECN-capable.
+    uint8_t* p = out + framer_.Header(out, frame_len - sizeof(pkt::EtherHdr), framer_.base_sport(),
+                                      /*ect=*/false);
+    pkt::BthHdr bth = pkt::BthHdr::Make(Opcode::kCnp, framer_.peer().remote_qpn, 0);
     bth.set_becn(true);
     std::memcpy(p, &bth, kBth);
     std::memset(p + kBth, 0, 16);  // IBA A17.9.3: 16 reserved bytes
-    return Finish(out, frame_len);
+    return Framer::Finish(out, frame_len);
   }
   if (cfg_.ooo) {
     const bool advanced = epsn_ != ooo_acked_epsn_;
     if (ooo_ackreq_seen_ || (advanced && PsnDiff(ooo_ackreq_hi_, ooo_acked_epsn_) >= 0)) {
-      OweAck(PsnAdd(epsn_, -1), ack_owed_ ? ack_sport_ : base_sport_, ack_owed_ && ack_becn_);
+      OweAck(PsnAdd(epsn_, -1), ack_owed_ ? ack_sport_ : framer_.base_sport(),
+             ack_owed_ && ack_becn_);
     }
   }
   if (!ack_owed_) return 0;
@@ -289,13 +235,13 @@ uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
     ++c_.other_naks_tx;
   }
   const uint32_t frame_len = kL2L4 + kBth + 4 + pkt::kIcrcBytes;
-  uint8_t* p = out + Header(out, frame_len - sizeof(pkt::EtherHdr), ack_sport_);
-  pkt::BthHdr bth = pkt::BthHdr::Make(Opcode::kAcknowledge, peer_.remote_qpn, ack_psn_);
+  uint8_t* p = out + framer_.Header(out, frame_len - sizeof(pkt::EtherHdr), ack_sport_);
+  pkt::BthHdr bth = pkt::BthHdr::Make(Opcode::kAcknowledge, framer_.peer().remote_qpn, ack_psn_);
   bth.set_becn(ack_becn_);  // the echo of a CE mark (what REPS calls ECE)
   std::memcpy(p, &bth, kBth);
   const auto aeth = pkt::AethHdr::Make(ack_syndrome_, msn_);
   std::memcpy(p + kBth, &aeth, sizeof aeth);
-  return Finish(out, frame_len);
+  return Framer::Finish(out, frame_len);
 }
 
 void Qp::OweAck(uint32_t psn, uint16_t sport, bool becn) {
@@ -314,7 +260,7 @@ void Qp::OweNak(uint8_t syndrome) {
   ack_owed_ = true;
   ack_syndrome_ = syndrome;
   ack_psn_ = epsn_;
-  ack_sport_ = base_sport_;
+  ack_sport_ = framer_.base_sport();
   ack_becn_ = false;
 }
 
@@ -323,7 +269,7 @@ void Qp::Fail(const char* why, std::vector<QpEvent>* events) {
   failed_ = true;
   QpEvent e;
   e.kind = QpEventKind::kError;
-  e.qpn = peer_.local_qpn;
+  e.qpn = framer_.peer().local_qpn;
   e.error = why;
   events->push_back(e);
 }
@@ -354,7 +300,7 @@ void Qp::AckUpTo(uint32_t psn, Ns now, std::vector<QpEvent>* events) {
     if (PsnDiff(PsnAdd(w.first_psn, static_cast<int32_t>(w.npkts) - 1), psn) > 0) break;
     QpEvent e;
     e.kind = QpEventKind::kSendDone;
-    e.qpn = peer_.local_qpn;
+    e.qpn = framer_.peer().local_qpn;
     e.wr_id = w.wr.wr_id;
     e.len = w.wr.len;
     events->push_back(e);
@@ -466,11 +412,6 @@ Ns Qp::NextDeadline() const {
   return t;
 }
 
-bool Qp::PlaceCheck(uint64_t va, uint64_t len, uint32_t rkey) const {
-  return mr_ && rkey == mr_->rkey && va >= mr_->va && va - mr_->va <= mr_->len &&
-         len <= mr_->len - (va - mr_->va);
-}
-
 void Qp::OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns now,
                   std::vector<QpEvent>* events) {
   if (len < kBth || failed_) {
@@ -538,7 +479,7 @@ void Qp::OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* e
     // NAK invalid request that ends the QP). An ACK for what rxe has just
     // sent with AckReq finds that message pending and completes it.
     ++c_.duplicates;
-    if (h.ack_req()) OweAck(psn, base_sport_, false);
+    if (h.ack_req()) OweAck(psn, framer_.base_sport(), false);
     return;
   }
   nak_sent_ = false;
@@ -566,7 +507,7 @@ void Qp::OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* e
       msg_va_ = 0;
     } else {
       const auto reth = pkt::Load<pkt::RethHdr>(bth + kBth);
-      if (!PlaceCheck(reth.va(), reth.length(), reth.r_key())) {
+      if (!MayPlace(mr_, reth.va(), reth.length(), reth.r_key())) {
         ++c_.drops;
         OweNak(kSynNakAccess);
         return;
@@ -597,7 +538,7 @@ void Qp::OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* e
     if (send || pkt::HasImmDt(op)) {
       QpEvent e;
       e.kind = QpEventKind::kRecvDone;
-      e.qpn = peer_.local_qpn;
+      e.qpn = framer_.peer().local_qpn;
       e.wr_id = send ? recv_wr_id_ : 0;
       e.len = msg_len_;
       e.va = msg_va_;
@@ -609,7 +550,7 @@ void Qp::OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* e
     }
     ++c_.deliveries;
   }
-  if (h.ack_req()) OweAck(psn, base_sport_, false);
+  if (h.ack_req()) OweAck(psn, framer_.base_sport(), false);
 }
 
 void Qp::OnDataOoo(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce,
@@ -655,7 +596,7 @@ void Qp::OnDataOoo(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce,
       return;
     }
     const auto reth = pkt::Load<pkt::RethHdr>(bth + kBth);
-    if (!PlaceCheck(reth.va(), reth.length(), reth.r_key())) {
+    if (!MayPlace(mr_, reth.va(), reth.length(), reth.r_key())) {
       ++c_.drops;
       OweNak(kSynNakAccess);
       return;
@@ -705,7 +646,7 @@ void Qp::OnDataOoo(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce,
     if (m->has_imm) {
       QpEvent e;
       e.kind = QpEventKind::kRecvDone;
-      e.qpn = peer_.local_qpn;
+      e.qpn = framer_.peer().local_qpn;
       e.len = m->len;
       e.va = m->va;
       e.has_imm = true;
