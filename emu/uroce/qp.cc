@@ -58,7 +58,9 @@ Qp::Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_dept
       mr_(mr),
       stash_(stash),
       framer_(cfg_),
-      rng_(cfg.seed),
+      entropy_(cfg_),
+      rate_(cfg_, &c_),
+      cnp_(cfg_, &framer_, &c_),
       sq_(std::max<uint32_t>(sq_depth, 1)),
       rq_(std::max<uint32_t>(rq_depth, 1)) {
   cfg_.mtu = std::clamp<uint32_t>(cfg_.mtu, 256, kMaxMtu);
@@ -69,7 +71,7 @@ Qp::Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_dept
 void Qp::Connect(const QpPeer& peer) {
   framer_.Connect(peer);
   if (peer.mtu) cfg_.mtu = std::clamp<uint32_t>(peer.mtu, 256, kMaxMtu);
-  rng_.Seed(SplitMix64(cfg_.seed) ^ peer.local_qpn ^ (uint64_t{peer.local_ip} << 24));
+  entropy_.Connect(peer, framer_.base_sport());
   next_psn_ = una_ = sent_hi_ = peer.start_psn & pkt::kPsnMask;
   epsn_ = ooo_acked_epsn_ = peer.peer_start_psn & pkt::kPsnMask;
   ooo_ackreq_hi_ = PsnAdd(epsn_, -1);
@@ -90,22 +92,6 @@ bool Qp::PostRecv(uint8_t* buf, uint32_t len, uint64_t wr_id) {
   if (rq_tail_ - rq_head_ >= rq_.size()) return false;
   rq_[rq_tail_++ % rq_.size()] = Recv{buf, len, wr_id};
   return true;
-}
-
-uint16_t Qp::DataSport() {
-  switch (cfg_.entropy) {
-    case EntropyMode::kPerQp:
-      return framer_.base_sport();
-    case EntropyMode::kReps:
-      if (reps_count_ > 0) {
-        --reps_count_;
-        return reps_ring_[reps_head_++ % reps_ring_.size()];
-      }
-      [[fallthrough]];
-    case EntropyMode::kSpray:
-      break;
-  }
-  return static_cast<uint16_t>(0xC000 | (rng_.Next32() & 0x3FFF));
 }
 
 bool Qp::HasData(Ns now) const {
@@ -171,7 +157,7 @@ uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, 
     sent_hi_ = PsnAdd(psn, 1);
   }
 
-  uint8_t* p = out + framer_.Header(out, frame_len - sizeof(pkt::EtherHdr), DataSport());
+  uint8_t* p = out + framer_.Header(out, frame_len - sizeof(pkt::EtherHdr), entropy_.Next());
   pkt::BthHdr bth = pkt::BthHdr::Make(op, framer_.peer().remote_qpn, psn);
   bth.set_ack_req(ack_req);
   bth.set_pad_count(static_cast<uint8_t>(pad));
@@ -192,30 +178,12 @@ uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, 
 
   ++c_.tx_pkts;
   c_.tx_bytes += pay;
-  if (cfg_.dcqcn && rate_ < 1.0) {
-    // 24 bytes of preamble, FCS and gap per frame, as the host's pacer counts.
-    const double ns = (frame_len + 24) * 8.0 / (rate_ * cfg_.line_rate_gbps);
-    hold_until_ = now + static_cast<Ns>(ns);
-  }
+  if (rate_.limiting()) hold_until_ = now + rate_.Spacing(frame_len);
   return Framer::Finish(out, frame_len);
 }
 
 uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
-  if (cnp_owed_) {
-    cnp_owed_ = false;
-    cnp_ever_ = true;
-    last_cnp_ = now;
-    ++c_.cnps_tx;
-    const uint32_t frame_len = kL2L4 + kBth + 16 + pkt::kIcrcBytes;
-    // A CNP is not ECN-capable.
-    uint8_t* p = out + framer_.Header(out, frame_len - sizeof(pkt::EtherHdr), framer_.base_sport(),
-                                      /*ect=*/false);
-    pkt::BthHdr bth = pkt::BthHdr::Make(Opcode::kCnp, framer_.peer().remote_qpn, 0);
-    bth.set_becn(true);
-    std::memcpy(p, &bth, kBth);
-    std::memset(p + kBth, 0, 16);  // IBA A17.9.3: 16 reserved bytes
-    return Framer::Finish(out, frame_len);
-  }
+  if (cnp_.owed()) return cnp_.Build(out, now);
   if (cfg_.ooo) {
     const bool advanced = epsn_ != ooo_acked_epsn_;
     if (ooo_ackreq_seen_ || (advanced && PsnDiff(ooo_ackreq_hi_, ooo_acked_epsn_) >= 0)) {
@@ -331,9 +299,7 @@ void Qp::OnAckPacket(const uint8_t* bth, uint32_t len, uint16_t sport, Ns now,
   switch (aeth.kind()) {
     case pkt::AethHdr::Kind::kAck:
       ++c_.acks_rx;
-      if (cfg_.entropy == EntropyMode::kReps && !h.becn() && reps_count_ < reps_ring_.size()) {
-        reps_ring_[(reps_head_ + reps_count_++) % reps_ring_.size()] = sport;
-      }
+      entropy_.OnAck(sport, h.becn());
       AckUpTo(psn, now, events);
       return;
     case pkt::AethHdr::Kind::kRnrNak:
@@ -367,22 +333,9 @@ void Qp::OnAckPacket(const uint8_t* bth, uint32_t len, uint16_t sport, Ns now,
   }
 }
 
-void Qp::OnCnp(Ns now) {
-  ++c_.cnps_rx;
-  if (!cfg_.dcqcn) return;
-  // DCQCN's reaction point (Zhu et al., SIGCOMM'15), g = 1/16.
-  alpha_ = alpha_ * (15.0 / 16.0) + 1.0 / 16.0;
-  rate_ = std::max(0.01, rate_ * (1.0 - alpha_ / 2.0));
-  rate_updated_ = now;
-}
-
 void Qp::OnTimer(Ns now, std::vector<QpEvent>* events) {
   if (failed_) return;
-  if (cfg_.dcqcn && rate_ < 1.0 && now - rate_updated_ >= 55'000) {
-    alpha_ *= 15.0 / 16.0;
-    rate_ = std::min(1.0, (rate_ + 1.0) / 2.0);  // fast recovery towards line rate
-    rate_updated_ = now;
-  }
+  rate_.OnTimer(now);
   if (PsnDiff(sent_hi_, una_) <= 0 || now - last_progress_ < cfg_.rto_ns) return;
   ++c_.timeouts;
   if (++retries_ > cfg_.retry_count) {
@@ -408,7 +361,7 @@ Ns Qp::NextDeadline() const {
   if (failed_) return t;
   if (PsnDiff(sent_hi_, una_) > 0) t = last_progress_ + cfg_.rto_ns;
   if (sq_tx_ != sq_tail_ && hold_until_) t = std::min(t, hold_until_);
-  if (cfg_.dcqcn && rate_ < 1.0) t = std::min(t, rate_updated_ + 55'000);
+  t = std::min(t, rate_.NextDeadline());
   return t;
 }
 
@@ -420,7 +373,7 @@ void Qp::OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns 
   }
   const uint8_t op = bth[0];
   if (op == pkt::bth_opcode::kRcAck) return OnAckPacket(bth, len, sport, now, events);
-  if (op == pkt::bth_opcode::kCnp) return OnCnp(now);
+  if (op == pkt::bth_opcode::kCnp) return rate_.OnCnp(now);
   if (!IsSend(op) && !IsWrite(op)) {
     ++c_.drops;
     return;
@@ -430,10 +383,7 @@ void Qp::OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns 
     ++c_.drops;
     return;
   }
-  if (ce) {
-    ++c_.ce_rx;
-    if (!cnp_ever_ || now - last_cnp_ >= cfg_.cnp_interval_ns) cnp_owed_ = true;
-  }
+  if (ce) cnp_.OnCe(now);
   if (cfg_.ooo && IsWrite(op)) return OnDataOoo(bth, len, sport, ce, events, false);
   const uint64_t owed_before = acks_owed_;
   OnDataInOrder(bth, len, events);

@@ -34,8 +34,9 @@
 #include <span>
 #include <vector>
 
-#include "common/rng.h"
 #include "dataplane/packet/roce.h"
+#include "emu/uroce/dcqcn.h"
+#include "emu/uroce/entropy.h"
 #include "emu/uroce/framer.h"
 #include "emu/uroce/qp_types.h"
 
@@ -97,7 +98,7 @@ class Qp {
   uint32_t BuildControl(uint8_t* out, Ns now);
 
   // DCQCN-like rate (fraction of the line rate) and its state.
-  double rate_fraction() const { return rate_; }
+  double rate_fraction() const { return rate_.rate(); }
 
  private:
   struct Wqe {
@@ -123,13 +124,11 @@ class Qp {
 
   // Packet `idx` of `w` into out; accounts for it (counters, sent_hi_).
   uint32_t Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, Ns now);
-  uint16_t DataSport();
   void GoBack(uint32_t psn);
   void AckUpTo(uint32_t psn, Ns now, std::vector<QpEvent>* events);
   void Fail(const char* why, std::vector<QpEvent>* events);
   void OnAckPacket(const uint8_t* bth, uint32_t len, uint16_t sport, Ns now,
                    std::vector<QpEvent>* events);
-  void OnCnp(Ns now);
   void OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* events);
   void OnDataOoo(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce,
                  std::vector<QpEvent>* events, bool replay);
@@ -141,7 +140,9 @@ class Qp {
   Stash* stash_;
   Framer framer_;
   QpCounters c_;
-  Rng rng_;
+  Entropy entropy_;
+  RateLimiter rate_;
+  CnpSender cnp_;
   bool failed_ = false;
 
   // Requester.
@@ -159,10 +160,6 @@ class Qp {
   // ooo mode's recovery after a timeout: resend one hole at a time.
   bool resend_owed_ = false, recovering_ = false;
   uint32_t resend_psn_ = 0, recover_psn_ = 0;
-  std::array<uint16_t, 256> reps_ring_{};
-  uint32_t reps_head_ = 0, reps_count_ = 0;
-  double rate_ = 1.0, alpha_ = 1.0;
-  Ns rate_updated_ = 0;
 
   // Responder.
   std::vector<Recv> rq_;
@@ -182,9 +179,6 @@ class Qp {
   uint16_t ack_sport_ = 0;
   bool ack_becn_ = false;
   uint64_t acks_owed_ = 0;  // OweAck calls, to tell which packet set the ACK
-  bool cnp_owed_ = false;
-  Ns last_cnp_ = 0;
-  bool cnp_ever_ = false;
   // ooo mode
   std::array<uint64_t, kOooWindow / 64> got_{}, last_bit_{};
   std::array<OooMsg, kOooMsgs> ooo_msgs_{};
