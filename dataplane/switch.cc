@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/rng.h"
+#include "dataplane/packet/frame_budget.h"
 #include "dataplane/stages/tx.h"
 
 namespace ofan::dp {
@@ -157,15 +158,10 @@ Status Switch::SetupPorts() {
     std::memset(&conf, 0, sizeof(conf));
     if (int rc = rte_eth_dev_configure(id, 1, 1, &conf); rc != 0)
       return DpdkError(fmt::format("port {} configure", pc.port), rc);
-    // Room for RoCE MTU 2048 frames, but no more than an mbuf holds: AF_XDP
-    // keeps XDP_PACKET_HEADROOM (256 B) ahead of the frame on top of the mbuf
-    // headroom, so the largest frame is 3840 - 128 - 256 = 3456 B (measured on
-    // veth; docs/dev/dpdk-notes.md §4). A larger netdev MTU (it was 3500) lets
-    // the kernel hand over frames the UMEM silently drops, counted nowhere
-    // here. Leave room for a VLAN tag too: MTU 3438.
-    constexpr uint32_t kMaxFrame = kMbufDataRoom - RTE_PKTMBUF_HEADROOM - 256;
-    const uint16_t mtu = static_cast<uint16_t>(
-        std::min<uint32_t>(info.max_mtu, kMaxFrame - RTE_ETHER_HDR_LEN - RTE_VLAN_HLEN));
+    // Room for RoCE MTU 2048 frames, but no more than an mbuf holds
+    // (dataplane/packet/frame_budget.h: how 3438 comes about).
+    static_assert(pkt::kMbufHeadroom == RTE_PKTMBUF_HEADROOM && pkt::kXdpHeadroom == 256);
+    const uint16_t mtu = static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, pkt::kNetdevMtu));
     rte_eth_dev_set_mtu(id, mtu);  // best effort: ring/null ports ignore it
     uint16_t rxd = kRxDesc, txd = kTxDesc;
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "dataplane/packet/frame_budget.h"
+
 namespace ofan::dp {
 
 inline constexpr uint32_t kMaxPorts = 64;    // a k <= 64 switch
@@ -15,9 +17,7 @@ inline constexpr uint32_t kQueuesPerPort = 2;
 inline constexpr int kPrioQueue = 0;
 inline constexpr int kNormalQueue = 1;
 inline constexpr uint32_t kMaxQueues = kQueuesPerPort * kMaxPorts;  // (port, queue) buckets
-// An mbuf's data room, headroom included. 3840 B: the largest the AF_XDP PMD
-// accepts on veth (larger fails to create the UMEM); frames up to ~3450 B,
-// so RoCE MTU 2048 fits.
-inline constexpr uint32_t kMbufDataRoom = 3840;
+// An mbuf's data room: the frame budget's (dataplane/packet/frame_budget.h).
+using pkt::kMbufDataRoom;
 
 }  // namespace ofan::dp

@@ -221,14 +221,13 @@ class Simulator {
         const lb::Peer peer = t_.peer(st.id, static_cast<int>(port));
         p.peer_node = peer.is_host ? peer.id : n_ + peer.id;
         p.peer_port = static_cast<uint16_t>(peer.port);
-        const bool up = port >= w_ && t_.num_uplinks(st.id) > 0;
+        const bool up = t_.is_uplink_port(st.id, static_cast<int>(port));
+        p.stage = t_.stage_of(st.id, static_cast<int>(port));
         switch (st.role) {
           case lb::Role::kEdge:
-            p.stage = up ? Stage::kEdgeUp : Stage::kEdgeDown;
             if (up) p.failed = failed_.failed(t_.uplink_id(st.id, static_cast<int>(port - w_)));
             break;
           case lb::Role::kAgg:
-            p.stage = up ? Stage::kAggUp : Stage::kAggDown;
             if (up) {
               p.failed = failed_.failed(t_.uplink_id(st.id, static_cast<int>(port - w_)));
             } else {
@@ -238,7 +237,6 @@ class Simulator {
             }
             break;
           case lb::Role::kCore:
-            p.stage = Stage::kCoreDown;
             p.failed =
                 failed_.failed(t_.uplink_id(SwitchId(peer.id), peer.port - static_cast<int>(w_)));
             break;
@@ -548,7 +546,7 @@ class Simulator {
       }
     }
     for (int i = 0; i < kNumStages; ++i) {
-      r.stages[i].name = kStageNames[i];
+      r.stages[i].name = lb::kStageNames[static_cast<size_t>(i)].data();  // literals: NUL-ended
       if (r.stages[i].queues) r.stages[i].avg_pkts /= r.stages[i].queues;
     }
     r.queue_avg_pkts = nq ? sum_avg / nq : 0;

@@ -19,13 +19,14 @@
 #include <vector>
 
 #include "common/result.h"
+#include "dataplane/lb/fat_tree.h"
 #include "sim/config.h"
 
 namespace ofan::sim {
 
-enum class Stage : uint8_t { kEdgeUp, kAggUp, kCoreDown, kAggDown, kEdgeDown };
-inline constexpr int kNumStages = 5;
-inline constexpr const char* kStageNames[kNumStages] = {"E->A", "A->C", "C->A", "A->E", "E->H"};
+// The stages and their names are the fat tree's (dataplane/lb/fat_tree.h).
+using lb::kNumStages;
+using lb::Stage;
 
 struct StageStats {
   const char* name = "";

@@ -52,6 +52,19 @@ int FatTree::num_uplinks(SwitchId s) const {
   return 0;
 }
 
+Stage FatTree::stage_of(SwitchId s, int port) const {
+  const bool up = is_uplink_port(s, port);
+  switch (role(s)) {
+    case Role::kEdge:
+      return up ? Stage::kEdgeUp : Stage::kEdgeDown;
+    case Role::kAgg:
+      return up ? Stage::kAggUp : Stage::kAggDown;
+    case Role::kCore:
+      break;
+  }
+  return Stage::kCoreDown;
+}
+
 Peer FatTree::peer(SwitchId s, int port) const {
   const SwitchInfo in = info(s);
   switch (in.role) {

@@ -19,8 +19,10 @@
 //    destination pod (App. F.1, "mandatory waypoints").
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -56,6 +58,15 @@ class LinkSet {
   std::vector<bool> failed_;
 };
 
+// Where a switch's egress queue sits, as the paper's queues are reported
+// (ofan-sim's stages, ofan-emu's per-stage maxima): edge uplinks (E->A), agg
+// uplinks (A->C), core ports (C->A), agg down ports (A->E; a spine's ports),
+// edge host ports (E->H). One list: ofan-topo prints it for ofan-emu.
+enum class Stage : uint8_t { kEdgeUp, kAggUp, kCoreDown, kAggDown, kEdgeDown };
+inline constexpr int kNumStages = 5;
+inline constexpr std::array<std::string_view, kNumStages> kStageNames = {"E->A", "A->C", "C->A",
+                                                                         "A->E", "E->H"};
+
 class FatTree {
  public:
   // k even in [4, 64]; levels 2 or 3.
@@ -82,6 +93,11 @@ class FatTree {
   int num_uplinks(SwitchId s) const;  // w for edges (and aggs in 3 levels), else 0
   int first_uplink_port(SwitchId) const { return w(); }
   Peer peer(SwitchId s, int port) const;
+  bool is_uplink_port(SwitchId s, int port) const {
+    return port >= first_uplink_port(s) && num_uplinks(s) > 0;
+  }
+  // The stage of switch s's egress queue on `port`.
+  Stage stage_of(SwitchId s, int port) const;
 
   // Hosts.
   int edge_of(HostId h) const { return static_cast<int>(h.value()) / w(); }  // global edge index

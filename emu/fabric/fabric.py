@@ -20,14 +20,11 @@ import os
 import subprocess
 import time
 
-from . import control, netns, teardown
+from . import control, facts, netns, teardown
 from .state import RUN_DIR, State, alive, prefix, proc_start_time, valid_name
 from .tools import FabricError, run, tool
-from .topology import Topology, parse_size
+from .topology import Topology, parse_size, rate_gbps
 
-# RoCE MTU 2048 must fit, and the AF_XDP PMD's frame limit: ofan-dp sets 3438
-# on its ports (dataplane/switch.cc); the hosts' side matches.
-NETDEV_MTU = 3438
 HUGEPAGE_BYTES_PER_SWITCH = 96 << 20  # mempool + rings at ring_slots 512, with slack
 RING_SLOTS = 512
 SWITCH_START_TIMEOUT_S = 60
@@ -140,7 +137,7 @@ class Fabric:
         self.push_tables()
         if vm_hosts:
             from . import vmhosts
-            vmhosts.start(self, vm_hosts, NETDEV_MTU,
+            vmhosts.start(self, vm_hosts, facts.netdev_mtu(),
                           mem_mb=vm_mem_mb or vmhosts.DEFAULT_MEM_MB, log=self.log)
         st["phase"] = "ready"
         st["up_s"] = round(time.monotonic() - t0, 2)
@@ -160,7 +157,7 @@ class Fabric:
         b_ns, b_if = self.ns(b_node), port_if(b_port)
         b_mac = t.sw_by_name[b_node]["ports"][b_port]["mac"]
         if not l.netem():
-            netns.veth(a_ns, a_if, a_mac, b_ns, b_if, b_mac, NETDEV_MTU)
+            netns.veth(a_ns, a_if, a_mac, b_ns, b_if, b_mac, facts.netdev_mtu())
             netns.ethtool_off(b_ns, b_if)
             if not l.host:
                 netns.ethtool_off(a_ns, a_if)
@@ -170,8 +167,8 @@ class Fabric:
         self.state.add_ns(w)
         self.state["wires"].append(l.id)
         netns.create(w)
-        netns.veth(a_ns, a_if, a_mac, w, "a", "02:0e:00:00:00:0a", NETDEV_MTU)
-        netns.veth(w, "b", "02:0e:00:00:00:0b", b_ns, b_if, b_mac, NETDEV_MTU)
+        netns.veth(a_ns, a_if, a_mac, w, "a", "02:0e:00:00:00:0a", facts.netdev_mtu())
+        netns.veth(w, "b", "02:0e:00:00:00:0b", b_ns, b_if, b_mac, facts.netdev_mtu())
         for ns_, if_ in ((a_ns, a_if), (b_ns, b_if), (w, "a"), (w, "b")):
             netns.ethtool_off(ns_, if_)
         netns.wire(w, "a", "b", l.attrs)
@@ -216,7 +213,7 @@ class Fabric:
             ports.append({
                 "port": p["port"], "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
                 "mac": p["mac"], "peer_mac": p["peer"]["mac"],
-                "egress": {"rate_gbps": a["rate_mbps"] / 1000.0,
+                "egress": {"rate_gbps": rate_gbps(a),
                            "buffer": parse_size(a["buffer"], "buffer"),
                            "ecn": parse_size(a["ecn"], "ecn")}})
         lb = {"policy": st["policy"], "seed": st["seed"]}

@@ -4,7 +4,12 @@ is read from the binary that owns it, once per process.
 
 gives:    policies() -> the LB policies, as `ofanctl --list-policies --json`
           lists them (from dataplane/lb/policy_list.h);
-          emu_policies() -> the names a fabric of ofan-dp switches can run
+          emu_policies() -> the names a fabric of ofan-dp switches can run;
+          netdev_mtu() -> every fabric link's MTU, as ofan-dp sets it on its
+          ports (dataplane/packet/frame_budget.h; `ofan-topo facts`);
+          stages() -> the queue stages in report order, as ofan-sim reports
+          them (dataplane/lb/fat_tree.h; `ofan-topo facts`; `ofan-topo
+          describe` gives each switch port's)
 errors:   FabricError naming the binary when it is missing (tools.tool says
           where it looked) or answers something that is not the list
 """
@@ -58,3 +63,23 @@ def emu_policies() -> tuple[str, ...]:
     """The policies a fabric's switches can run on their own: not those that
     follow a choice the source host made (uroce and rxe hosts make none)."""
     return tuple(p.name for p in policies() if not p.host_chooses)
+
+
+@lru_cache(maxsize=None)
+def _topo_facts() -> tuple[int, tuple[str, ...]]:
+    d = _ask_json("ofan-topo", ["facts"])
+    try:
+        mtu, stages = int(d["netdev_mtu"]), tuple(str(x) for x in d["stages"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise FabricError(f"ofan-topo facts: not the facts ofan-emu needs ({e})")
+    if mtu < 1280 or not stages:
+        raise FabricError(f"ofan-topo facts: MTU {mtu}, stages {stages}: not usable")
+    return mtu, stages
+
+
+def netdev_mtu() -> int:
+    return _topo_facts()[0]
+
+
+def stages() -> tuple[str, ...]:
+    return _topo_facts()[1]

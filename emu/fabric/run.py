@@ -25,7 +25,7 @@ from typing import Any
 
 from . import control, facts
 from .fabric import rt_prefix
-from .topology import parse_size
+from .topology import parse_size, rate_gbps
 from .state import alive, proc_start_time
 from .tools import FabricError, run as run_cmd, tool
 
@@ -35,7 +35,6 @@ from .tools import FabricError, run as run_cmd, tool
 PAYLOAD = 2048
 HEADER = 62
 DATA_FRAME_BYTES = PAYLOAD + HEADER
-STAGES = ("E->A", "A->C", "C->A", "A->E", "E->H")
 # ofan-rc-1's TCP port (emu/rcx/rc_exchange.h kDefaultPort, perftest's).
 RC_PORT = 18515
 # A run is CPU-bound when a switch's shaper lost more than this fraction of
@@ -47,11 +46,9 @@ WORKLOADS = ("perm", "a2a", "allgather", "reducescatter")
 
 
 def stage_of(sw, port):
-    """ofan-sim's stage of a switch's egress port (ofan-topo says which
-    ports face up; a spine's and a core's all face down)."""
-    up = sw["ports"][port]["up"]
-    return {"edge": ("E->H", "E->A"), "agg": ("A->E", "A->C"), "core": ("C->A", "C->A")}[
-        sw["role"]][up]
+    """ofan-sim's stage of a switch's egress port, as ofan-topo describes it
+    (dataplane/lb/fat_tree.h: FatTree::stage_of)."""
+    return sw["ports"][port]["stage"]
 
 
 class Runner:
@@ -98,7 +95,7 @@ class Runner:
 
     def switch_report(self, before, after):
         """Queue maxima per stage, ECN marks, drops, and the CPU-bound signals."""
-        stages = {st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0} for st in STAGES}
+        stages = {st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0} for st in facts.stages()}
         reasons: list[str] = []
         ecn = 0
         drops: dict[str, int] = {}
@@ -176,7 +173,7 @@ class Runner:
         return int(max(20000, 100 * DATA_FRAME_BYTES * 8 / slowest, 2 * drain_us))
 
     def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
-        rate = {h["name"]: self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts}
+        rate = {h["name"]: rate_gbps(self.topo.link_at(h["name"], 0).attrs) for h in hosts}
         rto_us = self.rto_us()
         # The host pacer's bucket: eight frames. Two (as the switches have)
         # paced smoothly but lost 30% of the line time to late wakeups on two
@@ -190,7 +187,7 @@ class Runner:
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
                            "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
                            "ip": h["addr"], "gateway_mac": h["edge_mac"],
-                           "line_rate_gbps": rate[h["name"]] / 1000.0}
+                           "line_rate_gbps": rate[h["name"]]}
                           for i, h in enumerate(hosts)]}
 
     def start_vm_ranks(self, workload, msg, seed, qps, deadline_s, hosts):
@@ -203,7 +200,7 @@ class Runner:
         from . import vmhosts
         coll = tool("ofan-coll")
         vms = set(self.fab.vm_hosts())
-        rate = min(self.topo.link_at(h["name"], 0).attrs["rate_mbps"] for h in hosts)
+        rate = min(rate_gbps(self.topo.link_at(h["name"], 0).attrs) for h in hosts)
         # The IB local ACK timeout is 4.096 us x 2^N: the first N at or above
         # the timeout uroce gets (168 ms at 25 Mb/s -> N = 16, 268 ms).
         ack_exp = min(31, max(1, math.ceil(math.log2(self.rto_us() / 4.096))))
@@ -212,7 +209,7 @@ class Runner:
                 "--ranks", str(len(hosts)), "--addrs", ",".join(h["addr"] for h in hosts),
                 "--workload", workload, "--msg", str(msg), "--qps", str(qps),
                 "--seed", str(seed), "--deadline-ms", str(int(deadline_s * 1000)),
-                "--link-gbps", f"{rate / 1000.0:g}", "--rho", "1",
+                "--link-gbps", f"{rate:g}", "--rho", "1",
                 "--k", str(self.topo.k), "--levels", str(self.topo.levels),
                 "--hosts", ",".join(str(h["id"]) for h in hosts), "--json"]
         job = {"outs": {}, "errs": {}, "threads": [], "hosts": hosts}
@@ -362,10 +359,24 @@ class Runner:
             raise FabricError(f"uroce failed ({p.returncode}): {err.strip()[-800:]}")
 
     # -- simulator -----------------------------------------------------------
+    def sim_link_gbps(self):
+        """The one link rate ofan-sim runs the scenario at: the fabric's, as
+        its links have it (a file's per-link values and --link-mbps included,
+        not only the defaults). ofan-sim has one rate for every link: where
+        the links differ it gets the slowest, and a note says so."""
+        rates = sorted({rate_gbps(li.attrs) for li in self.topo.links})
+        note = None
+        if len(rates) > 1:
+            note = (f"ofan-sim runs every link at {rates[0]:g} Gb/s (the slowest); the "
+                    f"fabric's links run at {', '.join(f'{r:g}' for r in rates)} Gb/s")
+        return rates[0], note
+
     def sim(self, lb, workload, msg, seed, pace, nhosts):
         if workload not in ("perm", "a2a"):
             return None
-        rate = self.topo.defaults["rate_mbps"] / 1000.0
+        rate, note = self.sim_link_gbps()
+        if note:
+            self.log(f"  sim: {note}")
         sim_msg = msg if workload == "perm" else max(1, msg // nhosts)
         cmd = [tool("ofan-sim"), "--k", str(self.topo.k), "--levels", str(self.topo.levels),
                "--lb", lb, "--workload", workload, "--msg", str(sim_msg), "--seed", str(seed),
@@ -377,7 +388,8 @@ class Runner:
         d = json.loads(p.stdout)
         return {"queue_max_pkts": d["queue_max_pkts"], "cct_inflation": d["cct_inflation"],
                 "cct_us": d["cct_us"], "cct_lower_bound_us": d["cct_lower_bound_us"],
-                "stages": {k: v["max_pkts"] for k, v in d["stages"].items()}}
+                "stages": {k: v["max_pkts"] for k, v in d["stages"].items()},
+                "link_gbps": rate, "note": note}
 
 
 def _die_with_parent():
@@ -519,7 +531,8 @@ def _merge(per_seed):
     out["cpu_bound"] = any(x["cpu_bound"] for x in per_seed)
     out["cpu_bound_reasons"] = [r for x in per_seed for r in x["cpu_bound_reasons"]]
     out["stages"] = {st: {"max_pkts": statistics.mean(x["stages"][st]["max_pkts"]
-                                                      for x in per_seed)} for st in STAGES}
+                                                      for x in per_seed)}
+                     for st in per_seed[0]["stages"]}  # switch_report's order: facts.stages()
     if per_seed[0].get("sim"):
         sims = [x["sim"] for x in per_seed if x.get("sim")]
         out["sim"] = {"queue_max_pkts": statistics.mean(s["queue_max_pkts"] for s in sims),
@@ -560,8 +573,9 @@ def table(res):
                f"rxe VMs and uroce hosts (paced at {res['pace_fraction']:.0%}) together"
                if res.get("host_kind") == "mixed" else
                f"uroce hosts paced at {res['pace_fraction']:.0%}"))
+    stages = list(res["runs"][0]["stages"]) if res["runs"] else []  # in report order
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
-        [s for s in STAGES] + ["ecn", "retx", "naks", "oos", "tmo", "verified", "cpu"]
+        stages + ["ecn", "retx", "naks", "oos", "tmo", "verified", "cpu"]
     if sim:
         cols += ["sim_qmax", "sim_infl"]
     rows = []
@@ -569,7 +583,7 @@ def table(res):
         row = [r["lb"], _f(r.get("cct_us"), 0), _f(r.get("cct_lower_bound_us"), 0),
                _f(r.get("cct_inflation"), 2), _f(r.get("algbw_gbps"), 3),
                _f(r.get("busbw_gbps"), 3), _f(r.get("queue_max_pkts"), 1)]
-        row += [_f(r["stages"][s]["max_pkts"], 1) for s in STAGES]
+        row += [_f(r["stages"][s]["max_pkts"], 1) for s in stages]
         row += [str(r.get(k, 0)) for k in ("ecn_marks", "retransmissions", "naks",
                                            "out_of_sequence", "timeouts")]
         row += ["yes" if r["verified"] else "NO", "BOUND" if r["cpu_bound"] else "ok"]

@@ -66,7 +66,8 @@ DESCRIBE_SHAPE = {
     "k": int, "levels": OneOf(2, 3), "w": int,
     "switches": [{"name": str, "id": int, "role": OneOf("edge", "agg", "core"), "pod": int,
                   "uplinks": int, "gateway?": str,
-                  "ports": [{"port": int, "mac": str, "up": bool, "peer": _PEER}]}],
+                  "ports": [{"port": int, "mac": str, "up": bool, "stage": str,
+                             "peer": _PEER}]}],
     "hosts": [{"name": str, "id": int, "addr": str, "mac": str, "gateway": str,
                "edge_name": str, "edge_port": int, "edge_mac": str}],
     "links": [{"id": int, "lower_name": str, "lower_port": int, "upper_name": str,
@@ -79,6 +80,12 @@ class TopologyError(FabricError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, code=2)
+
+
+def rate_gbps(attrs: LinkAttrs) -> float:
+    """A link's rate_mbps in Gb/s, the unit ofan-dp, uroce, ofan-coll and
+    ofan-sim take: the one place ofan-emu converts it."""
+    return float(attrs["rate_mbps"]) / 1000.0
 
 
 def parse_size(text: object, what: str) -> int:

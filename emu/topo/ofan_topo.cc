@@ -10,6 +10,9 @@
 //                                               takes) and the same as IPv4
 //                                               routes (what a kernel router
 //                                               takes)
+//   ofan-topo facts                             the netdev MTU and the queue
+//                                               stages (describe gives each
+//                                               port's stage)
 //
 // expects:  k even in [4, 64], levels 2 or 3, failed link ids < num_links
 // gives:    one JSON object on stdout; exit 0, or 2 with a message on stderr
@@ -36,6 +39,7 @@
 #include "common/version.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/names.h"
+#include "dataplane/packet/frame_budget.h"
 
 namespace ofan::emu {
 namespace {
@@ -72,7 +76,8 @@ json Describe(const FatTree& t) {
       const lb::Peer peer = t.peer(s, p);
       json port = {{"port", p},
                    {"mac", SwitchMacText(s, p)},
-                   {"up", p >= t.first_uplink_port(s) && t.num_uplinks(s) > 0}};
+                   {"up", t.is_uplink_port(s, p)},
+                   {"stage", lb::kStageNames[static_cast<size_t>(t.stage_of(s, p))]}};
       if (peer.is_host) {
         port["peer"] = {{"host", peer.id},
                         {"name", fmt::format("h{}", peer.id)},
@@ -216,12 +221,26 @@ int Run(int argc, char** argv) {
   CLI::App* describe =
       app.add_subcommand("describe", "switches (ports, peers, MACs), hosts, links");
   add_shape(describe);
+  CLI::App* facts = app.add_subcommand(
+      "facts",
+      "what ofan-emu takes from the C++ side instead of a copy: {\"netdev_mtu\" (every fabric "
+      "link's, as ofan-dp sets it), \"stages\" (the queue stages, in report order)}");
+  facts->add_flag("--pretty", pretty, "indent the JSON");
+  bool as_json = true;  // JSON is all ofan-topo prints; --json is accepted as elsewhere
+  facts->add_flag("--json", as_json, "JSON (the only output)");
   CLI::App* tables =
       app.add_subcommand("tables", "per switch: valid-uplink masks and IPv4 routes under failures");
   add_shape(tables);
   tables->add_option("--failed", failed, "failed inter-switch link ids (describe lists them)")
       ->delimiter(',');
   if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
+  if (facts->parsed()) {
+    json stages = json::array();
+    for (std::string_view n : lb::kStageNames) stages.push_back(n);
+    const json out = {{"netdev_mtu", pkt::kNetdevMtu}, {"stages", std::move(stages)}};
+    std::cout << out.dump(pretty ? 2 : -1) << "\n";
+    return kExitOk;
+  }
   auto tree = FatTree::Make(k, levels);
   if (!tree) {
     std::cerr << "ofan-topo: " << tree.error().message << "\n";
