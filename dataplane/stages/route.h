@@ -8,13 +8,10 @@
 //            route (counted drop)
 // parameters: the switch's place in the fat tree (FatTree + SwitchId)
 //
-// The address plan of dataplane/lb/fat_tree.h makes routing arithmetic: from
-// 10.<pod>.<edge>.<slot+2> every switch knows whether the destination is
-// below it and on which port, and otherwise its pointer key (destination edge
-// switch at an edge, destination pod at an agg, §4). The control side does
-// that arithmetic once per /24 (Router::RouteByPlan) into a subnet table; a
-// packet costs one lookup in it (RouteTable). x.x.x.1 of a host subnet is the
-// edge switch's own (gateway) address.
+// The address plan makes routing arithmetic (dataplane/lb/route_plan.h, the
+// planning ofan-dp shares with the P4 control plane). The control side does
+// that arithmetic once per /24 (Router's constructor) into a subnet table; a
+// packet costs one lookup in it (RouteTable).
 #pragma once
 
 #include <cstdint>
@@ -22,17 +19,12 @@
 
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/packet_key.h"
+#include "dataplane/lb/route_plan.h"
 
 namespace ofan::dp {
 
-enum class RouteKind : uint8_t { kDown, kUp, kLocal, kNoRoute };
-
-struct RouteResult {
-  RouteKind kind = RouteKind::kNoRoute;
-  uint8_t port = 0;   // kDown: the output port
-  uint16_t dest = 0;  // kUp: d, the destination in this switch's key space
-  uint8_t slice = 0;  // the destination host's edge port (path pinning)
-};
+using lb::RouteKind;
+using lb::RouteResult;
 
 // Calls f.template operator()<R>() with R = role as a compile-time value:
 // code that runs per packet is instantiated once per role.
@@ -94,7 +86,7 @@ class Router {
   Router(const lb::FatTree& tree, lb::SwitchId self);
 
   RouteResult Route(uint32_t dst_ip) const {
-    return WithRole(role_, [&]<lb::Role R>() { return RouteAs<R>(dst_ip); });
+    return WithRole(role(), [&]<lb::Role R>() { return RouteAs<R>(dst_ip); });
   }
 
   // Route for a switch whose role is R (== role()): the dataplane picks R
@@ -104,22 +96,21 @@ class Router {
     return table().RouteAs<R>(dst_ip);
   }
   RouteTable table() const {
-    return RouteTable{subnet_.data(), static_cast<uint32_t>(subnet_.size()), w_, gateway_};
+    return RouteTable{subnet_.data(), static_cast<uint32_t>(subnet_.size()), plan_.w(),
+                      plan_.gateway_ip()};
   }
 
   // The address plan itself, in arithmetic: what the table is built from,
   // and the reference the tests hold it to.
-  RouteResult RouteByPlan(uint32_t dst_ip) const;
+  RouteResult RouteByPlan(uint32_t dst_ip) const { return plan_.Route(dst_ip); }
 
-  lb::Role role() const { return role_; }
-  uint32_t num_dests() const { return num_dests_; }
+  lb::Role role() const { return plan_.role(); }
+  uint32_t num_dests() const { return plan_.num_dests(); }
   // The gateway address of an edge switch's hosts (10.pod.edge.1); 0 otherwise.
-  uint32_t gateway_ip() const { return gateway_; }
+  uint32_t gateway_ip() const { return plan_.gateway_ip(); }
 
  private:
-  lb::Role role_;
-  uint32_t levels_, pods_, epp_, w_, pod_, index_, num_dests_, gateway_;
-  uint32_t own_prefix_;           // an edge's 10.pod.edge (its hosts' addresses >> 8)
+  lb::RoutePlan plan_;
   std::vector<uint16_t> subnet_;  // RouteTable::subnet
 };
 

@@ -9,8 +9,8 @@
 #include "dataplane/lb/ofan_order.h"
 #include "dataplane/lb/policies/ofan.h"
 #include "dataplane/lb/policy.h"
+#include "dataplane/lb/route_plan.h"
 #include "dataplane/lb/uplink_table.h"
-#include "dataplane/stages/route.h"
 
 namespace ofan::p4 {
 
@@ -130,26 +130,27 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
   t.cpu_port = *o.cpu_port;
   t.options = o;
 
-  // route: ofan-dp's routing of every host address, and its gateway.
-  const dp::Router router(tree, sw);
+  // route: ofan-dp's routing of every host address (the plan its route stage
+  // builds its table from), and its gateway.
+  const lb::RoutePlan router(tree, sw);
   for (int h = 0; h < tree.num_hosts(); ++h) {
     const uint32_t addr = tree.host_addr(lb::HostId(static_cast<uint32_t>(h)));
-    const dp::RouteResult r = router.RouteByPlan(addr);
+    const lb::RouteResult r = router.Route(addr);
     RouteEntry e;
     e.dst_addr = addr;
     switch (r.kind) {
-      case dp::RouteKind::kDown:
+      case lb::RouteKind::kDown:
         e.action = RouteAction::kDown;
         e.port = o.dev_ports[r.port];
         break;
-      case dp::RouteKind::kUp:
+      case lb::RouteKind::kUp:
         e.action = RouteAction::kUp;
         e.dest = r.dest;
         break;
-      case dp::RouteKind::kLocal:
+      case lb::RouteKind::kLocal:
         e.action = RouteAction::kLocal;
         break;
-      case dp::RouteKind::kNoRoute:
+      case lb::RouteKind::kNoRoute:
         continue;
     }
     t.route.push_back(e);

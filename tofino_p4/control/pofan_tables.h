@@ -14,8 +14,8 @@
 //
 // Where each entry comes from, so that the program agrees with ofan-dp by
 // construction:
-//  - route: ofan-dp's Router::RouteByPlan for every host address, and its
-//    gateway address (dataplane/stages/route.h);
+//  - route: lb::RoutePlan (dataplane/lb/route_plan.h, what ofan-dp's route
+//    stage builds its table from) for every host address, and its gateway;
 //  - pofan_key, uplink_list: the switch's UplinkTable (the valid uplinks of
 //    every key in its App. F.2 order); f2_xorw, f2_add: OfanOrder's P and
 //    its xorw and addition mod w, with the key's id1 and id2 in pofan_key;
