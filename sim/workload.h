@@ -1,5 +1,5 @@
-// Workloads (paper §2.1, §6): random permutation (derangement), all-to-all, the
-// App. A pair check, or a traffic matrix read from a file.
+// ofan-sim's workloads (paper §2.1, §6): random permutation (derangement),
+// all-to-all, the App. A pair check, or a traffic matrix read from a file.
 #pragma once
 
 #include <cstdint>
@@ -9,25 +9,16 @@
 #include "common/result.h"
 #include "dataplane/lb/fat_tree.h"
 #include "sim/config.h"
+#include "workload/workload.h"
 
 namespace ofan::sim {
 
-struct Flow {
-  uint32_t src;
-  uint32_t dst;
-  uint64_t bytes;
-};
+// The shared pieces (workload/workload.h), under ofan-sim's names.
+using workload::Flow;
+using workload::ParseMatrix;
+using workload::RandomDerangement;
 
-// Matrix file: one flow per line, "SRC DST SIZE", SRC/DST a host index or a
-// host address (10.pod.edge.slot), SIZE like 4096, 256KiB, 1MiB. '#' starts
-// a comment.
-Result<std::vector<Flow>> ParseMatrix(const std::string& text, const lb::FatTree& tree);
-
+// The flows of c's workload on this tree.
 Result<std::vector<Flow>> MakeWorkload(const SimConfig& c, const lb::FatTree& tree);
-
-// The permutation workload's pairs: a uniform random derangement of 0..n-1
-// (p[i] != i), a pure function of (n, seed). n >= 2. Shared with ofan-emu's
-// collective engine so that both run the same pairs for the same seed.
-std::vector<uint32_t> RandomDerangement(uint32_t n, uint64_t seed);
 
 }  // namespace ofan::sim

@@ -6,7 +6,7 @@
 #include <array>
 #include <tuple>
 
-#include "sim/workload.h"
+#include "workload/workload.h"
 
 namespace ofan::emu {
 namespace {
@@ -78,7 +78,7 @@ class Builder {
   Result<Schedule> Permutation() {
     const uint32_t n = p_.num_ranks;
     // Every rank receives from one sender only, so arrivals come out sorted.
-    s_.peer_of = sim::RandomDerangement(n, p_.seed);
+    s_.peer_of = workload::RandomDerangement(n, p_.seed);
     for (Rank i = 0; i < n; ++i) {
       auto k = Transfer(i, s_.peer_of[i], 0, 0, 0, p_.msg_bytes, 1, OnArrival::kNone);
       if (!k) return k.error();
