@@ -33,19 +33,6 @@ bool IsWrite(uint8_t op) {
   return op >= Raw(Opcode::kRdmaWriteFirst) && op <= Raw(Opcode::kRdmaWriteOnlyWithImm);
 }
 
-Opcode DataOpcode(WrOp op, bool first, bool last) {
-  const bool write = op == WrOp::kWrite || op == WrOp::kWriteImm;
-  const bool imm = op == WrOp::kWriteImm || op == WrOp::kSendImm;
-  if (first && last) {
-    if (write) return imm ? Opcode::kRdmaWriteOnlyWithImm : Opcode::kRdmaWriteOnly;
-    return imm ? Opcode::kSendOnlyWithImm : Opcode::kSendOnly;
-  }
-  if (first) return write ? Opcode::kRdmaWriteFirst : Opcode::kSendFirst;
-  if (!last) return write ? Opcode::kRdmaWriteMiddle : Opcode::kSendMiddle;
-  if (write) return imm ? Opcode::kRdmaWriteLastWithImm : Opcode::kRdmaWriteLast;
-  return imm ? Opcode::kSendLastWithImm : Opcode::kSendLast;
-}
-
 bool TestBit(const uint64_t* bits, uint32_t i) { return (bits[i / 64] >> (i % 64)) & 1; }
 void SetBit(uint64_t* bits, uint32_t i) { bits[i / 64] |= uint64_t{1} << (i % 64); }
 void ClearBit(uint64_t* bits, uint32_t i) { bits[i / 64] &= ~(uint64_t{1} << (i % 64)); }
@@ -61,7 +48,9 @@ Qp::Qp(const EngineConfig& cfg, MemoryRegion* mr, Stash* stash, uint32_t sq_dept
       entropy_(cfg_),
       rate_(cfg_, &c_),
       cnp_(cfg_, &framer_, &c_),
-      sq_(std::max<uint32_t>(sq_depth, 1)),
+      sq_(sq_depth),
+      req_(cfg_, &sq_, &framer_, &entropy_, &rate_, &c_),
+      comp_(cfg_, &sq_, &req_, &entropy_, &framer_, &c_),
       rq_(std::max<uint32_t>(rq_depth, 1)) {
   cfg_.mtu = std::clamp<uint32_t>(cfg_.mtu, 256, kMaxMtu);
   cfg_.ack_every = std::max<uint32_t>(cfg_.ack_every, 1);
@@ -72,21 +61,12 @@ void Qp::Connect(const QpPeer& peer) {
   framer_.Connect(peer);
   if (peer.mtu) cfg_.mtu = std::clamp<uint32_t>(peer.mtu, 256, kMaxMtu);
   entropy_.Connect(peer, framer_.base_sport());
-  next_psn_ = una_ = sent_hi_ = peer.start_psn & pkt::kPsnMask;
+  sq_.Start(peer.start_psn);
   epsn_ = ooo_acked_epsn_ = peer.peer_start_psn & pkt::kPsnMask;
   ooo_ackreq_hi_ = PsnAdd(epsn_, -1);
 }
 
-bool Qp::Post(const SendWr& wr) {
-  if (failed_ || outstanding() >= sq_.size() || wr.len > (1u << 31)) return false;
-  Wqe& w = sq_[sq_tail_ % sq_.size()];
-  w.wr = wr;
-  w.npkts = std::max<uint32_t>(1, (wr.len + cfg_.mtu - 1) / cfg_.mtu);
-  w.first_psn = next_psn_;
-  next_psn_ = PsnAdd(next_psn_, static_cast<int32_t>(w.npkts));
-  ++sq_tail_;
-  return true;
-}
+bool Qp::Post(const SendWr& wr) { return !failed_ && req_.Post(wr); }
 
 bool Qp::PostRecv(uint8_t* buf, uint32_t len, uint64_t wr_id) {
   if (rq_tail_ - rq_head_ >= rq_.size()) return false;
@@ -94,93 +74,9 @@ bool Qp::PostRecv(uint8_t* buf, uint32_t len, uint64_t wr_id) {
   return true;
 }
 
-bool Qp::HasData(Ns now) const {
-  if (failed_ || now < hold_until_) return false;
-  if (resend_owed_) return true;
-  if (sq_tx_ == sq_tail_) return false;
-  const Wqe& w = sq_[sq_tx_ % sq_.size()];
-  const uint32_t psn = PsnAdd(w.first_psn, static_cast<int32_t>(tx_pkt_));
-  return static_cast<uint32_t>(PsnDiff(psn, una_)) < cfg_.max_inflight_pkts;
-}
+bool Qp::HasData(Ns now) const { return !failed_ && req_.HasData(now); }
 
-uint32_t Qp::BuildData(uint8_t* out, Ns now) {
-  if (!HasData(now)) return 0;
-  if (resend_owed_) {
-    // ooo recovery: the one packet the ACKs say is missing, then back to
-    // where transmission was (the rest may well have arrived).
-    resend_owed_ = false;
-    uint32_t i = sq_head_;
-    while (i < sq_tail_) {
-      const Wqe& w = sq_[i % sq_.size()];
-      const int32_t d = PsnDiff(resend_psn_, w.first_psn);
-      if (d >= 0 && d < static_cast<int32_t>(w.npkts))
-        return Emit(out, w, static_cast<uint32_t>(d), true, now);
-      ++i;
-    }
-    if (sq_tx_ == sq_tail_) return 0;  // acknowledged meanwhile
-  }
-  const Wqe& w = sq_[sq_tx_ % sq_.size()];
-  const uint32_t idx = tx_pkt_;
-  const uint32_t len = Emit(out, w, idx, false, now);
-  if (++tx_pkt_ == w.npkts) {
-    ++sq_tx_;
-    tx_pkt_ = 0;
-  }
-  return len;
-}
-
-uint32_t Qp::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, Ns now) {
-  const uint32_t psn = PsnAdd(w.first_psn, static_cast<int32_t>(idx));
-  const uint32_t inflight = static_cast<uint32_t>(PsnDiff(psn, una_));
-  const uint64_t off = static_cast<uint64_t>(idx) * cfg_.mtu;
-  const uint32_t pay = static_cast<uint32_t>(std::min<uint64_t>(cfg_.mtu, w.wr.len - off));
-  const bool first = idx == 0, last = idx + 1 == w.npkts;
-  const Opcode op = DataOpcode(w.wr.op, first, last);
-  const uint32_t pad = (4 - pay % 4) % 4;
-  const uint32_t ext = pkt::ExtHeaderBytes(Raw(op));
-  const uint32_t frame_len = kL2L4 + kBth + ext + pay + pad + pkt::kIcrcBytes;
-
-  // AckReq by count, as rxe does, and also by time: a QP that gets a small
-  // share of its host's link (an all-to-all: 1/15 of it) sends 64 packets
-  // in longer than the timeout, and the responder ACKs only what asks. A
-  // quarter of the timeout keeps the ACKs coming well inside it. The clock
-  // starts with the first packet in flight.
-  if (inflight == 0) last_ackreq_ = now;
-  bool ack_req = force_ack_req || last || ++since_ackreq_ >= cfg_.ack_every ||
-                 inflight + 1 >= cfg_.max_inflight_pkts || now - last_ackreq_ >= cfg_.rto_ns / 4;
-  if (ack_req && !force_ack_req) since_ackreq_ = 0;
-  if (ack_req) last_ackreq_ = now;
-  if (PsnDiff(psn, sent_hi_) < 0) {
-    ++c_.retransmits;
-  } else {
-    if (PsnDiff(sent_hi_, una_) == 0) last_progress_ = now;  // the timer starts
-    sent_hi_ = PsnAdd(psn, 1);
-  }
-
-  uint8_t* p = out + framer_.Header(out, frame_len - sizeof(pkt::EtherHdr), entropy_.Next());
-  pkt::BthHdr bth = pkt::BthHdr::Make(op, framer_.peer().remote_qpn, psn);
-  bth.set_ack_req(ack_req);
-  bth.set_pad_count(static_cast<uint8_t>(pad));
-  std::memcpy(p, &bth, kBth);
-  p += kBth;
-  if (pkt::HasReth(op)) {
-    const auto reth = pkt::RethHdr::Make(w.wr.remote_va, w.wr.rkey, w.wr.len);
-    std::memcpy(p, &reth, sizeof reth);
-    p += sizeof reth;
-  }
-  if (pkt::HasImmDt(op)) {
-    const pkt::ImmDtHdr imm{pkt::Be32::FromHost(w.wr.imm)};
-    std::memcpy(p, &imm, sizeof imm);
-    p += sizeof imm;
-  }
-  if (pay) std::memcpy(p, w.wr.local + off, pay);
-  std::memset(p + pay, 0, pad);
-
-  ++c_.tx_pkts;
-  c_.tx_bytes += pay;
-  if (rate_.limiting()) hold_until_ = now + rate_.Spacing(frame_len);
-  return Framer::Finish(out, frame_len);
-}
+uint32_t Qp::BuildData(uint8_t* out, Ns now) { return failed_ ? 0 : req_.BuildData(out, now); }
 
 uint32_t Qp::BuildControl(uint8_t* out, Ns now) {
   if (cnp_.owed()) return cnp_.Build(out, now);
@@ -242,127 +138,15 @@ void Qp::Fail(const char* why, std::vector<QpEvent>* events) {
   events->push_back(e);
 }
 
-void Qp::GoBack(uint32_t psn) {
-  uint32_t i = sq_head_;
-  while (i < sq_tail_) {
-    const Wqe& w = sq_[i % sq_.size()];
-    if (PsnDiff(PsnAdd(w.first_psn, static_cast<int32_t>(w.npkts)), psn) > 0) break;
-    ++i;
-  }
-  sq_tx_ = i;
-  tx_pkt_ = 0;
-  if (i < sq_tail_) {
-    const int32_t d = PsnDiff(psn, sq_[i % sq_.size()].first_psn);
-    tx_pkt_ = d > 0 ? static_cast<uint32_t>(d) : 0;
-  }
-  since_ackreq_ = 0;
-}
-
-void Qp::AckUpTo(uint32_t psn, Ns now, std::vector<QpEvent>* events) {
-  if (PsnDiff(psn, una_) < 0 || PsnDiff(psn, sent_hi_) >= 0) return;  // stale or bogus
-  una_ = PsnAdd(psn, 1);
-  retries_ = 0;
-  last_progress_ = now;
-  while (sq_head_ < sq_tail_) {
-    const Wqe& w = sq_[sq_head_ % sq_.size()];
-    if (PsnDiff(PsnAdd(w.first_psn, static_cast<int32_t>(w.npkts) - 1), psn) > 0) break;
-    QpEvent e;
-    e.kind = QpEventKind::kSendDone;
-    e.qpn = framer_.peer().local_qpn;
-    e.wr_id = w.wr.wr_id;
-    e.len = w.wr.len;
-    events->push_back(e);
-    ++c_.completions;
-    ++sq_head_;
-  }
-  if (recovering_) {
-    recovering_ = PsnDiff(una_, recover_psn_) < 0;
-    resend_owed_ = recovering_;
-    resend_psn_ = una_;
-  }
-  // After a go-back, an ACK may cover packets not yet resent: skip them.
-  const uint32_t tx_psn =
-      sq_tx_ < sq_tail_ ? PsnAdd(sq_[sq_tx_ % sq_.size()].first_psn, static_cast<int32_t>(tx_pkt_))
-                        : next_psn_;
-  if (sq_tx_ < sq_head_ || PsnDiff(tx_psn, una_) < 0) GoBack(una_);
-}
-
-void Qp::OnAckPacket(const uint8_t* bth, uint32_t len, uint16_t sport, Ns now,
-                     std::vector<QpEvent>* events) {
-  if (len < kBth + sizeof(pkt::AethHdr)) {
-    ++c_.drops;
-    return;
-  }
-  const auto h = pkt::Load<pkt::BthHdr>(bth);
-  const auto aeth = pkt::Load<pkt::AethHdr>(bth + kBth);
-  const uint32_t psn = h.psn24();
-  switch (aeth.kind()) {
-    case pkt::AethHdr::Kind::kAck:
-      ++c_.acks_rx;
-      entropy_.OnAck(sport, h.becn());
-      AckUpTo(psn, now, events);
-      return;
-    case pkt::AethHdr::Kind::kRnrNak:
-      ++c_.other_naks_rx;
-      if (PsnDiff(psn, una_) > 0) AckUpTo(PsnAdd(psn, -1), now, events);
-      if (psn == una_ && PsnDiff(psn, sent_hi_) < 0) {
-        GoBack(psn);
-        hold_until_ = now + cfg_.rnr_delay_ns;
-        last_progress_ = now;
-      }
-      return;
-    case pkt::AethHdr::Kind::kNak:
-      if (aeth.value() != pkt::AethHdr::kNakPsnSequenceError) {
-        ++c_.other_naks_rx;
-        Fail(aeth.value() == pkt::AethHdr::kNakRemoteAccessError ? "remote access error NAK"
-                                                                 : "invalid request NAK",
-             events);
-        return;
-      }
-      ++c_.naks_rx;
-      // A NAK acknowledges every PSN before its own (IBA 9.7.5.2.1).
-      if (PsnDiff(psn, una_) > 0) AckUpTo(PsnAdd(psn, -1), now, events);
-      if (psn == una_ && PsnDiff(psn, sent_hi_) < 0) {
-        GoBack(psn);
-        last_progress_ = now;
-      }
-      return;
-    case pkt::AethHdr::Kind::kReserved:
-      ++c_.drops;
-      return;
-  }
-}
-
 void Qp::OnTimer(Ns now, std::vector<QpEvent>* events) {
   if (failed_) return;
   rate_.OnTimer(now);
-  if (PsnDiff(sent_hi_, una_) <= 0 || now - last_progress_ < cfg_.rto_ns) return;
-  ++c_.timeouts;
-  if (++retries_ > cfg_.retry_count) {
-    Fail("retry count exceeded", events);
-    return;
-  }
-  last_progress_ = now;
-  if (cfg_.ooo) {
-    // The responder has placed what came after the hole: resend the hole
-    // and, as ACKs come back short of where we were (NewReno's partial
-    // ACKs), the next one, until everything sent before the timeout is in.
-    resend_owed_ = true;
-    resend_psn_ = una_;
-    recovering_ = true;
-    recover_psn_ = sent_hi_;
-    return;
-  }
-  GoBack(una_);
+  if (const char* why = comp_.OnTimer(now)) Fail(why, events);
 }
 
 Ns Qp::NextDeadline() const {
-  Ns t = ~Ns{0};
-  if (failed_) return t;
-  if (PsnDiff(sent_hi_, una_) > 0) t = last_progress_ + cfg_.rto_ns;
-  if (sq_tx_ != sq_tail_ && hold_until_) t = std::min(t, hold_until_);
-  t = std::min(t, rate_.NextDeadline());
-  return t;
+  if (failed_) return ~Ns{0};
+  return std::min({comp_.NextDeadline(), req_.NextDeadline(), rate_.NextDeadline()});
 }
 
 void Qp::OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns now,
@@ -372,7 +156,10 @@ void Qp::OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns 
     return;
   }
   const uint8_t op = bth[0];
-  if (op == pkt::bth_opcode::kRcAck) return OnAckPacket(bth, len, sport, now, events);
+  if (op == pkt::bth_opcode::kRcAck) {
+    if (const char* why = comp_.OnAck(bth, len, sport, now, events)) Fail(why, events);
+    return;
+  }
   if (op == pkt::bth_opcode::kCnp) return rate_.OnCnp(now);
   if (!IsSend(op) && !IsWrite(op)) {
     ++c_.drops;

@@ -35,10 +35,13 @@
 #include <vector>
 
 #include "dataplane/packet/roce.h"
+#include "emu/uroce/completer.h"
 #include "emu/uroce/dcqcn.h"
 #include "emu/uroce/entropy.h"
 #include "emu/uroce/framer.h"
 #include "emu/uroce/qp_types.h"
+#include "emu/uroce/requester.h"
+#include "emu/uroce/send_queue.h"
 
 namespace ofan::uroce {
 
@@ -80,7 +83,7 @@ class Qp {
   bool Post(const SendWr& wr);
   // A receive buffer for an incoming SEND.
   bool PostRecv(uint8_t* buf, uint32_t len, uint64_t wr_id);
-  uint32_t outstanding() const { return sq_tail_ - sq_head_; }
+  uint32_t outstanding() const { return sq_.outstanding(); }
 
   // A received packet (`bth` to the ICRC, excluded) for this QP.
   void OnPacket(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce, Ns now,
@@ -101,10 +104,6 @@ class Qp {
   double rate_fraction() const { return rate_.rate(); }
 
  private:
-  struct Wqe {
-    SendWr wr;
-    uint32_t first_psn = 0, npkts = 0;
-  };
   struct Recv {
     uint8_t* buf = nullptr;
     uint32_t len = 0;
@@ -122,13 +121,7 @@ class Qp {
   static constexpr uint32_t kOooWindow = 4096;  // PSNs ahead of the expected one
   static constexpr uint32_t kOooMsgs = 64;
 
-  // Packet `idx` of `w` into out; accounts for it (counters, sent_hi_).
-  uint32_t Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ack_req, Ns now);
-  void GoBack(uint32_t psn);
-  void AckUpTo(uint32_t psn, Ns now, std::vector<QpEvent>* events);
   void Fail(const char* why, std::vector<QpEvent>* events);
-  void OnAckPacket(const uint8_t* bth, uint32_t len, uint16_t sport, Ns now,
-                   std::vector<QpEvent>* events);
   void OnDataInOrder(const uint8_t* bth, uint32_t len, std::vector<QpEvent>* events);
   void OnDataOoo(const uint8_t* bth, uint32_t len, uint16_t sport, bool ce,
                  std::vector<QpEvent>* events, bool replay);
@@ -145,21 +138,9 @@ class Qp {
   CnpSender cnp_;
   bool failed_ = false;
 
-  // Requester.
-  std::vector<Wqe> sq_;
-  uint32_t sq_head_ = 0, sq_tx_ = 0, sq_tail_ = 0;  // acked < head <= tx <= tail
-  uint32_t tx_pkt_ = 0;                             // packet of sq_[sq_tx_] to send next
-  uint32_t next_psn_ = 0;                           // PSN of the next packet to post
-  uint32_t una_ = 0;                                // oldest unacknowledged PSN
-  uint32_t sent_hi_ = 0;                            // one past the highest PSN ever sent
-  uint32_t since_ackreq_ = 0;
-  Ns last_ackreq_ = 0;  // when a packet last asked for an ACK
-  uint32_t retries_ = 0;
-  Ns last_progress_ = 0;
-  Ns hold_until_ = 0;  // RNR wait, DCQCN pacing
-  // ooo mode's recovery after a timeout: resend one hole at a time.
-  bool resend_owed_ = false, recovering_ = false;
-  uint32_t resend_psn_ = 0, recover_psn_ = 0;
+  SendQueue sq_;
+  Requester req_;
+  Completer comp_;
 
   // Responder.
   std::vector<Recv> rq_;
