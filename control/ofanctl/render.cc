@@ -7,7 +7,7 @@
 #include <set>
 
 #include "common/units.h"
-#include "dataplane/counters.h"
+#include "control/protocol/counters.h"
 
 namespace ofan::control {
 namespace {
@@ -54,12 +54,12 @@ std::string KeyValues(const std::vector<std::pair<std::string, std::string>>& kv
   return out;
 }
 
-// Counter names in the switch's order (dataplane/counters.h), then any name
+// Counter names in the switch's order (control/protocol/counters.h), then any name
 // this ofanctl does not know (a newer switch) in alphabetical order.
 std::vector<std::string> CounterOrder(const json& total) {
   std::vector<std::string> out;
   std::set<std::string> seen;
-  for (std::string_view n : dp::kCounterNames) {
+  for (std::string_view n : control::kCounterNames) {
     if (total.contains(std::string(n))) {
       out.emplace_back(n);
       seen.emplace(n);
