@@ -1,5 +1,5 @@
 // DpConfig: everything one ofan-dp switch needs, built and validated on the
-// control path (YAML file + command line) before any lcore starts (rule 7).
+// control path (YAML file + command line) before any lcore starts (docs/design.md, rule 9).
 //
 //   name: e0                        # used for the default socket path
 //   fabric: {k: 4, levels: 3, switch: 0}      # or {role: edge, pod: 0, index: 0}

@@ -54,11 +54,11 @@ struct Worker;
 struct FwdState;
 
 // The pipeline over one vector, compiled per (switch role, LB lane): picked
-// once per forwarding state, called once per vector (rule 3).
+// once per forwarding state, called once per vector (docs/design.md, rule 3).
 using VectorFn = void (Switch::*)(Worker&, const FwdState&, rte_mbuf**, const RxSegment*, uint32_t,
                                   uint32_t);
 
-// What workers look up; immutable once published (rule 6), replaced by
+// What workers look up; immutable once published (docs/design.md, rule 6), replaced by
 // pointer swap, freed after every worker has moved past it.
 struct FwdState {
   uint64_t generation = 0;

@@ -9,7 +9,7 @@
 //
 // A lane is how one policy is applied over a vector; the forwarding state
 // picks one lane, and the vector pass is compiled per lane, so there is no
-// per-packet dispatch (rule 3). Two kinds:
+// per-packet dispatch (docs/design.md, rule 3). Two kinds:
 //  - immediate (kDeferred = false): Pick decides inside the per-packet pass,
 //    while the packet's fields are still in registers. PolicyLane<P> for a
 //    library policy with an inline Pick (ECMP, POfan), AtomicLane for

@@ -47,7 +47,7 @@ decltype(auto) WithRole(lb::Role role, F&& f) {
 //
 // The table has one entry per /24 under 10.pod (pod < pods): what the
 // address plan says about 10.pod.edge.x, computed by the control side
-// (Router's constructor) so that a packet costs one lookup (rule 6). An
+// (Router's constructor) so that a packet costs one lookup (docs/design.md, rule 6). An
 // entry is the RouteKind in its top two bits and, below, the output port
 // (kDown at an agg or core switch; an edge switch's down port is the host's
 // slot) or the destination d (kUp).

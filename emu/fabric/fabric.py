@@ -9,7 +9,7 @@ modifies: network namespaces "ofe-NAME-*", the veths inside them, one
 next:     run.py drives collectives over the hosts; control.py talks to the
           switches (tables in, counters out)
 
-The split of control and dataplane is DESIGN.md's: the tables (valid-uplink
+The split of control and dataplane is docs/design.md's (rule 6): the tables (valid-uplink
 masks per key, or kernel routes) are computed from the topology and the failed
 links by ofan-topo and pushed to each switch; the coming ofan-agent takes that
 job over per switch, and push_tables() is the one place it happens now.
