@@ -38,6 +38,7 @@ Switch::Switch(const DpConfig& c)
     : cfg_(c),
       tree_(c.tree()),
       router_(tree_, c.self()),
+      frag_salt_(static_cast<uint32_t>(SplitMix64(c.switch_id * 7919ull + 0xF4A6))),
       neighbors_(static_cast<uint32_t>(c.k)),
       pfc_gen_(static_cast<uint32_t>(c.k), c.pfc.xoff_bytes, c.pfc.xon_bytes) {
   for (int roce = 0; roce < 2; ++roce) {
@@ -214,6 +215,7 @@ Status Switch::SetupException() {
   s.name = cfg_.name;
   s.socket = static_cast<int>(rte_socket_id());
   s.gateway_ip = router_.gateway_ip();
+  s.switch_ip = router_.switch_ip();
   s.port_mac = port_mac_;
   s.port_of_dpdk = &port_of_dpdk_;
   s.neighbors = &neighbors_;

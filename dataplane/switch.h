@@ -194,6 +194,7 @@ class Switch {
   lb::FatTree tree_;
   Router router_;
   uint32_t w_ = 0;                       // uplinks; uplink u is port w_ + u
+  uint32_t frag_salt_ = 0;               // the hash salt of IPv4 fragments' uplinks
   std::vector<PortRx> rx_;               // indexed by fat-tree port (size k)
   std::vector<uint16_t> dpdk_port_;      // fat-tree port -> DPDK port (RX, as rx.h wants)
   std::vector<int32_t> port_of_dpdk_;    // dpdk port id -> fat-tree port, -1

@@ -131,7 +131,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   uint32_t up_len[kUpSlots];
   uint8_t up_q[kUpSlots];
   rte_mbuf* exc[kMaxVector];
-  uint32_t nup = 0, nexc = 0, fwd_down = 0, fwd_up = 0, no_uplink = 0, ttl_expired = 0;
+  rte_mbuf* expired[kMaxVector];  // TTL expired: the exception path sends Time Exceeded
+  uint32_t nup = 0, nexc = 0, nexpired = 0, fwd_down = 0, fwd_up = 0, no_uplink = 0, fragments = 0;
   uint64_t all_rx_bytes = 0;
   for (uint32_t i = 0; i < kMbufAhead; ++i) rte_prefetch0(pkts[i]);
   for (uint32_t i = 0; i < kDataAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -179,14 +180,14 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         }
         continue;
       }
-      // A packet whose TTL expires is dropped before the LB, so that it
-      // takes no Ofan pointer. The others get TTL - 1 in this pass, while the
-      // header line is hot from parsing (after the LB: a store to the frame
-      // may alias anything, so the lane's state would be reloaded after it);
-      // the writes left for later are the MACs.
+      // A packet whose TTL expires is not forwarded and takes no Ofan
+      // pointer: it goes, as it came, to the exception path, which answers
+      // with ICMP Time Exceeded (counted a drop here). The others get TTL - 1
+      // in this pass, while the header line is hot from parsing (after the
+      // LB: a store to the frame may alias anything, so the lane's state
+      // would be reloaded after it); the writes left for later are the MACs.
       if (TtlExpires(d + p.l3_offset)) [[unlikely]] {
-        ++ttl_expired;
-        rte_pktmbuf_free(m);
+        expired[nexpired++] = m;
         continue;
       }
       const uint32_t q = queue_of[p.roce][static_cast<uint32_t>(p.cls)];
@@ -194,6 +195,23 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         DecrementLiveTtl(d + p.l3_offset);
         out(m, d, r.port, q, bytes);
         ++fwd_down;
+        fragments += p.fragment;
+        continue;
+      }
+      // An up-bound fragment: the uplink its datagram's hash designates
+      // among the valid ones, whatever the policy, so that the datagram's
+      // fragments stay together (a per-packet policy would spread them).
+      if (p.fragment) [[unlikely]] {
+        const uint8_t u = lb::HashPick(st.table->list(r.dest), p.flow_hash, frag_salt_);
+        if (u == lb::kNoUplink) {
+          ++no_uplink;
+          rte_pktmbuf_free(m);
+          continue;
+        }
+        DecrementLiveTtl(d + p.l3_offset);
+        out(m, d, w + u, q, bytes);
+        ++fwd_up;
+        ++fragments;
         continue;
       }
       // Stage 3 (balance.h). A lane reads only the fields its policy needs;
@@ -238,6 +256,10 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   wk.counters.Add(Counter::kRxBytes, all_rx_bytes);
   if (nexc) [[unlikely]]
     exception_.Hand(exc, nexc, wk.counters);
+  if (nexpired) [[unlikely]] {
+    wk.counters.Add(Counter::kDropTtlExceeded, nexpired);
+    exception_.HandExpired(expired, nexpired, wk.counters);
+  }
   // A deferred lane decides for the whole vector at once (Ofan-combined: one
   // fetch-add per key), then hands out the decisions in arrival order.
   if constexpr (Lane::kDeferred) {
@@ -247,23 +269,26 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       // headers again ahead of the writes, as the pass does.
       for (uint32_t i = nup; i < nup + kDataAhead; ++i) up_d[i] = pad_frame;
       for (uint32_t j = 0; j < kDataAhead; ++j) rte_prefetch0(up_d[j]);
+      uint32_t lane_no_uplink = 0;
       for (uint32_t j = 0; j < nup; ++j) {
         rte_prefetch0(up_d[j + kDataAhead]);
         const uint8_t u = lane.Take(j);
         if (u == lb::kNoUplink) [[unlikely]] {
-          ++no_uplink;
+          ++lane_no_uplink;
           rte_pktmbuf_free(up_m[j]);
           continue;
         }
         out(up_m[j], up_d[j], w + u, up_q[j], up_len[j]);
       }
-      fwd_up = nup - no_uplink;
+      fwd_up += nup - lane_no_uplink;
+      no_uplink += lane_no_uplink;
     }
   }
   if (fwd_down) wk.counters.Add(Counter::kForwardedDown, fwd_down);
   if (fwd_up) wk.counters.Add(Counter::kForwardedUp, fwd_up);
   if (no_uplink) wk.counters.Add(Counter::kDropNoUplink, no_uplink);
-  if (ttl_expired) wk.counters.Add(Counter::kDropTtlExceeded, ttl_expired);
+  if (fragments) [[unlikely]]
+    wk.counters.Add(Counter::kForwardedFragment, fragments);
 
   // Egress, per (output port, queue) bucket, priority queue first. A bucket
   // holds only down or only up packets (a port is one or the other), so its

@@ -407,6 +407,8 @@ control Ingress(inout headers_t hdr,
         } else if (md.checksum_err == 1) {
             drop(OFAN_P4_DROP_IPV4_CHECKSUM);
         } else if (hdr.ipv4.flags[0:0] == 1 || hdr.ipv4.frag_offset != 0) {
+            /* ofan-dp forwards fragments (one path per datagram); this
+             * program drops them: tofino_p4/README.md, "Where it differs". */
             drop(OFAN_P4_DROP_IPV4_FRAGMENT);
         } else if (hdr.udp.isValid() && hdr.ipv4.total_len < 28) {
             drop(OFAN_P4_DROP_UDP_TRUNCATED);
@@ -423,6 +425,9 @@ control Ingress(inout headers_t hdr,
             }
             switch (route.apply().action_run) {
                 route_down: {
+                    /* ofan-dp answers an expired TTL with ICMP Time Exceeded
+                     * from its exception path; here it is dropped (see the
+                     * README's "Where it differs"). */
                     if (hdr.ipv4.ttl <= 1) {
                         drop(OFAN_P4_DROP_TTL_EXPIRED);
                     }

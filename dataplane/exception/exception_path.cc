@@ -6,6 +6,7 @@
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "dataplane/stages/parse.h"
@@ -138,6 +139,75 @@ std::optional<Frame> IcmpEchoReply(std::span<const uint8_t> frame, const pkt::Ma
   return r;
 }
 
+namespace {
+
+// A source an ICMP error may be sent to (RFC 1812 4.3.2.7, 5.3.7): one host.
+bool UnicastSource(uint32_t ip) {
+  const uint32_t a = ip >> 24;
+  return ip != 0 && a != 127 && a < 224;  // not 0.0.0.0, loopback, multicast, class E / broadcast
+}
+
+}  // namespace
+
+std::optional<Frame> IcmpError(std::span<const uint8_t> frame, uint8_t type, uint8_t code,
+                               const pkt::MacAddr& port_mac, uint32_t src_ip) {
+  const ParsedPacket pp = ParseFrame(frame.data(), static_cast<uint32_t>(frame.size()));
+  if (pp.verdict != Verdict::kForward || src_ip == 0) return std::nullopt;
+  const pkt::EtherHdr eth = pkt::Load<pkt::EtherHdr>(frame.data());
+  // parse checked the IPv4 header: in bounds, checksum right, total length
+  // within the frame.
+  const pkt::Ipv4Hdr ip = pkt::Load<pkt::Ipv4Hdr>(frame.data() + pp.l3_offset);
+  const uint32_t ihl = ip.header_bytes();
+  const uint32_t data = ip.total_length.host() - ihl;
+  if (eth.dst.is_multicast() || !UnicastSource(pp.src_ip) || pp.dst_ip >= (224u << 24) ||
+      (ip.frag.host() & 0x1FFF) != 0) {
+    return std::nullopt;
+  }
+  if (ip.proto == pkt::ipproto::kIcmp) {
+    // Never an error about an error; an ICMP message too short to have a
+    // type is treated as one.
+    if (data < 1 || pkt::icmp::IsError(frame[pp.l3_offset + ihl])) return std::nullopt;
+  }
+  const uint32_t quoted = ihl + std::min<uint32_t>(data, 8);
+  const uint32_t icmp_len = static_cast<uint32_t>(sizeof(pkt::IcmpErrorHdr)) + quoted;
+  const uint32_t l3 = pp.l3_offset;
+  Frame r(l3 + sizeof(pkt::Ipv4Hdr) + icmp_len);
+  // Ethernet (and the VLAN tag, as it came), back to the previous hop.
+  std::memcpy(r.data(), frame.data(), l3);
+  Store(r, 0, pkt::EtherHdr{eth.src, port_mac, eth.type});
+  pkt::Ipv4Hdr rip{};
+  rip.version_ihl = 0x45;
+  rip.tos = 0xC0;  // precedence 6, internetwork control; Not-ECT
+  rip.total_length = pkt::Be16::FromHost(static_cast<uint16_t>(sizeof(pkt::Ipv4Hdr) + icmp_len));
+  rip.ttl = 64;
+  rip.proto = pkt::ipproto::kIcmp;
+  rip.src = pkt::Be32::FromHost(src_ip);
+  rip.dst = ip.src;
+  Store(r, l3, rip);
+  rip.checksum = pkt::Be16::FromHost(pkt::Ipv4Checksum(r.data() + l3, sizeof(pkt::Ipv4Hdr)));
+  Store(r, l3, rip);
+  const uint32_t icmp_off = l3 + static_cast<uint32_t>(sizeof(pkt::Ipv4Hdr));
+  std::memcpy(r.data() + icmp_off + sizeof(pkt::IcmpErrorHdr), frame.data() + l3, quoted);
+  pkt::IcmpErrorHdr h{};
+  h.type = type;
+  h.code = code;
+  Store(r, icmp_off, h);
+  h.checksum = pkt::Be16::FromHost(pkt::Ipv4Checksum(r.data() + icmp_off, icmp_len));
+  Store(r, icmp_off, h);
+  return r;
+}
+
+bool IcmpRateLimit::Take(uint64_t now_ns) {
+  if (last_ns_ != 0 && now_ns > last_ns_) {
+    tokens_ = std::min<double>(burst_, tokens_ + static_cast<double>(now_ns - last_ns_) * 1e-9 *
+                                                     static_cast<double>(per_s_));
+  }
+  last_ns_ = now_ns;
+  if (tokens_ < 1.0) return false;
+  tokens_ -= 1.0;
+  return true;
+}
+
 ExceptionPath::~ExceptionPath() {
   if (!ring_) return;
   rte_mbuf* m;
@@ -147,6 +217,7 @@ ExceptionPath::~ExceptionPath() {
 
 Status ExceptionPath::Init(Setup s) {
   s_ = std::move(s);
+  icmp_limit_.emplace(s_.icmp_per_s, s_.icmp_burst);
   const std::string rn = fmt::format("ofx_{}", s_.name).substr(0, RTE_RING_NAMESIZE - 1);
   ring_ = rte_ring_create(rn.c_str(), kRingSlots, s_.socket, RING_F_SC_DEQ);
   if (!ring_) {
@@ -163,6 +234,27 @@ void ExceptionPath::Hand(rte_mbuf** frames, uint32_t n, LcoreCounters& ctr) {
     ctr.Add(Counter::kDropExceptionFull, n - q);
     rte_pktmbuf_free_bulk(frames + q, n - q);
   }
+}
+
+void ExceptionPath::HandExpired(rte_mbuf** frames, uint32_t n, LcoreCounters& ctr) {
+  const unsigned q = rte_ring_mp_enqueue_burst(ring_, reinterpret_cast<void**>(frames), n, nullptr);
+  if (q < n) {
+    ctr.Add(Counter::kIcmpRateLimited, n - q);
+    rte_pktmbuf_free_bulk(frames + q, n - q);
+  }
+}
+
+void ExceptionPath::SendError(uint32_t port, std::span<const uint8_t> frame, uint8_t type,
+                              uint8_t code, LcoreCounters& ctr) {
+  const auto e = IcmpError(frame, type, code, s_.port_mac[port], s_.switch_ip);
+  if (!e) return;
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  if (!icmp_limit_->Take(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()))) {
+    ctr.Add(Counter::kIcmpRateLimited);
+    return;
+  }
+  if (s_.sender.Send(port, *e, ctr)) ctr.Add(Counter::kIcmpErrorSent);
 }
 
 uint32_t ExceptionPath::Service(LcoreCounters& ctr) {
@@ -193,12 +285,33 @@ void ExceptionPath::Handle(rte_mbuf* m, LcoreCounters& ctr) {
     if (const auto reply = ArpReply(f, mac, s_.gateway_ip)) s_.sender.Send(port, *reply, ctr);
     return;
   }
-  if (const auto reply = IcmpEchoReply(f, mac, s_.gateway_ip)) {
-    s_.sender.Send(port, *reply, ctr);
-    return;
+  const ParsedPacket pp = ParseFrame(f.data(), static_cast<uint32_t>(f.size()));
+  if (pp.verdict == Verdict::kForward) {
+    const uint8_t* ip = f.data() + pp.l3_offset;
+    const uint8_t proto = ip[offsetof(pkt::Ipv4Hdr, proto)];
+    if (!IsOwn(pp.dst_ip)) {
+      // Not for the switch: handed over because its TTL expired.
+      if (ip[offsetof(pkt::Ipv4Hdr, ttl)] <= 1 && s_.switch_ip != 0) {
+        SendError(port, f, pkt::icmp::kTimeExceeded, pkt::icmp::kTtlExceededInTransit, ctr);
+      }
+      return;
+    }
+    if (proto == pkt::ipproto::kIcmp) {
+      if (const auto reply = IcmpEchoReply(f, mac, pp.dst_ip)) s_.sender.Send(port, *reply, ctr);
+      return;  // other ICMP to the switch: nothing to answer
+    }
+    if (proto == pkt::ipproto::kUdp && !subscriber_) {
+      // No UDP service here (traceroute's last probe to a switch ends so).
+      SendError(port, f, pkt::icmp::kDestUnreachable, pkt::icmp::kPortUnreachable, ctr);
+      return;
+    }
+    if (proto != pkt::ipproto::kUdp && proto != pkt::ipproto::kTcp) {
+      SendError(port, f, pkt::icmp::kDestUnreachable, pkt::icmp::kProtocolUnreachable, ctr);
+      return;
+    }
   }
-  // The rest (LLDP, other control frames, IPv4 to the switch) is the
-  // subscriber's.
+  // The rest (LLDP, other control frames, TCP and, with a subscriber, UDP
+  // to the switch) is the subscriber's.
   if (subscriber_) subscriber_(port, f);
 }
 

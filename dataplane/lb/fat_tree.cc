@@ -94,6 +94,16 @@ uint32_t FatTree::host_addr(HostId h) const {
   return (10u << 24) | (pod << 16) | (eip << 8) | slot;
 }
 
+Result<SwitchId> FatTree::switch_of_addr(uint32_t addr) const {
+  const uint32_t i = addr - kSwitchAddrBase - 1;
+  if (addr <= kSwitchAddrBase || i >= static_cast<uint32_t>(num_switches())) {
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("{} is not a switch address of this {}", FormatAddr(addr),
+                                 levels_ == 3 ? "fat tree" : "leaf-spine"));
+  }
+  return SwitchId(i);
+}
+
 Result<HostId> FatTree::host_of_addr(uint32_t addr) const {
   const uint32_t a = addr >> 24, pod = (addr >> 16) & 0xFF, eip = (addr >> 8) & 0xFF,
                  slot = addr & 0xFF;

@@ -107,6 +107,13 @@ class FatTree {
   uint32_t host_addr(HostId h) const;  // IPv4, host byte order
   Result<HostId> host_of_addr(uint32_t addr) const;
   static std::string FormatAddr(uint32_t addr);
+  // A switch's own address: 10.255.0.0 + id + 1 (switch 0 is 10.255.0.1),
+  // outside every pod's 10.pod/16 (pods <= 64). What the switch answers
+  // pings on and sends ICMP errors from; the kernel fabric's routers hold
+  // the same addresses (ofan-topo prints them).
+  static constexpr uint32_t kSwitchAddrBase = (10u << 24) | (255u << 16);
+  uint32_t switch_addr(SwitchId s) const { return kSwitchAddrBase + s.value() + 1; }
+  Result<SwitchId> switch_of_addr(uint32_t addr) const;
   // Links traversed from a to b on a shortest path (2, 4 or 6).
   int hops(HostId a, HostId b) const;
 

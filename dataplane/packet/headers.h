@@ -137,9 +137,30 @@ struct IcmpEchoHdr {
   Be16 seq;
 };
 static_assert(sizeof(IcmpEchoHdr) == 8);
+// An ICMP error (RFC 792): destination unreachable, time exceeded. The
+// original IPv4 header and the first 8 bytes of its data follow.
+struct IcmpErrorHdr {
+  uint8_t type;
+  uint8_t code;
+  Be16 checksum;  // over the whole ICMP message
+  Be32 unused;
+};
+static_assert(sizeof(IcmpErrorHdr) == 8);
 namespace icmp {
 inline constexpr uint8_t kEchoReply = 0;
+inline constexpr uint8_t kDestUnreachable = 3;
 inline constexpr uint8_t kEchoRequest = 8;
+inline constexpr uint8_t kTimeExceeded = 11;
+inline constexpr uint8_t kParameterProblem = 12;
+// Codes of kDestUnreachable, and of kTimeExceeded.
+inline constexpr uint8_t kProtocolUnreachable = 2;
+inline constexpr uint8_t kPortUnreachable = 3;
+inline constexpr uint8_t kTtlExceededInTransit = 0;
+// Whether a type is an error message (RFC 1122 3.2.2: never answered with
+// another error), as opposed to a query.
+constexpr bool IsError(uint8_t type) {
+  return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
 }  // namespace icmp
 
 namespace arp {

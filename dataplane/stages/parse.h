@@ -3,7 +3,9 @@
 // expects:   raw frames (data pointer + length), any content
 // modifies:  nothing in the packet
 // next:      ParsedPacket::verdict: kForward (IPv4, with addresses, flow hash,
-//            size class, ECN, RoCE destination QP), kException (ARP, LLDP: to
+//            size class, ECN, RoCE destination QP; `fragment` for an IPv4
+//            fragment, whose hash covers the addresses, protocol and IP id
+//            so that every fragment of a datagram takes one path), kException (ARP, LLDP: to
 //            the control thread), kPfc (802.1Qbb / PAUSE: to the egress
 //            pauser), or kDrop with the counter of the reason
 // parameters: none (IPv4 header checksums are verified, RFC 1812 §5.2.2)
@@ -37,6 +39,7 @@ struct ParsedPacket {
   uint8_t ecn = 0;
   uint8_t bth_opcode = 0;
   bool roce = false;
+  bool fragment = false;  // MF set or a nonzero offset (RFC 791)
   Verdict verdict = Verdict::kDrop;
   Counter drop = Counter::kDropRunt;  // valid when verdict == kDrop
 };
@@ -117,15 +120,22 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
   // The common 20-byte header: five independent loads, no loop.
   const bool csum_ok = ihl == sizeof(Ipv4Hdr) ? Ipv4Checksum20Ok(ip) : Ipv4Checksum(ip, ihl) == 0;
   if (!csum_ok) return Drop(p, Counter::kDropIpv4Checksum);
-  // Fragments cannot be load-balanced consistently (no L4 header after the
-  // first) and RoCE never fragments: drop them, counted.
-  if ((Rd16(ip + offsetof(Ipv4Hdr, frag)) & 0x3FFF) != 0)
-    return Drop(p, Counter::kDropIpv4Fragment);
   p.l3_offset = static_cast<uint16_t>(off);
   p.src_ip = Rd32(ip + offsetof(Ipv4Hdr, src));
   p.dst_ip = Rd32(ip + offsetof(Ipv4Hdr, dst));
   p.ecn = ip[offsetof(Ipv4Hdr, tos)] & 3;
   const uint8_t proto = ip[offsetof(Ipv4Hdr, proto)];
+  // Fragments are forwarded, as RFC 1812 routers do (ping -s 5000 across an
+  // MTU of 3438). Only the first carries the L4 header, so the hash takes
+  // the IP id in place of the ports: every fragment of a datagram hashes
+  // alike, and the switch sends them all on one path (vector.cc). RoCE data
+  // never comes here: ParseFastRoce takes it, and takes no fragment.
+  if ((Rd16(ip + offsetof(Ipv4Hdr, frag)) & 0x3FFF) != 0) [[unlikely]] {
+    p.fragment = true;
+    p.flow_hash = FlowHash(p.src_ip, p.dst_ip, proto, Rd16(ip + offsetof(Ipv4Hdr, id)));
+    p.verdict = Verdict::kForward;
+    return p;
+  }
   uint32_t ports = 0;
   const uint8_t* l4 = ip + ihl;
   if (proto == ipproto::kUdp) {
@@ -203,7 +213,8 @@ inline bool SameParse(const ParsedPacket& a, const ParsedPacket& b) {
   return a.src_ip == b.src_ip && a.dst_ip == b.dst_ip && a.flow_hash == b.flow_hash &&
          a.dst_qp == b.dst_qp && a.l3_offset == b.l3_offset && a.frame_len == b.frame_len &&
          a.cls == b.cls && a.ecn == b.ecn && a.bth_opcode == b.bth_opcode && a.roce == b.roce &&
-         a.verdict == b.verdict && (a.verdict != Verdict::kDrop || a.drop == b.drop);
+         a.fragment == b.fragment && a.verdict == b.verdict &&
+         (a.verdict != Verdict::kDrop || a.drop == b.drop);
 }
 
 ParsedPacket ParseFrame(const uint8_t* data, uint32_t len);

@@ -1,10 +1,12 @@
 #include "dataplane/stages/route.h"
 
 #include <cassert>
+#include <deque>
 
 namespace ofan::dp {
 
-Router::Router(const lb::FatTree& tree, lb::SwitchId self) : plan_(tree, self) {
+Router::Router(const lb::FatTree& tree, lb::SwitchId self)
+    : plan_(tree, self), switch_ip_(tree.switch_addr(self)) {
   // RouteTable rejects a first byte other than 10 through pod < pods alone,
   // which needs pods <= 255 (a k <= 64 fat tree has at most 64 pods); an
   // entry holds a port or a destination in 14 bits.
@@ -20,6 +22,43 @@ Router::Router(const lb::FatTree& tree, lb::SwitchId self) : plan_(tree, self) {
     subnet_[pe] =
         static_cast<uint16_t>(static_cast<uint32_t>(r.kind) << RouteTable::kKindShift | value);
   }
+  // Switch addresses: breadth first from this switch over the healthy tree,
+  // ports in order, so each switch is reached first along a shortest path;
+  // its entry is that path's first port.
+  const auto n = static_cast<uint32_t>(tree.num_switches());
+  to_switch_.assign(n, static_cast<uint16_t>(static_cast<uint32_t>(RouteKind::kNoRoute)
+                                             << RouteTable::kKindShift));
+  to_switch_[self.value()] =
+      static_cast<uint16_t>(static_cast<uint32_t>(RouteKind::kLocal) << RouteTable::kKindShift);
+  std::vector<int> first(n, -1);
+  std::deque<uint32_t> todo{self.value()};
+  std::vector<bool> seen(n, false);
+  seen[self.value()] = true;
+  while (!todo.empty()) {
+    const uint32_t u = todo.front();
+    todo.pop_front();
+    const lb::SwitchId su(u);
+    for (int port = 0; port < tree.num_ports(su); ++port) {
+      const lb::Peer p = tree.peer(su, port);
+      if (p.is_host || seen[p.id]) continue;
+      seen[p.id] = true;
+      first[p.id] = u == self.value() ? port : first[u];
+      to_switch_[p.id] =
+          static_cast<uint16_t>(static_cast<uint32_t>(RouteKind::kDown) << RouteTable::kKindShift |
+                                static_cast<uint32_t>(first[p.id]));
+      todo.push_back(p.id);
+    }
+  }
+}
+
+RouteResult Router::RouteByPlan(uint32_t dst_ip) const {
+  if (const uint32_t si = dst_ip - (lb::FatTree::kSwitchAddrBase + 1); si < to_switch_.size()) {
+    RouteResult r;
+    r.kind = static_cast<RouteKind>(to_switch_[si] >> RouteTable::kKindShift);
+    r.port = static_cast<uint8_t>(to_switch_[si] & RouteTable::kValueMask);
+    return r;
+  }
+  return plan_.Route(dst_ip);
 }
 
 }  // namespace ofan::dp

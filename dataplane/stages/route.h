@@ -12,6 +12,14 @@
 // planning ofan-dp shares with the P4 control plane). The control side does
 // that arithmetic once per /24 (Router's constructor) into a subnet table; a
 // packet costs one lookup in it (RouteTable).
+//
+// Every switch also has an address of its own, 10.255.0.0 + id + 1
+// (FatTree::switch_addr), so that traceroute's hops and pings to a switch
+// work as on routers: its own is kLocal; another switch's is reached through
+// one fixed port (kDown, also when that port is an uplink), the first port of
+// a shortest path in the healthy tree. Each hop is one step closer, so the
+// routes have no loop; they ignore failures (management traffic to a switch
+// behind a failed link is dropped, counted drop_port_down).
 #pragma once
 
 #include <cstdint>
@@ -53,9 +61,11 @@ decltype(auto) WithRole(lb::Role role, F&& f) {
 // slot) or the destination d (kUp).
 struct RouteTable {
   const uint16_t* subnet;
-  uint32_t num_subnets;  // pods * 256
-  uint32_t w;            // hosts per edge switch: .2 .. .(w + 1)
-  uint32_t gateway;      // an edge switch's own 10.pod.edge.1; 0 otherwise
+  uint32_t num_subnets;       // pods * 256
+  uint32_t w;                 // hosts per edge switch: .2 .. .(w + 1)
+  uint32_t gateway;           // an edge switch's own 10.pod.edge.1; 0 otherwise
+  const uint16_t* to_switch;  // per switch id: the route to its address (entries as subnet's)
+  uint32_t num_switches;
 
   static constexpr uint32_t kKindShift = 14;
   static constexpr uint16_t kValueMask = (1u << kKindShift) - 1;
@@ -69,7 +79,14 @@ struct RouteTable {
     const uint32_t pe = (dst_ip >> 8) - (10u << 16);
     const uint32_t slot = (dst_ip & 0xFF) - 2u;
     if ((pe >= num_subnets) | (slot >= w)) [[unlikely]] {
-      if (R == lb::Role::kEdge && dst_ip == gateway) r.kind = RouteKind::kLocal;
+      const uint32_t si = dst_ip - (lb::FatTree::kSwitchAddrBase + 1);
+      if (si < num_switches) {
+        const uint32_t e = to_switch[si];
+        r.kind = static_cast<RouteKind>(e >> kKindShift);
+        r.port = static_cast<uint8_t>(e & kValueMask);
+      } else if (R == lb::Role::kEdge && dst_ip == gateway) {
+        r.kind = RouteKind::kLocal;
+      }
       return r;
     }
     const uint32_t e = subnet[pe];
@@ -96,22 +113,28 @@ class Router {
     return table().RouteAs<R>(dst_ip);
   }
   RouteTable table() const {
-    return RouteTable{subnet_.data(), static_cast<uint32_t>(subnet_.size()), plan_.w(),
-                      plan_.gateway_ip()};
+    return RouteTable{subnet_.data(),    static_cast<uint32_t>(subnet_.size()),
+                      plan_.w(),         plan_.gateway_ip(),
+                      to_switch_.data(), static_cast<uint32_t>(to_switch_.size())};
   }
 
   // The address plan itself, in arithmetic: what the table is built from,
   // and the reference the tests hold it to.
-  RouteResult RouteByPlan(uint32_t dst_ip) const { return plan_.Route(dst_ip); }
+  // A switch's address: the shortest-path table the constructor computed.
+  RouteResult RouteByPlan(uint32_t dst_ip) const;
 
   lb::Role role() const { return plan_.role(); }
   uint32_t num_dests() const { return plan_.num_dests(); }
   // The gateway address of an edge switch's hosts (10.pod.edge.1); 0 otherwise.
   uint32_t gateway_ip() const { return plan_.gateway_ip(); }
+  // The switch's own address (FatTree::switch_addr).
+  uint32_t switch_ip() const { return switch_ip_; }
 
  private:
   lb::RoutePlan plan_;
-  std::vector<uint16_t> subnet_;  // RouteTable::subnet
+  uint32_t switch_ip_;
+  std::vector<uint16_t> subnet_;     // RouteTable::subnet
+  std::vector<uint16_t> to_switch_;  // RouteTable::to_switch
 };
 
 }  // namespace ofan::dp

@@ -24,9 +24,9 @@ OFANCTL = os.environ.get("OFANCTL", "build/control/ofanctl/ofanctl")
 COUNTER_NAMES = [
     "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "forwarded_up", "forwarded_down",
     "exception", "ecn_marked", "priority_queued", "pfc_rx", "pfc_tx", "pfc_watchdog",
-    "neighbor_unknown", "drop_runt", "drop_unknown_ethertype", "drop_vlan_truncated",
+    "neighbor_unknown", "forwarded_fragment", "icmp_error_sent", "icmp_rate_limited", "drop_runt", "drop_unknown_ethertype", "drop_vlan_truncated",
     "drop_ipv4_truncated", "drop_ipv4_version", "drop_ipv4_header_length",
-    "drop_ipv4_total_length", "drop_ipv4_checksum", "drop_ipv4_fragment", "drop_udp_truncated",
+    "drop_ipv4_total_length", "drop_ipv4_checksum", "drop_udp_truncated",
     "drop_bth_truncated", "drop_pfc_malformed", "drop_ttl_exceeded", "drop_no_route",
     "drop_no_uplink", "drop_port_down", "drop_buffer_full", "drop_exception_full", "drop_control_full",
 ]

@@ -119,17 +119,22 @@ TEST(SwitchRing, GoldenFramesThroughTheWholeSwitch) {
     rs.Run();
     const auto out = rs.CollectAll();
     const std::string route = f.Str("route");
+    // What the switch answers itself (ICMP errors, echo replies): exactly
+    // the fixture's reply lines, on the port the frame came from.
+    std::map<uint32_t, std::vector<Frame>> replies;
+    for (const golden::Output& o : f.reply) replies[o.port].push_back(o.bytes);
     if (f.Has("drop")) {
-      EXPECT_TRUE(out.empty());
+      EXPECT_EQ(out, replies);
       const std::string want = f.Str("drop");
       size_t i = 0;
       while (i < kNumCounters && kCounterNames[i] != want) ++i;
       ASSERT_LT(i, kNumCounters) << "no counter " << want;
       EXPECT_EQ(rs.Counter(static_cast<Counter>(i)), 1u) << want;
+      EXPECT_EQ(rs.Counter(Counter::kIcmpErrorSent), f.reply.size()) << "ICMP errors sent";
     } else if (route == "local") {
-      // To the switch itself: answered on the port it came from (the
-      // exception path's own tests hold the reply's bytes), never forwarded.
-      for (const auto& [port, frames] : out) EXPECT_EQ(port, f.Num("in_port"));
+      // To the switch itself: answered on the port it came from, never
+      // forwarded.
+      EXPECT_EQ(out, replies);
     } else {
       ASSERT_FALSE(f.out.empty());
       ASSERT_EQ(out.size(), 1u);
@@ -200,7 +205,14 @@ TEST(SwitchRing, MalformedAndUnroutableAreCountedNeverForwarded) {
   rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(11, 0, 0, 2)));                      // outside the fabric
   rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), 0x0A, 1, /*ttl=*/1));  // expires here
   rs.Run();
-  EXPECT_TRUE(rs.CollectAll().empty());
+  // Nothing forwarded; only the Time Exceeded for the expired one, back on
+  // its port.
+  const auto out = rs.CollectAll();
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out.count(0), 1u);
+  ASSERT_EQ(out.at(0).size(), 1u);
+  EXPECT_EQ(out.at(0)[0][14 + 20], pkt::icmp::kTimeExceeded);
+  EXPECT_EQ(rs.Counter(Counter::kIcmpErrorSent), 1u);
   EXPECT_EQ(rs.Counter(Counter::kDropRunt), 1u);
   EXPECT_EQ(rs.Counter(Counter::kDropIpv4TotalLength) + rs.Counter(Counter::kDropIpv4Truncated),
             1u);
@@ -434,6 +446,58 @@ TEST(SwitchRing, EveryPolicyForwardsOnlyOnValidUplinks) {
     const auto name = lb::PolicyName(c.policy.kind);
     EXPECT_EQ(rs.Collect(4).size() + rs.Collect(6).size(), 0u) << name;
     EXPECT_EQ(rs.Collect(5).size() + rs.Collect(7).size(), 64u) << name;
+  }
+}
+
+// IPv4 fragments are forwarded under every policy, each datagram's
+// fragments on one valid uplink (per-packet policies too), counted.
+TEST(SwitchRing, EveryPolicyKeepsADatagramsFragmentsOnOnePath) {
+  for (int kind = 0; kind < lb::kNumPolicyKinds; ++kind) {
+    DpConfig c;
+    c.k = 8;
+    c.switch_id = 0;
+    c.policy.kind = static_cast<lb::PolicyKind>(kind);
+    const auto name = lb::PolicyName(c.policy.kind);
+    RingSwitch rs(c, {0, 1, 2, 3, 4, 5, 6, 7});
+    std::vector<lb::PortMask> masks(32, 0xF);
+    masks[17] = 0b1101;  // uplinks 0, 2, 3 (ports 4, 6, 7)
+    ASSERT_TRUE(rs.sw().LoadMasks(masks).ok());
+    constexpr int kDatagrams = 16, kFragments = 4;
+    for (int f = 0; f < kFragments; ++f) {
+      for (int id = 0; id < kDatagrams; ++id) {
+        Frame fr = PacketBuilder()
+                       .Eth(MacAddr{}, kHostMac)
+                       .Ipv4(Ip(10, 0, 0, 2), Ip(10, 4, 1, 2), 64, 0, pkt::ipproto::kUdp)
+                       .Payload(64, static_cast<uint8_t>(id))
+                       .Build();
+        fr[14 + 4] = 0;
+        fr[14 + 5] = static_cast<uint8_t>(id);  // the datagram's IP id
+        const uint16_t frag = static_cast<uint16_t>((f < kFragments - 1 ? 0x2000 : 0) | f * 8);
+        fr[14 + 6] = static_cast<uint8_t>(frag >> 8);
+        fr[14 + 7] = static_cast<uint8_t>(frag);
+        pkt::SetIpv4Checksum20(&fr[14]);
+        rs.Inject(0, fr);
+      }
+    }
+    rs.Run();
+    std::map<int, std::set<uint32_t>> ports_of;  // datagram -> ports its fragments left by
+    size_t n = 0;
+    for (const auto& [port, frames] : rs.CollectAll()) {
+      for (const Frame& fr : frames) {
+        ports_of[fr[14 + 5]].insert(port);
+        ++n;
+      }
+      EXPECT_NE(port, 5u) << name << ": uplink 1 is not valid";
+    }
+    EXPECT_EQ(n, static_cast<size_t>(kDatagrams * kFragments)) << name;
+    std::set<uint32_t> used;
+    for (const auto& [id, ports] : ports_of) {
+      EXPECT_EQ(ports.size(), 1u) << name << ": datagram " << id;
+      used.insert(ports.begin(), ports.end());
+    }
+    EXPECT_GE(used.size(), 2u) << name << ": datagrams spread over the uplinks";
+    EXPECT_EQ(rs.Counter(Counter::kForwardedFragment), static_cast<uint64_t>(n)) << name;
+    EXPECT_EQ(rs.Counter(Counter::kForwardedUp), static_cast<uint64_t>(n)) << name;
   }
 }
 

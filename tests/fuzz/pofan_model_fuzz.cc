@@ -3,8 +3,10 @@
 // edge e0-0 of a k=8 fat tree. The model must never crash, and the two must
 // agree: the same port and bytes, or both hand the frame to the CPU, or both
 // drop it. The differences pofan.p4 documents are the only ones allowed:
-// it drops IPv4 options (ofan-dp forwards them), and it cannot check an
-// IPv4 total length against the frame's length (ofan-dp drops the frame).
+// it drops IPv4 options and fragments (ofan-dp forwards them), it drops a
+// packet whose TTL expires (ofan-dp answers ICMP Time Exceeded from its
+// exception path), and it cannot check an IPv4 total length against the
+// frame's length (ofan-dp drops the frame).
 // Input: the first byte picks the fabric port, the rest is the frame.
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +48,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (out->dropped()) {
     if (want.kind == OfanDpResult::Kind::kDrop || want.kind == OfanDpResult::Kind::kPfc) return 0;
     if (out->drop_reason == OFAN_P4_DROP_IPV4_OPTIONS) return 0;
+    if (out->drop_reason == OFAN_P4_DROP_TTL_EXPIRED &&
+        want.kind == OfanDpResult::Kind::kTtlExpired) {
+      return 0;
+    }
+    if (out->drop_reason == OFAN_P4_DROP_IPV4_FRAGMENT &&
+        want.kind == OfanDpResult::Kind::kFragment) {
+      return 0;
+    }
     __builtin_trap();
   }
   if (total_past_frame) return 0;

@@ -74,7 +74,7 @@ class Parser {
       open_ = true;
       return std::nullopt;
     }
-    if (w[0] == "in" || w[0] == "out" || w[0] == "ce") return BytesLine(w);
+    if (w[0] == "in" || w[0] == "out" || w[0] == "ce" || w[0] == "reply") return BytesLine(w);
     return Fail("unknown line '" + w[0] + "'");
   }
 
@@ -122,7 +122,9 @@ class Parser {
     }
     const auto port = ParseNum(w[1]);
     if (!port) return Fail("not a port number: " + w[1]);
-    (w[0] == "out" ? f.out : f.ce)
+    (w[0] == "out"  ? f.out
+     : w[0] == "ce" ? f.ce
+                    : f.reply)
         .push_back(Output{static_cast<uint32_t>(*port), std::move(*bytes)});
     return std::nullopt;
   }
@@ -134,15 +136,15 @@ class Parser {
     const Frame& f = file_.frames.back();
     if (f.in.empty()) return Fail("frame " + f.name + " has no in line");
     if (!f.Has("switch")) {
-      if (f.out.empty() && f.ce.empty()) return std::nullopt;
-      return Fail("frame " + f.name + ": out/ce lines need a switch=");
+      if (f.out.empty() && f.ce.empty() && f.reply.empty()) return std::nullopt;
+      return Fail("frame " + f.name + ": out/ce/reply lines need a switch=");
     }
     const Switch* s = file_.FindSwitch(f.Str("switch"));
     if (!s) return Fail("frame " + f.name + ": unknown switch " + f.Str("switch"));
     if (!f.Has("in_port") || !s->FindPort(static_cast<uint32_t>(f.Num("in_port")))) {
       return Fail("frame " + f.name + ": in_port missing or not a port of " + s->name);
     }
-    for (const auto* v : {&f.out, &f.ce}) {
+    for (const auto* v : {&f.out, &f.ce, &f.reply}) {
       for (const Output& o : *v) {
         if (!s->FindPort(o.port)) return Fail(fmt::format("frame {}: no port {}", f.name, o.port));
       }

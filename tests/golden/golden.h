@@ -27,6 +27,9 @@
 //   ce P HEX
 //       the same frame leaving port P when egress marks it CE; a forwarded
 //       frame without ce lines is left as it is by marking (Not-ECT or CE)
+//   reply P HEX
+//       what the switch itself sends on port P about the frame (an ICMP
+//       error, an echo reply), padded to the Ethernet minimum
 //
 // The loader checks the grammar and the references (a frame's switch, its
 // ports) and says where a file is wrong.
@@ -68,7 +71,7 @@ struct Frame {
   std::string name;
   std::map<std::string, std::string> attrs;
   Bytes in;
-  std::vector<Output> out, ce;
+  std::vector<Output> out, ce, reply;
 
   bool Has(const std::string& key) const { return attrs.count(key) != 0; }
   // The value of key, or "" / fallback when the frame has none. Numbers are

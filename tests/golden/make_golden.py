@@ -31,7 +31,14 @@ that read them check ofan against an independent implementation:
                  unchanged); the ce lines are built once more with ECN CE
                  (TOS | 3). Two frames' IP ids are chosen so that the
                  checksum is 0x0000 before or after the TTL decrement (the
-                 corner of RFC 1624).
+                 corner of RFC 1624). What the switch answers itself (reply
+                 lines) is built by scapy too, as RFC 792 / RFC 1812 describe
+                 it: ICMP Time Exceeded for an expired TTL and port or
+                 protocol unreachable for what it does not serve, from the
+                 switch's own address 10.255.0.(id + 1), TTL 64, precedence 6
+                 (TOS 0xc0), quoting the IPv4 header and 8 bytes of data;
+                 echo replies as the request, addresses swapped, TTL 64. IPv4
+                 fragments are forwarded like any packet.
 
 Run it from anywhere: /usr/bin/python3 tests/golden/make_golden.py [--check]
 (--check writes nothing and fails if a committed file differs from what it
@@ -210,11 +217,19 @@ def peer_mac(sw_id, port):
 HOST_MAC, IN_MAC = "02:aa:00:00:00:01", "02:0f:00:00:ff:01"
 
 
+def switch_addr(sw_id):
+    """A switch's own address (FatTree::switch_addr): 10.255.0.0 + id + 1."""
+    n = sw_id + 1
+    return f"10.255.{n >> 8}.{n & 0xFF}"
+
+
 def l3_packet(kind, src, dst, ttl, tos, vlan=None, ip_id=0, chksum=None, mac_dst=IN_MAC,
-              mac_src=HOST_MAC):
+              mac_src=HOST_MAC, frag=0):
     """One frame of a kind; called again with the router's changes for the
-    expected output, so scapy computes every checksum and ICRC afresh."""
-    ip = IP(src=src, dst=dst, ttl=ttl, tos=tos, id=ip_id, chksum=chksum)
+    expected output, so scapy computes every checksum and ICRC afresh. frag:
+    the IPv4 flags and offset word (0x2000 = MF)."""
+    ip = IP(src=src, dst=dst, ttl=ttl, tos=tos, id=ip_id, chksum=chksum,
+            flags=frag >> 13, frag=frag & 0x1FFF)
     if kind == "roce_write":
         l4 = (UDP(sport=0xC000, dport=4791, chksum=0) /
               BTH(opcode=rc("RDMA_WRITE_ONLY"), dqpn=0x000123, psn=7, ackreq=1) /
@@ -231,6 +246,15 @@ def l3_packet(kind, src, dst, ttl, tos, vlan=None, ip_id=0, chksum=None, mac_dst
         l4 = ICMP(type=8, id=1, seq=1) / Raw(b"ofan")
     elif kind == "udp":
         l4 = UDP(sport=5000, dport=9000) / Raw(pattern(32))
+    elif kind == "udp_traceroute":  # traceroute's probe: UDP to port 33434 and up
+        l4 = UDP(sport=40000, dport=33435) / Raw(pattern(32))
+    elif kind == "gre":  # a protocol no switch speaks (47)
+        ip.proto = 47
+        l4 = Raw(pattern(24))
+    elif kind == "frag_data":  # the data of a fragment past the first: no L4 header
+        l4 = Raw(pattern(64, 3))
+    elif kind == "time_exceeded":  # an ICMP error (never answered with another)
+        l4 = ICMP(type=11, code=0) / Raw(pattern(28))
     else:
         raise ValueError(kind)
     l2 = Ether(dst=mac_dst, src=mac_src)
@@ -251,8 +275,37 @@ def ip_id_for_checksum(want_zero_after, kind, src, dst, ttl, tos):
     return ip_id
 
 
+def icmp_reply(sw_id, in_port, frame, icmp):
+    """What the switch sends back on in_port about `frame` (Ether bytes):
+    `icmp` (scapy ICMP) from its own address; an error quotes the frame's
+    IPv4 header and 8 bytes of its data (RFC 792)."""
+    eth = Ether(frame)
+    vlan = eth[Dot1Q] if Dot1Q in eth else None
+    ip = eth[IP]
+    orig = raw(ip)[:ip.ihl * 4 + 8]
+    l2 = Ether(dst=eth.src, src=port_mac(sw_id, in_port))
+    if vlan is not None:
+        l2 = l2 / Dot1Q(prio=vlan.prio, vlan=vlan.vlan)
+    f = raw(l2 / IP(src=switch_addr(sw_id), dst=ip.src, ttl=64, tos=0xC0, id=0) / icmp /
+            Raw(orig))
+    return f + b"\0" * max(0, 60 - len(f))
+
+
+def echo_reply(sw_id, in_port, frame):
+    """The echo reply to an echo request: the request, addresses swapped,
+    TTL 64, type 0, Ethernet back to its sender; padded as sent."""
+    eth = Ether(frame)
+    ip = eth[IP]
+    f = raw(Ether(dst=eth.src, src=port_mac(sw_id, in_port)) /
+            IP(src=ip.dst, dst=ip.src, ttl=64, tos=ip.tos, id=ip.id, flags=ip.flags) /
+            ICMP(type=0, id=ip[ICMP].id, seq=ip[ICMP].seq) / Raw(ip[ICMP].load))
+    return f + b"\0" * max(0, 60 - len(f))
+
+
 def stage_frame(w, name, what, sw, in_port, kind, src, dst, route, ttl=64, tos=0x02, vlan=None,
-                ip_id=0, chksum=None, drop=None):
+                ip_id=0, chksum=None, drop=None, frag=0, reply=None):
+    """reply: what the switch answers on in_port ("time_exceeded",
+    "port_unreachable", "protocol_unreachable", "echo"), or None."""
     sw_name, sw_id = sw
     attrs = {"switch": sw_name, "in_port": in_port}
     out_ports = []
@@ -269,15 +322,25 @@ def stage_frame(w, name, what, sw, in_port, kind, src, dst, route, ttl=64, tos=0
     if drop is not None:
         attrs["drop"] = drop
         out_ports = []
+    if route is not None and route[0] == "local":
+        out_ports = []
     w.comment(what)
     w.line(f"frame {name} " + " ".join(f"{k}={v}" for k, v in attrs.items()))
-    w.line("in " + l3_packet(kind, src, dst, ttl, tos, vlan, ip_id, chksum).hex())
+    frame = l3_packet(kind, src, dst, ttl, tos, vlan, ip_id, chksum, frag=frag)
+    w.line("in " + frame.hex())
     ect = tos & 3 in (1, 2)
     for tag, new_tos in [("out", tos)] + ([("ce", tos | 3)] if ect else []):
         for p in out_ports:
             f = l3_packet(kind, src, dst, ttl - 1, new_tos, vlan, ip_id,
-                          mac_dst=peer_mac(sw_id, p), mac_src=port_mac(sw_id, p))
+                          mac_dst=peer_mac(sw_id, p), mac_src=port_mac(sw_id, p), frag=frag)
             w.line(f"{tag} {p} {f.hex()}")
+    if reply == "echo":
+        w.line(f"reply {in_port} {echo_reply(sw_id, in_port, frame).hex()}")
+    elif reply is not None:
+        icmp = {"time_exceeded": ICMP(type=11, code=0),
+                "port_unreachable": ICMP(type=3, code=3),
+                "protocol_unreachable": ICMP(type=3, code=2)}[reply]
+        w.line(f"reply {in_port} {icmp_reply(sw_id, in_port, frame, icmp).hex()}")
     w.line("")
 
 
@@ -318,12 +381,47 @@ def stages_golden():
                 edge, 0, *args[:3], ("up", 7), ip_id=ip_id_for_checksum(False, *args))
     stage_frame(w, "edge_up_checksum_zero_after", "edge0: IPv4 checksum 0x0000 after TTL - 1",
                 edge, 0, *args[:3], ("up", 7), ip_id=ip_id_for_checksum(True, *args))
-    stage_frame(w, "edge_ttl1_expires", "edge0: TTL 1 to an up destination: dropped, counted",
-                edge, 0, roce, "10.0.0.2", "10.3.1.3", ("up", 7), ttl=1,
-                drop="drop_ttl_exceeded")
+    stage_frame(w, "edge_ttl1_expires", "edge0: TTL 1 to an up destination: not forwarded,"
+                " counted; ICMP Time Exceeded from 10.255.0.1 back on port 0", edge, 0, roce,
+                "10.0.0.2", "10.3.1.3", ("up", 7), ttl=1, drop="drop_ttl_exceeded",
+                reply="time_exceeded")
+    stage_frame(w, "agg_ttl1_traceroute", "agg1_0: traceroute's UDP probe with TTL 1 from a core:"
+                " Time Exceeded from 10.255.0.11 back to the core", agg, 3, "udp_traceroute",
+                "10.3.0.2", "10.1.0.3", ("down", 0), ttl=1, tos=0, drop="drop_ttl_exceeded",
+                reply="time_exceeded")
+    stage_frame(w, "edge_ttl1_vlan", "edge0: TTL 1 behind an 802.1Q tag: the Time Exceeded keeps"
+                " the tag", edge, 1, "icmp_echo", "10.0.0.3", "10.2.1.3", ("up", 5), ttl=1,
+                tos=0, vlan=0x6005, drop="drop_ttl_exceeded", reply="time_exceeded")
+    stage_frame(w, "edge_ttl1_icmp_error", "edge0: an ICMP error whose TTL expires: dropped,"
+                " never answered with another error (RFC 1812 4.3.2.7)", edge, 0, "time_exceeded",
+                "10.0.0.2", "10.3.1.3", ("up", 7), ttl=1, tos=0, drop="drop_ttl_exceeded")
     stage_frame(w, "edge_local_gateway_ping", "edge0: ICMP echo to its gateway address 10.0.0.1:"
-                " local (the exception path answers it; nothing is forwarded)", edge, 0,
-                "icmp_echo", "10.0.0.2", "10.0.0.1", ("local",), tos=0)
+                " local, answered, nothing forwarded", edge, 0,
+                "icmp_echo", "10.0.0.2", "10.0.0.1", ("local",), tos=0, reply="echo")
+    stage_frame(w, "edge_local_switch_ping", "edge0: ICMP echo to its own switch address"
+                " 10.255.0.1: local, answered", edge, 1, "icmp_echo", "10.0.0.3", "10.255.0.1",
+                ("local",), tos=0, reply="echo")
+    stage_frame(w, "edge_local_udp_port_unreachable", "edge0: traceroute's last probe, UDP to"
+                " 10.0.0.1: no UDP service, port unreachable", edge, 0, "udp_traceroute",
+                "10.0.0.2", "10.0.0.1", ("local",), tos=0, reply="port_unreachable")
+    stage_frame(w, "core_local_protocol_unreachable", "core0: GRE to its own 10.255.0.17:"
+                " protocol unreachable", core, 1, "gre", "10.1.0.2", "10.255.0.17", ("local",),
+                tos=0, reply="protocol_unreachable")
+    stage_frame(w, "edge_to_core_address", "edge0: ping to core0's address 10.255.0.17: the"
+                " first port of a shortest path, uplink 2 (agg0_0 reaches core0)", edge, 0,
+                "icmp_echo", "10.0.0.2", "10.255.0.17", ("down", 2), tos=0)
+    stage_frame(w, "core_to_edge_address", "core0: to edge 1 of pod 3's address 10.255.0.8:"
+                " down port 3 (pod 3)", core, 0, "icmp_echo", "10.0.0.2", "10.255.0.8",
+                ("down", 3), tos=0)
+    stage_frame(w, "edge_up_udp_first_fragment", "edge0: the first fragment of a UDP datagram"
+                " (MF, id 0x77) to 10.3.1.3: forwarded up, d = 7", edge, 0, "udp", "10.0.0.2",
+                "10.3.1.3", ("up", 7), tos=0, ip_id=0x77, frag=0x2000)
+    stage_frame(w, "edge_up_udp_last_fragment", "edge0: its last fragment (offset 1480, no L4"
+                " header): forwarded up, d = 7", edge, 0, "frag_data", "10.0.0.2", "10.3.1.3",
+                ("up", 7), tos=0, ip_id=0x77, frag=185)
+    stage_frame(w, "agg_down_fragment", "agg1_0: a middle fragment from a core to 10.1.1.3:"
+                " down port 1", agg, 2, "frag_data", "10.0.0.2", "10.1.1.3", ("down", 1), tos=0,
+                ip_id=0x1234, frag=0x2000 | 370)
     stage_frame(w, "edge_no_route_outside", "edge0: to 11.0.0.2, outside the fabric: no route",
                 edge, 0, roce, "10.0.0.2", "11.0.0.2", ("none",), drop="drop_no_route")
     stage_frame(w, "edge_no_route_slot", "edge0: to 10.0.0.4, a slot past the edge's 2 hosts:"

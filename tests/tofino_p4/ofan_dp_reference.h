@@ -23,7 +23,11 @@
 namespace ofan::p4::testing {
 
 struct OfanDpResult {
-  enum class Kind { kForward, kException, kPfc, kDrop } kind = Kind::kDrop;
+  // kTtlExpired: not forwarded; ofan-dp answers with ICMP Time Exceeded
+  // from its exception path (pofan.p4 drops it: a documented difference).
+  // kFragment: an IPv4 fragment, which ofan-dp forwards on its datagram's
+  // hash (pofan.p4 drops fragments: a documented difference).
+  enum class Kind { kForward, kException, kPfc, kDrop, kTtlExpired, kFragment } kind = Kind::kDrop;
   uint32_t port = 0;  // fabric port (kForward)
   std::vector<uint8_t> bytes;
   bool balanced = false;
@@ -86,7 +90,14 @@ class OfanDpReference {
       return r;
     }
     if (rt.kind == dp::RouteKind::kNoRoute) return r;
-    if (dp::TtlExpires(d.data() + p.l3_offset)) return r;
+    if (dp::TtlExpires(d.data() + p.l3_offset)) {
+      r.kind = OfanDpResult::Kind::kTtlExpired;
+      return r;
+    }
+    if (p.fragment) {
+      r.kind = OfanDpResult::Kind::kFragment;
+      return r;
+    }
     uint32_t port = rt.port;
     if (rt.kind == dp::RouteKind::kUp) {
       r.balanced = true;

@@ -263,7 +263,12 @@ TEST(PofanModel, TheVectorsAgreeWithOfanDpFrameByFrame) {
         EXPECT_EQ(want.kind, OfanDpResult::Kind::kException) << spec.name << " " << f.name;
         ++cpu;
       } else if (f.out.empty()) {
-        EXPECT_EQ(want.kind, OfanDpResult::Kind::kDrop) << spec.name << " " << f.name;
+        // Dropped by pofan.p4; by ofan-dp too, or (the documented
+        // differences) answered with Time Exceeded, or a fragment forwarded.
+        EXPECT_TRUE(want.kind == OfanDpResult::Kind::kDrop ||
+                    want.kind == OfanDpResult::Kind::kTtlExpired ||
+                    want.kind == OfanDpResult::Kind::kFragment)
+            << spec.name << " " << f.name;
         ++dropped;
       } else {
         ASSERT_EQ(f.out.size(), 1u);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
+#include <array>
 #include <vector>
 
 #include "dataplane/packet/builder.h"
@@ -134,6 +135,136 @@ TEST(ExceptionPath, ServesHandedFramesRepliesLearnsAndPunts) {
   EXPECT_EQ(out.sent[0], arp_reply);
   EXPECT_EQ(out.sent[1], Echo(kHost, kPort, kGw, kHostIp, 64, 0));
   EXPECT_EQ(ctr.Get(Counter::kDropControlFull), 0u);
+}
+
+// The RFC 1812 4.3.2.7 cases: no ICMP error about these. (The whole frames
+// of the errors sent are scapy's, in tests/golden/stages.golden.)
+TEST(ExceptionPath, IcmpErrorsOnlyWhereARouterSendsThem) {
+  constexpr uint32_t kSw = 0x0AFF0001;  // 10.255.0.1
+  const Frame udp = pkt::PacketBuilder()
+                        .Eth(kPort, kHost)
+                        .Ipv4(kHostIp, 0x0A030103, 1, 0, pkt::ipproto::kUdp)
+                        .Udp(40000, 33434)
+                        .Payload(32)
+                        .Build();
+  const auto te = IcmpError(udp, pkt::icmp::kTimeExceeded, 0, kPort, kSw);
+  ASSERT_TRUE(te);
+  // Ethernet back to the sender, IPv4 from the switch, ICMP 11/0, then the
+  // quoted IPv4 header and 8 bytes (the UDP header).
+  ASSERT_EQ(te->size(), 14u + 20 + 8 + 28);
+  EXPECT_TRUE(std::equal(te->begin(), te->begin() + 6, kHost.b.begin()));
+  EXPECT_TRUE(std::equal(te->begin() + 6, te->begin() + 12, kPort.b.begin()));
+  EXPECT_EQ(pkt::Ipv4Checksum(te->data() + 14, 20), 0);
+  EXPECT_EQ(pkt::Ipv4Checksum(te->data() + 34, 36), 0) << "ICMP checksum";
+  EXPECT_EQ((*te)[34], 11);
+  EXPECT_TRUE(std::equal(te->begin() + 42, te->end(), udp.begin() + 14));
+  EXPECT_FALSE(IcmpError(udp, 11, 0, kPort, 0)) << "a switch without an address";
+
+  auto variant = [&](auto edit) {
+    Frame f = udp;
+    edit(f);
+    pkt::SetIpv4Checksum20(&f[14]);
+    return IcmpError(f, pkt::icmp::kTimeExceeded, 0, kPort, kSw);
+  };
+  EXPECT_FALSE(variant([](Frame& f) { f[0] = 0xFF; })) << "link broadcast";
+  EXPECT_FALSE(variant([](Frame& f) { f[0] = 0x01; })) << "link multicast";
+  EXPECT_FALSE(variant([](Frame& f) { f[30] = 224; })) << "IP multicast destination";
+  EXPECT_FALSE(variant([](Frame& f) { f[30] = 255; })) << "IP broadcast destination";
+  EXPECT_FALSE(variant([](Frame& f) { f[26] = 0, f[27] = 0, f[28] = 0, f[29] = 0; }))
+      << "source 0.0.0.0";
+  EXPECT_FALSE(variant([](Frame& f) { f[26] = 127; })) << "loopback source";
+  EXPECT_FALSE(variant([](Frame& f) { f[26] = 230; })) << "multicast source";
+  EXPECT_FALSE(variant([](Frame& f) { f[20] = 0x20, f[21] = 185; })) << "a later fragment";
+  EXPECT_TRUE(variant([](Frame& f) { f[20] = 0x20; })) << "the first fragment: answered";
+  const Frame err = pkt::PacketBuilder()
+                        .Eth(kPort, kHost)
+                        .Ipv4(kHostIp, 0x0A030103, 1, 0, pkt::ipproto::kIcmp)
+                        .Icmp(pkt::icmp::kDestUnreachable, 0, 0)
+                        .Payload(28)
+                        .Build();
+  EXPECT_FALSE(IcmpError(err, 11, 0, kPort, kSw)) << "about an ICMP error";
+  const Frame echo = Echo(kPort, kHost, kHostIp, 0x0A030103, 1, pkt::icmp::kEchoRequest);
+  EXPECT_TRUE(IcmpError(echo, 11, 0, kPort, kSw)) << "about an echo request: answered";
+  EXPECT_FALSE(IcmpError(Frame(udp.begin(), udp.begin() + 30), 11, 0, kPort, kSw)) << "cut short";
+}
+
+TEST(ExceptionPath, IcmpRateLimitIsATokenBucket) {
+  IcmpRateLimit r(1000, 3);  // 1000 a second, 3 at once
+  const uint64_t t0 = 1'000'000'000;
+  EXPECT_TRUE(r.Take(t0));
+  EXPECT_TRUE(r.Take(t0));
+  EXPECT_TRUE(r.Take(t0));
+  EXPECT_FALSE(r.Take(t0)) << "the burst is spent";
+  EXPECT_FALSE(r.Take(t0 + 500'000)) << "half a token after 0.5 ms";
+  EXPECT_TRUE(r.Take(t0 + 1'000'000)) << "one token per ms";
+  EXPECT_FALSE(r.Take(t0 + 1'000'000));
+  EXPECT_TRUE(r.Take(t0 + 1'000'000'000));
+  EXPECT_TRUE(r.Take(t0 + 1'000'000'000));
+  EXPECT_TRUE(r.Take(t0 + 1'000'000'000));
+  EXPECT_FALSE(r.Take(t0 + 1'000'000'000)) << "refills to the burst, not beyond";
+}
+
+// Handed frames through the control thread: expired TTLs get Time
+// Exceeded, UDP to the switch port unreachable, GRE protocol unreachable,
+// all from the switch's address; a flood is cut at the burst and counted.
+TEST(ExceptionPath, ExpiredAndUnservedFramesGetIcmpErrors) {
+  std::vector<PortQueue> queues(2);
+  Queued out;
+  PortQueueConfig qc;
+  qc.limit_bytes = 1 << 20;
+  qc.ring_slots = 256;
+  ASSERT_TRUE(queues[1].Init("exc3", 0, qc, TxHook{&Queued::Send, &out}, nullptr, 0).ok());
+  std::vector<int32_t> port_of_dpdk = {-1, 1};
+  NeighborTable nb(2);
+  ExceptionPath x;
+  ExceptionPath::Setup s;
+  s.name = "xtest3";
+  s.gateway_ip = kGw;
+  s.switch_ip = 0x0AFF0001;
+  s.icmp_burst = 4;
+  s.port_mac = {pkt::MacAddr{}, kPort};
+  s.port_of_dpdk = &port_of_dpdk;
+  s.neighbors = &nb;
+  s.sender = ControlSender(testing::TestPool(), &queues);
+  ASSERT_TRUE(x.Init(std::move(s)).ok());
+  auto udp = [](uint32_t dst, uint8_t ttl) {
+    return pkt::PacketBuilder()
+        .Eth(kPort, kHost)
+        .Ipv4(kHostIp, dst, ttl, 0, pkt::ipproto::kUdp)
+        .Udp(40000, 33434)
+        .Payload(8)
+        .Build();
+  };
+  const Frame gre = pkt::PacketBuilder()
+                        .Eth(kPort, kHost)
+                        .Ipv4(kHostIp, 0x0AFF0001, 64, 0, 47)
+                        .Payload(24)
+                        .Build();
+  LcoreCounters ctr;
+  rte_mbuf* expired[] = {MbufOf(udp(0x0A030103, 1), 1)};
+  x.HandExpired(expired, 1, ctr);
+  rte_mbuf* local[] = {MbufOf(udp(kGw, 64), 1), MbufOf(gre, 1)};
+  x.Hand(local, 2, ctr);
+  EXPECT_EQ(ctr.Get(Counter::kException), 2u) << "HandExpired counts no exception";
+  EXPECT_EQ(x.Service(ctr), 3u);
+  queues[1].Drain(1, ctr);
+  ASSERT_EQ(out.sent.size(), 3u);
+  const std::array<std::pair<uint8_t, uint8_t>, 3> want = {{{11, 0}, {3, 3}, {3, 2}}};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(out.sent[i][14 + 20], want[i].first) << i;
+    EXPECT_EQ(out.sent[i][14 + 21], want[i].second) << i;
+    EXPECT_TRUE(std::equal(out.sent[i].begin() + 26, out.sent[i].begin() + 30,
+                           std::array<uint8_t, 4>{10, 255, 0, 1}.begin()))
+        << "from the switch's address";
+  }
+  EXPECT_EQ(ctr.Get(Counter::kIcmpErrorSent), 3u);
+  // A flood: the one token left of the burst of 4, then counted.
+  std::vector<rte_mbuf*> flood;
+  for (int i = 0; i < 10; ++i) flood.push_back(MbufOf(udp(0x0A030103, 1), 1));
+  x.HandExpired(flood.data(), 10, ctr);
+  x.Service(ctr);
+  EXPECT_EQ(ctr.Get(Counter::kIcmpErrorSent) + ctr.Get(Counter::kIcmpRateLimited), 13u);
+  EXPECT_GE(ctr.Get(Counter::kIcmpRateLimited), 8u);
 }
 
 TEST(ExceptionPath, AControlFrameThatCannotBeQueuedIsCounted) {

@@ -75,6 +75,53 @@ TEST(Parse, FlowHashFollowsTheFiveTuple) {
   EXPECT_NE(a.flow_hash, c.flow_hash);  // other entropy (UDP source port)
 }
 
+// An IPv4 fragment of a datagram: `frag` (flags and offset) and `id` set,
+// the checksum made right again.
+std::vector<uint8_t> Fragment(std::vector<uint8_t> f, uint16_t frag, uint16_t id) {
+  f[14 + 4] = static_cast<uint8_t>(id >> 8);
+  f[14 + 5] = static_cast<uint8_t>(id);
+  f[14 + 6] = static_cast<uint8_t>(frag >> 8);
+  f[14 + 7] = static_cast<uint8_t>(frag);
+  pkt::SetIpv4Checksum20(&f[14]);
+  return f;
+}
+
+// Fragments are forwarded (RFC 1812), and every fragment of a datagram
+// hashes alike: the hash takes the IP id, not the ports, which only the
+// first fragment has.
+TEST(Parse, FragmentsAreForwardedAndHashByDatagram) {
+  const auto udp = PacketBuilder()
+                       .Eth(kB, kA)
+                       .Ipv4(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3), 64, 0, pkt::ipproto::kUdp)
+                       .Udp(5000, 9000)
+                       .Payload(64)
+                       .Build();
+  const auto first = Parse(Fragment(udp, 0x2000, 77));         // MF, offset 0
+  const auto later = Parse(Fragment(udp, 0x0000 | 185, 77));   // last, offset 1480
+  const auto middle = Parse(Fragment(udp, 0x2000 | 185, 77));  // MF, offset 1480
+  const auto other = Parse(Fragment(udp, 0x2000, 78));         // another datagram
+  const auto whole = Parse(udp);
+  for (const ParsedPacket* p : {&first, &later, &middle, &other}) {
+    EXPECT_EQ(p->verdict, Verdict::kForward);
+    EXPECT_TRUE(p->fragment);
+    EXPECT_EQ(p->dst_ip, Ip(10, 3, 1, 3));
+    EXPECT_FALSE(p->roce);
+  }
+  EXPECT_EQ(first.flow_hash, later.flow_hash);
+  EXPECT_EQ(first.flow_hash, middle.flow_hash);
+  EXPECT_NE(first.flow_hash, other.flow_hash);
+  EXPECT_FALSE(whole.fragment);
+  // A fragmented RoCE packet (RoCE never fragments): not the fast path,
+  // forwarded as a fragment, data class.
+  const auto roce = Parse(Fragment(Roce(0x0A), 0x2000, 5));
+  EXPECT_TRUE(roce.fragment);
+  EXPECT_FALSE(roce.roce);
+  EXPECT_EQ(roce.verdict, Verdict::kForward);
+  ParsedPacket q;
+  const auto rf = Fragment(Roce(0x0A), 0x2000, 5);
+  EXPECT_FALSE(detail::ParseFastRoce(rf.data(), static_cast<uint32_t>(rf.size()), q));
+}
+
 TEST(Parse, VlanTaggedIpv4) {
   auto f = PacketBuilder()
                .Eth(kB, kA, pkt::ethertype::kIpv4)
@@ -139,16 +186,6 @@ TEST(Parse, MalformedFramesAreCountedByReason) {
        PacketBuilder().Eth(pkt::kPfcDstMac, kA, pkt::ethertype::kMacControl).Payload(4).Build(),
        Counter::kDropPfcMalformed},
   };
-  // A fragment (MF set) with a valid checksum.
-  {
-    auto f = PacketBuilder().Eth(kB, kA).Ipv4(1, 2).Payload(10).Build();
-    f[14 + 6] = 0x20;
-    f[24] = f[25] = 0;
-    const uint16_t c = pkt::Ipv4Checksum(&f[14], 20);
-    f[24] = static_cast<uint8_t>(c >> 8);
-    f[25] = static_cast<uint8_t>(c);
-    bad.push_back({"fragment", f, Counter::kDropIpv4Fragment});
-  }
   for (const Bad& b : bad) {
     auto p = Parse(b.frame);
     EXPECT_EQ(p.verdict, Verdict::kDrop) << b.name;

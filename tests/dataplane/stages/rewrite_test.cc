@@ -141,7 +141,7 @@ TEST(RewriteGolden, ForwardedFramesAreScapysRouterOutput) {
   }
   EXPECT_GE(rewritten, 20);
   EXPECT_GE(marked, 10);
-  EXPECT_EQ(expired, 1);
+  EXPECT_EQ(expired, 4);
 }
 
 }  // namespace
