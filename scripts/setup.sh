@@ -17,7 +17,7 @@ PKGS=(
   # for instructions per packet (this guest has no hardware counters for perf)
   dpdk-doc valgrind
   # emulation and packet checks
-  iproute2 iputils-ping ethtool tshark python3-scapy time python3-pyroute2 python3-yaml
+  iproute2 iputils-ping traceroute ethtool tshark python3-scapy time python3-pyroute2 python3-yaml
   # VM hosts and kernel features this one lacks (tc netem, rdma_rxe): Debian's
   # kernel under qemu with a busybox initramfs (emu/vm/); rdma-core's tools
   # and perftest run in the guests, libibverbs/librdmacm build the verbs hosts

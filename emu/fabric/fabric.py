@@ -281,7 +281,10 @@ class Fabric:
 
     # -- kernel routers --------------------------------------------------
     def router_addr(self, sid):
-        return f"10.255.{sid >> 8}.{sid & 0xFF}"
+        """The switch's own address, ofan-topo's (FatTree::switch_addr): an
+        ofan-dp switch answers on it and sends ICMP errors from it; a kernel
+        router holds it on lo."""
+        return self.topo.switches[sid]["addr"]
 
     def _setup_kernel_switches(self):
         t = self.topo

@@ -65,7 +65,7 @@ _PEER = {"name": str, "mac": str, "host?": int, "switch?": int, "port?": int}
 DESCRIBE_SHAPE = {
     "k": int, "levels": OneOf(2, 3), "w": int,
     "switches": [{"name": str, "id": int, "role": OneOf("edge", "agg", "core"), "pod": int,
-                  "uplinks": int, "gateway?": str,
+                  "uplinks": int, "addr": str, "gateway?": str,
                   "ports": [{"port": int, "mac": str, "up": bool, "stage": str,
                              "peer": _PEER}]}],
     "hosts": [{"name": str, "id": int, "addr": str, "mac": str, "gateway": str,

@@ -98,6 +98,7 @@ json Describe(const FatTree& t) {
               {"index", in.index},
               {"uplinks", t.num_uplinks(s)},
               {"num_dests", t.num_dests(s)},
+              {"addr", Addr(t.switch_addr(s))},
               {"ports", std::move(ports)}};
     if (in.role == Role::kEdge) {
       j["gateway"] = Addr((10u << 24) | (static_cast<uint32_t>(in.pod) << 16) |

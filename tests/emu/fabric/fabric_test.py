@@ -12,7 +12,10 @@ fail of an edge-agg link, of an agg-core link and of a whole switch keeps
 every pair reachable over the remaining paths, and the switches' tables
 stop using the failed link; restore brings it back into the tables; status
 --json lists what is up; a switch killed with SIGKILL shows as dead; down
-leaves no namespace, process, EAL file or state behind. Then `ofan-emu up`
+leaves no namespace, process, EAL file or state behind. On the 3-level
+ofan-dp fabric, traceroute (UDP and ICMP) lists the five switches of the
+path under Ofan and ECMP, ping -s 5000 (fragments) and a ping to a core's
+address get their replies. Then `ofan-emu up`
 killed with SIGKILL half-way, and `down --all`: nothing left either.
 
 Exit: 0 pass, 1 fail, 77 skip (not root, or no AF_XDP / hugepages).
@@ -83,6 +86,58 @@ def down_and_check(name, what):
     check(f"{what}: down leaves nothing behind", rc == 0 and not any(left.values()), str(left))
 
 
+def traceroute_hops(name, src, dst, icmp):
+    """traceroute's hops from host src to address dst: [{addresses}], one set
+    per TTL; '*' answers are left out."""
+    cmd = ["ip", "netns", "exec", f"ofe-{name}-{src}", "traceroute", "-n", "-q", "3", "-w", "2",
+           "-m", "8"] + (["-I"] if icmp else []) + [dst]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    hops = []
+    for line in r.stdout.splitlines()[1:]:
+        words = line.split()
+        if words and words[0].isdigit():
+            hops.append({w for w in words[1:] if w.count(".") == 3 and w[0].isdigit()})
+    return hops, r.stdout.strip()
+
+
+def router_tools(name, what):
+    """traceroute (UDP and ICMP) from h0 to h15 lists the five switches of
+    the path in order, under Ofan and under ECMP, and ping -s 5000 (IPv4
+    fragments) gets its replies: the switches answer as routers do."""
+    rc, st = emu_json("status", "--name", name)
+    if not check(f"{what}: status", rc == 0 and st):
+        return
+    topo = json.loads(subprocess.run([str(BUILD / "emu" / "ofan-topo"), "describe", "--k", "4",
+                                      "--levels", "3"], capture_output=True, text=True).stdout)
+    addr = {s["name"]: s["addr"] for s in topo["switches"]}
+    h15 = next(h["addr"] for h in topo["hosts"] if h["name"] == "h15")
+    layer = [{addr["e0-0"]}, {addr["a0-0"], addr["a0-1"]},
+             {addr[c] for c in ("c0", "c1", "c2", "c3")}, {addr["a3-0"], addr["a3-1"]},
+             {addr["e3-1"]}, {h15}]
+    ofanctl = str(BUILD / "control" / "ofanctl" / "ofanctl")
+    run_dir = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu")) / name
+    for policy in ("ofan", "ecmp"):
+        for s in topo["switches"]:
+            if s["uplinks"]:
+                subprocess.run([ofanctl, "--socket", str(run_dir / "sock" / f"{s['name']}.sock"),
+                                "set-policy", policy], capture_output=True, timeout=20)
+        for icmp in (False, True):
+            hops, text = traceroute_hops(name, "h0", h15, icmp)
+            ok = len(hops) == 6 and all(h and h <= want for h, want in zip(hops, layer))
+            check(f"{what}: {policy}: traceroute{' -I' if icmp else ''} h0 -> h15 lists "
+                  "e0-0, a0-*, c*, a3-*, e3-1, h15", ok, text.replace("\n", " | "))
+    r = subprocess.run(["ip", "netns", "exec", f"ofe-{name}-h0", "ping", "-n", "-q", "-c", "3",
+                        "-i", "0.3", "-W", "3", "-s", "5000", h15],
+                       capture_output=True, text=True, timeout=60)
+    check(f"{what}: ping -s 5000 h0 -> h15 (IPv4 fragments) gets every reply",
+          r.returncode == 0 and " 0% packet loss" in r.stdout, r.stdout.strip()[-200:])
+    r = subprocess.run(["ip", "netns", "exec", f"ofe-{name}-h0", "ping", "-n", "-q", "-c", "2",
+                        "-i", "0.3", "-W", "3", addr["c2"]], capture_output=True, text=True,
+                       timeout=30)
+    check(f"{what}: ping h0 -> core c2's address {addr['c2']}", r.returncode == 0,
+          r.stdout.strip()[-200:])
+
+
 def fabric_ofan(name, levels):
     hosts = 8 if levels == 2 else 16
     nsw = 6 if levels == 2 else 20
@@ -95,6 +150,8 @@ def fabric_ofan(name, levels):
     check(f"{what}: status lists {nsw} live switches",
           rc == 0 and all(s["alive"] for s in st["switches"]), str(st and st["switches"][:2]))
     all_pairs(name, what, hosts * (hosts - 1))
+    if levels == 3:
+        router_tools(name, what)
     edge = "l0" if levels == 2 else "e0-0"
     # An edge-agg link: edge uplink 0 (port 2).
     rc, _ = emu_json("fail", "--name", name, "--link", f"{edge}:2")
