@@ -33,7 +33,8 @@ def run(cmd, timeout=20, check_rc=True):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=timeout)
     if check_rc and r.returncode != 0:
-        raise RuntimeError(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+        raise RuntimeError(
+            f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
     return r
 
 
