@@ -24,11 +24,13 @@ OFANCTL = os.environ.get("OFANCTL", "build/control/ofanctl/ofanctl")
 COUNTER_NAMES = [
     "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "forwarded_up", "forwarded_down",
     "exception", "ecn_marked", "priority_queued", "pfc_rx", "pfc_tx", "pfc_watchdog",
-    "neighbor_unknown", "forwarded_fragment", "icmp_error_sent", "icmp_rate_limited", "drop_runt", "drop_unknown_ethertype", "drop_vlan_truncated",
+    "neighbor_unknown", "forwarded_fragment", "icmp_error_sent", "icmp_rate_limited",
+    "drop_runt", "drop_unknown_ethertype", "drop_vlan_truncated",
     "drop_ipv4_truncated", "drop_ipv4_version", "drop_ipv4_header_length",
     "drop_ipv4_total_length", "drop_ipv4_checksum", "drop_udp_truncated",
     "drop_bth_truncated", "drop_pfc_malformed", "drop_ttl_exceeded", "drop_no_route",
-    "drop_no_uplink", "drop_port_down", "drop_buffer_full", "drop_exception_full", "drop_control_full",
+    "drop_no_uplink", "drop_port_down", "drop_buffer_full", "drop_exception_full",
+    "drop_control_full",
 ]
 
 STATUS = {
@@ -215,7 +217,8 @@ class FakeSwitch:
         if not isinstance(req, dict):
             return fail("request must be a JSON object", "bad_request")
         if req.get("v") != 1:
-            return fail("unsupported protocol version (this switch speaks v1)", "unsupported_version")
+            return fail("unsupported protocol version (this switch speaks v1)",
+                        "unsupported_version")
         cmd = req.get("cmd")
         if not isinstance(cmd, str):
             return fail("missing 'cmd'", "bad_request")
@@ -496,7 +499,8 @@ class OfanctlTest(unittest.TestCase):
     def test_load_tables(self):
         f = self.write_file('["0x3", 1, 2, 3, 3, 3, 3, "0x1"]\n')
         p = self.run_ctl("load-tables", f, rc=0)
-        self.assertEqual(p.stdout, "loaded 8 masks: policy ofan, ofan_mode combined, generation 4\n")
+        self.assertEqual(p.stdout,
+                         "loaded 8 masks: policy ofan, ofan_mode combined, generation 4\n")
         self.assertEqual(self.last_request(), {"v": 1, "cmd": "load_tables",
                                                "masks": ["0x3", 1, 2, 3, 3, 3, 3, "0x1"]})
         f = self.write_file('// from the agent\n{"masks": [3, 3, 3, 3, 3, 3, 3, 3]}')
