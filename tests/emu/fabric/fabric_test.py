@@ -168,7 +168,8 @@ def fabric_ofan(name, levels):
         # An agg-core link, named by its upper end (core c0 port 0 = a0-0:2).
         rc, st = emu_json("fail", "--name", name, "--link", "c0:0")
         check(f"{what}: fail --link c0:0 (agg-core)",
-              rc == 0 and st and st["failed_links"] == ["a0-0:2--c0:0"], str(st and st["failed_links"]))
+              rc == 0 and st and st["failed_links"] == ["a0-0:2--c0:0"],
+              str(st and st["failed_links"]))
         ptr = pointers(name, "a0-0")
         check(f"{what}: a0-0's table no longer uses core uplink 0",
               ptr is not None and not uses_uplink(ptr, 0))
@@ -220,7 +221,8 @@ def fabric_netem(name):
     what = "topology file with a 20 ms link"
     import tempfile
     base = (REPO / "emu" / "topologies" / "leafspine-k4.yaml").read_text()
-    text = base.replace("- endpoints: [h0, 'l0:0']", "- endpoints: [h0, 'l0:0']\n    latency_us: 20000")
+    text = base.replace("- endpoints: [h0, 'l0:0']",
+                        "- endpoints: [h0, 'l0:0']\n    latency_us: 20000")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(text)
     try:
