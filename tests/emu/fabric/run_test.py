@@ -73,7 +73,8 @@ def collectives(name, what):
     if res:
         r = res["runs"][0]
         check(f"{what}: the report has {', '.join(REPORT_KEYS)}",
-              all(k in r for k in REPORT_KEYS) and [x["lb"] for x in res["runs"]] == ["ecmp", "ofan"],
+              all(k in r for k in REPORT_KEYS)
+              and [x["lb"] for x in res["runs"]] == ["ecmp", "ofan"],
               str(sorted(r)))
         check(f"{what}: --with-sim adds the simulator's queue_max_pkts and cct_inflation",
               all(isinstance(x.get("sim"), dict) and "queue_max_pkts" in x["sim"]
@@ -173,7 +174,8 @@ def main():
     a = NAMES[0]
     what = "ofan-dp k=4 levels=2"
     if check(f"{what}: up with 4 MiB buffers",
-             emu("up", "--k", "4", "--levels", "2", "--name", a, "--buffer", "4MiB").returncode == 0):
+             emu("up", "--k", "4", "--levels", "2", "--name", a,
+                 "--buffer", "4MiB").returncode == 0):
         collectives(a, what)
         fail_under_traffic(a, what, "l1:2")
         switch_killed_under_traffic(a, what, "s1")
@@ -182,9 +184,10 @@ def main():
     b = NAMES[1]
     what = "ofan-dp k=4 levels=3"
     if check(f"{what}: up with 4 MiB buffers",
-             emu("up", "--k", "4", "--levels", "3", "--name", b, "--buffer", "4MiB").returncode == 0):
-        rc, res = run_json(b, "--workload", "perm", "--msg", "256KiB", "--lbs", "ecmp,rps,ofan,pofan",
-                           "--ooo")
+             emu("up", "--k", "4", "--levels", "3", "--name", b,
+                 "--buffer", "4MiB").returncode == 0):
+        rc, res = run_json(b, "--workload", "perm", "--msg", "256KiB",
+                           "--lbs", "ecmp,rps,ofan,pofan", "--ooo")
         check(f"{what}: permutation under ECMP, RPS, Ofan and POfan verified",
               rc in (0, 3) and all_verified(res) and len(res["runs"]) == 4, f"rc={rc}")
         rc, res = run_json(b, "--workload", "a2a", "--msg", "256KiB", "--lbs", "ofan", "--ooo")
