@@ -67,7 +67,8 @@ def main():
         with open(p, "w") as f:
             json.dump({"workload": "perm", "msg_bytes": 1024, "hosts": [
                 {"rank": 1, "netns": "a", "ip": "10.0.0.2", "gateway_mac": "02:00:00:00:00:01"},
-                {"rank": 0, "netns": "b", "ip": "10.0.0.3", "gateway_mac": "02:00:00:00:00:01"}]}, f)
+                {"rank": 0, "netns": "b", "ip": "10.0.0.3",
+                 "gateway_mac": "02:00:00:00:00:01"}]}, f)
         r = run("collective", "--spec", p)
         check("ranks out of order exit 2", r.returncode == 2 and "rank" in r.stderr,
               r.stderr.strip()[:160])
