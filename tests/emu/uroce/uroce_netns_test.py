@@ -146,7 +146,8 @@ def main():
         for io in ios:
             scenario(uroce, io, "clean", None, base, want_clean=True)
             scenario(uroce, io, "SEND on 3 QPs, clean", None,
-                     ["-m", "30", "-s", "100000", "--op", "send", "--qps", "3", "--rto-us", "50000"],
+                     ["-m", "30", "-s", "100000", "--op", "send", "--qps", "3",
+                      "--rto-us", "50000"],
                      want_clean=True)
             scenario(uroce, io, "loss 2%", ("loss", 0.02), base, want_retransmits=True)
             scenario(uroce, io, "delay 1ms reorder 25% 50%", reorder, base)
