@@ -37,7 +37,8 @@ def qemus():
     for d in glob.glob("/proc/[0-9]*"):
         try:
             stat = open(f"{d}/stat").read()
-            if stat.split("(", 1)[1].startswith("ofe-vm-") and stat.rsplit(")", 1)[1].split()[0] != "Z":
+            if (stat.split("(", 1)[1].startswith("ofe-vm-")
+                    and stat.rsplit(")", 1)[1].split()[0] != "Z"):
                 out.append(int(d[6:]))
         except OSError:
             pass
