@@ -82,7 +82,8 @@ def attr_text(attrs):
 
 class Writer:
     def __init__(self, title):
-        self.lines = [f"# {title}", "# Made by tests/golden/make_golden.py (scapy); do not edit by hand.", ""]
+        self.lines = [f"# {title}",
+                      "# Made by tests/golden/make_golden.py (scapy); do not edit by hand.", ""]
 
     def comment(self, text):
         self.lines.append(f"# {text}")
