@@ -58,11 +58,13 @@ class Cli(unittest.TestCase):
         text = run("--list-policies", check_rc=0).stdout
         self.assertEqual([ln.split()[0] for ln in text.splitlines()], names)
         for lb in names + [a for p in listed for a in p["aliases"]] + ["drb", "reps", "spray"]:
-            d = json.loads(run("--k", "4", "--lb", lb, "--msg", "16KiB", "--json", check_rc=0).stdout)
+            d = json.loads(run("--k", "4", "--lb", lb, "--msg", "16KiB", "--json",
+                               check_rc=0).stdout)
             self.assertEqual(d["flows_incomplete"], 0, lb)
 
     def test_pair_reproduces_appendix_a_bound(self):
-        d = json.loads(run("--k", "4", "--workload", "pair", "--msg", "1MiB", "--json", check_rc=0).stdout)
+        d = json.loads(run("--k", "4", "--workload", "pair", "--msg", "1MiB", "--json",
+                           check_rc=0).stdout)
         self.assertAlmostEqual(d["cct_lower_bound_us"], 17.05694, places=5)
 
     def test_seeds_give_mean_and_sem(self):
