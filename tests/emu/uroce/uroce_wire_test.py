@@ -127,7 +127,8 @@ def main():
             pads.add(pad)
             if body % 4 or (pad and op not in LAST_OPS):
                 bad_pad.append(x["frame.number"])
-        check("pad counts fill to 4 bytes, only on last packets", not bad_pad and pads == {0, 1, 2, 3},
+        check("pad counts fill to 4 bytes, only on last packets",
+              not bad_pad and pads == {0, 1, 2, 3},
               f"pads {sorted(pads)} bad {bad_pad[:5]}")
         # AckReq on every last packet and at least every ACK_EVERY packets.
         run, worst, missing = 0, 0, []
@@ -138,7 +139,8 @@ def main():
             if int(x["infiniband.bth.opcode"]) in LAST_OPS and not a:
                 missing.append(x["frame.number"])
         check("AckReq on every last/only packet", not missing, f"frames {missing[:5]}")
-        check(f"AckReq at least every {ACK_EVERY} packets", worst < ACK_EVERY, f"longest run {worst}")
+        check(f"AckReq at least every {ACK_EVERY} packets", worst < ACK_EVERY,
+              f"longest run {worst}")
         # PSNs: the first pass is consecutive from START_PSN through the wrap.
         seen, first_pass = set(), []
         for x in data:
@@ -159,7 +161,8 @@ def main():
             offs += s
         check("RETH va / rkey / length of each WRITE", sorted(set(reths)) == sorted(want_reth),
               f"{reths}")
-        imms = {x["infiniband.immdt"].lower() for x in data if int(x["infiniband.bth.opcode"]) in IMM_OPS}
+        imms = {x["infiniband.immdt"].lower() for x in data
+                if int(x["infiniband.bth.opcode"]) in IMM_OPS}
         check("ImmDt of each *_WITH_IMMEDIATE", imms == {"0xc0de0001", "0xc0de0003", "0xc0de0006",
                                                          "0xc0de0008"} or
               imms == {"c0de0001", "c0de0003", "c0de0006", "c0de0008"}, f"{sorted(imms)}")
