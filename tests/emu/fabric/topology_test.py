@@ -12,7 +12,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import check, failures  # noqa: E402
 sys.path.insert(0, str(REPO / "emu"))
 from fabric.topology import TopologyError, load_file  # noqa: E402
 
@@ -40,7 +40,8 @@ def main():
         "bad kind": ("topology: {kind: ring, k: 4}\n", "topology.kind: 'ring'"),
         "odd k": ("topology: {k: 5}\n", "even number from 4 to 64"),
         "k not int": ("topology: {k: four}\n", "topology.k: an even integer"),
-        "unknown attr": ("topology: {k: 4, defaults: {speed: 1}}\n", "unknown link attribute 'speed'"),
+        "unknown attr": ("topology: {k: 4, defaults: {speed: 1}}\n",
+                         "unknown link attribute 'speed'"),
         "negative rate": ("topology: {k: 4, defaults: {rate_mbps: -5}}\n", "out of range"),
         "bad size": ("topology: {k: 4, defaults: {buffer: lots}}\n", "is not a size"),
         "reorder without delay": ("topology: {k: 4, defaults: {reorder_pct: 10}}\n",
@@ -61,9 +62,10 @@ def main():
         p.write_text(good_override)
         try:
             _, topo = load_file(p)
-            l = topo.link_at("h0", 0)
+            link = topo.link_at("h0", 0)
             check("a per-link override applies to that link only",
-                  l.attrs["latency_us"] == 500 and l.attrs["rate_mbps"] == 50 and l.netem()
+                  link.attrs["latency_us"] == 500 and link.attrs["rate_mbps"] == 50
+                  and link.netem()
                   and topo.link_at("h1", 0).attrs["latency_us"] == 0)
         except TopologyError as e:
             check("a per-link override loads", False, str(e))
