@@ -53,7 +53,8 @@ def exec_json(host, *cmd, timeout=300):
 def counters(host):
     r = exec_json(host, "sh", "-c", "cd /sys/class/infiniband/rxe0/ports/1/hw_counters && "
                   "for f in *; do echo $f $(cat $f); done")
-    return {k: int(v) for k, v in (l.split() for l in r["stdout"].splitlines() if l.strip())}
+    return {k: int(v) for k, v in (line.split() for line in r["stdout"].splitlines()
+                                   if line.strip())}
 
 
 def set_policy(lb):
@@ -108,7 +109,7 @@ def main():
     st = json.loads(p.stdout) if p.returncode == 0 else {}
     if not check("up --vm-hosts h0,h8", p.returncode == 0, p.stderr.strip()[-800:]):
         return 1
-    log("  " + "; ".join(l for l in p.stderr.splitlines() if "VM host" in l))
+    log("  " + "; ".join(line for line in p.stderr.splitlines() if "VM host" in line))
     vms = {h["name"]: h for h in st["hosts"] if h.get("kind") == "vm"}
     check("status lists h0 and h8 as VMs, running, rxe active MTU 2048",
           sorted(vms) == sorted(VMS) and all(v["alive"] and v["active_mtu"] == 2048 and
@@ -136,8 +137,8 @@ def main():
     client = exec_json("h0", "sh", "-c", "sleep 3; exec " + " ".join(lat_args) + " " +
                        ADDR["h8"], timeout=180)
     t.join()
-    lat = [l.split() for l in client.get("stdout", "").splitlines()
-           if l.split()[:1] == ["2"] and len(l.split()) >= 5]
+    lat = [line.split() for line in client.get("stdout", "").splitlines()
+           if line.split()[:1] == ["2"] and len(line.split()) >= 5]
     check("ib_send_lat h0 -> h8: completes, with a latency line",
           client.get("rc") == 0 and server.get("rc") == 0 and bool(lat),
           f"{lat[0] if lat else client.get('stdout', '')[-300:]}")
@@ -151,7 +152,7 @@ def main():
         check(f"verbs all-gather over h0 and h8 under {lb}: every buffer verified",
               x.get("verified") is True and x.get("hosts") == "vm" and not x.get("error"),
               f"rc {p.returncode} {x.get('error')} {p.stderr.strip()[-400:]}")
-        check(f"  ... with rxe's counters (names found at run time) and busbw",
+        check("  ... with rxe's counters (names found at run time) and busbw",
               isinstance(x.get("rxe_counters"), dict) and "rcvd_pkts" in x["rxe_counters"]
               and (x.get("busbw_gbps") or 0) > 0, str(x.get("rxe_counters"))[:300])
         log(f"  {lb}: cct {x.get('cct_us')} us, go-back-N {x.get('retransmissions')}, "
