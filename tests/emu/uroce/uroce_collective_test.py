@@ -12,7 +12,8 @@ One uroce process drives all four hosts through ofan_collective: each
 workload (perm, a2a, allgather, reducescatter) must complete and verify, over
 AF_XDP and over AF_PACKET. Then with the QPs connected by ofan-rc-1 (the spec's
 "exchange", TCP through the hosts' kernels and the router): one process, and
-the ranks split over two processes (each one's others "external"). The spec has the fields emu/fabric/run.py writes.
+the ranks split over two processes (each one's others "external"). The spec has
+the fields emu/fabric/run.py writes.
 Namespaces and the uroce process are removed on every exit path.
 """
 import atexit
@@ -22,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
 from checks import SKIP, check, delete_netns, log, run, verdict  # noqa: E402
@@ -30,7 +32,7 @@ PID = os.getpid()
 N = 4
 R = f"ucr{PID}"
 HOSTS = [f"uch{i}x{PID}" for i in range(N)]
-state = {"proc": None, "procs": [], "cleaned": False}
+state: dict[str, Any] = {"proc": None, "procs": [], "cleaned": False}
 
 
 def cleanup():
@@ -98,9 +100,9 @@ def collective(uroce, hosts, workload, io, tmp):
     check(f"{label}: completes and verifies (exit 0)",
           p.returncode == 0 and res.get("verified") and not res.get("error"),
           f"rc {p.returncode} error {res.get('error')!r}")
-    check(f"{label}: every host on {io}", all(h["io"] == io.replace("afxdp", "af_xdp")
-                                                 .replace("afpacket", "af_packet")
-                                                 for h in j["hosts"]))
+    check(f"{label}: every host on {io}",
+          all(h["io"] == io.replace("afxdp", "af_xdp").replace("afpacket", "af_packet")
+              for h in j["hosts"]))
     log(f"  {label}: cct {res.get('cct_us', 0):.0f} us, algbw {res.get('algbw_gbps', 0):.3f} "
         f"Gb/s, bound {res.get('cct_lower_bound_us')}, retransmissions "
         f"{tot['retransmissions']}, NAKs {tot['naks_received']}, timeouts {tot['timeouts']}")
