@@ -42,7 +42,8 @@ class OfanDp(unittest.TestCase):
     def setUpClass(cls):
         if os.geteuid() != 0:
             raise unittest.SkipTest("needs root (hugepages)")
-        subprocess.run(["bash", os.path.join(ROOT, "scripts/hugepages.sh")], check=True, capture_output=True)
+        subprocess.run(["bash", os.path.join(ROOT, "scripts/hugepages.sh")], check=True,
+                       capture_output=True)
         cls.tmp = tempfile.TemporaryDirectory()
 
     @classmethod
@@ -102,7 +103,8 @@ control: {{socket: {self.tmp.name}/{name}.sock}}
         for args in (["--", "--help"], ["--help"]):
             p = subprocess.run([DP, *args], capture_output=True, text=True, timeout=10)
             self.assertEqual(p.returncode, 0, args)
-            for opt in ("--config", "--policy", "--ofan-mode", "--port", "--socket", "--rate-gbps", "--buffer", "--ecn"):
+            for opt in ("--config", "--policy", "--ofan-mode", "--port", "--socket",
+                        "--rate-gbps", "--buffer", "--ecn"):
                 self.assertIn(opt, p.stdout)
 
     def test_bad_configuration_exits_2_with_a_message(self):
@@ -121,18 +123,22 @@ control: {{socket: {self.tmp.name}/{name}.sock}}
             path = os.path.join(self.tmp.name, f"bad-{what}.yaml")
             with open(path, "w") as f:
                 f.write(text)
-            p = subprocess.run([DP, "--", "--config", path], capture_output=True, text=True, timeout=10)
+            p = subprocess.run([DP, "--", "--config", path], capture_output=True, text=True,
+                               timeout=10)
             self.assertEqual(p.returncode, 2, f"{what}: {p.stderr}")
             self.assertIn("ofan-dp:", p.stderr, what)
-        p = subprocess.run([DP, "--", "--config", "/nonexistent.yaml"], capture_output=True, text=True, timeout=10)
+        p = subprocess.run([DP, "--", "--config", "/nonexistent.yaml"], capture_output=True,
+                           text=True, timeout=10)
         self.assertEqual(p.returncode, 2)
         self.assertIn("cannot read", p.stderr)
-        p = subprocess.run([DP, "--", "--policy", "ofan", "--ofan-mode", "sideways", "--port", "0=net_null0"],
+        p = subprocess.run([DP, "--", "--policy", "ofan", "--ofan-mode", "sideways",
+                            "--port", "0=net_null0"],
                            capture_output=True, text=True, timeout=10)
         self.assertEqual(p.returncode, 2)
 
     def test_check_prints_the_config(self):
-        p = subprocess.run([DP, "--", "--config", self.config("chk"), "--policy", "pofan", "--check"],
+        p = subprocess.run([DP, "--", "--config", self.config("chk"), "--policy", "pofan",
+                            "--check"],
                            capture_output=True, text=True, timeout=10)
         self.assertEqual(p.returncode, 0, p.stderr)
         d = json.loads(p.stdout)
@@ -178,7 +184,8 @@ control: {{socket: {self.tmp.name}/{name}.sock}}
             b = request(sock, "counters")["result"]["total"]
             self.assertGreater(b["tx_packets"] - a["tx_packets"], 10000)
             self.assertGreater(b["forwarded_up"], 0)
-            drops = {k: v for k, v in b.items() if k.startswith("drop_") and v and k != "drop_ttl_exceeded"}
+            drops = {k: v for k, v in b.items()
+                     if k.startswith("drop_") and v and k != "drop_ttl_exceeded"}
             self.assertEqual(drops, {}, "only TTL expiry is expected on the loop")
             q = request(sock, "queues")["result"]
             self.assertEqual(len(q), 4)
@@ -192,7 +199,8 @@ control: {{socket: {self.tmp.name}/{name}.sock}}
         p, sock = self.start("dup")
         try:
             cfg = self.config("dup2", "")
-            q = subprocess.run([DP, "--", "--config", cfg, "--socket", sock], capture_output=True, text=True, timeout=30)
+            q = subprocess.run([DP, "--", "--config", cfg, "--socket", sock],
+                               capture_output=True, text=True, timeout=30)
             self.assertEqual(q.returncode, 3, q.stderr)
             self.assertIn("in use", q.stderr)
             self.assertTrue(request(sock, "status")["ok"])  # the first one is unharmed
