@@ -38,7 +38,8 @@ def main():
     r = run()
     check(r.returncode == 2, "no subcommand: exit 2")
     r = run("tables", "--k", "7")
-    check(r.returncode == 2 and "k must be an even number" in r.stderr, "tables --k 7: exit 2, says why")
+    check(r.returncode == 2 and "k must be an even number" in r.stderr,
+          "tables --k 7: exit 2, says why")
     r = run("tables", "--switch", "zz")
     check(r.returncode == 2 and "no switch 'zz'" in r.stderr, "tables --switch zz: exit 2")
     r = run("tables", "--failed", "99999")
@@ -53,9 +54,11 @@ def main():
     r = run("tables", "--k", "8", "--switch", "a0-0", "--pipe-size", "2", "--format", "json")
     check(r.returncode == 0, "tables --format json: exit 0")
     j = json.loads(r.stdout)
-    check(j["format"] == "ofan-p4-tables-1" and j["switch"]["name"] == "a0-0", "json: format, switch")
+    check(j["format"] == "ofan-p4-tables-1" and j["switch"]["name"] == "a0-0",
+          "json: format, switch")
     tables = {t["name"]: t for t in j["tables"]}
-    check(len(tables["pipe.Ingress.route"]["entries"]) == 128, "json: a route entry per host (agg: no gateway)")
+    check(len(tables["pipe.Ingress.route"]["entries"]) == 128,
+          "json: a route entry per host (agg: no gateway)")
     check(len(tables["pipe.Ingress.pofan_key"]["entries"]) == 16, "json: 8 pods x 2 classes")
     check(len(j["registers"][0]["pipes"]) == 4, "json: the register of 4 pipes")
 
@@ -71,11 +74,12 @@ def main():
             check(False, "the bfrt_python script is valid Python: %s" % e)
         r = run("tables", "--k", "8", "--switch", "e0-0", "--pipe-size", "2", "--failed", "26",
                 "--update-from", "none")
-        lines = [l for l in r.stdout.splitlines() if l.startswith("ig.")]
+        lines = [line for line in r.stdout.splitlines() if line.startswith("ig.")]
         check(r.returncode == 0 and len(lines) == 8
-              and sum("pofan_key.mod_with_set_key_degraded(dest=0x6" in l for l in lines) == 2
-              and sum("uplink_list.add_with_set_uplink(ptr=" in l for l in lines) == 6
-              and not any("pointers" in l for l in lines),
+              and sum("pofan_key.mod_with_set_key_degraded(dest=0x6" in line
+                      for line in lines) == 2
+              and sum("uplink_list.add_with_set_uplink(ptr=" in line for line in lines) == 6
+              and not any("pointers" in line for line in lines),
               "an update from no failure to link 26: 6 list entries, dest 6's 2 keys, no register")
         r = run("tables", "--update-from", "2x")
         check(r.returncode == 2 and "not a link id" in r.stderr, "--update-from 2x: exit 2")
@@ -85,7 +89,8 @@ def main():
         py_compile.compile(upd, doraise=True)
 
         r = run("vectors", "--check", VECTORS)
-        check(r.returncode == 0 and r.stdout.count("ok  ") == 8, "vectors --check on the committed vectors")
+        check(r.returncode == 0 and r.stdout.count("ok  ") == 8,
+              "vectors --check on the committed vectors")
         copy = os.path.join(tmp, "vectors")
         shutil.copytree(VECTORS, copy)
         path = os.path.join(copy, "edge_k8.golden")
@@ -98,7 +103,8 @@ def main():
               "vectors --check finds a changed vector: exit 1")
         os.remove(os.path.join(copy, "agg_k8.tables.json"))
         r = run("vectors", "--check", copy)
-        check(r.returncode == 1 and "is missing" in r.stderr, "vectors --check finds a missing file")
+        check(r.returncode == 1 and "is missing" in r.stderr,
+              "vectors --check finds a missing file")
         r = run("vectors", "--check", copy, "--json")
         rep = json.loads(r.stdout) if r.stdout.strip() else []
         check(r.returncode == 1 and {e["status"] for e in rep} == {"ok", "differs", "missing"},
@@ -111,9 +117,11 @@ def main():
     check(r.returncode == 0, "resources --json")
     est = json.loads(r.stdout)
     check([e["edges"] for e in est] == [64, 2048], "resources: 64 and 2,048 edge switches")
-    check(all(e["stages"] <= 12 and e["meter_alus"] == 1 for e in est), "resources: fits 12 stages, 1 stateful ALU")
+    check(all(e["stages"] <= 12 and e["meter_alus"] == 1 for e in est),
+          "resources: fits 12 stages, 1 stateful ALU")
     r = run("resources")
-    check(r.returncode == 0 and "route" in r.stdout and "pointers" in r.stdout, "resources: a table")
+    check(r.returncode == 0 and "route" in r.stdout and "pointers" in r.stdout,
+          "resources: a table")
     r = run("resources", "--edges", "0")
     check(r.returncode == 2, "resources --edges 0: exit 2")
 
