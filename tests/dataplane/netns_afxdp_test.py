@@ -15,8 +15,9 @@ Checks: the gateway answers ARP and ping; the switch learns the hosts' MACs;
 hosts ping each other through the switch, also with frames of the full MTU
 ofan-dp sets on its veths; a RoCEv2 RDMA WRITE ONLY packet (TTL 64, ECT(0),
 ICRC by scapy) arrives at h1 with TTL 63, a good IP checksum, the same ICRC
-(still valid), ECN untouched and the MACs rewritten; the switch's counters moved and its drop counters did
-not; ofan-dp stops cleanly on SIGTERM and leaves no hugepage files.
+(still valid), ECN untouched and the MACs rewritten; the switch's counters
+moved and its drop counters did not; ofan-dp stops cleanly on SIGTERM and
+leaves no hugepage files.
 
 Exit: 0 pass, 1 fail, 77 skip (not root, or no AF_XDP / tools).
 """
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "common"))
@@ -43,15 +45,18 @@ GW_IP = "10.0.0.1"
 NAME = f"nxt{PID}"
 PREFIX = f"ofan-nxt{PID}"  # EAL --file-prefix (only names /var/run/dpdk/<prefix>)
 
-state = {"proc": None, "tshark": None, "tmp": None, "created_ns": [], "created_if": [],
-         "cleaning": False, "log": None, "defer": False, "pending": None, "interrupted": None}
+state: dict[str, Any] = {
+    "proc": None, "tshark": None, "tmp": None, "created_ns": [], "created_if": [],
+    "cleaning": False, "log": None, "defer": False, "pending": None, "interrupted": None}
 
 
 def run(cmd, timeout=20, check_rc=True, **kw):
     """Runs a command (list) with a bound; returns CompletedProcess."""
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout, **kw)
     if check_rc and r.returncode != 0:
-        raise RuntimeError(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+        raise RuntimeError(
+            f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
     return r
 
 
@@ -133,7 +138,8 @@ def setup_network():
     for i in range(2):
         run(["ip", "netns", "add", NS[i]])
         state["created_ns"].append(NS[i])
-        run(["ip", "link", "add", SW_IF[i], "type", "veth", "peer", "name", HOST_IF[i], "netns", NS[i]])
+        run(["ip", "link", "add", SW_IF[i], "type", "veth", "peer", "name", HOST_IF[i],
+             "netns", NS[i]])
         state["created_if"].append(SW_IF[i])
         # No IPv6 chatter (RS, DAD, MLD): it would be counted as unknown-ethertype drops.
         Path(f"/proc/sys/net/ipv6/conf/{SW_IF[i]}/disable_ipv6").write_text("1\n")
@@ -185,9 +191,11 @@ def cleanup(hp_before):
             if rc != 0:
                 log(dp_output()[-3000:])
     for ifname in state["created_if"]:
-        subprocess.run(["ip", "link", "del", ifname], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20)
+        subprocess.run(["ip", "link", "del", ifname], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=20)
     for ns in state["created_ns"]:
-        r = subprocess.run(["ip", "netns", "del", ns], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
+        r = subprocess.run(["ip", "netns", "del", ns], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=20)
         if r.returncode != 0:
             log(f"note: ip netns del {ns}: {r.stdout.strip()}")
     state["created_if"].clear()
@@ -209,7 +217,8 @@ def cleanup(hp_before):
     if hp_before is not None:
         new = hugepage_files() - hp_before
         ours = sorted(f for f in new if f.startswith(PREFIX))
-        check("no hugepage files left in /dev/hugepages by this run", not ours, ", ".join(ours) or "none")
+        check("no hugepage files left in /dev/hugepages by this run", not ours,
+              ", ".join(ours) or "none")
         others = sorted(new - set(ours))
         if others:
             log(f"note: other new files in /dev/hugepages (not from this run): {others[:5]}")
@@ -223,7 +232,7 @@ def cleanup(hp_before):
 def ping(ns, dst, count):
     r = run(nsexec(ns, "ping", "-n", "-c", str(count), "-i", "0.2", "-W", "2", dst),
             timeout=count * 3 + 10, check_rc=False)
-    summary = [l for l in r.stdout.splitlines() if "transmitted" in l]
+    summary = [line for line in r.stdout.splitlines() if "transmitted" in line]
     return r.returncode == 0, (summary[0] if summary else (r.stdout + r.stderr).strip()[-300:])
 
 
@@ -235,10 +244,11 @@ def mtu_check():
     for i in range(2):
         run(["ip", "-n", NS[i], "link", "set", HOST_IF[i], "mtu", str(mtu)])
     try:
-        r = run(nsexec(NS[0], "ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", "-M", "do", "-s", str(mtu - 28),
-                       HOST_IP[1]), timeout=30, check_rc=False)
-        summary = [l for l in r.stdout.splitlines() if "transmitted" in l]
-        check(f"full-size frames forwarded at the MTU ofan-dp set on its veths ({mtu}, frame {mtu + 14} B)",
+        r = run(nsexec(NS[0], "ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", "-M", "do",
+                       "-s", str(mtu - 28), HOST_IP[1]), timeout=30, check_rc=False)
+        summary = [line for line in r.stdout.splitlines() if "transmitted" in line]
+        check(f"full-size frames forwarded at the MTU ofan-dp set on its veths "
+              f"({mtu}, frame {mtu + 14} B)",
               r.returncode == 0, summary[0] if summary else (r.stdout + r.stderr).strip()[-300:])
     finally:
         for i in range(2):
@@ -285,15 +295,16 @@ def roce_check(tmp, sock):
     frame = build_roce(h0, sw_mac0)
     sent_pcap = os.path.join(tmp, "sent.pcap")
     wrpcap(sent_pcap, [Ether(frame)])
-    fields = ["eth.src", "eth.dst", "ip.ttl", "ip.checksum.status", "ip.dsfield.ecn", "infiniband.bth.opcode",
-              "infiniband.invariant.crc"]
+    fields = ["eth.src", "eth.dst", "ip.ttl", "ip.checksum.status", "ip.dsfield.ecn",
+              "infiniband.bth.opcode", "infiniband.invariant.crc"]
     sent = tshark_fields(sent_pcap, fields)
-    if not check("tshark dissects the sent packet as RoCEv2", len(sent) == 1 and sent[0].get("infiniband.invariant.crc"),
-                 str(sent)):
+    if not check("tshark dissects the sent packet as RoCEv2",
+                 len(sent) == 1 and sent[0].get("infiniband.invariant.crc"), str(sent)):
         return
     sent = sent[0]
     log(f"sent: {len(frame)} B, ttl {sent['ip.ttl']}, ecn {sent['ip.dsfield.ecn']}, "
-        f"opcode {sent['infiniband.bth.opcode']}, icrc {sent['infiniband.invariant.crc']} (bytes {frame[-4:].hex()})")
+        f"opcode {sent['infiniband.bth.opcode']}, icrc {sent['infiniband.invariant.crc']} "
+        f"(bytes {frame[-4:].hex()})")
 
     c0 = control(sock, "counters")
     p0 = {p["port"]: p for p in control(sock, "ports")}
@@ -301,8 +312,9 @@ def roce_check(tmp, sock):
     pcap = os.path.join(tmp, "rx.pcap")
     errf = os.path.join(tmp, "tshark.err")
     with open(errf, "w") as ef:
-        spawn("tshark", nsexec(NS[1], "tshark", "-n", "-i", HOST_IF[1], "-f", "udp port 4791", "-c", "1",
-                               "-a", "duration:10", "-w", pcap), stdout=subprocess.DEVNULL, stderr=ef)
+        spawn("tshark", nsexec(NS[1], "tshark", "-n", "-i", HOST_IF[1], "-f", "udp port 4791",
+                               "-c", "1", "-a", "duration:10", "-w", pcap),
+              stdout=subprocess.DEVNULL, stderr=ef)
     deadline = time.monotonic() + 15
     ready = False
     while time.monotonic() < deadline and state["tshark"].poll() is None:
@@ -310,7 +322,8 @@ def roce_check(tmp, sock):
             ready = True
             break
         time.sleep(0.05)
-    if not check("tshark capture started on h1", ready, "" if ready else Path(errf).read_text(errors="replace").strip()[-300:]):
+    if not check("tshark capture started on h1", ready,
+                 "" if ready else Path(errf).read_text(errors="replace").strip()[-300:]):
         return
     time.sleep(0.3)  # the "Capturing on" line comes just before the socket is live
     send = ("import sys\nfrom scapy.all import Ether, sendp\n"
@@ -323,10 +336,13 @@ def roce_check(tmp, sock):
     state["tshark"] = None
     got = tshark_fields(pcap, fields) if os.path.exists(pcap) else []
     if not check("RoCEv2 packet captured on h1", len(got) == 1,
-                 f"tshark rc {rc}, {len(got)} frame(s)" + ("" if got else "; " + Path(errf).read_text(errors="replace").strip()[-300:])):
+                 f"tshark rc {rc}, {len(got)} frame(s)"
+                 + ("" if got
+                    else "; " + Path(errf).read_text(errors="replace").strip()[-300:])):
         return
     g = got[0]
-    log(f"received: ttl {g['ip.ttl']}, checksum status {g['ip.checksum.status']}, ecn {g['ip.dsfield.ecn']}, "
+    log(f"received: ttl {g['ip.ttl']}, checksum status {g['ip.checksum.status']}, "
+        f"ecn {g['ip.dsfield.ecn']}, "
         f"icrc {g['infiniband.invariant.crc']}, {g['eth.src']} -> {g['eth.dst']}")
     check("TTL decremented 64 -> 63", g["ip.ttl"] == "63", g["ip.ttl"])
     check("IP checksum good after rewrite (ip.checksum.status 1)", g["ip.checksum.status"] == "1",
@@ -342,8 +358,10 @@ def roce_check(tmp, sock):
     check("ICRC still valid (recomputed with scapy)", ok, detail)
     # Nothing but TTL, IP checksum and MACs changed.
     # Offsets: Ethernet 0..13, IP header from 14 (TTL at 22, protocol 23, checksum 24..25).
-    same = (len(rx) == len(frame) and rx[14:22] == frame[14:22] and rx[23] == frame[23] and rx[26:] == frame[26:])
-    check("payload from the IP header on unchanged except TTL/checksum", same, f"{len(frame)} B sent, {len(rx)} B received")
+    same = (len(rx) == len(frame) and rx[14:22] == frame[14:22] and rx[23] == frame[23]
+            and rx[26:] == frame[26:])
+    check("payload from the IP header on unchanged except TTL/checksum", same,
+          f"{len(frame)} B sent, {len(rx)} B received")
 
     # Counters. Let the ICMP port-unreachable that h1 sends back settle first.
     time.sleep(0.3)
@@ -355,10 +373,14 @@ def roce_check(tmp, sock):
     check("counters: tx_packets moved", d["tx_packets"] >= 1, str(d["tx_packets"]))
     check("counters: port 0 rx and port 1 tx moved",
           p1[0]["rx_packets"] > p0[0]["rx_packets"] and p1[1]["tx_packets"] > p0[1]["tx_packets"],
-          f"port0 rx +{p1[0]['rx_packets'] - p0[0]['rx_packets']}, port1 tx +{p1[1]['tx_packets'] - p0[1]['tx_packets']}")
-    drops = {k: c1["drops"][k] - c0["drops"][k] for k in c0["drops"] if c1["drops"][k] != c0["drops"][k]}
-    check("counters: no drop counter moved", not drops and c1["drops_total"] == c0["drops_total"], str(drops or "none"))
-    check("counters: no forward to an unknown neighbour", d["neighbor_unknown"] == 0, str(d["neighbor_unknown"]))
+          f"port0 rx +{p1[0]['rx_packets'] - p0[0]['rx_packets']}, "
+          f"port1 tx +{p1[1]['tx_packets'] - p0[1]['tx_packets']}")
+    drops = {k: c1["drops"][k] - c0["drops"][k] for k in c0["drops"]
+             if c1["drops"][k] != c0["drops"][k]}
+    check("counters: no drop counter moved",
+          not drops and c1["drops_total"] == c0["drops_total"], str(drops or "none"))
+    check("counters: no forward to an unknown neighbour", d["neighbor_unknown"] == 0,
+          str(d["neighbor_unknown"]))
 
 
 def main():
@@ -408,7 +430,8 @@ def main():
             f"control: {{socket: {sock}}}\n"
             "idle: {max_sleep_us: 1000}\n")
         state["log"] = os.path.join(tmp, "ofan-dp.log")
-        cmd = [ofan_dp, "--in-memory", "--file-prefix", PREFIX, "--no-telemetry", "--", "--config", cfg]
+        cmd = [ofan_dp, "--in-memory", "--file-prefix", PREFIX, "--no-telemetry",
+               "--", "--config", cfg]
         log("starting: " + " ".join(cmd))
         with open(state["log"], "w") as lf:
             spawn("proc", cmd, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT)
@@ -431,12 +454,14 @@ def main():
                      f"exit code {state['proc'].poll()}, last error {err!r}"):
             log("---- ofan-dp output ----\n" + dp_output()[-4000:])
             return 1
-        log(f"status: {status['fabric']}, workers {[(w['lcore'], w['ports']) for w in status['workers']]}")
+        log(f"status: {status['fabric']}, "
+            f"workers {[(w['lcore'], w['ports']) for w in status['workers']]}")
         check("an idle worker blocks on its ports' AF_XDP sockets (idle_wait.h)",
               all(w.get("blocking") for w in status["workers"]), str(status["workers"]))
         ports = {p["port"]: p for p in control(sock, "ports")}
         check("ports 0 and 1 present (af_xdp)", set(ports) == {0, 1},
-              "; ".join(f"{p}: {v['dev']} {v['mac']} link {v['link']}" for p, v in sorted(ports.items())))
+              "; ".join(f"{p}: {v['dev']} {v['mac']} link {v['link']}"
+                        for p, v in sorted(ports.items())))
 
         ok, s = ping(NS[0], GW_IP, 3)
         check(f"ping gateway {GW_IP} from h0", ok, s)
@@ -446,7 +471,8 @@ def main():
         for i in range(2):
             want = host_mac(i)
             got = ports.get(i, {}).get("neighbor")
-            check(f"switch learned h{i}'s MAC on port {i} from ARP", (got or "").lower() == want.lower(),
+            check(f"switch learned h{i}'s MAC on port {i} from ARP",
+                  (got or "").lower() == want.lower(),
                   f"{got} (h{i} is {want})")
         ok, s = ping(NS[0], HOST_IP[1], 5)
         check(f"ping {HOST_IP[1]} from h0 through the switch", ok, s)
@@ -456,7 +482,8 @@ def main():
         roce_check(tmp, sock)
 
         if state["proc"].poll() is not None:
-            check("ofan-dp still running after the checks", False, f"exit code {state['proc'].returncode}")
+            check("ofan-dp still running after the checks", False,
+                  f"exit code {state['proc'].returncode}")
             log(dp_output()[-3000:])
     except Interrupted as e:
         check("test not interrupted", False, str(e))
