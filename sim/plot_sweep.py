@@ -29,7 +29,8 @@ def main() -> int:
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     for ax, (key, title, logy) in zip(axes, panels):
         for lb in lbs:
-            pts = sorted((r["msg_bytes"], r[key], r.get(key + "_sem", 0.0)) for r in rows if r["lb"] == lb)
+            pts = sorted((r["msg_bytes"], r[key], r.get(key + "_sem", 0.0))
+                         for r in rows if r["lb"] == lb)
             xs = [p[0] / 1024 for p in pts]
             scale = 100.0 if key == "cct_inflation" else 1.0
             ys = [p[1] * scale for p in pts]
