@@ -102,7 +102,7 @@ class Fabric:
                    "ofan_mode": ofan_mode, "seed": seed, "pipe_size": pipe_size or t.k,
                    "topology_source": t.source, "created": time.time(), "phase": "up",
                    "failed_links": [], "failed_switches": [],
-                   "links": {str(l.id): l.attrs for l in t.links},
+                   "links": {str(link.id): link.attrs for link in t.links},
                    "wires": [], "vm_hosts": vm_hosts})
         st.save()
         (st.dir / "sock").mkdir(parents=True, exist_ok=True)
@@ -120,8 +120,8 @@ class Fabric:
             st.add_ns(self.ns(h["name"]))
             netns.create(self.ns(h["name"]), ["net.ipv4.conf.all.rp_filter=0"])
         self.log(f"links: {len(t.links)}")
-        for l in t.links:
-            self._make_link(l)
+        for link in t.links:
+            self._make_link(link)
         for h in t.hosts:
             ns = self.ns(h["name"])
             if h["name"] in vm_hosts:
@@ -144,11 +144,11 @@ class Fabric:
         st.save()
         return st["up_s"]
 
-    def _make_link(self, l):
+    def _make_link(self, link):
         t = self.topo
-        a_node, a_port = l.a
-        b_node, b_port = l.b
-        if l.host:
+        a_node, a_port = link.a
+        b_node, b_port = link.b
+        if link.host:
             h = t.host_by_name[a_node]
             a_ns, a_if, a_mac = self.ns(a_node), host_if(), h["mac"]
         else:
@@ -156,22 +156,22 @@ class Fabric:
             a_mac = t.sw_by_name[a_node]["ports"][a_port]["mac"]
         b_ns, b_if = self.ns(b_node), port_if(b_port)
         b_mac = t.sw_by_name[b_node]["ports"][b_port]["mac"]
-        if not l.netem():
+        if not link.netem():
             netns.veth(a_ns, a_if, a_mac, b_ns, b_if, b_mac, facts.netdev_mtu())
             netns.ethtool_off(b_ns, b_if)
-            if not l.host:
+            if not link.host:
                 netns.ethtool_off(a_ns, a_if)
             return
         # A wire namespace in the middle carries netem (see netns.wire).
-        w = self.wire_ns(l)
+        w = self.wire_ns(link)
         self.state.add_ns(w)
-        self.state["wires"].append(l.id)
+        self.state["wires"].append(link.id)
         netns.create(w)
         netns.veth(a_ns, a_if, a_mac, w, "a", "02:0e:00:00:00:0a", facts.netdev_mtu())
         netns.veth(w, "b", "02:0e:00:00:00:0b", b_ns, b_if, b_mac, facts.netdev_mtu())
         for ns_, if_ in ((a_ns, a_if), (b_ns, b_if), (w, "a"), (w, "b")):
             netns.ethtool_off(ns_, if_)
-        netns.wire(w, "a", "b", l.attrs)
+        netns.wire(w, "a", "b", link.attrs)
         self.state.save()
 
     def _ensure_hugepages(self, nswitches):
@@ -179,8 +179,8 @@ class Fabric:
         page = 2 << 20
         try:
             total = int(open("/proc/sys/vm/nr_hugepages").read())
-            free = int(next(l.split()[1] for l in open("/proc/meminfo")
-                            if l.startswith("HugePages_Free")))
+            free = int(next(line.split()[1] for line in open("/proc/meminfo")
+                            if line.startswith("HugePages_Free")))
         except (OSError, StopIteration, ValueError) as e:
             raise FabricError(f"cannot read the hugepage reservation: {e}", code=3)
         if not os.path.ismount("/dev/hugepages"):
@@ -211,7 +211,8 @@ class Fabric:
         for p in s["ports"]:
             a = t.link_at(s["name"], p["port"]).attrs
             ports.append({
-                "port": p["port"], "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
+                "port": p["port"],
+                "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
                 "mac": p["mac"], "peer_mac": p["peer"]["mac"],
                 "egress": {"rate_gbps": rate_gbps(a),
                            "buffer": parse_size(a["buffer"], "buffer"),
@@ -236,8 +237,9 @@ class Fabric:
             logf = open(self.state.dir / "logs" / f"{name}.log", "ab")
             # Both lcores may run on either CPU: twenty switches share two
             # cores and the scheduler balances them (workers sleep when idle).
-            cmd = rt_prefix() + ["ip", "netns", "exec", self.ns(name), dp, "--lcores", "(0,1)@(0,1)",
-                   "--file-prefix", self.ns(name), "--in-memory", "--", "--config", str(cfg)]
+            cmd = rt_prefix() + ["ip", "netns", "exec", self.ns(name), dp,
+                                 "--lcores", "(0,1)@(0,1)", "--file-prefix", self.ns(name),
+                                 "--in-memory", "--", "--config", str(cfg)]
             p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
             logf.close()
@@ -321,18 +323,18 @@ class Fabric:
         out = {lid: self.topo.links[lid] for lid in self.state["failed_links"]}
         for name in self.state["failed_switches"]:
             for p in self.topo.sw_by_name[name]["ports"]:
-                l = self.topo.link_at(name, p["port"])
-                if not l.host:
-                    out[l.id] = l
+                link = self.topo.link_at(name, p["port"])
+                if not link.host:
+                    out[link.id] = link
         return out.values()
 
     def failed_switch_links(self):
         """ofan-topo's ids of the links out of service."""
-        return {l.switch_link_id for l in self.links_out_of_service()}
+        return {link.switch_link_id for link in self.links_out_of_service()}
 
     def dead_ports(self):
         """(switch, port) ends of the links out of service."""
-        return {tuple(end) for l in self.links_out_of_service() for end in (l.a, l.b)}
+        return {tuple(end) for link in self.links_out_of_service() for end in (link.a, link.b)}
 
     def push_tables(self):
         """Computes every switch's table and installs it: the one place the
@@ -411,16 +413,16 @@ class Fabric:
             raise FabricError(f"switch {name} is not failed")
         sw = self.topo.sw_by_name[name]
         for p in sw["ports"]:
-            l = self.topo.link_at(name, p["port"])
-            if l.id not in self.state["failed_links"]:
+            link = self.topo.link_at(name, p["port"])
+            if link.id not in self.state["failed_links"]:
                 netns.set_link(self.ns(name), port_if(p["port"]), True)
         self.state["failed_switches"].remove(name)
         self.state.save()
         if self.state["switch"] == "ofan":
             self._start_ofan_switches([name])
             for p in sw["ports"]:
-                l = self.topo.link_at(name, p["port"])
-                if l.id in self.state["failed_links"]:
+                link = self.topo.link_at(name, p["port"])
+                if link.id in self.state["failed_links"]:
                     control.request(self.sock(name), "set_port", port=p["port"], admin="down")
         self.push_tables()
 
@@ -525,7 +527,7 @@ def load(name, log=print):
     if wrong:
         raise FabricError(f"fabric {name}'s state file does not fit its fabric ({wrong}); "
                           f"ofan-emu down --name {name} removes it by its names")
-    for l in topo.links:
-        if str(l.id) in st["links"]:
-            l.attrs = st["links"][str(l.id)]
+    for link in topo.links:
+        if str(link.id) in st["links"]:
+            link.attrs = st["links"][str(link.id)]
     return Fabric(name, topo, st, log=log)
