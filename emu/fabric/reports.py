@@ -4,7 +4,7 @@ merged results, ofan-sim's report, ofan-dp's queues, ports and counters (by
 way of ofanctl).
 
 gives:    parse_progress(line) -> (done, total) or None; parse_host_report,
-          parse_coll_result, parse_sim_report, parse_snapshot -> the
+          parse_coll_result, parse_sim_report, check_snapshot -> the
           document, or FabricError (exit 1) naming the program and what in
           its output is not as run.py needs it
 The shapes list what run.py reads; the programs may say more.
@@ -76,10 +76,19 @@ def parse_sim_report(text: str) -> dict[str, Any]:
     return doc
 
 
-def check_snapshot(snap: object, switch: str) -> dict[str, Any]:
-    """One switch's {queues, ports, counters} as ofanctl gave them."""
+def check_snapshot(snap: object, switch: str, nports: int | None = None) -> dict[str, Any]:
+    """One switch's {queues, ports, counters} as ofanctl gave them; with
+    nports, every queue's and port's number is one of the switch's
+    (0..nports-1), as run.py indexes its ports by them."""
+    where = f"switch {switch} (ofanctl)"
     try:
-        doc: dict[str, Any] = shapes.check(snap, SNAPSHOT_SHAPE, f"switch {switch}")
+        doc: dict[str, Any] = shapes.check(snap, SNAPSHOT_SHAPE, where)
     except shapes.ShapeError as e:
         raise FabricError(str(e)) from None
+    if nports is not None:
+        for what in ("queues", "ports"):
+            for i, rec in enumerate(doc[what]):
+                if not 0 <= rec["port"] < nports:
+                    raise FabricError(f"{where}.{what}[{i}].port: {rec['port']} is not a port "
+                                      f"of the switch (it has {nports})")
     return doc

@@ -23,7 +23,7 @@ import tempfile
 import time
 from typing import Any
 
-from . import control, facts
+from . import control, facts, reports
 from .fabric import rt_prefix
 from .topology import parse_size, rate_gbps
 from .state import alive, proc_start_time
@@ -57,6 +57,7 @@ class Runner:
         self.log = log
         self.topo = fab.topo
         self.ofan = fab.state["switch"] == "ofan"
+        self.bad_progress = 0  # malformed "progress" lines from uroce, skipped
 
     # -- switches ----------------------------------------------------------
     def live_switches(self):
@@ -83,9 +84,11 @@ class Runner:
             return out
         for s in self.live_switches():
             sock = self.fab.sock(s["name"])
-            out[s["name"]] = {"queues": control.request(sock, "queues"),
-                              "ports": control.request(sock, "ports"),
-                              "counters": control.request(sock, "counters")}
+            out[s["name"]] = reports.check_snapshot(
+                {"queues": control.request(sock, "queues"),
+                 "ports": control.request(sock, "ports"),
+                 "counters": control.request(sock, "counters")},
+                s["name"], nports=len(s["ports"]))
         return out
 
     def reset_queues(self):
@@ -134,17 +137,25 @@ class Runner:
                 "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons}
 
     def _show_progress(self, err_f, seen):
-        """The hosts' latest "progress DONE TOTAL" line, as a percentage."""
+        """The hosts' latest "progress DONE TOTAL" line, as a percentage.
+        err_f is uroce's stderr, opened in binary; seen, how many bytes of it
+        were read before. Returns the new count. Never raises on what uroce
+        wrote: a malformed progress line (or bytes that are not UTF-8) is
+        skipped and counted in self.bad_progress."""
         err_f.seek(seen)
         chunk = err_f.read()
-        if not chunk.endswith("\n"):  # a line still being written: next time
-            chunk = chunk[:chunk.rfind("\n") + 1]
+        chunk = chunk[:chunk.rfind(b"\n") + 1]  # a line still being written: next time
         last = None
-        for line in chunk.splitlines():
-            if line.startswith("progress "):
-                last = line.split()
-        if last and len(last) == 3 and int(last[2]) > 0:
-            done, total = int(last[1]), int(last[2])
+        for line in chunk.decode("utf-8", "replace").splitlines():
+            if line.split()[:1] != ["progress"]:
+                continue  # the hosts' log lines, shown when the run ends
+            got = reports.parse_progress(line)
+            if got is None:
+                self.bad_progress += 1
+            else:
+                last = got
+        if last:
+            done, total = last
             msg = f"  {100 * done / total:5.1f}% of {total / 2**20:.1f} MiB delivered"
             if sys.stderr.isatty():
                 print("\r" + msg, end="", file=sys.stderr, flush=True)
@@ -242,10 +253,9 @@ class Runner:
         partial, problems = [], []
         for i, (rc, out, err) in sorted(job["outs"].items()):
             try:
-                partial.append(json.loads(out.strip().splitlines()[-1]))
-            except (ValueError, IndexError):
-                problems.append(f"{hosts[i]['name']}: ofan-coll exited {rc} without a result: "
-                                f"{err.strip()[-300:]}")
+                partial.append(coll_partial(hosts[i]["name"], rc, out, err))
+            except FabricError as e:
+                problems.append(str(e))
         if problems:
             raise FabricError("; ".join(problems))
         counters: dict[str, int] = {}
@@ -263,7 +273,8 @@ class Runner:
                 paths.append(os.path.join(d, f"part{i}.json"))
                 with open(paths[-1], "w") as f:
                     json.dump(pj, f)
-            return json.loads(run_cmd([coll, "merge", *paths]).stdout)
+            return reports.parse_coll_result(run_cmd([coll, "merge", *paths]).stdout,
+                                             "ofan-coll merge's result")
 
     @staticmethod
     def rxe_totals(counters):
@@ -303,6 +314,7 @@ class Runner:
                 "rxe_counters": counters, "hosts": ures.get("hosts", [])}
 
     def run_hosts(self, spec, timeout):
+        self.bad_progress = 0
         with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.fab.state.dir,
                                          delete=False) as f:
             json.dump(spec, f)
@@ -312,7 +324,7 @@ class Runner:
         # descriptor of its own (a shared one would move the child's offset).
         err_path = self.fab.state.dir / f"uroce-{os.getpid()}-{time.monotonic_ns()}.err"
         err_w = open(err_path, "w")
-        err_f = open(err_path)
+        err_f = open(err_path, "rb")
         p = subprocess.Popen(cmd, stdout=out_f, stderr=err_w, text=True,
                              start_new_session=True, preexec_fn=_die_with_parent)
         err_w.close()
@@ -343,7 +355,7 @@ class Runner:
                 print(file=sys.stderr)
             out_f.seek(0)
             err_f.seek(0)
-            out, err = out_f.read(), err_f.read()
+            out, err = out_f.read(), err_f.read().decode("utf-8", "replace")
         finally:
             out_f.close()
             err_f.close()
@@ -351,12 +363,11 @@ class Runner:
             rec.unlink(missing_ok=True)
             os.unlink(f.name)
         for line in err.splitlines():
-            if line.strip() and not line.startswith("progress "):
+            if line.strip() and line.split()[:1] != ["progress"]:
                 self.log(f"  uroce: {line.strip()}")
-        try:
-            return json.loads(out)
-        except ValueError:
-            raise FabricError(f"uroce failed ({p.returncode}): {err.strip()[-800:]}")
+        if self.bad_progress:
+            self.log(f"  uroce: {self.bad_progress} malformed progress line(s) skipped")
+        return host_report(p.returncode, out, err)
 
     # -- simulator -----------------------------------------------------------
     def sim_link_gbps(self):
@@ -384,12 +395,39 @@ class Runner:
                "--load", str(pace), "--json", "--no-progress"]
         p = run_cmd(cmd, check=False, timeout=600)
         if p.returncode not in (0, 3):
-            raise FabricError(f"ofan-sim failed ({p.returncode}): {p.stderr.strip()}")
-        d = json.loads(p.stdout)
+            raise FabricError(f"ofan-sim failed ({p.returncode}): {last_words(p.stderr)}")
+        d = reports.parse_sim_report(p.stdout)
         return {"queue_max_pkts": d["queue_max_pkts"], "cct_inflation": d["cct_inflation"],
                 "cct_us": d["cct_us"], "cct_lower_bound_us": d["cct_lower_bound_us"],
                 "stages": {k: v["max_pkts"] for k, v in d["stages"].items()},
                 "link_gbps": rate, "note": note}
+
+
+def last_words(err, n=300):
+    """The end of a program's stderr, on one line (for an error message)."""
+    text = " / ".join(line.strip() for line in err.splitlines() if line.strip())
+    return ("..." + text[-n:]) if len(text) > n else (text or "(nothing on stderr)")
+
+
+def host_report(rc, out, err):
+    """uroce collective --json's report from its exit code and output; a
+    FabricError naming uroce when there is none or it is malformed."""
+    if not out.strip():
+        raise FabricError(f"uroce failed ({rc}) without a report: {last_words(err, 800)}")
+    try:
+        return reports.parse_host_report(out)
+    except FabricError as e:
+        raise FabricError(f"uroce (exit {rc}): {e}") from None
+
+
+def coll_partial(host, rc, out, err):
+    """One VM rank's partial result: the last line ofan-coll --json printed;
+    a FabricError naming the host and ofan-coll when there is none or it is
+    malformed."""
+    lines = out.strip().splitlines()
+    if not lines:
+        raise FabricError(f"{host}: ofan-coll exited {rc} without a result: {last_words(err)}")
+    return reports.parse_coll_result(lines[-1], f"{host}: ofan-coll's result (exit {rc})")
 
 
 def _die_with_parent():
@@ -444,7 +482,7 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
             after = r.snapshot()
             sw = r.switch_report(before, after)
             coll = res.get("result", {})
-            host_reasons = [f"{h['name']}: {h['tx_refused']} sends refused by its socket"
+            host_reasons = [f"{h.get('name', '?')}: {h['tx_refused']} sends refused by its socket"
                             for h in res.get("hosts", []) if h.get("tx_refused", 0) > 0]
             reasons = sw["cpu_reasons"] + host_reasons
             one = {"lb": lb, "seed": s, "cct_us": coll.get("cct_us"),

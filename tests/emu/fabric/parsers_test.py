@@ -9,7 +9,8 @@ never another exception, and the error is one line.
 Covered: topology files (emu/topologies/*.yaml mutated byte- and
 token-wise, random bytes, random YAML documents), ofan-topo's describe JSON
 fed to Topology, state files through State.load, fabric.load and status(),
-the run's reports (reports.py), the VM agent's lines both ways
+the run's reports (reports.py) and run.py's reading of uroce's report,
+the VM ranks' ofan-coll lines and uroce's progress stream, the VM agent's lines both ways
 (agent.parse_request, agent.parse_message), and `ofan-emu up --topology`
 on garbage: exit 2, one line on stderr, no traceback.
 
@@ -33,6 +34,7 @@ sys.path.insert(0, str(REPO / "tests" / "common"))
 from checks import check, failures  # noqa: E402
 sys.path.insert(0, str(REPO / "emu"))
 from fabric import fabric, reports, state, topology  # noqa: E402
+from fabric import run as fabric_run  # noqa: E402
 from fabric.tools import FabricError, run, tool  # noqa: E402
 from fabric.topology import TopologyError  # noqa: E402
 from vm import agent  # noqa: E402
@@ -294,7 +296,8 @@ def mutated_reports(doc: Any, which: str) -> None:
             r = reports.parse_sim_report(text)
             {k: v["max_pkts"] for k, v in r["stages"].items()}
         else:
-            reports.check_snapshot(doc, "l0")
+            r = reports.check_snapshot(doc, "l0", nports=4)
+            assert all(0 <= x["port"] < 4 for x in r["queues"] + r["ports"])
     except FabricError as e:
         assert one_line(e), repr(str(e))
 
@@ -306,6 +309,69 @@ def mutated_reports(doc: Any, which: str) -> None:
 def progress_lines(line: str) -> None:
     r = reports.parse_progress(line)
     assert r is None or (0 <= r[0] <= r[1] and r[1] > 0)
+
+
+# What run.py makes of the programs' output (run.py: host_report, coll_partial,
+# Runner._show_progress): a result or a one-line FabricError naming the program.
+COLL_LINE = json.dumps(HOST_REPORT["result"])
+outputs = (st.one_of(json_mutations(HOST_REPORT), json_mutations(HOST_REPORT["result"]),
+                     json_values).map(json.dumps)
+           | st.just(json.dumps(HOST_REPORT).encode()).flatmap(byte_mutations).map(
+               lambda b: b.decode("utf-8", "replace"))
+           | st.text(max_size=40))
+stderrs = st.text(max_size=60) | st.just("a\nb\n\n" + "x" * 900)
+
+
+@bounded(300, 2000)
+@given(st.integers(-9, 255), outputs, stderrs)
+def uroce_outputs(rc: int, out: str, err: str) -> None:
+    try:
+        r = fabric_run.host_report(rc, out, err)
+    except FabricError as e:
+        assert one_line(e) and "uroce" in str(e), repr(str(e))
+        return
+    assert isinstance(r["result"], dict)
+    [h.get("tx_refused", 0) > 0 for h in r.get("hosts", [])]
+
+
+@bounded(300, 2000)
+@given(st.integers(-9, 255), outputs | st.sampled_from(["", "\n", "log\n" + COLL_LINE,
+                                                        COLL_LINE + "\n\n"]), stderrs)
+def vm_rank_outputs(rc: int, out: str, err: str) -> None:
+    try:
+        r = fabric_run.coll_partial("h3", rc, out, err)
+    except FabricError as e:
+        assert one_line(e) and "ofan-coll" in str(e) and "h3" in str(e), repr(str(e))
+        return
+    sum(r.get("rxe_counters", {}).values())
+
+
+PROGRESS = b"log line\nprogress 10 100\nprogress 100 100\n"
+
+
+@bounded(300, 2000)
+@given(st.lists(st.binary(max_size=40)
+                | st.just(PROGRESS).flatmap(byte_mutations)
+                | st.sampled_from([b"progress 1 2\n", b"progress 3 0\n", b"progress x\n",
+                                   b"progress 5 2\n", b"progress \xff\xfe 2\n", b"\xe2\x82"]),
+                max_size=4))
+def progress_stream(writes: list[bytes]) -> None:
+    """uroce's stderr as _show_progress reads it, written in pieces."""
+    shown: list[str] = []
+    r = fabric_run.Runner.__new__(fabric_run.Runner)
+    r.log, r.bad_progress = shown.append, 0
+    with tempfile.TemporaryFile(dir=RUN_DIR) as f:
+        seen = 0
+        total = b""
+        with mock.patch.object(sys.stderr, "isatty", return_value=False):
+            for data in writes:
+                f.seek(0, os.SEEK_END)
+                f.write(data)
+                f.flush()
+                total += data
+                seen = r._show_progress(f, seen)
+                assert 0 <= seen <= len(total) and total[seen - 1:seen] in (b"", b"\n")
+    assert all("% of" in m for m in shown) and r.bad_progress >= 0
 
 
 # -- the VM agent's lines -----------------------------------------------------------
@@ -374,7 +440,8 @@ def cli() -> None:
 
 
 PROPERTIES = [random_bytes_topology, mutated_topology, random_documents, mutated_describe,
-              mutated_state, mutated_reports, progress_lines, agent_requests, agent_messages]
+              mutated_state, mutated_reports, progress_lines, uroce_outputs, vm_rank_outputs,
+              progress_stream, agent_requests, agent_messages]
 
 
 def main() -> int:
