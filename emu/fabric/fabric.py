@@ -23,7 +23,7 @@ import time
 from . import control, facts, netns, teardown
 from .state import RUN_DIR, State, alive, prefix, proc_start_time, valid_name
 from .tools import FabricError, run, tool
-from .topology import Topology, parse_size, rate_gbps
+from .topology import Topology, parse_size, parse_tables, rate_gbps
 
 HUGEPAGE_BYTES_PER_SWITCH = 96 << 20  # mempool + rings at ring_slots 512, with slack
 RING_SLOTS = 512
@@ -316,7 +316,7 @@ class Fabric:
                "--levels", str(self.topo.levels)]
         if failed:
             cmd += ["--failed", ",".join(str(x) for x in sorted(failed))]
-        return json.loads(run(cmd).stdout)
+        return parse_tables(run(cmd).stdout, self.topo)
 
     def links_out_of_service(self):
         """Failed links, and every inter-switch link of a failed switch."""

@@ -27,6 +27,7 @@ description and emu/topologies/ one canonical file per built-in shape):
           latency_us: 50          # per-link overrides
         - endpoints: ["h0", "e0-0:0"]
 """
+import ipaddress
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,16 @@ DESCRIBE_SHAPE = {
                "edge_name": str, "edge_port": int, "edge_mac": str}],
     "links": [{"id": int, "lower_name": str, "lower_port": int, "upper_name": str,
                "upper_port": int}],
+}
+
+# What Fabric.push_tables reads of `ofan-topo tables` (emu/topo/ofan_topo.cc
+# Tables()): per switch the valid-uplink masks (ofan-dp's load_tables) and
+# the same as IPv4 routes (kernel routers); a route with no ports says the
+# destination is unreachable from there.
+TABLES_SHAPE = {
+    "k": int, "levels": OneOf(2, 3), "failed": [int],
+    "switches": [{"id": int, "name": str, "masks": [int],
+                  "routes": [{"prefix": str, "ports": [int], "key?": int}]}],
 }
 
 
@@ -156,6 +167,42 @@ def parse_describe(text: str) -> dict[str, Any]:
                                         f"ports are not 0..{k - 1} in order")
         if not d["switches"] or not d["hosts"]:
             raise shapes.ShapeError("ofan-topo describe: no switches or no hosts")
+    except shapes.ShapeError as e:
+        raise FabricError(f"{e} (is build/emu/ofan-topo this checkout's?)") from None
+    return d
+
+
+def parse_tables(text: str, topo: "Topology") -> dict[str, Any]:
+    """`ofan-topo tables`' JSON for `topo`, checked: its k and levels, one
+    entry for each of the topology's switches, every mask non-negative, every
+    route an IPv4 network over ports of the switch. FabricError (exit 1: a
+    mismatch of ofan-emu and its build)."""
+    where = "ofan-topo tables"
+    try:
+        d: dict[str, Any] = shapes.parse_json(text, TABLES_SHAPE, where)
+        if (d["k"], d["levels"]) != (topo.k, topo.levels):
+            raise shapes.ShapeError(f"{where}: k={d['k']} levels={d['levels']}, asked for "
+                                    f"k={topo.k} levels={topo.levels}")
+        names = [s["name"] for s in d["switches"]]
+        if sorted(names) != sorted(topo.sw_by_name):
+            raise shapes.ShapeError(f"{where}: {len(names)} switches, not the topology's "
+                                    f"{len(topo.sw_by_name)} (each once)")
+        for s in d["switches"]:
+            at = f"{where}: switch {s['name']!r}"
+            if any(m < 0 for m in s["masks"]):
+                raise shapes.ShapeError(f"{at}: a negative mask")
+            nports = len(topo.sw_by_name[s["name"]]["ports"])
+            for r in s["routes"]:
+                try:
+                    canonical = str(ipaddress.IPv4Network(r["prefix"]))
+                except ValueError as e:
+                    raise shapes.ShapeError(f"{at}: route {r['prefix']!r}: {e}") from None
+                if canonical != r["prefix"]:  # netns.replace_route splits ADDR/LEN
+                    raise shapes.ShapeError(f"{at}: route {r['prefix']!r} is not ADDR/LEN "
+                                            f"({canonical})")
+                if any(not 0 <= p < nports for p in r["ports"]):
+                    raise shapes.ShapeError(f"{at}: route {r['prefix']!r} over ports "
+                                            f"{r['ports']} (it has 0..{nports - 1})")
     except shapes.ShapeError as e:
         raise FabricError(f"{e} (is build/emu/ofan-topo this checkout's?)") from None
     return d

@@ -8,11 +8,12 @@ never another exception, and the error is one line.
 
 Covered: topology files (emu/topologies/*.yaml mutated byte- and
 token-wise, random bytes, random YAML documents), ofan-topo's describe JSON
-fed to Topology, state files through State.load, fabric.load and status(),
-the run's reports (reports.py) and run.py's reading of uroce's report,
-the VM ranks' ofan-coll lines and uroce's progress stream, the VM agent's lines both ways
-(agent.parse_request, agent.parse_message), and `ofan-emu up --topology`
-on garbage: exit 2, one line on stderr, no traceback.
+fed to Topology and its tables JSON to parse_tables (Fabric.tables), state
+files through State.load, fabric.load and status(), the run's reports
+(reports.py) and run.py's reading of uroce's report, the VM ranks'
+ofan-coll lines and uroce's progress stream, the VM agent's lines both
+ways (agent.parse_request, agent.parse_message), and `ofan-emu up
+--topology` on garbage: exit 2, one line on stderr, no traceback.
 
 Derandomized (the same examples on every run) and bounded: about 15 s.
 """
@@ -221,6 +222,35 @@ def mutated_describe(doc: Any) -> None:
     for s in topo.switches:
         for p in s["ports"]:
             topo.link_at(s["name"], p["port"])
+
+
+TABLES_TOPO = {lv: topology.Topology(4, lv) for lv in (2, 3)}
+TABLES = {lv: json.loads(run([tool("ofan-topo"), "tables", "--k", "4", "--levels", str(lv),
+                              "--failed", "1"]).stdout) for lv in (2, 3)}
+
+
+@bounded(200, 5000)
+@given(st.sampled_from([2, 3]),
+       st.sampled_from([2, 3]).flatmap(lambda lv: json_mutations(TABLES[lv]).map(json.dumps))
+       | st.sampled_from([2, 3]).flatmap(lambda lv: st.just(json.dumps(TABLES[lv]).encode()))
+       .flatmap(byte_mutations).map(lambda b: b.decode("utf-8", "replace"))
+       | st.text(max_size=100))
+def mutated_tables(lv: int, text: str) -> None:
+    """ofan-topo tables' JSON as Fabric.tables reads it: checked tables that
+    push_tables can install (every switch's ports, prefixes as ADDR/LEN), or
+    a one-line FabricError."""
+    topo = TABLES_TOPO[lv]
+    try:
+        d = topology.parse_tables(text, topo)
+    except FabricError as e:
+        assert one_line(e), repr(str(e))
+        return
+    for s in d["switches"]:
+        sw = topo.sw_by_name[s["name"]]
+        for r in s["routes"]:
+            dst, _, plen = r["prefix"].partition("/")
+            assert 0 <= int(plen) <= 32
+            [sw["ports"][p]["peer"] for p in r["ports"]]
 
 
 # -- state files ------------------------------------------------------------------
@@ -440,6 +470,7 @@ def cli() -> None:
 
 
 PROPERTIES = [random_bytes_topology, mutated_topology, random_documents, mutated_describe,
+              mutated_tables,
               mutated_state, mutated_reports, progress_lines, uroce_outputs, vm_rank_outputs,
               progress_stream, agent_requests, agent_messages]
 
