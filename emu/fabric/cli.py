@@ -10,13 +10,16 @@ import os
 import signal
 import sys
 import time
+from types import FrameType
+from typing import Any, NoReturn, Sequence
 
 from . import teardown
 from .fabric import Fabric, load
 from .state import State, valid_name
 from .tools import FabricError
 from .run import WORKLOADS
-from .topology import LINK_ATTRS, Topology, TopologyError, attrs_with, load_file, parse_size
+from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
+                       parse_size)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CPU = 0, 1, 2, 3
 DEFAULT_NAME = "ofan"
@@ -46,17 +49,17 @@ Exit codes: 0 ok; 1 failed; 2 bad command line or topology; 3 CPU-bound run,
 or the environment lacks something (root, hugepages, a binary)."""
 
 
-def progress(msg):
+def progress(msg: str) -> None:
     print(f"[ofan-emu {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def need_root():
+def need_root() -> None:
     if os.geteuid() != 0:
         raise FabricError("ofan-emu needs root (network namespaces, veths, AF_XDP, hugepages)",
                           code=EXIT_CPU)
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ofan-emu", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Emulated fat trees of ofan-dp switches (or Linux routers) in network "
@@ -171,7 +174,7 @@ def parser():
     return p
 
 
-def add_run_args(rn):
+def add_run_args(rn: argparse.ArgumentParser) -> None:
     rn.add_argument("--workload", default="perm", choices=WORKLOADS)
     rn.add_argument("--msg", default="1MiB", help="bytes per host (perm: to its peer; a2a, "
                     "allgather, reducescatter: the whole buffer, nccl-tests' size)")
@@ -196,7 +199,7 @@ def add_run_args(rn):
     rn.add_argument("--json", action="store_true")
 
 
-def pick_name(args):
+def pick_name(args: argparse.Namespace) -> str:
     if args.name:
         return args.name
     names = State.names()
@@ -207,14 +210,14 @@ def pick_name(args):
     raise FabricError(f"several fabrics are up ({', '.join(names)}): say which with --name")
 
 
-def emit(args, obj, text):
+def emit(args: argparse.Namespace, obj: object, text: str) -> None:
     if getattr(args, "json", False):
         print(json.dumps(obj, indent=1))
     else:
         print(text)
 
 
-def cmd_up(args):
+def cmd_up(args: argparse.Namespace) -> int:
     overrides = {}
     for key, val in (("rate_mbps", args.link_mbps), ("buffer", args.buffer),
                      ("ecn", args.ecn), ("latency_us", args.latency_us)):
@@ -243,7 +246,7 @@ def cmd_up(args):
              f"({args.switch}), {len(topo.hosts)} hosts"
              + (f" ({len(vm_hosts)} of them VMs)" if vm_hosts else ""))
 
-    def on_signal(signum, _frame):
+    def on_signal(signum: int, _frame: FrameType | None) -> NoReturn:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
@@ -269,7 +272,7 @@ def cmd_up(args):
     return EXIT_OK
 
 
-def parse_vm_hosts(text, topo):
+def parse_vm_hosts(text: str | None, topo: Topology) -> list[str]:
     """--vm-hosts: N (the first N host slots) or host names."""
     if not text:
         return []
@@ -287,7 +290,7 @@ def parse_vm_hosts(text, topo):
     return names
 
 
-def cmd_exec(args):
+def cmd_exec(args: argparse.Namespace) -> int:
     from vm import qemu
     from . import vmhosts
     cmd = args.cmd
@@ -315,7 +318,7 @@ def cmd_exec(args):
         raise TopologyError(f"exec: {args.host} is not a host of fabric {fab.name}")
     v = vmhosts.attach(fab, args.host)
 
-    def out(fd, text):
+    def out(fd: int, text: str) -> None:
         if not args.json:
             (sys.stdout if fd == 1 else sys.stderr).write(text)
             (sys.stdout if fd == 1 else sys.stderr).flush()
@@ -335,7 +338,7 @@ def cmd_exec(args):
     return rc if 0 <= rc <= 255 else EXIT_FAIL
 
 
-def status_text(s):
+def status_text(s: dict[str, Any]) -> str:
     lines = [f"fabric {s['name']}: k={s['k']} levels={s['levels']} switch={s['switch']} "
              f"policy={s['policy']} phase={s['phase']}"]
     lines.append(f"  {'switch':8} {'role':5} {'pod':>3}  {'state':8} ns")
@@ -352,7 +355,7 @@ def status_text(s):
     return "\n".join(lines)
 
 
-def cmd_status(args):
+def cmd_status(args: argparse.Namespace) -> int:
     if args.name is None:
         names = State.names()
         if len(names) != 1:
@@ -369,7 +372,7 @@ def cmd_status(args):
     return EXIT_OK
 
 
-def cmd_down(args):
+def cmd_down(args: argparse.Namespace) -> int:
     need_root()
     names = teardown.all_names() if args.all else [pick_name(args)]
     reports = []
@@ -388,7 +391,7 @@ def cmd_down(args):
     return EXIT_OK
 
 
-def cmd_fail_restore(args):
+def cmd_fail_restore(args: argparse.Namespace) -> int:
     need_root()
     fab = load(pick_name(args), log=progress)
     fail = args.verb == "fail"
@@ -408,7 +411,7 @@ def cmd_fail_restore(args):
     return EXIT_OK
 
 
-def cmd_ping(args):
+def cmd_ping(args: argparse.Namespace) -> int:
     need_root()
     fab = load(pick_name(args), log=progress)
     res = fab.ping_all(count=args.count)
@@ -419,7 +422,7 @@ def cmd_ping(args):
     return EXIT_OK if not bad else EXIT_FAIL
 
 
-def do_run(fab, args):
+def do_run(fab: Fabric, args: argparse.Namespace) -> int:
     from . import run as runmod
     msg = parse_size(args.msg, "--msg")
     if msg <= 0:
@@ -445,12 +448,12 @@ def do_run(fab, args):
     return EXIT_OK
 
 
-def cmd_run(args):
+def cmd_run(args: argparse.Namespace) -> int:
     need_root()
     return do_run(load(pick_name(args), log=progress), args)
 
 
-def cmd_demo(args):
+def cmd_demo(args: argparse.Namespace) -> int:
     """Up, run, compare, plot, down: the README's first command."""
     need_root()
     name = "demo"
@@ -480,7 +483,7 @@ def cmd_demo(args):
         progress(f"demo: fabric down ({len(r['namespaces'])} namespaces removed)")
 
 
-def cmd_topology(args):
+def cmd_topology(args: argparse.Namespace) -> int:
     import yaml
     topo = Topology(args.k, args.levels)
     name = args.name or (f"fattree{args.k}" if args.levels == 3 else f"leafspine{args.k}")
@@ -493,7 +496,7 @@ def cmd_topology(args):
     return EXIT_OK
 
 
-def cmd_vm(args):
+def cmd_vm(args: argparse.Namespace) -> int:
     from vm import qemu, throwaway
     if args.vm_verb == "check":
         c = qemu.check()
@@ -513,7 +516,7 @@ def cmd_vm(args):
         print(f"ofan-emu: vm run: VMs cannot run here: {c['why']}", file=sys.stderr)
         return throwaway.EXIT_VM
 
-    def out(fd, text):
+    def out(fd: int, text: str) -> None:
         stream = sys.stdout if fd == 1 else sys.stderr
         stream.write(text)
         stream.flush()
@@ -529,7 +532,7 @@ def cmd_vm(args):
     return rc if 0 <= rc <= 255 else throwaway.EXIT_VM
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
                 "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,

@@ -8,11 +8,12 @@ gives:  request(sock, cmd, **args) -> the reply's "result" (a dict or list),
 """
 import json
 import subprocess
+from typing import Any
 
 from .tools import FabricError, tool
 
 
-def _argv(cmd, args):
+def _argv(cmd: str, args: dict[str, Any]) -> tuple[list[str], str | None]:
     if cmd == "load_tables":
         return ["load-tables", "-"], json.dumps({"masks": args["masks"]})
     if cmd == "set_port":
@@ -27,7 +28,8 @@ def _argv(cmd, args):
     raise FabricError(f"internal: no ofanctl command for {cmd}")
 
 
-def request(sock, cmd, check=True, timeout=10, **args):
+def request(sock: str, cmd: str, check: bool = True, timeout: float = 10,
+            **args: Any) -> Any:
     argv, stdin = _argv(cmd, args)
     full = [tool("ofanctl"), "--socket", sock, "--json", "--timeout-ms",
             str(int(timeout * 1000))] + argv

@@ -19,11 +19,13 @@ import json
 import os
 import subprocess
 import time
+from typing import Any, Callable, Iterable
 
 from . import control, facts, netns, teardown
 from .state import RUN_DIR, State, alive, prefix, proc_start_time, valid_name
 from .tools import FabricError, run, tool
-from .topology import Topology, parse_size, parse_tables, rate_gbps
+from .topology import (Endpoint, HostInfo, Link, SwitchInfo, Topology, parse_size, parse_tables,
+                       rate_gbps)
 
 HUGEPAGE_BYTES_PER_SWITCH = 96 << 20  # mempool + rings at ring_slots 512, with slack
 RING_SLOTS = 512
@@ -42,7 +44,7 @@ RT_PRIORITY = int(os.environ.get("OFAN_EMU_RT_PRIORITY", "0"))
 
 
 @functools.lru_cache(maxsize=None)
-def _rt_allowed():
+def _rt_allowed() -> bool:
     try:
         return subprocess.run(["chrt", "-f", str(RT_PRIORITY), "true"],
                               capture_output=True).returncode == 0
@@ -50,21 +52,22 @@ def _rt_allowed():
         return False
 
 
-def rt_prefix():
+def rt_prefix() -> list[str]:
     """The command prefix that runs a switch or the hosts SCHED_FIFO, or []."""
     return ["chrt", "-f", str(RT_PRIORITY)] if RT_PRIORITY > 0 and _rt_allowed() else []
 
 
-def host_if():
+def host_if() -> str:
     return "eth0"
 
 
-def port_if(port):
+def port_if(port: int) -> str:
     return f"p{port}"
 
 
 class Fabric:
-    def __init__(self, name, topo=None, state=None, log=print):
+    def __init__(self, name: str, topo: Topology, state: State | None = None,
+                 log: Callable[[str], None] = print) -> None:
         if not valid_name(name):
             raise FabricError(f"fabric name {name!r}: 1-10 of a-z, 0-9", code=2)
         self.name = name
@@ -74,18 +77,19 @@ class Fabric:
         self.log = log
 
     # -- names ---------------------------------------------------------
-    def ns(self, node):
+    def ns(self, node: str) -> str:
         return self.prefix + node
 
-    def wire_ns(self, link):
+    def wire_ns(self, link: Link) -> str:
         return f"{self.prefix}w{link.id}"
 
-    def sock(self, sw):
+    def sock(self, sw: str) -> str:
         return str(self.state.dir / "sock" / f"{sw}.sock")
 
     # -- up ------------------------------------------------------------
-    def up(self, switch="ofan", policy="ofan", ofan_mode="combined", seed=1, pipe_size=None,
-           vm_hosts=(), vm_mem_mb=None):
+    def up(self, switch: str = "ofan", policy: str = "ofan", ofan_mode: str | None = "combined",
+           seed: int = 1, pipe_size: int | None = None, vm_hosts: Iterable[str] = (),
+           vm_mem_mb: int | None = None) -> float:
         """vm_hosts: host names whose slot a soft-RoCE VM takes (vmhosts.py)."""
         t = self.topo
         vm_hosts = list(vm_hosts)
@@ -140,11 +144,12 @@ class Fabric:
             vmhosts.start(self, vm_hosts, facts.netdev_mtu(),
                           mem_mb=vm_mem_mb or vmhosts.DEFAULT_MEM_MB, log=self.log)
         st["phase"] = "ready"
-        st["up_s"] = round(time.monotonic() - t0, 2)
+        took = round(time.monotonic() - t0, 2)
+        st["up_s"] = took
         st.save()
-        return st["up_s"]
+        return took
 
-    def _make_link(self, link):
+    def _make_link(self, link: Link) -> None:
         t = self.topo
         a_node, a_port = link.a
         b_node, b_port = link.b
@@ -174,7 +179,7 @@ class Fabric:
         netns.wire(w, "a", "b", link.attrs)
         self.state.save()
 
-    def _ensure_hugepages(self, nswitches):
+    def _ensure_hugepages(self, nswitches: int) -> None:
         need = nswitches * HUGEPAGE_BYTES_PER_SWITCH
         page = 2 << 20
         try:
@@ -203,7 +208,7 @@ class Fabric:
         self.log(f"hugepages: {total} -> {got} (2 MiB)")
 
     # -- ofan-dp switches ------------------------------------------------
-    def switch_config(self, s):
+    def switch_config(self, s: SwitchInfo) -> dict[str, Any]:
         """ofan-dp's YAML config for switch s (dataplane/config.h)."""
         t = self.topo
         st = self.state
@@ -217,7 +222,7 @@ class Fabric:
                 "egress": {"rate_gbps": rate_gbps(a),
                            "buffer": parse_size(a["buffer"], "buffer"),
                            "ecn": parse_size(a["ecn"], "ecn")}})
-        lb = {"policy": st["policy"], "seed": st["seed"]}
+        lb: dict[str, Any] = {"policy": st["policy"], "seed": st["seed"]}
         if st["policy"] == "ofan":
             lb["ofan_mode"] = st["ofan_mode"]
         return {"name": f"{self.name}-{s['name']}",
@@ -227,9 +232,9 @@ class Fabric:
                 "control": {"socket": self.sock(s["name"])},
                 "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
 
-    def _start_ofan_switches(self, names):
+    def _start_ofan_switches(self, names: Iterable[str]) -> None:
         dp = tool("ofan-dp")
-        procs = {}
+        procs: dict[str, subprocess.Popen[bytes]] = {}
         for name in names:
             s = self.topo.sw_by_name[name]
             cfg = self.state.dir / "config" / f"{name}.json"
@@ -268,27 +273,28 @@ class Fabric:
         self.state.save()
         self.log(f"switches: {len(procs)} ofan-dp ready")
 
-    def log_tail(self, name, lines=8):
+    def log_tail(self, name: str, lines: int = 8) -> str:
         try:
             text = (self.state.dir / "logs" / f"{name}.log").read_text(errors="replace")
         except OSError:
             return "(no log)"
         return " | ".join(text.strip().splitlines()[-lines:])
 
-    def stop_switch(self, name, timeout=10):
+    def stop_switch(self, name: str, timeout: float = 10) -> bool:
         rec = self.state["processes"].get(name)
         if not rec or not alive(rec):
             return False
         return bool(teardown.kill_processes([rec["pid"]], timeout))
 
     # -- kernel routers --------------------------------------------------
-    def router_addr(self, sid):
+    def router_addr(self, sid: int) -> str:
         """The switch's own address, ofan-topo's (FatTree::switch_addr): an
         ofan-dp switch answers on it and sends ICMP errors from it; a kernel
         router holds it on lo."""
-        return self.topo.switches[sid]["addr"]
+        addr: str = self.topo.switches[sid]["addr"]
+        return addr
 
-    def _setup_kernel_switches(self):
+    def _setup_kernel_switches(self) -> None:
         t = self.topo
         for s in t.switches:
             ns = self.ns(s["name"])
@@ -310,7 +316,7 @@ class Fabric:
         self.log(f"switches: {len(t.switches)} Linux routers (ECMP, fib_multipath_hash_policy=1)")
 
     # -- tables ----------------------------------------------------------
-    def tables(self):
+    def tables(self) -> dict[str, Any]:
         failed = self.failed_switch_links()
         cmd = [tool("ofan-topo"), "tables", "--k", str(self.topo.k),
                "--levels", str(self.topo.levels)]
@@ -318,7 +324,7 @@ class Fabric:
             cmd += ["--failed", ",".join(str(x) for x in sorted(failed))]
         return parse_tables(run(cmd).stdout, self.topo)
 
-    def links_out_of_service(self):
+    def links_out_of_service(self) -> list[Link]:
         """Failed links, and every inter-switch link of a failed switch."""
         out = {lid: self.topo.links[lid] for lid in self.state["failed_links"]}
         for name in self.state["failed_switches"]:
@@ -326,17 +332,20 @@ class Fabric:
                 link = self.topo.link_at(name, p["port"])
                 if not link.host:
                     out[link.id] = link
-        return out.values()
+        return list(out.values())
 
-    def failed_switch_links(self):
-        """ofan-topo's ids of the links out of service."""
-        return {link.switch_link_id for link in self.links_out_of_service()}
+    def failed_switch_links(self) -> set[int]:
+        """ofan-topo's ids of the inter-switch links out of service (a failed
+        host link has none: ofan-topo's tables do not route over it anyway)."""
+        return {link.switch_link_id for link in self.links_out_of_service()
+                if link.switch_link_id is not None}
 
-    def dead_ports(self):
+    def dead_ports(self) -> set[Endpoint]:
         """(switch, port) ends of the links out of service."""
-        return {tuple(end) for link in self.links_out_of_service() for end in (link.a, link.b)}
+        return {(end[0], end[1]) for link in self.links_out_of_service()
+                for end in (link.a, link.b)}
 
-    def push_tables(self):
+    def push_tables(self) -> dict[str, Any]:
         """Computes every switch's table and installs it: the one place the
         fabric's control plane acts (ofan-agent's job, later)."""
         tabs = self.tables()
@@ -354,7 +363,7 @@ class Fabric:
                 ns = self.ns(name)
                 sw = self.topo.sw_by_name[name]
                 for r in s["routes"]:
-                    hops = []
+                    hops: list[tuple[str, str | None]] = []
                     for port in r["ports"]:
                         if (name, port) in dead:
                             continue  # the kernel refuses a route over a down link
@@ -365,7 +374,7 @@ class Fabric:
         return tabs
 
     # -- failures --------------------------------------------------------
-    def set_link(self, link, up):
+    def set_link(self, link: Link, up: bool) -> None:
         """Both ends of a link (and its wire) up or down, and the switches told."""
         ends = [link.a, link.b]
         for node, port in ends:
@@ -377,7 +386,7 @@ class Fabric:
                 control.request(self.sock(node), "set_port", port=port,
                                 admin="up" if up else "down")
 
-    def fail_link(self, link):
+    def fail_link(self, link: Link) -> None:
         if link.id in self.state["failed_links"]:
             raise FabricError(f"link {link.name()} is already failed")
         self.state["failed_links"].append(link.id)
@@ -385,7 +394,7 @@ class Fabric:
         self.set_link(link, False)
         self.push_tables()
 
-    def restore_link(self, link):
+    def restore_link(self, link: Link) -> None:
         if link.id not in self.state["failed_links"]:
             raise FabricError(f"link {link.name()} is not failed")
         self.state["failed_links"].remove(link.id)
@@ -395,7 +404,7 @@ class Fabric:
         self.set_link(link, True)
         self.push_tables()
 
-    def fail_switch(self, name):
+    def fail_switch(self, name: str) -> None:
         if name in self.state["failed_switches"]:
             raise FabricError(f"switch {name} is already failed")
         self.state["failed_switches"].append(name)
@@ -408,7 +417,7 @@ class Fabric:
         if self.state["switch"] == "ofan":
             self.stop_switch(name)
 
-    def restore_switch(self, name):
+    def restore_switch(self, name: str) -> None:
         if name not in self.state["failed_switches"]:
             raise FabricError(f"switch {name} is not failed")
         sw = self.topo.sw_by_name[name]
@@ -427,14 +436,15 @@ class Fabric:
         self.push_tables()
 
     # -- status ----------------------------------------------------------
-    def status(self):
+    def status(self) -> dict[str, Any]:
         st = self.state
         t = self.topo
         sws = []
         for s in t.switches:
             rec = st["processes"].get(s["name"])
-            entry = {"name": s["name"], "role": s["role"], "pod": s["pod"], "id": s["id"],
-                     "ns": self.ns(s["name"]), "failed": s["name"] in st["failed_switches"]}
+            entry: dict[str, Any] = {
+                "name": s["name"], "role": s["role"], "pod": s["pod"], "id": s["id"],
+                "ns": self.ns(s["name"]), "failed": s["name"] in st["failed_switches"]}
             if st["switch"] == "ofan":
                 entry["pid"] = rec["pid"] if rec else None
                 entry["alive"] = bool(rec and alive(rec))
@@ -449,12 +459,12 @@ class Fabric:
                 "failed_switches": list(st["failed_switches"]),
                 "wires": len(st.get("wires", []))}
 
-    def vm_hosts(self):
+    def vm_hosts(self) -> list[str]:
         return list(self.state.get("vm_hosts", []))
 
-    def _host_status(self, h):
-        entry = {"name": h["name"], "addr": h["addr"], "ns": self.ns(h["name"]),
-                 "edge": h["edge_name"], "kind": "uroce"}
+    def _host_status(self, h: HostInfo) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": h["name"], "addr": h["addr"], "ns": self.ns(h["name"]),
+                                 "edge": h["edge_name"], "kind": "uroce"}
         if h["name"] in self.vm_hosts():
             rec = self.state["processes"].get(f"vm-{h['name']}", {})
             entry.update({"kind": "vm", "alive": bool("pid" in rec and alive(rec))})
@@ -465,15 +475,18 @@ class Fabric:
         return entry
 
     # -- reachability ----------------------------------------------------
-    def ping_all(self, count=1, timeout_s=2, hosts=None):
+    def ping_all(self, count: int = 1, timeout_s: float = 2,
+                 hosts: list[HostInfo] | None = None) -> dict[tuple[str, str], bool]:
         """All-pairs ping among hosts (from inside the VM for a VM host);
         returns {(src, dst): ok}."""
         import threading
         hs = hosts or self.topo.hosts
         vms = set(self.vm_hosts())
-        texts, procs, threads = {}, {}, []
+        texts: dict[str, str] = {}
+        procs: dict[str, subprocess.Popen[str]] = {}
+        threads: list[threading.Thread] = []
 
-        def in_vm(name, script):
+        def in_vm(name: str, script: str) -> None:
             from . import vmhosts
             v = vmhosts.attach(self, name)
             try:
@@ -505,7 +518,7 @@ class Fabric:
         return out
 
 
-def _cpu_seconds(pid):
+def _cpu_seconds(pid: int) -> float | None:
     """User + system CPU time a process has used (qemu: its VM's cost)."""
     try:
         f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -514,7 +527,7 @@ def _cpu_seconds(pid):
         return None
 
 
-def load(name, log=print):
+def load(name: str, log: Callable[[str], None] = print) -> Fabric:
     """The fabric NAME as its state file describes it."""
     st = State.load(name)
     if st is None:

@@ -8,27 +8,29 @@ gives:    create / delete namespaces; a veth pair between two namespaces with
           link up/down; a "wire" namespace carrying tc netem between two ends
 """
 import os
+from typing import Any, Iterable, Sequence
 
 from pyroute2 import NetNS, netns
 from pyroute2.netlink.exceptions import NetlinkError
 
 from .tools import FabricError, run, run_ns
+from .topology import LinkAttrs
 
 NETNS_DIR = "/var/run/netns"
 
 
-def exists(ns):
+def exists(ns: str) -> bool:
     return os.path.exists(os.path.join(NETNS_DIR, ns))
 
 
-def list_ns():
+def list_ns() -> list[str]:
     try:
         return sorted(os.listdir(NETNS_DIR))
     except FileNotFoundError:
         return []
 
 
-def create(ns, sysctls=()):
+def create(ns: str, sysctls: Iterable[str] = ()) -> None:
     """Creates ns (an error if it exists: someone else's, or a leftover)."""
     if exists(ns):
         raise FabricError(f"network namespace {ns} already exists "
@@ -42,7 +44,7 @@ def create(ns, sysctls=()):
     run_ns(ns, ["sysctl", "-q", "-w"] + settings)
 
 
-def delete(ns):
+def delete(ns: str) -> bool:
     """Deletes ns and, with it, every interface inside (veths die in pairs)."""
     if not exists(ns):
         return False
@@ -53,13 +55,14 @@ def delete(ns):
     return True
 
 
-def pids_in(ns):
+def pids_in(ns: str) -> list[int]:
     """Processes whose network namespace is ns (ip netns pids)."""
     p = run(["ip", "netns", "pids", ns], check=False)
     return [int(x) for x in p.stdout.split()] if p.returncode == 0 else []
 
 
-def veth(ns_a, if_a, mac_a, ns_b, if_b, mac_b, mtu):
+def veth(ns_a: str, if_a: str, mac_a: str, ns_b: str, if_b: str, mac_b: str,
+         mtu: int) -> None:
     """A veth pair: if_a in ns_a, if_b in ns_b, both up."""
     with NetNS(ns_a) as a:
         try:
@@ -74,7 +77,7 @@ def veth(ns_a, if_a, mac_a, ns_b, if_b, mac_b, mtu):
         b.link("set", index=i, mtu=mtu, state="up")
 
 
-def set_link(ns, ifname, up):
+def set_link(ns: str, ifname: str, up: bool) -> None:
     with NetNS(ns) as n:
         idx = n.link_lookup(ifname=ifname)
         if not idx:
@@ -82,29 +85,29 @@ def set_link(ns, ifname, up):
         n.link("set", index=idx[0], state="up" if up else "down")
 
 
-def has_link(ns, ifname):
+def has_link(ns: str, ifname: str) -> bool:
     with NetNS(ns) as n:
         return bool(n.link_lookup(ifname=ifname))
 
 
-def set_mtu_up(ns, ifname, mtu):
+def set_mtu_up(ns: str, ifname: str, mtu: int) -> None:
     with NetNS(ns) as n:
         n.link("set", index=n.link_lookup(ifname=ifname)[0], mtu=mtu, state="up")
 
 
-def add_addr(ns, ifname, addr, prefixlen):
+def add_addr(ns: str, ifname: str, addr: str, prefixlen: int) -> None:
     with NetNS(ns) as n:
         i = n.link_lookup(ifname=ifname)[0]
         n.addr("add", index=i, address=addr, prefixlen=prefixlen)
 
 
-def add_neighbor(ns, ifname, ip, mac):
+def add_neighbor(ns: str, ifname: str, ip: str, mac: str) -> None:
     with NetNS(ns) as n:
         i = n.link_lookup(ifname=ifname)[0]
         n.neigh("replace", dst=ip, lladdr=mac, ifindex=i, state=128)  # NUD_PERMANENT
 
 
-def replace_route(ns, prefix, nexthops):
+def replace_route(ns: str, prefix: str, nexthops: Sequence[tuple[str, str | None]]) -> None:
     """prefix -> [(ifname, gateway or None)]; no next hop deletes the route
     (then the destination is unreachable from here, as the tables say)."""
     dst, _, plen = prefix.partition("/")
@@ -115,14 +118,14 @@ def replace_route(ns, prefix, nexthops):
             except NetlinkError:
                 pass
             return
-        hops = []
+        hops: list[dict[str, Any]] = []
         for ifname, gw in nexthops:
-            h = {"oif": n.link_lookup(ifname=ifname)[0]}
+            h: dict[str, Any] = {"oif": n.link_lookup(ifname=ifname)[0]}
             if gw:
                 h["gateway"] = gw
                 h["flags"] = 4  # RTNH_F_ONLINK
             hops.append(h)
-        kw = {"dst": dst, "dst_len": int(plen)}
+        kw: dict[str, Any] = {"dst": dst, "dst_len": int(plen)}
         if len(hops) == 1:
             kw.update(hops[0])
             kw["oif"] = hops[0]["oif"]
@@ -134,19 +137,19 @@ def replace_route(ns, prefix, nexthops):
             raise FabricError(f"{ns}: route {prefix} via {nexthops}: {e}")
 
 
-def add_default_route(ns, ifname, gateway):
+def add_default_route(ns: str, ifname: str, gateway: str) -> None:
     with NetNS(ns) as n:
         i = n.link_lookup(ifname=ifname)[0]
         n.route("replace", dst="0.0.0.0", dst_len=0, gateway=gateway, oif=i, flags=4)
 
 
-def tc(ns, args):
+def tc(ns: str, args: list[str]) -> None:
     run_ns(ns, ["tc"] + args)
 
 
-def netem_args(attrs):
+def netem_args(attrs: LinkAttrs) -> list[str]:
     """tc netem's arguments for a link's latency / loss / reordering."""
-    a = []
+    a: list[str] = []
     if attrs["latency_us"] > 0:
         a += ["delay", f"{attrs['latency_us']}us"]
     if attrs["reorder_pct"] > 0:
@@ -163,7 +166,7 @@ NO_NETEM = ("this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM), which link l
             "run on a kernel that has it, or leave those attributes at 0")
 
 
-def has_netem():
+def has_netem() -> bool:
     """Whether tc netem works here (probed on the loopback of a scratch
     namespace, which carries the reserved prefix so that down --all would
     find it)."""
@@ -177,7 +180,7 @@ def has_netem():
         delete(ns)
 
 
-def wire(ns, if_a, if_b, attrs):
+def wire(ns: str, if_a: str, if_b: str, attrs: LinkAttrs) -> None:
     """Makes ns a wire between its two interfaces: each one's ingress is
     redirected to the other's egress, where netem delays, drops or reorders.
     Needed because AF_XDP transmits past the qdisc layer (a netem qdisc on a
@@ -192,7 +195,7 @@ def wire(ns, if_a, if_b, attrs):
         redirect(ns, src, dst)
 
 
-def redirect(ns, src, dst):
+def redirect(ns: str, src: str, dst: str) -> None:
     """Everything arriving on src leaves through dst (tc mirred): one half
     of a wire, and how a VM's tap is spliced onto a host's link."""
     tc(ns, ["qdisc", "add", "dev", src, "handle", "ffff:", "ingress"])
@@ -202,10 +205,10 @@ def redirect(ns, src, dst):
             "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", dst])
 
 
-def ethtool_off(ns, ifname, features=("tx", "rx")):
+def ethtool_off(ns: str, ifname: str, features: Sequence[str] = ("tx", "rx")) -> None:
     """Checksum offloads off: a veth hands frames with a partial checksum to
     the peer, and an AF_XDP socket (the switch) would forward them broken."""
-    args = []
+    args: list[str] = []
     for f in features:
         args += [f, "off"]
     run_ns(ns, ["ethtool", "-K", ifname] + args, check=False)

@@ -20,12 +20,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from typing import Any
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable
 
 from . import control, facts, reports
-from .fabric import rt_prefix
-from .topology import parse_size, rate_gbps
+from .fabric import Fabric, rt_prefix
+from .topology import HostInfo, SwitchInfo, parse_size, rate_gbps
 from .state import alive, proc_start_time
 from .tools import FabricError, run as run_cmd, tool
 
@@ -43,16 +45,32 @@ RC_PORT = 18515
 # at the default 25 Mb/s; more than this and the queues are the CPU's).
 SHAPER_LAG_LIMIT = 0.05
 WORKLOADS = ("perm", "a2a", "allgather", "reducescatter")
+# Per switch: its {queues, ports, counters} as ofanctl gives them (checked by
+# reports.check_snapshot); and a run's records, as `ofan-emu run --json`
+# prints them.
+Snapshot = dict[str, dict[str, Any]]
+Record = dict[str, Any]
 
 
-def stage_of(sw, port):
+@dataclass
+class VmRanks:
+    """The ofan-coll ranks started in VMs (Runner.start_vm_ranks): per rank
+    index, what its exec returned (rc, stdout, stderr) or why it failed."""
+    hosts: list[HostInfo]
+    outs: dict[int, tuple[int, str, str]] = field(default_factory=dict)
+    errs: dict[int, str] = field(default_factory=dict)
+    threads: list[threading.Thread] = field(default_factory=list)
+
+
+def stage_of(sw: SwitchInfo, port: int) -> str:
     """ofan-sim's stage of a switch's egress port, as ofan-topo describes it
     (dataplane/lb/fat_tree.h: FatTree::stage_of)."""
-    return sw["ports"][port]["stage"]
+    stage: str = sw["ports"][port]["stage"]
+    return stage
 
 
 class Runner:
-    def __init__(self, fab, log):
+    def __init__(self, fab: Fabric, log: Callable[[str], None]) -> None:
         self.fab = fab
         self.log = log
         self.topo = fab.topo
@@ -60,10 +78,10 @@ class Runner:
         self.bad_progress = 0  # malformed "progress" lines from uroce, skipped
 
     # -- switches ----------------------------------------------------------
-    def live_switches(self):
+    def live_switches(self) -> list[SwitchInfo]:
         return [s for s in self.topo.switches if s["name"] not in self.fab.state["failed_switches"]]
 
-    def set_policy(self, lb):
+    def set_policy(self, lb: str) -> None:
         if not self.ofan:
             if lb != "ecmp":
                 raise FabricError(f"--lbs {lb}: a --switch kernel fabric runs Linux ECMP only "
@@ -77,9 +95,9 @@ class Runner:
                 control.request(self.fab.sock(s["name"]), "set_policy", policy=policy,
                                 ofan_mode=mode)
 
-    def snapshot(self):
+    def snapshot(self) -> Snapshot:
         """Per switch: queues, ports, counters (ofan-dp fabrics)."""
-        out: dict[str, dict[str, Any]] = {}
+        out: Snapshot = {}
         if not self.ofan:
             return out
         for s in self.live_switches():
@@ -91,14 +109,15 @@ class Runner:
                 s["name"], nports=len(s["ports"]))
         return out
 
-    def reset_queues(self):
+    def reset_queues(self) -> None:
         if self.ofan:
             for s in self.live_switches():
                 control.request(self.fab.sock(s["name"]), "reset_queues")
 
-    def switch_report(self, before, after):
+    def switch_report(self, before: Snapshot, after: Snapshot) -> Record:
         """Queue maxima per stage, ECN marks, drops, and the CPU-bound signals."""
-        stages = {st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0} for st in facts.stages()}
+        stages: dict[str, dict[str, Any]] = {
+            st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0} for st in facts.stages()}
         reasons: list[str] = []
         ecn = 0
         drops: dict[str, int] = {}
@@ -136,7 +155,7 @@ class Runner:
         return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
                 "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons}
 
-    def _show_progress(self, err_f, seen):
+    def _show_progress(self, err_f: IO[bytes], seen: int) -> int:
         """The hosts' latest "progress DONE TOTAL" line, as a percentage.
         err_f is uroce's stderr, opened in binary; seen, how many bytes of it
         were read before. Returns the new count. Never raises on what uroce
@@ -163,14 +182,14 @@ class Runner:
                 self.log(msg)
         return seen + len(chunk)
 
-    def dead_switches(self):
+    def dead_switches(self) -> list[str]:
         st = self.fab.state
         return sorted(n for n, rec in st["processes"].items()
                       if rec.get("kind") == "ofan-dp" and n not in st["failed_switches"]
                       and not alive(rec))
 
     # -- hosts ---------------------------------------------------------------
-    def rto_us(self):
+    def rto_us(self) -> int:
         """The retransmission timeout both host stacks get. It scales with
         the links: at 25 Mb/s a data frame takes 0.7 ms, and one full 256 KiB
         buffer 84 ms; a timeout shorter than the queues can hold fires on
@@ -183,7 +202,8 @@ class Runner:
                        for li in self.topo.links)
         return int(max(20000, 100 * DATA_FRAME_BYTES * 8 / slowest, 2 * drain_us))
 
-    def spec(self, workload, msg, seed, qps, entropy, ooo, pace, deadline_s, hosts):
+    def spec(self, workload: str, msg: int, seed: int, qps: int, entropy: str, ooo: bool,
+             pace: float, deadline_s: float, hosts: list[HostInfo]) -> Record:
         rate = {h["name"]: rate_gbps(self.topo.link_at(h["name"], 0).attrs) for h in hosts}
         rto_us = self.rto_us()
         # The host pacer's bucket: eight frames. Two (as the switches have)
@@ -201,13 +221,13 @@ class Runner:
                            "line_rate_gbps": rate[h["name"]]}
                           for i, h in enumerate(hosts)]}
 
-    def start_vm_ranks(self, workload, msg, seed, qps, deadline_s, hosts):
+    def start_vm_ranks(self, workload: str, msg: int, seed: int, qps: int, deadline_s: float,
+                       hosts: list[HostInfo]) -> VmRanks:
         """Starts one ofan-coll rank (libibverbs) in every VM among `hosts`
         (the collective's ranks, in order), at once, through the agents;
         they connect by ofan-rc-1 over the fabric itself, to each other and
         to any uroce ranks, and start together on rank 0's go. Returns what
         finish_vm_ranks() collects."""
-        import threading
         from . import vmhosts
         coll = tool("ofan-coll")
         vms = set(self.fab.vm_hosts())
@@ -223,35 +243,36 @@ class Runner:
                 "--link-gbps", f"{rate:g}", "--rho", "1",
                 "--k", str(self.topo.k), "--levels", str(self.topo.levels),
                 "--hosts", ",".join(str(h["id"]) for h in hosts), "--json"]
-        job = {"outs": {}, "errs": {}, "threads": [], "hosts": hosts}
+        job = VmRanks(hosts)
 
-        def rank(i, h):
+        def rank(i: int, h: HostInfo) -> None:
             try:
                 v = vmhosts.attach(self.fab, h["name"])
                 try:
-                    job["outs"][i] = v.exec(base + ["--rank", str(i)], timeout=deadline_s + 120)
+                    job.outs[i] = v.exec(base + ["--rank", str(i)], timeout=deadline_s + 120)
                 finally:
                     v.detach()
             except Exception as e:  # reported by finish_vm_ranks, with the rank
-                job["errs"][i] = str(e)
+                job.errs[i] = str(e)
 
         for i, h in enumerate(hosts):
             if h["name"] in vms:
-                job["threads"].append(threading.Thread(target=rank, args=(i, h)))
-                job["threads"][-1].start()
+                job.threads.append(threading.Thread(target=rank, args=(i, h)))
+                job.threads[-1].start()
         return job
 
-    def finish_vm_ranks(self, job):
+    def finish_vm_ranks(self, job: VmRanks) -> tuple[list[Record], dict[str, int]]:
         """Waits for the VM ranks; their partial results and rxe's counter
         deltas, summed over the VMs."""
-        for t in job["threads"]:
+        for t in job.threads:
             t.join()
-        hosts = job["hosts"]
-        if job["errs"]:
+        hosts = job.hosts
+        if job.errs:
             raise FabricError("; ".join(f"rank {i} ({hosts[i]['name']}): {e}"
-                                        for i, e in sorted(job["errs"].items())))
-        partial, problems = [], []
-        for i, (rc, out, err) in sorted(job["outs"].items()):
+                                        for i, e in sorted(job.errs.items())))
+        partial: list[Record] = []
+        problems: list[str] = []
+        for i, (rc, out, err) in sorted(job.outs.items()):
             try:
                 partial.append(coll_partial(hosts[i]["name"], rc, out, err))
             except FabricError as e:
@@ -264,7 +285,7 @@ class Runner:
                 counters[k] = counters.get(k, 0) + v
         return partial, counters
 
-    def merge(self, partial):
+    def merge(self, partial: list[Record]) -> Record:
         """One result from the partial results of the processes of one run."""
         coll = tool("ofan-coll")
         with tempfile.TemporaryDirectory(dir=self.fab.state.dir) as d:
@@ -277,7 +298,7 @@ class Runner:
                                              "ofan-coll merge's result")
 
     @staticmethod
-    def rxe_totals(counters):
+    def rxe_totals(counters: dict[str, int]) -> dict[str, int]:
         """What uroce's totals mean, in rxe's words: a sequence-error NAK and
         a timeout both send the requester back N."""
         return {"naks_received": counters.get("rcvd_seq_err", 0),
@@ -287,14 +308,16 @@ class Runner:
                 "out_of_sequence": counters.get("out_of_seq_request", 0),
                 "duplicates": counters.get("duplicate_request", 0)}
 
-    def run_vms(self, workload, msg, seed, qps, deadline_s, hosts):
+    def run_vms(self, workload: str, msg: int, seed: int, qps: int, deadline_s: float,
+                hosts: list[HostInfo]) -> Record:
         """One collective over VM hosts only."""
         job = self.start_vm_ranks(workload, msg, seed, qps, deadline_s, hosts)
         partial, counters = self.finish_vm_ranks(job)
         return {"result": self.merge(partial), "totals": self.rxe_totals(counters),
                 "rxe_counters": counters, "hosts": []}
 
-    def run_mixed(self, spec, workload, msg, seed, qps, deadline_s, hosts):
+    def run_mixed(self, spec: Record, workload: str, msg: int, seed: int, qps: int,
+                  deadline_s: float, hosts: list[HostInfo]) -> Record:
         """One collective over VM hosts and uroce hosts together: the uroce
         ranks in one uroce process connecting by ofan-rc-1 (its exchange
         mode; the VM ranks are external to it), the VM ranks as in
@@ -313,7 +336,7 @@ class Runner:
         return {"result": self.merge([ures["result"]] + partial), "totals": totals,
                 "rxe_counters": counters, "hosts": ures.get("hosts", [])}
 
-    def run_hosts(self, spec, timeout):
+    def run_hosts(self, spec: Record, timeout: float) -> Record:
         self.bad_progress = 0
         with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.fab.state.dir,
                                          delete=False) as f:
@@ -370,7 +393,7 @@ class Runner:
         return host_report(p.returncode, out, err)
 
     # -- simulator -----------------------------------------------------------
-    def sim_link_gbps(self):
+    def sim_link_gbps(self) -> tuple[float, str | None]:
         """The one link rate ofan-sim runs the scenario at: the fabric's, as
         its links have it (a file's per-link values and --link-mbps included,
         not only the defaults). ofan-sim has one rate for every link: where
@@ -382,7 +405,8 @@ class Runner:
                     f"fabric's links run at {', '.join(f'{r:g}' for r in rates)} Gb/s")
         return rates[0], note
 
-    def sim(self, lb, workload, msg, seed, pace, nhosts):
+    def sim(self, lb: str, workload: str, msg: int, seed: int, pace: float,
+            nhosts: int) -> Record | None:
         if workload not in ("perm", "a2a"):
             return None
         rate, note = self.sim_link_gbps()
@@ -403,13 +427,13 @@ class Runner:
                 "link_gbps": rate, "note": note}
 
 
-def last_words(err, n=300):
+def last_words(err: str, n: int = 300) -> str:
     """The end of a program's stderr, on one line (for an error message)."""
     text = " / ".join(line.strip() for line in err.splitlines() if line.strip())
     return ("..." + text[-n:]) if len(text) > n else (text or "(nothing on stderr)")
 
 
-def host_report(rc, out, err):
+def host_report(rc: int, out: str, err: str) -> Record:
     """uroce collective --json's report from its exit code and output; a
     FabricError naming uroce when there is none or it is malformed."""
     if not out.strip():
@@ -420,7 +444,7 @@ def host_report(rc, out, err):
         raise FabricError(f"uroce (exit {rc}): {e}") from None
 
 
-def coll_partial(host, rc, out, err):
+def coll_partial(host: str, rc: int, out: str, err: str) -> Record:
     """One VM rank's partial result: the last line ofan-coll --json printed;
     a FabricError naming the host and ofan-coll when there is none or it is
     malformed."""
@@ -430,7 +454,7 @@ def coll_partial(host, rc, out, err):
     return reports.parse_coll_result(lines[-1], f"{host}: ofan-coll's result (exit {rc})")
 
 
-def _die_with_parent():
+def _die_with_parent() -> None:
     """The hosts' engine stops when ofan-emu does (PR_SET_PDEATHSIG), even
     killed with SIGKILL; down --all removes what is left in any case."""
     import ctypes
@@ -438,8 +462,10 @@ def _die_with_parent():
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(sig.SIGTERM), 0, 0, 0)
 
 
-def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False, pace=0.8,
-        with_sim=False, deadline_s=120, hosts=None, log=print):
+def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, seed: int = 1,
+        qps: int = 1, entropy: str = "qp", ooo: bool = False, pace: float = 0.8,
+        with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
+        log: Callable[[str], None] = print) -> Record:
     if workload not in WORKLOADS:
         raise FabricError(f"--workload {workload}: one of {', '.join(WORKLOADS)}", code=2)
     known = facts.emu_policies()  # ofanctl --list-policies: the one list
@@ -518,7 +544,7 @@ def run(fab, workload, msg, lbs, seeds=1, seed=1, qps=1, entropy="qp", ooo=False
             "runs": runs, "comparison": _compare(runs) if with_sim else None}
 
 
-def pick_hosts(fab, hosts):
+def pick_hosts(fab: Fabric, hosts: str | None) -> list[HostInfo]:
     """--hosts: vm, uroce, all, or names; None: the uroce hosts, or the VM
     hosts where there are no others."""
     vms = set(fab.vm_hosts())
@@ -544,13 +570,11 @@ def pick_hosts(fab, hosts):
     return hs
 
 
-def _merge(per_seed):
+def _merge(per_seed: list[Record]) -> Record:
     """Mean over seeds of the numbers; any seed's failure fails the run."""
     if len(per_seed) == 1:
-        out = dict(per_seed[0])
-        out["per_seed"] = per_seed
-        return out
-    out = {"lb": per_seed[0]["lb"], "per_seed": per_seed}
+        return dict(per_seed[0], per_seed=per_seed)
+    out: Record = {"lb": per_seed[0]["lb"], "per_seed": per_seed}
     for k in ("cct_us", "cct_lower_bound_us", "algbw_gbps", "busbw_gbps", "queue_max_pkts",
               "cct_inflation", "shaper_lag_max_fraction"):
         vals = [x[k] for x in per_seed if x.get(k) is not None]
@@ -580,7 +604,7 @@ def _merge(per_seed):
     return out
 
 
-def _compare(runs):
+def _compare(runs: list[Record]) -> Record | None:
     """Does the emulated ranking of max queues follow the simulated one?"""
     with_sim = [r for r in runs if r.get("sim")]
     if len(with_sim) < 2:
@@ -601,7 +625,7 @@ def _compare(runs):
             "disagreements": disagree}
 
 
-def table(res):
+def table(res: Record) -> str:
     sim = any(r.get("sim") for r in res["runs"])
     head = (f"{res['workload']} of {res['msg_bytes']} B on {res['hosts']} hosts of a k={res['k']} "
             f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches), "
@@ -647,11 +671,11 @@ def table(res):
     return "\n".join(lines)
 
 
-def _f(v, nd):
+def _f(v: float | None, nd: int) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-def plot(res, path):
+def plot(res: Record, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

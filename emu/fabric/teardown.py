@@ -14,12 +14,13 @@ import os
 import shutil
 import signal
 import time
+from typing import Any, Iterable
 
 from . import netns
 from .state import NS_PREFIX, RUN_DIR, State, alive, prefix, running, valid_name
 
 
-def kill_processes(pids, timeout=5.0):
+def kill_processes(pids: Iterable[int], timeout: float = 5.0) -> list[int]:
     """SIGTERM, then SIGKILL for what is still running after `timeout`;
     returns the pids that were signalled."""
     killed = []
@@ -46,16 +47,16 @@ def kill_processes(pids, timeout=5.0):
     return killed
 
 
-def down(name):
+def down(name: str) -> dict[str, Any]:
     pre = prefix(name)
     st = State.load(name)
-    report = {"name": name, "namespaces": [], "processes": [], "files": []}
+    report: dict[str, Any] = {"name": name, "namespaces": [], "processes": [], "files": []}
     namespaces = set(n for n in netns.list_ns() if n.startswith(pre))
     if st is not None:
         namespaces |= set(n for n in st.get("namespaces", []) if n.startswith(pre))
     # Processes: the recorded ones that are still themselves, and whatever
     # runs inside the fabric's namespaces (a switch the record missed).
-    pids = set()
+    pids: set[int] = set()
     if st is not None:
         for rec in st.get("processes", {}).values():
             if isinstance(rec, dict) and "pid" in rec and alive(rec):
@@ -103,7 +104,7 @@ def down(name):
     return report
 
 
-def all_names():
+def all_names() -> list[str]:
     """Every fabric with a state file or a namespace of ours."""
     names = set(State.names())
     for ns in netns.list_ns():

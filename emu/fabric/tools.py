@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,16 +29,16 @@ _BUILD_PATH = {
 class FabricError(Exception):
     """A failure ofan-emu reports to its user (exit code in .code)."""
 
-    def __init__(self, message, code=1):
+    def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
 
 
-def build_dir():
+def build_dir() -> Path:
     return Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 
 
-def tool(name):
+def tool(name: str) -> str:
     env = os.environ.get("OFAN_" + name.upper().replace("-", "_"))
     if env:
         if not os.access(env, os.X_OK):
@@ -54,7 +55,8 @@ def tool(name):
                       "bash scripts/build.sh")
 
 
-def run(cmd, check=True, timeout=60, input=None):
+def run(cmd: Sequence[str], check: bool = True, timeout: float = 60,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
     """Runs cmd (a list); returns CompletedProcess with text output."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
@@ -68,6 +70,6 @@ def run(cmd, check=True, timeout=60, input=None):
     return p
 
 
-def run_ns(ns, cmd, **kw):
+def run_ns(ns: str, cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     """Runs cmd inside network namespace ns (ip netns exec)."""
     return run(["ip", "netns", "exec", ns] + cmd, **kw)

@@ -146,7 +146,8 @@ def attrs_with(base: LinkAttrs, over: dict[Any, Any] | None, where: str) -> Link
 def parse_describe(text: str) -> dict[str, Any]:
     """`ofan-topo describe`'s JSON, checked: its switches, hosts and links,
     every name a link or host refers to among the switches, every port within
-    the radix. FabricError (exit 1: a mismatch of ofan-emu and its build)."""
+    the radix, every switch port wired. FabricError (exit 1: a mismatch of
+    ofan-emu and its build)."""
     try:
         d = shapes.parse_json(text, DESCRIBE_SHAPE, "ofan-topo describe")
         k = d["k"]
@@ -165,6 +166,15 @@ def parse_describe(text: str) -> dict[str, Any]:
             if [p["port"] for p in s["ports"]] != list(range(k)):
                 raise shapes.ShapeError(f"ofan-topo describe: switch {s['name']!r}: its "
                                         f"ports are not 0..{k - 1} in order")
+        # Every switch port is wired (Topology.link_at finds a link at each).
+        wired = {(h["edge_name"], h["edge_port"]) for h in d["hosts"]}
+        for li in d["links"]:
+            wired |= {(li["lower_name"], li["lower_port"]), (li["upper_name"], li["upper_port"])}
+        for s in d["switches"]:
+            for p in range(k):
+                if (s["name"], p) not in wired:
+                    raise shapes.ShapeError(f"ofan-topo describe: switch {s['name']!r} port "
+                                            f"{p} has no link")
         if not d["switches"] or not d["hosts"]:
             raise shapes.ShapeError("ofan-topo describe: no switches or no hosts")
     except shapes.ShapeError as e:
@@ -322,8 +332,13 @@ class Topology:
     def kind(self) -> str:
         return "fat tree" if self.levels == 3 else "leaf-spine"
 
-    def link_at(self, name: str, port: int) -> Link | None:
-        return self._by_end.get((name, port))
+    def link_at(self, name: str, port: int) -> Link:
+        """The link at a host (port 0) or a switch port; parse_describe made
+        sure that every one has a link."""
+        link = self._by_end.get((name, port))
+        if link is None:
+            raise FabricError(f"internal: no link at {name}:{port}")
+        return link
 
     def parse_link(self, text: str) -> Link:
         """'SWITCH:PORT' (either end) -> the inter-switch Link."""

@@ -98,7 +98,7 @@ def start(fab: "Fabric", hosts: list[str], mtu: int, mem_mb: int = DEFAULT_MEM_M
     for name, v in vms.items():
         _splice(fab, name, mtu, v)
 
-    def restarted(v):
+    def restarted(v: qemu.Vm) -> None:
         # KVM made no progress: the VM runs again under TCG, with a new
         # qemu and a new tap.
         name = next(n for n, x in vms.items() if x is v)
@@ -138,13 +138,14 @@ def start(fab: "Fabric", hosts: list[str], mtu: int, mem_mb: int = DEFAULT_MEM_M
     return facts
 
 
-def _splice(fab, name, mtu, v, timeout=30):
+def _splice(fab: "Fabric", name: str, mtu: int, v: qemu.Vm, timeout: float = 30) -> None:
     """qemu opens the tap at start; once it is there, up and spliced."""
     ns = fab.ns(name)
     end = time.monotonic() + timeout
     while not netns.has_link(ns, TAP):
-        if v.proc.poll() is not None:
-            v._fail(f"qemu exited ({v.proc.returncode}) before opening its tap")
+        rc = v._exited()
+        if rc is not None:
+            v._fail(f"qemu exited ({rc}) before opening its tap")
         if time.monotonic() > end:
             raise FabricError(f"VM host {name}: qemu opened no tap {TAP} within {timeout} s")
         time.sleep(0.05)

@@ -17,6 +17,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Iterable
 
 CACHE_DIR = Path(os.environ.get("OFAN_EMU_CACHE", "/var/cache/ofan-emu"))
 BUSYBOX = Path("/bin/busybox")
@@ -80,19 +81,25 @@ class InitramfsError(Exception):
     pass
 
 
-def kernels():
+def kernels() -> list[str]:
     """Kernel versions that have both a /boot/vmlinuz and their modules, newest last."""
-    out = []
+    out: list[str] = []
     for v in Path("/boot").glob("vmlinuz-*"):
         ver = v.name[len("vmlinuz-"):]
         if (Path("/lib/modules") / ver / "modules.dep").exists():
             out.append(ver)
-    return sorted(out, key=lambda s: [int(x) if x.isdigit() else x for x in re.split(r"[.-]", s)])
+    # Numbers compare as numbers (6.10 after 6.9); a part that is not a
+    # number sorts after those that are, by its text.
+    return sorted(out, key=lambda s: [(0, int(x), "") if x.isdigit() else (1, 0, x)
+                                      for x in re.split(r"[.-]", s)])
 
 
-def _deps(moddir):
+ModuleTable = dict[str, tuple[str, list[str]]]
+
+
+def _deps(moddir: Path) -> ModuleTable:
     """module name -> (relative path, [relative paths of its dependencies])."""
-    table = {}
+    table: ModuleTable = {}
     for line in (moddir / "modules.dep").read_text().splitlines():
         path, _, deps = line.partition(":")
         name = Path(path).name.split(".ko")[0].replace("-", "_")
@@ -100,11 +107,12 @@ def _deps(moddir):
     return table
 
 
-def _closure(table, names):
+def _closure(table: ModuleTable, names: Iterable[str]) -> list[str]:
     """Module paths in load order (dependencies first), skipping built-ins."""
-    order, seen = [], set()
+    order: list[str] = []
+    seen: set[str] = set()
 
-    def visit(path):
+    def visit(path: str) -> None:
         if path in seen:
             return
         seen.add(path)
@@ -119,7 +127,7 @@ def _closure(table, names):
     return order
 
 
-def _module_bytes(path):
+def _module_bytes(path: Path) -> bytes:
     data = path.read_bytes()
     if path.name.endswith(".ko.xz"):
         return lzma.decompress(data)
@@ -130,12 +138,12 @@ def _module_bytes(path):
     return data
 
 
-def _cpio(entries):
+def _cpio(entries: list[tuple[str, int, bytes | None]]) -> bytes:
     """newc cpio of (name, mode, data or None for a directory)."""
     out = io.BytesIO()
     ino = 1
 
-    def pad(n):
+    def pad(n: int) -> None:
         out.write(b"\0" * ((4 - n % 4) % 4))
 
     for name, mode, data in entries + [("TRAILER!!!", 0, b"")]:
@@ -152,7 +160,7 @@ def _cpio(entries):
     return out.getvalue()
 
 
-def build(kernel):
+def build(kernel: str) -> Path:
     """The initramfs for `kernel` (a version from kernels()), built once and
     cached by content."""
     moddir = Path("/lib/modules") / kernel
@@ -167,9 +175,10 @@ def build(kernel):
         raise InitramfsError(f"kernel {kernel} has neither a module nor a built-in for {missing}")
     mods = _closure(table, BOOT_MODULES)
     d, f, x = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o644, stat.S_IFREG | 0o755
-    entries = [("bin", d, None), ("modules", d, None), ("bin/busybox", x, BUSYBOX.read_bytes()),
-               ("init", x, INIT.encode())]
-    order = []
+    entries: list[tuple[str, int, bytes | None]] = [
+        ("bin", d, None), ("modules", d, None), ("bin/busybox", x, BUSYBOX.read_bytes()),
+        ("init", x, INIT.encode())]
+    order: list[str] = []
     for m in mods:
         name = Path(m).name.split(".ko")[0] + ".ko"
         entries.append((f"modules/{name}", f, _module_bytes(moddir / m)))

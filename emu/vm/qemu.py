@@ -33,7 +33,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Iterable, NoReturn
 
 from . import agent, initramfs
 
@@ -43,9 +43,9 @@ AGENT = Path(__file__).resolve().parent / "agent.py"
 GUEST_SCRATCH = ("/tmp", "/run", "/var/tmp")
 
 
-def kept_paths(paths):
+def kept_paths(paths: Iterable[str | Path]) -> list[str]:
     """Those of paths (resolved) that the guest's scratch mounts would hide."""
-    out = []
+    out: list[str] = []
     for p in paths:
         r = str(Path(p).resolve())
         if any(r == d or r.startswith(d + "/") for d in GUEST_SCRATCH) and r not in GUEST_SCRATCH:
@@ -70,14 +70,14 @@ class Nic:
     mtu: int = 1500
 
 
-def qemu_binary():
+def qemu_binary() -> str:
     q = os.environ.get("OFAN_EMU_QEMU") or shutil.which("qemu-system-x86_64")
     if not q:
         raise VmError("qemu-system-x86_64 is not installed (bash scripts/setup.sh)")
     return q
 
 
-def kernel():
+def kernel() -> str:
     ks = initramfs.kernels()
     if not ks:
         raise VmError("no kernel with modules in /boot and /lib/modules "
@@ -97,7 +97,7 @@ KVM_PROGRESS_S = 15.0
 EARLY_CONSOLE = "console=ttyS0 earlyprintk=serial,ttyS0"
 
 
-def probe_kvm(qemu, kernel_image, timeout=PROBE_S):
+def probe_kvm(qemu: str, kernel_image: str | Path, timeout: float = PROBE_S) -> tuple[str, str]:
     """('kvm' | 'tcg', why): boots kernel_image under KVM with no root and an
     early serial console on stdout, and accepts KVM only if PROGRESS_MARK
     shows within `timeout`. qemu aborting, exiting, or saying nothing all
@@ -140,7 +140,7 @@ def probe_kvm(qemu, kernel_image, timeout=PROBE_S):
     return "tcg", why
 
 
-def _kill_group(p):
+def _kill_group(p: "subprocess.Popen[bytes]") -> None:
     """Kills a qemu started in its own session, and reaps it if it goes."""
     if p.poll() is None:
         try:
@@ -153,7 +153,7 @@ def _kill_group(p):
         pass  # stuck in the kernel; it goes when KVM lets it, and the caller moves on
 
 
-def accelerator():
+def accelerator() -> str:
     """'kvm' or 'tcg', as probe_kvm found it; cached for the boot in
     PROBE_FILE (and corrected there by Vm.ensure_progress)."""
     env = os.environ.get("OFAN_EMU_ACCEL")
@@ -164,15 +164,16 @@ def accelerator():
     try:
         cached = json.loads(PROBE_FILE.read_text())
         if cached.get("boot_id") == _boot_id() and cached.get("accel") in ("kvm", "tcg"):
-            return cached["accel"]
+            accel: str = cached["accel"]
+            return accel
     except (OSError, ValueError, KeyError, AttributeError):
         pass
-    accel, why = probe_kvm(qemu_binary(), f"/boot/vmlinuz-{kernel()}")
-    _record_accel(accel, why)
-    return accel
+    found, why = probe_kvm(qemu_binary(), f"/boot/vmlinuz-{kernel()}")
+    _record_accel(found, why)
+    return found
 
 
-def _record_accel(accel, why):
+def _record_accel(accel: str, why: str) -> None:
     try:
         PROBE_FILE.parent.mkdir(parents=True, exist_ok=True)
         PROBE_FILE.write_text(json.dumps({"boot_id": _boot_id(), "accel": accel, "why": why}))
@@ -180,14 +181,14 @@ def _record_accel(accel, why):
         pass
 
 
-def _boot_id():
+def _boot_id() -> str:
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
         return ""
 
 
-def check():
+def check() -> dict[str, Any]:
     """Whether VMs can run here: {"ok", "why", "kernel", "accel", "qemu"}."""
     try:
         q = qemu_binary()
@@ -202,8 +203,10 @@ def check():
 
 
 class Vm:
-    def __init__(self, name, dir, mem_mb=512, cpus=1, nics=(), netns=None, shares=(),
-                 kernel_version=None, append=""):
+    def __init__(self, name: str, dir: str | Path, mem_mb: int = 512, cpus: int = 1,
+                 nics: Iterable[Nic] = (), netns: str | None = None,
+                 shares: Iterable[str | Path] = (), kernel_version: str | None = None,
+                 append: str = "") -> None:
         self.name, self.dir = name, Path(dir)
         self.mem_mb, self.cpus, self.nics, self.netns = mem_mb, cpus, list(nics), netns
         self.shares = [str(Path(s).resolve()) for s in shares]
@@ -223,18 +226,18 @@ class Vm:
         self._send_lock = threading.Lock()
         self._reader: threading.Thread | None = None
         self._events: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.accel = None          # what this boot runs under (start() decides)
+        self.accel: str | None = None  # what this boot runs under (start() decides)
         self._progressed = False   # PROGRESS_MARK seen on this boot's console
 
     @property
-    def socket_path(self):
+    def socket_path(self) -> Path:
         return self.dir / "agent.sock"
 
     @property
-    def console_path(self):
+    def console_path(self) -> Path:
         return self.dir / "console.log"
 
-    def command(self, accel=None):
+    def command(self, accel: str | None = None) -> list[str]:
         initrd = initramfs.build(self.kernel)
         accel = accel or accelerator()
         keep = kept_paths([AGENT.parents[2], os.getcwd()])
@@ -279,7 +282,7 @@ class Vm:
                                f"{offloads}"]
         return cmd
 
-    def start(self, accel=None):
+    def start(self, accel: str | None = None) -> int:
         self.dir.mkdir(parents=True, exist_ok=True)
         for p in (self.socket_path, self.console_path):
             if p.exists():
@@ -296,7 +299,7 @@ class Vm:
         self.pid = self.proc.pid
         return self.proc.pid
 
-    def ensure_progress(self, on_restart=None):
+    def ensure_progress(self, on_restart: Callable[["Vm"], None] | None = None) -> bool:
         """Under KVM: waits until the guest's kernel has printed its first
         console line. If it has not within KVM_PROGRESS_S of the start (KVM
         that hangs), or qemu died first (KVM that aborts), qemu is killed,
@@ -332,7 +335,7 @@ class Vm:
             on_restart(self)
         return True
 
-    def _exited(self):
+    def _exited(self) -> int | None:
         """qemu's exit status if it is gone (None while it runs); for a VM
         this process attached to, -1 once its pid is gone."""
         if self.proc is not None:
@@ -345,7 +348,7 @@ class Vm:
         except OSError:
             return -1
 
-    def _connect(self, end, why_not):
+    def _connect(self, end: float, why_not: Callable[[], str | None]) -> None:
         """Connects to the agent socket and starts the reader; until the
         deadline `end`, retried while why_not() says nothing is wrong."""
         while True:
@@ -367,14 +370,14 @@ class Vm:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
-    def attach(self, timeout=10):
+    def attach(self, timeout: float = 10) -> None:
         """Connects to the agent of a VM that is already up (another ofan-emu
         process booted it). qemu serves one client at a time: a second
         attach waits until the first has detached."""
         self._connect(time.monotonic() + timeout,
                       lambda: "its qemu is gone" if self._exited() is not None else None)
 
-    def detach(self):
+    def detach(self) -> None:
         """Leaves the VM running; closes this process's channel to it."""
         if self.sock is not None:
             try:
@@ -395,13 +398,14 @@ class Vm:
                 pass
         raise VmError(f"VM {self.name}: {why}{tail}")
 
-    def wait_ready(self, timeout=240, on_restart=None):
+    def wait_ready(self, timeout: float = 240,
+                   on_restart: Callable[["Vm"], None] | None = None) -> dict[str, Any]:
         """Connects to the agent and waits for its ready event (after
         ensure_progress, which may restart the VM under TCG)."""
         self.ensure_progress(on_restart)
-        proc = self.proc
-        if proc is None:
+        if self.proc is None:
             self._fail("not started")
+        proc: subprocess.Popen[bytes] = self.proc  # not None in the lambda either
         end = time.monotonic() + timeout
         self._connect(end, lambda: f"qemu exited ({proc.returncode}) before its agent "
                       "was up" if proc.poll() is not None else None)
@@ -480,7 +484,7 @@ class Vm:
             with self._lock:
                 self._waiters.pop(rid, None)
 
-    def stop(self, timeout=10):
+    def stop(self, timeout: float = 10) -> None:
         """Powers the guest off (its root is read-only: nothing to flush but
         the shares), then kills qemu if it is still there."""
         if self.proc is None:

@@ -14,6 +14,8 @@ import os
 import shutil
 import signal
 from pathlib import Path
+from types import FrameType
+from typing import Any, Callable, Iterable, NoReturn
 
 from fabric.state import proc_start_time as _start_time  # one reading of /proc/PID/stat
 
@@ -25,7 +27,9 @@ EXIT_VM = 125      # the VM failed (or cannot run here), not the command
 EXIT_TIMEOUT = 124  # the command ran past --timeout (as timeout(1) says it)
 
 
-def run(argv, mem_mb=1024, cpus=2, shares=(), timeout=None, on_output=None, log=None):
+def run(argv: list[str], mem_mb: int = 1024, cpus: int = 2, shares: Iterable[str | Path] = (),
+        timeout: float | None = None, on_output: Callable[[int, str], None] | None = None,
+        log: Callable[[str], None] | None = None) -> tuple[int, dict[str, Any]]:
     """Returns (rc, vm facts). rc is the command's, or EXIT_TIMEOUT."""
     vid = str(os.getpid())
     d = RUN_DIR / vid
@@ -40,7 +44,7 @@ def run(argv, mem_mb=1024, cpus=2, shares=(), timeout=None, on_output=None, log=
             state.write_text(json.dumps({"pid": os.getpid(), "start": _start_time(os.getpid()),
                                          "qemu": {"pid": v.pid, "start": _start_time(v.pid)}}))
 
-        def restarted(v):
+        def restarted(v: qemu.Vm) -> None:
             record(v)
             if log:
                 log("vm: no progress under KVM; restarted under TCG")
@@ -66,7 +70,7 @@ def run(argv, mem_mb=1024, cpus=2, shares=(), timeout=None, on_output=None, log=
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _raise(signum, _frame):
+def _raise(signum: int, _frame: FrameType | None) -> NoReturn:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
@@ -88,12 +92,12 @@ def _named_qemus() -> dict[str, list[int]]:
     return out
 
 
-def leftovers():
+def leftovers() -> list[str]:
     """Kills the qemu of every throwaway VM whose caller is gone (found by its
     record and by its process name, which holds even when a kill landed
     between qemu's start and the record); removes its directory. Returns
     what it removed."""
-    removed = []
+    removed: list[str] = []
     named = _named_qemus()
     ids = set(named) | (set(d.name for d in RUN_DIR.iterdir()) if RUN_DIR.is_dir() else set())
     for vid in sorted(ids):
