@@ -154,6 +154,41 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
           if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error());
           return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
         }
+        case Command::kCaptureStart: {
+          CaptureRequest r;
+          if (!req.contains("ports") || !req["ports"].is_array() || req["ports"].empty())
+            return Fail(ReplyError::kBadArgument, "capture_start needs 'ports': [port, ...]");
+          for (const json& p : req["ports"]) {
+            const auto v = IntIn(p, 0, 63);
+            if (!v) return Fail(ReplyError::kBadArgument, "a port is a number from 0 to 63");
+            r.ports.push_back(static_cast<uint32_t>(*v));
+          }
+          if (!req.contains("file") || !req["file"].is_string() ||
+              req["file"].get<std::string>().rfind('/', 0) != 0) {
+            return Fail(ReplyError::kBadArgument,
+                        "capture_start needs 'file': an absolute path to write");
+          }
+          r.file = req["file"].get<std::string>();
+          if (req.contains("snaplen")) {
+            const auto v = IntIn(req["snaplen"], 64, kCaptureMaxSnaplen);
+            if (!v) {
+              return Fail(ReplyError::kBadArgument,
+                          fmt::format("'snaplen' is a number from 64 to {}", kCaptureMaxSnaplen));
+            }
+            r.snaplen = static_cast<uint32_t>(*v);
+          }
+          if (req.contains("count")) {
+            const auto v = IntIn(req["count"], 0, INT64_MAX);
+            if (!v) return Fail(ReplyError::kBadArgument, "'count' is a number, 0 or more");
+            r.count = static_cast<uint64_t>(*v);
+          }
+          if (Status s = sw.StartCapture(r); !s) return Fail(s.error());
+          return Ok(CaptureJson(sw.capture_status()));
+        }
+        case Command::kCaptureStatus:
+          return Ok(CaptureJson(sw.capture_status()));
+        case Command::kCaptureStop:
+          return Ok(CaptureJson(sw.StopCapture()));
       }
     }
   } catch (const std::exception& e) {

@@ -117,4 +117,10 @@ json PointersJson(const Snapshot& s) {
           {"keys", keys}};
 }
 
+json CaptureJson(const CaptureStatus& c) {
+  return {{"active", c.active},   {"file", c.file},   {"ports", c.ports},
+          {"snaplen", c.snaplen}, {"count", c.count}, {"frames", c.frames},
+          {"dropped", c.dropped}, {"error", c.error}};
+}
+
 }  // namespace ofan::dp

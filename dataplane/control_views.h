@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dataplane/capture/port_capture.h"
 #include "dataplane/snapshot.h"
 
 namespace ofan::dp {
@@ -14,5 +15,6 @@ nlohmann::json CountersJson(const Snapshot& s);
 nlohmann::json PortsJson(const Snapshot& s);
 nlohmann::json QueuesJson(const Snapshot& s);
 nlohmann::json PointersJson(const Snapshot& s);  // needs SnapshotParts::keys
+nlohmann::json CaptureJson(const CaptureStatus& c);
 
 }  // namespace ofan::dp

@@ -74,6 +74,7 @@ Result<std::unique_ptr<Switch>> Switch::Create(const DpConfig& c, uint32_t worke
   sw->w_ = static_cast<uint32_t>(sw->tree_.num_uplinks(c.self()));
   sw->tsc_hz_ = rte_get_tsc_hz();
   sw->start_tsc_ = rte_rdtsc();
+  sw->capture_ = std::make_unique<PortCapture>(static_cast<uint32_t>(c.k), c.name, sw->tsc_hz_);
   if (Status s = sw->SetupPorts(); !s) return s.error();
   if (Status s = sw->SetupException(); !s) return s.error();
   if (Status s = sw->SetupWorkers(workers); !s) return s.error();
@@ -96,6 +97,7 @@ Status Switch::SetupPorts() {
   const size_t k = static_cast<size_t>(cfg_.k);
   rx_ = std::vector<PortRx>(k);
   queues_ = std::vector<PortQueue>(k);
+  tx_ctx_.assign(k, CaptureTxCtx{});
   dpdk_port_.assign(k, 0);
   port_mac_.assign(k, pkt::MacAddr{});
   port_of_dpdk_.assign(RTE_MAX_ETHPORTS, -1);
@@ -200,8 +202,9 @@ Status Switch::SetupPorts() {
                         std::back_inserter(added));
     rx_[pc.port].wait_fd = added.size() == 1 ? added[0] : -1;
     PortQueue& q = queues_[pc.port];
+    tx_ctx_[pc.port] = CaptureTxCtx{id, pc.port, capture_.get()};
     if (Status s = q.Init(fmt::format("{}_{}", pc.port, cfg_.name), socket, queue_config(pc),
-                          DeviceTx(id), tally_.get(), rte_rdtsc());
+                          TxHook{&CapturingTxBurst, &tx_ctx_[pc.port]}, tally_.get(), rte_rdtsc());
         !s) {
       return MakeError(ErrorCode::kIo, fmt::format("port {}: {}", pc.port, s.error().message));
     }
@@ -327,8 +330,15 @@ void Switch::GeneratePfc() {
   }
 }
 
+Status Switch::StartCapture(const CaptureRequest& r) {
+  std::vector<bool> present(rx_.size());
+  for (uint32_t p = 0; p < rx_.size(); ++p) present[p] = rx_[p].present;
+  return capture_->Start(r, present);
+}
+
 void Switch::ServiceControl() {
   exception_.Service(control_counters_);
+  capture_->Service();
   for (auto& f : services_) {
     if (f) f();
   }

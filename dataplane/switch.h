@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "dataplane/capture/port_capture.h"
 #include "dataplane/config.h"
 #include "dataplane/counters.h"
 #include "dataplane/egress/pfc.h"
@@ -150,6 +151,10 @@ class Switch {
   Status LoadMasks(const std::vector<lb::PortMask>& masks);
   void ResetQueueStats();
   ExceptionPath& exception_path() { return exception_; }
+  // Copies of ports' frames into a pcapng file (capture/port_capture.h).
+  Status StartCapture(const CaptureRequest& r);
+  CaptureStatus StopCapture() { return capture_->Stop(); }
+  CaptureStatus capture_status() const { return capture_->status(); }
 
   const DpConfig& config() const { return cfg_; }
   const lb::FatTree& tree() const { return tree_; }
@@ -220,6 +225,8 @@ class Switch {
   LcoreCounters control_counters_;  // the control thread's own (exceptions it sends)
   ControlSender control_tx_;        // replies and PFC frames, to a port's priority queue
   std::vector<std::function<void()>> services_;
+  std::unique_ptr<PortCapture> capture_;
+  std::vector<CaptureTxCtx> tx_ctx_;  // per port: its device and the capture, the TX hook's
 };
 
 }  // namespace ofan::dp

@@ -136,8 +136,12 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   uint64_t all_rx_bytes = 0;
   for (uint32_t i = 0; i < kMbufAhead; ++i) rte_prefetch0(pkts[i]);
   for (uint32_t i = 0; i < kDataAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  const uint64_t capturing = capture_->mask();
   for (uint32_t s = 0; s < nseg; ++s) {
     const uint32_t in_port = seg[s].port;
+    // Copies for a capture of the port (capture/port_capture.h), as received.
+    if ((capturing >> in_port) & 1) [[unlikely]]
+      capture_->RecordRx(in_port, pkts + seg[s].start, seg[s].n, now);
     const uint8_t pipe = static_cast<uint8_t>(cfg_.pipe_of(in_port));  // one division per RX burst
     uint64_t rx_bytes = 0;
     for (uint32_t i = seg[s].start, end = seg[s].start + seg[s].n; i < end; ++i) {

@@ -6,6 +6,7 @@
 // command line (including an unreadable or invalid load-tables FILE); 3 cannot
 // connect, timeout, connection closed, or a malformed reply.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cctype>
@@ -142,6 +143,7 @@ int Main(int argc, char** argv) {
       "  ofanctl --list-policies --json\n"
       "  ofanctl port 3 down\n"
       "  ofanctl load-tables masks.json\n"
+      "  ofanctl capture-start --port 2 --count 100 /tmp/p2.pcapng\n"
       "  ofanctl raw '{\"v\":1,\"cmd\":\"status\"}'\n"
       "\n"
       "Exit codes: 0 ok; 1 the switch answered with an error (printed); 2 bad command line\n"
@@ -217,6 +219,33 @@ int Main(int argc, char** argv) {
   load_tables->add_option("FILE", masks_file, "JSON file with the masks ('-': stdin)")->required();
   CLI::App* reset_queues =
       sub("reset-queues", "restart the queues' max and average statistics", "--json: {}.");
+  std::vector<uint32_t> cap_ports;
+  std::string cap_file;
+  uint32_t cap_snaplen = 4096;
+  uint64_t cap_count = 0;
+  const std::string capture_json =
+      "--json: {\"active\", \"file\", \"ports\", \"snaplen\", \"count\", \"frames\" (written),\n"
+      "\"dropped\" (copies a full ring could not take), \"error\" (\"\" or why it stopped)}.";
+  CLI::App* capture_start =
+      sub("capture-start", "write copies of ports' frames (both directions) to a pcapng file",
+          "The switch writes FILE (an absolute path; made or truncated) as pcapng, one interface\n"
+          "per port named SWITCH:pPORT, each frame's direction in its flags; read it with\n"
+          "tshark -r FILE or Wireshark. Ends at --count frames or at capture-stop.\n" +
+              capture_json);
+  capture_start->add_option("--port", cap_ports, "a port to capture (repeatable)")
+      ->required()
+      ->type_name("N")
+      ->check(CLI::Range(0, 63));
+  capture_start->add_option("FILE", cap_file, "the pcapng file (absolute path)")->required();
+  capture_start->add_option("--snaplen", cap_snaplen, "bytes kept of each frame (64..4096)")
+      ->check(CLI::Range(64, 4096))
+      ->capture_default_str();
+  capture_start->add_option("--count", cap_count, "stop after N frames (0: at capture-stop)")
+      ->capture_default_str();
+  CLI::App* capture_status = sub(
+      "capture-status", "what the capture is doing: file, frames written, dropped", capture_json);
+  CLI::App* capture_stop =
+      sub("capture-stop", "end the capture (the file is then complete)", capture_json);
   std::string raw_line;
   CLI::App* raw = sub("raw", "send one raw request line and print the whole reply",
                       "JSON is sent as given (one line), e.g. '{\"v\":1,\"cmd\":\"pointers\"}'.\n"
@@ -253,12 +282,19 @@ int Main(int argc, char** argv) {
   if (app.get_subcommands().empty()) return usage("missing COMMAND");
 
   // What to send; checked before connecting. No command: raw.
-  const std::pair<const CLI::App*, Command> commands[] = {
-      {version, Command::kVersion},        {status, Command::kStatus},
-      {counters, Command::kCounters},      {ports, Command::kPorts},
-      {queues, Command::kQueues},          {pointers, Command::kPointers},
-      {set_policy, Command::kSetPolicy},   {port_cmd, Command::kSetPort},
-      {load_tables, Command::kLoadTables}, {reset_queues, Command::kResetQueues}};
+  const std::pair<const CLI::App*, Command> commands[] = {{version, Command::kVersion},
+                                                          {status, Command::kStatus},
+                                                          {counters, Command::kCounters},
+                                                          {ports, Command::kPorts},
+                                                          {queues, Command::kQueues},
+                                                          {pointers, Command::kPointers},
+                                                          {set_policy, Command::kSetPolicy},
+                                                          {port_cmd, Command::kSetPort},
+                                                          {load_tables, Command::kLoadTables},
+                                                          {reset_queues, Command::kResetQueues},
+                                                          {capture_start, Command::kCaptureStart},
+                                                          {capture_status, Command::kCaptureStatus},
+                                                          {capture_stop, Command::kCaptureStop}};
   std::optional<Command> cmd;
   for (const auto& [s, c] : commands) {
     if (s->parsed()) cmd = c;
@@ -276,6 +312,17 @@ int Main(int argc, char** argv) {
     auto m = ReadMasksFile(masks_file);
     if (!m) return usage(m.error().message, "load-tables");
     args["masks"] = std::move(*m);
+  }
+  if (capture_start->parsed()) {
+    if (cap_file.empty() || cap_file[0] != '/') {
+      char cwd[4096];
+      if (!cap_file.empty() && getcwd(cwd, sizeof cwd))
+        cap_file = std::string(cwd) + "/" + cap_file;
+    }
+    args["ports"] = cap_ports;
+    args["file"] = cap_file;
+    args["snaplen"] = cap_snaplen;
+    args["count"] = cap_count;
   }
   if (raw->parsed()) {
     if (raw_line.find_first_of("\r\n") != std::string::npos) {
@@ -349,6 +396,10 @@ int Main(int argc, char** argv) {
           return fmt::format("loaded {} masks: {}", args["masks"].size(), RenderPolicyLine(result));
         case Command::kResetQueues:
           return "queue statistics reset\n";
+        case Command::kCaptureStart:
+        case Command::kCaptureStatus:
+        case Command::kCaptureStop:
+          return RenderCapture(result);
       }
       return "";  // not reached: every command has a case
     };

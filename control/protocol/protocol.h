@@ -44,6 +44,14 @@
 //                 (bit i = uplink i), each a non-negative integer or a string
 //                 that is one in C notation ("0x3")  -> the status
 //   reset_queues  restarts the queues' max and average statistics  -> {}
+//   capture_start ports: [port, ...]; file: the pcapng file to write (made or
+//                 truncated by the switch); snaplen (optional, 64..4096,
+//                 default 4096); count (optional: stop after this many
+//                 frames; default 0, until capture_stop)  -> the capture
+//   capture_status  -> the capture: {active, file, ports, snaplen, count,
+//                 frames (written), dropped (copies a full ring could not
+//                 take), error ("" or why it stopped early)}
+//   capture_stop  ends it (the file is complete)  -> the capture
 // The results are the switch's JSON views (dataplane/); `ofanctl COMMAND
 // --help` lists their members one by one.
 #pragma once
@@ -68,17 +76,20 @@ inline constexpr std::string_view kDefaultSocketDir = "/run/ofan";
 std::string DefaultSocketPath(std::string_view name);
 
 // The commands, in the order above: one row each, X(enumerator, wire name).
-#define OFAN_CONTROL_COMMANDS(X) \
-  X(kVersion, "version")         \
-  X(kStatus, "status")           \
-  X(kCounters, "counters")       \
-  X(kPorts, "ports")             \
-  X(kQueues, "queues")           \
-  X(kPointers, "pointers")       \
-  X(kSetPolicy, "set_policy")    \
-  X(kSetPort, "set_port")        \
-  X(kLoadTables, "load_tables")  \
-  X(kResetQueues, "reset_queues")
+#define OFAN_CONTROL_COMMANDS(X)      \
+  X(kVersion, "version")              \
+  X(kStatus, "status")                \
+  X(kCounters, "counters")            \
+  X(kPorts, "ports")                  \
+  X(kQueues, "queues")                \
+  X(kPointers, "pointers")            \
+  X(kSetPolicy, "set_policy")         \
+  X(kSetPort, "set_port")             \
+  X(kLoadTables, "load_tables")       \
+  X(kResetQueues, "reset_queues")     \
+  X(kCaptureStart, "capture_start")   \
+  X(kCaptureStatus, "capture_status") \
+  X(kCaptureStop, "capture_stop")
 
 #define OFAN_CONTROL_ENUMERATOR(id, name) id,
 #define OFAN_CONTROL_NAME(id, name) std::string_view{name},

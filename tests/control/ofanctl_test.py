@@ -236,6 +236,10 @@ class FakeSwitch:
             return ok(self.pointers)
         if cmd == "reset_queues":
             return ok({})
+        if cmd in ("capture_start", "capture_status", "capture_stop"):
+            return ok({"active": cmd != "capture_stop", "file": req.get("file", "/tmp/c.pcapng"),
+                       "ports": req.get("ports", [2]), "snaplen": 4096, "count": 5,
+                       "frames": 3, "dropped": 0, "error": ""})
         if cmd == "set_policy":
             if not isinstance(req.get("policy"), str):
                 return fail("set_policy needs 'policy'")
@@ -531,6 +535,25 @@ class OfanctlTest(unittest.TestCase):
         self.assertEqual(p.stdout, "queue statistics reset\n")
         self.assertEqual(self.last_request(), {"v": 1, "cmd": "reset_queues"})
         self.assertEqual(json.loads(self.run_ctl("reset-queues", "--json", rc=0).stdout), {})
+
+    def test_capture(self):
+        p = self.run_ctl("capture-start", "--port", "2", "--port", "3", "--count", "5",
+                         "--snaplen", "128", "cap.pcapng", rc=0)
+        self.assertEqual(self.last_request(), {
+            "v": 1, "cmd": "capture_start", "ports": [2, 3], "snaplen": 128, "count": 5,
+            "file": os.path.join(os.getcwd(), "cap.pcapng")})
+        self.assertIn("capture running: ports 2,3", p.stdout)
+        p = self.run_ctl("capture-stop", rc=0)
+        self.assertEqual(self.last_request(), {"v": 1, "cmd": "capture_stop"})
+        self.assertIn("capture stopped", p.stdout)
+        st = json.loads(self.run_ctl("capture-status", "--json", rc=0).stdout)
+        self.assertEqual(st["frames"], 3)
+        n = len(self.srv.requests)
+        self.run_ctl("capture-start", "--port", "64", "/tmp/x.pcapng", rc=2)
+        self.run_ctl("capture-start", "/tmp/x.pcapng", rc=2)  # no --port
+        self.run_ctl("capture-start", "--port", "1", rc=2)  # no FILE
+        self.run_ctl("capture-start", "--port", "1", "--snaplen", "10", "/tmp/x", rc=2)
+        self.assertEqual(len(self.srv.requests), n)
 
     def test_raw(self):
         p = self.run_ctl("raw", '{"v":1,"cmd":"version"}', rc=0)

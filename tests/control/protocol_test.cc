@@ -9,9 +9,10 @@ namespace ofan::control {
 namespace {
 
 // The wire names ofan-dp and ofanctl have always used, in the table's order.
-constexpr const char* kWireNames[] = {"version",     "status",      "counters",   "ports",
-                                      "queues",      "pointers",    "set_policy", "set_port",
-                                      "load_tables", "reset_queues"};
+constexpr const char* kWireNames[] = {
+    "version",       "status",         "counters",    "ports",       "queues",
+    "pointers",      "set_policy",     "set_port",    "load_tables", "reset_queues",
+    "capture_start", "capture_status", "capture_stop"};
 
 TEST(Protocol, EveryCommandNameParsesBackToItsCommand) {
   ASSERT_EQ(kNumCommands, std::size(kWireNames));
@@ -39,7 +40,7 @@ TEST(Protocol, UnknownNamesAreRefused) {
 TEST(Protocol, UnknownCommandMessageListsEveryCommand) {
   EXPECT_EQ(CommandList(),
             "version, status, counters, ports, queues, pointers, set_policy, set_port, "
-            "load_tables, reset_queues");
+            "load_tables, reset_queues, capture_start, capture_status, capture_stop");
   const std::string m = UnknownCommandMessage("frobnicate");
   EXPECT_EQ(m.rfind("unknown command 'frobnicate' (", 0), 0u) << m;
   for (const std::string_view name : kCommandNames) {

@@ -1,0 +1,139 @@
+// Capture: copies of the frames a switch's ports receive and send, written
+// as pcapng by the control thread, on request over the control socket
+// (capture_start / capture_status / capture_stop, control/protocol).
+//
+// expects:   Record*: bursts of frames of port p, from the lcore that owns p
+//            (its RX, in the vector pass; its TX, in the device's TX hook,
+//            before the device takes them); Start/Service/Stop: the control
+//            thread
+// modifies:  nothing of the frames; the capture file
+// next:      the file (pcapng.h): one interface per port ("SWITCH:pP"), both
+//            directions of the port's link, the direction in each frame's
+//            flags, wall-clock time (from the TSC the lcore read)
+//
+// Off, it costs a worker one load and a bit test per RX burst and per TX
+// burst (the mask). On, each captured frame is one copy of at most
+// snaplen bytes into the port's ring (single producer: the port's owner;
+// single consumer: the control thread), never an allocation; a full ring
+// drops the copy, counted, not the frame. Rings are made once, when a port
+// is first captured, and live as long as the switch, so that a worker
+// holding an old mask never writes into freed memory; each copy carries its
+// session, and the control thread drops copies of an earlier one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "dataplane/capture/pcapng.h"
+
+struct rte_mbuf;
+
+namespace ofan::dp {
+
+inline constexpr uint32_t kCaptureMaxSnaplen = 4096;  // an AF_XDP frame (MTU <= 3542) fits
+inline constexpr uint32_t kCaptureRingSlots = 512;
+
+// One port's copies: a single-producer, single-consumer ring of fixed
+// slots (a header, then up to kCaptureMaxSnaplen bytes).
+class CaptureRing {
+ public:
+  struct Slot {
+    uint64_t tsc;
+    uint32_t session;
+    uint16_t len;   // bytes copied
+    uint16_t orig;  // the frame's length
+    CaptureDir dir;
+    uint8_t data[kCaptureMaxSnaplen];
+  };
+  CaptureRing();
+  // Producer: copies frames[0..n) into free slots, up to what is free;
+  // returns how many it copied, which Commit then publishes (all, or the
+  // first k: a TX burst publishes what the device took).
+  uint32_t Copy(rte_mbuf* const* frames, uint32_t n, CaptureDir dir, uint64_t tsc, uint32_t session,
+                uint32_t snaplen);
+  void Commit(uint32_t k) {
+    head_.store(head_.load(std::memory_order_relaxed) + k, std::memory_order_release);
+  }
+  // Consumer: the next published slot, or nullptr; Pop releases it.
+  const Slot* Peek() const;
+  void Pop() { tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
+ private:
+  std::unique_ptr<Slot[]> slots_;
+  alignas(64) std::atomic<uint32_t> head_{0};  // written by the producer
+  alignas(64) std::atomic<uint32_t> tail_{0};  // written by the consumer
+};
+
+struct CaptureRequest {
+  std::vector<uint32_t> ports;
+  std::string file;
+  uint32_t snaplen = kCaptureMaxSnaplen;
+  uint64_t count = 0;  // stop after this many frames (0: until capture_stop)
+};
+
+struct CaptureStatus {
+  bool active = false;
+  std::string file;
+  std::vector<uint32_t> ports;
+  uint32_t snaplen = 0;
+  uint64_t count = 0;
+  uint64_t frames = 0;   // written to the file
+  uint64_t dropped = 0;  // copies a full ring could not take
+  std::string error;     // why it stopped early (a write failed)
+};
+
+class PortCapture {
+ public:
+  // `switch_name` names the interfaces ("e0-0:p2"); tsc_hz converts times.
+  PortCapture(uint32_t num_ports, std::string switch_name, uint64_t tsc_hz);
+
+  // Worker side. The ports being captured (bit p: port p), read once per burst.
+  uint64_t mask() const { return mask_.load(std::memory_order_acquire); }
+  bool captures(uint32_t port) const { return (mask() >> port) & 1; }
+  // A received burst of port p: every frame.
+  void RecordRx(uint32_t port, rte_mbuf* const* frames, uint32_t n, uint64_t tsc);
+  // A burst about to be sent on port p: copies them (returns how many);
+  // CommitTx(p, k) then publishes the first k, the ones the device took.
+  uint32_t CopyTx(uint32_t port, rte_mbuf* const* frames, uint32_t n, uint64_t tsc);
+  void CommitTx(uint32_t port, uint32_t k) { rings_[port]->Commit(k); }
+
+  // Control thread.
+  Status Start(const CaptureRequest& r, const std::vector<bool>& present);
+  // Writes what the rings hold; stops at the request's count, or when a
+  // write fails. Returns the frames written.
+  uint64_t Service();
+  CaptureStatus Stop();
+  CaptureStatus status() const;
+
+ private:
+  uint32_t num_ports_;
+  std::string name_;
+  uint64_t tsc_hz_;
+  std::vector<std::unique_ptr<CaptureRing>> rings_;  // per port, made on first capture
+  std::vector<std::atomic<uint64_t>> dropped_;       // per port, written by its owner
+  std::atomic<uint64_t> mask_{0};
+  std::atomic<uint32_t> session_{0};
+  uint32_t snaplen_ = kCaptureMaxSnaplen;
+  // Control thread only.
+  std::optional<PcapngWriter> writer_;
+  std::vector<int32_t> iface_of_;  // port -> pcapng interface, -1
+  CaptureStatus st_;
+  uint64_t dropped_at_start_ = 0;
+  uint64_t tsc0_ = 0, ns0_ = 0;  // a TSC reading and the wall-clock time it was
+};
+
+// A port's device as the egress TX hook (stages/tx.h's DeviceTx), with the
+// capture of what it sends.
+struct CaptureTxCtx {
+  uint16_t dpdk_port = 0;
+  uint32_t port = 0;
+  PortCapture* capture = nullptr;
+};
+uint16_t CapturingTxBurst(void* ctx, rte_mbuf** pkts, uint16_t n);
+
+}  // namespace ofan::dp
