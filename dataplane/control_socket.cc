@@ -182,13 +182,23 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
             if (!v) return Fail(ReplyError::kBadArgument, "'count' is a number, 0 or more");
             r.count = static_cast<uint64_t>(*v);
           }
-          if (Status s = sw.StartCapture(r); !s) return Fail(s.error());
-          return Ok(CaptureJson(sw.capture_status()));
+          auto st = sw.StartCapture(r);
+          if (!st) return Fail(st.error());
+          return Ok(CaptureJson(*st));
         }
         case Command::kCaptureStatus:
-          return Ok(CaptureJson(sw.capture_status()));
-        case Command::kCaptureStop:
-          return Ok(CaptureJson(sw.StopCapture()));
+        case Command::kCaptureStop: {
+          const bool stop = *command == Command::kCaptureStop;
+          if (!req.contains("id")) {
+            return Ok(CapturesJson(stop ? sw.capture().StopAll() : sw.capture().statuses()));
+          }
+          const auto id = IntIn(req["id"], 1, UINT32_MAX);
+          if (!id) return Fail(ReplyError::kBadArgument, "'id' is a capture's id (1 or more)");
+          auto st = stop ? sw.capture().Stop(static_cast<uint32_t>(*id))
+                         : sw.capture().status(static_cast<uint32_t>(*id));
+          if (!st) return Fail(st.error());
+          return Ok(CaptureJson(*st));
+        }
       }
     }
   } catch (const std::exception& e) {

@@ -118,9 +118,15 @@ json PointersJson(const Snapshot& s) {
 }
 
 json CaptureJson(const CaptureStatus& c) {
-  return {{"active", c.active},   {"file", c.file},   {"ports", c.ports},
-          {"snaplen", c.snaplen}, {"count", c.count}, {"frames", c.frames},
-          {"dropped", c.dropped}, {"error", c.error}};
+  return {{"id", c.id},         {"active", c.active},   {"file", c.file},
+          {"ports", c.ports},   {"snaplen", c.snaplen}, {"count", c.count},
+          {"frames", c.frames}, {"dropped", c.dropped}, {"error", c.error}};
+}
+
+json CapturesJson(const std::vector<CaptureStatus>& cs) {
+  json a = json::array();
+  for (const CaptureStatus& c : cs) a.push_back(CaptureJson(c));
+  return {{"captures", std::move(a)}};
 }
 
 }  // namespace ofan::dp

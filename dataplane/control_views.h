@@ -16,5 +16,7 @@ nlohmann::json PortsJson(const Snapshot& s);
 nlohmann::json QueuesJson(const Snapshot& s);
 nlohmann::json PointersJson(const Snapshot& s);  // needs SnapshotParts::keys
 nlohmann::json CaptureJson(const CaptureStatus& c);
+// {"captures": [CaptureJson, ...]}
+nlohmann::json CapturesJson(const std::vector<CaptureStatus>& cs);
 
 }  // namespace ofan::dp

@@ -330,7 +330,7 @@ void Switch::GeneratePfc() {
   }
 }
 
-Status Switch::StartCapture(const CaptureRequest& r) {
+Result<CaptureStatus> Switch::StartCapture(const CaptureRequest& r) {
   std::vector<bool> present(rx_.size());
   for (uint32_t p = 0; p < rx_.size(); ++p) present[p] = rx_[p].present;
   return capture_->Start(r, present);

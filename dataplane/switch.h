@@ -151,10 +151,9 @@ class Switch {
   Status LoadMasks(const std::vector<lb::PortMask>& masks);
   void ResetQueueStats();
   ExceptionPath& exception_path() { return exception_; }
-  // Copies of ports' frames into a pcapng file (capture/port_capture.h).
-  Status StartCapture(const CaptureRequest& r);
-  CaptureStatus StopCapture() { return capture_->Stop(); }
-  CaptureStatus capture_status() const { return capture_->status(); }
+  // Copies of ports' frames into pcapng files (capture/port_capture.h).
+  Result<CaptureStatus> StartCapture(const CaptureRequest& r);
+  PortCapture& capture() { return *capture_; }
 
   const DpConfig& config() const { return cfg_; }
   const lb::FatTree& tree() const { return tree_; }

@@ -223,9 +223,11 @@ int Main(int argc, char** argv) {
   std::string cap_file;
   uint32_t cap_snaplen = 4096;
   uint64_t cap_count = 0;
+  uint32_t cap_id = 0;
   const std::string capture_json =
-      "--json: {\"active\", \"file\", \"ports\", \"snaplen\", \"count\", \"frames\" (written),\n"
-      "\"dropped\" (copies a full ring could not take), \"error\" (\"\" or why it stopped)}.";
+      "--json: {\"id\", \"active\", \"file\", \"ports\", \"snaplen\", \"count\", \"frames\"\n"
+      "(written), \"dropped\" (copies a full ring could not take), \"error\" (\"\" or why it\n"
+      "ended)}; without --id, {\"captures\": [...]}, every one.";
   CLI::App* capture_start =
       sub("capture-start", "write copies of ports' frames (both directions) to a pcapng file",
           "The switch writes FILE (an absolute path; made or truncated) as pcapng, one interface\n"
@@ -243,9 +245,14 @@ int Main(int argc, char** argv) {
   capture_start->add_option("--count", cap_count, "stop after N frames (0: at capture-stop)")
       ->capture_default_str();
   CLI::App* capture_status = sub(
-      "capture-status", "what the capture is doing: file, frames written, dropped", capture_json);
+      "capture-status", "what the captures are doing: file, frames written, dropped", capture_json);
+  CLI::Option* status_id =
+      capture_status->add_option("--id", cap_id, "this capture only")->type_name("ID");
   CLI::App* capture_stop =
-      sub("capture-stop", "end the capture (the file is then complete)", capture_json);
+      sub("capture-stop", "end a capture, or all of them (their files are then complete)",
+          capture_json);
+  CLI::Option* stop_id =
+      capture_stop->add_option("--id", cap_id, "this capture (default: all)")->type_name("ID");
   std::string raw_line;
   CLI::App* raw = sub("raw", "send one raw request line and print the whole reply",
                       "JSON is sent as given (one line), e.g. '{\"v\":1,\"cmd\":\"pointers\"}'.\n"
@@ -323,6 +330,10 @@ int Main(int argc, char** argv) {
     args["file"] = cap_file;
     args["snaplen"] = cap_snaplen;
     args["count"] = cap_count;
+  }
+  if ((capture_status->parsed() && status_id->count()) ||
+      (capture_stop->parsed() && stop_id->count())) {
+    args["id"] = cap_id;
   }
   if (raw->parsed()) {
     if (raw_line.find_first_of("\r\n") != std::string::npos) {

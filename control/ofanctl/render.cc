@@ -289,20 +289,30 @@ std::string RenderPortLine(const json& ports, uint32_t port) {
   return fmt::format("port {}: done\n", port);
 }
 
-std::string RenderCapture(const json& c) {
+namespace {
+std::string CaptureLine(const json& c) {
   std::string ports;
   for (const json& p : c.at("ports")) {
     if (!ports.empty()) ports += ',';
     ports += p.dump();
   }
   std::string out = fmt::format(
-      "capture {}: ports {} -> {}, {} frames{}, {} dropped (ring full), snaplen {}\n",
-      c.at("active").get<bool>() ? "running" : "stopped", ports.empty() ? "-" : ports,
-      c.at("file").get<std::string>(), c.at("frames").get<uint64_t>(),
+      "capture {} {}: ports {} -> {}, {} frames{}, {} dropped (ring full), snaplen {}\n",
+      c.at("id").get<uint64_t>(), c.at("active").get<bool>() ? "running" : "ended",
+      ports.empty() ? "-" : ports, c.at("file").get<std::string>(), c.at("frames").get<uint64_t>(),
       c.at("count").get<uint64_t>() ? fmt::format(" of {}", c.at("count").get<uint64_t>()) : "",
       c.at("dropped").get<uint64_t>(), c.at("snaplen").get<uint64_t>());
   if (!c.at("error").get<std::string>().empty())
-    out += fmt::format("error: {}\n", c.at("error").get<std::string>());
+    out += fmt::format("  error: {}\n", c.at("error").get<std::string>());
+  return out;
+}
+}  // namespace
+
+std::string RenderCapture(const json& c) {
+  if (!c.contains("captures")) return CaptureLine(c);
+  if (c.at("captures").empty()) return "no captures\n";
+  std::string out;
+  for (const json& one : c.at("captures")) out += CaptureLine(one);
   return out;
 }
 

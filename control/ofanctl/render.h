@@ -30,7 +30,7 @@ std::string RenderPointers(const nlohmann::json& pointers, std::optional<uint32_
 std::string RenderPolicyLine(const nlohmann::json& status);
 // The row of `port` in a PortsJson array, as one line.
 std::string RenderPortLine(const nlohmann::json& ports, uint32_t port);
-// One line: what a capture (capture_start/status/stop's result) is doing.
+// A line per capture (capture_start/status/stop's result: one, or {captures}).
 std::string RenderCapture(const nlohmann::json& capture);
 
 }  // namespace ofan::control

@@ -47,11 +47,15 @@
 //   capture_start ports: [port, ...]; file: the pcapng file to write (made or
 //                 truncated by the switch); snaplen (optional, 64..4096,
 //                 default 4096); count (optional: stop after this many
-//                 frames; default 0, until capture_stop)  -> the capture
-//   capture_status  -> the capture: {active, file, ports, snaplen, count,
-//                 frames (written), dropped (copies a full ring could not
-//                 take), error ("" or why it stopped early)}
-//   capture_stop  ends it (the file is complete)  -> the capture
+//                 frames; default 0, until capture_stop)  -> the capture:
+//                 {id, active, file, ports, snaplen, count, frames (written),
+//                 dropped (copies a full ring could not take), error ("" or
+//                 why it ended early)}. Up to 8 run at once, on disjoint ports.
+//   capture_status id (optional) -> that capture (running, or one of the
+//                 last 16 ended); without id: {"captures": [every one]}
+//   capture_stop  id (optional) -> ends that capture (its file is then
+//                 complete) -> the capture; without id: ends all ->
+//                 {"captures": [...]}
 // The results are the switch's JSON views (dataplane/); `ofanctl COMMAND
 // --help` lists their members one by one.
 #pragma once

@@ -48,12 +48,19 @@ PortCapture::PortCapture(uint32_t num_ports, std::string switch_name, uint64_t t
       tsc_hz_(tsc_hz ? tsc_hz : 1),
       rings_(num_ports),
       dropped_(num_ports),
-      iface_of_(num_ports, -1) {}
+      tag_(num_ports),
+      snaplen_(num_ports) {
+  tsc0_ = rte_rdtsc();
+  ns0_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
 
 void PortCapture::RecordRx(uint32_t port, rte_mbuf* const* frames, uint32_t n, uint64_t tsc) {
   CaptureRing& r = *rings_[port];
   const uint32_t k =
-      r.Copy(frames, n, CaptureDir::kIn, tsc, session_.load(std::memory_order_relaxed), snaplen_);
+      r.Copy(frames, n, CaptureDir::kIn, tsc, tag_[port].load(std::memory_order_relaxed),
+             snaplen_[port].load(std::memory_order_relaxed));
   r.Commit(k);
   if (k < n) {
     dropped_[port].store(dropped_[port].load(std::memory_order_relaxed) + (n - k),
@@ -63,7 +70,8 @@ void PortCapture::RecordRx(uint32_t port, rte_mbuf* const* frames, uint32_t n, u
 
 uint32_t PortCapture::CopyTx(uint32_t port, rte_mbuf* const* frames, uint32_t n, uint64_t tsc) {
   const uint32_t k = rings_[port]->Copy(frames, n, CaptureDir::kOut, tsc,
-                                        session_.load(std::memory_order_relaxed), snaplen_);
+                                        tag_[port].load(std::memory_order_relaxed),
+                                        snaplen_[port].load(std::memory_order_relaxed));
   if (k < n) {
     dropped_[port].store(dropped_[port].load(std::memory_order_relaxed) + (n - k),
                          std::memory_order_relaxed);
@@ -71,10 +79,23 @@ uint32_t PortCapture::CopyTx(uint32_t port, rte_mbuf* const* frames, uint32_t n,
   return k;
 }
 
-Status PortCapture::Start(const CaptureRequest& r, const std::vector<bool>& present) {
-  if (st_.active) {
+uint64_t PortCapture::Dropped(const std::vector<uint32_t>& ports) const {
+  uint64_t d = 0;
+  for (uint32_t p : ports) d += dropped_[p].load(std::memory_order_relaxed);
+  return d;
+}
+
+CaptureStatus PortCapture::StatusOf(const Session& s) const {
+  CaptureStatus st = s.st;
+  st.dropped = Dropped(s.st.ports) - s.dropped_at_start;
+  return st;
+}
+
+Result<CaptureStatus> PortCapture::Start(const CaptureRequest& r,
+                                         const std::vector<bool>& present) {
+  if (running_.size() >= kMaxCaptures) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("a capture into {} is running (capture_stop first)", st_.file));
+                     fmt::format("{} captures are running, the most at once", kMaxCaptures));
   }
   if (r.ports.empty()) return MakeError(ErrorCode::kInvalidArgument, "no port to capture");
   if (r.snaplen < 64 || r.snaplen > kCaptureMaxSnaplen) {
@@ -82,6 +103,7 @@ Status PortCapture::Start(const CaptureRequest& r, const std::vector<bool>& pres
                      fmt::format("snaplen {} is not in 64..{}", r.snaplen, kCaptureMaxSnaplen));
   }
   if (r.file.empty()) return MakeError(ErrorCode::kInvalidArgument, "no file to write");
+  const uint64_t busy = mask_.load(std::memory_order_relaxed);
   uint64_t mask = 0;
   for (uint32_t p : r.ports) {
     if (p >= num_ports_ || p >= present.size() || !present[p]) {
@@ -91,88 +113,125 @@ Status PortCapture::Start(const CaptureRequest& r, const std::vector<bool>& pres
     if (mask >> p & 1) {
       return MakeError(ErrorCode::kInvalidArgument, fmt::format("port {} given twice", p));
     }
+    if (busy >> p & 1) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("port {} is being captured already (capture_status)", p));
+    }
     mask |= uint64_t{1} << p;
   }
   auto w = PcapngWriter::Create(r.file, fmt::format("ofan-dp ({})", name_));
   if (!w) return w.error();
-  std::fill(iface_of_.begin(), iface_of_.end(), -1);
+  Session s;
+  s.iface_of.assign(num_ports_, -1);
   for (uint32_t p : r.ports) {
     auto id = w->AddInterface(fmt::format("{}:p{}", name_, p), r.snaplen);
     if (!id) return id.error();
-    iface_of_[p] = static_cast<int32_t>(*id);
-    if (!rings_[p]) rings_[p] = std::make_unique<CaptureRing>();
-    // What an earlier capture left (copies made as it stopped) goes.
-    while (rings_[p]->Peek()) rings_[p]->Pop();
+    s.iface_of[p] = static_cast<int32_t>(*id);
   }
-  if (Status s = w->Flush(); !s) return s;
-  writer_.emplace(std::move(*w));
-  st_ = CaptureStatus{};
-  st_.active = true;
-  st_.file = r.file;
-  st_.ports = r.ports;
-  st_.snaplen = r.snaplen;
-  st_.count = r.count;
-  dropped_at_start_ = 0;
-  for (uint32_t p : r.ports) dropped_at_start_ += dropped_[p].load(std::memory_order_relaxed);
-  tsc0_ = rte_rdtsc();
-  ns0_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-  snaplen_ = r.snaplen;
-  session_.store(session_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  mask_.store(mask, std::memory_order_release);
-  return {};
+  if (Status f = w->Flush(); !f) return f.error();
+  s.writer = std::move(*w);
+  s.st.id = next_id_++;
+  s.st.active = true;
+  s.st.file = r.file;
+  s.st.ports = r.ports;
+  s.st.snaplen = r.snaplen;
+  s.st.count = r.count;
+  s.dropped_at_start = Dropped(r.ports);
+  for (uint32_t p : r.ports) {
+    if (!rings_[p]) rings_[p] = std::make_unique<CaptureRing>();
+    // What an earlier capture of the port left (copies made as it ended) goes.
+    while (rings_[p]->Peek()) rings_[p]->Pop();
+    tag_[p].store(s.st.id, std::memory_order_relaxed);
+    snaplen_[p].store(r.snaplen, std::memory_order_relaxed);
+  }
+  running_.push_back(std::move(s));
+  mask_.fetch_or(mask, std::memory_order_release);
+  return StatusOf(running_.back());
 }
 
 uint64_t PortCapture::Service() {
-  if (!st_.active) return 0;
-  const uint32_t session = session_.load(std::memory_order_relaxed);
   uint64_t wrote = 0;
-  for (uint32_t p : st_.ports) {
-    CaptureRing& r = *rings_[p];
-    while (const CaptureRing::Slot* s = r.Peek()) {
-      if (s->session == session && (st_.count == 0 || st_.frames < st_.count)) {
-        // The TSC runs steadily from the reading taken at Start.
-        const auto dt = static_cast<int64_t>(s->tsc - tsc0_);
-        const uint64_t ns = ns0_ + static_cast<uint64_t>(static_cast<double>(dt) * 1e9 /
-                                                         static_cast<double>(tsc_hz_));
-        if (Status w = writer_->Write(static_cast<uint32_t>(iface_of_[p]), ns, s->dir,
-                                      {s->data, s->len}, s->orig);
-            !w) {
-          st_.error = w.error().message;
-          r.Pop();
-          (void)Stop();
-          return wrote;
+  for (size_t i = 0; i < running_.size();) {
+    Session& s = running_[i];
+    uint64_t wrote_here = 0;
+    bool failed = false;
+    for (uint32_t p : s.st.ports) {
+      CaptureRing& r = *rings_[p];
+      while (const CaptureRing::Slot* slot = r.Peek()) {
+        if (slot->session == s.st.id && (s.st.count == 0 || s.st.frames < s.st.count) && !failed) {
+          // The TSC runs steadily from the reading taken at construction.
+          const auto dt = static_cast<int64_t>(slot->tsc - tsc0_);
+          const uint64_t ns = ns0_ + static_cast<uint64_t>(static_cast<double>(dt) * 1e9 /
+                                                           static_cast<double>(tsc_hz_));
+          if (Status w = s.writer.Write(static_cast<uint32_t>(s.iface_of[p]), ns, slot->dir,
+                                        {slot->data, slot->len}, slot->orig);
+              !w) {
+            s.st.error = w.error().message;
+            failed = true;
+          } else {
+            ++s.st.frames;
+            ++wrote_here;
+          }
         }
-        ++st_.frames;
-        ++wrote;
+        r.Pop();
       }
-      r.Pop();
+    }
+    if (wrote_here) (void)s.writer.Flush();
+    wrote += wrote_here;
+    if (failed || (s.st.count != 0 && s.st.frames >= s.st.count)) {
+      End(i);  // the next one moves into slot i
+    } else {
+      ++i;
     }
   }
-  if (wrote) (void)writer_->Flush();
-  if (st_.count != 0 && st_.frames >= st_.count) (void)Stop();
   return wrote;
 }
 
-CaptureStatus PortCapture::status() const {
-  CaptureStatus s = st_;
-  uint64_t d = 0;
-  for (uint32_t p : st_.ports) d += dropped_[p].load(std::memory_order_relaxed);
-  s.dropped = st_.active ? d - dropped_at_start_ : st_.dropped;
-  return s;
+CaptureStatus PortCapture::End(size_t i) {
+  Session& s = running_[i];
+  uint64_t mask = 0;
+  for (uint32_t p : s.st.ports) mask |= uint64_t{1} << p;
+  mask_.fetch_and(~mask, std::memory_order_release);
+  CaptureStatus st = StatusOf(s);
+  st.active = false;
+  if (Status c = s.writer.Close(); !c && st.error.empty()) st.error = c.error().message;
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+  ended_.push_back(st);
+  if (ended_.size() > kKeepEnded) ended_.erase(ended_.begin());
+  return st;
 }
 
-CaptureStatus PortCapture::Stop() {
-  if (!st_.active) return status();
-  mask_.store(0, std::memory_order_release);
-  st_.dropped = status().dropped;
-  st_.active = false;
-  if (writer_) {
-    if (Status s = writer_->Close(); !s && st_.error.empty()) st_.error = s.error().message;
-    writer_.reset();
+Result<CaptureStatus> PortCapture::Stop(uint32_t id) {
+  for (size_t i = 0; i < running_.size(); ++i) {
+    if (running_[i].st.id == id) return End(i);
   }
-  return st_;
+  for (const CaptureStatus& e : ended_) {
+    if (e.id == id) return e;  // ended already (its count, or an error)
+  }
+  return MakeError(ErrorCode::kInvalidArgument, fmt::format("no capture {}", id));
+}
+
+std::vector<CaptureStatus> PortCapture::StopAll() {
+  std::vector<CaptureStatus> out;
+  while (!running_.empty()) out.push_back(End(0));
+  return out;
+}
+
+Result<CaptureStatus> PortCapture::status(uint32_t id) const {
+  for (const Session& s : running_) {
+    if (s.st.id == id) return StatusOf(s);
+  }
+  for (const CaptureStatus& e : ended_) {
+    if (e.id == id) return e;
+  }
+  return MakeError(ErrorCode::kInvalidArgument, fmt::format("no capture {}", id));
+}
+
+std::vector<CaptureStatus> PortCapture::statuses() const {
+  std::vector<CaptureStatus> out;
+  for (const Session& s : running_) out.push_back(StatusOf(s));
+  out.insert(out.end(), ended_.begin(), ended_.end());
+  return out;
 }
 
 uint16_t CapturingTxBurst(void* ctx, rte_mbuf** pkts, uint16_t n) {

@@ -17,8 +17,9 @@
 // single consumer: the control thread), never an allocation; a full ring
 // drops the copy, counted, not the frame. Rings are made once, when a port
 // is first captured, and live as long as the switch, so that a worker
-// holding an old mask never writes into freed memory; each copy carries its
-// session, and the control thread drops copies of an earlier one.
+// holding an old mask never writes into freed memory; each copy carries the
+// id of the capture it was made for, and the control thread drops copies
+// of an earlier one.
 #pragma once
 
 #include <atomic>
@@ -77,6 +78,7 @@ struct CaptureRequest {
 };
 
 struct CaptureStatus {
+  uint32_t id = 0;
   bool active = false;
   std::string file;
   std::vector<uint32_t> ports;
@@ -87,8 +89,13 @@ struct CaptureStatus {
   std::string error;     // why it stopped early (a write failed)
 };
 
+// Several captures may run at once, on disjoint sets of ports (two people
+// capturing two links of one switch); each has its id, file and count.
 class PortCapture {
  public:
+  static constexpr size_t kMaxCaptures = 8;  // running at once
+  static constexpr size_t kKeepEnded = 16;   // ended ones capture_status still reports
+
   // `switch_name` names the interfaces ("e0-0:p2"); tsc_hz converts times.
   PortCapture(uint32_t num_ports, std::string switch_name, uint64_t tsc_hz);
 
@@ -103,27 +110,39 @@ class PortCapture {
   void CommitTx(uint32_t port, uint32_t k) { rings_[port]->Commit(k); }
 
   // Control thread.
-  Status Start(const CaptureRequest& r, const std::vector<bool>& present);
-  // Writes what the rings hold; stops at the request's count, or when a
+  Result<CaptureStatus> Start(const CaptureRequest& r, const std::vector<bool>& present);
+  // Writes what the rings hold; ends a capture at its count, or when a
   // write fails. Returns the frames written.
   uint64_t Service();
-  CaptureStatus Stop();
-  CaptureStatus status() const;
+  Result<CaptureStatus> Stop(uint32_t id);
+  std::vector<CaptureStatus> StopAll();
+  Result<CaptureStatus> status(uint32_t id) const;
+  // The running captures, then the ended ones kept, newest last.
+  std::vector<CaptureStatus> statuses() const;
 
  private:
+  struct Session {
+    CaptureStatus st;
+    PcapngWriter writer;
+    std::vector<int32_t> iface_of;  // port -> pcapng interface, -1
+    uint64_t dropped_at_start = 0;
+  };
+  uint64_t Dropped(const std::vector<uint32_t>& ports) const;
+  CaptureStatus StatusOf(const Session& s) const;
+  CaptureStatus End(size_t i);
+
   uint32_t num_ports_;
   std::string name_;
   uint64_t tsc_hz_;
   std::vector<std::unique_ptr<CaptureRing>> rings_;  // per port, made on first capture
   std::vector<std::atomic<uint64_t>> dropped_;       // per port, written by its owner
+  std::vector<std::atomic<uint32_t>> tag_;           // per port: the id its copies carry
+  std::vector<std::atomic<uint32_t>> snaplen_;       // per port, as its capture asked
   std::atomic<uint64_t> mask_{0};
-  std::atomic<uint32_t> session_{0};
-  uint32_t snaplen_ = kCaptureMaxSnaplen;
   // Control thread only.
-  std::optional<PcapngWriter> writer_;
-  std::vector<int32_t> iface_of_;  // port -> pcapng interface, -1
-  CaptureStatus st_;
-  uint64_t dropped_at_start_ = 0;
+  std::vector<Session> running_;
+  std::vector<CaptureStatus> ended_;
+  uint32_t next_id_ = 1;
   uint64_t tsc0_ = 0, ns0_ = 0;  // a TSC reading and the wall-clock time it was
 };
 

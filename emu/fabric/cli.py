@@ -114,6 +114,22 @@ def parser() -> argparse.ArgumentParser:
         g.add_argument("--switch", metavar="SWITCH", help="a switch, as status lists it")
         f.add_argument("--json", action="store_true")
 
+    cp = sub.add_parser("capture", help="pcapng of both directions of a link (tshark, Wireshark)",
+                        description="Writes pcapng of both directions of one link: on an ofan-dp "
+                        "fabric the switch at that end writes it (AF_XDP hides the links from "
+                        "tcpdump); on a kernel fabric dumpcap captures the router's port. Stops "
+                        "at --count frames, after --duration seconds, or at Ctrl-C.")
+    cp.add_argument("--link", required=True, metavar="SWITCH:PORT|HOST",
+                    help="one end of the link (e0-0:2), or a host (its link to its edge switch)")
+    cp.add_argument("--count", type=int, default=0, help="stop after N frames (default: no limit)")
+    cp.add_argument("--duration", type=float, default=0, metavar="S",
+                    help="stop after S seconds (default: no limit)")
+    cp.add_argument("--snaplen", type=int, default=4096, help="bytes kept per frame (64..4096)")
+    cp.add_argument("-w", dest="write", required=True, metavar="FILE|-",
+                    help="the pcapng file, or - for stdout (... -w - | tshark -i -)")
+    cp.add_argument("--name", default=None)
+    cp.add_argument("--json", action="store_true", help="the summary as JSON, on stderr")
+
     pg = sub.add_parser("ping", help="all-pairs ping between the hosts")
     pg.add_argument("--name", default=None)
     pg.add_argument("--count", type=int, default=1)
@@ -532,12 +548,37 @@ def cmd_vm(args: argparse.Namespace) -> int:
     return rc if 0 <= rc <= 255 else throwaway.EXIT_VM
 
 
+def cmd_capture(args: argparse.Namespace) -> int:
+    from . import capture
+    if args.count < 0 or args.duration < 0:
+        raise TopologyError("capture: --count and --duration are 0 (no limit) or more")
+    if not 64 <= args.snaplen <= 4096:
+        raise TopologyError("capture: --snaplen is 64 to 4096")
+    if args.write == "-" and sys.stdout.isatty():
+        raise TopologyError("capture: -w - writes pcapng to a terminal; pipe it "
+                            "(| tshark -i -) or give a file")
+    need_root()
+    fab = load(pick_name(args), log=progress)
+    point = capture.capture_point(fab.topo, args.link)
+    r = capture.run(fab, point, capture.Limits(args.count, args.duration, args.snaplen),
+                    args.write, log=progress)
+    summary = {"link": point.label(), "file": r.file, "frames": r.frames, "dropped": r.dropped,
+               "stopped_by": r.stopped_by}
+    if args.json:
+        print(json.dumps(summary), file=sys.stderr)
+    else:
+        progress(f"capture: {r.frames} frames from {point.label()} -> {r.file} "
+                 f"(stopped by {r.stopped_by}" + (f"; {r.dropped} copies dropped" if r.dropped
+                                                  else "") + ")")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
                 "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
                 "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm,
-                "exec": cmd_exec}
+                "exec": cmd_exec, "capture": cmd_capture}
     try:
         return handlers[args.verb](args)
     except FabricError as e:

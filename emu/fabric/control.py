@@ -23,6 +23,14 @@ def _argv(cmd: str, args: dict[str, Any]) -> tuple[list[str], str | None]:
         if args.get("ofan_mode"):
             a += ["--ofan-mode", args["ofan_mode"]]
         return a, None
+    if cmd == "capture_start":
+        a = ["capture-start", "--count", str(args.get("count", 0)),
+             "--snaplen", str(args.get("snaplen", 4096))]
+        for p in args["ports"]:
+            a += ["--port", str(p)]
+        return a + [args["file"]], None
+    if cmd in ("capture_status", "capture_stop"):
+        return [cmd.replace("_", "-")] + (["--id", str(args["id"])] if "id" in args else []), None
     if cmd in ("status", "counters", "ports", "queues", "pointers", "version", "reset_queues"):
         return [cmd.replace("_", "-")], None
     raise FabricError(f"internal: no ofanctl command for {cmd}")

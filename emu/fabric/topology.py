@@ -340,6 +340,10 @@ class Topology:
             raise FabricError(f"internal: no link at {name}:{port}")
         return link
 
+    def parse_endpoint(self, text: str, where: str) -> Endpoint:
+        """'SWITCH:PORT' or 'HOST' -> (node, port), checked against the shape."""
+        return self._endpoint(text, where)
+
     def parse_link(self, text: str) -> Link:
         """'SWITCH:PORT' (either end) -> the inter-switch Link."""
         end = self._endpoint(text, "--link")

@@ -237,9 +237,10 @@ class FakeSwitch:
         if cmd == "reset_queues":
             return ok({})
         if cmd in ("capture_start", "capture_status", "capture_stop"):
-            return ok({"active": cmd != "capture_stop", "file": req.get("file", "/tmp/c.pcapng"),
-                       "ports": req.get("ports", [2]), "snaplen": 4096, "count": 5,
-                       "frames": 3, "dropped": 0, "error": ""})
+            one = {"id": 7, "active": cmd != "capture_stop", "file": req.get("file", "/tmp/c"),
+                   "ports": req.get("ports", [2]), "snaplen": 4096, "count": 5, "frames": 3,
+                   "dropped": 0, "error": ""}
+            return ok(one if cmd == "capture_start" or "id" in req else {"captures": [one]})
         if cmd == "set_policy":
             if not isinstance(req.get("policy"), str):
                 return fail("set_policy needs 'policy'")
@@ -542,12 +543,14 @@ class OfanctlTest(unittest.TestCase):
         self.assertEqual(self.last_request(), {
             "v": 1, "cmd": "capture_start", "ports": [2, 3], "snaplen": 128, "count": 5,
             "file": os.path.join(os.getcwd(), "cap.pcapng")})
-        self.assertIn("capture running: ports 2,3", p.stdout)
+        self.assertIn("capture 7 running: ports 2,3", p.stdout)
+        p = self.run_ctl("capture-stop", "--id", "7", rc=0)
+        self.assertEqual(self.last_request(), {"v": 1, "cmd": "capture_stop", "id": 7})
+        self.assertIn("capture 7 ended", p.stdout)
         p = self.run_ctl("capture-stop", rc=0)
         self.assertEqual(self.last_request(), {"v": 1, "cmd": "capture_stop"})
-        self.assertIn("capture stopped", p.stdout)
         st = json.loads(self.run_ctl("capture-status", "--json", rc=0).stdout)
-        self.assertEqual(st["frames"], 3)
+        self.assertEqual(st["captures"][0]["frames"], 3)
         n = len(self.srv.requests)
         self.run_ctl("capture-start", "--port", "64", "/tmp/x.pcapng", rc=2)
         self.run_ctl("capture-start", "/tmp/x.pcapng", rc=2)  # no --port

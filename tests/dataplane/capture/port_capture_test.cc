@@ -51,7 +51,9 @@ TEST(Capture, BothDirectionsOfAPortByteForByte) {
   RingSwitch rs(Edge(), {0, 1, 2, 3});
   ASSERT_TRUE(rs.ok());
   const std::string path = TempFile("both");
-  ASSERT_TRUE(rs.sw().StartCapture({.ports = {0, 2, 3}, .file = path}));
+  const auto started = rs.sw().StartCapture({.ports = {0, 2, 3}, .file = path});
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_TRUE(started->active);
   std::vector<Frame> sent;
   for (uint16_t i = 0; i < 20; ++i) {
     sent.push_back(Udp(static_cast<uint16_t>(1000 + i), 0x0A030103));  // up
@@ -60,7 +62,9 @@ TEST(Capture, BothDirectionsOfAPortByteForByte) {
   rs.Inject(2, Udp(77, 0x0A000003));  // down to port 1, which is not captured
   rs.Run();
   const auto out = rs.CollectAll();
-  const CaptureStatus st = rs.sw().StopCapture();
+  const auto stopped = rs.sw().capture().Stop(started->id);
+  ASSERT_TRUE(stopped);
+  const CaptureStatus st = *stopped;
   EXPECT_FALSE(st.active);
   EXPECT_EQ(st.dropped, 0u);
   std::string why;
@@ -106,10 +110,12 @@ TEST(Capture, BothDirectionsOfAPortByteForByte) {
 TEST(Capture, StopsAtCountAndKeepsSnaplen) {
   RingSwitch rs(Edge(), {0, 1, 2, 3});
   const std::string path = TempFile("count");
-  ASSERT_TRUE(rs.sw().StartCapture({.ports = {0}, .file = path, .snaplen = 64, .count = 5}));
+  const auto started =
+      rs.sw().StartCapture({.ports = {0}, .file = path, .snaplen = 64, .count = 5});
+  ASSERT_TRUE(started);
   for (uint16_t i = 0; i < 12; ++i) rs.Inject(0, Udp(i, 0x0A030103));
   rs.Run();
-  const CaptureStatus st = rs.sw().capture_status();
+  const CaptureStatus st = *rs.sw().capture().status(started->id);
   EXPECT_FALSE(st.active) << "stopped by itself at the count";
   EXPECT_EQ(st.frames, 5u);
   std::string why;
@@ -121,18 +127,34 @@ TEST(Capture, StopsAtCountAndKeepsSnaplen) {
     EXPECT_EQ(p.bytes.size(), 64u);
     EXPECT_EQ(p.orig_len, Udp(0, 0x0A030103).size());
   }
-  // Another capture may start now; the first's file is complete.
-  const std::string again = TempFile("again");
-  EXPECT_TRUE(rs.sw().StartCapture({.ports = {1}, .file = again}));
-  EXPECT_FALSE(rs.sw().StartCapture({.ports = {1}, .file = again})) << "one at a time";
-  rs.sw().StopCapture();
-  std::filesystem::remove(again);
+  // Port 0 may be captured again; captures of other ports run beside it,
+  // not two of one port.
+  const std::string a = TempFile("a"), b = TempFile("b");
+  const auto ca = rs.sw().StartCapture({.ports = {0}, .file = a});
+  const auto cb = rs.sw().StartCapture({.ports = {1, 2}, .file = b});
+  ASSERT_TRUE(ca && cb);
+  EXPECT_NE(ca->id, cb->id);
+  const auto twice = rs.sw().StartCapture({.ports = {2}, .file = TempFile("c")});
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("already"), std::string::npos);
+  rs.Inject(0, Udp(1, 0x0A000003));  // in on 0, out on 1
+  rs.Run();
+  ASSERT_TRUE(rs.sw().capture().Stop(ca->id));
+  EXPECT_EQ(rs.sw().capture().status(cb->id)->frames, 1u) << "port 1's copy";
+  EXPECT_EQ(rs.sw().capture().status(ca->id)->frames, 1u) << "port 0's copy";
+  const auto all = rs.sw().capture().StopAll();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].id, cb->id);
+  EXPECT_FALSE(rs.sw().capture().Stop(999)) << "no such capture";
+  EXPECT_EQ(rs.sw().capture().statuses().size(), 3u) << "the ended ones stay listed";
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
 }
 
 TEST(Capture, BadRequestsGetClearErrors) {
   RingSwitch rs(Edge(), {0, 1});  // ports 2 and 3 absent
   auto err = [&](CaptureRequest r) {
-    const Status s = rs.sw().StartCapture(r);
+    const auto s = rs.sw().StartCapture(r);
     return s ? std::string("(started)") : s.error().message;
   };
   EXPECT_NE(err({.ports = {2}, .file = TempFile("x")}).find("no such port"), std::string::npos);
@@ -142,7 +164,7 @@ TEST(Capture, BadRequestsGetClearErrors) {
             std::string::npos);
   EXPECT_NE(err({.ports = {0}, .file = "/nonexistent/dir/f.pcapng"}).find("cannot create"),
             std::string::npos);
-  EXPECT_FALSE(rs.sw().capture_status().active);
+  EXPECT_TRUE(rs.sw().capture().statuses().empty());
 }
 
 }  // namespace

@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""`ofan-emu capture`: pcapng of any link of a fabric, read back by tshark.
+
+    capture_test.py      (root; Debian's /usr/bin/python3 and tshark)
+
+On a k=4 leaf-spine of ofan-dp switches: a capture of a host's link during a
+uroce permutation holds RoCEv2 frames that tshark decodes (BTH opcode,
+destination QP, PSN), in both directions, with each QP's PSNs in sequence;
+two captures of one switch run at once; -w - streams into `tshark -i -`;
+--duration ends a capture; bad requests exit 2 with one line. On a kernel
+leaf-spine the same verb captures with dumpcap. Nothing is left behind.
+
+Exit: 0 pass, 1 fail, 77 skip (not root, no AF_XDP / hugepages, no tshark).
+"""
+import atexit
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tests" / "common"))
+from checks import SKIP, check, failures, log  # noqa: E402
+
+BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
+EMU = str(REPO / "emu" / "ofan-emu")
+PID = os.getpid()
+NAMES = [f"ca{PID}", f"ck{PID}"]
+TMP = Path(tempfile.mkdtemp(prefix="ofan-capture-test-"))
+RC_ACK = 17  # the BTH opcode of an RC ACK (IBTA Table 38); RC opcodes are 0..31
+
+
+def emu(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def cleanup() -> None:
+    for n in NAMES:
+        subprocess.run([EMU, "down", "--name", n], capture_output=True, timeout=120)
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def tshark_fields(path: Path, *fields: str, display: str = "") -> list[list[str]]:
+    cmd = ["tshark", "-r", str(path), "-T", "fields"]
+    if display:
+        cmd += ["-Y", display]
+    for f in fields:
+        cmd += ["-e", f]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    return [line.split("\t") for line in r.stdout.splitlines() if line.strip()]
+
+
+def psns_in_sequence(rows: list[list[str]]) -> bool:
+    """Per destination QP, data PSNs that go forward by one, or back
+    (go-back-N), never skip ahead: what a requester sends, seen on its own
+    link before any load balancer could reorder it."""
+    last: dict[str, int] = {}
+    for _direction, opcode, qp, psn in rows:
+        if int(opcode) == RC_ACK:
+            continue
+        p = int(psn)
+        if qp in last and p > last[qp] + 1:
+            return False
+        last[qp] = p
+    return True
+
+
+def ofan_fabric(name: str) -> None:
+    what = "ofan-dp leaf-spine k=4"
+    r = emu("up", "--k", "4", "--levels", "2", "--name", name)
+    if not check(f"{what}: up", r.returncode == 0, r.stderr[-400:]):
+        return
+    # Bad requests: one line, exit 2.
+    for args, why in ((["--link", "nosuch:1"], "no node"), (["--link", "l0"], "SWITCH:PORT"),
+                      (["--link", "l0:9"], "ports 0..3"),
+                      (["--link", "h0", "--snaplen", "10"], "snaplen"),
+                      (["--link", "h0", "--count", "-1"], "--count")):
+        p = emu("capture", "--name", name, *args, "-w", str(TMP / "x.pcapng"))
+        check(f"{what}: capture {' '.join(args)}: exit 2, one line naming the problem",
+              p.returncode == 2 and why in p.stderr and len(p.stderr.strip().splitlines()) == 1
+              and "Traceback" not in p.stderr, p.stderr.strip()[-300:])
+    p = emu("capture", "--name", name, "--link", "h0", "-w", "/nonexistent/dir/x.pcapng")
+    check(f"{what}: -w into a missing directory: exit 2", p.returncode == 2, p.stderr.strip())
+
+    # A capture of h0's link (at l0:0) and of l0's first uplink at once,
+    # during a uroce permutation.
+    host_file, up_file = TMP / "h0.pcapng", TMP / "up.pcapng"
+    caps = [subprocess.Popen([EMU, "capture", "--name", name, "--link", link, "--count",
+                              str(count), "--duration", "60", "--json", "-w", str(f)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for link, count, f in (("h0", 200, host_file), ("l0:2", 100, up_file))]
+    time.sleep(1.5)
+    r = emu("run", "--name", name, "--workload", "perm", "--msg", "256KiB", "--lbs", "ofan",
+            "--json", timeout=300)
+    try:
+        verified = all(x["verified"] for x in json.loads(r.stdout)["runs"])
+    except (ValueError, KeyError, TypeError):
+        verified = False
+    check(f"{what}: the permutation ran and verified", r.returncode in (0, 3) and verified,
+          r.stderr[-300:])
+    summaries = []
+    for c in caps:
+        try:
+            _, err = c.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            c.send_signal(signal.SIGINT)
+            _, err = c.communicate(timeout=30)
+        lines = [ln for ln in err.splitlines() if ln.startswith("{")]
+        summaries.append(json.loads(lines[-1]) if lines else {})
+        check(f"{what}: capture exits 0", c.returncode == 0, err.strip()[-300:])
+    check(f"{what}: two captures of one switch at once, each to its count",
+          summaries[0].get("frames") == 200 and summaries[1].get("frames") == 100
+          and summaries[0].get("stopped_by") == "count", str(summaries))
+    rows = [r for r in tshark_fields(host_file, "frame.p2p_dir", "infiniband.bth.opcode",
+                                     "infiniband.bth.destqp", "infiniband.bth.psn",
+                                     display="infiniband") if len(r) == 4]
+    ops = {int(r[1]) for r in rows}
+    dirs = {r[0] for r in rows}
+    check(f"{what}: tshark decodes RoCEv2 in h0's capture, both directions",
+          len(rows) >= 150 and dirs == {"0", "1"}, f"{len(rows)} RoCE frames, directions {dirs}")
+    check(f"{what}: BTH opcodes are RC ones, ACKs among them",
+          bool(ops) and max(ops) < 32 and RC_ACK in ops, str(sorted(ops)))
+    # Direction 1: received by the switch, i.e. sent by h0.
+    check(f"{what}: h0's own data PSNs per QP in sequence (forward by one, or back)",
+          psns_in_sequence([r for r in rows if r[0] == "1"]), "")
+    names = {r[0] for r in tshark_fields(up_file, "frame.interface_name")}
+    check(f"{what}: the uplink capture names its interface", names == {f"{name}-l0:p2"},
+          str(names))
+
+    # -w - into tshark -i -, ended by --duration.
+    reader = subprocess.Popen(["tshark", "-i", "-", "-T", "fields", "-e", "ip.dst"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    cap = subprocess.Popen([EMU, "capture", "--name", name, "--link", "h1", "--duration", "3",
+                            "-w", "-"], stdout=reader.stdin, stderr=subprocess.PIPE, text=True)
+    assert reader.stdin is not None
+    reader.stdin.close()
+
+    def ping() -> None:
+        time.sleep(1)
+        subprocess.run(["ip", "netns", "exec", f"ofe-{name}-h1", "ping", "-c", "5", "-i", "0.2",
+                        "10.0.1.2"], capture_output=True, timeout=30)
+
+    t = threading.Thread(target=ping)
+    t.start()
+    _, err = cap.communicate(timeout=60)
+    t.join()
+    assert reader.stdout is not None
+    out = reader.stdout.read()  # tshark ends when the capture closes the pipe
+    reader.wait(timeout=30)
+    check(f"{what}: -w - streams into tshark -i -, ended by --duration",
+          cap.returncode == 0 and out.count("10.0.1.2") >= 5, f"{out.strip()[:200]} {err[-200:]}")
+    r = emu("down", "--name", name)
+    left = list((Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu")) / name).glob("*"))
+    check(f"{what}: down leaves no capture file", r.returncode == 0 and not left, str(left))
+
+
+def kernel_fabric(name: str) -> None:
+    what = "kernel leaf-spine k=4"
+    r = emu("up", "--k", "4", "--levels", "2", "--name", name, "--switch", "kernel")
+    if not check(f"{what}: up", r.returncode == 0, r.stderr[-400:]):
+        return
+    f = TMP / "k.pcapng"
+    cap = subprocess.Popen([EMU, "capture", "--name", name, "--link", "h0", "--count", "6",
+                            "--duration", "30", "-w", str(f)], stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    subprocess.run(["ip", "netns", "exec", f"ofe-{name}-h0", "ping", "-c", "3", "-i", "0.2",
+                    "10.0.1.2"], capture_output=True, timeout=30)
+    _, err = cap.communicate(timeout=60)
+    rows = tshark_fields(f, "ip.src", "ip.dst", display="icmp")
+    check(f"{what}: dumpcap captures both directions of h0's link",
+          cap.returncode == 0 and len(rows) >= 6
+          and {tuple(r) for r in rows} >= {("10.0.0.2", "10.0.1.2"), ("10.0.1.2", "10.0.0.2")},
+          f"{rows[:4]} {err[-200:]}")
+    emu("down", "--name", name)
+
+
+def main() -> int:
+    if os.geteuid() != 0:
+        log("SKIP: needs root (namespaces, AF_XDP, hugepages)")
+        return SKIP
+    if not shutil.which("tshark"):
+        log("SKIP: no tshark (bash scripts/setup.sh)")
+        return SKIP
+    for b in ("dataplane/ofan-dp", "control/ofanctl/ofanctl", "emu/ofan-topo", "emu/uroce/uroce"):
+        if not (BUILD / b).exists():
+            log(f"FAIL: {b} is not built")
+            return 1
+    atexit.register(cleanup)
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, lambda *_: sys.exit(1))
+    ofan_fabric(NAMES[0])
+    kernel_fabric(NAMES[1])
+    log(f"{len(failures)} failure(s)" + (": " + "; ".join(failures) if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
