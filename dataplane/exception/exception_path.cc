@@ -106,8 +106,11 @@ std::optional<Frame> ArpReply(std::span<const uint8_t> frame, const pkt::MacAddr
 std::optional<Frame> IcmpEchoReply(std::span<const uint8_t> frame, const pkt::MacAddr& port_mac,
                                    uint32_t gateway_ip) {
   const ParsedPacket pp = ParseFrame(frame.data(), static_cast<uint32_t>(frame.size()));
-  if (pp.verdict != Verdict::kForward || gateway_ip == 0 || pp.dst_ip != gateway_ip)
+  // A fragment is part of a datagram the switch does not reassemble.
+  if (pp.verdict != Verdict::kForward || pp.fragment || gateway_ip == 0 ||
+      pp.dst_ip != gateway_ip) {
     return std::nullopt;
+  }
   // parse checked the IPv4 header: in bounds, checksum right, total length
   // within the frame.
   const pkt::Ipv4Hdr ip = pkt::Load<pkt::Ipv4Hdr>(frame.data() + pp.l3_offset);
@@ -289,6 +292,9 @@ void ExceptionPath::Handle(rte_mbuf* m, LcoreCounters& ctr) {
   if (pp.verdict == Verdict::kForward) {
     const uint8_t* ip = f.data() + pp.l3_offset;
     const uint8_t proto = ip[offsetof(pkt::Ipv4Hdr, proto)];
+    // The switch reassembles nothing: a fragment addressed to it is dropped
+    // (ping -s 5000 to a switch goes unanswered; to a host it works).
+    if (pp.fragment && IsOwn(pp.dst_ip)) return;
     if (!IsOwn(pp.dst_ip)) {
       // Not for the switch: handed over because its TTL expired.
       if (ip[offsetof(pkt::Ipv4Hdr, ttl)] <= 1 && s_.switch_ip != 0) {

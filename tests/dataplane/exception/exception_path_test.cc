@@ -186,6 +186,14 @@ TEST(ExceptionPath, IcmpErrorsOnlyWhereARouterSendsThem) {
   const Frame echo = Echo(kPort, kHost, kHostIp, 0x0A030103, 1, pkt::icmp::kEchoRequest);
   EXPECT_TRUE(IcmpError(echo, 11, 0, kPort, kSw)) << "about an echo request: answered";
   EXPECT_FALSE(IcmpError(Frame(udp.begin(), udp.begin() + 30), 11, 0, kPort, kSw)) << "cut short";
+  // An echo request in fragments (ping -s 5000 to the switch): the switch
+  // reassembles nothing, so its first fragment gets no reply of a part.
+  Frame frag = Echo(kPort, kHost, kHostIp, kGw, 64, pkt::icmp::kEchoRequest);
+  frag[14 + 6] = 0x20;  // MF
+  pkt::SetIpv4Checksum20(&frag[14]);
+  EXPECT_FALSE(IcmpEchoReply(frag, kPort, kGw));
+  EXPECT_TRUE(
+      IcmpEchoReply(Echo(kPort, kHost, kHostIp, kGw, 64, pkt::icmp::kEchoRequest), kPort, kGw));
 }
 
 TEST(ExceptionPath, IcmpRateLimitIsATokenBucket) {
