@@ -254,6 +254,14 @@ def cmd_up(args: argparse.Namespace) -> int:
     if not valid_name(name):
         raise TopologyError(f"fabric name {name!r}: 1-10 of a-z, 0-9")
     vm_hosts = parse_vm_hosts(args.vm_hosts, topo)
+    if args.switch == "ofan":
+        from . import facts
+        known = facts.emu_policies()
+        if args.policy not in known and not any(args.policy in p.aliases
+                                                for p in facts.policies()
+                                                if p.name in known):
+            raise TopologyError(f"--policy {args.policy}: not a policy a fabric's switches run "
+                                f"(one of {', '.join(known)}; ofanctl --list-policies)")
     if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
         raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
     need_root()

@@ -120,8 +120,21 @@ def sim_rate():
         run.run_cmd = real
 
 
+def policy_checked_at_up() -> None:
+    """up refuses a policy the switches do not run before it needs root or
+    makes anything, naming the list it asked ofanctl for."""
+    emu = str(REPO / "emu" / "ofan-emu")
+    for bad in ("frob", "source"):
+        r = subprocess.run([emu, "up", "--k", "4", "--policy", bad, "--name", "zz"],
+                           capture_output=True, text=True, timeout=60)
+        check(f"up --policy {bad}: exit 2, one line with the policies",
+              r.returncode == 2 and "ofan, pofan" in r.stderr
+              and len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
+
+
 def main():
     the_lists()
+    policy_checked_at_up()
     missing_binary()
     sim_rate()
     if failures:
