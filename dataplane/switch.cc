@@ -38,7 +38,9 @@ Switch::Switch(const DpConfig& c)
     : cfg_(c),
       tree_(c.tree()),
       router_(tree_, c.self()),
-      frag_salt_(static_cast<uint32_t>(SplitMix64(c.switch_id * 7919ull + 0xF4A6))),
+      // A salt of its own (no worker has this index): fragments' uplinks do
+      // not follow any policy's hashing.
+      frag_salt_(lb::SwitchSalt(c.switch_id, 0xF4A6)),
       neighbors_(static_cast<uint32_t>(c.k)),
       pfc_gen_(static_cast<uint32_t>(c.k), c.pfc.xoff_bytes, c.pfc.xon_bytes) {
   for (int roce = 0; roce < 2; ++roce) {

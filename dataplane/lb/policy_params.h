@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "common/rng.h"
 #include "dataplane/lb/packet_key.h"
 #include "dataplane/lb/types.h"
 #include "dataplane/lb/uplink_table.h"
@@ -27,6 +28,13 @@ struct PolicyParams {
   TimePs flowlet_gap_ps = 2'000'000;  // 2 us, a few RTTs of a k=12 fabric
   uint32_t flowlet_slots = 4096;      // power of two
 };
+
+// The hash salt and RNG stream of a switch's policy on one of its workers
+// (lcores): what ofan-dp gives each worker's policy and what the P4 control
+// plane programs for a switch (worker 0), so that both pick alike.
+constexpr uint32_t SwitchSalt(uint32_t switch_id, uint32_t worker) {
+  return static_cast<uint32_t>(SplitMix64(switch_id * 7919ull + worker));
+}
 
 // What a policy instance needs about its switch.
 struct SwitchLbSetup {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <set>
 
-#include "common/rng.h"
 #include "dataplane/lb/ofan_order.h"
 #include "dataplane/lb/policies/ofan.h"
 #include "dataplane/lb/policy.h"
@@ -17,10 +16,8 @@ namespace ofan::p4 {
 using lb::FatTree;
 using lb::SwitchId;
 
-uint32_t DefaultSalt(SwitchId s) {
-  // dataplane/stages/balance.cc: SplitMix64(switch id * 7919 + worker).
-  return static_cast<uint32_t>(SplitMix64(s.value() * 7919ull + 0));
-}
+// ofan-dp's salt for the switch's first worker (lb::SwitchSalt).
+uint32_t DefaultSalt(SwitchId s) { return lb::SwitchSalt(s.value(), 0); }
 
 std::vector<uint16_t> DefaultDevPorts(uint32_t k, uint32_t pipe_size) {
   const uint32_t lanes = pipe_size <= 16 ? 4 : pipe_size <= 32 ? 2 : 1;
