@@ -95,23 +95,29 @@ def start(fab: "Fabric", hosts: list[str], mtu: int, mem_mb: int = DEFAULT_MEM_M
         fab.state["processes"][key].update({"pid": pid, "start": proc_start_time(pid)})
         fab.state.save()
         vms[name] = v
-    for name, v in vms.items():
-        _splice(fab, name, mtu, v)
 
-    def restarted(v: qemu.Vm) -> None:
-        # KVM made no progress: the VM runs again under TCG, with a new
-        # qemu and a new tap.
-        name = next(n for n, x in vms.items() if x is v)
+    def name_of(v: qemu.Vm) -> str:
+        return next(n for n, x in vms.items() if x is v)
+
+    def record(v: qemu.Vm) -> None:
+        # KVM made no progress: the VM runs again under TCG, a new qemu.
+        name = name_of(v)
         fab.state["processes"][f"vm-{name}"].update({"pid": v.pid,
                                                      "start": proc_start_time(v.pid)})
         fab.state.save()
-        _splice(fab, name, mtu, v)
         log(f"VM host {name}: no progress under KVM; restarted under TCG")
 
+    def restarted(v: qemu.Vm) -> None:
+        record(v)
+        _splice(fab, name_of(v), mtu, v)  # and a new tap
+
     # All at once: the VMs started together, so a KVM that hangs costs one
-    # KVM_PROGRESS_S, not one per VM.
+    # KVM_PROGRESS_S, not one per VM; and before the taps are spliced, since
+    # a qemu stuck in KVM may never open its tap.
     for v in vms.values():
-        v.ensure_progress(on_restart=restarted)
+        v.ensure_progress(on_restart=record)
+    for name, v in vms.items():
+        _splice(fab, name, mtu, v)
     facts = {}
     for name, v in vms.items():
         h = t.host_by_name[name]
