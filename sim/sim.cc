@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/rng.h"
+#include "dataplane/fabric/egress_timeline.h"
 #include "dataplane/lb/any_policy.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/uplink_table.h"
@@ -25,60 +26,13 @@ using lb::SwitchId;
 
 constexpr TimePs kNever = std::numeric_limits<TimePs>::max();
 
-// A FIFO of (completion time, bytes) of the frames in one output queue.
-class FrameRing {
- public:
-  struct Frame {
-    TimePs done;
-    uint32_t bytes;
-  };
-  bool empty() const { return head_ == tail_; }
-  const Frame& front() const { return buf_[head_ & mask_]; }
-  void pop() { ++head_; }
-  void push(Frame f) {
-    if (tail_ - head_ == buf_.size()) Grow();
-    buf_[tail_++ & mask_] = f;
-  }
-
- private:
-  void Grow() {
-    std::vector<Frame> nb(buf_.empty() ? 8 : buf_.size() * 2);
-    for (uint64_t i = head_; i < tail_; ++i) nb[i - head_] = buf_[i & mask_];
-    tail_ -= head_;
-    head_ = 0;
-    buf_ = std::move(nb);
-    mask_ = buf_.size() - 1;
-  }
-  std::vector<Frame> buf_;
-  uint64_t head_ = 0, tail_ = 0, mask_ = 0;
-};
-
 struct OutPort {
-  TimePs busy_until = 0;  // the link is free (frame + gap sent) from then on
   uint32_t peer_node = 0;
   uint16_t peer_port = 0;
   Stage stage = Stage::kEdgeUp;
   bool failed = false;
-  uint64_t bytes = 0;  // frames enqueued and not yet fully serialised
-  uint64_t max_bytes = 0;
-  TimePs last = 0;  // time up to which `area` is integrated
-  double area = 0;  // integral of bytes over time (byte * ps)
-  FrameRing frames;
-
-  // Retires frames done by `now` and integrates the backlog up to it.
-  void Advance(TimePs now) {
-    while (!frames.empty() && frames.front().done <= now) {
-      const FrameRing::Frame f = frames.front();
-      area += static_cast<double>(bytes) * static_cast<double>(f.done - last);
-      last = f.done;
-      bytes -= f.bytes;
-      frames.pop();
-    }
-    if (now > last) {
-      area += static_cast<double>(bytes) * static_cast<double>(now - last);
-      last = now;
-    }
-  }
+  // The queue in emulated time: the model the shared fabric engine uses too.
+  fabric::EgressTimeline q;
 };
 
 struct Packet {
@@ -299,24 +253,19 @@ class Simulator {
       FreePacket(pkt);
       return;
     }
-    p.Advance(now_);
-    if (c_.buffer_bytes && p.bytes + pk.frame > c_.buffer_bytes) {
+    const bool data = pk.cls == SizeClass::kData;
+    const fabric::OfferResult r = p.q.Offer(now_, pk.frame, data ? ser_data_ : ser_ack_, pre_, gap_,
+                                            {c_.buffer_bytes, c_.ecn_bytes}, data);
+    if (!r.queued) {
       ++drops_buffer_;
       FreePacket(pkt);
       return;
     }
-    if (pk.cls == SizeClass::kData && c_.ecn_bytes && p.bytes > c_.ecn_bytes) {
+    if (r.ce) {
       pk.ecn = 1;
       ++ecn_marks_;
     }
-    const TimePs ser = pk.cls == SizeClass::kData ? ser_data_ : ser_ack_;
-    const TimePs start = std::max(now_, p.busy_until);
-    const TimePs last_bit = start + pre_ + ser;
-    p.busy_until = start + ser + gap_;
-    p.frames.push({last_bit, pk.frame});
-    p.bytes += pk.frame;
-    p.max_bytes = std::max(p.max_bytes, p.bytes);
-    Push(last_bit + prop_, EventType::kArrive, p.peer_node, p.peer_port, pkt);
+    Push(r.last_bit + prop_, EventType::kArrive, p.peer_node, p.peer_port, pkt);
   }
 
   void SwitchReceive(uint32_t s, uint32_t in_port, uint32_t pkt) {
@@ -343,8 +292,8 @@ class Simulator {
       if constexpr (lb::IsQueueAware(lb::kKindOf<Policy>)) {
         for (uint32_t u = 0; u < w_; ++u) {
           OutPort& p = ports_[PortIndex(n_ + s, w_ + u)];
-          p.Advance(now_);
-          qbytes[u] = static_cast<uint32_t>(std::min<uint64_t>(p.bytes, UINT32_MAX));
+          p.q.Advance(now_);
+          qbytes[u] = static_cast<uint32_t>(std::min<uint64_t>(p.q.bytes(), UINT32_MAX));
         }
         view.queue_bytes = qbytes;
       }
@@ -533,9 +482,9 @@ class Simulator {
     for (uint32_t s = 0; s < switches_.size(); ++s) {
       for (uint32_t port = 0; port < k_; ++port) {
         OutPort& p = ports_[PortIndex(n_ + s, port)];
-        p.Advance(end);
-        const double avg = end ? p.area / static_cast<double>(end) / frame : 0.0;
-        const double mx = static_cast<double>(p.max_bytes) / frame;
+        p.q.Advance(end);
+        const double avg = end ? p.q.area() / static_cast<double>(end) / frame : 0.0;
+        const double mx = static_cast<double>(p.q.max_bytes()) / frame;
         StageStats& st = r.stages[static_cast<int>(p.stage)];
         st.queues++;
         st.max_pkts = std::max(st.max_pkts, mx);
