@@ -99,7 +99,7 @@ Status Switch::SetupPorts() {
   const size_t k = static_cast<size_t>(cfg_.k);
   rx_ = std::vector<PortRx>(k);
   queues_ = std::vector<PortQueue>(k);
-  tx_ctx_.assign(k, CaptureTxCtx{});
+  tx_ctx_.assign(k, DeviceTxCtx{});
   dpdk_port_.assign(k, 0);
   port_mac_.assign(k, pkt::MacAddr{});
   port_of_dpdk_.assign(RTE_MAX_ETHPORTS, -1);
@@ -204,9 +204,9 @@ Status Switch::SetupPorts() {
                         std::back_inserter(added));
     rx_[pc.port].wait_fd = added.size() == 1 ? added[0] : -1;
     PortQueue& q = queues_[pc.port];
-    tx_ctx_[pc.port] = CaptureTxCtx{id, pc.port, capture_.get()};
+    tx_ctx_[pc.port] = DeviceTxCtx{id, pc.port, capture_.get()};
     if (Status s = q.Init(fmt::format("{}_{}", pc.port, cfg_.name), socket, queue_config(pc),
-                          TxHook{&CapturingTxBurst, &tx_ctx_[pc.port]}, tally_.get(), rte_rdtsc());
+                          DeviceTx(&tx_ctx_[pc.port]), tally_.get(), rte_rdtsc());
         !s) {
       return MakeError(ErrorCode::kIo, fmt::format("port {}: {}", pc.port, s.error().message));
     }

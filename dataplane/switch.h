@@ -44,6 +44,7 @@
 #include "dataplane/stages/rewrite.h"
 #include "dataplane/stages/route.h"
 #include "dataplane/stages/rx.h"
+#include "dataplane/stages/tx.h"
 #include "dataplane/vector_constants.h"
 
 struct rte_mempool;
@@ -225,7 +226,7 @@ class Switch {
   ControlSender control_tx_;        // replies and PFC frames, to a port's priority queue
   std::vector<std::function<void()>> services_;
   std::unique_ptr<PortCapture> capture_;
-  std::vector<CaptureTxCtx> tx_ctx_;  // per port: its device and the capture, the TX hook's
+  std::vector<DeviceTxCtx> tx_ctx_;  // per port: the TX hook's (stages/tx.h)
 };
 
 }  // namespace ofan::dp

@@ -195,27 +195,31 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         continue;
       }
       const uint32_t q = queue_of[p.roce][static_cast<uint32_t>(p.cls)];
+      // A fragment goes down as any packet, and up on the uplink its
+      // datagram's hash designates among the valid ones, whatever the policy,
+      // so that the datagram's fragments stay together (a per-packet policy
+      // would spread them). Out of the common path: RoCE never fragments.
+      if (p.fragment) [[unlikely]] {
+        uint32_t port = r.port;
+        if (r.kind == RouteKind::kUp) {
+          const uint8_t u = lb::HashPick(st.table->list(r.dest), p.flow_hash, frag_salt_);
+          if (u == lb::kNoUplink) {
+            ++no_uplink;
+            rte_pktmbuf_free(m);
+            continue;
+          }
+          port = w + u;
+        }
+        DecrementLiveTtl(d + p.l3_offset);
+        out(m, d, port, q, bytes);
+        ++(r.kind == RouteKind::kUp ? fwd_up : fwd_down);
+        ++fragments;
+        continue;
+      }
       if (r.kind == RouteKind::kDown) {
         DecrementLiveTtl(d + p.l3_offset);
         out(m, d, r.port, q, bytes);
         ++fwd_down;
-        fragments += p.fragment;
-        continue;
-      }
-      // An up-bound fragment: the uplink its datagram's hash designates
-      // among the valid ones, whatever the policy, so that the datagram's
-      // fragments stay together (a per-packet policy would spread them).
-      if (p.fragment) [[unlikely]] {
-        const uint8_t u = lb::HashPick(st.table->list(r.dest), p.flow_hash, frag_salt_);
-        if (u == lb::kNoUplink) {
-          ++no_uplink;
-          rte_pktmbuf_free(m);
-          continue;
-        }
-        DecrementLiveTtl(d + p.l3_offset);
-        out(m, d, w + u, q, bytes);
-        ++fwd_up;
-        ++fragments;
         continue;
       }
       // Stage 3 (balance.h). A lane reads only the fields its policy needs;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
@@ -56,26 +55,27 @@ PortCapture::PortCapture(uint32_t num_ports, std::string switch_name, uint64_t t
                                    .count());
 }
 
+void PortCapture::CountDropped(uint32_t port, uint32_t n) {
+  if (n) {
+    dropped_[port].store(dropped_[port].load(std::memory_order_relaxed) + n,
+                         std::memory_order_relaxed);
+  }
+}
+
 void PortCapture::RecordRx(uint32_t port, rte_mbuf* const* frames, uint32_t n, uint64_t tsc) {
   CaptureRing& r = *rings_[port];
   const uint32_t k =
       r.Copy(frames, n, CaptureDir::kIn, tsc, tag_[port].load(std::memory_order_relaxed),
              snaplen_[port].load(std::memory_order_relaxed));
   r.Commit(k);
-  if (k < n) {
-    dropped_[port].store(dropped_[port].load(std::memory_order_relaxed) + (n - k),
-                         std::memory_order_relaxed);
-  }
+  CountDropped(port, n - k);
 }
 
 uint32_t PortCapture::CopyTx(uint32_t port, rte_mbuf* const* frames, uint32_t n, uint64_t tsc) {
   const uint32_t k = rings_[port]->Copy(frames, n, CaptureDir::kOut, tsc,
                                         tag_[port].load(std::memory_order_relaxed),
                                         snaplen_[port].load(std::memory_order_relaxed));
-  if (k < n) {
-    dropped_[port].store(dropped_[port].load(std::memory_order_relaxed) + (n - k),
-                         std::memory_order_relaxed);
-  }
+  CountDropped(port, n - k);
   return k;
 }
 
@@ -232,18 +232,6 @@ std::vector<CaptureStatus> PortCapture::statuses() const {
   for (const Session& s : running_) out.push_back(StatusOf(s));
   out.insert(out.end(), ended_.begin(), ended_.end());
   return out;
-}
-
-uint16_t CapturingTxBurst(void* ctx, rte_mbuf** pkts, uint16_t n) {
-  auto* c = static_cast<CaptureTxCtx*>(ctx);
-  if (!c->capture->captures(c->port)) [[likely]]
-    return rte_eth_tx_burst(c->dpdk_port, 0, pkts, n);
-  // Copied before the device takes them (after, they may be gone); only
-  // what it took is published.
-  const uint32_t copied = c->capture->CopyTx(c->port, pkts, n, rte_rdtsc());
-  const uint16_t sent = rte_eth_tx_burst(c->dpdk_port, 0, pkts, n);
-  c->capture->CommitTx(c->port, std::min<uint32_t>(copied, sent));
-  return sent;
 }
 
 }  // namespace ofan::dp

@@ -4,7 +4,7 @@
 //
 // expects:   Record*: bursts of frames of port p, from the lcore that owns p
 //            (its RX, in the vector pass; its TX, in the device's TX hook,
-//            before the device takes them); Start/Service/Stop: the control
+//            stages/tx.h, before the device takes them); Start/Service/Stop: the control
 //            thread
 // modifies:  nothing of the frames; the capture file
 // next:      the file (pcapng.h): one interface per port ("SWITCH:pP"), both
@@ -128,6 +128,7 @@ class PortCapture {
     uint64_t dropped_at_start = 0;
   };
   uint64_t Dropped(const std::vector<uint32_t>& ports) const;
+  void CountDropped(uint32_t port, uint32_t n);  // the owner lcore's
   CaptureStatus StatusOf(const Session& s) const;
   CaptureStatus End(size_t i);
 
@@ -145,14 +146,5 @@ class PortCapture {
   uint32_t next_id_ = 1;
   uint64_t tsc0_ = 0, ns0_ = 0;  // a TSC reading and the wall-clock time it was
 };
-
-// A port's device as the egress TX hook (stages/tx.h's DeviceTx), with the
-// capture of what it sends.
-struct CaptureTxCtx {
-  uint16_t dpdk_port = 0;
-  uint32_t port = 0;
-  PortCapture* capture = nullptr;
-};
-uint16_t CapturingTxBurst(void* ctx, rte_mbuf** pkts, uint16_t n);
 
 }  // namespace ofan::dp

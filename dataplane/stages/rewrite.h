@@ -9,8 +9,9 @@
 //            checksum update (RFC 1624); SetMacs: Ethernet dst (the next
 //            hop's) and src (the output port's); MarkCe (egress): ECN CE on
 //            ECT packets
-// next:      TtlExpires true (DecrementTtl false): the TTL expired, a counted
-//            drop (no ICMP)
+// next:      TtlExpires true (DecrementTtl false): the TTL expired; the frame
+//            is not forwarded but goes, unchanged, to the exception path,
+//            which answers ICMP Time Exceeded (vector.cc)
 //
 // RoCEv2's ICRC masks TTL, TOS and the IP checksum, so none of this changes
 // it: a RoCE packet leaves with its ICRC intact.

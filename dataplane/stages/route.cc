@@ -30,18 +30,16 @@ Router::Router(const lb::FatTree& tree, lb::SwitchId self)
                                              << RouteTable::kKindShift));
   to_switch_[self.value()] =
       static_cast<uint16_t>(static_cast<uint32_t>(RouteKind::kLocal) << RouteTable::kKindShift);
-  std::vector<int> first(n, -1);
+  std::vector<int> first(n, -1);  // the first port towards each switch; -1: not reached yet
+  first[self.value()] = 0;
   std::deque<uint32_t> todo{self.value()};
-  std::vector<bool> seen(n, false);
-  seen[self.value()] = true;
   while (!todo.empty()) {
     const uint32_t u = todo.front();
     todo.pop_front();
     const lb::SwitchId su(u);
     for (int port = 0; port < tree.num_ports(su); ++port) {
       const lb::Peer p = tree.peer(su, port);
-      if (p.is_host || seen[p.id]) continue;
-      seen[p.id] = true;
+      if (p.is_host || first[p.id] >= 0) continue;
       first[p.id] = u == self.value() ? port : first[u];
       to_switch_[p.id] =
           static_cast<uint16_t>(static_cast<uint32_t>(RouteKind::kDown) << RouteTable::kKindShift |
@@ -52,12 +50,8 @@ Router::Router(const lb::FatTree& tree, lb::SwitchId self)
 }
 
 RouteResult Router::RouteByPlan(uint32_t dst_ip) const {
-  if (const uint32_t si = dst_ip - (lb::FatTree::kSwitchAddrBase + 1); si < to_switch_.size()) {
-    RouteResult r;
-    r.kind = static_cast<RouteKind>(to_switch_[si] >> RouteTable::kKindShift);
-    r.port = static_cast<uint8_t>(to_switch_[si] & RouteTable::kValueMask);
-    return r;
-  }
+  RouteResult r;
+  if (table().SwitchRoute(dst_ip, r)) return r;
   return plan_.Route(dst_ip);
 }
 

@@ -70,6 +70,16 @@ struct RouteTable {
   static constexpr uint32_t kKindShift = 14;
   static constexpr uint16_t kValueMask = (1u << kKindShift) - 1;
 
+  // The route to a switch's own address (FatTree::switch_addr), if dst_ip
+  // is one: kLocal for this switch's, kDown through a fixed port for another's.
+  bool SwitchRoute(uint32_t dst_ip, RouteResult& r) const {
+    const uint32_t si = dst_ip - (lb::FatTree::kSwitchAddrBase + 1);
+    if (si >= num_switches) return false;
+    r.kind = static_cast<RouteKind>(to_switch[si] >> kKindShift);
+    r.port = static_cast<uint8_t>(to_switch[si] & kValueMask);
+    return true;
+  }
+
   template <lb::Role R>
   RouteResult RouteAs(uint32_t dst_ip) const {
     RouteResult r;
@@ -79,14 +89,8 @@ struct RouteTable {
     const uint32_t pe = (dst_ip >> 8) - (10u << 16);
     const uint32_t slot = (dst_ip & 0xFF) - 2u;
     if ((pe >= num_subnets) | (slot >= w)) [[unlikely]] {
-      const uint32_t si = dst_ip - (lb::FatTree::kSwitchAddrBase + 1);
-      if (si < num_switches) {
-        const uint32_t e = to_switch[si];
-        r.kind = static_cast<RouteKind>(e >> kKindShift);
-        r.port = static_cast<uint8_t>(e & kValueMask);
-      } else if (R == lb::Role::kEdge && dst_ip == gateway) {
+      if (!SwitchRoute(dst_ip, r) && R == lb::Role::kEdge && dst_ip == gateway)
         r.kind = RouteKind::kLocal;
-      }
       return r;
     }
     const uint32_t e = subnet[pe];
