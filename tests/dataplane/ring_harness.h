@@ -115,4 +115,15 @@ class RingSwitch {
   std::unique_ptr<Switch> sw_;
 };
 
+// Edge switch 0 (pod 0, edge 0) of a k=4 fat tree: ports 0,1 hosts
+// 10.0.0.2/.3; ports 2,3 uplinks to agg 0 and 1. No idle sleeps.
+inline DpConfig EdgeK4() {
+  DpConfig c;
+  c.k = 4;
+  c.levels = 3;
+  c.switch_id = 0;
+  c.max_sleep_us = 0;
+  return c;
+}
+
 }  // namespace ofan::dp::testing

@@ -26,23 +26,13 @@ namespace {
 
 using pkt::MacAddr;
 using pkt::PacketBuilder;
+using testing::EdgeK4;
 using testing::Frame;
 using testing::RingSwitch;
 
 constexpr MacAddr kHostMac{{0x02, 0xAA, 0, 0, 0, 1}};
 constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   return a << 24 | b << 16 | c << 8 | d;
-}
-
-// Edge switch 0 (pod 0, edge 0) of a k=4 fat tree: ports 0,1 hosts
-// 10.0.0.2/.3; ports 2,3 uplinks to agg 0 and 1.
-DpConfig EdgeK4() {
-  DpConfig c;
-  c.k = 4;
-  c.levels = 3;
-  c.switch_id = 0;
-  c.max_sleep_us = 0;
-  return c;
 }
 
 Frame Roce(uint32_t src, uint32_t dst, uint8_t opcode = 0x0A, uint16_t sport = 0xC000,
@@ -427,17 +417,32 @@ TEST(SwitchRing, CombinedAndAtomicHandOutTheSameMultisetOfPorts) {
   EXPECT_EQ(got[0], got[1]);
 }
 
+// Edge switch 0 of a k=8 fat tree under policy `kind` (ports 0-3 hosts,
+// 4-7 uplinks).
+DpConfig EdgeK8(int kind) {
+  DpConfig c;
+  c.k = 8;
+  c.switch_id = 0;
+  c.policy.kind = static_cast<lb::PolicyKind>(kind);
+  return c;
+}
+
+// Destination edge 17 (pod 4, edge 1: 10.4.1.x) may only use the uplinks in
+// `mask`; every other destination all four.
+::testing::AssertionResult RestrictEdge17(RingSwitch& rs, lb::PortMask mask) {
+  std::vector<lb::PortMask> masks(32, 0xF);
+  masks[17] = mask;
+  if (const auto st = rs.sw().LoadMasks(masks); !st) {
+    return ::testing::AssertionFailure() << st.error().message;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST(SwitchRing, EveryPolicyForwardsOnlyOnValidUplinks) {
   for (int kind = 0; kind < lb::kNumPolicyKinds; ++kind) {
-    DpConfig c;
-    c.k = 8;
-    c.switch_id = 0;
-    c.policy.kind = static_cast<lb::PolicyKind>(kind);
+    const DpConfig c = EdgeK8(kind);
     RingSwitch rs(c, {0, 1, 2, 3, 4, 5, 6, 7});
-    // Destination edge 17 (pod 4, edge 1) may only use uplinks 1 and 3.
-    std::vector<lb::PortMask> masks(32, 0xF);
-    masks[17] = 0b1010;
-    ASSERT_TRUE(rs.sw().LoadMasks(masks).ok());
+    ASSERT_TRUE(RestrictEdge17(rs, 0b1010));  // uplinks 1 and 3
     for (int i = 0; i < 64; ++i) {
       rs.Inject(i % 4,
                 Roce(Ip(10, 0, 0, 2), Ip(10, 4, 1, 2), 0x0A, static_cast<uint16_t>(i * 977)));
@@ -453,15 +458,10 @@ TEST(SwitchRing, EveryPolicyForwardsOnlyOnValidUplinks) {
 // fragments on one valid uplink (per-packet policies too), counted.
 TEST(SwitchRing, EveryPolicyKeepsADatagramsFragmentsOnOnePath) {
   for (int kind = 0; kind < lb::kNumPolicyKinds; ++kind) {
-    DpConfig c;
-    c.k = 8;
-    c.switch_id = 0;
-    c.policy.kind = static_cast<lb::PolicyKind>(kind);
+    const DpConfig c = EdgeK8(kind);
     const auto name = lb::PolicyName(c.policy.kind);
     RingSwitch rs(c, {0, 1, 2, 3, 4, 5, 6, 7});
-    std::vector<lb::PortMask> masks(32, 0xF);
-    masks[17] = 0b1101;  // uplinks 0, 2, 3 (ports 4, 6, 7)
-    ASSERT_TRUE(rs.sw().LoadMasks(masks).ok());
+    ASSERT_TRUE(RestrictEdge17(rs, 0b1101));  // uplinks 0, 2, 3 (ports 4, 6, 7)
     constexpr int kDatagrams = 16, kFragments = 4;
     for (int f = 0; f < kFragments; ++f) {
       for (int id = 0; id < kDatagrams; ++id) {

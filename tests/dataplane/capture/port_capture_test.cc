@@ -20,17 +20,9 @@ namespace {
 
 using pkt::MacAddr;
 using pkt::PacketBuilder;
+using testing::EdgeK4;
 using testing::Frame;
 using testing::RingSwitch;
-
-DpConfig Edge() {
-  DpConfig c;
-  c.k = 4;
-  c.levels = 3;
-  c.switch_id = 0;
-  c.max_sleep_us = 0;
-  return c;
-}
 
 Frame Udp(uint16_t sport, uint32_t dst) {
   return PacketBuilder()
@@ -48,7 +40,7 @@ std::string TempFile(const char* tag) {
 }
 
 TEST(Capture, BothDirectionsOfAPortByteForByte) {
-  RingSwitch rs(Edge(), {0, 1, 2, 3});
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   ASSERT_TRUE(rs.ok());
   const std::string path = TempFile("both");
   const auto started = rs.sw().StartCapture({.ports = {0, 2, 3}, .file = path});
@@ -108,7 +100,7 @@ TEST(Capture, BothDirectionsOfAPortByteForByte) {
 }
 
 TEST(Capture, StopsAtCountAndKeepsSnaplen) {
-  RingSwitch rs(Edge(), {0, 1, 2, 3});
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
   const std::string path = TempFile("count");
   const auto started =
       rs.sw().StartCapture({.ports = {0}, .file = path, .snaplen = 64, .count = 5});
@@ -152,7 +144,7 @@ TEST(Capture, StopsAtCountAndKeepsSnaplen) {
 }
 
 TEST(Capture, BadRequestsGetClearErrors) {
-  RingSwitch rs(Edge(), {0, 1});  // ports 2 and 3 absent
+  RingSwitch rs(EdgeK4(), {0, 1});  // ports 2 and 3 absent
   auto err = [&](CaptureRequest r) {
     const auto s = rs.sw().StartCapture(r);
     return s ? std::string("(started)") : s.error().message;
