@@ -13,11 +13,11 @@ gives:    policies() -> the LB policies, as `ofanctl --list-policies --json`
 errors:   FabricError naming the binary when it is missing (tools.tool says
           where it looked) or answers something that is not the list
 """
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from . import shapes
 from .tools import FabricError, run, tool
 
 
@@ -31,29 +31,26 @@ class Policy:
     help: str
 
 
-def _ask_json(name: str, argv: list[str]) -> Any:
+def _ask_json(name: str, argv: list[str], shape: Any) -> Any:
+    """What `name argv` prints, checked against `shape` (shapes.py)."""
     exe = tool(name)
     p = run([exe] + argv, check=False, timeout=30)
     if p.returncode != 0:
         raise FabricError(f"{exe} {' '.join(argv)} failed ({p.returncode}): "
                           f"{(p.stderr or p.stdout).strip()[:400]}")
     try:
-        return json.loads(p.stdout)
-    except ValueError:
-        raise FabricError(f"{exe} {' '.join(argv)}: not JSON: {p.stdout[:200]!r}")
+        return shapes.parse_json(p.stdout, shape, f"{name} {' '.join(argv)}")
+    except shapes.ShapeError as e:
+        raise FabricError(str(e)) from None
 
 
 @lru_cache(maxsize=None)
 def policies() -> tuple[Policy, ...]:
     argv = ["--list-policies", "--json"]
-    d = _ask_json("ofanctl", argv)
-    try:
-        out = tuple(Policy(name=str(p["name"]), aliases=tuple(str(a) for a in p["aliases"]),
-                           queue_aware=bool(p["queue_aware"]),
-                           host_chooses=bool(p["host_chooses"]), help=str(p["help"]))
-                    for p in d)
-    except (KeyError, TypeError) as e:
-        raise FabricError(f"ofanctl {' '.join(argv)}: not a list of policies ({e})")
+    d = _ask_json("ofanctl", argv, [{"name": str, "aliases": [str], "queue_aware": bool,
+                                     "host_chooses": bool, "help": str}])
+    out = tuple(Policy(name=p["name"], aliases=tuple(p["aliases"]), queue_aware=p["queue_aware"],
+                       host_chooses=p["host_chooses"], help=p["help"]) for p in d)
     if not out:
         raise FabricError(f"ofanctl {' '.join(argv)}: an empty list of policies")
     return out
@@ -67,11 +64,8 @@ def emu_policies() -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def _topo_facts() -> tuple[int, tuple[str, ...]]:
-    d = _ask_json("ofan-topo", ["facts"])
-    try:
-        mtu, stages = int(d["netdev_mtu"]), tuple(str(x) for x in d["stages"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise FabricError(f"ofan-topo facts: not the facts ofan-emu needs ({e})")
+    d = _ask_json("ofan-topo", ["facts"], {"netdev_mtu": int, "stages": [str]})
+    mtu, stages = d["netdev_mtu"], tuple(d["stages"])
     if mtu < 1280 or not stages:
         raise FabricError(f"ofan-topo facts: MTU {mtu}, stages {stages}: not usable")
     return mtu, stages
