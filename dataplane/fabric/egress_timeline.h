@@ -22,8 +22,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
+#include "dataplane/fabric/fifo.h"
 #include "dataplane/lb/types.h"
 
 namespace ofan::fabric {
@@ -88,37 +88,13 @@ class EgressTimeline {
     TimePs done;
     uint32_t bytes;
   };
-  // A FIFO of the frames not yet fully sent, growing by doubling (no
-  // allocation once it has reached the port's deepest backlog).
-  class Ring {
-   public:
-    bool empty() const { return head_ == tail_; }
-    size_t size() const { return static_cast<size_t>(tail_ - head_); }
-    const Frame& front() const { return buf_[head_ & mask_]; }
-    void pop() { ++head_; }
-    void push(Frame f) {
-      if (tail_ - head_ == buf_.size()) Grow();
-      buf_[tail_++ & mask_] = f;
-    }
-
-   private:
-    void Grow() {
-      std::vector<Frame> nb(buf_.empty() ? 8 : buf_.size() * 2);
-      for (uint64_t i = head_; i < tail_; ++i) nb[i - head_] = buf_[i & mask_];
-      tail_ -= head_;
-      head_ = 0;
-      buf_ = std::move(nb);
-      mask_ = buf_.size() - 1;
-    }
-    std::vector<Frame> buf_;
-    uint64_t head_ = 0, tail_ = 0, mask_ = 0;
-  };
-
   TimePs busy_until_ = 0;
   uint64_t bytes_ = 0, max_bytes_ = 0;
   TimePs last_ = 0;  // time up to which area_ is integrated
   double area_ = 0;  // integral of bytes over time
-  Ring frames_;
+  // The frames not yet fully sent (fifo.h: no allocation once it has
+  // reached the port's deepest backlog).
+  Fifo<Frame> frames_;
 };
 
 }  // namespace ofan::fabric
