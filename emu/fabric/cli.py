@@ -13,7 +13,7 @@ import time
 from types import FrameType
 from typing import Any, NoReturn, Sequence
 
-from . import teardown
+from . import fabric as fabric_mod, teardown
 from .fabric import Fabric, load
 from .state import State, valid_name
 from .tools import FabricError
@@ -364,7 +364,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 def status_text(s: dict[str, Any]) -> str:
     lines = [f"fabric {s['name']}: k={s['k']} levels={s['levels']} switch={s['switch']} "
-             f"policy={s['policy']} phase={s['phase']}"]
+             f"engine={s['engine']} policy={s['policy']} phase={s['phase']}"]
     lines.append(f"  {'switch':8} {'role':5} {'pod':>3}  {'state':8} ns")
     for w in s["switches"]:
         state = "failed" if w["failed"] else ("up" if w.get("alive", True) else "DEAD")
@@ -401,7 +401,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     names = teardown.all_names() if args.all else [pick_name(args)]
     reports = []
     for n in names:
-        r = teardown.down(n)
+        r = fabric_mod.down(n, log=progress)
         reports.append(r)
         progress(f"down {n}: {len(r['namespaces'])} namespaces, {len(r['processes'])} processes")
     vms = []

@@ -2,10 +2,12 @@
 down as one, with failures injected on request.
 
 expects:  root; a Topology (topology.py); the built binaries (tools.py)
-modifies: network namespaces "ofe-NAME-*", the veths inside them, one
-          ofan-dp per switch namespace (or Linux routing, --switch kernel),
-          /run/ofan-emu/NAME/ (state, configs, logs, control sockets), and
-          the hugepage reservation when the switches need more than is free
+modifies: network namespaces "ofe-NAME-*", the veths inside them (but for
+          the links the switch kind carries itself), /run/ofan-emu/NAME/
+          (state, configs, logs, control sockets), and the hugepage
+          reservation when the switches need more than is free; the
+          switches themselves are their kind's (nodes/: one ofan-dp per
+          switch, every switch in one ofan-dp, or Linux routing)
 next:     run.py drives collectives over the hosts; control.py talks to the
           switches (tables in, counters out)
 
@@ -14,55 +16,19 @@ masks per key, or kernel routes) are computed from the topology and the failed
 links by ofan-topo and pushed to each switch; the coming ofan-agent takes that
 job over per switch, and push_tables() is the one place it happens now.
 """
-import functools
-import json
+import dataclasses
 import os
 import subprocess
 import time
 from typing import Any, Callable, Iterable
 
-from . import control, facts, netns, teardown
-from .state import RUN_DIR, State, alive, prefix, proc_start_time, valid_name
+from . import facts, netns, nodes, teardown
+from .nodes import SwitchKind, host_if, port_if
+from .state import RUN_DIR, State, alive, prefix, valid_name
 from .tools import FabricError, run, tool
-from .topology import (Endpoint, HostInfo, Link, SwitchInfo, Topology, parse_size, parse_tables,
-                       rate_gbps)
+from .topology import Endpoint, HostInfo, Link, Topology, parse_tables
 
-HUGEPAGE_BYTES_PER_SWITCH = 96 << 20  # mempool + rings at ring_slots 512, with slack
-RING_SLOTS = 512
-SWITCH_START_TIMEOUT_S = 60
-# An idle worker blocks on its AF_XDP sockets (dataplane/idle_wait.h); where
-# it cannot, it sleeps up to this long between polls (doubling from 1 us).
-IDLE_MAX_SLEEP_US = 5000
-
-
-# With OFAN_EMU_RT_PRIORITY=N (1..99), switches and hosts run SCHED_FIFO N:
-# a woken one runs at once, so a small fabric (a k=4 leaf-spine) keeps its
-# links at 100 Mb/s. Off by default: with twenty switches the kernel's
-# softirq threads, which carry the veths' frames, starve behind them and
-# the fabric stalls (bench/RESULTS.md, "ofan-emu").
-RT_PRIORITY = int(os.environ.get("OFAN_EMU_RT_PRIORITY", "0"))
-
-
-@functools.lru_cache(maxsize=None)
-def _rt_allowed() -> bool:
-    try:
-        return subprocess.run(["chrt", "-f", str(RT_PRIORITY), "true"],
-                              capture_output=True).returncode == 0
-    except OSError:
-        return False
-
-
-def rt_prefix() -> list[str]:
-    """The command prefix that runs a switch or the hosts SCHED_FIFO, or []."""
-    return ["chrt", "-f", str(RT_PRIORITY)] if RT_PRIORITY > 0 and _rt_allowed() else []
-
-
-def host_if() -> str:
-    return "eth0"
-
-
-def port_if(port: int) -> str:
-    return f"p{port}"
+__all__ = ["Fabric", "down", "host_if", "load", "port_if"]
 
 
 class Fabric:
@@ -75,6 +41,22 @@ class Fabric:
         self.topo = topo
         self.state = state or State(name)
         self.log = log
+        self._kind: SwitchKind | None = None
+
+    @property
+    def kind(self) -> SwitchKind:
+        """What runs the switches (nodes/), as the state file says."""
+        if self._kind is None:
+            self._kind = nodes.make(self, self.state.get("switch", "ofan"),
+                                    nodes.engine_of(self.state))
+        return self._kind
+
+    def use(self, switch: str, engine: str | None = None) -> SwitchKind:
+        """The kind for `up`, checked against the topology (FabricError,
+        exit 2, before anything is made)."""
+        self._kind = nodes.make(self, switch, engine)
+        self._kind.check()
+        return self._kind
 
     # -- names ---------------------------------------------------------
     def ns(self, node: str) -> str:
@@ -89,9 +71,11 @@ class Fabric:
     # -- up ------------------------------------------------------------
     def up(self, switch: str = "ofan", policy: str = "ofan", ofan_mode: str | None = "combined",
            seed: int = 1, pipe_size: int | None = None, vm_hosts: Iterable[str] = (),
-           vm_mem_mb: int | None = None) -> float:
-        """vm_hosts: host names whose slot a soft-RoCE VM takes (vmhosts.py)."""
+           vm_mem_mb: int | None = None, engine: str | None = None) -> float:
+        """vm_hosts: host names whose slot a soft-RoCE VM takes (vmhosts.py);
+        engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE)."""
         t = self.topo
+        kind = self.use(switch, engine)
         vm_hosts = list(vm_hosts)
         for name in vm_hosts:
             if name not in t.host_by_name:
@@ -102,8 +86,9 @@ class Fabric:
             raise FabricError(f"fabric {self.name} exists already (ofan-emu down --name "
                               f"{self.name}, or down --all after a crash)", code=1)
         t0 = time.monotonic()
-        st.update({"k": t.k, "levels": t.levels, "switch": switch, "policy": policy,
-                   "ofan_mode": ofan_mode, "seed": seed, "pipe_size": pipe_size or t.k,
+        st.update({"k": t.k, "levels": t.levels, "switch": switch, "engine": kind.engine,
+                   "policy": policy, "ofan_mode": ofan_mode, "seed": seed,
+                   "pipe_size": pipe_size or t.k,
                    "topology_source": t.source, "created": time.time(), "phase": "up",
                    "failed_links": [], "failed_switches": [],
                    "links": {str(link.id): link.attrs for link in t.links},
@@ -112,19 +97,19 @@ class Fabric:
         (st.dir / "sock").mkdir(parents=True, exist_ok=True)
         (st.dir / "logs").mkdir(exist_ok=True)
         (st.dir / "config").mkdir(exist_ok=True)
-        if switch == "ofan":
-            self._ensure_hugepages(len(t.switches))
+        if kind.hugepage_bytes_per_switch:
+            self._ensure_hugepages(len(t.switches), kind.hugepage_bytes_per_switch)
         self.log(f"namespaces: {len(t.switches)} switches, {len(t.hosts)} hosts")
-        router = ["net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
-                  "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"]
         for s in t.switches:
             st.add_ns(self.ns(s["name"]))
-            netns.create(self.ns(s["name"]), router if switch == "kernel" else ())
+            netns.create(self.ns(s["name"]), kind.namespace_sysctls())
         for h in t.hosts:
             st.add_ns(self.ns(h["name"]))
             netns.create(self.ns(h["name"]), ["net.ipv4.conf.all.rp_filter=0"])
-        self.log(f"links: {len(t.links)}")
-        for link in t.links:
+        veths = [link for link in t.links if not kind.in_memory(link)]
+        mem = len(t.links) - len(veths)
+        self.log(f"links: {len(t.links)}" + (f" ({mem} in memory)" if mem else ""))
+        for link in veths:
             self._make_link(link)
         for h in t.hosts:
             ns = self.ns(h["name"])
@@ -134,10 +119,7 @@ class Fabric:
             netns.add_neighbor(ns, host_if(), h["gateway"], h["edge_mac"])
             netns.add_default_route(ns, host_if(), h["gateway"])
             netns.ethtool_off(ns, host_if())
-        if switch == "ofan":
-            self._start_ofan_switches([s["name"] for s in t.switches])
-        else:
-            self._setup_kernel_switches()
+        kind.up()
         self.push_tables()
         if vm_hosts:
             from . import vmhosts
@@ -179,8 +161,8 @@ class Fabric:
         netns.wire(w, "a", "b", link.attrs)
         self.state.save()
 
-    def _ensure_hugepages(self, nswitches: int) -> None:
-        need = nswitches * HUGEPAGE_BYTES_PER_SWITCH
+    def _ensure_hugepages(self, nswitches: int, per_switch: int) -> None:
+        need = nswitches * per_switch
         page = 2 << 20
         try:
             total = int(open("/proc/sys/vm/nr_hugepages").read())
@@ -207,113 +189,13 @@ class Fabric:
                               f"the kernel gave {got} of the {want} 2 MiB pages asked for", code=3)
         self.log(f"hugepages: {total} -> {got} (2 MiB)")
 
-    # -- ofan-dp switches ------------------------------------------------
-    def switch_config(self, s: SwitchInfo) -> dict[str, Any]:
-        """ofan-dp's YAML config for switch s (dataplane/config.h)."""
-        t = self.topo
-        st = self.state
-        ports = []
-        for p in s["ports"]:
-            a = t.link_at(s["name"], p["port"]).attrs
-            ports.append({
-                "port": p["port"],
-                "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
-                "mac": p["mac"], "peer_mac": p["peer"]["mac"],
-                "egress": {"rate_gbps": rate_gbps(a),
-                           "buffer": parse_size(a["buffer"], "buffer"),
-                           "ecn": parse_size(a["ecn"], "ecn")}})
-        lb: dict[str, Any] = {"policy": st["policy"], "seed": st["seed"]}
-        if st["policy"] == "ofan":
-            lb["ofan_mode"] = st["ofan_mode"]
-        return {"name": f"{self.name}-{s['name']}",
-                "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},
-                "ports": ports, "pipe_size": st["pipe_size"], "lb": lb,
-                "egress": {"ring_slots": RING_SLOTS},
-                "control": {"socket": self.sock(s["name"])},
-                "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
-
-    def _start_ofan_switches(self, names: Iterable[str]) -> None:
-        dp = tool("ofan-dp")
-        procs: dict[str, subprocess.Popen[bytes]] = {}
-        for name in names:
-            s = self.topo.sw_by_name[name]
-            cfg = self.state.dir / "config" / f"{name}.json"
-            cfg.write_text(json.dumps(self.switch_config(s), indent=1))  # JSON is YAML
-            logf = open(self.state.dir / "logs" / f"{name}.log", "ab")
-            # Both lcores may run on either CPU: twenty switches share two
-            # cores and the scheduler balances them (workers sleep when idle).
-            cmd = rt_prefix() + ["ip", "netns", "exec", self.ns(name), dp,
-                                 "--lcores", "(0,1)@(0,1)", "--file-prefix", self.ns(name),
-                                 "--in-memory", "--", "--config", str(cfg)]
-            p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL, start_new_session=True)
-            logf.close()
-            procs[name] = p
-            self.state["processes"][name] = {"pid": p.pid, "start": proc_start_time(p.pid),
-                                             "kind": "ofan-dp"}
-            self.state.save()
-        # ip netns exec execs the switch: the start time read at once may be
-        # the one of `ip`, which is the same process; refresh it when ready.
-        end = time.monotonic() + SWITCH_START_TIMEOUT_S
-        pending = dict(procs)
-        while pending:
-            for name, p in list(pending.items()):
-                if p.poll() is not None:
-                    raise FabricError(f"switch {name} exited ({p.returncode}) while starting: "
-                                      f"{self.log_tail(name)}")
-                if os.path.exists(self.sock(name)):
-                    r = control.request(self.sock(name), "status", timeout=5, check=False)
-                    if r is not None:
-                        self.state["processes"][name]["start"] = proc_start_time(p.pid)
-                        del pending[name]
-            if time.monotonic() > end:
-                raise FabricError(f"switches not ready after {SWITCH_START_TIMEOUT_S} s: "
-                                  f"{', '.join(sorted(pending))}")
-            time.sleep(0.1)
-        self.state.save()
-        self.log(f"switches: {len(procs)} ofan-dp ready")
-
-    def log_tail(self, name: str, lines: int = 8) -> str:
-        try:
-            text = (self.state.dir / "logs" / f"{name}.log").read_text(errors="replace")
-        except OSError:
-            return "(no log)"
-        return " | ".join(text.strip().splitlines()[-lines:])
-
-    def stop_switch(self, name: str, timeout: float = 10) -> bool:
-        rec = self.state["processes"].get(name)
-        if not rec or not alive(rec):
-            return False
-        return bool(teardown.kill_processes([rec["pid"]], timeout))
-
-    # -- kernel routers --------------------------------------------------
+    # -- names of the switches -------------------------------------------
     def router_addr(self, sid: int) -> str:
         """The switch's own address, ofan-topo's (FatTree::switch_addr): an
         ofan-dp switch answers on it and sends ICMP errors from it; a kernel
         router holds it on lo."""
         addr: str = self.topo.switches[sid]["addr"]
         return addr
-
-    def _setup_kernel_switches(self) -> None:
-        t = self.topo
-        for s in t.switches:
-            ns = self.ns(s["name"])
-            netns.add_addr(ns, "lo", self.router_addr(s["id"]), 32)
-            if s["role"] == "edge":
-                netns.add_addr(ns, "lo", s["gateway"], 32)
-            for p in s["ports"]:
-                peer = p["peer"]
-                ifname = port_if(p["port"])
-                peer_ip = (t.hosts[peer["host"]]["addr"] if "host" in peer
-                           else self.router_addr(peer["switch"]))
-                netns.add_neighbor(ns, ifname, peer_ip, peer["mac"])
-                # The same line rate as ofan-dp emulates, by a token bucket
-                # on the router's egress, with the same buffer.
-                a = t.link_at(s["name"], p["port"]).attrs
-                netns.tc(ns, ["qdisc", "replace", "dev", ifname, "root", "tbf",
-                              "rate", f"{a['rate_mbps']}mbit", "burst", "32kb",
-                              "limit", str(parse_size(a["buffer"], "buffer"))])
-        self.log(f"switches: {len(t.switches)} Linux routers (ECMP, fib_multipath_hash_policy=1)")
 
     # -- tables ----------------------------------------------------------
     def tables(self) -> dict[str, Any]:
@@ -346,45 +228,33 @@ class Fabric:
                 for end in (link.a, link.b)}
 
     def push_tables(self) -> dict[str, Any]:
-        """Computes every switch's table and installs it: the one place the
-        fabric's control plane acts (ofan-agent's job, later)."""
+        """Computes every switch's table and has the kind install it: the
+        one place the fabric's control plane acts (ofan-agent's job, later)."""
         tabs = self.tables()
-        down = set(self.state["failed_switches"])
-        dead = self.dead_ports()
-        for s in tabs["switches"]:
-            name = s["name"]
-            if name in down:
-                continue
-            if self.state["switch"] == "ofan":
-                if self.topo.sw_by_name[name]["uplinks"] == 0:
-                    continue  # cores and spines do not balance
-                control.request(self.sock(name), "load_tables", masks=s["masks"])
-            else:
-                ns = self.ns(name)
-                sw = self.topo.sw_by_name[name]
-                for r in s["routes"]:
-                    hops: list[tuple[str, str | None]] = []
-                    for port in r["ports"]:
-                        if (name, port) in dead:
-                            continue  # the kernel refuses a route over a down link
-                        peer = sw["ports"][port]["peer"]
-                        gw = None if "host" in peer else self.router_addr(peer["switch"])
-                        hops.append((port_if(port), gw))
-                    netns.replace_route(ns, r["prefix"], hops)
+        self.kind.configure(tabs)
         return tabs
 
     # -- failures --------------------------------------------------------
     def set_link(self, link: Link, up: bool) -> None:
-        """Both ends of a link (and its wire) up or down, and the switches told."""
+        """Both ends of a link (its veths, if it has them) up or down, and
+        the switches told."""
         ends = [link.a, link.b]
         for node, port in ends:
             if node in self.state["failed_switches"] and up:
                 continue
-            netns.set_link(self.ns(node), port_if(port), up)
-            if self.state["switch"] == "ofan" and node in self.topo.sw_by_name and \
-                    node not in self.state["failed_switches"]:
-                control.request(self.sock(node), "set_port", port=port,
-                                admin="up" if up else "down")
+            if not self.kind.in_memory(link):
+                netns.set_link(self.ns(node), port_if(port), up)
+            if node in self.topo.sw_by_name and node not in self.state["failed_switches"]:
+                self.kind.set_port(node, port, up)
+
+    def _switch_veths(self, name: str, up: bool) -> None:
+        """Switch `name`'s veth ports up or down (up: those of links that
+        are not failed)."""
+        for p in self.topo.sw_by_name[name]["ports"]:
+            link = self.topo.link_at(name, p["port"])
+            if self.kind.in_memory(link) or (up and link.id in self.state["failed_links"]):
+                continue
+            netns.set_link(self.ns(name), port_if(p["port"]), up)
 
     def fail_link(self, link: Link) -> None:
         if link.id in self.state["failed_links"]:
@@ -411,29 +281,23 @@ class Fabric:
         self.state.save()
         # The others route around it first, then it goes dark.
         self.push_tables()
-        sw = self.topo.sw_by_name[name]
-        for p in sw["ports"]:
-            netns.set_link(self.ns(name), port_if(p["port"]), False)
-        if self.state["switch"] == "ofan":
-            self.stop_switch(name)
+        self._switch_veths(name, False)
+        self.kind.fail(name)
 
     def restore_switch(self, name: str) -> None:
         if name not in self.state["failed_switches"]:
             raise FabricError(f"switch {name} is not failed")
-        sw = self.topo.sw_by_name[name]
-        for p in sw["ports"]:
-            link = self.topo.link_at(name, p["port"])
-            if link.id not in self.state["failed_links"]:
-                netns.set_link(self.ns(name), port_if(p["port"]), True)
+        self._switch_veths(name, True)
         self.state["failed_switches"].remove(name)
         self.state.save()
-        if self.state["switch"] == "ofan":
-            self._start_ofan_switches([name])
-            for p in sw["ports"]:
-                link = self.topo.link_at(name, p["port"])
-                if link.id in self.state["failed_links"]:
-                    control.request(self.sock(name), "set_port", port=p["port"], admin="down")
+        self.kind.restore(name)
         self.push_tables()
+
+    def down(self) -> dict[str, Any]:
+        """The switches stopped by their kind, then everything the fabric
+        made removed (teardown.py): down's report."""
+        self.kind.down()
+        return teardown.down(self.name)
 
     # -- status ----------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -441,17 +305,16 @@ class Fabric:
         t = self.topo
         sws = []
         for s in t.switches:
-            rec = st["processes"].get(s["name"])
             entry: dict[str, Any] = {
                 "name": s["name"], "role": s["role"], "pod": s["pod"], "id": s["id"],
                 "ns": self.ns(s["name"]), "failed": s["name"] in st["failed_switches"]}
-            if st["switch"] == "ofan":
-                entry["pid"] = rec["pid"] if rec else None
-                entry["alive"] = bool(rec and alive(rec))
-                entry["socket"] = self.sock(s["name"])
+            proc = self.kind.status(s["name"])
+            if proc is not None:
+                entry.update(dataclasses.asdict(proc))
             sws.append(entry)
-        return {"name": self.name, "switch": st["switch"], "k": t.k, "levels": t.levels,
-                "policy": st["policy"], "ofan_mode": st.get("ofan_mode"),
+        return {"name": self.name, "switch": st["switch"], "engine": self.kind.engine,
+                "k": t.k, "levels": t.levels, "policy": st["policy"],
+                "ofan_mode": st.get("ofan_mode"),
                 "phase": st.get("phase"), "up_s": st.get("up_s"),
                 "switches": sws,
                 "hosts": [self._host_status(h) for h in t.hosts],
@@ -543,4 +406,20 @@ def load(name: str, log: Callable[[str], None] = print) -> Fabric:
     for link in topo.links:
         if str(link.id) in st["links"]:
             link.attrs = st["links"][str(link.id)]
-    return Fabric(name, topo, st, log=log)
+    fab = Fabric(name, topo, st, log=log)
+    try:
+        fab.kind
+    except FabricError as e:
+        raise FabricError(f"fabric {name}'s state file names no switch kind this ofan-emu "
+                          f"has ({e}); ofan-emu down --name {name} removes it by its names")
+    return fab
+
+
+def down(name: str, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Fabric NAME down: through its kind when its state file is readable,
+    else by the names alone (teardown.py), as after a crash."""
+    try:
+        fab = load(name, log=log)
+    except FabricError:
+        return teardown.down(name)
+    return fab.down()

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable
 
 from . import control, facts, reports
-from .fabric import Fabric, rt_prefix
+from .fabric import Fabric
 from .topology import HostInfo, SwitchInfo, parse_size, rate_gbps
-from .state import alive, proc_start_time
-from .tools import FabricError, run as run_cmd, tool
+from .state import proc_start_time
+from .tools import FabricError, rt_prefix, run as run_cmd, tool
 
 # RoCE MTU 2048 of payload + Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4 and
 # FCS 4: ofan-sim's --payload 2048 --header 62, so that a "packet" of queue
@@ -183,10 +183,7 @@ class Runner:
         return seen + len(chunk)
 
     def dead_switches(self) -> list[str]:
-        st = self.fab.state
-        return sorted(n for n, rec in st["processes"].items()
-                      if rec.get("kind") == "ofan-dp" and n not in st["failed_switches"]
-                      and not alive(rec))
+        return self.fab.kind.dead()
 
     # -- hosts ---------------------------------------------------------------
     def rto_us(self) -> int:

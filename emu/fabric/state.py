@@ -35,13 +35,15 @@ _LINK_ATTRS = {"rate_mbps": float, "buffer": str, "ecn": str, "latency_us": floa
 STATE_SHAPE = {
     "name?": str, "namespaces?": [str],
     "processes?": MapOf({"kind?": str, "pid?": int, "start?": Optional(int), "host?": str}),
-    "k?": int, "levels?": OneOf(2, 3), "switch?": OneOf("ofan", "kernel"), "policy?": str,
+    "k?": int, "levels?": OneOf(2, 3), "switch?": OneOf("ofan", "kernel"),
+    "engine?": OneOf("per-switch", "shared", "kernel"), "policy?": str,
     "ofan_mode?": Optional(str), "seed?": int, "pipe_size?": int,
     "topology_source?": Optional(str), "phase?": str, "up_s?": float,
     "failed_links?": [int], "failed_switches?": [str], "links?": MapOf(_LINK_ATTRS),
     "wires?": [int], "vm_hosts?": [str],
 }
-# fabric.up writes these at once, with "k", before it makes anything.
+# fabric.up writes these at once, with "k", before it makes anything (and
+# "engine", which a file written before the engines existed lacks: per-switch).
 UP_KEYS = ("k", "levels", "switch", "policy", "seed", "pipe_size", "phase", "failed_links",
            "failed_switches", "links", "wires", "vm_hosts")
 

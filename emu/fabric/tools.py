@@ -4,8 +4,11 @@ expects:  a build tree next to the sources (meson's build/, as
           scripts/build.sh makes it), or the binaries on PATH, or
           OFAN_<TOOL> (e.g. OFAN_OFAN_DP=/path/ofan-dp) naming one
 gives:    tool(name) -> absolute path, or FabricError saying where it looked;
-          run() / run_ns() that raise FabricError with the command's stderr
+          run() / run_ns() that raise FabricError with the command's stderr;
+          rt_prefix(), the command prefix that runs switches and hosts
+          SCHED_FIFO when OFAN_EMU_RT_PRIORITY asks for it
 """
+import functools
 import os
 import shutil
 import subprocess
@@ -73,3 +76,25 @@ def run(cmd: Sequence[str], check: bool = True, timeout: float = 60,
 def run_ns(ns: str, cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     """Runs cmd inside network namespace ns (ip netns exec)."""
     return run(["ip", "netns", "exec", ns] + cmd, **kw)
+
+
+# With OFAN_EMU_RT_PRIORITY=N (1..99), switches and hosts run SCHED_FIFO N:
+# a woken one runs at once, so a small fabric (a k=4 leaf-spine) keeps its
+# links at 100 Mb/s. Off by default: with twenty switches the kernel's
+# softirq threads, which carry the veths' frames, starve behind them and
+# the fabric stalls (bench/RESULTS.md, "ofan-emu").
+RT_PRIORITY = int(os.environ.get("OFAN_EMU_RT_PRIORITY", "0"))
+
+
+@functools.lru_cache(maxsize=None)
+def _rt_allowed() -> bool:
+    try:
+        return subprocess.run(["chrt", "-f", str(RT_PRIORITY), "true"],
+                              capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def rt_prefix() -> list[str]:
+    """The command prefix that runs a switch or the hosts SCHED_FIFO, or []."""
+    return ["chrt", "-f", str(RT_PRIORITY)] if RT_PRIORITY > 0 and _rt_allowed() else []

@@ -258,8 +258,8 @@ def base_state() -> dict[str, Any]:
     """A state file as fabric.up writes it, for a k=4 leaf-spine."""
     t = topology.Topology(4, 2)
     return {"name": "t", "namespaces": ["ofe-t-l0", "ofe-t-h0"], "k": 4, "levels": 2,
-            "switch": "ofan", "policy": "ofan", "ofan_mode": "combined", "seed": 1,
-            "pipe_size": 4, "topology_source": None, "created": 1.5, "phase": "ready",
+            "switch": "ofan", "engine": "per-switch", "policy": "ofan", "ofan_mode": "combined",
+            "seed": 1, "pipe_size": 4, "topology_source": None, "created": 1.5, "phase": "ready",
             "failed_links": [3], "failed_switches": ["s1"],
             "links": {str(li.id): li.attrs for li in t.links}, "wires": [], "vm_hosts": ["h1"],
             "processes": {"l0": {"pid": os.getpid(), "start": 1, "kind": "ofan-dp"},

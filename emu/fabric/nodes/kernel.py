@@ -1,0 +1,62 @@
+"""The kernel kind (--switch kernel): each switch a Linux router in its
+namespace, with multipath routes (fib_multipath_hash_policy=1, the ECMP
+baseline) and a token bucket at the link's rate on every port.
+
+modifies: in each switch namespace: addresses on lo, permanent neighbours,
+          a tbf qdisc per port, the routes ofan-topo's tables give
+"""
+from typing import Any
+
+from .. import netns
+from ..topology import parse_size
+from .base import SwitchKind, port_if
+
+
+class Kernel(SwitchKind):
+    switch = "kernel"
+    engine = "kernel"
+
+    def namespace_sysctls(self) -> list[str]:
+        return ["net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
+                "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"]
+
+    def up(self) -> None:
+        fab, t = self.fab, self.topo
+        for s in t.switches:
+            ns = fab.ns(s["name"])
+            netns.add_addr(ns, "lo", fab.router_addr(s["id"]), 32)
+            if s["role"] == "edge":
+                netns.add_addr(ns, "lo", s["gateway"], 32)
+            for p in s["ports"]:
+                peer = p["peer"]
+                ifname = port_if(p["port"])
+                peer_ip = (t.hosts[peer["host"]]["addr"] if "host" in peer
+                           else fab.router_addr(peer["switch"]))
+                netns.add_neighbor(ns, ifname, peer_ip, peer["mac"])
+                # The same line rate as ofan-dp emulates, by a token bucket
+                # on the router's egress, with the same buffer.
+                a = t.link_at(s["name"], p["port"]).attrs
+                netns.tc(ns, ["qdisc", "replace", "dev", ifname, "root", "tbf",
+                              "rate", f"{a['rate_mbps']}mbit", "burst", "32kb",
+                              "limit", str(parse_size(a["buffer"], "buffer"))])
+        fab.log(f"switches: {len(t.switches)} Linux routers (ECMP, fib_multipath_hash_policy=1)")
+
+    def configure(self, tables: dict[str, Any]) -> None:
+        fab = self.fab
+        down = set(fab.state["failed_switches"])
+        dead = fab.dead_ports()
+        for s in tables["switches"]:
+            name = s["name"]
+            if name in down:
+                continue
+            ns = fab.ns(name)
+            sw = self.topo.sw_by_name[name]
+            for r in s["routes"]:
+                hops: list[tuple[str, str | None]] = []
+                for port in r["ports"]:
+                    if (name, port) in dead:
+                        continue  # the kernel refuses a route over a down link
+                    peer = sw["ports"][port]["peer"]
+                    gw = None if "host" in peer else fab.router_addr(peer["switch"])
+                    hops.append((port_if(port), gw))
+                netns.replace_route(ns, r["prefix"], hops)

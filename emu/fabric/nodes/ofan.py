@@ -1,0 +1,138 @@
+"""What both ofan-dp kinds share: a switch's config (dataplane/config.h), its
+tables and port states over its control socket, starting ofan-dp processes
+and waiting until their switches answer.
+
+modifies: /run/ofan-emu/NAME/config/ (one config per switch), logs/, and the
+          state file's "processes" (each process recorded as it starts)
+"""
+import json
+import os
+import subprocess
+import time
+from typing import Any
+
+from .. import control, teardown
+from ..state import alive, proc_start_time
+from ..tools import FabricError
+from ..topology import SwitchInfo, parse_size, rate_gbps
+from .base import SwitchKind, SwitchStatus, port_if
+
+RING_SLOTS = 512
+SWITCH_START_TIMEOUT_S = 60
+# An idle worker blocks on its AF_XDP sockets (dataplane/idle_wait.h); where
+# it cannot, it sleeps up to this long between polls (doubling from 1 us).
+IDLE_MAX_SLEEP_US = 5000
+
+
+class OfanKind(SwitchKind):
+    switch = "ofan"
+    hugepage_bytes_per_switch = 96 << 20  # mempool + rings at ring_slots 512, with slack
+
+    def switch_config(self, s: SwitchInfo) -> dict[str, Any]:
+        """ofan-dp's YAML config for switch s (dataplane/config.h)."""
+        fab, t, st = self.fab, self.topo, self.fab.state
+        ports = []
+        for p in s["ports"]:
+            a = t.link_at(s["name"], p["port"]).attrs
+            ports.append({
+                "port": p["port"],
+                "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
+                "mac": p["mac"], "peer_mac": p["peer"]["mac"],
+                "egress": {"rate_gbps": rate_gbps(a),
+                           "buffer": parse_size(a["buffer"], "buffer"),
+                           "ecn": parse_size(a["ecn"], "ecn")}})
+        lb: dict[str, Any] = {"policy": st["policy"], "seed": st["seed"]}
+        if st["policy"] == "ofan":
+            lb["ofan_mode"] = st["ofan_mode"]
+        return {"name": self.config_name(s["name"]),
+                "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},
+                "ports": ports, "pipe_size": st["pipe_size"], "lb": lb,
+                "egress": {"ring_slots": RING_SLOTS},
+                "control": {"socket": fab.sock(s["name"])},
+                "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
+
+    def config_name(self, sw: str) -> str:
+        """The switch's name in its config (and in its status)."""
+        return f"{self.fab.name}-{sw}"
+
+    def write_config(self, s: SwitchInfo) -> str:
+        cfg = self.fab.state.dir / "config" / f"{s['name']}.json"
+        cfg.write_text(json.dumps(self.switch_config(s), indent=1))  # JSON is YAML
+        return str(cfg)
+
+    # -- processes -------------------------------------------------------
+    def start(self, key: str, cmd: list[str], kind: str) -> "subprocess.Popen[bytes]":
+        """Starts one ofan-dp (its own session, output to logs/KEY.log) and
+        records it in the state file as processes[KEY]."""
+        st = self.fab.state
+        with open(st.dir / "logs" / f"{key}.log", "ab") as logf:
+            p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, start_new_session=True)
+        st["processes"][key] = {"pid": p.pid, "start": proc_start_time(p.pid), "kind": kind}
+        st.save()
+        return p
+
+    def wait_ready(self, owners: dict[str, str],
+                   procs: dict[str, "subprocess.Popen[bytes]"]) -> None:
+        """Until every switch in `owners` (switch -> the key of its process
+        in procs) answers status on its socket; FabricError with the log's
+        end when a process exits, or after SWITCH_START_TIMEOUT_S."""
+        fab = self.fab
+        end = time.monotonic() + SWITCH_START_TIMEOUT_S
+        pending = dict(owners)
+        while pending:
+            for name, key in list(pending.items()):
+                p = procs[key]
+                if p.poll() is not None:
+                    who = f"switch {name}" if key == name else f"ofan-dp ({key})"
+                    raise FabricError(f"{who} exited ({p.returncode}) while starting: "
+                                      f"{self.log_tail(key)}")
+                if os.path.exists(fab.sock(name)):
+                    r = control.request(fab.sock(name), "status", timeout=5, check=False)
+                    if r is not None:
+                        del pending[name]
+            if time.monotonic() > end:
+                raise FabricError(f"switches not ready after {SWITCH_START_TIMEOUT_S} s: "
+                                  f"{', '.join(sorted(pending))}")
+            time.sleep(0.1)
+        # `ip netns exec` and `chrt` exec the switch: the start time read at
+        # once may be theirs (the same process); read it again now.
+        for key, p in procs.items():
+            fab.state["processes"][key]["start"] = proc_start_time(p.pid)
+        fab.state.save()
+
+    def log_tail(self, key: str, lines: int = 8) -> str:
+        try:
+            text = (self.fab.state.dir / "logs" / f"{key}.log").read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return " | ".join(text.strip().splitlines()[-lines:])
+
+    def stop(self, key: str, timeout: float = 10) -> bool:
+        rec = self.fab.state["processes"].get(key)
+        if not rec or not alive(rec):
+            return False
+        return bool(teardown.kill_processes([rec["pid"]], timeout))
+
+    def process_status(self, key: str, name: str) -> SwitchStatus:
+        rec = self.fab.state["processes"].get(key)
+        rec = rec or {}  # a record written part way may lack its pid
+        return SwitchStatus(pid=rec.get("pid"), alive=alive(rec), socket=self.fab.sock(name))
+
+    # -- the control socket ----------------------------------------------
+    def configure(self, tables: dict[str, Any]) -> None:
+        down = set(self.fab.state["failed_switches"])
+        for s in tables["switches"]:
+            name = s["name"]
+            if name in down or self.topo.sw_by_name[name]["uplinks"] == 0:
+                continue  # a failed switch gets its tables when restored; cores and
+                # spines do not balance
+            control.request(self.fab.sock(name), "load_tables", masks=s["masks"])
+
+    def set_port(self, name: str, port: int, up: bool) -> None:
+        control.request(self.fab.sock(name), "set_port", port=port, admin="up" if up else "down")
+
+    def failed_ports(self, name: str) -> list[int]:
+        """The ports of switch `name` whose link is failed."""
+        return [p["port"] for p in self.topo.sw_by_name[name]["ports"]
+                if self.topo.link_at(name, p["port"]).id in self.fab.state["failed_links"]]
