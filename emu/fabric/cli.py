@@ -13,7 +13,7 @@ import time
 from types import FrameType
 from typing import Any, NoReturn, Sequence
 
-from . import fabric as fabric_mod, teardown
+from . import fabric as fabric_mod, nodes, teardown
 from .fabric import Fabric, load
 from .state import State, valid_name
 from .tools import FabricError
@@ -27,6 +27,7 @@ DEFAULT_NAME = "ofan"
 EPILOG = """\
 examples:
   ofan-emu up --k 4 --levels 3                 # 20 ofan-dp switches, 16 hosts
+  ofan-emu up --k 4 --engine shared            # the same, every switch in one ofan-dp
   ofan-emu up --k 4 --levels 2 --switch kernel --name ks   # Linux ECMP routers
   ofan-emu up --topology emu/topologies/fattree-k4.yaml
   ofan-emu status [--json]
@@ -75,8 +76,12 @@ def parser() -> argparse.ArgumentParser:
                     help="2 = leaf-spine, 3 = fat tree (default 3)")
     up.add_argument("--topology", metavar="FILE", help="a YAML topology file (docs/emu.md)")
     up.add_argument("--switch", choices=("ofan", "kernel"), default="ofan",
-                    help="ofan = one ofan-dp per switch (default); kernel = Linux routers "
+                    help="ofan = ofan-dp switches (default); kernel = Linux routers "
                          "with multipath routes (the ECMP baseline)")
+    up.add_argument("--engine", choices=nodes.ENGINES, default=None,
+                    help=f"how ofan-dp runs the switches: per-switch = one process per switch "
+                         f"on AF_XDP veths; shared = every switch in one process, links between "
+                         f"switches in memory, time emulated (default {nodes.DEFAULT_ENGINE})")
     up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
@@ -145,6 +150,8 @@ def parser() -> argparse.ArgumentParser:
     dm.add_argument("--msg", default=None, help="default 1MiB (512KiB with --rxe)")
     dm.add_argument("--seeds", type=int, default=1)
     dm.add_argument("--link-mbps", type=float, default=None)
+    dm.add_argument("--engine", choices=nodes.ENGINES, default=None,
+                    help=f"ofan-dp's engine (default {nodes.DEFAULT_ENGINE})")
     dm.add_argument("--plot", default=None, metavar="PNG",
                     help="default results/emu-demo.png (results/emu-demo-rxe.png with --rxe)")
     dm.add_argument("--rxe", action="store_true",
@@ -264,10 +271,12 @@ def cmd_up(args: argparse.Namespace) -> int:
                                 f"(one of {', '.join(known)}; ofanctl --list-policies)")
     if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
         raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
-    need_root()
     fab = Fabric(name, topo, log=progress)
+    kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
+    need_root()
     progress(f"up {name}: k={topo.k} {topo.kind()}, {len(topo.switches)} switches "
-             f"({args.switch}), {len(topo.hosts)} hosts"
+             f"({args.switch}" + (f", {kind.engine} engine" if args.switch == "ofan" else "")
+             + f"), {len(topo.hosts)} hosts"
              + (f" ({len(vm_hosts)} of them VMs)" if vm_hosts else ""))
 
     def on_signal(signum: int, _frame: FrameType | None) -> NoReturn:
@@ -276,7 +285,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         took = fab.up(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
-                      seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem)
+                      seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem,
+                      engine=args.engine)
     except (FabricError, KeyboardInterrupt, Exception) as e:
         if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
             progress(f"up failed; left as it is (--keep-on-error): {e}")
@@ -490,7 +500,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     progress("demo: k=4 fat tree of ofan-dp switches (20), " +
              ("rxe VMs on h0, h4, h8, h12" if args.rxe else "16 uroce hosts"))
     try:
-        fab.up(vm_hosts=vms)
+        fab.up(vm_hosts=vms, engine=args.engine)
         # The run verb's own defaults, and what the demo asks beyond them.
         if args.rxe:
             run_args = ["run", "--workload", "allgather", "--msg", args.msg or "512KiB",

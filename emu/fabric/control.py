@@ -33,6 +33,8 @@ def _argv(cmd: str, args: dict[str, Any]) -> tuple[list[str], str | None]:
         return [cmd.replace("_", "-")] + (["--id", str(args["id"])] if "id" in args else []), None
     if cmd in ("status", "counters", "ports", "queues", "pointers", "version", "reset_queues"):
         return [cmd.replace("_", "-")], None
+    if cmd == "switch_admin":  # the shared engine's: one switch stopped or resumed
+        return ["switch", args["admin"]], None
     raise FabricError(f"internal: no ofanctl command for {cmd}")
 
 

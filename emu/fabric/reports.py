@@ -6,13 +6,15 @@ way of ofanctl).
 gives:    parse_progress(line) -> (done, total) or None; parse_host_report,
           parse_coll_result, parse_sim_report, check_snapshot -> the
           document, or FabricError (exit 1) naming the program and what in
-          its output is not as run.py needs it
+          its output is not as run.py needs it; engine_stats(snapshot) ->
+          EngineStats, what a switch's status says of its engine
 The shapes list what run.py reads; the programs may say more.
 """
+from dataclasses import dataclass
 from typing import Any
 
 from . import shapes
-from .shapes import MapOf, Optional
+from .shapes import MapOf, OneOf, Optional
 from .tools import FabricError
 
 # emu/collective/report.cc ResultJson: one collective's result.
@@ -33,12 +35,28 @@ SIM_REPORT_SHAPE = {
     "queue_max_pkts": float, "cct_inflation": float, "cct_us": float,
     "cct_lower_bound_us": float, "stages": MapOf({"max_pkts": float}),
 }
-# One switch's ofanctl queues, ports and counters (control/protocol).
+# ofan-dp's status: its engine (per-switch, or the shared engine's instance),
+# with the shared engine's lag behind wall-clock time and its verdict.
+ENGINE_SHAPE = {"kind": OneOf("shared", "per-switch"), "lag_events?": int,
+                "lag_max_us?": float, "cpu_bound?": bool, "reason?": str}
+# One switch's ofanctl queues, ports and counters (control/protocol), and
+# (the shared engine) its status.
 SNAPSHOT_SHAPE = {
     "queues": [{"port": int, "max_bytes": int, "ecn_marked": int, "shaper_lag_bytes?": int}],
     "ports": [{"port": int, "tx_bytes": int, "rx_missed?": int}],
     "counters": {"drops?": MapOf(int)},
+    "status?": {"engine?": ENGINE_SHAPE},
 }
+
+
+@dataclass
+class EngineStats:
+    """A switch's engine as its status gives it."""
+    kind: str                # shared | per-switch
+    lag_events: int = 0      # times the loop fell more than a frame time behind
+    lag_max_us: float = 0.0  # the most it fell behind
+    cpu_bound: bool = False  # the engine's verdict
+    reason: str = ""         # why, for people
 
 
 def _parse(text: str, shape: Any, who: str) -> Any:
@@ -92,3 +110,14 @@ def check_snapshot(snap: object, switch: str, nports: int | None = None) -> dict
                     raise FabricError(f"{where}.{what}[{i}].port: {rec['port']} is not a port "
                                       f"of the switch (it has {nports})")
     return doc
+
+
+def engine_stats(snap: dict[str, Any]) -> EngineStats | None:
+    """The engine of a snapshot check_snapshot passed; None when its status
+    is not in it or says nothing of an engine (an ofan-dp before engines)."""
+    e = snap.get("status", {}).get("engine")
+    if e is None:
+        return None
+    return EngineStats(kind=e["kind"], lag_events=e.get("lag_events", 0),
+                       lag_max_us=float(e.get("lag_max_us", 0)),
+                       cpu_bound=e.get("cpu_bound", False), reason=e.get("reason", ""))

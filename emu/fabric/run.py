@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable
 
-from . import control, facts, reports
+from . import control, facts, nodes, reports
 from .fabric import Fabric
 from .topology import HostInfo, SwitchInfo, parse_size, rate_gbps
 from .state import proc_start_time
@@ -39,10 +39,12 @@ HEADER = 62
 DATA_FRAME_BYTES = PAYLOAD + HEADER
 # ofan-rc-1's TCP port (emu/rcx/rc_exchange.h kDefaultPort, perftest's).
 RC_PORT = 18515
-# A run is CPU-bound when a switch's shaper lost more than this fraction of
-# the line time its port used: the link then ran that much below its rate
-# (scheduling jitter on two shared cores loses a little everywhere, about 1%
-# at the default 25 Mb/s; more than this and the queues are the CPU's).
+# A run on the per-switch engine is CPU-bound when a switch's shaper lost
+# more than this fraction of the line time its port used: the link then ran
+# that much below its rate (scheduling jitter on two shared cores loses a
+# little everywhere, about 1% at the default 25 Mb/s; more than this and the
+# queues are the CPU's). On the shared engine time is emulated: a run is
+# CPU-bound when the engine says so (its status: engine.cpu_bound, reason).
 SHAPER_LAG_LIMIT = 0.05
 WORKLOADS = ("perm", "a2a", "allgather", "reducescatter")
 # Per switch: its {queues, ports, counters} as ofanctl gives them (checked by
@@ -75,6 +77,7 @@ class Runner:
         self.log = log
         self.topo = fab.topo
         self.ofan = fab.state["switch"] == "ofan"
+        self.shared = nodes.engine_of(fab.state) == "shared"
         self.bad_progress = 0  # malformed "progress" lines from uroce, skipped
 
     # -- switches ----------------------------------------------------------
@@ -102,11 +105,12 @@ class Runner:
             return out
         for s in self.live_switches():
             sock = self.fab.sock(s["name"])
-            out[s["name"]] = reports.check_snapshot(
-                {"queues": control.request(sock, "queues"),
-                 "ports": control.request(sock, "ports"),
-                 "counters": control.request(sock, "counters")},
-                s["name"], nports=len(s["ports"]))
+            snap = {"queues": control.request(sock, "queues"),
+                    "ports": control.request(sock, "ports"),
+                    "counters": control.request(sock, "counters")}
+            if self.shared:
+                snap["status"] = control.request(sock, "status")
+            out[s["name"]] = reports.check_snapshot(snap, s["name"], nports=len(s["ports"]))
         return out
 
     def reset_queues(self) -> None:
@@ -148,12 +152,46 @@ class Runner:
                 d = v - b.get("counters", {}).get("drops", {}).get(k, 0)
                 if d:
                     drops[k] = drops.get(k, 0) + d
-        if lag_worst[0] > SHAPER_LAG_LIMIT:
+        engine: dict[str, Any] = {"lag_events": None, "lag_max_us": None}
+        if self.shared:
+            engine = self.engine_report(before, after, reasons)
+        elif lag_worst[0] > SHAPER_LAG_LIMIT:
             reasons.append(f"{lag_worst[1]}: the shaper lost {lag_worst[0]:.1%} of its line "
                            f"time while frames waited (limit {SHAPER_LAG_LIMIT:.0%})")
         qmax = max(s["max_pkts"] for s in stages.values())
         return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
-                "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons}
+                "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons,
+                "engine_lag_events": engine["lag_events"],
+                "engine_lag_max_us": engine["lag_max_us"]}
+
+    @staticmethod
+    def engine_report(before: Snapshot, after: Snapshot, reasons: list[str]) -> dict[str, Any]:
+        """The shared engine's verdict over a run: CPU-bound when a switch's
+        engine says cpu_bound and fell behind during the run (lag_events
+        grew), or said nothing before it; each reason once, with the
+        switches that gave it. Adds to `reasons`; returns the lag events
+        during the run and the largest lag."""
+        by_reason: dict[str, list[str]] = {}
+        events = 0
+        worst = 0.0
+        for name, a in after.items():
+            e = reports.engine_stats(a)
+            if e is None:
+                by_reason.setdefault("its status says nothing of the engine's lag (an "
+                                     "ofan-dp without engine stats?)", []).append(name)
+                continue
+            b = reports.engine_stats(before.get(name, {}))
+            grew = e.lag_events - (b.lag_events if b else 0)
+            events = max(events, grew)
+            worst = max(worst, e.lag_max_us)
+            if e.cpu_bound and (b is None or not b.cpu_bound or grew > 0):
+                why = e.reason or "the engine fell behind wall-clock time"
+                by_reason.setdefault(f"{why} ({grew} lag events, max {e.lag_max_us:.0f} us)",
+                                     []).append(name)
+        for why, names in by_reason.items():
+            who = names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
+            reasons.append(f"shared engine, {who}: {why}")
+        return {"lag_events": events, "lag_max_us": worst}
 
     def _show_progress(self, err_f: IO[bytes], seen: int) -> int:
         """The hosts' latest "progress DONE TOTAL" line, as a percentage.
@@ -515,6 +553,8 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                    "queue_max_pkts": sw["queue_max_pkts"], "stages": sw["stages"],
                    "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
                    "shaper_lag_max_fraction": sw["shaper_lag_max_fraction"],
+                   "engine_lag_events": sw["engine_lag_events"],
+                   "engine_lag_max_us": sw["engine_lag_max_us"],
                    "retransmissions": res.get("totals", {}).get("retransmissions", 0),
                    "naks": res.get("totals", {}).get("naks_received", 0),
                    "out_of_sequence": res.get("totals", {}).get("out_of_sequence", 0),
@@ -534,7 +574,8 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                 f"verified {one['verified']}, retx {one['retransmissions']}"
                 + (", CPU-BOUND" if one["cpu_bound"] else ""))
         runs.append(_merge(per_seed))
-    return {"fabric": fab.name, "switch": fab.state["switch"], "k": fab.topo.k,
+    return {"fabric": fab.name, "switch": fab.state["switch"], "engine": nodes.engine_of(fab.state),
+            "k": fab.topo.k,
             "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
             "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
@@ -625,7 +666,9 @@ def _compare(runs: list[Record]) -> Record | None:
 def table(res: Record) -> str:
     sim = any(r.get("sim") for r in res["runs"])
     head = (f"{res['workload']} of {res['msg_bytes']} B on {res['hosts']} hosts of a k={res['k']} "
-            f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches), "
+            f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches"
+            + (f", {res['engine']} engine" if res.get("engine", "kernel") != "kernel" else "")
+            + "), "
             f"{res['seeds']} seed(s), {res['qps_per_peer']} QP(s) per peer, "
             + ("rxe hosts in VMs, NICs at the link rate (retx = go-back-N episodes: NAKs + "
                "timeouts)" if res.get("host_kind") == "vm" else

@@ -6,8 +6,10 @@ gives:    State (a dict saved atomically on every change), the fabric's
           prefix, and the list of fabrics that have a state file
 
 Naming (the contract with `down --all`): every network namespace of fabric
-NAME is "ofe-NAME-<node>", every ofan-dp runs inside one of them, every EAL
-file prefix is "ofe-NAME-<node>". Nothing else is ever touched.
+NAME is "ofe-NAME-<node>", every per-switch ofan-dp runs inside one of them,
+the shared engine's ofan-dp (root namespace) is named by its command line
+(`--fabric /run/ofan-emu/NAME/config/fabric.json`), every EAL file prefix is
+"ofe-NAME-<node>" or "ofe-NAME-shared". Nothing else is ever touched.
 """
 import json
 import os

@@ -3,7 +3,9 @@ naming convention (state.py) when a crash left none or a torn one.
 
 modifies: only what carries the fabric's prefix: namespaces "ofe-NAME-*" and
           the processes inside them, the processes the state file lists (if
-          they are still those very processes), EAL runtime directories and
+          they are still those very processes), a shared engine whose command
+          line names the fabric's file (one started by an `up` killed before
+          it recorded it), EAL runtime directories and
           hugepage files "ofe-NAME-*", /run/ofan-emu/NAME/; and the hugepage
           reservation back to what it was, once no fabric is left
 gives:    a report {namespaces, processes, files} of what was removed
@@ -15,6 +17,8 @@ import shutil
 import signal
 import time
 from typing import Any, Iterable
+
+from pathlib import Path
 
 from . import netns
 from .state import NS_PREFIX, RUN_DIR, State, alive, prefix, running, valid_name
@@ -47,6 +51,24 @@ def kill_processes(pids: Iterable[int], timeout: float = 5.0) -> list[int]:
     return killed
 
 
+def engine_pids(name: str) -> list[int]:
+    """Processes run with `--fabric FILE`, FILE fabric NAME's fabric file
+    (nodes/ofan_shared.py): its shared engine, recorded or not."""
+    want = str(RUN_DIR / name / "config" / "fabric.json").encode()
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a == b"--fabric" and b == want for a, b in zip(argv, argv[1:])) and \
+                running(int(d.name)):
+            out.append(int(d.name))
+    return out
+
+
 def down(name: str) -> dict[str, Any]:
     pre = prefix(name)
     st = State.load(name)
@@ -63,6 +85,7 @@ def down(name: str) -> dict[str, Any]:
                 pids.add(rec["pid"])
     for ns in namespaces:
         pids |= set(netns.pids_in(ns))
+    pids |= set(engine_pids(name))
     # Hosts' engines run in the root namespace with sockets in the hosts'
     # (uroce); each run leaves a record while it lasts.
     for rec_path in (RUN_DIR / name).glob("*.proc.json"):

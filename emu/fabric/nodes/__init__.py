@@ -4,10 +4,12 @@ fabric's switches, behind one interface (base.SwitchKind). The fabric
 kind.
 
     ofan, per-switch   ofan_per_switch.OfanPerSwitch: one ofan-dp per switch
+    ofan, shared       ofan_shared.OfanShared: every switch in one ofan-dp,
+                       links between switches in memory
     kernel             kernel.Kernel: Linux routers, multipath routes
 
 gives:    make(fab, switch, engine) -> the kind; engine_of(state) -> the
-          fabric's engine as status reports it: per-switch | kernel
+          fabric's engine as status reports it: per-switch | shared | kernel
 """
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -15,6 +17,7 @@ from ..tools import FabricError
 from .base import SwitchKind, SwitchStatus, host_if, port_if
 from .kernel import Kernel
 from .ofan_per_switch import OfanPerSwitch
+from .ofan_shared import OfanShared
 
 if TYPE_CHECKING:
     from ..fabric import Fabric
@@ -23,9 +26,9 @@ __all__ = ["ENGINES", "DEFAULT_ENGINE", "SwitchKind", "SwitchStatus", "engine_of
            "make", "port_if"]
 
 # ofan-dp's engines, as `up --engine` takes them.
-ENGINES = ("per-switch",)
+ENGINES = ("per-switch", "shared")
 DEFAULT_ENGINE = "per-switch"
-_OFAN = {"per-switch": OfanPerSwitch}
+_OFAN = {"per-switch": OfanPerSwitch, "shared": OfanShared}
 
 
 def make(fab: "Fabric", switch: str, engine: str | None) -> SwitchKind:

@@ -1,0 +1,115 @@
+"""The ofan shared kind (--engine shared): every switch of the fabric as its
+own instance (tables, queues, counters, control socket) inside one ofan-dp
+process, links between switches in memory, time emulated; AF_XDP only on the
+host links, which stay veths (host eth0 <-> switch namespace p<port>), opened
+by the engine inside each switch's namespace.
+
+modifies: the per-switch configs (as the per-switch kind writes them, plus
+          "netns", "mem:" devices for the ports between switches and each
+          port's one-way latency_us), config/fabric.json naming them, and one
+          ofan-dp in the root namespace (`-- --fabric config/fabric.json`,
+          EAL --file-prefix ofe-NAME-shared --in-memory), recorded as
+          processes["engine"] (kind "ofan-dp-shared")
+
+Latency: a link between switches gets its latency_us from the engine, on
+each end's egress (no wire namespace). A host link keeps its wire namespace
+with tc netem for latency, loss and reordering, as on the per-switch engine,
+and its switch port's latency_us is 0. Loss and reordering between switches
+are not emulated by the engine yet: check() refuses them.
+A failed switch is its instance stopped (switch_admin down: it drops and
+counts what reaches it, its queues dropped and counted); the process stays.
+"""
+import json
+from typing import Any
+
+from .. import control, teardown
+from ..state import alive
+from ..tools import FabricError, rt_prefix, tool
+from ..topology import Link, SwitchInfo
+from .base import SwitchStatus
+from .ofan import OfanKind
+
+ENGINE_KEY = "engine"           # its key in the state file's "processes"
+ENGINE_KIND = "ofan-dp-shared"  # and its kind there
+
+
+class OfanShared(OfanKind):
+    engine = "shared"
+
+    def check(self) -> None:
+        for link in self.topo.links:
+            a = link.attrs
+            if a["rate_mbps"] <= 0:
+                raise FabricError(f"link {link.name()}: the shared engine needs a rate "
+                                  "(rate_mbps > 0) on every link", code=2)
+            if self.in_memory(link) and (a["loss_pct"] > 0 or a["reorder_pct"] > 0):
+                raise FabricError(
+                    f"link {link.name()}: loss_pct/reorder_pct between switches are not "
+                    "emulated by the shared engine yet (only latency_us is); use "
+                    "--engine per-switch, which puts tc netem on the link", code=2)
+
+    def in_memory(self, link: Link) -> bool:
+        return not link.host
+
+    def fabric_file(self) -> str:
+        return str(self.fab.state.dir / "config" / "fabric.json")
+
+    def switch_config(self, s: SwitchInfo) -> dict[str, Any]:
+        cfg = super().switch_config(s)
+        cfg["netns"] = self.fab.ns(s["name"])
+        for port in cfg["ports"]:
+            link = self.topo.link_at(s["name"], port["port"])
+            if self.in_memory(link):
+                peer_name, peer_port = link.b if link.a == (s["name"], port["port"]) else link.a
+                port["dev"] = f"mem:{self.config_name(peer_name)}:{peer_port}"
+                port["egress"]["latency_us"] = float(link.attrs["latency_us"])
+            else:
+                port["egress"]["latency_us"] = 0.0  # the host link's wire has it (netem)
+        return cfg
+
+    def up(self) -> None:
+        fab = self.fab
+        configs = [self.write_config(s) for s in self.topo.switches]
+        with open(self.fabric_file(), "w") as f:
+            json.dump({"switches": configs}, f, indent=1)  # JSON is YAML
+        # In the root namespace: the engine enters each switch's namespace
+        # to open its host ports.
+        p = self.start(ENGINE_KEY, rt_prefix() + [
+            tool("ofan-dp"), "--lcores", "(0,1)@(0,1)", "--file-prefix", f"{fab.prefix}shared",
+            "--in-memory", "--", "--fabric", self.fabric_file()], ENGINE_KIND)
+        self.wait_ready({s["name"]: ENGINE_KEY for s in self.topo.switches}, {ENGINE_KEY: p})
+        fab.log(f"switches: {len(self.topo.switches)} in one ofan-dp (shared engine) ready")
+
+    def admin(self, name: str, up: bool) -> None:
+        control.request(self.fab.sock(name), "switch_admin", admin="up" if up else "down")
+
+    def fail(self, name: str) -> None:
+        self.admin(name, False)
+
+    def restore(self, name: str) -> None:
+        # The instance kept its ports' admin states while it was down; links
+        # restored meanwhile come up, links failed meanwhile go down.
+        self.admin(name, True)
+        failed = set(self.failed_ports(name))
+        for p in self.topo.sw_by_name[name]["ports"]:
+            self.set_port(name, p["port"], p["port"] not in failed)
+
+    def engine_alive(self) -> bool:
+        return alive(self.fab.state["processes"].get(ENGINE_KEY))
+
+    def status(self, name: str) -> SwitchStatus:
+        s = self.process_status(ENGINE_KEY, name)
+        s.alive = s.alive and name not in self.fab.state["failed_switches"]
+        return s
+
+    def dead(self) -> list[str]:
+        if self.engine_alive():
+            return []
+        failed = self.fab.state["failed_switches"]
+        return [s["name"] for s in self.topo.switches if s["name"] not in failed]
+
+    def down(self) -> list[int]:
+        rec = self.fab.state["processes"].get(ENGINE_KEY)
+        if not rec or not alive(rec):
+            return []
+        return teardown.kill_processes([rec["pid"]])
