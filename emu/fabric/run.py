@@ -28,7 +28,7 @@ from typing import IO, Any, Callable
 from . import control, facts, nodes, reports
 from .fabric import Fabric
 from .topology import HostInfo, SwitchInfo, parse_size, rate_gbps
-from .state import proc_start_time
+from .state import State, proc_start_time
 from .tools import FabricError, rt_prefix, run as run_cmd, tool
 
 # RoCE MTU 2048 of payload + Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4 and
@@ -221,7 +221,20 @@ class Runner:
         return seen + len(chunk)
 
     def dead_switches(self) -> list[str]:
+        self.sync_failures()
         return self.fab.kind.dead()
+
+    def sync_failures(self) -> None:
+        """The failures and processes as the state file has them now: `ofan-emu
+        fail` and `restore` change them while a run goes on (a switch failed
+        under traffic is not one that died, and its socket is not asked for
+        the run's counters)."""
+        st = State.load(self.fab.name)
+        if st is None or st.get("corrupt"):
+            return
+        for key in ("failed_switches", "failed_links", "processes"):
+            if key in st:
+                self.fab.state[key] = st[key]
 
     # -- hosts ---------------------------------------------------------------
     def rto_us(self) -> int:
