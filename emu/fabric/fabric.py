@@ -296,8 +296,10 @@ class Fabric:
     def down(self) -> dict[str, Any]:
         """The switches stopped by their kind, then everything the fabric
         made removed (teardown.py): down's report."""
-        self.kind.down()
-        return teardown.down(self.name)
+        stopped = self.kind.down()
+        report = teardown.down(self.name)
+        report["processes"] = sorted(set(report["processes"]) | set(stopped))
+        return report
 
     # -- status ----------------------------------------------------------
     def status(self) -> dict[str, Any]:

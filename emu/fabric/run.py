@@ -185,9 +185,9 @@ class Runner:
             events = max(events, grew)
             worst = max(worst, e.lag_max_us)
             if e.cpu_bound and (b is None or not b.cpu_bound or grew > 0):
-                why = e.reason or "the engine fell behind wall-clock time"
-                by_reason.setdefault(f"{why} ({grew} lag events, max {e.lag_max_us:.0f} us)",
-                                     []).append(name)
+                why = e.reason or (f"the engine fell behind the wall clock ({grew} lag events, "
+                                   f"max {e.lag_max_us:.0f} us)")
+                by_reason.setdefault(why, []).append(name)
         for why, names in by_reason.items():
             who = names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
             reasons.append(f"shared engine, {who}: {why}")
