@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/netns.h"
 #include "common/result.h"
 #include "common/rng.h"
 #include "dataplane/packet/headers.h"
@@ -77,9 +78,7 @@ constexpr uint32_t RoceMtuOffer(uint32_t wanted, uint32_t netdev_mtu, uint32_t m
   return mtu;
 }
 
-// Runs `fn` inside network namespace `netns` (/var/run/netns/<netns>; ""
-// runs it here) and switches back, so sockets it creates live there.
-Status InNetns(const std::string& netns, const std::function<Status()>& fn);
+// InNetns (common/netns.h) runs setup inside a host's namespace.
 Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname);
 // A TCP socket (AF_INET, SOCK_STREAM, close-on-exec) made inside `netns`, so
 // that an ofan-rc-1 exchange goes through that host's kernel; -1 on failure.

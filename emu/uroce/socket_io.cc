@@ -44,25 +44,6 @@ int QuietBpf(enum libbpf_print_level, const char*, va_list) { return 0; }
 
 std::string Errno(const char* what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() {
-    const int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-
- private:
-  int fd_;
-};
-
 // ---------------------------------------------------------------- AF_PACKET
 
 class AfPacketIo : public PacketIo {
@@ -289,23 +270,6 @@ class AfXdpIo : public PacketIo {
 };
 
 }  // namespace
-
-Status InNetns(const std::string& netns, const std::function<Status()>& fn) {
-  if (netns.empty()) return fn();
-  // The calling thread's own namespace (setns moves only it): ranks set up
-  // on threads of their own each come back to where they were.
-  Fd self(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
-  if (self.get() < 0) return MakeError(ErrorCode::kIo, Errno("open /proc/thread-self/ns/net"));
-  const std::string path = "/var/run/netns/" + netns;
-  Fd target(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (target.get() < 0) return MakeError(ErrorCode::kNotFound, Errno(path.c_str()));
-  if (setns(target.get(), CLONE_NEWNET) != 0)
-    return MakeError(ErrorCode::kIo, Errno(("setns " + netns).c_str()));
-  Status s = fn();
-  if (setns(self.get(), CLONE_NEWNET) != 0)
-    return MakeError(ErrorCode::kInternal, Errno("setns back to our namespace"));
-  return s;
-}
 
 int TcpSocketIn(const std::string& netns) {
   int fd = -1;
