@@ -148,7 +148,13 @@ Status DpConfig::Validate() const {
       return Bad(fmt::format("ports: port {}: egress.rate_gbps must be in [0, 10000]", p.port));
     if (p.buffer_bytes && *p.buffer_bytes < 2048)
       return Bad(fmt::format("ports: port {}: egress.buffer must be at least 2KiB", p.port));
+    if (p.latency_us && !(*p.latency_us >= 0 && *p.latency_us <= 1e6))
+      return Bad(fmt::format("ports: port {}: egress.latency_us must be in [0, 1e6]", p.port));
   }
+  if (!(egress.latency_us >= 0 && egress.latency_us <= 1e6))
+    return Bad("egress.latency_us must be in [0, 1e6]");
+  if (netns.size() > 255 || netns.find('/') != std::string::npos)
+    return Bad(fmt::format("netns '{}': a namespace name (no '/')", netns));
   if (pipe_size == 0 || pipe_size > static_cast<uint32_t>(k)) {
     return Bad(fmt::format("pipe_size must be in 1..k={}, got {}", k, pipe_size));
   }
@@ -173,10 +179,11 @@ namespace {
 Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
   DpConfig c;
   if (root.IsNull()) return Bad("config is empty");
-  OFAN_CHECK(CheckKeys(
-      root, "config",
-      {"name", "fabric", "ports", "pipe_size", "lb", "egress", "pfc", "control", "idle", "burst"}));
+  OFAN_CHECK(CheckKeys(root, "config",
+                       {"name", "fabric", "ports", "pipe_size", "lb", "egress", "pfc", "control",
+                        "idle", "burst", "netns"}));
   OFAN_CHECK(ReadIf(root, "", "name", c.name));
+  OFAN_CHECK(ReadIf(root, "", "netns", c.netns));
   if (const YAML::Node f = root["fabric"]) {
     OFAN_CHECK(CheckKeys(f, "fabric", {"k", "levels", "switch", "role", "pod", "index"}));
     OFAN_CHECK(ReadIf(f, "fabric", "k", c.k));
@@ -236,7 +243,12 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
       }
       if (const YAML::Node e = ps[i]["egress"]) {
         const std::string ew = where + ".egress";
-        OFAN_CHECK(CheckKeys(e, ew, {"rate_gbps", "buffer", "ecn"}));
+        OFAN_CHECK(CheckKeys(e, ew, {"rate_gbps", "buffer", "ecn", "latency_us"}));
+        if (e["latency_us"]) {
+          double v = 0;
+          OFAN_CHECK(ReadIf(e, ew, "latency_us", v));
+          p.latency_us = v;
+        }
         if (e["rate_gbps"]) {
           double r = 0;
           OFAN_CHECK(ReadIf(e, ew, "rate_gbps", r));
@@ -283,7 +295,9 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
     OFAN_CHECK(ReadIf(l, "lb", "drill_samples", c.policy.drill_samples));
   }
   if (const YAML::Node e = root["egress"]) {
-    OFAN_CHECK(CheckKeys(e, "egress", {"rate_gbps", "buffer", "ecn", "priority", "ring_slots"}));
+    OFAN_CHECK(CheckKeys(e, "egress",
+                         {"rate_gbps", "buffer", "ecn", "priority", "ring_slots", "latency_us"}));
+    OFAN_CHECK(ReadIf(e, "egress", "latency_us", c.egress.latency_us));
     OFAN_CHECK(ReadIf(e, "egress", "rate_gbps", c.egress.rate_gbps));
     OFAN_CHECK(ReadSizeIf(e, "egress", "buffer", c.egress.buffer_bytes));
     OFAN_CHECK(ReadSizeIf(e, "egress", "ecn", c.egress.ecn_bytes));

@@ -10,6 +10,9 @@
 //   pipe_size: 4                    # ports per pipe (= per worker lcore, POfan table)
 //   lb: {policy: ofan, ofan_mode: combined, seed: 1}
 //   egress: {rate_gbps: 10, buffer: 1MiB, ecn: 100KiB, priority: [ack, control]}
+//   netns: ofe-f1-e0-0            # shared engine: where the device ports are
+//   (a port's dev "mem:SWITCH:PORT": the shared engine's in-memory link to
+//   port PORT of the switch named SWITCH; egress.latency_us: its latency)
 //   pfc: {enabled: false, priority: 3, xoff: 256KiB, xon: 128KiB}
 //   control: {socket: /run/ofan/e0.sock}
 //   idle: {max_sleep_us: 1000, max_wait_us: 100000}
@@ -39,6 +42,10 @@ struct PortConfig {
   // fabric's links need not all be alike).
   std::optional<double> rate_gbps;
   std::optional<uint64_t> buffer_bytes, ecn_bytes;
+  // One-way propagation of the link leaving this port: the shared engine
+  // emulates it (the per-switch engine's links are veths: ofan-emu puts
+  // netem on them).
+  std::optional<double> latency_us;
 };
 
 struct EgressConfig {
@@ -48,6 +55,7 @@ struct EgressConfig {
   bool priority_ack = true;         // ACK/NAK/CNP to the strict-priority queue
   bool priority_control = true;     // ARP/LLDP/ICMP to the strict-priority queue
   uint32_t ring_slots = 1024;       // per queue, power of two
+  double latency_us = 0;            // one-way link latency (shared engine)
 };
 
 struct PfcConfig {
@@ -70,6 +78,9 @@ struct DpConfig {
   EgressConfig egress;
   PfcConfig pfc;
   std::string socket_path;  // default /run/ofan/<name>.sock
+  // The network namespace whose interfaces the device ports name (the
+  // shared engine opens them there); empty: the process's own.
+  std::string netns;
   uint32_t max_sleep_us = 1000;
   // A worker whose ports all have pollable sockets (AF_XDP) blocks on them
   // when idle, for at most this long (a frame or a kick ends it sooner).

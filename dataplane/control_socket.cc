@@ -142,6 +142,15 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
             return Fail(s.error());
           return Ok(PortsJson(sw.TakeSnapshot()));
         }
+        case Command::kSwitchAdmin: {
+          if (!req.contains("admin") || !req["admin"].is_string())
+            return Fail(ReplyError::kBadArgument, "switch_admin needs 'admin': up|down");
+          const std::string a = req["admin"].get<std::string>();
+          if (a != "up" && a != "down")
+            return Fail(ReplyError::kBadArgument, "'admin' must be up or down");
+          if (Status s = sw.SetSwitchAdmin(a == "up"); !s) return Fail(s.error());
+          return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
+        }
         case Command::kLoadTables: {
           if (!req.contains("masks") || !req["masks"].is_array())
             return Fail(ReplyError::kBadArgument, "load_tables needs 'masks': [...]");
@@ -257,12 +266,25 @@ void ControlServer::Drop(size_t i) {
   clients_.erase(clients_.begin() + static_cast<long>(i));
 }
 
-void ControlServer::Poll(int timeout_ms) {
+void ControlServer::Poll(int timeout_ms) { PollAll({this}, timeout_ms); }
+
+void ControlServer::PollAll(const std::vector<ControlServer*>& servers, int timeout_ms) {
   std::vector<pollfd> fds;
-  fds.push_back({fd_, POLLIN, 0});
-  for (auto& c : clients_)
-    fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
+  std::vector<size_t> first;
+  for (ControlServer* s : servers) {
+    first.push_back(fds.size());
+    fds.push_back({s->fd_, POLLIN, 0});
+    for (auto& c : s->clients_)
+      fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
+  }
   if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const size_t end = i + 1 < servers.size() ? first[i + 1] : fds.size();
+    servers[i]->Serve(fds.data() + first[i], end - first[i]);
+  }
+}
+
+void ControlServer::Serve(const pollfd* fds, size_t nfds) {
   if (fds[0].revents & POLLIN) {
     const int c = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c >= 0) {
@@ -274,7 +296,7 @@ void ControlServer::Poll(int timeout_ms) {
     }
   }
   for (size_t i = clients_.size(); i-- > 0;) {
-    if (i + 1 >= fds.size()) continue;  // accepted in this round
+    if (i + 1 >= nfds) continue;  // accepted in this round
     const short re = fds[i + 1].revents;
     Client& c = clients_[i];
     if (re & (POLLERR | POLLNVAL)) {

@@ -5,6 +5,8 @@
 // an error reply, never a crash, and a client that misbehaves is dropped.
 #pragma once
 
+#include <poll.h>
+
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,6 +33,8 @@ class ControlServer {
   ~ControlServer();
   // Accepts, reads and answers whatever is ready, waiting at most timeout_ms.
   void Poll(int timeout_ms);
+  // Several servers in one poll (the shared engine's switches, one socket each).
+  static void PollAll(const std::vector<ControlServer*>& servers, int timeout_ms);
   const std::string& path() const { return path_; }
 
  private:
@@ -41,6 +45,7 @@ class ControlServer {
   };
   ControlServer(std::string path, int fd, Switch* sw) : path_(std::move(path)), fd_(fd), sw_(sw) {}
   void Drop(size_t i);
+  void Serve(const ::pollfd* fds, size_t nfds);  // its own fds of a poll
   std::string path_;
   int fd_;
   Switch* sw_;

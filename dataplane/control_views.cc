@@ -1,5 +1,7 @@
 #include "dataplane/control_views.h"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "dataplane/config.h"
@@ -7,6 +9,24 @@
 namespace ofan::dp {
 
 using nlohmann::json;
+
+json EngineJson(const EngineSnapshot& e) {
+  if (!e.shared) return {{"kind", "per-switch"}};
+  const bool cpu_bound = e.lag_events > 0;
+  return {
+      {"kind", "shared"},
+      {"now_s", e.now_s},
+      {"windows", e.windows},
+      {"lag_events", e.lag_events},
+      {"lag_max_us", e.lag_max_us},
+      {"lag_threshold_us", e.lag_threshold_us},
+      {"cpu_bound", cpu_bound},
+      {"reason", cpu_bound ? fmt::format("the engine fell behind the wall clock by up to {:.0f} "
+                                         "us ({} times over {:.0f} us)",
+                                         e.lag_max_us, e.lag_events, e.lag_threshold_us)
+                           : std::string()},
+      {"stopped", e.stopped}};
+}
 
 json StatusJson(const Snapshot& s) {
   json workers = json::array();
@@ -37,7 +57,8 @@ json StatusJson(const Snapshot& s) {
           {"uplinks", s.uplinks},
           {"running", s.running},
           {"uptime_s", s.uptime_s},
-          {"workers", workers}};
+          {"workers", workers},
+          {"engine", EngineJson(s.engine)}};
 }
 
 json CountersJson(const Snapshot& s) {

@@ -29,6 +29,7 @@
 #include "dataplane/bench_support/bench_traffic.h"
 #include "dataplane/config.h"
 #include "dataplane/control_socket.h"
+#include "dataplane/fabric/engine.h"
 #include "dataplane/lb/policy.h"
 #include "dataplane/switch.h"
 
@@ -59,6 +60,92 @@ bool HasArg(const std::vector<std::string>& args, std::initializer_list<const ch
   return false;
 }
 
+// EAL with defaults that let many ofan-dp share a machine. False: it failed
+// (said on stderr).
+bool InitEal(std::vector<std::string> eal_args) {
+  if (!HasArg(eal_args, {"--file-prefix", "--in-memory"})) eal_args.emplace_back("--in-memory");
+  if (!HasArg(eal_args, {"-a", "--allow", "-b", "--block", "--no-pci"}))
+    eal_args.emplace_back("--no-pci");
+  if (!HasArg(eal_args, {"-l", "-c", "--lcores"})) {
+    eal_args.emplace_back("-l");
+    eal_args.emplace_back("0,1");
+  }
+  std::vector<char*> eargv;
+  eargv.reserve(eal_args.size());
+  for (auto& s : eal_args) eargv.push_back(s.data());
+  if (rte_eal_init(static_cast<int>(eargv.size()), eargv.data()) < 0) {
+    std::cerr << fmt::format("ofan-dp: EAL initialisation failed: {} (EAL args:",
+                             rte_strerror(rte_errno));
+    for (auto& s : eal_args) std::cerr << " " << s;
+    std::cerr << ")\n";
+    return false;
+  }
+  return true;
+}
+
+void CatchSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_stop.store(true); };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+// --fabric: the shared engine, one control socket per switch.
+int RunFabric(const std::vector<std::string>& eal_args, const EngineConfig& fc) {
+  if (!HasArg(eal_args, {"--no-huge"}) && FreeHugepages() == 0) {
+    std::cerr << "ofan-dp: no free hugepages (bash scripts/hugepages.sh)\n";
+    return kExitEnv;
+  }
+  if (!InitEal(eal_args)) return kExitEnv;
+  int rc = kExitOk;
+  {
+    auto engine = Engine::Create(fc);
+    if (!engine) {
+      std::cerr << "ofan-dp: " << engine.error().message << "\n";
+      rte_eal_cleanup();
+      return engine.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitEnv;
+    }
+    std::vector<std::unique_ptr<ControlServer>> servers;
+    std::vector<ControlServer*> polled;
+    for (const auto& sw : (*engine)->switches()) {
+      std::string path = sw->config().socket_path;
+      if (path.empty()) path = control::DefaultSocketPath(sw->config().name);
+      auto server = ControlServer::Listen(path, sw.get());
+      if (!server) {
+        std::cerr << "ofan-dp: " << server.error().message << "\n";
+        rc = kExitEnv;
+        break;
+      }
+      polled.push_back(server->get());
+      servers.push_back(std::move(*server));
+    }
+    CatchSignals();
+    if (rc == kExitOk) {
+      if (Status s = (*engine)->Launch(); !s) {
+        std::cerr << "ofan-dp: " << s.error().message << "\n";
+        rc = kExitEnv;
+      }
+    }
+    if (rc == kExitOk) {
+      std::cerr << fmt::format(
+          "ofan-dp: shared engine, {} switches, lookahead {:.3f} us, lag threshold {:.1f} us\n",
+          (*engine)->switches().size(), static_cast<double>((*engine)->lookahead_ps()) / 1e6,
+          static_cast<double>((*engine)->lag_threshold_ps()) / 1e6);
+      while (!g_stop.load()) {
+        ControlServer::PollAll(polled, 10);
+        for (const auto& sw : (*engine)->switches()) sw->ServiceControl();
+      }
+      std::cerr << "ofan-dp: shared engine stopping\n";
+    }
+    (*engine)->Stop();
+    servers.clear();
+    engine->reset();
+  }
+  rte_eal_cleanup();
+  return rc;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> eal_args{argv[0]};
   int split = argc;
@@ -80,8 +167,9 @@ int Main(int argc, char** argv) {
   }
 
   CLI::App app{
-      "ofan-dp: one Ofan/POfan switch on DPDK.\n"
-      "usage: ofan-dp [EAL options] -- --config FILE [options]\n"
+      "ofan-dp: Ofan/POfan switches on DPDK.\n"
+      "usage: ofan-dp [EAL options] -- --config FILE [options]   (one switch)\n"
+      "       ofan-dp [EAL options] -- --fabric FILE             (the shared engine)\n"
       "Ports named in the config are added to EAL as --vdev automatically; EAL defaults to\n"
       "--in-memory --no-pci -l 0,1 when not given."};
   std::string config_path, name, policy, ofan_mode, socket, buffer, ecn;
@@ -118,6 +206,10 @@ int Main(int argc, char** argv) {
                  "worker lcores to use (default: all EAL workers, at most one per pipe)");
   app.add_option("--max-sleep-us", max_sleep, "idle backoff cap in microseconds");
   app.add_flag("--check", check, "validate the configuration, print it as JSON and exit");
+  std::string fabric_path;
+  app.add_option("--fabric", fabric_path,
+                 "the shared engine: every switch of FILE (switches: [config files]) in this "
+                 "process, in-memory links, emulated time (dataplane/fabric/engine.h)");
   app.add_option(
       "--bench-inject", bench_population,
       "benchmark on loopback ports (net_ring): keep N frames circulating through the switch");
@@ -134,6 +226,18 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   auto usage = [](const std::string& m) { return UsageError("ofan-dp", m, "-- --help"); };
+  if (!fabric_path.empty()) {
+    if (!config_path.empty() || !port_specs.empty() || bench_population)
+      return usage("--fabric takes its switches from FILE: no --config, --port or --bench-inject");
+    auto fc = LoadFabricFile(fabric_path);
+    if (!fc) return usage(fc.error().message);
+    if (check) {
+      std::cout << fmt::format("{{\"ok\":true,\"engine\":\"shared\",\"switches\":{}}}\n",
+                               fc->switches.size());
+      return kExitOk;
+    }
+    return RunFabric(eal_args, *fc);
+  }
 
   DpConfig c;
   if (!config_path.empty()) {
@@ -192,17 +296,14 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
 
-  // EAL: defaults that let many switches share a machine, and one --vdev per port.
-  if (!HasArg(eal_args, {"--file-prefix", "--in-memory"})) eal_args.emplace_back("--in-memory");
-  if (!HasArg(eal_args, {"-a", "--allow", "-b", "--block", "--no-pci"}))
-    eal_args.emplace_back("--no-pci");
-  if (!HasArg(eal_args, {"-l", "-c", "--lcores"})) {
-    eal_args.emplace_back("-l");
-    eal_args.emplace_back("0,1");
-  }
+  // EAL: defaults that let many switches share a machine (InitEal), and one
+  // --vdev per port.
   for (const PortConfig& p : c.ports) {
     if (p.dev.rfind("ring:", 0) == 0)
       return usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
+    if (p.dev.rfind("mem:", 0) == 0)
+      return usage(
+          fmt::format("port {}: mem: ports exist only in the shared engine (--fabric)", p.port));
     bool given = false;
     for (const auto& a : eal_args) given |= a.find(p.dev) != std::string::npos;
     if (!given) eal_args.push_back("--vdev=" + p.dev);
@@ -213,16 +314,7 @@ int Main(int argc, char** argv) {
                  "or pass --no-huge to EAL (ring/null ports only; AF_XDP needs hugepages).\n";
     return kExitEnv;
   }
-  std::vector<char*> eargv;
-  eargv.reserve(eal_args.size());
-  for (auto& s : eal_args) eargv.push_back(s.data());
-  if (rte_eal_init(static_cast<int>(eargv.size()), eargv.data()) < 0) {
-    std::cerr << fmt::format("ofan-dp: EAL initialisation failed: {} (EAL args:",
-                             rte_strerror(rte_errno));
-    for (auto& s : eal_args) std::cerr << " " << s;
-    std::cerr << ")\n";
-    return kExitEnv;
-  }
+  if (!InitEal(eal_args)) return kExitEnv;
   int rc = kExitOk;
   {
     const uint32_t avail = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 0;
@@ -247,11 +339,7 @@ int Main(int argc, char** argv) {
       rte_eal_cleanup();
       return kExitEnv;
     }
-    struct sigaction sa {};
-    sa.sa_handler = [](int) { g_stop.store(true); };
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    signal(SIGPIPE, SIG_IGN);
+    CatchSignals();
     std::unique_ptr<BenchTraffic> bench;
     if (bench_population) {
       auto b = BenchTraffic::Start(**sw, bench_population, bench_frame);

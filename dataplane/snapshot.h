@@ -59,6 +59,15 @@ struct SnapshotParts {
   bool keys = false;
 };
 
+// The engine that runs the switch (status's "engine").
+struct EngineSnapshot {
+  bool shared = false;
+  double now_s = 0;  // emulated time
+  uint64_t windows = 0, lag_events = 0;
+  double lag_max_us = 0, lag_threshold_us = 0;
+  bool stopped = false;  // this switch (switch_admin down)
+};
+
 struct Snapshot {
   std::string name;
   int k = 0, levels = 0;
@@ -70,6 +79,7 @@ struct Snapshot {
   uint32_t uplinks = 0;
   bool running = false;
   double uptime_s = 0;
+  EngineSnapshot engine;
   std::vector<WorkerSnapshot> workers;
   Counters total;  // workers and the control thread
   std::vector<PortSnapshot> ports;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/rng.h"
+#include "dataplane/fabric/frame_time.h"
 #include "dataplane/packet/frame_budget.h"
 #include "dataplane/stages/tx.h"
 
@@ -58,25 +59,37 @@ Switch::~Switch() {
   services_.clear();
   for (uint32_t p = 0; p < rx_.size(); ++p) {
     queues_[p].Flush();
-    if (rx_[p].present) rte_eth_dev_stop(rx_[p].dpdk_port);
+    if (rx_[p].device) rte_eth_dev_stop(rx_[p].dpdk_port);
   }
   delete state_.load();
   retired_.clear();
   // Ports are closed once the queues' frames are back in the pool.
   for (uint32_t p = 0; p < rx_.size(); ++p) {
-    if (rx_[p].present) rte_eth_dev_close(rx_[p].dpdk_port);
+    if (rx_[p].device) rte_eth_dev_close(rx_[p].dpdk_port);
   }
   // The exception ring's frames go back to the pool with exception_; the pool
   // itself is the last member to go.
 }
 
-Result<std::unique_ptr<Switch>> Switch::Create(const DpConfig& c, uint32_t workers) {
+Result<std::unique_ptr<Switch>> Switch::Create(const DpConfig& c, uint32_t workers,
+                                               const EngineAttach* engine) {
   if (Status s = c.Validate(); !s) return s.error();
   std::unique_ptr<Switch> sw(new Switch(c));
   sw->w_ = static_cast<uint32_t>(sw->tree_.num_uplinks(c.self()));
-  sw->tsc_hz_ = rte_get_tsc_hz();
-  sw->start_tsc_ = rte_rdtsc();
+  if (engine) {
+    if (!engine->now || engine->tx.size() != static_cast<size_t>(c.k) || g_frame_time_offset < 0) {
+      return MakeError(ErrorCode::kInvalidArgument, "switch " + c.name + ": incomplete engine");
+    }
+    sw->engine_ = *engine;
+    sw->engine_now_ = engine->now;
+    sw->tsc_hz_ = 1'000'000'000'000ull;  // the engine's ps
+    workers = 0;                         // the engine's thread runs worker 0
+  } else {
+    sw->tsc_hz_ = rte_get_tsc_hz();
+  }
+  sw->start_tsc_ = sw->Now();
   sw->capture_ = std::make_unique<PortCapture>(static_cast<uint32_t>(c.k), c.name, sw->tsc_hz_);
+  if (engine) sw->capture_->SetClock(sw->tsc_hz_, 0, engine->wall_origin_ns);
   if (Status s = sw->SetupPorts(); !s) return s.error();
   if (Status s = sw->SetupException(); !s) return s.error();
   if (Status s = sw->SetupWorkers(workers); !s) return s.error();
@@ -102,7 +115,8 @@ Status Switch::SetupPorts() {
   tx_ctx_.assign(k, DeviceTxCtx{});
   dpdk_port_.assign(k, 0);
   port_mac_.assign(k, pkt::MacAddr{});
-  port_of_dpdk_.assign(RTE_MAX_ETHPORTS, -1);
+  // Hosted by the engine, a frame's mbuf port is its fat-tree port.
+  port_of_dpdk_.assign(std::max<size_t>(RTE_MAX_ETHPORTS, k), -1);
   if (cfg_.pfc.enabled) {
     tally_ = std::make_unique<IngressTally>(port_of_dpdk_.data(),
                                             static_cast<uint32_t>(port_of_dpdk_.size()),
@@ -119,6 +133,10 @@ Status Switch::SetupPorts() {
     qc.burst = cfg_.burst;
     qc.ring_slots = cfg_.egress.ring_slots;
     if (rate_gbps > 0) qc.bytes_per_tsc = rate_gbps * 1e9 / 8.0 / static_cast<double>(tsc_hz_);
+    if (engine_now_ && rate_gbps > 0) {
+      qc.emulated = true;
+      qc.wire = fabric::EmuWire::AtGbps(rate_gbps, pc.latency_us.value_or(cfg_.egress.latency_us));
+    }
     // A PFC quantum is 512 bit times at the port's rate (10 Gb/s if unshaped).
     const double rate_bps = rate_gbps > 0 ? rate_gbps * 1e9 : 10e9;
     qc.pfc_tsc_per_quantum = 512.0 / rate_bps * static_cast<double>(tsc_hz_);
@@ -127,8 +145,12 @@ Status Switch::SetupPorts() {
 
   const uint32_t slots = cfg_.egress.ring_slots;
   const uint32_t nports = static_cast<uint32_t>(cfg_.ports.size());
+  // Hosted by the engine, the pool holds only the control thread's frames
+  // (replies, PFC): forwarded frames stay in the engine's pool.
   const uint32_t nmbufs =
-      std::max<uint32_t>(4095, nports * (kRxDesc + kTxDesc + 2 * slots + 2 * kMaxBurst) + 2048);
+      engine_now_ ? 2047
+                  : std::max<uint32_t>(
+                        4095, nports * (kRxDesc + kTxDesc + 2 * slots + 2 * kMaxBurst) + 2048);
   const std::string pool_name =
       fmt::format("ofan_{}", cfg_.name).substr(0, RTE_MEMPOOL_NAMESIZE - 1);
   pool_.reset(rte_pktmbuf_pool_create(pool_name.c_str(), nmbufs, 256, 0, kMbufDataRoom,
@@ -141,6 +163,7 @@ Status Switch::SetupPorts() {
                     nmbufs, static_cast<uint64_t>(nmbufs) * (kMbufDataRoom + 192) >> 20,
                     rte_strerror(rte_errno)));
   }
+  if (engine_now_) return SetupEnginePorts(queue_config);
   for (const PortConfig& pc : cfg_.ports) {
     // "ring:NAME": a port a test made with rte_eth_from_rings(NAME), which
     // names it net_ring_NAME. Otherwise the vdev's name (before its args).
@@ -153,6 +176,7 @@ Status Switch::SetupPorts() {
                                    pc.port, name, pc.dev));
     }
     rx_[pc.port].present = true;
+    rx_[pc.port].device = true;
     rx_[pc.port].dpdk_port = id;
     dpdk_port_[pc.port] = id;
     port_of_dpdk_[id] = static_cast<int32_t>(pc.port);
@@ -211,6 +235,38 @@ Status Switch::SetupPorts() {
       return MakeError(ErrorCode::kIo, fmt::format("port {}: {}", pc.port, s.error().message));
     }
     q.set_admin(pc.admin_up);
+  }
+  return {};
+}
+
+template <class QueueConfig>
+Status Switch::SetupEnginePorts(const QueueConfig& queue_config) {
+  for (const PortConfig& pc : cfg_.ports) {
+    const uint32_t p = pc.port;
+    if (!pc.mac) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("switch {} port {}: the shared engine needs the port's mac", cfg_.name, p));
+    }
+    const PortQueueConfig qc = queue_config(pc);
+    if (!qc.emulated) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("switch {} port {}: the shared engine needs a rate "
+                                   "(egress.rate_gbps > 0)",
+                                   cfg_.name, p));
+    }
+    rx_[p].present = true;
+    port_of_dpdk_[p] = static_cast<int32_t>(p);
+    port_mac_[p] = *pc.mac;
+    if (pc.peer_mac) neighbors_.Set(p, *pc.peer_mac);
+    PortQueue& q = queues_[p];
+    if (Status s = q.Init(fmt::format("{}_{}", p, cfg_.name), static_cast<int>(rte_socket_id()), qc,
+                          engine_.tx[p], tally_.get(), Now());
+        !s) {
+      return MakeError(ErrorCode::kIo, fmt::format("port {}: {}", p, s.error().message));
+    }
+    q.set_admin(pc.admin_up);
+    q.set_waker(engine_.waker);
   }
   return {};
 }
@@ -284,10 +340,13 @@ void Switch::Publish(std::unique_ptr<FwdState> next) {
   FwdState* old = state_.exchange(next.release(), std::memory_order_acq_rel);
   if (!old) return;
   retired_.emplace_back(old);
-  if (!running_.load()) {
+  const bool engine_runs = engine_.running && engine_.running->load();
+  if (!running_.load() && !engine_runs) {
     retired_.clear();  // no worker thread can hold it
     return;
   }
+  // The engine's thread marks every switch quiescent each time it wakes.
+  if (engine_runs && engine_.waker) engine_.waker->Kick();
   // Grace period: every worker finishes the iteration that may use `old`.
   const uint64_t gen = state_.load()->generation;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -530,7 +589,8 @@ Status Switch::LoadMasks(const std::vector<lb::PortMask>& masks) {
 }
 
 void Switch::ResetQueueStats() {
-  const uint64_t now = rte_rdtsc();
+  const uint64_t now = Now();
+  if (engine_.lag) engine_.lag->Reset();  // a new measurement starts: lag too
   for (PortQueue& q : queues_) q.ResetStats(now);
 }
 
@@ -547,7 +607,18 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
   s.generation = st->generation;
   s.uplinks = w_;
   s.running = running_.load();
-  s.uptime_s = static_cast<double>(rte_rdtsc() - start_tsc_) / static_cast<double>(tsc_hz_);
+  s.uptime_s = static_cast<double>(Now() - start_tsc_) / static_cast<double>(tsc_hz_);
+  if (engine_now_) {
+    s.engine.shared = true;
+    s.engine.now_s = static_cast<double>(Now()) / 1e12;
+    s.engine.stopped = stopped();
+    if (const EngineLag* l = engine_.lag) {
+      s.engine.windows = l->windows.load();
+      s.engine.lag_events = l->events.load();
+      s.engine.lag_max_us = static_cast<double>(l->max_ps.load()) / 1e6;
+      s.engine.lag_threshold_us = static_cast<double>(l->threshold_ps.load()) / 1e6;
+    }
+  }
   for (const auto& w : workers_) {
     WorkerSnapshot ws;
     ws.worker = w->index;
@@ -566,7 +637,7 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
   }
   s.total += control_counters_;
   if (parts.ports) {
-    const uint64_t now = rte_rdtsc();
+    const uint64_t now = Now();
     for (uint32_t p = 0; p < rx_.size(); ++p) {
       if (!rx_[p].present) continue;
       PortSnapshot ps;
@@ -579,14 +650,18 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       ps.mac = port_mac_[p];
       ps.neighbor = neighbors_.Get(p);
       ps.admin_up = queues_[p].admin_up();
-      rte_eth_link link;
-      std::memset(&link, 0, sizeof(link));
-      rte_eth_link_get_nowait(rx_[p].dpdk_port, &link);
-      ps.link_up = link.link_status != 0;
+      if (rx_[p].device) {
+        rte_eth_link link;
+        std::memset(&link, 0, sizeof(link));
+        rte_eth_link_get_nowait(rx_[p].dpdk_port, &link);
+        ps.link_up = link.link_status != 0;
+        rte_eth_stats es;
+        if (rte_eth_stats_get(rx_[p].dpdk_port, &es) == 0) ps.rx_missed = es.imissed + es.rx_nombuf;
+      } else {
+        ps.link_up = !stopped();  // an in-memory link (or the engine's host port)
+      }
       ps.rx_packets = rx_[p].packets.load();
       ps.rx_bytes = rx_[p].bytes.load();
-      rte_eth_stats es;
-      if (rte_eth_stats_get(rx_[p].dpdk_port, &es) == 0) ps.rx_missed = es.imissed + es.rx_nombuf;
       ps.queue = queues_[p].Stats(now);
       ps.limit_bytes = queues_[p].config().limit_bytes;
       ps.ecn_bytes = queues_[p].config().ecn_bytes;
@@ -608,6 +683,53 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
     }
   }
   return s;
+}
+
+uint64_t Switch::Now() const {
+  return engine_now_ ? engine_now_->load(std::memory_order_relaxed) : rte_rdtsc();
+}
+
+Status Switch::SetSwitchAdmin(bool up) {
+  if (!engine_now_) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "switch_admin: only a switch of the shared engine stops alone (stop a "
+                     "per-switch ofan-dp by its process)");
+  }
+  stopped_.store(!up, std::memory_order_relaxed);
+  if (engine_.waker) engine_.waker->Kick();  // the engine drops the queues now
+  return {};
+}
+
+void Switch::EngineQuiescent() {
+  workers_[0]->seen_generation.store(state_.load(std::memory_order_acquire)->generation,
+                                     std::memory_order_release);
+}
+
+uint32_t Switch::EngineDrain(uint64_t now) {
+  Worker& wk = *workers_[0];
+  uint32_t sent = 0;
+  if (stopped()) [[unlikely]] {
+    if (!dropped_when_stopped_) {
+      for (PortQueue& q : queues_) {
+        if (q.present()) q.DropWaiting(wk.counters);
+      }
+      dropped_when_stopped_ = true;
+    }
+  } else {
+    dropped_when_stopped_ = false;
+  }
+  for (const uint32_t p : wk.ports) sent += queues_[p].Drain(now, wk.counters);
+  return sent;
+}
+
+uint64_t Switch::EngineNextEvent() const {
+  uint64_t next = fabric::kNever;
+  for (const uint32_t p : workers_[0]->ports) {
+    const PortQueue& q = queues_[p];
+    if (q.inbox_pending()) return 0;
+    next = std::min<uint64_t>(next, q.NextStart());
+  }
+  return next;
 }
 
 }  // namespace ofan::dp

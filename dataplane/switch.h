@@ -75,6 +75,7 @@ struct FwdState {
 // Per port, what RX counts (ingress statistics), next to its device.
 struct alignas(64) PortRx {
   bool present = false;
+  bool device = false;  // a DPDK device (not so when the shared engine hosts the switch)
   uint16_t dpdk_port = 0;
   std::atomic<uint64_t> packets{0}, bytes{0};  // written by the port's owner only
   int wait_fd = -1;                            // its AF_XDP socket, for an idle owner to block on
@@ -119,12 +120,42 @@ struct alignas(64) Worker {
   MacPair macs[kMaxPorts];
 };
 
+// How far the shared engine fell behind the wall clock (engine.h): written
+// by its thread, read by every hosted switch's status, reset with the
+// switches' queue statistics.
+struct EngineLag {
+  std::atomic<uint64_t> events{0};  // windows run, or frames to hosts sent, late
+  std::atomic<uint64_t> max_ps{0};  // the largest lag
+  std::atomic<uint64_t> windows{0};
+  std::atomic<uint64_t> threshold_ps{0};
+  void Reset() {
+    events.store(0);
+    max_ps.store(0);
+  }
+};
+
+// What the shared fabric engine (dataplane/fabric/engine.h) gives a switch
+// it hosts: its clock, and where each port's frames go. Such a switch has
+// no device and no worker lcore of its own: the engine's thread runs its
+// pipeline (EngineRun) and egress (EngineDrain); every port's egress is
+// emulated (PortQueue, fabric/emu_port.h).
+struct EngineAttach {
+  const std::atomic<uint64_t>* now = nullptr;  // emulated time, ps
+  uint64_t wall_origin_ns = 0;                 // wall-clock ns at emulated 0 (captures)
+  std::vector<TxHook> tx;                      // per fat-tree port
+  IdleWait* waker = nullptr;                   // told when the control thread queues frames
+  const std::atomic<bool>* running = nullptr;  // the engine's thread runs
+  EngineLag* lag = nullptr;
+};
+
 class Switch {
  public:
   // EAL must be initialised and the port devices must exist (vdevs given to
   // EAL, or ring ports created by a test). `workers` = how many worker lcores
-  // to plan for; 0 = manual (tests call PollWorker(0)).
-  static Result<std::unique_ptr<Switch>> Create(const DpConfig& c, uint32_t workers);
+  // to plan for; 0 = manual (tests call PollWorker(0)). `engine`: hosted by
+  // the shared engine (ports need no device then).
+  static Result<std::unique_ptr<Switch>> Create(const DpConfig& c, uint32_t workers,
+                                                const EngineAttach* engine = nullptr);
   ~Switch();
   Switch(const Switch&) = delete;
   Switch& operator=(const Switch&) = delete;
@@ -171,9 +202,36 @@ class Switch {
 
   static Status RunWorkerLoop(Switch* sw, uint32_t worker);
 
+  // The shared engine's side (its thread only). EngineRun: the pipeline
+  // over a vector of frames received in the order of their times (each
+  // mbuf's port = its fat-tree port, its FrameTime = its arrival); v.pkts
+  // must have room for the padding past n. EngineDrain: every port sends
+  // what starts before `now` (a stopped switch drops what waits).
+  // EngineNextEvent: when a port next starts a frame, 0 if the control
+  // thread queued frames, fabric::kNever if nothing waits.
+  void EngineRun(RxVector& v);
+  uint32_t EngineDrain(uint64_t now);
+  uint64_t EngineNextEvent() const;
+  // The engine's thread holds none of this switch's forwarding state (it
+  // says so each time it wakes, so that a new table's publication ends).
+  void EngineQuiescent();
+  // Frames that reached a stopped switch, counted by the engine's thread.
+  void EngineDropped(uint32_t n) { workers_[0]->counters.Add(Counter::kDropSwitchDown, n); }
+  bool engine_hosted() const { return engine_now_ != nullptr; }
+  // A stopped switch (the emulator's failed switch, shared engine): frames
+  // to it and in its queues are dropped and counted; its control socket
+  // still answers.
+  Status SetSwitchAdmin(bool up);
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+  // The switch's clock: the TSC, or the engine's emulated ps.
+  uint64_t Now() const;
+  uint64_t clock_hz() const { return tsc_hz_; }
+
  private:
   explicit Switch(const DpConfig& c);
   Status SetupPorts();
+  template <class QueueConfig>
+  Status SetupEnginePorts(const QueueConfig& queue_config);
   Status SetupWorkers(uint32_t workers);
   Status SetupException();
   Result<std::unique_ptr<FwdState>> BuildState(const LbChoice& lb,
@@ -227,6 +285,11 @@ class Switch {
   std::vector<std::function<void()>> services_;
   std::unique_ptr<PortCapture> capture_;
   std::vector<DeviceTxCtx> tx_ctx_;  // per port: the TX hook's (stages/tx.h)
+  // Hosted by the shared engine: its clock and hooks; nullptr otherwise.
+  const std::atomic<uint64_t>* engine_now_ = nullptr;
+  EngineAttach engine_;
+  std::atomic<bool> stopped_{false};
+  bool dropped_when_stopped_ = false;  // the engine has emptied the queues
 };
 
 }  // namespace ofan::dp

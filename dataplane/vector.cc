@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "dataplane/egress/pfc.h"
+#include "dataplane/fabric/frame_time.h"
 #include "dataplane/packet/headers.h"
 #include "dataplane/stages/rewrite.h"
 #include "dataplane/switch.h"
@@ -73,10 +74,17 @@ uint32_t Switch::PollWorker(uint32_t wi) {
   return work;
 }
 
+void Switch::EngineRun(RxVector& v) {
+  Worker& wk = *workers_[0];
+  const FwdState* st = state_.load(std::memory_order_acquire);
+  for (uint32_t i = v.n; i < v.n + kMbufAhead; ++i) v.pkts[i] = &pad_mbuf;
+  (this->*st->run)(wk, *st, v.pkts, v.seg, v.nseg, v.n);
+}
+
 template <lb::Role kRole, class Lane>
 void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg,
                        uint32_t nseg, uint32_t n) {
-  const uint64_t now = rte_rdtsc();
+  const uint64_t now = Now();
   // The policy's lane (stages/balance.h), built once per vector.
   lb::LbView view{st.table.get(), nullptr, 0};
   uint32_t qbytes[lb::kMaxUplinks];
@@ -140,8 +148,14 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   for (uint32_t s = 0; s < nseg; ++s) {
     const uint32_t in_port = seg[s].port;
     // Copies for a capture of the port (capture/port_capture.h), as received.
-    if ((capturing >> in_port) & 1) [[unlikely]]
-      capture_->RecordRx(in_port, pkts + seg[s].start, seg[s].n, now);
+    if ((capturing >> in_port) & 1) [[unlikely]] {
+      if (engine_now_) {  // each frame at its emulated arrival
+        for (uint32_t i = seg[s].start; i < seg[s].start + seg[s].n; ++i)
+          capture_->RecordRx(in_port, pkts + i, 1, FrameTime(pkts[i]));
+      } else {
+        capture_->RecordRx(in_port, pkts + seg[s].start, seg[s].n, now);
+      }
+    }
     const uint8_t pipe = static_cast<uint8_t>(cfg_.pipe_of(in_port));  // one division per RX burst
     uint64_t rx_bytes = 0;
     for (uint32_t i = seg[s].start, end = seg[s].start + seg[s].n; i < end; ++i) {

@@ -210,6 +210,15 @@ int Main(int argc, char** argv) {
   port_cmd->add_option("STATE", admin, "up or down")
       ->required()
       ->check(CLI::IsMember({"up", "down"}));
+  std::string switch_state;
+  CLI::App* switch_cmd =
+      sub("switch", "stop or resume this switch (shared engine: the process stays)",
+          "down: frames that reach it and those it queued are dropped and counted\n"
+          "(drop_switch_down); its socket still answers. Prints its state; --json: its\n"
+          "status (see status --help).");
+  switch_cmd->add_option("STATE", switch_state, "up or down")
+      ->required()
+      ->check(CLI::IsMember({"up", "down"}));
   std::string masks_file;
   CLI::App* load_tables = sub(
       "load-tables", "load the valid-uplink masks, one per destination (the agent's tables)",
@@ -297,6 +306,7 @@ int Main(int argc, char** argv) {
                                                           {pointers, Command::kPointers},
                                                           {set_policy, Command::kSetPolicy},
                                                           {port_cmd, Command::kSetPort},
+                                                          {switch_cmd, Command::kSwitchAdmin},
                                                           {load_tables, Command::kLoadTables},
                                                           {reset_queues, Command::kResetQueues},
                                                           {capture_start, Command::kCaptureStart},
@@ -315,6 +325,7 @@ int Main(int argc, char** argv) {
     args["port"] = port;
     args["admin"] = admin;
   }
+  if (switch_cmd->parsed()) args["admin"] = switch_state;
   if (load_tables->parsed()) {
     auto m = ReadMasksFile(masks_file);
     if (!m) return usage(m.error().message, "load-tables");
@@ -403,6 +414,11 @@ int Main(int argc, char** argv) {
           return RenderPolicyLine(result);
         case Command::kSetPort:
           return RenderPortLine(result, port);
+        case Command::kSwitchAdmin:
+          return fmt::format("{}: {}\n", result.value("name", std::string("?")),
+                             result.value("engine", json::object()).value("stopped", false)
+                                 ? "stopped"
+                                 : "forwarding");
         case Command::kLoadTables:
           return fmt::format("loaded {} masks: {}", args["masks"].size(), RenderPolicyLine(result));
         case Command::kResetQueues:

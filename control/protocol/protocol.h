@@ -31,7 +31,10 @@
 // Commands (Command; the wire name is CommandName):
 //   version       -> {"protocol":kProtocolVersion, "ofan_dp":kOfanVersion}
 //   status        -> the switch: {name, fabric, policy, ofan_mode, pipe_size,
-//                    generation, uplinks, running, uptime_s, workers}
+//                    generation, uplinks, running, uptime_s, workers, engine}
+//                    engine: {kind: "per-switch" | "shared"}; shared adds
+//                    {now_s, windows, lag_events, lag_max_us, lag_threshold_us,
+//                    cpu_bound, reason, stopped}
 //   counters      -> {total, drops, drops_total, per_worker}
 //   ports         -> [{port, dev, direction, admin, link, ...}], one per port
 //   queues        -> [{port, bytes, packets, max_bytes, ...}], one per port
@@ -53,6 +56,9 @@
 //                 why it ended early)}. Up to 8 run at once, on disjoint ports.
 //   capture_status id (optional) -> that capture (running, or one of the
 //                 last 16 ended); without id: {"captures": [every one]}
+//   switch_admin  admin: "up" | "down": a switch of the shared engine stops
+//                 (drops and counts what reaches it and what it queued) or
+//                 resumes, its process and socket staying  -> the status
 //   capture_stop  id (optional) -> ends that capture (its file is then
 //                 complete) -> the capture; without id: ends all ->
 //                 {"captures": [...]}
@@ -93,7 +99,8 @@ std::string DefaultSocketPath(std::string_view name);
   X(kResetQueues, "reset_queues")     \
   X(kCaptureStart, "capture_start")   \
   X(kCaptureStatus, "capture_status") \
-  X(kCaptureStop, "capture_stop")
+  X(kCaptureStop, "capture_stop")     \
+  X(kSwitchAdmin, "switch_admin")
 
 #define OFAN_CONTROL_ENUMERATOR(id, name) id,
 #define OFAN_CONTROL_NAME(id, name) std::string_view{name},

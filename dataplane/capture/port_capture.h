@@ -98,6 +98,13 @@ class PortCapture {
 
   // `switch_name` names the interfaces ("e0-0:p2"); tsc_hz converts times.
   PortCapture(uint32_t num_ports, std::string switch_name, uint64_t tsc_hz);
+  // Times given in another clock (the shared engine's emulated ps): `hz`
+  // ticks a second, tick `t0` being wall-clock time `ns0`. Before any capture.
+  void SetClock(uint64_t hz, uint64_t t0, uint64_t ns0) {
+    tsc_hz_ = hz ? hz : 1;
+    tsc0_ = t0;
+    ns0_ = ns0;
+  }
 
   // Worker side. The ports being captured (bit p: port p), read once per burst.
   uint64_t mask() const { return mask_.load(std::memory_order_acquire); }

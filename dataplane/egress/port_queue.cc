@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "dataplane/fabric/frame_time.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/stages/rewrite.h"
 
@@ -65,6 +66,18 @@ Status PortQueue::Init(const std::string& name, int socket, const PortQueueConfi
     }
   }
   stat_last_tsc_ = stat_start_tsc_ = tb_last_tsc_ = now;
+  if (c.emulated) {
+    if (g_frame_time_offset < 0 || c.wire.ps_per_byte <= 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("egress {}: an emulated port needs the frame-time field and a "
+                                   "rate",
+                                   name));
+    }
+    emu_ = std::make_unique<fabric::EmuPort<rte_mbuf*>>();
+    emu_->Configure(c.wire, fabric::QueueLimits{c.limit_bytes, c.ecn_bytes});
+    emu_->ResetStats(now);
+    emu_last_ = now;
+  }
   return {};
 }
 
@@ -76,6 +89,7 @@ void PortQueue::Flush() {
   }
   for (uint32_t i = 0; i < staged_n_; ++i) rte_pktmbuf_free(staged_[i]);
   staged_n_ = 0;
+  if (emu_) emu_->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
   bytes_.store(0);
 }
 
@@ -88,6 +102,10 @@ void PortQueue::CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr) {
 
 void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, uint64_t now,
                         bool owner, LcoreCounters& ctr) {
+  if (emu_) [[unlikely]] {
+    EnqueueEmu(queue, pkts, n, ctr);
+    return;
+  }
   if (owner && cfg_.bytes_per_tsc == 0 && staged_n_ == 0 &&
       bytes_.load(std::memory_order_relaxed) == 0 && now >= paused_until_tsc_) {
     const uint16_t sent = tx_.send(tx_.ctx, pkts, static_cast<uint16_t>(n));
@@ -147,6 +165,11 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
 }
 
 bool PortQueue::EnqueueOne(int queue, rte_mbuf* m) {
+  if (emu_) {  // the owner's inbox: its next Drain queues it
+    if (rte_ring_mp_enqueue(ring_[queue], m) != 0) return false;
+    if (waker_) waker_->Notify();
+    return true;
+  }
   bytes_.fetch_add(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
   if (rte_ring_mp_enqueue(ring_[queue], m) != 0) {
     bytes_.fetch_sub(rte_pktmbuf_pkt_len(m), std::memory_order_relaxed);
@@ -159,6 +182,7 @@ bool PortQueue::EnqueueOne(int queue, rte_mbuf* m) {
 void PortQueue::Pause(uint32_t quanta, uint64_t now) {
   paused_until_tsc_ =
       quanta == 0 ? 0 : now + static_cast<uint64_t>(quanta * cfg_.pfc_tsc_per_quantum);
+  if (emu_) emu_->PauseUntil(paused_until_tsc_);
 }
 
 void PortQueue::Integrate(uint64_t now, uint64_t backlog) {
@@ -246,6 +270,8 @@ uint32_t PortQueue::PickUnshaped(bool paused, rte_mbuf** batch) {
 }
 
 uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
+  if (emu_) [[unlikely]]
+    return DrainEmu(now, ctr);
   // Queue depth over time: the backlog held since the last drain.
   const uint64_t backlog = bytes_.load(std::memory_order_relaxed);
   if (backlog == 0 && staged_n_ == 0) {  // empty: nothing to integrate or send
@@ -311,8 +337,13 @@ QueueStats PortQueue::Stats(uint64_t now) const {
   QueueStats s;
   const double span = static_cast<double>(std::max<uint64_t>(1, stat_last_tsc_ - stat_start_tsc_));
   s.bytes = bytes_.load();
-  s.priority_packets = rte_ring_count(ring_[kPrioQueue]);
-  s.packets = s.priority_packets + rte_ring_count(ring_[kNormalQueue]) + staged_n_;
+  if (emu_) {  // the owner's last PublishEmu
+    s.packets = emu_pkts_.load();
+    s.priority_packets = emu_prio_pkts_.load();
+  } else {
+    s.priority_packets = rte_ring_count(ring_[kPrioQueue]);
+    s.packets = s.priority_packets + rte_ring_count(ring_[kNormalQueue]) + staged_n_;
+  }
   s.max_bytes = max_bytes_.load();
   s.max_packets = max_pkts_.load();
   s.avg_bytes = area_bytes_.load() / span;
@@ -327,12 +358,148 @@ QueueStats PortQueue::Stats(uint64_t now) const {
 }
 
 void PortQueue::ResetStats(uint64_t now) {
+  if (emu_) {  // the owner's state: it resets at its next Drain
+    emu_reset_.store(true);
+    return;
+  }
   area_bytes_.store(0);
   area_pkts_.store(0);
   max_bytes_.store(0);
   max_pkts_.store(0);
   shaper_lag_bytes_.store(0);
   stat_start_tsc_ = now;
+}
+
+// -- emulated mode (the shared fabric engine) ------------------------------
+
+// EmuPort's emit: frames whose transmission starts, stamped with their
+// arrival at the far end, to the TX hook a burst at a time.
+struct PortQueue::EmuBatch {
+  EmuBatch(PortQueue& queue, LcoreCounters& counters) : q(queue), ctr(counters) {}
+  PortQueue& q;
+  LcoreCounters& ctr;
+  rte_mbuf* b[kMaxBurst];
+  uint32_t n = 0;
+  uint32_t sent = 0;
+  void operator()(rte_mbuf* m, fabric::TimePs /*start*/, fabric::TimePs last_bit) {
+    FrameTime(m) = last_bit + q.cfg_.wire.latency;
+    if (q.tally_) q.tally_->Release(m);
+    b[n++] = m;
+    if (n == kMaxBurst) Flush();
+  }
+  void Flush() {
+    if (!n) return;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(b[i]);
+    const uint16_t took = q.tx_.send(q.tx_.ctx, b, static_cast<uint16_t>(n));
+    // The engine's hooks take every frame; one that does not is a frame
+    // its link lost, counted with the buffer's drops.
+    for (uint32_t i = took; i < n; ++i) {
+      bytes -= rte_pktmbuf_pkt_len(b[i]);
+      rte_pktmbuf_free(b[i]);
+    }
+    if (took < n) ctr.Add(Counter::kDropBufferFull, n - took);
+    if (took) {
+      ctr.Add(Counter::kTxPackets, took);
+      ctr.Add(Counter::kTxBytes, bytes);
+    }
+    sent += took;
+    n = 0;
+  }
+};
+
+void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr) {
+  EmuBatch tx(*this, ctr);
+  uint32_t dropped = 0, marked = 0, queued = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    rte_mbuf* m = pkts[i];
+    // Frames reach a port in the order of their times (the engine merges
+    // a switch's inputs); a control frame queued at a window's end may be
+    // later than the next one, which then counts as arriving with it.
+    const fabric::TimePs t = std::max<fabric::TimePs>(FrameTime(m), emu_last_);
+    emu_last_ = t;
+    const uint32_t len = rte_pktmbuf_pkt_len(m);
+    const fabric::EmuVerdict v = emu_->Offer(t, queue, len, true, m, tx);
+    if (!v.queued) {
+      ++dropped;
+      rte_pktmbuf_free(m);
+      continue;
+    }
+    ++queued;
+    if (v.ce) {
+      uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
+      if (MarkCe(f, ForwardedL3Offset(f))) ++marked;
+    }
+    if (tally_) tally_->Add(m);
+  }
+  tx.Flush();
+  if (dropped) {
+    ctr.Add(Counter::kDropBufferFull, dropped);
+    drops_buffer_.store(drops_buffer_.load(std::memory_order_relaxed) + dropped,
+                        std::memory_order_relaxed);
+  }
+  if (marked) {
+    ctr.Add(Counter::kEcnMarked, marked);
+    ecn_marked_.store(ecn_marked_.load(std::memory_order_relaxed) + marked,
+                      std::memory_order_relaxed);
+  }
+  if (queue == kPrioQueue && queued) ctr.Add(Counter::kPriorityQueued, queued);
+  PublishEmu();
+}
+
+uint32_t PortQueue::DrainEmu(uint64_t now, LcoreCounters& ctr) {
+  // The control thread's frames, as arriving now.
+  for (int q = 0; q < static_cast<int>(kQueuesPerPort); ++q) {
+    rte_mbuf* in[kMaxBurst];
+    unsigned got;
+    while ((got = rte_ring_sc_dequeue_burst(ring_[q], reinterpret_cast<void**>(in), kMaxBurst,
+                                            nullptr)) != 0) {
+      for (unsigned i = 0; i < got; ++i) FrameTime(in[i]) = now;
+      EnqueueEmu(q, in, got, ctr);
+    }
+  }
+  EmuBatch tx(*this, ctr);
+  emu_->StartBefore(now, tx);
+  tx.Flush();
+  emu_->Integrate(std::max<fabric::TimePs>(now, emu_->integrated_to()));
+  if (emu_reset_.load(std::memory_order_relaxed)) [[unlikely]] {
+    emu_->ResetStats(emu_->integrated_to());
+    emu_reset_.store(false, std::memory_order_relaxed);
+  }
+  PublishEmu();
+  return tx.sent;
+}
+
+void PortQueue::PublishEmu() {
+  const fabric::EmuPort<rte_mbuf*>& e = *emu_;
+  bytes_.store(e.bytes(), std::memory_order_relaxed);
+  emu_pkts_.store(e.pkts(), std::memory_order_relaxed);
+  emu_prio_pkts_.store(e.waiting(kPrioQueue), std::memory_order_relaxed);
+  max_bytes_.store(e.max_bytes(), std::memory_order_relaxed);
+  max_pkts_.store(e.max_pkts(), std::memory_order_relaxed);
+  area_bytes_.store(e.area_bytes(), std::memory_order_relaxed);
+  area_pkts_.store(e.area_pkts(), std::memory_order_relaxed);
+  tx_packets_.store(e.tx_packets(), std::memory_order_relaxed);
+  tx_bytes_.store(e.tx_bytes(), std::memory_order_relaxed);
+  stat_start_tsc_ = e.stat_start();
+  stat_last_tsc_ = e.integrated_to();
+}
+
+bool PortQueue::inbox_pending() const {
+  return emu_ && (rte_ring_count(ring_[0]) + rte_ring_count(ring_[1])) != 0;
+}
+
+uint32_t PortQueue::DropWaiting(LcoreCounters& ctr) {
+  uint32_t n = 0;
+  if (emu_) {
+    n = emu_->Flush([&](rte_mbuf* m) {
+      if (tally_) tally_->Release(m);
+      rte_pktmbuf_free(m);
+    });
+    PublishEmu();
+  }
+  if (n) ctr.Add(Counter::kDropSwitchDown, n);
+  return n;
 }
 
 }  // namespace ofan::dp

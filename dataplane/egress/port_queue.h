@@ -16,6 +16,15 @@
 // belongs to the lcore that owns the port; it also integrates the queue depth
 // over time, which is what the paper measures (max and time average). Time
 // is the caller's TSC reading, so tests drive it (tests/dataplane/egress/).
+//
+// Emulated (the shared fabric engine, dataplane/fabric/): one thread owns
+// the queue, time is the engine's picoseconds (tsc_hz 1e12), and the
+// two queues are fabric::EmuPort's: each frame is judged at the emulated
+// time it arrived (fabric/frame_time.h), leaves at the exact time its
+// link's rate allows, and goes to the TX hook stamped with its arrival at
+// the far end. The rings then only carry the control thread's frames
+// (EnqueueOne) to the owner, which queues them at the time of its next
+// Drain.
 #pragma once
 
 #include <atomic>
@@ -25,6 +34,7 @@
 
 #include "common/result.h"
 #include "dataplane/counters.h"
+#include "dataplane/fabric/emu_port.h"
 #include "dataplane/vector_constants.h"
 
 struct rte_ring;
@@ -81,6 +91,10 @@ struct PortQueueConfig {
   double pfc_tsc_per_quantum = 0;  // 512 bit times at the port's rate
   uint32_t burst = 32;             // TX burst
   uint32_t ring_slots = 1024;      // per queue, power of two
+  // The shared engine's: time in emulated ps, the link as EmuPort models
+  // it (its rate replaces bytes_per_tsc; limit_bytes and ecn_bytes apply).
+  bool emulated = false;
+  fabric::EmuWire wire;
 };
 
 // What a queue reports (the control socket's "queues" view).
@@ -157,6 +171,14 @@ class alignas(64) PortQueue {
   // Frees every frame still queued (teardown).
   void Flush();
 
+  // Emulated mode, owner only. When the next frame would start if nothing
+  // else arrived (fabric::kNever: none waits); whether the control thread
+  // left frames for the next Drain.
+  fabric::TimePs NextStart() const { return emu_ ? emu_->NextStart() : fabric::kNever; }
+  bool inbox_pending() const;
+  // Drops every waiting frame (a stopped switch), counted; returns them.
+  uint32_t DropWaiting(LcoreCounters& ctr);
+
  private:
   rte_mbuf* NextFrame(bool paused);
   void Integrate(uint64_t now, uint64_t backlog);
@@ -164,6 +186,10 @@ class alignas(64) PortQueue {
   uint32_t PickShaped(uint64_t now, bool paused, rte_mbuf** batch);
   uint32_t PickUnshaped(bool paused, rte_mbuf** batch);
   void CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr);
+  void EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr);
+  uint32_t DrainEmu(uint64_t now, LcoreCounters& ctr);
+  void PublishEmu();
+  struct EmuBatch;
 
   // Read-mostly, looked up per packet by every worker: a line of its own so
   // the producers' counters below do not bounce it between cores.
@@ -196,6 +222,13 @@ class alignas(64) PortQueue {
   std::atomic<double> area_pkts_{0};
   std::atomic<uint64_t> max_pkts_{0};
   std::atomic<uint64_t> tx_packets_{0}, tx_bytes_{0};
+
+  // Emulated mode (owner only, but for what PublishEmu copies into the
+  // atomics above and these two for Stats).
+  std::unique_ptr<fabric::EmuPort<rte_mbuf*>> emu_;
+  fabric::TimePs emu_last_ = 0;  // the latest arrival offered: offers never go back
+  std::atomic<uint64_t> emu_pkts_{0}, emu_prio_pkts_{0};
+  std::atomic<bool> emu_reset_{false};  // ResetStats asked; the owner does it
 };
 
 }  // namespace ofan::dp

@@ -10,9 +10,9 @@ namespace {
 
 // The wire names ofan-dp and ofanctl have always used, in the table's order.
 constexpr const char* kWireNames[] = {
-    "version",       "status",         "counters",    "ports",       "queues",
-    "pointers",      "set_policy",     "set_port",    "load_tables", "reset_queues",
-    "capture_start", "capture_status", "capture_stop"};
+    "version",       "status",         "counters",     "ports",       "queues",
+    "pointers",      "set_policy",     "set_port",     "load_tables", "reset_queues",
+    "capture_start", "capture_status", "capture_stop", "switch_admin"};
 
 TEST(Protocol, EveryCommandNameParsesBackToItsCommand) {
   ASSERT_EQ(kNumCommands, std::size(kWireNames));
@@ -40,7 +40,8 @@ TEST(Protocol, UnknownNamesAreRefused) {
 TEST(Protocol, UnknownCommandMessageListsEveryCommand) {
   EXPECT_EQ(CommandList(),
             "version, status, counters, ports, queues, pointers, set_policy, set_port, "
-            "load_tables, reset_queues, capture_start, capture_status, capture_stop");
+            "load_tables, reset_queues, capture_start, capture_status, capture_stop, "
+            "switch_admin");
   const std::string m = UnknownCommandMessage("frobnicate");
   EXPECT_EQ(m.rfind("unknown command 'frobnicate' (", 0), 0u) << m;
   for (const std::string_view name : kCommandNames) {

@@ -1,0 +1,581 @@
+#include "dataplane/fabric/engine.h"
+
+#include <fmt/format.h>
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <sys/prctl.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "common/netns.h"
+#include "dataplane/fabric/frame_time.h"
+#include "dataplane/packet/frame_budget.h"
+
+namespace ofan::dp {
+namespace {
+
+constexpr uint16_t kHostRxDesc = 512, kHostTxDesc = 512;
+// The shortest frame a port carries (Ethernet's minimum without FCS): the
+// lookahead is a preamble and this long on the fastest link, plus its latency.
+constexpr uint32_t kMinFrame = 60;
+// The largest data frame of the fabric (RoCE MTU 2048: 2110 B): the lag
+// threshold is its time on the fastest link.
+constexpr uint32_t kLagFrame = 2110;
+
+Error Bad(const std::string& m) { return MakeError(ErrorCode::kInvalidArgument, m); }
+
+uint64_t TscPs(void* ctx) {
+  const auto* e = static_cast<const std::pair<uint64_t, uint64_t>*>(ctx);  // tsc0, hz
+  const uint64_t dt = rte_rdtsc() - e->first;
+  // Whole seconds, then the rest: no overflow for centuries of uptime.
+  const uint64_t sec = dt / e->second, rem = dt % e->second;
+  return sec * 1'000'000'000'000ull +
+         static_cast<uint64_t>(static_cast<double>(rem) * 1e12 / static_cast<double>(e->second));
+}
+
+struct MemPeer {
+  std::string sw;
+  uint32_t port;
+};
+
+std::optional<MemPeer> ParseMem(const std::string& dev) {
+  if (dev.rfind("mem:", 0) != 0) return std::nullopt;
+  const auto colon = dev.rfind(':');
+  if (colon <= 4) return MemPeer{"", UINT32_MAX};
+  MemPeer p{dev.substr(4, colon - 4), UINT32_MAX};
+  try {
+    size_t used = 0;
+    const unsigned long v = std::stoul(dev.substr(colon + 1), &used);
+    if (used == dev.size() - colon - 1 && v < kMaxPorts) p.port = static_cast<uint32_t>(v);
+  } catch (...) {
+  }
+  return p;
+}
+
+}  // namespace
+
+// A port's TX hook context.
+struct Engine::LinkCtx {
+  Engine* engine = nullptr;
+  Switch* from = nullptr;
+  uint32_t from_port = 0;
+  fabric::TimePs latency = 0;
+  uint32_t to_sw = 0, to_port = 0;  // ToPeer
+  int32_t host = -1;                // ToHost: hosts_ index
+};
+
+void Engine::PoolFree::operator()(rte_mempool* p) const { rte_mempool_free(p); }
+
+Result<EngineConfig> LoadFabricFile(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const std::exception& e) {
+    return Bad(fmt::format("fabric file {}: {}", path, e.what()));
+  }
+  if (!root.IsMap()) return Bad(fmt::format("fabric file {}: expected a mapping", path));
+  EngineConfig c;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>("");
+    if (key != "switches" && key != "engine")
+      return Bad(fmt::format("fabric file {}: unknown key '{}' (switches, engine)", path, key));
+  }
+  const YAML::Node sws = root["switches"];
+  if (!sws || !sws.IsSequence() || sws.size() == 0)
+    return Bad(
+        fmt::format("fabric file {}: 'switches' must list the switches' config files", path));
+  const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  for (size_t i = 0; i < sws.size(); ++i) {
+    if (!sws[i].IsScalar())
+      return Bad(fmt::format("fabric file {}: switches[{}]: a path", path, i));
+    std::filesystem::path p = sws[i].as<std::string>();
+    if (p.is_relative()) p = base / p;
+    auto sc = LoadConfigFile(p.string());
+    if (!sc) return Bad(fmt::format("{}: {}", p.string(), sc.error().message));
+    c.switches.push_back(std::move(*sc));
+  }
+  if (const YAML::Node e = root["engine"]) {
+    if (!e.IsMap()) return Bad(fmt::format("fabric file {}: 'engine' must be a mapping", path));
+    for (const auto& kv : e) {
+      const std::string key = kv.first.as<std::string>("");
+      try {
+        if (key == "lag_us") {
+          c.lag_us = kv.second.as<double>();
+        } else if (key == "max_wait_us") {
+          c.max_wait_us = kv.second.as<uint32_t>();
+        } else {
+          return Bad(
+              fmt::format("fabric file {}: engine.{}: unknown (lag_us, max_wait_us)", path, key));
+        }
+      } catch (const YAML::Exception&) {
+        return Bad(fmt::format("fabric file {}: engine.{}: not a number", path, key));
+      }
+    }
+    if (!(c.lag_us >= 0 && c.lag_us <= 1e6))
+      return Bad(fmt::format("fabric file {}: engine.lag_us must be in [0, 1e6]", path));
+    if (c.max_wait_us < 1 || c.max_wait_us > 1'000'000)
+      return Bad(fmt::format("fabric file {}: engine.max_wait_us must be in 1..1000000", path));
+  }
+  return c;
+}
+
+Engine::Engine(EngineClock clock) : clock_(clock) {}
+
+Engine::~Engine() {
+  Stop();
+  // Switches first (their queues hold engine frames), then what is in flight.
+  for (auto& per : in_) {
+    for (InPort& ip : per) {
+      while (!ip.fifo.empty()) {
+        rte_pktmbuf_free(ip.fifo.front());
+        ip.fifo.pop();
+      }
+    }
+  }
+  for (HostPort& h : hosts_) {
+    while (!h.out.empty()) {
+      rte_pktmbuf_free(h.out.front());
+      h.out.pop();
+    }
+  }
+  switches_.clear();
+  for (HostPort& h : hosts_) {
+    rte_eth_dev_stop(h.dev);
+    rte_eth_dev_close(h.dev);
+  }
+}
+
+uint64_t Engine::WallPs() const { return clock_.now_ps(clock_.ctx); }
+
+Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& c, EngineClock clock) {
+  if (Status s = RegisterFrameTime(); !s) return s.error();
+  std::unique_ptr<Engine> e(new Engine(clock));
+  e->tsc0_ = rte_rdtsc();
+  e->tsc_hz_ = rte_get_tsc_hz();
+  if (!e->clock_.now_ps) {
+    // The TSC: its origin and rate, kept in the engine (ctx points at them).
+    static_assert(sizeof(std::pair<uint64_t, uint64_t>) == 2 * sizeof(uint64_t));
+    e->clock_.now_ps = &TscPs;
+    e->clock_.ctx = &e->tsc_pair_;
+    e->tsc_pair_ = {e->tsc0_, e->tsc_hz_};
+  }
+  if (Status s = e->Build(c); !s) return s.error();
+  return e;
+}
+
+Status Engine::Build(const EngineConfig& c) {
+  max_wait_us_ = c.max_wait_us;
+  const size_t n = c.switches.size();
+  if (n == 0) return Bad("the fabric has no switch");
+  std::map<std::string, uint32_t> by_name;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (Status v = c.switches[s].Validate(); !v)
+      return Bad(fmt::format("switch {}: {}", c.switches[s].name, v.error().message));
+    if (!by_name.emplace(c.switches[s].name, s).second)
+      return Bad(fmt::format("two switches are named {}", c.switches[s].name));
+  }
+  // Every mem: port names a port of another switch that names it back.
+  size_t host_ports = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    const DpConfig& sc = c.switches[s];
+    for (const PortConfig& pc : sc.ports) {
+      const auto m = ParseMem(pc.dev);
+      if (!m) {
+        ++host_ports;
+        continue;
+      }
+      const std::string where = fmt::format("switch {} port {} ({})", sc.name, pc.port, pc.dev);
+      if (m->sw.empty() || m->port == UINT32_MAX) return Bad(where + ": expected mem:SWITCH:PORT");
+      const auto it = by_name.find(m->sw);
+      if (it == by_name.end()) return Bad(where + ": no switch " + m->sw + " in the fabric");
+      const DpConfig& peer = c.switches[it->second];
+      const PortConfig* back = nullptr;
+      for (const PortConfig& q : peer.ports) {
+        if (q.port == m->port) back = &q;
+      }
+      const std::string want = fmt::format("mem:{}:{}", sc.name, pc.port);
+      if (!back || back->dev != want) {
+        return Bad(fmt::format("{}: port {} of {} must be '{}'", where, m->port, m->sw, want));
+      }
+    }
+  }
+  // Host frames: what the host ports' rings hold, and room for those in
+  // flight through the fabric's queues.
+  const uint32_t nmbufs = static_cast<uint32_t>(
+      std::max<size_t>(8191, host_ports * (kHostRxDesc + kHostTxDesc + 1024) + 16384));
+  pool_.reset(rte_pktmbuf_pool_create("ofan_engine", nmbufs, 256, 0, pkt::kMbufDataRoom,
+                                      static_cast<int>(rte_socket_id())));
+  if (!pool_) {
+    return MakeError(
+        ErrorCode::kIo,
+        fmt::format("cannot create the engine's pool of {} mbufs ({} MiB): {}. Are "
+                    "there enough hugepages (scripts/hugepages.sh)?",
+                    nmbufs, static_cast<uint64_t>(nmbufs) * (pkt::kMbufDataRoom + 192) >> 20,
+                    rte_strerror(rte_errno)));
+  }
+  in_.resize(n);
+  host_of_.resize(n);
+  next_.assign(n, fabric::kNever);
+  hosts_.reserve(host_ports);
+  vec_ = std::make_unique<RxVector>();
+  uint64_t fastest_ps_per_kb = UINT64_MAX;
+  lookahead_ = fabric::kNever;
+  for (uint32_t s = 0; s < n; ++s) {
+    const DpConfig& sc = c.switches[s];
+    in_[s] = std::vector<InPort>(static_cast<size_t>(sc.k));
+    host_of_[s].assign(static_cast<size_t>(sc.k), -1);
+    EngineAttach a;
+    a.now = &now_;
+    a.running = &running_;
+    a.waker = &wait_;
+    a.lag = &lag_;
+    a.wall_origin_ns =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count() -
+                              static_cast<int64_t>(WallPs() / 1000));
+    a.tx.assign(static_cast<size_t>(sc.k), TxHook{});
+    for (const PortConfig& pc : sc.ports) {
+      const double gbps = pc.rate_gbps.value_or(sc.egress.rate_gbps);
+      if (!(gbps > 0)) {
+        return Bad(
+            fmt::format("switch {} port {}: the shared engine needs a rate "
+                        "(egress.rate_gbps > 0)",
+                        sc.name, pc.port));
+      }
+      const fabric::EmuWire w =
+          fabric::EmuWire::AtGbps(gbps, pc.latency_us.value_or(sc.egress.latency_us));
+      lookahead_ = std::min(lookahead_, w.MinTransit(kMinFrame));
+      fastest_ps_per_kb =
+          std::min<uint64_t>(fastest_ps_per_kb, static_cast<uint64_t>(w.ps_per_byte * 1000));
+      auto ctx = std::make_unique<LinkCtx>();
+      ctx->engine = this;
+      ctx->from_port = pc.port;
+      ctx->latency = w.latency;
+      if (const auto m = ParseMem(pc.dev)) {
+        ctx->to_sw = by_name.at(m->sw);
+        ctx->to_port = m->port;
+        a.tx[pc.port] = TxHook{&Engine::ToPeer, ctx.get()};
+      } else {
+        HostPort h;
+        h.sw = s;
+        h.port = pc.port;
+        h.wire = w;
+        if (Status st = OpenHostPort(sc, pc, h); !st) return st;
+        ctx->host = static_cast<int32_t>(hosts_.size());
+        host_of_[s][pc.port] = ctx->host;
+        hosts_.push_back(std::move(h));
+        a.tx[pc.port] = TxHook{&Engine::ToHost, ctx.get()};
+      }
+      links_.push_back(std::move(ctx));
+    }
+    auto sw = Switch::Create(sc, 0, &a);
+    if (!sw) return Bad(fmt::format("switch {}: {}", sc.name, sw.error().message));
+    for (auto& l : links_) {
+      if (!l->from) l->from = sw->get();
+    }
+    switches_.push_back(std::move(*sw));
+  }
+  lag_threshold_ =
+      c.lag_us > 0 ? static_cast<uint64_t>(c.lag_us * 1e6) : fastest_ps_per_kb * kLagFrame / 1000;
+  lag_.threshold_ps.store(lag_threshold_);
+  std::vector<int> fds;
+  for (const HostPort& h : hosts_) fds.push_back(h.fd);
+  if (!wait_.Init(fds)) return MakeError(ErrorCode::kIo, "eventfd for the engine's wait");
+  return {};
+}
+
+Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& h) {
+  const std::string where = fmt::format("switch {} port {} ({})", sc.name, pc.port, pc.dev);
+  // Inside the switch's namespace: the interface is found, and the AF_XDP
+  // socket bound, there.
+  return InNetns(sc.netns, [&]() -> Status {
+    std::string name;
+    if (pc.dev.rfind("ring:", 0) == 0) {
+      name = "net_ring_" + pc.dev.substr(5);  // a test's rte_eth_from_rings port
+    } else {
+      name = pc.dev.substr(0, pc.dev.find(','));
+      if (int rc = rte_dev_probe(pc.dev.c_str()); rc != 0)
+        return MakeError(ErrorCode::kIo, fmt::format("{}: cannot open: {}", where,
+                                                     rte_strerror(rc < 0 ? -rc : rc)));
+    }
+    uint16_t id = 0;
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
+      return MakeError(ErrorCode::kNotFound, fmt::format("{}: no DPDK device {}", where, name));
+    h.dev = id;
+    rte_eth_conf conf;
+    std::memset(&conf, 0, sizeof(conf));
+    if (int rc = rte_eth_dev_configure(id, 1, 1, &conf); rc != 0)
+      return MakeError(ErrorCode::kIo, fmt::format("{}: configure: {}", where, rte_strerror(-rc)));
+    rte_eth_dev_info info;
+    if (rte_eth_dev_info_get(id, &info) == 0) {
+      rte_eth_dev_set_mtu(id,
+                          static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, pkt::kNetdevMtu)));
+    }
+    uint16_t rxd = kHostRxDesc, txd = kHostTxDesc;
+    rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
+    const std::vector<int> before = AfXdpFds();
+    if (int rc = rte_eth_rx_queue_setup(id, 0, rxd, rte_socket_id(), nullptr, pool_.get()); rc != 0)
+      return MakeError(ErrorCode::kIo, fmt::format("{}: rx queue: {}", where, rte_strerror(-rc)));
+    if (int rc = rte_eth_tx_queue_setup(id, 0, txd, rte_socket_id(), nullptr); rc != 0)
+      return MakeError(ErrorCode::kIo, fmt::format("{}: tx queue: {}", where, rte_strerror(-rc)));
+    rte_eth_promiscuous_enable(id);
+    if (int rc = rte_eth_dev_start(id); rc != 0)
+      return MakeError(ErrorCode::kIo, fmt::format("{}: start: {}", where, rte_strerror(-rc)));
+    std::vector<int> added;
+    const std::vector<int> after = AfXdpFds();
+    std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                        std::back_inserter(added));
+    h.fd = added.size() == 1 ? added[0] : -1;
+    return {};
+  });
+}
+
+// -- the hooks -------------------------------------------------------------
+
+uint16_t Engine::ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n) {
+  auto* l = static_cast<LinkCtx*>(ctx);
+  Engine& e = *l->engine;
+  PortCapture& cap = l->from->capture();
+  if (cap.captures(l->from_port)) [[unlikely]] {
+    for (uint16_t i = 0; i < n; ++i) {  // on the wire at its last bit
+      const uint32_t k = cap.CopyTx(l->from_port, pkts + i, 1, FrameTime(pkts[i]) - l->latency);
+      cap.CommitTx(l->from_port, k);
+    }
+  }
+  InPort& in = e.in_[l->to_sw][l->to_port];
+  for (uint16_t i = 0; i < n; ++i) {
+    pkts[i]->port = static_cast<uint16_t>(l->to_port);
+    in.fifo.push(pkts[i]);
+  }
+  e.next_[l->to_sw] = std::min<uint64_t>(e.next_[l->to_sw], FrameTime(pkts[0]));
+  return n;
+}
+
+uint16_t Engine::ToHost(void* ctx, rte_mbuf** pkts, uint16_t n) {
+  auto* l = static_cast<LinkCtx*>(ctx);
+  Engine& e = *l->engine;
+  PortCapture& cap = l->from->capture();
+  if (cap.captures(l->from_port)) [[unlikely]] {
+    for (uint16_t i = 0; i < n; ++i) {
+      const uint32_t k = cap.CopyTx(l->from_port, pkts + i, 1, FrameTime(pkts[i]) - l->latency);
+      cap.CommitTx(l->from_port, k);
+    }
+  }
+  HostPort& h = e.hosts_[static_cast<size_t>(l->host)];
+  for (uint16_t i = 0; i < n; ++i) h.out.push(pkts[i]);
+  return n;
+}
+
+// -- the loop --------------------------------------------------------------
+
+uint32_t Engine::PollHosts() {
+  uint32_t got = 0;
+  const fabric::TimePs done = now_.load(std::memory_order_relaxed);
+  for (HostPort& h : hosts_) {
+    rte_mbuf* b[kMaxBurst];
+    const uint16_t n = rte_eth_rx_burst(h.dev, 0, b, kMaxBurst);
+    if (!n) continue;
+    got += n;
+    InPort& in = in_[h.sw][h.port];
+    for (uint16_t i = 0; i < n; ++i) {
+      // The host put it on its wire no earlier than the time the fabric has
+      // run to, nor before the wire was free.
+      const fabric::TimePs start = std::max(done, h.busy_until);
+      const fabric::TimePs ser = h.wire.Ser(rte_pktmbuf_pkt_len(b[i]));
+      h.busy_until = start + ser + h.wire.gap;
+      FrameTime(b[i]) = start + h.wire.pre + ser + h.wire.latency;
+      b[i]->port = static_cast<uint16_t>(h.port);
+      in.fifo.push(b[i]);
+    }
+    next_[h.sw] = std::min<uint64_t>(next_[h.sw], FrameTime(in.fifo.front()));
+  }
+  return got;
+}
+
+void Engine::ReleaseToHosts(uint64_t wall) {
+  for (HostPort& h : hosts_) {
+    while (!h.out.empty() && FrameTime(h.out.front()) <= wall) {
+      rte_mbuf* b[kMaxBurst];
+      uint16_t n = 0;
+      uint64_t late = 0;
+      while (n < kMaxBurst && n < h.out.size() && FrameTime(h.out[n]) <= wall) {
+        late = std::max<uint64_t>(late, wall - FrameTime(h.out[n]));
+        b[n] = h.out[n];
+        ++n;
+      }
+      const uint16_t sent = rte_eth_tx_burst(h.dev, 0, b, n);
+      for (uint16_t i = 0; i < sent; ++i) h.out.pop();
+      if (late > lag_threshold_) {
+        lag_.events.fetch_add(1, std::memory_order_relaxed);
+        if (late > lag_.max_ps.load(std::memory_order_relaxed))
+          lag_.max_ps.store(late, std::memory_order_relaxed);
+      }
+      if (sent < n) break;  // the device is full: later
+    }
+  }
+}
+
+uint64_t Engine::NextEvent() {
+  uint64_t next = fabric::kNever;
+  for (const uint64_t t : next_) next = std::min(next, t);
+  for (const HostPort& h : hosts_) {
+    if (!h.out.empty()) next = std::min<uint64_t>(next, FrameTime(h.out.front()));
+  }
+  return next;
+}
+
+void Engine::RunSwitch(uint32_t s, fabric::TimePs end) {
+  Switch& sw = *switches_[s];
+  std::vector<InPort>& ins = in_[s];
+  if (sw.stopped()) [[unlikely]] {
+    uint32_t dropped = 0;
+    for (InPort& ip : ins) {
+      while (!ip.fifo.empty() && FrameTime(ip.fifo.front()) < end) {
+        rte_pktmbuf_free(ip.fifo.front());
+        ip.fifo.pop();
+        ++dropped;
+      }
+    }
+    if (dropped) sw.EngineDropped(dropped);
+  } else {
+    // The inputs merged in time order, a run of one port's frames at a time.
+    RxVector& v = *vec_;
+    v.n = v.nseg = 0;
+    const uint32_t np = static_cast<uint32_t>(ins.size());
+    for (;;) {
+      uint32_t best = UINT32_MAX;
+      uint64_t t_best = end, t_second = end;
+      for (uint32_t p = 0; p < np; ++p) {
+        if (ins[p].fifo.empty()) continue;
+        const uint64_t t = FrameTime(ins[p].fifo.front());
+        if (t < t_best) {
+          t_second = t_best;
+          t_best = t;
+          best = p;
+        } else if (t < t_second) {
+          t_second = t;
+        }
+      }
+      if (best == UINT32_MAX) break;
+      fabric::Fifo<rte_mbuf*>& f = ins[best].fifo;
+      const uint32_t start = v.n;
+      // Up to the next port's head (ties go to the lower port).
+      while (!f.empty() && v.n < kMaxVector && FrameTime(f.front()) < end &&
+             FrameTime(f.front()) <= t_second) {
+        v.pkts[v.n++] = f.front();
+        f.pop();
+      }
+      v.seg[v.nseg++] =
+          RxSegment{best, static_cast<uint16_t>(start), static_cast<uint16_t>(v.n - start)};
+      if (v.n == kMaxVector || v.nseg == std::size(v.seg)) {
+        sw.EngineRun(v);
+        v.n = v.nseg = 0;
+      }
+    }
+    if (v.n) sw.EngineRun(v);
+  }
+  sw.EngineDrain(end);
+  uint64_t next = sw.EngineNextEvent();
+  for (const InPort& ip : ins) {
+    if (!ip.fifo.empty()) next = std::min<uint64_t>(next, FrameTime(ip.fifo.front()));
+  }
+  next_[s] = next;
+}
+
+uint32_t Engine::RunDue() {
+  const uint64_t wall = WallPs();
+  // Frames the control thread queued (replies, PFC) go out as of the time
+  // the fabric has run to.
+  const uint64_t done = now_.load(std::memory_order_relaxed);
+  for (uint32_t s = 0; s < switches_.size(); ++s) {
+    if (switches_[s]->EngineNextEvent() == 0) next_[s] = std::min(next_[s], done);
+  }
+  // Nothing due before the wall clock: the fabric was idle up to it.
+  if (NextEvent() > wall) now_.store(std::max(done, wall), std::memory_order_relaxed);
+  PollHosts();
+  uint32_t windows = 0;
+  for (;;) {
+    const uint64_t next = NextEvent();
+    if (next > wall) break;
+    const uint64_t lag = wall - next;
+    if (lag > lag_threshold_) {
+      lag_.events.fetch_add(1, std::memory_order_relaxed);
+      if (lag > lag_.max_ps.load(std::memory_order_relaxed))
+        lag_.max_ps.store(lag, std::memory_order_relaxed);
+    }
+    // The window: from the earliest event, a lookahead long, never past
+    // the wall clock.
+    const uint64_t end = std::min<uint64_t>(next + lookahead_, wall + 1);
+    for (uint32_t s = 0; s < switches_.size(); ++s) {
+      if (next_[s] < end) RunSwitch(s, end);
+    }
+    now_.store(std::max<uint64_t>(now_.load(std::memory_order_relaxed), end),
+               std::memory_order_relaxed);
+    ReleaseToHosts(wall);
+    ++windows;
+  }
+  now_.store(std::max<uint64_t>(now_.load(std::memory_order_relaxed), wall),
+             std::memory_order_relaxed);
+  ReleaseToHosts(wall);
+  lag_.windows.fetch_add(windows, std::memory_order_relaxed);
+  return windows;
+}
+
+void Engine::Loop() {
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // waits are microseconds
+  while (!stop_.load(std::memory_order_relaxed)) {
+    for (auto& sw : switches_) sw->EngineQuiescent();
+    RunDue();
+    const uint64_t wall = WallPs();
+    const uint64_t next = NextEvent();
+    if (next <= wall) continue;
+    const uint64_t wait_ps = next - wall;
+    if (wait_ps < 2'000'000) continue;  // under 2 us: spin
+    wait_.Begin();
+    // A host frame that came in meanwhile ends the wait at once.
+    const uint32_t us =
+        static_cast<uint32_t>(std::min<uint64_t>(wait_ps / 1'000'000, max_wait_us_));
+    wait_.Wait(us);
+    wait_.End();
+  }
+}
+
+Status Engine::Launch() {
+  if (running_.load()) return {};
+  stop_.store(false);
+  running_.store(true);
+  thread_ = std::thread([this] {
+    // Off the control thread's core when EAL has a worker lcore.
+    const unsigned lcore = rte_get_next_lcore(-1, 1, 0);
+    if (lcore < RTE_MAX_LCORE) {
+      rte_cpuset_t set = rte_lcore_cpuset(lcore);
+      if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
+    pthread_setname_np(pthread_self(), "ofan-engine");
+    Loop();
+  });
+  return {};
+}
+
+void Engine::Stop() {
+  stop_.store(true);
+  wait_.Kick();
+  if (thread_.joinable()) thread_.join();
+  running_.store(false);
+}
+
+}  // namespace ofan::dp

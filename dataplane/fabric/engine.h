@@ -1,0 +1,145 @@
+// Engine: every switch of an emulated fabric in one process (ofan-dp
+// --fabric), links between them in memory, time emulated exactly.
+//
+// expects:   EAL initialised; one DpConfig per switch, whose ports are either
+//            "mem:SWITCH:PORT" (an in-memory link to that port of that
+//            switch, which names this one back) or a device (an AF_XDP vdev
+//            on a host's veth, opened in the switch's `netns`; "ring:NAME"
+//            in tests), every port with a rate
+// modifies:  the switches (each a Switch hosted by the engine: its own tables,
+//            LB state, queues, counters, exception path; a control socket is
+//            the caller's to serve), the host devices, the emulated clock
+// next:      frames to hosts leave on their devices at their emulated times
+//
+// Time. The emulated clock is in ps since the engine started and never runs
+// ahead of the wall clock. Every frame carries its emulated time (its
+// arrival at the port it comes in on: fabric/frame_time.h); each port
+// releases frames at the exact times its rate allows (fabric/emu_port.h,
+// through PortQueue), so a switch's queues are what the load balancer made
+// them, whatever the OS scheduler did. A frame from a host enters the host's
+// wire when the engine sees it, or when that wire is free again, and
+// reaches the edge a serialisation and a latency later: the host-edge wire
+// is emulated too.
+//
+// The loop is a conservative discrete-event simulation in windows: the
+// window starts at the earliest pending event and is as long as the least
+// time a frame takes from its start on any link to its arrival (the
+// lookahead), so nothing sent in a window arrives within it and every
+// switch can run its window alone; a switch takes its inputs merged in
+// time order. With nothing due the thread sleeps until the next event or
+// until a host sends. When the wall clock is ahead of an event by more than
+// the lag threshold (a frame time), the lag is counted: the run was
+// CPU-bound (a host saw frames later than the fabric says they arrived).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "dataplane/config.h"
+#include "dataplane/fabric/emu_port.h"
+#include "dataplane/fabric/fifo.h"
+#include "dataplane/idle_wait.h"
+#include "dataplane/stages/rx.h"
+#include "dataplane/switch.h"
+
+struct rte_mempool;
+
+namespace ofan::dp {
+
+struct EngineConfig {
+  std::vector<DpConfig> switches;
+  // Falling behind the wall clock by more than this is lag (0: the time of
+  // a largest frame at the fastest link).
+  double lag_us = 0;
+  uint32_t max_wait_us = 100000;  // the longest sleep when nothing is due
+};
+
+// A clock the engine runs against: ps since it started. Tests give their
+// own; otherwise the TSC.
+struct EngineClock {
+  uint64_t (*now_ps)(void* ctx) = nullptr;
+  void* ctx = nullptr;
+};
+
+// The fabric file of `ofan-dp --fabric FILE`: `switches: [PATH, ...]`, the
+// per-switch config files, and optional `engine: {lag_us: X, max_wait_us: N}`.
+Result<EngineConfig> LoadFabricFile(const std::string& path);
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> Create(const EngineConfig& c,
+                                                EngineClock clock = EngineClock{});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const std::vector<std::unique_ptr<Switch>>& switches() const { return switches_; }
+  // Runs the loop on a thread of its own (pinned to EAL's first worker lcore
+  // when there is one); Stop() joins it.
+  Status Launch();
+  void Stop();
+  // One pass of the loop without sleeping (tests, with their clock): polls
+  // the hosts, runs every window due by the clock's time. Returns the
+  // windows run.
+  uint32_t RunDue();
+  uint64_t now_ps() const { return now_.load(std::memory_order_relaxed); }
+  fabric::TimePs lookahead_ps() const { return lookahead_; }
+  uint64_t lag_threshold_ps() const { return lag_threshold_; }
+  EngineLag& lag() { return lag_; }
+
+ private:
+  struct InPort {  // frames on their way into a switch port, in time order
+    fabric::Fifo<rte_mbuf*> fifo;
+  };
+  struct LinkCtx;  // a port's TX hook: to a peer's InPort, or to a host
+  struct HostPort {
+    uint32_t sw = 0, port = 0;
+    uint16_t dev = 0;
+    fabric::EmuWire wire;           // the host's wire to the edge (the edge port's)
+    fabric::TimePs busy_until = 0;  // the host wire is free from then
+    fabric::Fifo<rte_mbuf*> out;    // to the host, in time order, until due
+    int fd = -1;                    // its AF_XDP socket, to sleep on
+  };
+  explicit Engine(EngineClock clock);
+  Status Build(const EngineConfig& c);
+  Status OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& h);
+  uint64_t WallPs() const;
+  void Loop();
+  uint32_t PollHosts();
+  void ReleaseToHosts(uint64_t wall);
+  uint64_t NextEvent();
+  void RunSwitch(uint32_t s, fabric::TimePs end);
+  static uint16_t ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n);
+  static uint16_t ToHost(void* ctx, rte_mbuf** pkts, uint16_t n);
+
+  EngineClock clock_;
+  uint64_t tsc0_ = 0, tsc_hz_ = 1;
+  std::pair<uint64_t, uint64_t> tsc_pair_;  // the TSC clock's context
+  std::atomic<uint64_t> now_{0};            // emulated time done: every event before it ran
+  std::atomic<bool> running_{false}, stop_{false};
+  fabric::TimePs lookahead_ = 0;
+  uint64_t lag_threshold_ = 0;
+  uint32_t max_wait_us_ = 100000;
+  EngineLag lag_;
+  IdleWait wait_;
+  struct PoolFree {
+    void operator()(rte_mempool* p) const;
+  };
+  std::unique_ptr<rte_mempool, PoolFree> pool_;  // host frames
+  std::vector<std::unique_ptr<Switch>> switches_;
+  std::vector<std::vector<InPort>> in_;        // [switch][port]
+  std::vector<std::vector<int32_t>> host_of_;  // [switch][port] -> hosts_ index, -1
+  std::vector<std::unique_ptr<LinkCtx>> links_;
+  std::vector<HostPort> hosts_;
+  std::vector<uint64_t> next_;  // per switch: when it next has something to do
+  std::unique_ptr<RxVector> vec_;
+  std::thread thread_;
+};
+
+}  // namespace ofan::dp

@@ -1,0 +1,255 @@
+// dataplane/fabric/engine.h driven by a fake clock: two switches in a line
+// (edge e0-0 and aggregation a0-0 of a k=4 fat tree, an in-memory link
+// between them, ring ports for hosts). Frames offered at once leave at
+// exactly the times serialisation gives, and the queue depths are those the
+// simulator's model (EgressTimeline) computes for the same input: whatever
+// the wall clock did, time is emulated. A stopped switch drops and counts.
+#include "dataplane/fabric/engine.h"
+
+#include <gtest/gtest.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "dataplane/fabric/egress_timeline.h"
+#include "dataplane/fabric/frame_time.h"
+#include "dataplane/lb/fat_tree.h"
+#include "dataplane/packet/builder.h"
+#include "tests/dataplane/eal_env.h"
+
+namespace ofan::dp {
+namespace {
+
+using fabric::TimePs;
+using testing::Frame;
+
+constexpr double kGbps = 1.0;  // 8 ns a byte
+constexpr double kLatencyUs = 1.0;
+
+uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return a << 24 | b << 16 | c << 8 | d;
+}
+
+Frame Roce(uint32_t src, uint32_t dst, uint32_t payload) {
+  return pkt::PacketBuilder()
+      .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, pkt::MacAddr{{0x02, 0xAA, 0, 0, 0, 1}})
+      .Ipv4(src, dst, 64, pkt::ecn::kEct0)
+      .Udp(0xC000, 4791)
+      .Bth(0x0A, 0x111, 1)
+      .Payload(payload)
+      .Build();
+}
+
+pkt::MacAddr Mac(uint8_t sw, uint8_t port) { return pkt::MacAddr{{0x02, 0x0F, 0, 0, sw, port}}; }
+
+struct FakeClock {
+  uint64_t ps = 0;
+  EngineClock clock() {
+    return EngineClock{[](void* c) { return static_cast<FakeClock*>(c)->ps; }, this};
+  }
+};
+
+class EngineLine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int instance = 0;
+    const std::string tag = std::to_string(instance++);
+    const lb::FatTree tree = *lb::FatTree::Make(4, 3);
+    e0_ = tree.edge(0, 0).value();
+    a0_ = tree.agg(0, 0).value();
+    auto base = [&](const std::string& name, uint32_t id) {
+      DpConfig c;
+      c.name = name + "_" + tag;
+      c.k = 4;
+      c.levels = 3;
+      c.switch_id = id;
+      c.egress.rate_gbps = kGbps;
+      c.egress.latency_us = kLatencyUs;
+      c.egress.buffer_bytes = 1 << 20;
+      c.egress.ecn_bytes = 0;
+      c.socket_path = "/nonexistent";
+      return c;
+    };
+    DpConfig e = base("e", e0_), a = base("a", a0_);
+    for (uint32_t p = 0; p < 2; ++p) {
+      auto r = testing::CreateRingPort("eng" + tag + "h" + std::to_string(p), p);
+      ASSERT_TRUE(r);
+      r->config.mac = Mac(0, static_cast<uint8_t>(p));
+      r->config.peer_mac = pkt::MacAddr{{0x02, 0xAA, 0, 0, 0, static_cast<uint8_t>(p)}};
+      e.ports.push_back(r->config);
+      hosts_.push_back(*r);
+    }
+    PortConfig up;
+    up.port = 2;
+    up.dev = "mem:" + a.name + ":0";
+    up.mac = Mac(0, 2);
+    up.peer_mac = Mac(1, 0);
+    e.ports.push_back(up);
+    PortConfig down;
+    down.port = 0;
+    down.dev = "mem:" + e.name + ":2";
+    down.mac = Mac(1, 0);
+    down.peer_mac = Mac(0, 2);
+    a.ports.push_back(down);
+    auto r = testing::CreateRingPort("eng" + tag + "e1", 1);  // toward edge e0-1
+    ASSERT_TRUE(r);
+    r->config.mac = Mac(1, 1);
+    r->config.peer_mac = Mac(2, 0);
+    a.ports.push_back(r->config);
+    out_ = *r;
+    EngineConfig ec;
+    ec.switches = {e, a};
+    auto eng = Engine::Create(ec, clock_.clock());
+    ASSERT_TRUE(eng) << eng.error().message;
+    engine_ = std::move(*eng);
+    // e0-0 has only its first uplink: every destination's mask is uplink 0.
+    Switch& es = *engine_->switches()[0];
+    ASSERT_TRUE(es.LoadMasks(std::vector<lb::PortMask>(es.router().num_dests(), 1)).ok());
+  }
+  void TearDown() override {
+    engine_.reset();
+    for (auto* rp : {&hosts_[0], &hosts_[1], &out_}) {
+      rte_mbuf* m;
+      while (rte_ring_dequeue(rp->rx, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+      while (rte_ring_dequeue(rp->tx, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+    }
+  }
+  void Send(uint32_t host, const Frame& f) {
+    rte_mbuf* m = testing::MbufOf(f);
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(rte_ring_enqueue(hosts_[host].rx, m), 0);
+  }
+  // What left toward e0-1, each frame's emulated arrival there.
+  std::vector<TimePs> Out() {
+    std::vector<TimePs> t;
+    rte_mbuf* m;
+    while (rte_ring_dequeue(out_.tx, reinterpret_cast<void**>(&m)) == 0) {
+      t.push_back(FrameTime(m));
+      rte_pktmbuf_free(m);
+    }
+    return t;
+  }
+  QueueStats Queue(uint32_t sw, uint32_t port) {
+    for (const PortSnapshot& p : engine_->switches()[sw]->TakeSnapshot().ports) {
+      if (p.port == port) return p.queue;
+    }
+    ADD_FAILURE() << "no port " << port;
+    return {};
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<Engine> engine_;
+  std::vector<testing::RingPort> hosts_;
+  testing::RingPort out_;
+  uint32_t e0_ = 0, a0_ = 0;
+};
+
+// The model of the same line: the host wires, e0-0's uplink, a0-0's
+// downlink, each an EgressTimeline, as ofan-sim chains them.
+struct LineModel {
+  fabric::EmuWire w = fabric::EmuWire::AtGbps(kGbps, kLatencyUs);
+  fabric::EgressTimeline up, down;
+  std::vector<TimePs> out;
+  // Frames of `bytes` that entered the host wires at t0, `per_host` from
+  // each of `hosts`, in the order the engine merges them (by time, ties to
+  // the lower port).
+  void Run(TimePs t0, uint32_t hosts, uint32_t per_host, uint32_t bytes) {
+    const TimePs ser = w.Ser(bytes);
+    std::vector<TimePs> arrive;
+    for (uint32_t i = 0; i < per_host; ++i) {
+      for (uint32_t h = 0; h < hosts; ++h)
+        arrive.push_back(t0 + w.pre + ser + w.latency + i * (ser + w.gap));
+    }
+    for (const TimePs a : arrive) {
+      const fabric::OfferResult r = up.Offer(a, bytes, ser, w.pre, w.gap, {}, false);
+      const fabric::OfferResult d =
+          down.Offer(r.last_bit + w.latency, bytes, ser, w.pre, w.gap, {}, false);
+      out.push_back(d.last_bit + w.latency);
+    }
+  }
+};
+
+TEST_F(EngineLine, FramesOfferedAtOnceLeaveAtSerialisationTimes) {
+  const Frame f = Roce(Ip(10, 0, 0, 2), Ip(10, 0, 1, 2), 1000);
+  clock_.ps = 5'000'000;  // the engine sees the frames at 5 us
+  for (int i = 0; i < 16; ++i) Send(0, f);
+  engine_->RunDue();
+  clock_.ps = 1'000'000'000'000;  // a second later: everything has happened
+  engine_->RunDue();
+  LineModel m;
+  m.Run(5'000'000, 1, 16, static_cast<uint32_t>(f.size()));
+  EXPECT_EQ(Out(), m.out);
+  // One host at line rate: nothing waits at e0-0's uplink but the frame
+  // being sent.
+  EXPECT_EQ(Queue(0, 2).max_packets, 1u);
+}
+
+TEST_F(EngineLine, TwoHostsIntoOneUplinkBuildTheSimulatorsQueue) {
+  const Frame f = Roce(Ip(10, 0, 0, 2), Ip(10, 0, 1, 2), 1000);
+  const Frame g = Roce(Ip(10, 0, 0, 3), Ip(10, 0, 1, 2), 1000);
+  clock_.ps = 5'000'000;
+  for (int i = 0; i < 32; ++i) {
+    Send(0, f);
+    Send(1, g);
+  }
+  engine_->RunDue();
+  // The wall clock advances in uneven steps, as a busy machine's would:
+  // the result must not depend on them.
+  for (uint64_t t : {7'000'000ull, 7'000'001ull, 90'000'000ull, 400'000'000ull, 1'000'000'000ull}) {
+    clock_.ps = t;
+    engine_->RunDue();
+  }
+  clock_.ps = 1'000'000'000'000;
+  engine_->RunDue();
+  LineModel m;
+  m.Run(5'000'000, 2, 32, static_cast<uint32_t>(f.size()));
+  EXPECT_EQ(Out(), m.out);
+  const QueueStats q = Queue(0, 2);
+  EXPECT_EQ(q.max_bytes, m.up.max_bytes());
+  EXPECT_GT(q.max_packets, 16u);  // half the frames wait at some point
+  EXPECT_EQ(q.tx_packets, 64u);
+  EXPECT_EQ(Queue(1, 1).max_bytes, m.down.max_bytes());
+}
+
+TEST_F(EngineLine, AStoppedSwitchDropsAndCounts) {
+  const Frame f = Roce(Ip(10, 0, 0, 2), Ip(10, 0, 1, 2), 1000);
+  ASSERT_TRUE(engine_->switches()[1]->SetSwitchAdmin(false).ok());
+  clock_.ps = 5'000'000;
+  for (int i = 0; i < 8; ++i) Send(0, f);
+  engine_->RunDue();
+  clock_.ps = 1'000'000'000'000;
+  engine_->RunDue();
+  EXPECT_TRUE(Out().empty());
+  EXPECT_EQ(engine_->switches()[1]->TotalCounters().Get(Counter::kDropSwitchDown), 8u);
+  ASSERT_TRUE(engine_->switches()[1]->SetSwitchAdmin(true).ok());
+  clock_.ps = 1'000'005'000'000;
+  for (int i = 0; i < 8; ++i) Send(0, f);
+  engine_->RunDue();
+  clock_.ps = 2'000'000'000'000;
+  engine_->RunDue();
+  EXPECT_EQ(Out().size(), 8u);
+}
+
+TEST(EngineConfigCheck, MemPortsMustNameEachOther) {
+  DpConfig a;
+  a.name = "x";
+  a.k = 4;
+  a.levels = 3;
+  a.switch_id = 0;
+  a.egress.rate_gbps = 1;
+  PortConfig p;
+  p.port = 2;
+  p.dev = "mem:nobody:0";
+  p.mac = Mac(9, 2);
+  a.ports.push_back(p);
+  EngineConfig ec;
+  ec.switches = {a};
+  auto e = Engine::Create(ec);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("no switch nobody"), std::string::npos) << e.error().message;
+}
+
+}  // namespace
+}  // namespace ofan::dp
