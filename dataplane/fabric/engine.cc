@@ -498,14 +498,17 @@ void Engine::RunSwitch(uint32_t s, fabric::TimePs end) {
 
 uint32_t Engine::RunDue() {
   const uint64_t wall = WallPs();
+  // Nothing due before the wall clock: the fabric was idle up to it.
+  if (NextEvent() > wall) {
+    now_.store(std::max<uint64_t>(now_.load(std::memory_order_relaxed), wall),
+               std::memory_order_relaxed);
+  }
   // Frames the control thread queued (replies, PFC) go out as of the time
   // the fabric has run to.
   const uint64_t done = now_.load(std::memory_order_relaxed);
   for (uint32_t s = 0; s < switches_.size(); ++s) {
     if (switches_[s]->EngineNextEvent() == 0) next_[s] = std::min(next_[s], done);
   }
-  // Nothing due before the wall clock: the fabric was idle up to it.
-  if (NextEvent() > wall) now_.store(std::max(done, wall), std::memory_order_relaxed);
   PollHosts();
   uint32_t windows = 0;
   for (;;) {
