@@ -2,6 +2,7 @@
 """ofan-emu end to end: fabrics of ofan-dp switches and of Linux routers.
 
     fabric_test.py [--quick]      (root; Debian's /usr/bin/python3)
+    fabric_test.py --shared       only the shared engine's fabric and the crash
     fabric_test.py --netem        only the link with tc netem latency (skips, 77,
                                   on a kernel without the netem qdisc)
 
@@ -15,8 +16,13 @@ stop using the failed link; restore brings it back into the tables; status
 leaves no namespace, process, EAL file or state behind. On the 3-level
 ofan-dp fabric, traceroute (UDP and ICMP) lists the five switches of the
 path under Ofan and ECMP, ping -s 5000 (fragments) and a ping to a core's
-address get their replies. Then `ofan-emu up`
-killed with SIGKILL half-way, and `down --all`: nothing left either.
+address get their replies, a permutation is verified, and failing a link
+and a switch under traffic keeps it verified (what the failure cost
+reported). The 3-level ofan-dp fabric runs on both engines, per-switch and
+shared (--engine shared: status says so, every switch is the one process;
+its SIGKILL shows every switch dead). Then `ofan-emu up` killed with SIGKILL
+half-way, and `down --all`: nothing left of it, nor of the shared engine's
+fabric whose process was killed.
 
 Exit: 0 pass, 1 fail, 77 skip (not root, or no AF_XDP / hugepages).
 """
@@ -34,10 +40,11 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
 from checks import SKIP, check, failures, log, rerun_in_vm  # noqa: E402
 from leftovers import leftovers  # noqa: E402
+from run_test import all_verified, fail_under_traffic, run_json  # noqa: E402
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 EMU = str(REPO / "emu" / "ofan-emu")
 PID = os.getpid()
-NAMES = [f"fa{PID}", f"fb{PID}", f"fk{PID}", f"fx{PID}", f"fn{PID}"]
+NAMES = [f"fa{PID}", f"fb{PID}", f"fk{PID}", f"fx{PID}", f"fn{PID}", f"fs{PID}"]
 
 
 def emu(*args, timeout=180, ok_codes=(0,)):
@@ -138,20 +145,50 @@ def router_tools(name, what):
           r.stdout.strip()[-200:])
 
 
-def fabric_ofan(name, levels):
+def traffic(name, what, full):
+    """A permutation verified and a link failed under traffic (full: the
+    per-switch engine has those in run_test.py); a switch failed under
+    traffic."""
+    if full:
+        run_and_fail_link(name, what)
+    fail_under_traffic(name, what, switch="a2-0")
+
+
+def run_and_fail_link(name, what):
+    rc, res = run_json(name, "--workload", "perm", "--msg", "256KiB", "--lbs", "ecmp,ofan",
+                       "--ooo")
+    check(f"{what}: a permutation under ECMP and Ofan, every buffer verified",
+          rc in (0, 3) and all_verified(res) and len(res["runs"]) == 2, f"rc={rc}")
+    if res:
+        check(f"{what}: rc 3 exactly when a run is flagged CPU-bound, with its reasons",
+              (rc == 3) == any(x["cpu_bound"] for x in res["runs"])
+              and all(bool(x["cpu_bound_reasons"]) == x["cpu_bound"] for x in res["runs"]),
+              f"rc={rc} reasons={[x['cpu_bound_reasons'] for x in res['runs']]}")
+    fail_under_traffic(name, what + " (agg-core)", link="c2:1")
+
+
+def fabric_ofan(name, levels, engine="per-switch"):
     hosts = 8 if levels == 2 else 16
     nsw = 6 if levels == 2 else 20
-    what = f"ofan-dp k=4 levels={levels}"
-    rc, st = emu_json("up", "--k", "4", "--levels", str(levels), "--name", name)
+    shared = engine == "shared"
+    what = f"ofan-dp k=4 levels={levels}" + (" --engine shared" if shared else "")
+    rc, st = emu_json("up", "--k", "4", "--levels", str(levels), "--name", name,
+                      "--engine", engine)
     if not check(f"{what}: up", rc == 0 and st and len(st["switches"]) == nsw
                  and len(st["hosts"]) == hosts, f"rc={rc}"):
         return
     rc, st = emu_json("status", "--name", name)
     check(f"{what}: status lists {nsw} live switches",
           rc == 0 and all(s["alive"] for s in st["switches"]), str(st and st["switches"][:2]))
+    pids = {s["pid"] for s in st["switches"]} if st else set()
+    check(f"{what}: status --json says engine {engine}, "
+          + ("one process for every switch" if shared else "a process per switch"),
+          st and st["engine"] == engine and len(pids) == (1 if shared else nsw),
+          f"engine={st and st['engine']} pids={len(pids)}")
     all_pairs(name, what, hosts * (hosts - 1))
     if levels == 3:
         router_tools(name, what)
+        traffic(name, what, full=shared)
     edge = "l0" if levels == 2 else "e0-0"
     # An edge-agg link: edge uplink 0 (port 2).
     rc, _ = emu_json("fail", "--name", name, "--link", f"{edge}:2")
@@ -183,11 +220,16 @@ def fabric_ofan(name, levels):
     check(f"{what}: restore --switch {spine}: alive again",
           rc == 0 and st and all(s["alive"] for s in st["switches"]) and not st["failed_switches"])
     all_pairs(name, f"{what} after restore", hosts * (hosts - 1))
-    # A switch killed from outside shows as dead.
+    # A switch killed from outside shows as dead; the shared engine's
+    # process, killed, takes every switch with it.
     victim = next(s for s in st["switches"] if s["name"] == edge)
     os.kill(victim["pid"], signal.SIGKILL)
     time.sleep(0.5)
     rc, st = emu_json("status", "--name", name)
+    if shared:
+        check(f"{what}: the engine SIGKILLed, every switch shows as dead",
+              rc == 0 and not any(s["alive"] for s in st["switches"]))
+        return  # left for down --all (crash_then_down_all)
     check(f"{what}: a SIGKILLed switch shows as dead",
           rc == 0 and not next(s for s in st["switches"] if s["name"] == edge)["alive"])
     down_and_check(name, what)
@@ -240,7 +282,9 @@ def fabric_netem(name):
     down_and_check(name, what)
 
 
-def crash_then_down_all(name):
+def crash_then_down_all(name, killed=()):
+    """ofan-emu up killed half-way; down --all removes it, and the fabrics
+    `killed` (whose processes were SIGKILLed) with it."""
     what = "SIGKILL of ofan-emu up half-way"
     p = subprocess.Popen([EMU, "up", "--k", "4", "--levels", "3", "--name", name],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -261,13 +305,29 @@ def crash_then_down_all(name):
     rc, _ = emu_json("down", "--all")
     left = leftovers(name)
     check(f"{what}: down --all leaves nothing", rc == 0 and not any(left.values()), str(left))
+    for other in killed:
+        left = leftovers(other)
+        check(f"fabric {other}, its processes SIGKILLed: down --all leaves nothing of it "
+              "(namespaces, processes, sockets, EAL and hugepage files, state)",
+              rc == 0 and not any(left.values()), str(left))
+
+
+def has_shared_engine():
+    """Does this ofan-dp host a whole fabric (-- --fabric)? Until it does,
+    the shared engine's checks are skipped, and say so."""
+    p = subprocess.run([str(BUILD / "dataplane/ofan-dp"), "--", "--help"],
+                       capture_output=True, text=True, timeout=30)
+    if "--fabric" in p.stdout + p.stderr:
+        return True
+    log("SKIP: the shared engine's checks: this ofan-dp has no --fabric")
+    return False
 
 
 def main():
     if os.geteuid() != 0:
         log("SKIP: needs root (namespaces, veths, AF_XDP, hugepages)")
         return SKIP
-    for b in ("dataplane/ofan-dp", "control/ofanctl/ofanctl", "emu/ofan-topo"):
+    for b in ("dataplane/ofan-dp", "control/ofanctl/ofanctl", "emu/ofan-topo", "emu/uroce/uroce"):
         if not (BUILD / b).exists():
             log(f"FAIL: {b} is not built")
             return 1
@@ -281,13 +341,19 @@ def main():
             return rerun_in_vm("this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM)",
                                [os.path.abspath(__file__), *sys.argv[1:]], mem_mb=3072)
         fabric_netem(NAMES[4])
+    elif "--shared" in sys.argv:
+        fabric_ofan(NAMES[5], 3, "shared")
+        crash_then_down_all(NAMES[3], killed=[NAMES[5]])
     else:
         quick = "--quick" in sys.argv
+        shared = not quick and has_shared_engine()
         fabric_ofan(NAMES[0], 2)
         if not quick:
             fabric_ofan(NAMES[1], 3)
             fabric_kernel(NAMES[2])
-        crash_then_down_all(NAMES[3])
+        if shared:
+            fabric_ofan(NAMES[5], 3, "shared")
+        crash_then_down_all(NAMES[3], killed=[NAMES[5]] if shared else [])
     log(f"{len(failures)} failure(s)" + (": " + "; ".join(failures) if failures else ""))
     return 1 if failures else 0
 

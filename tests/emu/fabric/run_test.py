@@ -97,14 +97,30 @@ def collectives(name, what):
                   abs(r["busbw_gbps"] - r["algbw_gbps"] * (n - 1) / n) < 1e-9)
 
 
-def fail_under_traffic(name, what, link, restore_check=True):
-    cmd = [EMU, "run", "--name", name, "--json", "--workload", "perm", "--msg", "2MiB",
+def uroce_running(name, timeout=30):
+    """Until the hosts' engine of a run on fabric `name` is up."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if glob.glob(f"/run/ofan-emu/{name}/uroce-*.proc.json"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def fail_under_traffic(name, what, link=None, switch=None, restore_check=True):
+    """fail --link LINK (or --switch SWITCH) while a permutation runs: it
+    completes over the remaining paths, every buffer intact, with what the
+    failure cost reported; restored, a run is clean again."""
+    target = ["--link", link] if link else ["--switch", switch]
+    cmd = [EMU, "run", "--name", name, "--json", "--workload", "perm", "--msg", "4MiB",
            "--lbs", "ofan", "--ooo"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
-    f = emu("fail", "--name", name, "--link", link)
+    started = uroce_running(name)
+    time.sleep(0.5)
+    f = emu("fail", "--name", name, *target)
     out, err = p.communicate(timeout=300)
-    check(f"{what}: fail --link {link} while the run goes on", f.returncode == 0, f.stderr[-300:])
+    check(f"{what}: fail {' '.join(target)} while the run goes on",
+          started and f.returncode == 0, f.stderr[-300:])
     try:
         res = json.loads(out)
     except ValueError:
@@ -117,7 +133,7 @@ def fail_under_traffic(name, what, link, restore_check=True):
               isinstance(r["drops"], dict) and isinstance(r["retransmissions"], int),
               f"drops={r['drops']} retx={r['retransmissions']}")
     if restore_check:
-        g = emu("restore", "--name", name, "--link", link)
+        g = emu("restore", "--name", name, *target)
         rc, res = run_json(name, "--workload", "perm", "--msg", "256KiB", "--lbs", "ofan", "--ooo")
         check(f"{what}: after restore a run is clean again",
               g.returncode == 0 and rc in (0, 3) and all_verified(res)
@@ -148,11 +164,7 @@ def crash_during_run(name):
     p = subprocess.Popen([EMU, "run", "--name", name, "--workload", "perm", "--msg", "8MiB",
                           "--lbs", "ofan", "--ooo"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
-    end = time.monotonic() + 30
-    while time.monotonic() < end and not glob.glob(f"/run/ofan-emu/{name}/uroce-*.proc.json"):
-        time.sleep(0.05)
-    check(f"{what}: the hosts' engine was running", bool(glob.glob(
-        f"/run/ofan-emu/{name}/uroce-*.proc.json")))
+    check(f"{what}: the hosts' engine was running", uroce_running(name))
     time.sleep(0.5)
     p.send_signal(signal.SIGKILL)
     p.wait()
@@ -177,7 +189,7 @@ def main():
              emu("up", "--k", "4", "--levels", "2", "--name", a,
                  "--buffer", "4MiB").returncode == 0):
         collectives(a, what)
-        fail_under_traffic(a, what, "l1:2")
+        fail_under_traffic(a, what, link="l1:2")
         switch_killed_under_traffic(a, what, "s1")
         emu("down", "--name", a)
 
@@ -193,8 +205,8 @@ def main():
         rc, res = run_json(b, "--workload", "a2a", "--msg", "256KiB", "--lbs", "ofan", "--ooo")
         check(f"{what}: all-to-all verified, no switch drop",
               rc in (0, 3) and all_verified(res) and not res["runs"][0]["drops"], f"rc={rc}")
-        fail_under_traffic(b, what + " (edge-agg)", "e1-0:3", restore_check=False)
-        fail_under_traffic(b, what + " (agg-core)", "c2:1")
+        fail_under_traffic(b, what + " (edge-agg)", link="e1-0:3", restore_check=False)
+        fail_under_traffic(b, what + " (agg-core)", link="c2:1")
         emu("down", "--name", b)
 
     k = NAMES[2]
