@@ -274,6 +274,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     fab = Fabric(name, topo, log=progress)
     kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
     need_root()
+    fab.ensure_new()  # before the try below, which removes what has that name
     progress(f"up {name}: k={topo.k} {topo.kind()}, {len(topo.switches)} switches "
              f"({args.switch}" + (f", {kind.engine} engine" if args.switch == "ofan" else "")
              + f"), {len(topo.hosts)} hosts"

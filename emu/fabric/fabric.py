@@ -81,10 +81,7 @@ class Fabric:
             if name not in t.host_by_name:
                 raise FabricError(f"VM host {name}: no such host (h0..h{len(t.hosts) - 1})", code=2)
         st = self.state
-        if State.load(self.name) is not None or any(
-                n.startswith(self.prefix) for n in netns.list_ns()):
-            raise FabricError(f"fabric {self.name} exists already (ofan-emu down --name "
-                              f"{self.name}, or down --all after a crash)", code=1)
+        self.ensure_new()
         t0 = time.monotonic()
         st.update({"k": t.k, "levels": t.levels, "switch": switch, "engine": kind.engine,
                    "policy": policy, "ofan_mode": ofan_mode, "seed": seed,
@@ -130,6 +127,13 @@ class Fabric:
         st["up_s"] = took
         st.save()
         return took
+
+    def ensure_new(self) -> None:
+        """FabricError if a fabric of this name exists (or left something)."""
+        if State.load(self.name) is not None or any(
+                n.startswith(self.prefix) for n in netns.list_ns()):
+            raise FabricError(f"fabric {self.name} exists already (ofan-emu down --name "
+                              f"{self.name}, or down --all after a crash)", code=1)
 
     def _make_link(self, link: Link) -> None:
         t = self.topo

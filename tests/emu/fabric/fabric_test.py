@@ -238,8 +238,14 @@ def fabric_ofan(name, levels, engine="per-switch"):
 def fabric_kernel(name):
     what = "kernel k=4 levels=3"
     rc, st = emu_json("up", "--k", "4", "--levels", "3", "--name", name, "--switch", "kernel")
-    if not check(f"{what}: up", rc == 0 and st and st["switch"] == "kernel", f"rc={rc}"):
+    if not check(f"{what}: up", rc == 0 and st and st["switch"] == "kernel"
+                 and st["engine"] == "kernel", f"rc={rc}"):
         return
+    rc, _ = emu_json("up", "--k", "4", "--levels", "3", "--name", name, "--switch", "kernel",
+                     ok_codes=(1,))
+    rc2, st = emu_json("status", "--name", name)
+    check(f"{what}: up of a name that is up fails (1) and leaves that fabric as it was",
+          rc == 1 and rc2 == 0 and st and st["phase"] == "ready", f"rc={rc} status rc={rc2}")
     all_pairs(name, what, 240)
     rc, _ = emu_json("fail", "--name", name, "--link", "e1-1:3")
     check(f"{what}: fail --link e1-1:3", rc == 0)
