@@ -47,6 +47,17 @@ def has_netem():
     return probe()
 
 
+def has_shared_engine(build):
+    """Does the ofan-dp in build (a Path) host a whole fabric (-- --fabric)?
+    Until it does, a test skips the shared engine's checks, and says so."""
+    p = subprocess.run([str(build / "dataplane" / "ofan-dp"), "--", "--help"],
+                       capture_output=True, text=True, timeout=30)
+    if "--fabric" in p.stdout + p.stderr:
+        return True
+    log("SKIP: the shared engine's checks: this ofan-dp has no --fabric")
+    return False
+
+
 def last_json(out):
     """The JSON object on the last line of a program's output, or None."""
     try:

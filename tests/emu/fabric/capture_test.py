@@ -3,8 +3,9 @@
 
     capture_test.py      (root; Debian's /usr/bin/python3 and tshark)
 
-On a k=4 leaf-spine of ofan-dp switches: a capture of a host's link during a
-uroce permutation holds RoCEv2 frames that tshark decodes (BTH opcode,
+On a k=4 leaf-spine of ofan-dp switches, on both engines (the shared
+engine's links between switches are in memory): a capture of a host's link
+during a uroce permutation holds RoCEv2 frames that tshark decodes (BTH opcode,
 destination QP, PSN), in both directions, with each QP's PSNs in sequence;
 two captures of one switch run at once; -w - streams into `tshark -i -`;
 --duration ends a capture; bad requests exit 2 with one line. On a kernel
@@ -26,12 +27,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import SKIP, check, failures, has_shared_engine, log  # noqa: E402
 
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 EMU = str(REPO / "emu" / "ofan-emu")
 PID = os.getpid()
-NAMES = [f"ca{PID}", f"ck{PID}"]
+NAMES = [f"ca{PID}", f"ck{PID}", f"cs{PID}"]
 TMP = Path(tempfile.mkdtemp(prefix="ofan-capture-test-"))
 RC_ACK = 17  # the BTH opcode of an RC ACK (IBTA Table 38); RC opcodes are 0..31
 
@@ -71,9 +72,9 @@ def psns_in_sequence(rows: list[list[str]]) -> bool:
     return True
 
 
-def ofan_fabric(name: str) -> None:
-    what = "ofan-dp leaf-spine k=4"
-    r = emu("up", "--k", "4", "--levels", "2", "--name", name)
+def ofan_fabric(name: str, engine: str) -> None:
+    what = "ofan-dp leaf-spine k=4" + (" --engine shared" if engine == "shared" else "")
+    r = emu("up", "--k", "4", "--levels", "2", "--name", name, "--engine", engine)
     if not check(f"{what}: up", r.returncode == 0, r.stderr[-400:]):
         return
     # Bad requests: one line, exit 2.
@@ -195,7 +196,9 @@ def main() -> int:
     atexit.register(cleanup)
     for s in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, lambda *_: sys.exit(1))
-    ofan_fabric(NAMES[0])
+    ofan_fabric(NAMES[0], "per-switch")
+    if has_shared_engine(BUILD):
+        ofan_fabric(NAMES[2], "shared")
     kernel_fabric(NAMES[1])
     log(f"{len(failures)} failure(s)" + (": " + "; ".join(failures) if failures else ""))
     return 1 if failures else 0

@@ -38,7 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, log, rerun_in_vm  # noqa: E402
+from checks import SKIP, check, failures, has_shared_engine, log, rerun_in_vm  # noqa: E402
 from leftovers import leftovers  # noqa: E402
 from run_test import all_verified, fail_under_traffic, run_json  # noqa: E402
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
@@ -318,17 +318,6 @@ def crash_then_down_all(name, killed=()):
               rc == 0 and not any(left.values()), str(left))
 
 
-def has_shared_engine():
-    """Does this ofan-dp host a whole fabric (-- --fabric)? Until it does,
-    the shared engine's checks are skipped, and say so."""
-    p = subprocess.run([str(BUILD / "dataplane/ofan-dp"), "--", "--help"],
-                       capture_output=True, text=True, timeout=30)
-    if "--fabric" in p.stdout + p.stderr:
-        return True
-    log("SKIP: the shared engine's checks: this ofan-dp has no --fabric")
-    return False
-
-
 def main():
     if os.geteuid() != 0:
         log("SKIP: needs root (namespaces, veths, AF_XDP, hugepages)")
@@ -352,7 +341,7 @@ def main():
         crash_then_down_all(NAMES[3], killed=[NAMES[5]])
     else:
         quick = "--quick" in sys.argv
-        shared = not quick and has_shared_engine()
+        shared = not quick and has_shared_engine(BUILD)
         fabric_ofan(NAMES[0], 2)
         if not quick:
             fabric_ofan(NAMES[1], 3)
