@@ -12,20 +12,24 @@ using nlohmann::json;
 
 json EngineJson(const EngineSnapshot& e) {
   if (!e.shared) return {{"kind", "per-switch"}};
-  const bool cpu_bound = e.lag_events > 0;
-  return {
-      {"kind", "shared"},
-      {"now_s", e.now_s},
-      {"windows", e.windows},
-      {"lag_events", e.lag_events},
-      {"lag_max_us", e.lag_max_us},
-      {"lag_threshold_us", e.lag_threshold_us},
-      {"cpu_bound", cpu_bound},
-      {"reason", cpu_bound ? fmt::format("the engine fell behind the wall clock by up to {:.0f} "
-                                         "us ({} times over {:.0f} us)",
-                                         e.lag_max_us, e.lag_events, e.lag_threshold_us)
-                           : std::string()},
-      {"stopped", e.stopped}};
+  const bool cpu_bound = e.lag_events + e.late_tx > 0;
+  std::string reason;
+  if (cpu_bound) {
+    reason = fmt::format(
+        "the engine fell behind the wall clock by up to {:.0f} us (over {:.0f} us: {} windows "
+        "late, {} bursts to hosts late)",
+        e.lag_max_us, e.lag_threshold_us, e.lag_events, e.late_tx);
+  }
+  return {{"kind", "shared"},
+          {"now_s", e.now_s},
+          {"windows", e.windows},
+          {"lag_events", e.lag_events},
+          {"late_tx", e.late_tx},
+          {"lag_max_us", e.lag_max_us},
+          {"lag_threshold_us", e.lag_threshold_us},
+          {"cpu_bound", cpu_bound},
+          {"reason", reason},
+          {"stopped", e.stopped}};
 }
 
 json StatusJson(const Snapshot& s) {

@@ -1,7 +1,7 @@
 #include "dataplane/idle_wait.h"
 
 #include <dirent.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -35,6 +35,7 @@ std::vector<int> AfXdpFds() {
 }
 
 IdleWait::~IdleWait() {
+  if (epfd_ >= 0) close(epfd_);
   if (efd_ >= 0) close(efd_);
 }
 
@@ -43,34 +44,40 @@ bool IdleWait::Init(const std::vector<int>& fds) {
   for (const int fd : fds) {
     if (fd < 0) return true;  // a port without a socket: keep sleeping
   }
+  return InitAlways(fds);
+}
+
+bool IdleWait::InitAlways(const std::vector<int>& fds) {
   efd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (efd_ < 0) return false;
-  fds_ = fds;
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (efd_ < 0 || epfd_ < 0) return false;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = efd_;
+  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, efd_, &ev) != 0) return false;
+  for (const int fd : fds) {
+    if (fd < 0) continue;
+    ev.data.fd = fd;
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) return false;
+  }
   return true;
 }
 
 void IdleWait::Wait(uint32_t us) {
-  pollfd p[17];
-  nfds_t n = 0;
-  for (const int fd : fds_) {
-    if (n == 16) break;
-    p[n++] = {fd, POLLIN, 0};
-  }
-  p[n++] = {efd_, POLLIN, 0};
+  epoll_event ev[8];
   const timespec ts{static_cast<time_t>(us / 1'000'000), static_cast<long>(us % 1'000'000) * 1000};
-  const int r = ppoll(p, n, &ts, nullptr);
-  if (r <= 0) return;
-  if (p[n - 1].revents & POLLIN) {
-    uint64_t v;
-    while (read(efd_, &v, sizeof(v)) == sizeof(v)) {
+  const int r = epoll_pwait2(epfd_, ev, 8, &ts, nullptr);
+  bool traffic = false;
+  for (int i = 0; i < r; ++i) {
+    if (ev[i].data.fd == efd_) {
+      uint64_t v;
+      while (read(efd_, &v, sizeof(v)) == sizeof(v)) {
+      }
+    } else {
+      traffic = true;
     }
   }
-  for (nfds_t i = 0; i + 1 < n; ++i) {
-    if (p[i].revents & POLLIN) {
-      by_traffic_.fetch_add(1, std::memory_order_relaxed);
-      break;
-    }
-  }
+  if (traffic) by_traffic_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void IdleWait::Kick() {

@@ -3,7 +3,7 @@
 // expects:  the worker's ports are started; for AF_XDP ports the PMD has
 //           created its XSK sockets (one per port: queue 0)
 // gives:    Wait(us): when every port of the worker has a pollable socket,
-//           ppoll() on them and on an eventfd until a frame arrives, a kick
+//           epoll on them and on an eventfd until a frame arrives, a kick
 //           or the timeout; otherwise a plain sleep. Notify(): from another
 //           thread that queued frames on a port this worker owns (another
 //           worker, the control thread's ARP/ICMP replies), wakes it if it
@@ -43,6 +43,9 @@ class IdleWait {
   // fds: one pollable fd per port of the worker; an empty list (or any -1)
   // leaves the worker sleeping instead. False if the eventfd cannot be made.
   bool Init(const std::vector<int>& fds);
+  // Blocks on the fds that are sockets (any number; -1s are skipped) and a
+  // kick, whatever the others: the shared engine's wait.
+  bool InitAlways(const std::vector<int>& fds);
   bool can_block() const { return efd_ >= 0; }
 
   // Worker side. Begin() announces the wait; the worker then looks at its
@@ -64,8 +67,8 @@ class IdleWait {
   uint64_t wakeups_by_traffic() const { return by_traffic_.load(std::memory_order_relaxed); }
 
  private:
-  std::vector<int> fds_;  // not owned: the PMD's sockets
   int efd_ = -1;
+  int epfd_ = -1;  // epoll over the PMD's sockets (not owned) and efd_
   std::atomic<bool> waiting_{false};
   std::atomic<uint64_t> by_traffic_{0};
 };

@@ -63,7 +63,7 @@ struct SnapshotParts {
 struct EngineSnapshot {
   bool shared = false;
   double now_s = 0;  // emulated time
-  uint64_t windows = 0, lag_events = 0;
+  uint64_t windows = 0, lag_events = 0, late_tx = 0;
   double lag_max_us = 0, lag_threshold_us = 0;
   bool stopped = false;  // this switch (switch_admin down)
 };

@@ -615,6 +615,7 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
     if (const EngineLag* l = engine_.lag) {
       s.engine.windows = l->windows.load();
       s.engine.lag_events = l->events.load();
+      s.engine.late_tx = l->late_tx.load();
       s.engine.lag_max_us = static_cast<double>(l->max_ps.load()) / 1e6;
       s.engine.lag_threshold_us = static_cast<double>(l->threshold_ps.load()) / 1e6;
     }

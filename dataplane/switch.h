@@ -124,12 +124,14 @@ struct alignas(64) Worker {
 // by its thread, read by every hosted switch's status, reset with the
 // switches' queue statistics.
 struct EngineLag {
-  std::atomic<uint64_t> events{0};  // windows run, or frames to hosts sent, late
-  std::atomic<uint64_t> max_ps{0};  // the largest lag
+  std::atomic<uint64_t> events{0};   // windows run late
+  std::atomic<uint64_t> late_tx{0};  // bursts to hosts sent late
+  std::atomic<uint64_t> max_ps{0};   // the largest lag
   std::atomic<uint64_t> windows{0};
   std::atomic<uint64_t> threshold_ps{0};
   void Reset() {
     events.store(0);
+    late_tx.store(0);
     max_ps.store(0);
   }
 };

@@ -27,8 +27,9 @@
 // lookahead), so nothing sent in a window arrives within it and every
 // switch can run its window alone; a switch takes its inputs merged in
 // time order. With nothing due the thread sleeps until the next event or
-// until a host sends. When the wall clock is ahead of an event by more than
-// the lag threshold (a frame time), the lag is counted: the run was
+// until a host sends; busy, it runs a pass per batch (a fraction of the lag
+// threshold) and every event due by then in it, not a wakeup per event. When the wall clock is
+// ahead of an event by more than the lag threshold (a frame time), the lag is counted: the run was
 // CPU-bound (a host saw frames later than the fabric says they arrived).
 #pragma once
 
@@ -57,6 +58,9 @@ struct EngineConfig {
   // Falling behind the wall clock by more than this is lag (0: the time of
   // a largest frame at the fastest link).
   double lag_us = 0;
+  // While busy, a pass at most every this long (0: a quarter of the lag
+  // threshold, at most 100 us).
+  double batch_us = 0;
   uint32_t max_wait_us = 100000;  // the longest sleep when nothing is due
 };
 
@@ -126,6 +130,7 @@ class Engine {
   fabric::TimePs lookahead_ = 0;
   uint64_t lag_threshold_ = 0;
   uint32_t max_wait_us_ = 100000;
+  uint64_t batch_ps_ = 0;
   EngineLag lag_;
   IdleWait wait_;
   struct PoolFree {
