@@ -7,7 +7,9 @@ On a k=4 leaf-spine of ofan-dp switches, on both engines (the shared
 engine's links between switches are in memory): a capture of a host's link
 during a uroce permutation holds RoCEv2 frames that tshark decodes (BTH opcode,
 destination QP, PSN), in both directions, with each QP's PSNs in sequence;
-two captures of one switch run at once; -w - streams into `tshark -i -`;
+two captures of one switch run at once (on the shared engine, the uplink's
+timestamps are emulated: frames it sent one after another are at least a
+serialisation apart at the link's rate); -w - streams into `tshark -i -`;
 --duration ends a capture; bad requests exit 2 with one line. On a kernel
 leaf-spine the same verb captures with dumpcap. Nothing is left behind.
 
@@ -33,6 +35,7 @@ BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 EMU = str(REPO / "emu" / "ofan-emu")
 PID = os.getpid()
 NAMES = [f"ca{PID}", f"ck{PID}", f"cs{PID}"]
+LINK_MBPS = 100
 TMP = Path(tempfile.mkdtemp(prefix="ofan-capture-test-"))
 RC_ACK = 17  # the BTH opcode of an RC ACK (IBTA Table 38); RC opcodes are 0..31
 
@@ -72,9 +75,22 @@ def psns_in_sequence(rows: list[list[str]]) -> bool:
     return True
 
 
+def serialised(rows: list[list[str]], mbps: float) -> tuple[bool, str]:
+    """Rows (time_epoch, frame.len) of frames one port sent: each is at least
+    its own serialisation after the one before (1 ns of rounding allowed)."""
+    from decimal import Decimal
+    worst = None
+    for (t0, _), (t1, n1) in zip(rows, rows[1:]):
+        gap_ns = (Decimal(t1) - Decimal(t0)) * 10**9
+        slack = gap_ns - Decimal(int(n1) * 8) * 1000 / Decimal(mbps)
+        worst = slack if worst is None else min(worst, slack)
+    return (worst is not None and worst >= -1), f"{len(rows)} frames, least slack {worst} ns"
+
+
 def ofan_fabric(name: str, engine: str) -> None:
     what = "ofan-dp leaf-spine k=4" + (" --engine shared" if engine == "shared" else "")
-    r = emu("up", "--k", "4", "--levels", "2", "--name", name, "--engine", engine)
+    r = emu("up", "--k", "4", "--levels", "2", "--name", name, "--engine", engine,
+            "--link-mbps", str(LINK_MBPS))
     if not check(f"{what}: up", r.returncode == 0, r.stderr[-400:]):
         return
     # Bad requests: one line, exit 2.
@@ -133,6 +149,13 @@ def ofan_fabric(name: str, engine: str) -> None:
     names = {r[0] for r in tshark_fields(up_file, "frame.interface_name")}
     check(f"{what}: the uplink capture names its interface", names == {f"{name}-l0:p2"},
           str(names))
+    if engine == "shared":
+        # Direction 0: sent by the switch on that port (pcapng's outbound).
+        sent = [r for r in tshark_fields(up_file, "frame.p2p_dir", "frame.time_epoch",
+                                         "frame.len") if len(r) == 3 and r[0] == "0"]
+        ok, detail = serialised([r[1:] for r in sent], LINK_MBPS)
+        check(f"{what}: emulated timestamps: frames sent on the in-memory uplink are a "
+              "serialisation apart at the link's rate", ok and len(sent) >= 10, detail)
 
     # -w - into tshark -i -, ended by --duration.
     reader = subprocess.Popen(["tshark", "-i", "-", "-T", "fields", "-e", "ip.dst"],
