@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dataplane/config.h"
+#include "dataplane/switch.h"
 
 namespace ofan::dp {
 
@@ -12,13 +13,14 @@ using nlohmann::json;
 
 json EngineJson(const EngineSnapshot& e) {
   if (!e.shared) return {{"kind", "per-switch"}};
-  const bool cpu_bound = e.lag_events + e.late_tx > 0;
+  const bool cpu_bound = e.lag_share > kCpuBoundLagShare;
   std::string reason;
   if (cpu_bound) {
     reason = fmt::format(
-        "the engine fell behind the wall clock by up to {:.0f} us (over {:.0f} us: {} windows "
-        "late, {} bursts to hosts late)",
-        e.lag_max_us, e.lag_threshold_us, e.lag_events, e.late_tx);
+        "the engine was behind the wall clock for {:.1f}% of the time (limit {:.0f}%), by up to "
+        "{:.0f} us ({} passes over {:.0f} us, {} bursts to hosts late)",
+        100 * e.lag_share, 100 * kCpuBoundLagShare, e.lag_max_us, e.lag_events, e.lag_threshold_us,
+        e.late_tx);
   }
   return {{"kind", "shared"},
           {"now_s", e.now_s},
@@ -27,6 +29,8 @@ json EngineJson(const EngineSnapshot& e) {
           {"late_tx", e.late_tx},
           {"lag_max_us", e.lag_max_us},
           {"lag_threshold_us", e.lag_threshold_us},
+          {"lag_share", e.lag_share},
+          {"lag_share_limit", kCpuBoundLagShare},
           {"cpu_bound", cpu_bound},
           {"reason", reason},
           {"stopped", e.stopped}};

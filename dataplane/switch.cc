@@ -590,7 +590,7 @@ Status Switch::LoadMasks(const std::vector<lb::PortMask>& masks) {
 
 void Switch::ResetQueueStats() {
   const uint64_t now = Now();
-  if (engine_.lag) engine_.lag->Reset();  // a new measurement starts: lag too
+  if (engine_.lag) engine_.lag->Reset(now);  // a new measurement starts: lag too
   for (PortQueue& q : queues_) q.ResetStats(now);
 }
 
@@ -616,6 +616,9 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       s.engine.windows = l->windows.load();
       s.engine.lag_events = l->events.load();
       s.engine.late_tx = l->late_tx.load();
+      const uint64_t span = Now() - std::min(Now(), l->since_ps.load());
+      s.engine.lag_share =
+          span ? static_cast<double>(l->late_ps.load()) / static_cast<double>(span) : 0;
       s.engine.lag_max_us = static_cast<double>(l->max_ps.load()) / 1e6;
       s.engine.lag_threshold_us = static_cast<double>(l->threshold_ps.load()) / 1e6;
     }

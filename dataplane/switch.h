@@ -123,16 +123,27 @@ struct alignas(64) Worker {
 // How far the shared engine fell behind the wall clock (engine.h): written
 // by its thread, read by every hosted switch's status, reset with the
 // switches' queue statistics.
+// A fabric behind the wall clock for more than this share of the time is
+// CPU-bound: its hosts saw a distorted fabric that long (the per-switch
+// engine's rule for its shapers' lost line time, emu/fabric/run.py, is the
+// same 5%). Single stalls of a millisecond happen on two shared cores even
+// when the engine is idle most of the time; they are counted, not flagged.
+inline constexpr double kCpuBoundLagShare = 0.05;
+
 struct EngineLag {
-  std::atomic<uint64_t> events{0};   // windows run late
-  std::atomic<uint64_t> late_tx{0};  // bursts to hosts sent late
-  std::atomic<uint64_t> max_ps{0};   // the largest lag
+  std::atomic<uint64_t> events{0};    // passes that found the fabric behind
+  std::atomic<uint64_t> late_tx{0};   // bursts to hosts sent late
+  std::atomic<uint64_t> max_ps{0};    // the largest lag
+  std::atomic<uint64_t> late_ps{0};   // time spent behind
+  std::atomic<uint64_t> since_ps{0};  // emulated time of the last reset
   std::atomic<uint64_t> windows{0};
   std::atomic<uint64_t> threshold_ps{0};
-  void Reset() {
+  void Reset(uint64_t now_ps) {
     events.store(0);
     late_tx.store(0);
     max_ps.store(0);
+    late_ps.store(0);
+    since_ps.store(now_ps);
   }
 };
 

@@ -46,6 +46,8 @@ Status SimConfig::Validate() const {
   if (payload + header > 65535 * 16) return bad("frame too large");
   if (gap_bytes > 4096) return bad(fmt::format("--gap-bytes must be <= 4096, got {}", gap_bytes));
   if (!(load > 0 && load <= 1.0)) return bad(fmt::format("--load must be in (0, 1], got {}", load));
+  if (host_burst == 0 || host_burst > 1024)
+    return bad(fmt::format("--host-burst must be in [1, 1024] frames, got {}", host_burst));
   if (!(fail_prob >= 0 && fail_prob < 1))
     return bad(fmt::format("--fail-prob must be in [0, 1), got {}", fail_prob));
   if (msg_bytes == 0) return bad("--msg must be > 0");

@@ -42,6 +42,11 @@ struct SimConfig {
   uint32_t ack_bytes = 64;
   uint32_t gap_bytes = 20;  // 12 B IFG + 8 B preamble/SFD
   double load = 1.0;        // rho: hosts pace data at this fraction of line rate
+  // The host pacer's bucket, in data frames: a host that fell behind (its
+  // NIC busy with ACKs, or idle at the start) sends up to this many at line
+  // rate to catch up. 1: strictly periodic (the paper's model); uroce's
+  // hosts in ofan-emu run with 8, and --with-sim passes it.
+  uint32_t host_burst = 1;
 
   uint64_t buffer_bytes = 0;    // per output port; 0 = infinite (§6 default)
   uint64_t ecn_bytes = 80'000;  // CE-mark above this backlog (marking only: no CCA)

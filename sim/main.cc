@@ -370,6 +370,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--load", c.load, "rho: hosts pace data at this fraction of line rate, (0, 1]")
       ->capture_default_str();
+  app.add_option("--host-burst", c.host_burst,
+                 "the host pacer's bucket in data frames: up to this many at line rate to catch "
+                 "up (1: strictly periodic)")
+      ->capture_default_str();
   app.add_option("--buffer", buffer,
                  "per-port buffer, e.g. 800KB; 0 = infinite (drops are not recovered)")
       ->capture_default_str();

@@ -59,7 +59,9 @@ struct FlowState {
 struct HostState {
   std::vector<uint32_t> active;  // flows with data left to send
   uint32_t rr = 0;
-  TimePs next_data = 0;
+  TimePs next_data = 0;  // when the pacer's bucket next holds a frame
+  double tokens = 0;     // frames in the bucket as of tok_time (at most host_burst)
+  TimePs tok_time = 0;
   std::vector<uint32_t> acks;  // ACK packets waiting for the NIC (FIFO)
   uint32_t acks_head = 0;
   bool last_was_ack = false;
@@ -105,6 +107,7 @@ class Simulator {
     const auto wall0 = std::chrono::steady_clock::now();
     Rng jitter(SplitMix64(c_.seed) ^ 0x7177ull);
     for (uint32_t h = 0; h < n_; ++h) {
+      hosts_[h].tokens = c_.host_burst;  // the bucket starts full
       if (!hosts_[h].active.empty()) ScheduleWake(h, 0);
     }
     uint64_t next_progress = 1u << 20;
@@ -401,6 +404,18 @@ class Simulator {
     Push(t, EventType::kHostWake, h, 0, 0, ++hs.wake_gen);
   }
 
+  // The host's pacer: a bucket of host_burst frames filling at one frame
+  // per data interval (full at the start). With one frame it is strictly
+  // periodic pacing that never catches up.
+  void Refill(HostState& hs) {
+    if (now_ > hs.tok_time) {
+      hs.tokens =
+          std::min<double>(c_.host_burst, hs.tokens + static_cast<double>(now_ - hs.tok_time) /
+                                                          static_cast<double>(data_interval_));
+      hs.tok_time = now_;
+    }
+  }
+
   // The host NIC: when free, alternate between pending ACKs and paced data.
   void HostTry(uint32_t h) {
     HostState& hs = hosts_[h];
@@ -408,6 +423,7 @@ class Simulator {
       ScheduleWake(h, hs.nic_free);
       return;
     }
+    if (c_.host_burst > 1) Refill(hs);
     const bool data_ready = !hs.active.empty() && hs.next_data <= now_;
     const bool ack_ready = hs.acks_head < hs.acks.size();
     if (!data_ready && !ack_ready) {
@@ -450,7 +466,17 @@ class Simulator {
       } else {
         ++hs.rr;
       }
-      hs.next_data = now_ + data_interval_;
+      if (c_.host_burst > 1) {
+        // One frame from the pacer's bucket; the next is there when the
+        // bucket holds one again.
+        hs.tokens -= 1;
+        hs.next_data = hs.tokens >= 1
+                           ? now_
+                           : now_ + static_cast<TimePs>(std::ceil(
+                                        (1 - hs.tokens) * static_cast<double>(data_interval_)));
+      } else {
+        hs.next_data = now_ + data_interval_;  // strictly periodic
+      }
       ser = ser_data_;
       ++data_sent_;
     }

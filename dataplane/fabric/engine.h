@@ -116,7 +116,7 @@ class Engine {
   uint64_t WallPs() const;
   void Loop();
   uint32_t PollHosts();
-  void ReleaseToHosts(uint64_t wall);
+  uint64_t ReleaseToHosts(uint64_t wall);  // returns the latest release's lateness
   uint64_t NextEvent();
   void RunSwitch(uint32_t s, fabric::TimePs end);
   static uint16_t ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n);
@@ -131,6 +131,7 @@ class Engine {
   uint64_t lag_threshold_ = 0;
   uint32_t max_wait_us_ = 100000;
   uint64_t batch_ps_ = 0;
+  uint64_t last_pass_wall_ = 0;
   EngineLag lag_;
   IdleWait wait_;
   struct PoolFree {

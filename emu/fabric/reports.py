@@ -34,6 +34,7 @@ HOST_REPORT_SHAPE = {
 SIM_REPORT_SHAPE = {
     "queue_max_pkts": float, "cct_inflation": float, "cct_us": float,
     "cct_lower_bound_us": float, "stages": MapOf({"max_pkts": float}),
+    "flows_incomplete?": int,
 }
 # ofan-dp's status: its engine (per-switch, or the shared engine's instance),
 # with the shared engine's lag behind wall-clock time and its verdict.

@@ -37,6 +37,12 @@ from .tools import FabricError, rt_prefix, run as run_cmd, tool
 PAYLOAD = 2048
 HEADER = 62
 DATA_FRAME_BYTES = PAYLOAD + HEADER
+# The uroce host pacer's bucket, in data frames; ofan-sim --host-burst gets
+# the same. Two (as the switches have) paced smoothly but lost 30% of the
+# line time to late wakeups on two shared cores; 32 KiB opened every run
+# with a 16-frame burst. Eight: CCT within ~10% of the NIC bound, catch-up
+# bursts of at most 8.
+HOST_BURST_FRAMES = 8
 # ofan-rc-1's TCP port (emu/rcx/rc_exchange.h kDefaultPort, perftest's).
 RC_PORT = 18515
 # A run on the per-switch engine is CPU-bound when a switch's shaper lost
@@ -254,13 +260,11 @@ class Runner:
              pace: float, deadline_s: float, hosts: list[HostInfo]) -> Record:
         rate = {h["name"]: rate_gbps(self.topo.link_at(h["name"], 0).attrs) for h in hosts}
         rto_us = self.rto_us()
-        # The host pacer's bucket: eight frames. Two (as the switches have)
-        # paced smoothly but lost 30% of the line time to late wakeups on two
-        # shared cores; 32 KiB opened every run with a 16-frame burst. Eight:
-        # CCT within ~10% of the NIC bound, catch-up bursts of at most 8.
+        # The host pacer's bucket: HOST_BURST_FRAMES (ofan-sim gets the same).
         return {"workload": workload, "msg_bytes": msg, "seed": seed, "qps_per_peer": qps,
                 "entropy": entropy, "ooo": ooo, "pace_fraction": pace, "mtu": PAYLOAD,
-                "deadline_s": deadline_s, "burst_bytes": 8 * (DATA_FRAME_BYTES + 20),
+                "deadline_s": deadline_s,
+                "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + 20),
                 "rto_us": rto_us,
                 "k": self.topo.k, "levels": self.topo.levels,
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
@@ -453,26 +457,57 @@ class Runner:
                     f"fabric's links run at {', '.join(f'{r:g}' for r in rates)} Gb/s")
         return rates[0], note
 
+    def sim_link_args(self) -> tuple[list[str], list[str]]:
+        """ofan-sim's buffer, ECN threshold and latency: the fabric's links',
+        so that both see the same ports (ofan-sim has one value of each for
+        every link: where the links differ, the smallest, and a note)."""
+        args: list[str] = []
+        notes: list[str] = []
+
+        def value(key: str, v: Any) -> float:
+            return float(v) if key == "latency_us" else float(parse_size(v, key))
+
+        for key, flag in (("buffer", "--buffer"), ("ecn", "--ecn"),
+                          ("latency_us", "--latency-us")):
+            vals = sorted({value(key, li.attrs[key]) for li in self.topo.links})
+            if len(vals) > 1:
+                notes.append(f"ofan-sim runs every link with {key} {vals[0]:.0f} (the smallest "
+                             f"of {', '.join(f'{v:.0f}' for v in vals)})")
+            args += [flag, f"{vals[0]:g}" if key == "latency_us" else str(int(vals[0]))]
+        return args, notes
+
     def sim(self, lb: str, workload: str, msg: int, seed: int, pace: float,
             nhosts: int) -> Record | None:
+        """The same scenario in ofan-sim, like for like: the fabric's link
+        rate, buffers, ECN threshold and latency, and the hosts' pacer (rate
+        and bucket). A buffer that drops in the simulator ends its flows
+        (it recovers nothing): its queues still compare, its CCT does not."""
         if workload not in ("perm", "a2a"):
             return None
         rate, note = self.sim_link_gbps()
-        if note:
-            self.log(f"  sim: {note}")
+        link_args, notes = self.sim_link_args()
+        for n in ([note] if note else []) + notes:
+            self.log(f"  sim: {n}")
         sim_msg = msg if workload == "perm" else max(1, msg // nhosts)
         cmd = [tool("ofan-sim"), "--k", str(self.topo.k), "--levels", str(self.topo.levels),
                "--lb", lb, "--workload", workload, "--msg", str(sim_msg), "--seed", str(seed),
                "--link-gbps", str(rate), "--payload", str(PAYLOAD), "--header", str(HEADER),
-               "--load", str(pace), "--json", "--no-progress"]
+               "--load", str(pace), "--host-burst", str(HOST_BURST_FRAMES), *link_args,
+               "--json", "--no-progress"]
         p = run_cmd(cmd, check=False, timeout=600)
         if p.returncode not in (0, 3):
             raise FabricError(f"ofan-sim failed ({p.returncode}): {last_words(p.stderr)}")
         d = reports.parse_sim_report(p.stdout)
-        return {"queue_max_pkts": d["queue_max_pkts"], "cct_inflation": d["cct_inflation"],
-                "cct_us": d["cct_us"], "cct_lower_bound_us": d["cct_lower_bound_us"],
+        incomplete = d.get("flows_incomplete", 0) > 0
+        if incomplete:
+            notes.append(f"ofan-sim dropped at a full buffer and recovers nothing: "
+                         f"{d['flows_incomplete']} flows incomplete, its CCT is not comparable")
+        return {"queue_max_pkts": d["queue_max_pkts"],
+                "cct_inflation": None if incomplete else d["cct_inflation"],
+                "cct_us": None if incomplete else d["cct_us"],
+                "cct_lower_bound_us": d["cct_lower_bound_us"],
                 "stages": {k: v["max_pkts"] for k, v in d["stages"].items()},
-                "link_gbps": rate, "note": note}
+                "link_gbps": rate, "note": "; ".join(([note] if note else []) + notes) or None}
 
 
 def last_words(err: str, n: int = 300) -> str:
@@ -648,8 +683,9 @@ def _merge(per_seed: list[Record]) -> Record:
                      for st in per_seed[0]["stages"]}  # switch_report's order: facts.stages()
     if per_seed[0].get("sim"):
         sims = [x["sim"] for x in per_seed if x.get("sim")]
+        infl = [s["cct_inflation"] for s in sims if s.get("cct_inflation") is not None]
         out["sim"] = {"queue_max_pkts": statistics.mean(s["queue_max_pkts"] for s in sims),
-                      "cct_inflation": statistics.mean(s["cct_inflation"] for s in sims),
+                      "cct_inflation": statistics.mean(infl) if len(infl) == len(sims) else None,
                       "stages": {st: statistics.mean(s["stages"].get(st, 0) for s in sims)
                                  for st in sims[0]["stages"]}}
     return out
@@ -737,24 +773,34 @@ def plot(res: Record, path: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     x = range(len(lbs))
     emu_q = [r["queue_max_pkts"] for r in runs]
-    axes[0].bar([i - 0.2 for i in x], emu_q, 0.4, label="emulated (ofan-emu)")
+    bars = axes[0].bar([i - 0.2 for i in x], emu_q, 0.4, label="emulated (ofan-emu)")
+    # A CPU-bound run's figures do not count: hatched and marked.
+    for b, r in zip(bars, runs):
+        if r["cpu_bound"]:
+            b.set_hatch("//")
+            b.set_alpha(0.5)
+            axes[0].annotate("CPU-bound", (b.get_x() + b.get_width() / 2, b.get_height()),
+                             ha="center", va="bottom", fontsize=7, rotation=90)
     if any(r.get("sim") for r in runs):
         axes[0].bar([i + 0.2 for i in x], [(r.get("sim") or {}).get("queue_max_pkts", 0)
                                            for r in runs], 0.4, label="simulated (ofan-sim)")
     axes[0].set_xticks(list(x), lbs)
-    axes[0].set_ylabel("max switch queue (data packets)")
+    # Ofan's queues are a few packets, ECMP's hundreds: a log axis shows both.
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("max switch queue (data packets, log)")
     axes[0].legend()
     axes[1].bar([i - 0.2 for i in x], [r.get("cct_inflation") or 0 for r in runs], 0.4,
                 label="emulated")
     if any(r.get("sim") for r in runs):
-        axes[1].bar([i + 0.2 for i in x], [(r.get("sim") or {}).get("cct_inflation", 0)
+        axes[1].bar([i + 0.2 for i in x], [(r.get("sim") or {}).get("cct_inflation") or 0
                                            for r in runs], 0.4, label="simulated")
     axes[1].set_xticks(list(x), lbs)
     axes[1].set_ylabel("CCT inflation (CCT / NIC-bound - 1)")
     axes[1].axhline(0.0, color="gray", lw=0.8)
     axes[1].legend()
+    engine = f", {res['engine']} engine" if res.get("engine", "kernel") != "kernel" else ""
     fig.suptitle(f"{res['workload']}, {res['msg_bytes']} B, {res['hosts']} hosts, k={res['k']} "
-                 f"({res['switch']} switches)")
+                 f"({res['switch']} switches{engine}); hatched: CPU-bound")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

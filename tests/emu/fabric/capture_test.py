@@ -79,11 +79,9 @@ def serialised(rows: list[list[str]], mbps: float) -> tuple[bool, str]:
     """Rows (time_epoch, frame.len) of frames one port sent: each is at least
     its own serialisation after the one before (1 ns of rounding allowed)."""
     from decimal import Decimal
-    worst = None
-    for (t0, _), (t1, n1) in zip(rows, rows[1:]):
-        gap_ns = (Decimal(t1) - Decimal(t0)) * 10**9
-        slack = gap_ns - Decimal(int(n1) * 8) * 1000 / Decimal(mbps)
-        worst = slack if worst is None else min(worst, slack)
+    slacks = [(Decimal(t1) - Decimal(t0)) * 10**9 - Decimal(int(n1) * 8) * 1000 / Decimal(mbps)
+              for (t0, _), (t1, n1) in zip(rows, rows[1:])]
+    worst = min(slacks) if slacks else None
     return (worst is not None and worst >= -1), f"{len(rows)} frames, least slack {worst} ns"
 
 
