@@ -23,9 +23,9 @@
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/units.h"
+#include "dataplane/hostio/loopback_wire.h"
 #include "emu/uroce/collective_mode.h"
 #include "emu/uroce/host.h"
-#include "emu/uroce/loopback_wire.h"
 #include "emu/uroce/peer_mode.h"
 #include "emu/uroce/uroce_transport.h"
 

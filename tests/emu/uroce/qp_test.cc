@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "dataplane/hostio/loopback_wire.h"
 #include "emu/uroce/host.h"
-#include "emu/uroce/loopback_wire.h"
 
 namespace ofan::uroce {
 namespace {

@@ -30,11 +30,10 @@
 #include <cstring>
 #include <vector>
 
-#include "emu/uroce/packet_io.h"
-#include "emu/uroce/qp.h"
-#include "emu/uroce/xdp_filter.h"
+#include "dataplane/hostio/packet_io.h"
+#include "dataplane/hostio/xdp_filter.h"
 
-namespace ofan::uroce {
+namespace ofan::hostio {
 namespace {
 
 // libxdp and libbpf narrate every program load (and the missing bpffs of
@@ -50,9 +49,9 @@ class AfPacketIo : public PacketIo {
  public:
   static constexpr uint32_t kBatch = 64;
   AfPacketIo(int fd, int udp_guard, int ifindex) : fd_(fd), guard_(udp_guard), ifindex_(ifindex) {
-    bufs_.resize(static_cast<size_t>(kBatch) * kMaxFrame);
+    bufs_.resize(static_cast<size_t>(kBatch) * kIoMaxFrame);
     for (uint32_t i = 0; i < kBatch; ++i) {
-      iov_[i] = iovec{bufs_.data() + static_cast<size_t>(i) * kMaxFrame, kMaxFrame};
+      iov_[i] = iovec{bufs_.data() + static_cast<size_t>(i) * kIoMaxFrame, kIoMaxFrame};
       msgs_[i] = mmsghdr{};
       msgs_[i].msg_hdr.msg_iov = &iov_[i];
       msgs_[i].msg_hdr.msg_iovlen = 1;
@@ -369,4 +368,4 @@ Result<std::unique_ptr<PacketIo>> OpenIo(IoKind kind, const IfaceInfo& iface, st
   return OpenAfPacket(iface);
 }
 
-}  // namespace ofan::uroce
+}  // namespace ofan::hostio

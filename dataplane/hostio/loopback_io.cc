@@ -1,7 +1,7 @@
 // The in-process PacketIo pair of packet_io.h over a LoopbackWire.
-#include "emu/uroce/loopback_wire.h"
+#include "dataplane/hostio/loopback_wire.h"
 
-namespace ofan::uroce {
+namespace ofan::hostio {
 
 namespace {
 
@@ -51,4 +51,4 @@ LoopbackPair MakeLoopbackPair(const Impairment& a_to_b, const Impairment& b_to_a
   return p;
 }
 
-}  // namespace ofan::uroce
+}  // namespace ofan::hostio

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "emu/uroce/packet_io.h"
+#include "dataplane/hostio/packet_io.h"
 
-namespace ofan::uroce {
+namespace ofan::hostio {
 
 class LoopbackWire {
  public:
@@ -68,4 +68,4 @@ class LoopbackWire {
   }
 };
 
-}  // namespace ofan::uroce
+}  // namespace ofan::hostio

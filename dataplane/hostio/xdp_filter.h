@@ -21,7 +21,7 @@
 
 #include "common/result.h"
 
-namespace ofan::uroce {
+namespace ofan::hostio {
 
 class RoceXdpFilter {
  public:
@@ -40,4 +40,4 @@ class RoceXdpFilter {
   int map_fd_, prog_fd_, link_fd_;
 };
 
-}  // namespace ofan::uroce
+}  // namespace ofan::hostio

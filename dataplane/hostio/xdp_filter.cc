@@ -1,4 +1,4 @@
-#include "emu/uroce/xdp_filter.h"
+#include "dataplane/hostio/xdp_filter.h"
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -13,7 +13,7 @@
 
 #include "dataplane/packet/roce.h"
 
-namespace ofan::uroce {
+namespace ofan::hostio {
 namespace {
 
 bpf_insn Insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm) {
@@ -113,4 +113,4 @@ RoceXdpFilter::~RoceXdpFilter() {
   close(map_fd_);
 }
 
-}  // namespace ofan::uroce
+}  // namespace ofan::hostio
