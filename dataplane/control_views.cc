@@ -31,6 +31,8 @@ json EngineJson(const EngineSnapshot& e) {
           {"lag_threshold_us", e.lag_threshold_us},
           {"lag_share", e.lag_share},
           {"lag_share_limit", kCpuBoundLagShare},
+          {"pass_max_us", e.pass_max_us},
+          {"wake_late_max_us", e.wake_late_max_us},
           {"cpu_bound", cpu_bound},
           {"reason", reason},
           {"stopped", e.stopped}};

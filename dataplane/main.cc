@@ -8,6 +8,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -93,6 +94,11 @@ void CatchSignals() {
 
 // --fabric: the shared engine, one control socket per switch.
 int RunFabric(const std::vector<std::string>& eal_args, const EngineConfig& fc) {
+  // Every host port's AF_XDP socket pins its UMEM, which the kernel may
+  // charge to RLIMIT_MEMLOCK: 8 MiB by default, exhausted near the 50th
+  // port (a k=6 fabric has 54 hosts). Best effort (root may raise it).
+  const rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+  setrlimit(RLIMIT_MEMLOCK, &unlimited);
   if (!HasArg(eal_args, {"--no-huge"}) && FreeHugepages() == 0) {
     std::cerr << "ofan-dp: no free hugepages (bash scripts/hugepages.sh)\n";
     return kExitEnv;

@@ -66,6 +66,7 @@ struct EngineSnapshot {
   uint64_t windows = 0, lag_events = 0, late_tx = 0;
   double lag_max_us = 0, lag_threshold_us = 0;
   double lag_share = 0;  // of the time since the last reset, spent behind
+  double pass_max_us = 0, wake_late_max_us = 0;
   bool stopped = false;  // this switch (switch_admin down)
 };
 

@@ -616,6 +616,8 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       s.engine.windows = l->windows.load();
       s.engine.lag_events = l->events.load();
       s.engine.late_tx = l->late_tx.load();
+      s.engine.pass_max_us = static_cast<double>(l->pass_max_ps.load()) / 1e6;
+      s.engine.wake_late_max_us = static_cast<double>(l->wake_late_max_ps.load()) / 1e6;
       const uint64_t span = Now() - std::min(Now(), l->since_ps.load());
       s.engine.lag_share =
           span ? static_cast<double>(l->late_ps.load()) / static_cast<double>(span) : 0;

@@ -136,6 +136,9 @@ struct EngineLag {
   std::atomic<uint64_t> max_ps{0};    // the largest lag
   std::atomic<uint64_t> late_ps{0};   // time spent behind
   std::atomic<uint64_t> since_ps{0};  // emulated time of the last reset
+  // Why it was behind: its longest pass, its latest wakeup (past the time
+  // its wait meant to end: the OS's doing).
+  std::atomic<uint64_t> pass_max_ps{0}, wake_late_max_ps{0};
   std::atomic<uint64_t> windows{0};
   std::atomic<uint64_t> threshold_ps{0};
   void Reset(uint64_t now_ps) {
@@ -144,6 +147,8 @@ struct EngineLag {
     max_ps.store(0);
     late_ps.store(0);
     since_ps.store(now_ps);
+    pass_max_ps.store(0);
+    wake_late_max_ps.store(0);
   }
 };
 

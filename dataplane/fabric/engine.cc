@@ -41,6 +41,10 @@ constexpr int kEngineNice = -10;
 
 Error Bad(const std::string& m) { return MakeError(ErrorCode::kInvalidArgument, m); }
 
+void AtomicMax(std::atomic<uint64_t>& a, uint64_t v) {  // one writer: the engine thread
+  if (v > a.load(std::memory_order_relaxed)) a.store(v, std::memory_order_relaxed);
+}
+
 uint64_t TscPs(void* ctx) {
   const auto* e = static_cast<const std::pair<uint64_t, uint64_t>*>(ctx);  // tsc0, hz
   const uint64_t dt = rte_rdtsc() - e->first;
@@ -161,8 +165,12 @@ Engine::~Engine() {
   }
   switches_.clear();
   for (HostPort& h : hosts_) {
-    rte_eth_dev_stop(h.dev);
-    rte_eth_dev_close(h.dev);
+    if (h.io) {
+      h.io.reset();  // detaches its XDP program, in the namespace
+    } else {
+      rte_eth_dev_stop(h.dev);
+      rte_eth_dev_close(h.dev);
+    }
   }
 }
 
@@ -312,6 +320,26 @@ Status Engine::Build(const EngineConfig& c) {
 
 Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& h) {
   const std::string where = fmt::format("switch {} port {} ({})", sc.name, pc.port, pc.dev);
+  if (pc.dev.rfind("net_af_xdp", 0) == 0) {
+    // The interface from the devargs ("net_af_xdp0,iface=p0,..."); the other
+    // arguments are DPDK's and mean nothing to a socket of our own.
+    std::string iface;
+    for (size_t at = pc.dev.find(','); at != std::string::npos;) {
+      const size_t next = pc.dev.find(',', at + 1);
+      const std::string kv =
+          pc.dev.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+      if (kv.rfind("iface=", 0) == 0) iface = kv.substr(6);
+      at = next;
+    }
+    if (iface.empty()) return Bad(where + ": no iface= in the AF_XDP devargs");
+    auto info = hostio::ReadIface(sc.netns, iface);
+    if (!info) return MakeError(ErrorCode::kNotFound, where + ": " + info.error().message);
+    auto io = hostio::OpenAfXdp(*info);
+    if (!io) return MakeError(ErrorCode::kIo, where + ": " + io.error().message);
+    h.io = std::move(*io);
+    h.fd = h.io->fd();
+    return {};
+  }
   // Inside the switch's namespace: the interface is found, and the AF_XDP
   // socket bound, there.
   return InNetns(sc.netns, [&]() -> Status {
@@ -404,7 +432,24 @@ uint32_t Engine::PollHosts() {
   const fabric::TimePs done = now_.load(std::memory_order_relaxed);
   for (HostPort& h : hosts_) {
     rte_mbuf* b[kMaxBurst];
-    const uint16_t n = rte_eth_rx_burst(h.dev, 0, b, kMaxBurst);
+    uint16_t n = 0;
+    if (h.io) {
+      // The socket's frames, copied into the engine's mbufs (the views are
+      // the socket's until its next Recv).
+      hostio::FrameView v[kMaxBurst];
+      const uint32_t got_io = h.io->Recv(v);
+      for (uint32_t i = 0; i < got_io; ++i) {
+        rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
+        if (!m) {
+          ++h.rx_nombuf;
+          continue;
+        }
+        std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(v[i].len)), v[i].data, v[i].len);
+        b[n++] = m;
+      }
+    } else {
+      n = rte_eth_rx_burst(h.dev, 0, b, kMaxBurst);
+    }
     if (!n) continue;
     got += n;
     InPort& in = in_[h.sw][h.port];
@@ -435,7 +480,17 @@ uint64_t Engine::ReleaseToHosts(uint64_t wall) {
         b[n] = h.out[n];
         ++n;
       }
-      const uint16_t sent = rte_eth_tx_burst(h.dev, 0, b, n);
+      uint16_t sent = 0;
+      if (h.io) {
+        hostio::FrameView v[kMaxBurst];
+        for (uint16_t i = 0; i < n; ++i)
+          v[i] =
+              hostio::FrameView{rte_pktmbuf_mtod(b[i], const uint8_t*), rte_pktmbuf_data_len(b[i])};
+        sent = static_cast<uint16_t>(h.io->Send(std::span(v, n)));
+        rte_pktmbuf_free_bulk(b, sent);  // the socket copied them
+      } else {
+        sent = rte_eth_tx_burst(h.dev, 0, b, n);
+      }
       for (uint16_t i = 0; i < sent; ++i) h.out.pop();
       if (late > lag_threshold_ && sent) lag_.late_tx.fetch_add(1, std::memory_order_relaxed);
       if (sent) worst = std::max(worst, late);
@@ -563,12 +618,16 @@ uint32_t Engine::RunDue() {
 
 void Engine::Loop() {
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // waits are microseconds
+  uint64_t intended = 0;                      // when the last wait meant to end
   while (!stop_.load(std::memory_order_relaxed)) {
     const uint64_t pass = WallPs();
+    if (intended && pass > intended) AtomicMax(lag_.wake_late_max_ps, pass - intended);
+    intended = 0;
     for (auto& sw : switches_) sw->EngineQuiescent();
     RunDue();
     const uint64_t next = NextEvent();
     const uint64_t wall = WallPs();
+    AtomicMax(lag_.pass_max_ps, wall - pass);
     // Busy: come back one batch after this pass began, whatever is due
     // sooner, and take everything due then at once. Emulated times are
     // exact either way; what a batch delays is only when hosts see their
@@ -577,12 +636,16 @@ void Engine::Loop() {
     // engine pays (bench/RESULTS.md).
     if (next < pass + batch_ps_) {
       const uint64_t until = pass + batch_ps_;
-      if (until > wall) rte_delay_us_sleep(static_cast<unsigned>((until - wall) / 1'000'000) + 1);
+      if (until > wall) {
+        intended = until;
+        rte_delay_us_sleep(static_cast<unsigned>((until - wall) / 1'000'000) + 1);
+      }
       continue;
     }
     // Quiet: sleep until the next event, a host's frame or a kick.
     wait_.Begin();
     const uint64_t wait_ps = next - std::min(next, wall);
+    intended = std::min(next, wall + uint64_t{max_wait_us_} * 1'000'000);
     wait_.Wait(static_cast<uint32_t>(std::min<uint64_t>(wait_ps / 1'000'000, max_wait_us_)));
     wait_.End();
   }

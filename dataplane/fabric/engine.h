@@ -3,9 +3,11 @@
 //
 // expects:   EAL initialised; one DpConfig per switch, whose ports are either
 //            "mem:SWITCH:PORT" (an in-memory link to that port of that
-//            switch, which names this one back) or a device (an AF_XDP vdev
-//            on a host's veth, opened in the switch's `netns`; "ring:NAME"
-//            in tests), every port with a rate
+//            switch, which names this one back) or a host's link: AF_XDP on
+//            the host's veth (net_af_xdpN,iface=IF devargs, opened by
+//            dataplane/hostio in the switch's `netns`, as uroce opens its
+//            own), or a DPDK device ("ring:NAME" in tests); every port with
+//            a rate
 // modifies:  the switches (each a Switch hosted by the engine: its own tables,
 //            LB state, queues, counters, exception path; a control socket is
 //            the caller's to serve), the host devices, the emulated clock
@@ -45,6 +47,7 @@
 #include "dataplane/config.h"
 #include "dataplane/fabric/emu_port.h"
 #include "dataplane/fabric/fifo.h"
+#include "dataplane/hostio/packet_io.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/stages/rx.h"
 #include "dataplane/switch.h"
@@ -104,11 +107,15 @@ class Engine {
   struct LinkCtx;  // a port's TX hook: to a peer's InPort, or to a host
   struct HostPort {
     uint32_t sw = 0, port = 0;
+    // An AF_XDP socket of its own (net_af_xdp devargs: DPDK has only 32
+    // ethdevs a process), or a DPDK device (ring: in tests, other vdevs).
+    std::unique_ptr<hostio::PacketIo> io;
     uint16_t dev = 0;
     fabric::EmuWire wire;           // the host's wire to the edge (the edge port's)
     fabric::TimePs busy_until = 0;  // the host wire is free from then
     fabric::Fifo<rte_mbuf*> out;    // to the host, in time order, until due
     int fd = -1;                    // its AF_XDP socket, to sleep on
+    uint64_t rx_nombuf = 0;         // frames dropped for want of an mbuf
   };
   explicit Engine(EngineClock clock);
   Status Build(const EngineConfig& c);
