@@ -127,8 +127,9 @@ def shared_configs() -> None:
 def per_switch_configs() -> None:
     topo = Topology(4, 2)
     with_attrs(topo, "l0:2", latency_us=50)
-    fab = fabric(None, topo=topo)
-    check("no --engine: per-switch", fab.kind.engine == "per-switch" == nodes.DEFAULT_ENGINE)
+    check("no --engine: shared", fabric(None, topo=topo).kind.engine == "shared"
+          == nodes.DEFAULT_ENGINE)
+    fab = fabric("per-switch", topo=topo)
     c = ofan_kind(fab).switch_config(topo.switches[0])
     check("per-switch configs: no netns, no mem: ports, no latency_us (netem wires)",
           "netns" not in c and all(p["dev"].startswith("net_af_xdp") and
