@@ -150,6 +150,9 @@ Status DpConfig::Validate() const {
       return Bad(fmt::format("ports: port {}: egress.buffer must be at least 2KiB", p.port));
     if (p.latency_us && !(*p.latency_us >= 0 && *p.latency_us <= 1e6))
       return Bad(fmt::format("ports: port {}: egress.latency_us must be in [0, 1e6]", p.port));
+    if (!(p.loss_pct >= 0 && p.loss_pct <= 100) || !(p.reorder_pct >= 0 && p.reorder_pct <= 100))
+      return Bad(fmt::format("ports: port {}: egress.loss_pct and reorder_pct are percents, 0..100",
+                             p.port));
   }
   if (!(egress.latency_us >= 0 && egress.latency_us <= 1e6))
     return Bad("egress.latency_us must be in [0, 1e6]");
@@ -243,7 +246,10 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
       }
       if (const YAML::Node e = ps[i]["egress"]) {
         const std::string ew = where + ".egress";
-        OFAN_CHECK(CheckKeys(e, ew, {"rate_gbps", "buffer", "ecn", "latency_us"}));
+        OFAN_CHECK(CheckKeys(
+            e, ew, {"rate_gbps", "buffer", "ecn", "latency_us", "loss_pct", "reorder_pct"}));
+        OFAN_CHECK(ReadIf(e, ew, "loss_pct", p.loss_pct));
+        OFAN_CHECK(ReadIf(e, ew, "reorder_pct", p.reorder_pct));
         if (e["latency_us"]) {
           double v = 0;
           OFAN_CHECK(ReadIf(e, ew, "latency_us", v));

@@ -46,6 +46,11 @@ struct PortConfig {
   // emulates it (the per-switch engine's links are veths: ofan-emu puts
   // netem on them).
   std::optional<double> latency_us;
+  // The shared engine's in-memory link leaving this port loses this share
+  // of its frames, and sends this share with no latency (so they overtake
+  // the frames before them), as tc netem's loss and reorder do on the
+  // per-switch engine's veths. Percent.
+  double loss_pct = 0, reorder_pct = 0;
 };
 
 struct EgressConfig {

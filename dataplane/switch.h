@@ -234,7 +234,8 @@ class Switch {
   // says so each time it wakes, so that a new table's publication ends).
   void EngineQuiescent();
   // Frames that reached a stopped switch, counted by the engine's thread.
-  void EngineDropped(uint32_t n) { workers_[0]->counters.Add(Counter::kDropSwitchDown, n); }
+  void EngineDropped(uint32_t n) { EngineCount(Counter::kDropSwitchDown, n); }
+  void EngineCount(Counter c, uint32_t n) { workers_[0]->counters.Add(c, n); }
   bool engine_hosted() const { return engine_now_ != nullptr; }
   // A stopped switch (the emulator's failed switch, shared engine): frames
   // to it and in its queues are dropped and counted; its control socket

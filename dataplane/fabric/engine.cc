@@ -23,6 +23,7 @@
 #include <set>
 
 #include "common/netns.h"
+#include "common/rng.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/packet/frame_budget.h"
 
@@ -89,6 +90,10 @@ struct Engine::LinkCtx {
   fabric::TimePs latency = 0;
   uint32_t to_sw = 0, to_port = 0;  // ToPeer
   int32_t host = -1;                // ToHost: hosts_ index
+  // netem's loss and reorder (PortConfig), as probabilities; the link's own
+  // generator, seeded from the switch and port, so a run repeats.
+  double loss = 0, reorder = 0;
+  Rng rng;
 };
 
 void Engine::PoolFree::operator()(rte_mempool* p) const { rte_mempool_free(p); }
@@ -280,13 +285,25 @@ Status Engine::Build(const EngineConfig& c) {
       }
       const fabric::EmuWire w =
           fabric::EmuWire::AtGbps(gbps, pc.latency_us.value_or(sc.egress.latency_us));
-      lookahead_ = std::min(lookahead_, w.MinTransit(kMinFrame));
+      // A reordered frame skips the latency: the least transit is then the
+      // serialisation alone.
+      lookahead_ = std::min(lookahead_, w.MinTransit(kMinFrame) -
+                                            (pc.reorder_pct > 0 ? w.latency : fabric::TimePs{0}));
       fastest_ps_per_kb =
           std::min<uint64_t>(fastest_ps_per_kb, static_cast<uint64_t>(w.ps_per_byte * 1000));
       auto ctx = std::make_unique<LinkCtx>();
       ctx->engine = this;
       ctx->from_port = pc.port;
       ctx->latency = w.latency;
+      ctx->loss = pc.loss_pct / 100;
+      ctx->reorder = pc.reorder_pct / 100;
+      ctx->rng.Seed(SplitMix64((uint64_t{sc.switch_id} << 8) ^ pc.port ^ 0x10557ull));
+      if ((ctx->loss > 0 || ctx->reorder > 0) && !ParseMem(pc.dev)) {
+        return Bad(
+            fmt::format("switch {} port {}: loss_pct and reorder_pct are for links between "
+                        "switches (a host link has its wire's netem)",
+                        sc.name, pc.port));
+      }
       if (const auto m = ParseMem(pc.dev)) {
         ctx->to_sw = by_name.at(m->sw);
         ctx->to_port = m->port;
@@ -408,11 +425,34 @@ uint16_t Engine::ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n) {
     }
   }
   InPort& in = e.in_[l->to_sw][l->to_port];
-  for (uint16_t i = 0; i < n; ++i) {
-    pkts[i]->port = static_cast<uint16_t>(l->to_port);
-    in.fifo.push(pkts[i]);
+  uint64_t first = fabric::kNever;
+  if (l->loss > 0 || l->reorder > 0) [[unlikely]] {
+    uint32_t lost = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+      rte_mbuf* m = pkts[i];
+      if (l->loss > 0 && l->rng.Uniform() < l->loss) {
+        rte_pktmbuf_free(m);
+        ++lost;
+        continue;
+      }
+      m->port = static_cast<uint16_t>(l->to_port);
+      // Reordered: sent with no latency, it arrives ahead of frames sent
+      // before it; the input stays in time order (insertion from the back).
+      if (l->reorder > 0 && l->rng.Uniform() < l->reorder) FrameTime(m) -= l->latency;
+      in.fifo.push(m);
+      for (size_t j = in.fifo.size() - 1; j > 0 && FrameTime(in.fifo[j - 1]) > FrameTime(m); --j)
+        std::swap(in.fifo[j - 1], in.fifo[j]);
+      first = std::min<uint64_t>(first, FrameTime(m));
+    }
+    if (lost) l->from->EngineCount(Counter::kDropLinkLoss, lost);
+  } else {
+    for (uint16_t i = 0; i < n; ++i) {
+      pkts[i]->port = static_cast<uint16_t>(l->to_port);
+      in.fifo.push(pkts[i]);
+    }
+    first = FrameTime(pkts[0]);
   }
-  e.next_[l->to_sw] = std::min<uint64_t>(e.next_[l->to_sw], FrameTime(pkts[0]));
+  e.next_[l->to_sw] = std::min<uint64_t>(e.next_[l->to_sw], first);
   return n;
 }
 

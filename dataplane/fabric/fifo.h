@@ -20,6 +20,7 @@ class Fifo {
   T& front() { return buf_[head_ & mask_]; }
   // The i-th from the front, i < size().
   const T& operator[](size_t i) const { return buf_[(head_ + i) & mask_]; }
+  T& operator[](size_t i) { return buf_[(head_ + i) & mask_]; }
   void pop() { ++head_; }
   void push(T v) {
     if (tail_ - head_ == buf_.size()) Grow();

@@ -30,7 +30,7 @@ COUNTER_NAMES = [
     "drop_ipv4_total_length", "drop_ipv4_checksum", "drop_udp_truncated",
     "drop_bth_truncated", "drop_pfc_malformed", "drop_ttl_exceeded", "drop_no_route",
     "drop_no_uplink", "drop_port_down", "drop_buffer_full", "drop_exception_full",
-    "drop_control_full", "drop_switch_down",
+    "drop_control_full", "drop_switch_down", "drop_link_loss",
 ]
 
 STATUS = {

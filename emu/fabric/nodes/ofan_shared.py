@@ -11,11 +11,11 @@ modifies: the per-switch configs (as the per-switch kind writes them, plus
           EAL --file-prefix ofe-NAME-shared --in-memory), recorded as
           processes["engine"] (kind "ofan-dp-shared")
 
-Latency: a link between switches gets its latency_us from the engine, on
-each end's egress (no wire namespace). A host link keeps its wire namespace
-with tc netem for latency, loss and reordering, as on the per-switch engine,
-and its switch port's latency_us is 0. Loss and reordering between switches
-are not emulated by the engine yet: check() refuses them.
+Latency, loss, reordering: a link between switches gets latency_us,
+loss_pct and reorder_pct from the engine, on each end's egress (no wire
+namespace; netem's meaning: reordered frames skip the latency). A host link
+keeps its wire namespace with tc netem for them, as on the per-switch
+engine, and its switch port's are 0.
 A failed switch is its instance stopped (switch_admin down: it drops and
 counts what reaches it, its queues dropped and counted); the process stays.
 """
@@ -42,11 +42,6 @@ class OfanShared(OfanKind):
             if a["rate_mbps"] <= 0:
                 raise FabricError(f"link {link.name()}: the shared engine needs a rate "
                                   "(rate_mbps > 0) on every link", code=2)
-            if self.in_memory(link) and (a["loss_pct"] > 0 or a["reorder_pct"] > 0):
-                raise FabricError(
-                    f"link {link.name()}: loss_pct/reorder_pct between switches are not "
-                    "emulated by the shared engine yet (only latency_us is); use "
-                    "--engine per-switch, which puts tc netem on the link", code=2)
 
     def in_memory(self, link: Link) -> bool:
         return not link.host
@@ -62,9 +57,11 @@ class OfanShared(OfanKind):
             if self.in_memory(link):
                 peer_name, peer_port = link.b if link.a == (s["name"], port["port"]) else link.a
                 port["dev"] = f"mem:{self.config_name(peer_name)}:{peer_port}"
-                port["egress"]["latency_us"] = float(link.attrs["latency_us"])
+                for key in ("latency_us", "loss_pct", "reorder_pct"):
+                    port["egress"][key] = float(link.attrs[key])
             else:
-                port["egress"]["latency_us"] = 0.0  # the host link's wire has it (netem)
+                for key in ("latency_us", "loss_pct", "reorder_pct"):
+                    port["egress"][key] = 0.0  # the host link's wire has them (netem)
         return cfg
 
     def up(self) -> None:

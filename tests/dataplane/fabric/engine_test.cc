@@ -32,12 +32,12 @@ uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   return a << 24 | b << 16 | c << 8 | d;
 }
 
-Frame Roce(uint32_t src, uint32_t dst, uint32_t payload) {
+Frame Roce(uint32_t src, uint32_t dst, uint32_t payload, uint32_t psn = 1) {
   return pkt::PacketBuilder()
       .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, pkt::MacAddr{{0x02, 0xAA, 0, 0, 0, 1}})
       .Ipv4(src, dst, 64, pkt::ecn::kEct0)
       .Udp(0xC000, 4791)
-      .Bth(0x0A, 0x111, 1)
+      .Bth(0x0A, 0x111, psn)
       .Payload(payload)
       .Build();
 }
@@ -86,6 +86,7 @@ class EngineLine : public ::testing::Test {
     up.dev = "mem:" + a.name + ":0";
     up.mac = Mac(0, 2);
     up.peer_mac = Mac(1, 0);
+    AdjustUplink(up);
     e.ports.push_back(up);
     PortConfig down;
     down.port = 0;
@@ -116,6 +117,8 @@ class EngineLine : public ::testing::Test {
       while (rte_ring_dequeue(rp->tx, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
     }
   }
+  // A subclass's link attributes (loss, reordering) for e0-0's uplink.
+  virtual void AdjustUplink(PortConfig&) {}
   void Send(uint32_t host, const Frame& f) {
     rte_mbuf* m = testing::MbufOf(f);
     ASSERT_NE(m, nullptr);
@@ -130,6 +133,17 @@ class EngineLine : public ::testing::Test {
       rte_pktmbuf_free(m);
     }
     return t;
+  }
+  // The BTH PSNs of what left toward e0-1, in the order it left.
+  std::vector<uint32_t> OutPsns() {
+    std::vector<uint32_t> psns;
+    rte_mbuf* m;
+    while (rte_ring_dequeue(out_.tx, reinterpret_cast<void**>(&m)) == 0) {
+      const uint8_t* b = rte_pktmbuf_mtod(m, const uint8_t*) + 14 + 20 + 8;  // the BTH
+      psns.push_back(uint32_t{b[9]} << 16 | uint32_t{b[10]} << 8 | b[11]);
+      rte_pktmbuf_free(m);
+    }
+    return psns;
   }
   QueueStats Queue(uint32_t sw, uint32_t port) {
     for (const PortSnapshot& p : engine_->switches()[sw]->TakeSnapshot().ports) {
@@ -230,6 +244,55 @@ TEST_F(EngineLine, AStoppedSwitchDropsAndCounts) {
   clock_.ps = 2'000'000'000'000;
   engine_->RunDue();
   EXPECT_EQ(Out().size(), 8u);
+}
+
+// The uplink e0-0 -> a0-0 with netem's loss or reordering, on an
+// in-memory link: 200 frames with PSNs 0..199 go through it.
+class EngineLossyLine : public EngineLine {
+ protected:
+  EngineLossyLine(double loss_pct, double reorder_pct) : loss_(loss_pct), reorder_(reorder_pct) {}
+  void AdjustUplink(PortConfig& up) override {
+    up.latency_us = 50;  // reordering needs a latency to skip
+    up.loss_pct = loss_;
+    up.reorder_pct = reorder_;
+  }
+  // The PSNs that came out, in the order they did.
+  std::vector<uint32_t> Through(uint32_t n) {
+    clock_.ps = 5'000'000;
+    for (uint32_t i = 0; i < n; ++i) Send(0, Roce(Ip(10, 0, 0, 2), Ip(10, 0, 1, 2), 100, i));
+    for (int pass = 0; pass < 4; ++pass) engine_->RunDue();  // a pass takes a burst per host
+    clock_.ps = 1'000'000'000'000;
+    engine_->RunDue();
+    return OutPsns();
+  }
+  const double loss_, reorder_;
+};
+
+class EngineLoss : public EngineLossyLine {
+ protected:
+  EngineLoss() : EngineLossyLine(50, 0) {}
+};
+
+TEST_F(EngineLoss, LostFramesAreCountedAndTheRestArrive) {
+  const std::vector<uint32_t> psns = Through(200);
+  const uint64_t lost = engine_->switches()[0]->TotalCounters().Get(Counter::kDropLinkLoss);
+  EXPECT_EQ(psns.size() + lost, 200u);
+  EXPECT_GT(lost, 60u);  // about half, from a seeded generator
+  EXPECT_LT(lost, 140u);
+  EXPECT_TRUE(std::is_sorted(psns.begin(), psns.end()));  // loss alone keeps the order
+}
+
+class EngineReorder : public EngineLossyLine {
+ protected:
+  EngineReorder() : EngineLossyLine(0, 25) {}
+};
+
+TEST_F(EngineReorder, ReorderedFramesOvertakeAndNoneIsLost) {
+  std::vector<uint32_t> psns = Through(200);
+  ASSERT_EQ(psns.size(), 200u);
+  EXPECT_FALSE(std::is_sorted(psns.begin(), psns.end()));
+  std::sort(psns.begin(), psns.end());
+  for (uint32_t i = 0; i < 200; ++i) ASSERT_EQ(psns[i], i);  // each exactly once
 }
 
 TEST(EngineConfigCheck, MemPortsMustNameEachOther) {
