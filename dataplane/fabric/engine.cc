@@ -357,7 +357,9 @@ Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& 
     if (iface.empty()) return Bad(where + ": no iface= in the AF_XDP devargs");
     auto info = hostio::ReadIface(sc.netns, iface);
     if (!info) return MakeError(ErrorCode::kNotFound, where + ": " + info.error().message);
-    auto io = hostio::OpenAfXdp(*info);
+    hostio::IoOptions opts;
+    opts.native_first = true;  // a host link may come through a netem wire
+    auto io = hostio::OpenAfXdp(*info, opts);
     if (!io) return MakeError(ErrorCode::kIo, where + ": " + io.error().message);
     h.io = std::move(*io);
     h.fd = h.io->fd();

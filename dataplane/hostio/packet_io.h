@@ -97,6 +97,11 @@ struct IoOptions {
   // (xdp_filter.h), for a host whose kernel talks on the same interface (the
   // TCP of `uroce peer`'s exchange, ARP). AF_PACKET sees copies anyway.
   bool roce_only = false;
+  // AF_XDP: attach in the driver's mode where it can (veth), generic (SKB)
+  // mode otherwise. Generic XDP never sees frames tc mirred redirected,
+  // which is how a netem wire reaches the port (the shared engine's host
+  // ports; emu/fabric/netns.py's wire).
+  bool native_first = false;
 };
 // Opens the interface's queue 0. kAuto tries AF_XDP and falls back to
 // AF_PACKET; `why` (optional) says why AF_XDP was not used.

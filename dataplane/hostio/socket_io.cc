@@ -158,11 +158,25 @@ class AfXdpIo : public PacketIo {
     }
     // The socket of a process that just exited may still hold the queue
     // for a moment (the kernel frees it after the close): EBUSY, retried.
-    for (int tries = 0; tries < 40; ++tries) {
-      err = xsk_socket__create(&xsk_, iface.name.c_str(), 0, umem_, &rx_, &tx_, &scfg);
-      if (err != -EBUSY) break;
-      usleep(50'000);
+    auto create = [&] {
+      int e = 0;
+      for (int tries = 0; tries < 40; ++tries) {
+        e = xsk_socket__create(&xsk_, iface.name.c_str(), 0, umem_, &rx_, &tx_, &scfg);
+        if (e != -EBUSY) break;
+        usleep(50'000);
+      }
+      return e;
+    };
+    if (opts.native_first && !opts.roce_only) {
+      // The driver's XDP hook where it has one (veth does): generic XDP
+      // passes to the kernel every frame tc mirred redirected (the kernel's
+      // netif_receive_generic_xdp), so a socket on a port behind a netem
+      // wire namespace would see nothing.
+      scfg.xdp_flags = XDP_FLAGS_DRV_MODE;
+      err = create();
+      if (err) scfg.xdp_flags = XDP_FLAGS_SKB_MODE;
     }
+    if (scfg.xdp_flags == XDP_FLAGS_SKB_MODE) err = create();
     if (err) {
       xsk_ = nullptr;
       return MakeError(ErrorCode::kIo, fmt::format("xsk_socket__create on {}: {}", iface.name,
