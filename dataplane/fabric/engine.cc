@@ -548,9 +548,14 @@ uint64_t Engine::ReleaseToHosts(uint64_t wall) {
   return worst;
 }
 
-uint64_t Engine::NextEvent() {
+uint64_t Engine::NextSwitchEvent() const {
   uint64_t next = fabric::kNever;
   for (const uint64_t t : next_) next = std::min(next, t);
+  return next;
+}
+
+uint64_t Engine::NextEvent() const {
+  uint64_t next = NextSwitchEvent();
   for (const HostPort& h : hosts_) {
     if (!h.out.empty()) next = std::min<uint64_t>(next, FrameTime(h.out.front()));
   }
@@ -618,7 +623,7 @@ void Engine::RunSwitch(uint32_t s, fabric::TimePs end) {
 uint32_t Engine::RunDue() {
   const uint64_t wall = WallPs();
   // Nothing due before the wall clock: the fabric was idle up to it.
-  if (NextEvent() > wall) {
+  if (NextSwitchEvent() > wall) {
     now_.store(std::max<uint64_t>(now_.load(std::memory_order_relaxed), wall),
                std::memory_order_relaxed);
   }
@@ -632,7 +637,7 @@ uint32_t Engine::RunDue() {
   uint32_t windows = 0;
   uint64_t worst = 0;  // how far behind the wall clock this pass found the fabric
   for (;;) {
-    const uint64_t next = NextEvent();
+    const uint64_t next = NextSwitchEvent();
     if (next > wall) break;
     worst = std::max(worst, wall - next);
     // The window: from the earliest event, a lookahead long, never past
@@ -643,11 +648,12 @@ uint32_t Engine::RunDue() {
     }
     now_.store(std::max<uint64_t>(now_.load(std::memory_order_relaxed), end),
                std::memory_order_relaxed);
-    worst = std::max(worst, ReleaseToHosts(wall));
     ++windows;
   }
   now_.store(std::max<uint64_t>(now_.load(std::memory_order_relaxed), wall),
              std::memory_order_relaxed);
+  // Frames to hosts once per pass, after every window: one Send (and its
+  // kicks) per host per pass, not per window. Their times are all past.
   worst = std::max(worst, ReleaseToHosts(wall));
   // Lag: a pass that found the fabric behind by more than the threshold.
   // The time spent behind is at most the wall time since the last pass

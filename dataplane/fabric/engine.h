@@ -124,7 +124,8 @@ class Engine {
   void Loop();
   uint32_t PollHosts();
   uint64_t ReleaseToHosts(uint64_t wall);  // returns the latest release's lateness
-  uint64_t NextEvent();
+  uint64_t NextEvent() const;              // a switch's or a frame to a host
+  uint64_t NextSwitchEvent() const;        // a switch's only
   void RunSwitch(uint32_t s, fabric::TimePs end);
   static uint16_t ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n);
   static uint16_t ToHost(void* ctx, rte_mbuf** pkts, uint16_t n);
