@@ -102,7 +102,10 @@ class Fabric:
             netns.create(self.ns(s["name"]), kind.namespace_sysctls())
         for h in t.hosts:
             st.add_ns(self.ns(h["name"]))
-            netns.create(self.ns(h["name"]), ["net.ipv4.conf.all.rp_filter=0"])
+            # icmp_ratelimit 0: a host answers every traceroute probe (Linux
+            # sends a destination 6 ICMP errors, then one a second).
+            netns.create(self.ns(h["name"]), ["net.ipv4.conf.all.rp_filter=0",
+                                              "net.ipv4.icmp_ratelimit=0"])
         veths = [link for link in t.links if not kind.in_memory(link)]
         mem = len(t.links) - len(veths)
         self.log(f"links: {len(t.links)}" + (f" ({mem} in memory)" if mem else ""))
