@@ -19,6 +19,7 @@
 #include "common/rng.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/packet/frame_budget.h"
+#include "dataplane/port_device.h"
 #include "dataplane/stages/tx.h"
 
 namespace ofan::dp {
@@ -180,32 +181,12 @@ Status Switch::SetupPorts() {
     rx_[pc.port].dpdk_port = id;
     dpdk_port_[pc.port] = id;
     port_of_dpdk_[id] = static_cast<int32_t>(pc.port);
-    rte_eth_dev_info info;
-    if (int rc = rte_eth_dev_info_get(id, &info); rc != 0)
-      return DpdkError(fmt::format("port {} info", pc.port), rc);
-    rte_eth_conf conf;
-    std::memset(&conf, 0, sizeof(conf));
-    if (int rc = rte_eth_dev_configure(id, 1, 1, &conf); rc != 0)
-      return DpdkError(fmt::format("port {} configure", pc.port), rc);
-    // Room for RoCE MTU 2048 frames, but no more than an mbuf holds
-    // (dataplane/packet/frame_budget.h: how 3438 comes about).
-    static_assert(pkt::kMbufHeadroom == RTE_PKTMBUF_HEADROOM && pkt::kXdpHeadroom == 256);
-    const uint16_t mtu = static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, pkt::kNetdevMtu));
-    rte_eth_dev_set_mtu(id, mtu);  // best effort: ring/null ports ignore it
-    uint16_t rxd = kRxDesc, txd = kTxDesc;
-    rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
     const int socket = rte_eth_dev_socket_id(id) < 0 ? static_cast<int>(rte_socket_id())
                                                      : rte_eth_dev_socket_id(id);
-    const std::vector<int> xsk_before = AfXdpFds();
-    if (int rc =
-            rte_eth_rx_queue_setup(id, 0, rxd, static_cast<unsigned>(socket), nullptr, pool_.get());
-        rc != 0) {
-      return DpdkError(fmt::format("port {} rx queue", pc.port), rc);
-    }
-    if (int rc = rte_eth_tx_queue_setup(id, 0, txd, static_cast<unsigned>(socket), nullptr);
-        rc != 0) {
-      return DpdkError(fmt::format("port {} tx queue", pc.port), rc);
-    }
+    auto fd =
+        StartPortDevice(id, pool_.get(), kRxDesc, kTxDesc, socket, fmt::format("port {}", pc.port));
+    if (!fd) return fd.error();
+    rx_[pc.port].wait_fd = *fd;
     // A configured MAC is the port's, whether or not the device takes it
     // (ring ports do not): it is what frames leave with and ARP answers.
     rte_ether_addr mac;
@@ -218,15 +199,6 @@ Status Switch::SetupPorts() {
       std::memcpy(port_mac_[pc.port].b.data(), mac.addr_bytes, 6);
     }
     if (pc.peer_mac) neighbors_.Set(pc.port, *pc.peer_mac);
-    rte_eth_promiscuous_enable(id);  // a switch port takes every frame
-    if (int rc = rte_eth_dev_start(id); rc != 0)
-      return DpdkError(fmt::format("port {} start", pc.port), rc);
-    // The AF_XDP socket this port's setup made, if it made one (idle_wait.h).
-    std::vector<int> added;
-    const std::vector<int> xsk_after = AfXdpFds();
-    std::set_difference(xsk_after.begin(), xsk_after.end(), xsk_before.begin(), xsk_before.end(),
-                        std::back_inserter(added));
-    rx_[pc.port].wait_fd = added.size() == 1 ? added[0] : -1;
     PortQueue& q = queues_[pc.port];
     tx_ctx_[pc.port] = DeviceTxCtx{id, pc.port, capture_.get()};
     if (Status s = q.Init(fmt::format("{}_{}", pc.port, cfg_.name), socket, queue_config(pc),

@@ -31,10 +31,6 @@
 namespace ofan::dp {
 namespace {
 
-struct FakeClock {
-  uint64_t ps = 0;
-};
-
 pkt::MacAddr SwitchMac(uint32_t sw, uint32_t port) {
   return pkt::MacAddr{{0x02, 0x0F, 0, static_cast<uint8_t>(sw), static_cast<uint8_t>(port), 0}};
 }
@@ -145,9 +141,8 @@ int Main(int argc, char** argv) {
       }
       ec.switches.push_back(std::move(c));
     }
-    FakeClock clk;
-    auto eng = Engine::Create(
-        ec, EngineClock{[](void* c) { return static_cast<FakeClock*>(c)->ps; }, &clk});
+    ManualClock clk;
+    auto eng = Engine::Create(ec, clk.clock());
     if (!eng) {
       std::fprintf(stderr, "engine_bench: %s\n", eng.error().message.c_str());
       return 3;

@@ -26,6 +26,7 @@
 #include "common/rng.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/packet/frame_budget.h"
+#include "dataplane/port_device.h"
 
 namespace ofan::dp {
 namespace {
@@ -386,46 +387,32 @@ Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& 
     if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
       return MakeError(ErrorCode::kNotFound, fmt::format("{}: no DPDK device {}", where, name));
     h.dev = id;
-    rte_eth_conf conf;
-    std::memset(&conf, 0, sizeof(conf));
-    if (int rc = rte_eth_dev_configure(id, 1, 1, &conf); rc != 0)
-      return MakeError(ErrorCode::kIo, fmt::format("{}: configure: {}", where, rte_strerror(-rc)));
-    rte_eth_dev_info info;
-    if (rte_eth_dev_info_get(id, &info) == 0) {
-      rte_eth_dev_set_mtu(id,
-                          static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, pkt::kNetdevMtu)));
-    }
-    uint16_t rxd = kHostRxDesc, txd = kHostTxDesc;
-    rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
-    const std::vector<int> before = AfXdpFds();
-    if (int rc = rte_eth_rx_queue_setup(id, 0, rxd, rte_socket_id(), nullptr, pool_.get()); rc != 0)
-      return MakeError(ErrorCode::kIo, fmt::format("{}: rx queue: {}", where, rte_strerror(-rc)));
-    if (int rc = rte_eth_tx_queue_setup(id, 0, txd, rte_socket_id(), nullptr); rc != 0)
-      return MakeError(ErrorCode::kIo, fmt::format("{}: tx queue: {}", where, rte_strerror(-rc)));
-    rte_eth_promiscuous_enable(id);
-    if (int rc = rte_eth_dev_start(id); rc != 0)
-      return MakeError(ErrorCode::kIo, fmt::format("{}: start: {}", where, rte_strerror(-rc)));
-    std::vector<int> added;
-    const std::vector<int> after = AfXdpFds();
-    std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
-                        std::back_inserter(added));
-    h.fd = added.size() == 1 ? added[0] : -1;
+    auto fd = StartPortDevice(id, pool_.get(), kHostRxDesc, kHostTxDesc,
+                              static_cast<int>(rte_socket_id()), where);
+    if (!fd) return fd.error();
+    h.fd = *fd;
     return {};
   });
 }
 
 // -- the hooks -------------------------------------------------------------
 
+// Copies of what a port sends, for its capture, each at the time it is on
+// the wire (its last bit: its arrival less the link's latency).
+void Engine::CaptureSent(const LinkCtx& l, rte_mbuf** pkts, uint16_t n) {
+  PortCapture& cap = l.from->capture();
+  if (!cap.captures(l.from_port)) [[likely]]
+    return;
+  for (uint16_t i = 0; i < n; ++i) {
+    const uint32_t k = cap.CopyTx(l.from_port, pkts + i, 1, FrameTime(pkts[i]) - l.latency);
+    cap.CommitTx(l.from_port, k);
+  }
+}
+
 uint16_t Engine::ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n) {
   auto* l = static_cast<LinkCtx*>(ctx);
   Engine& e = *l->engine;
-  PortCapture& cap = l->from->capture();
-  if (cap.captures(l->from_port)) [[unlikely]] {
-    for (uint16_t i = 0; i < n; ++i) {  // on the wire at its last bit
-      const uint32_t k = cap.CopyTx(l->from_port, pkts + i, 1, FrameTime(pkts[i]) - l->latency);
-      cap.CommitTx(l->from_port, k);
-    }
-  }
+  CaptureSent(*l, pkts, n);
   InPort& in = e.in_[l->to_sw][l->to_port];
   uint64_t first = fabric::kNever;
   if (l->loss > 0 || l->reorder > 0) [[unlikely]] {
@@ -461,13 +448,7 @@ uint16_t Engine::ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n) {
 uint16_t Engine::ToHost(void* ctx, rte_mbuf** pkts, uint16_t n) {
   auto* l = static_cast<LinkCtx*>(ctx);
   Engine& e = *l->engine;
-  PortCapture& cap = l->from->capture();
-  if (cap.captures(l->from_port)) [[unlikely]] {
-    for (uint16_t i = 0; i < n; ++i) {
-      const uint32_t k = cap.CopyTx(l->from_port, pkts + i, 1, FrameTime(pkts[i]) - l->latency);
-      cap.CommitTx(l->from_port, k);
-    }
-  }
+  CaptureSent(*l, pkts, n);
   HostPort& h = e.hosts_[static_cast<size_t>(l->host)];
   for (uint16_t i = 0; i < n; ++i) h.out.push(pkts[i]);
   return n;

@@ -74,6 +74,14 @@ struct EngineClock {
   void* ctx = nullptr;
 };
 
+// A clock the caller sets (tests, engine_bench): the engine runs to `ps`.
+struct ManualClock {
+  uint64_t ps = 0;
+  EngineClock clock() {
+    return EngineClock{[](void* c) { return static_cast<ManualClock*>(c)->ps; }, this};
+  }
+};
+
 // The fabric file of `ofan-dp --fabric FILE`: `switches: [PATH, ...]`, the
 // per-switch config files, and optional `engine: {lag_us: X, max_wait_us: N}`.
 Result<EngineConfig> LoadFabricFile(const std::string& path);
@@ -127,6 +135,7 @@ class Engine {
   uint64_t NextEvent() const;              // a switch's or a frame to a host
   uint64_t NextSwitchEvent() const;        // a switch's only
   void RunSwitch(uint32_t s, fabric::TimePs end);
+  static void CaptureSent(const LinkCtx& l, rte_mbuf** pkts, uint16_t n);
   static uint16_t ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n);
   static uint16_t ToHost(void* ctx, rte_mbuf** pkts, uint16_t n);
 

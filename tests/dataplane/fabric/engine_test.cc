@@ -44,13 +44,6 @@ Frame Roce(uint32_t src, uint32_t dst, uint32_t payload, uint32_t psn = 1) {
 
 pkt::MacAddr Mac(uint8_t sw, uint8_t port) { return pkt::MacAddr{{0x02, 0x0F, 0, 0, sw, port}}; }
 
-struct FakeClock {
-  uint64_t ps = 0;
-  EngineClock clock() {
-    return EngineClock{[](void* c) { return static_cast<FakeClock*>(c)->ps; }, this};
-  }
-};
-
 class EngineLine : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -153,7 +146,7 @@ class EngineLine : public ::testing::Test {
     return {};
   }
 
-  FakeClock clock_;
+  ManualClock clock_;
   std::unique_ptr<Engine> engine_;
   std::vector<testing::RingPort> hosts_;
   testing::RingPort out_;
