@@ -4,7 +4,9 @@
 // whatever the directory lists, never a list built in here.
 //
 // expects:  a directory of files each holding one unsigned integer (a file
-//           that does not is skipped: sysfs may add non-counter files)
+//           that does not is skipped: sysfs may add non-counter files);
+//           its "lifespan" file, the RDMA core's caching of readings in
+//           ms, is waited out before reading, and is not a counter
 // gives:    name -> value; the delta of two readings (after - before for the
 //           names in both; a counter that went down, reset by a device
 //           re-creation, counts from zero); JSON of either
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -21,6 +24,8 @@
 namespace ofan::verbs {
 
 using Counters = std::map<std::string, uint64_t>;
+
+inline constexpr const char* kLifespanFile = "lifespan";
 
 Result<Counters> ReadCounters(const std::filesystem::path& dir);
 Counters CounterDeltas(const Counters& before, const Counters& after);

@@ -157,9 +157,12 @@ TEST_F(FakeSysfs, CountersByNameAndTheirDeltas) {
   EXPECT_EQ(before->size(), 2u);
   Write(dir / "sent_pkts", "1000\n");
   Write(dir / "rcvd_seq_err", "1\n");  // went down: a re-created device, counted from 0
-  Write(dir / "lifespan", "10\n");     // new: no delta
+  Write(dir / "rcvd_pkts", "7\n");     // new: no delta
+  Write(dir / "lifespan", "1\n");      // the core's cache, waited out: not a counter
   auto after = ReadCounters(dir);
   ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->count("lifespan"), 0u);
+  EXPECT_EQ(after->count("rcvd_pkts"), 1u);
   Counters d = CounterDeltas(*before, *after);
   EXPECT_EQ(d, (Counters{{"sent_pkts", 600}, {"rcvd_seq_err", 1}}));
   EXPECT_EQ(CountersJson(d)["sent_pkts"], 600);

@@ -162,10 +162,15 @@ def collective(coll, workload, msg, qps):
     check(f"coll verbs {workload} {msg} 3 ranks x {qps} QPs: every rank exits 0", ok,
           "; ".join(f"rank {i}: rc {rc} {err[-300:]}" for i, (rc, _, err) in enumerate(outs)))
     parts = [j for _, j, _ in outs]
-    check(f"coll verbs {workload}: partial results, verified, with rxe counters",
-          all(j.get("partial") is True and j.get("local_ranks") == [i] and j.get("verified") and
-              j.get("transport") == "verbs" and j.get("rxe_counters", {}).get("sent_pkts", 0) > 0
-              for i, j in enumerate(parts)), json.dumps(parts)[:600])
+    fields = ("partial", "local_ranks", "verified", "transport", "error")
+    wrong = [f"rank {i}: {json.dumps({k: j.get(k) for k in fields})} "
+             f"rxe_counters {j.get('rxe_counters')}"
+             for i, j in enumerate(parts)
+             if not (j.get("partial") is True and j.get("local_ranks") == [i] and
+                     j.get("verified") and j.get("transport") == "verbs" and
+                     j.get("rxe_counters", {}).get("sent_pkts", 0) > 0)]
+    check(f"coll verbs {workload}: partial results, verified, with rxe counters", not wrong,
+          "; ".join(wrong))
     m = subprocess.run([coll, "merge"], input="\n".join(json.dumps(j) for j in parts),
                        capture_output=True, text=True, timeout=30)
     mj = json.loads(m.stdout) if m.stdout.strip() else {}
