@@ -9,8 +9,9 @@ modifies: one file under the fabric's state directory while it runs
           (captures/), which becomes the output: moved to -w FILE, or
           streamed to stdout as it grows (-w -, for `tshark -i -`); removed
           on every exit path
-next:     ofan-dp switches write the pcapng themselves (capture_start over
-          the control socket; AF_XDP at both ends of a veth hides the frames
+next:     the fabric's switch kind captures (SwitchKind.capture): ofan-dp
+          switches write the pcapng themselves (capture_start over the
+          control socket; AF_XDP at both ends of a veth hides the frames
           from tcpdump); a kernel fabric's router port is captured by
           dumpcap (Wireshark's capture engine, installed with tshark). Either
           way one interface is the switch's port: its received and sent
@@ -20,17 +21,17 @@ import os
 import shutil
 import signal
 import struct
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, TYPE_CHECKING, Callable
 
-from . import control
-from .fabric import Fabric, port_if
 from .tools import FabricError
 from .topology import Topology, TopologyError
+
+if TYPE_CHECKING:  # the switch kinds capture, and fabric.py imports them
+    from .fabric import Fabric
 
 POLL_S = 0.1
 
@@ -114,11 +115,11 @@ class _Follower:
         return True
 
 
-def run(fab: Fabric, point: CapturePoint, limits: Limits, out: str,
+def run(fab: "Fabric", point: CapturePoint, limits: Limits, out: str,
         log: Callable[[str], None]) -> CaptureResult:
     """Captures at `point` until limits.count frames, limits.duration_s
     seconds, SIGINT/SIGTERM, or (-w -) the reader leaving."""
-    if point.switch in fab.state["failed_switches"]:
+    if point.switch in fab.state.failed_switches:
         raise FabricError(f"capture: {point.switch} is failed (ofan-emu restore --switch "
                           f"{point.switch} first)")
     if out != "-":
@@ -135,11 +136,15 @@ def run(fab: Fabric, point: CapturePoint, limits: Limits, out: str,
         stop["why"] = "interrupt"
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    log(f"capture: {point.label()} (both directions) -> {tmp.name}"
+        + (f", {limits.count} frames" if limits.count else "")
+        + (f", {limits.duration_s:g} s" if limits.duration_s else ""))
     try:
-        if fab.state["switch"] == "ofan":
-            result = _run_ofan(fab, point, limits, tmp, follower, stop, log)
-        else:
-            result = _run_kernel(fab, point, limits, tmp, follower, stop, log)
+        # The kind calls wait once its capture runs: the duration counts from there.
+        got = fab.kind.capture(point.switch, point.port, limits.count, limits.snaplen, tmp,
+                               lambda done: _wait(limits, time.monotonic(), follower, stop,
+                                                  done))
+        result = CaptureResult(point, str(tmp), got.frames, got.dropped, got.stopped_by)
         follower.step()
         if out != "-":
             shutil.move(str(tmp), out)
@@ -153,6 +158,7 @@ def run(fab: Fabric, point: CapturePoint, limits: Limits, out: str,
 
 def _wait(limits: Limits, t0: float, follower: _Follower, stop: dict[str, str],
           done: Callable[[], bool]) -> str:
+    """Until done(), a signal, the reader's leaving or the duration: which."""
     while True:
         if done():
             return "count"
@@ -163,59 +169,3 @@ def _wait(limits: Limits, t0: float, follower: _Follower, stop: dict[str, str],
         if limits.duration_s and time.monotonic() - t0 >= limits.duration_s:
             return "duration"
         time.sleep(POLL_S)
-
-
-def _run_ofan(fab: Fabric, point: CapturePoint, limits: Limits, tmp: Path,
-              follower: _Follower, stop: dict[str, str],
-              log: Callable[[str], None]) -> CaptureResult:
-    sock = fab.sock(point.switch)
-    started = control.request(sock, "capture_start", ports=[point.port], file=str(tmp),
-                              count=limits.count, snaplen=limits.snaplen)
-    if not isinstance(started, dict) or not isinstance(started.get("id"), int):
-        raise FabricError(f"capture: {point.switch} answered capture_start without a capture "
-                          f"id: {str(started)[:200]} (an ofan-dp of another version?)")
-    cid = started["id"]
-    log(f"capture: {point.label()} (both directions) -> {tmp.name}"
-        + (f", {limits.count} frames" if limits.count else "")
-        + (f", {limits.duration_s:g} s" if limits.duration_s else ""))
-    t0 = time.monotonic()
-    try:
-        why = _wait(limits, t0, follower, stop,
-                    lambda: not control.request(sock, "capture_status", id=cid)["active"])
-    finally:
-        st = control.request(sock, "capture_stop", check=False, id=cid) or {}
-    if st.get("error"):
-        raise FabricError(f"capture: {point.switch}: {st['error']}")
-    return CaptureResult(point, str(tmp), int(st.get("frames", count_packets(tmp))),
-                         int(st.get("dropped", 0)), why)
-
-
-def _run_kernel(fab: Fabric, point: CapturePoint, limits: Limits, tmp: Path,
-                follower: _Follower, stop: dict[str, str],
-                log: Callable[[str], None]) -> CaptureResult:
-    dumpcap = shutil.which("dumpcap")
-    if not dumpcap:
-        raise FabricError("capture: dumpcap is not installed (bash scripts/setup.sh: tshark)",
-                          code=3)
-    cmd = ["ip", "netns", "exec", fab.ns(point.switch), dumpcap, "-q", "-i", port_if(point.port),
-           "-s", str(limits.snaplen), "-w", str(tmp)]
-    if limits.count:
-        cmd += ["-c", str(limits.count)]
-    log(f"capture: {point.label()} (both directions, dumpcap) -> {tmp.name}")
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, start_new_session=True)
-    t0 = time.monotonic()
-    try:
-        why = _wait(limits, t0, follower, stop, lambda: p.poll() is not None)
-    finally:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)  # dumpcap finishes the file
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-    err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
-    if why == "count" and p.returncode not in (0, None):
-        raise FabricError(f"capture: dumpcap on {point.label()} failed: {err[-300:]}")
-    return CaptureResult(point, str(tmp), count_packets(tmp), 0, why)

@@ -7,7 +7,10 @@ modifies: network namespaces "ofe-NAME-*", the veths inside them (but for
           (state, configs, logs, control sockets), and the hugepage
           reservation when the switches need more than is free; the
           switches themselves are their kind's (nodes/: one ofan-dp per
-          switch, every switch in one ofan-dp, or Linux routing)
+          switch, every switch in one ofan-dp, or Linux routing), and the
+          hosts their kinds' (nodes/: uroce in the namespace, rxe VMs)
+gives:    Fabric, whose StateWriter (Fabric.writer) is the one writer of its
+          state file: the fabric and its kinds record through it
 next:     run.py drives collectives over the hosts; control.py talks to the
           switches (tables in, counters out)
 
@@ -18,13 +21,13 @@ job over per switch, and push_tables() is the one place it happens now.
 """
 import dataclasses
 import os
-import subprocess
+import threading
 import time
 from typing import Any, Callable, Iterable
 
 from . import facts, netns, nodes, teardown
-from .nodes import SwitchKind, host_if, port_if
-from .state import RUN_DIR, State, alive, prefix, valid_name
+from .nodes import HostKind, RxeVmHosts, SwitchKind, UroceHosts, host_if, port_if
+from .state import RUN_DIR, Setup, State, StateWriter, prefix, valid_name
 from .tools import FabricError, run, tool
 from .topology import Endpoint, HostInfo, Link, Topology, parse_tables
 
@@ -39,17 +42,53 @@ class Fabric:
         self.name = name
         self.prefix = prefix(name)
         self.topo = topo
-        self.state = state or State(name)
+        self.writer = StateWriter(state or State(name))
         self.log = log
         self._kind: SwitchKind | None = None
+        self._hosts: tuple[UroceHosts, RxeVmHosts] | None = None
+
+    @property
+    def state(self) -> State:
+        """The state as last written (read it here; change it through
+        self.writer)."""
+        return self.writer.state
+
+    @property
+    def setup(self) -> Setup:
+        """What up was asked for (a loaded fabric always has it)."""
+        if self.state.setup is None:
+            raise FabricError(f"fabric {self.name} has no setup on record (ofan-emu down "
+                              f"--name {self.name})")
+        return self.state.setup
 
     @property
     def kind(self) -> SwitchKind:
         """What runs the switches (nodes/), as the state file says."""
         if self._kind is None:
-            self._kind = nodes.make(self, self.state.get("switch", "ofan"),
-                                    nodes.engine_of(self.state))
+            setup = self.state.setup
+            self._kind = nodes.make(self, setup.switch if setup else "ofan",
+                                    setup.engine if setup else None)
         return self._kind
+
+    @property
+    def host_kinds(self) -> tuple[UroceHosts, RxeVmHosts]:
+        """What runs the hosts (nodes/): uroce, and rxe VMs on the slots the
+        state file names."""
+        if self._hosts is None:
+            self._hosts = nodes.hosts(self, self.state.vm_hosts)
+        return self._hosts
+
+    @property
+    def uroce_hosts(self) -> UroceHosts:
+        return self.host_kinds[0]
+
+    @property
+    def vms(self) -> RxeVmHosts:
+        return self.host_kinds[1]
+
+    def host_kind(self, name: str) -> HostKind:
+        """The kind of host `name` (a host of the topology)."""
+        return self.vms if name in self.vms.names else self.uroce_hosts
 
     def use(self, switch: str, engine: str | None = None) -> SwitchKind:
         """The kind for `up`, checked against the topology (FabricError,
@@ -72,7 +111,7 @@ class Fabric:
     def up(self, switch: str = "ofan", policy: str = "ofan", ofan_mode: str | None = "combined",
            seed: int = 1, pipe_size: int | None = None, vm_hosts: Iterable[str] = (),
            vm_mem_mb: int | None = None, engine: str | None = None) -> float:
-        """vm_hosts: host names whose slot a soft-RoCE VM takes (vmhosts.py);
+        """vm_hosts: host names whose slot a soft-RoCE VM takes (nodes/rxe_vm.py);
         engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE)."""
         t = self.topo
         kind = self.use(switch, engine)
@@ -80,55 +119,42 @@ class Fabric:
         for name in vm_hosts:
             if name not in t.host_by_name:
                 raise FabricError(f"VM host {name}: no such host (h0..h{len(t.hosts) - 1})", code=2)
-        st = self.state
         self.ensure_new()
         t0 = time.monotonic()
-        st.update({"k": t.k, "levels": t.levels, "switch": switch, "engine": kind.engine,
-                   "policy": policy, "ofan_mode": ofan_mode, "seed": seed,
-                   "pipe_size": pipe_size or t.k,
-                   "topology_source": t.source, "created": time.time(), "phase": "up",
-                   "failed_links": [], "failed_switches": [],
-                   "links": {str(link.id): link.attrs for link in t.links},
-                   "wires": [], "vm_hosts": vm_hosts})
-        st.save()
-        (st.dir / "sock").mkdir(parents=True, exist_ok=True)
-        (st.dir / "logs").mkdir(exist_ok=True)
-        (st.dir / "config").mkdir(exist_ok=True)
+        w = self.writer
+        w.begin_up(Setup(k=t.k, levels=t.levels, switch=switch, engine=kind.engine,
+                         policy=policy, ofan_mode=ofan_mode, seed=seed,
+                         pipe_size=pipe_size or t.k, topology_source=t.source,
+                         created=time.time()),
+                   {link.id: link.attrs for link in t.links}, vm_hosts)
+        self._hosts = nodes.hosts(self, vm_hosts, vm_mem_mb)
+        d = self.state.dir
+        (d / "sock").mkdir(parents=True, exist_ok=True)
+        (d / "logs").mkdir(exist_ok=True)
+        (d / "config").mkdir(exist_ok=True)
         if kind.hugepage_bytes_per_switch:
             self._ensure_hugepages(len(t.switches), kind.hugepage_bytes_per_switch)
         self.log(f"namespaces: {len(t.switches)} switches, {len(t.hosts)} hosts")
         for s in t.switches:
-            st.add_ns(self.ns(s["name"]))
+            w.add_namespace(self.ns(s["name"]))
             netns.create(self.ns(s["name"]), kind.namespace_sysctls())
         for h in t.hosts:
-            st.add_ns(self.ns(h["name"]))
-            # icmp_ratelimit 0: a host answers every traceroute probe (Linux
-            # sends a destination 6 ICMP errors, then one a second).
-            netns.create(self.ns(h["name"]), ["net.ipv4.conf.all.rp_filter=0",
-                                              "net.ipv4.icmp_ratelimit=0"])
+            w.add_namespace(self.ns(h["name"]))
+            netns.create(self.ns(h["name"]), self.host_kind(h["name"]).namespace_sysctls())
         veths = [link for link in t.links if not kind.in_memory(link)]
         mem = len(t.links) - len(veths)
         self.log(f"links: {len(t.links)}" + (f" ({mem} in memory)" if mem else ""))
         for link in veths:
             self._make_link(link)
-        for h in t.hosts:
-            ns = self.ns(h["name"])
-            if h["name"] in vm_hosts:
-                continue  # a wire to the VM, which holds the host's address
-            netns.add_addr(ns, host_if(), h["addr"], 32)
-            netns.add_neighbor(ns, host_if(), h["gateway"], h["edge_mac"])
-            netns.add_default_route(ns, host_if(), h["gateway"])
-            netns.ethtool_off(ns, host_if())
         kind.up()
         self.push_tables()
-        if vm_hosts:
-            from . import vmhosts
-            vmhosts.start(self, vm_hosts, facts.netdev_mtu(),
-                          mem_mb=vm_mem_mb or vmhosts.DEFAULT_MEM_MB, log=self.log)
-        st["phase"] = "ready"
+        # The hosts once the switches forward: a VM's boot is the long part
+        # of up, and its guest needs nothing from the switches to be set up.
+        for hk in self.host_kinds:
+            hk.up()
+            hk.configure()
         took = round(time.monotonic() - t0, 2)
-        st["up_s"] = took
-        st.save()
+        w.ready(took)
         return took
 
     def ensure_new(self) -> None:
@@ -158,15 +184,13 @@ class Fabric:
             return
         # A wire namespace in the middle carries netem (see netns.wire).
         w = self.wire_ns(link)
-        self.state.add_ns(w)
-        self.state["wires"].append(link.id)
+        self.writer.add_wire(w, link.id)
         netns.create(w)
         netns.veth(a_ns, a_if, a_mac, w, "a", "02:0e:00:00:00:0a", facts.netdev_mtu())
         netns.veth(w, "b", "02:0e:00:00:00:0b", b_ns, b_if, b_mac, facts.netdev_mtu())
         for ns_, if_ in ((a_ns, a_if), (b_ns, b_if), (w, "a"), (w, "b")):
             netns.ethtool_off(ns_, if_)
         netns.wire(w, "a", "b", link.attrs)
-        self.state.save()
 
     def _ensure_hugepages(self, nswitches: int, per_switch: int) -> None:
         need = nswitches * per_switch
@@ -215,8 +239,8 @@ class Fabric:
 
     def links_out_of_service(self) -> list[Link]:
         """Failed links, and every inter-switch link of a failed switch."""
-        out = {lid: self.topo.links[lid] for lid in self.state["failed_links"]}
-        for name in self.state["failed_switches"]:
+        out = {lid: self.topo.links[lid] for lid in self.state.failed_links}
+        for name in self.state.failed_switches:
             for p in self.topo.sw_by_name[name]["ports"]:
                 link = self.topo.link_at(name, p["port"])
                 if not link.host:
@@ -246,12 +270,13 @@ class Fabric:
         """Both ends of a link (its veths, if it has them) up or down, and
         the switches told."""
         ends = [link.a, link.b]
+        failed = self.state.failed_switches
         for node, port in ends:
-            if node in self.state["failed_switches"] and up:
+            if node in failed and up:
                 continue
             if not self.kind.in_memory(link):
                 netns.set_link(self.ns(node), port_if(port), up)
-            if node in self.topo.sw_by_name and node not in self.state["failed_switches"]:
+            if node in self.topo.sw_by_name and node not in failed:
                 self.kind.set_port(node, port, up)
 
     def _switch_veths(self, name: str, up: bool) -> None:
@@ -259,51 +284,49 @@ class Fabric:
         are not failed)."""
         for p in self.topo.sw_by_name[name]["ports"]:
             link = self.topo.link_at(name, p["port"])
-            if self.kind.in_memory(link) or (up and link.id in self.state["failed_links"]):
+            if self.kind.in_memory(link) or (up and link.id in self.state.failed_links):
                 continue
             netns.set_link(self.ns(name), port_if(p["port"]), up)
 
     def fail_link(self, link: Link) -> None:
-        if link.id in self.state["failed_links"]:
+        if link.id in self.state.failed_links:
             raise FabricError(f"link {link.name()} is already failed")
-        self.state["failed_links"].append(link.id)
-        self.state.save()
+        self.writer.set_link_failed(link.id, True)
         self.set_link(link, False)
         self.push_tables()
 
     def restore_link(self, link: Link) -> None:
-        if link.id not in self.state["failed_links"]:
+        if link.id not in self.state.failed_links:
             raise FabricError(f"link {link.name()} is not failed")
-        self.state["failed_links"].remove(link.id)
-        self.state.save()
+        self.writer.set_link_failed(link.id, False)
         # Up first: a kernel router takes no route over a down link, and
         # ofan-dp uses the link only once the tables say so.
         self.set_link(link, True)
         self.push_tables()
 
     def fail_switch(self, name: str) -> None:
-        if name in self.state["failed_switches"]:
+        if name in self.state.failed_switches:
             raise FabricError(f"switch {name} is already failed")
-        self.state["failed_switches"].append(name)
-        self.state.save()
+        self.writer.set_switch_failed(name, True)
         # The others route around it first, then it goes dark.
         self.push_tables()
         self._switch_veths(name, False)
         self.kind.fail(name)
 
     def restore_switch(self, name: str) -> None:
-        if name not in self.state["failed_switches"]:
+        if name not in self.state.failed_switches:
             raise FabricError(f"switch {name} is not failed")
         self._switch_veths(name, True)
-        self.state["failed_switches"].remove(name)
-        self.state.save()
+        self.writer.set_switch_failed(name, False)
         self.kind.restore(name)
         self.push_tables()
 
     def down(self) -> dict[str, Any]:
-        """The switches stopped by their kind, then everything the fabric
-        made removed (teardown.py): down's report."""
+        """The switches and the hosts stopped by their kinds, then
+        everything the fabric made removed (teardown.py): down's report."""
         stopped = self.kind.down()
+        for hk in self.host_kinds:
+            stopped += hk.down()
         report = teardown.down(self.name)
         report["processes"] = sorted(set(report["processes"]) | set(stopped))
         return report
@@ -311,76 +334,51 @@ class Fabric:
     # -- status ----------------------------------------------------------
     def status(self) -> dict[str, Any]:
         st = self.state
+        setup = self.setup
         t = self.topo
         sws = []
         for s in t.switches:
             entry: dict[str, Any] = {
                 "name": s["name"], "role": s["role"], "pod": s["pod"], "id": s["id"],
-                "ns": self.ns(s["name"]), "failed": s["name"] in st["failed_switches"]}
+                "ns": self.ns(s["name"]), "failed": s["name"] in st.failed_switches}
             proc = self.kind.status(s["name"])
             if proc is not None:
                 entry.update(dataclasses.asdict(proc))
             sws.append(entry)
-        return {"name": self.name, "switch": st["switch"], "engine": self.kind.engine,
-                "k": t.k, "levels": t.levels, "policy": st["policy"],
-                "ofan_mode": st.get("ofan_mode"),
-                "phase": st.get("phase"), "up_s": st.get("up_s"),
+        return {"name": self.name, "switch": setup.switch, "engine": self.kind.engine,
+                "k": t.k, "levels": t.levels, "policy": setup.policy,
+                "ofan_mode": setup.ofan_mode,
+                "phase": st.phase, "up_s": st.up_s,
                 "switches": sws,
-                "hosts": [self._host_status(h) for h in t.hosts],
-                "failed_links": [t.links[i].name() for i in st["failed_links"]],
-                "failed_switches": list(st["failed_switches"]),
-                "wires": len(st.get("wires", []))}
-
-    def vm_hosts(self) -> list[str]:
-        return list(self.state.get("vm_hosts", []))
-
-    def _host_status(self, h: HostInfo) -> dict[str, Any]:
-        entry: dict[str, Any] = {"name": h["name"], "addr": h["addr"], "ns": self.ns(h["name"]),
-                                 "edge": h["edge_name"], "kind": "uroce"}
-        if h["name"] in self.vm_hosts():
-            rec = self.state["processes"].get(f"vm-{h['name']}", {})
-            entry.update({"kind": "vm", "alive": bool("pid" in rec and alive(rec))})
-            if entry["alive"]:
-                entry["cpu_s"] = _cpu_seconds(rec["pid"])
-            entry.update({k: rec[k] for k in ("pid", "boot_s", "mem_mb", "accel", "active_mtu")
-                          if k in rec})
-        return entry
+                "hosts": [self.host_kind(h["name"]).status(h["name"]).to_json()
+                          for h in t.hosts],
+                "failed_links": [t.links[i].name() for i in st.failed_links],
+                "failed_switches": list(st.failed_switches),
+                "wires": len(st.wires)}
 
     # -- reachability ----------------------------------------------------
     def ping_all(self, count: int = 1, timeout_s: float = 2,
                  hosts: list[HostInfo] | None = None) -> dict[tuple[str, str], bool]:
-        """All-pairs ping among hosts (from inside the VM for a VM host);
-        returns {(src, dst): ok}."""
-        import threading
+        """All-pairs ping among hosts, each from where its kind runs it
+        (its namespace, or inside its VM); returns {(src, dst): ok}."""
         hs = hosts or self.topo.hosts
-        vms = set(self.vm_hosts())
         texts: dict[str, str] = {}
-        procs: dict[str, subprocess.Popen[str]] = {}
-        threads: list[threading.Thread] = []
 
-        def in_vm(name: str, script: str) -> None:
-            from . import vmhosts
-            v = vmhosts.attach(self, name)
+        def ping_from(name: str, script: str) -> None:
             try:
-                texts[name] = v.exec(["sh", "-c", script], timeout=60 + timeout_s * count)[1]
-            finally:
-                v.detach()
+                texts[name] = self.host_kind(name).shell(name, script, 60 + timeout_s * count)
+            except Exception as e:  # its pairs stay unreachable; say why
+                self.log(f"ping from {name}: {e}")
 
+        threads = []
         for h in hs:
             targets = " ".join(x["addr"] for x in hs if x is not h)
             script = (f"for ip in {targets}; do (ping -n -q -c {count} -W {timeout_s} $ip "
                       ">/dev/null 2>&1 && echo ok $ip || echo no $ip) & done; wait")
-            if h["name"] in vms:
-                threads.append(threading.Thread(target=in_vm, args=(h["name"], script)))
-                threads[-1].start()
-            else:
-                procs[h["name"]] = subprocess.Popen(
-                    ["ip", "netns", "exec", self.ns(h["name"]), "sh", "-c", script],
-                    stdout=subprocess.PIPE, text=True)
-        for name, p in procs.items():
-            texts[name] = p.communicate(timeout=60 + timeout_s * count)[0]
-        for t in threads:
-            t.join()
+            threads.append(threading.Thread(target=ping_from, args=(h["name"], script)))
+            threads[-1].start()
+        for th in threads:
+            th.join()
         by_addr = {h["addr"]: h["name"] for h in hs}
         out = {(h["name"], x["name"]): False for h in hs for x in hs if x is not h}
         for name, text in texts.items():
@@ -390,31 +388,23 @@ class Fabric:
         return out
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time a process has used (qemu: its VM's cost)."""
-    try:
-        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return round((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"), 2)
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def load(name: str, log: Callable[[str], None] = print) -> Fabric:
     """The fabric NAME as its state file describes it."""
     st = State.load(name)
     if st is None:
         raise FabricError(f"no fabric {name} (ofan-emu status lists them)")
-    if st.get("corrupt") or "k" not in st:
+    if st.corrupt or st.setup is None:
         raise FabricError(f"fabric {name}'s state file is unreadable; ofan-emu down --name {name} "
                           "removes it by its names")
-    topo = Topology(st["k"], st["levels"])
+    topo = Topology(st.setup.k, st.setup.levels)
     wrong = st.mismatch(topo)
     if wrong:
         raise FabricError(f"fabric {name}'s state file does not fit its fabric ({wrong}); "
                           f"ofan-emu down --name {name} removes it by its names")
     for link in topo.links:
-        if str(link.id) in st["links"]:
-            link.attrs = st["links"][str(link.id)]
+        rec = st.links.get(str(link.id))
+        if rec is not None:
+            link.attrs = rec.attrs()
     fab = Fabric(name, topo, st, log=log)
     try:
         fab.kind

@@ -6,8 +6,9 @@ scenario in ofan-sim beside it.
 expects:  a Fabric (fabric.py) in phase "ready"; uroce and ofan-sim built
 gives:    run() -> {"runs": [...], ...} as `ofan-emu run --json` prints it;
           table() the text for people; plot() a PNG
-next:     the soft-RoCE VM hosts (issue 12) run the same collectives through
-          libibverbs; their results join "runs" the same way
+The hosts' processes are their kinds' (nodes/): the uroce ranks one `uroce
+collective` (UroceHosts.collective), each VM rank an ofan-coll over
+libibverbs in its VM (RxeVmHosts.exec); their results are merged here.
 
 Queues are reported as ofan-sim does: per stage (E->A edge uplinks, A->C agg
 uplinks, C->A core ports, A->E agg down ports, E->H edge host ports) and in
@@ -17,7 +18,6 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -25,11 +25,11 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable
 
-from . import control, facts, nodes, reports
+from . import control, facts, reports
 from .fabric import Fabric
+from .nodes import rxe_vm
 from .topology import HostInfo, SwitchInfo, parse_size, rate_gbps
-from .state import State, proc_start_time
-from .tools import FabricError, rt_prefix, run as run_cmd, tool
+from .tools import FabricError, run as run_cmd, tool
 
 # RoCE MTU 2048 of payload + Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4 and
 # FCS 4: ofan-sim's --payload 2048 --header 62, so that a "packet" of queue
@@ -82,13 +82,13 @@ class Runner:
         self.fab = fab
         self.log = log
         self.topo = fab.topo
-        self.ofan = fab.state["switch"] == "ofan"
-        self.shared = nodes.engine_of(fab.state) == "shared"
+        self.ofan = fab.kind.switch == "ofan"
+        self.shared = fab.kind.engine == "shared"
         self.bad_progress = 0  # malformed "progress" lines from uroce, skipped
 
     # -- switches ----------------------------------------------------------
     def live_switches(self) -> list[SwitchInfo]:
-        return [s for s in self.topo.switches if s["name"] not in self.fab.state["failed_switches"]]
+        return [s for s in self.topo.switches if s["name"] not in self.fab.state.failed_switches]
 
     def set_policy(self, lb: str) -> None:
         if not self.ofan:
@@ -98,7 +98,7 @@ class Runner:
             return
         policy, mode = lb, None
         if lb == "ofan":
-            mode = self.fab.state.get("ofan_mode", "combined")
+            mode = self.fab.setup.ofan_mode
         for s in self.live_switches():
             if s["uplinks"]:
                 control.request(self.fab.sock(s["name"]), "set_policy", policy=policy,
@@ -235,12 +235,7 @@ class Runner:
         fail` and `restore` change them while a run goes on (a switch failed
         under traffic is not one that died, and its socket is not asked for
         the run's counters)."""
-        st = State.load(self.fab.name)
-        if st is None or st.get("corrupt"):
-            return
-        for key in ("failed_switches", "failed_links", "processes"):
-            if key in st:
-                self.fab.state[key] = st[key]
+        self.fab.writer.reload()
 
     # -- hosts ---------------------------------------------------------------
     def rto_us(self) -> int:
@@ -280,14 +275,13 @@ class Runner:
         they connect by ofan-rc-1 over the fabric itself, to each other and
         to any uroce ranks, and start together on rank 0's go. Returns what
         finish_vm_ranks() collects."""
-        from . import vmhosts
         coll = tool("ofan-coll")
-        vms = set(self.fab.vm_hosts())
+        vms = set(self.fab.vms.names)
         rate = min(rate_gbps(self.topo.link_at(h["name"], 0).attrs) for h in hosts)
         # The IB local ACK timeout is 4.096 us x 2^N: the first N at or above
         # the timeout uroce gets (168 ms at 25 Mb/s -> N = 16, 268 ms).
         ack_exp = min(31, max(1, math.ceil(math.log2(self.rto_us() / 4.096))))
-        base = [coll, "--transport", "verbs", "--device", vmhosts.RXE_DEV,
+        base = [coll, "--transport", "verbs", "--device", rxe_vm.RXE_DEV,
                 "--ack-timeout", str(ack_exp), "--rc-port", str(RC_PORT),
                 "--ranks", str(len(hosts)), "--addrs", ",".join(h["addr"] for h in hosts),
                 "--workload", workload, "--msg", str(msg), "--qps", str(qps),
@@ -299,11 +293,8 @@ class Runner:
 
         def rank(i: int, h: HostInfo) -> None:
             try:
-                v = vmhosts.attach(self.fab, h["name"])
-                try:
-                    job.outs[i] = v.exec(base + ["--rank", str(i)], timeout=deadline_s + 120)
-                finally:
-                    v.detach()
+                job.outs[i] = self.fab.vms.exec(h["name"], base + ["--rank", str(i)],
+                                                timeout=deadline_s + 120)
             except Exception as e:  # reported by finish_vm_ranks, with the rank
                 job.errs[i] = str(e)
 
@@ -374,7 +365,7 @@ class Runner:
         ranks in one uroce process connecting by ofan-rc-1 (its exchange
         mode; the VM ranks are external to it), the VM ranks as in
         run_vms; the two sides' partial results merged."""
-        vms = set(self.fab.vm_hosts())
+        vms = set(self.fab.vms.names)
         spec = dict(spec, exchange=True, rc_port=RC_PORT)
         spec["hosts"] = [{"rank": i, "ip": h["addr"], "external": True} if h["name"] in vms
                          else e for i, (h, e) in enumerate(zip(hosts, spec["hosts"]))]
@@ -389,60 +380,30 @@ class Runner:
                 "rxe_counters": counters, "hosts": ures.get("hosts", [])}
 
     def run_hosts(self, spec: Record, timeout: float) -> Record:
+        """One collective over the uroce hosts of `spec` (their kind runs
+        the process), its progress shown and the switches watched."""
         self.bad_progress = 0
-        with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.fab.state.dir,
-                                         delete=False) as f:
-            json.dump(spec, f)
-        cmd = rt_prefix() + [tool("uroce"), "collective", "--spec", f.name, "--json"]
-        out_f = tempfile.TemporaryFile("w+")
-        # stderr goes to a file the child owns; ofan-emu reads it through a
-        # descriptor of its own (a shared one would move the child's offset).
-        err_path = self.fab.state.dir / f"uroce-{os.getpid()}-{time.monotonic_ns()}.err"
-        err_w = open(err_path, "w")
-        err_f = open(err_path, "rb")
-        p = subprocess.Popen(cmd, stdout=out_f, stderr=err_w, text=True,
-                             start_new_session=True, preexec_fn=_die_with_parent)
-        err_w.close()
-        # Its own record, not the state file: fail/restore may rewrite that
-        # while the run goes on (teardown.py kills what *.proc.json names).
-        rec = self.fab.state.dir / f"uroce-{p.pid}.proc.json"
-        rec.write_text(json.dumps({"pid": p.pid, "kind": "uroce",
-                                   "start": proc_start_time(p.pid)}))
-        try:
+        seen = 0
+
+        def poll(err_f: IO[bytes]) -> None:
             # Watch the switches while the hosts run: one that dies ends the
             # run at once, with its name, instead of at the hosts' deadline.
-            end = time.monotonic() + timeout
-            seen = 0
-            while p.poll() is None:
-                seen = self._show_progress(err_f, seen)
-                dead = self.dead_switches()
-                if dead:
-                    p.kill()
-                    p.wait()
-                    raise FabricError(f"switch(es) {', '.join(dead)} died during the run (logs in "
-                                      f"{self.fab.state.dir / 'logs'}); the hosts were stopped")
-                if time.monotonic() > end:
-                    p.kill()
-                    p.wait()
-                    raise FabricError(f"uroce did not finish in {timeout} s")
-                time.sleep(0.2)
-            if sys.stderr.isatty() and seen:
-                print(file=sys.stderr)
-            out_f.seek(0)
-            err_f.seek(0)
-            out, err = out_f.read(), err_f.read().decode("utf-8", "replace")
-        finally:
-            out_f.close()
-            err_f.close()
-            err_path.unlink(missing_ok=True)
-            rec.unlink(missing_ok=True)
-            os.unlink(f.name)
+            nonlocal seen
+            seen = self._show_progress(err_f, seen)
+            dead = self.dead_switches()
+            if dead:
+                raise FabricError(f"switch(es) {', '.join(dead)} died during the run (logs in "
+                                  f"{self.fab.state.dir / 'logs'}); the hosts were stopped")
+
+        rc, out, err = self.fab.uroce_hosts.collective(spec, timeout, poll)
+        if sys.stderr.isatty() and seen:
+            print(file=sys.stderr)
         for line in err.splitlines():
             if line.strip() and line.split()[:1] != ["progress"]:
                 self.log(f"  uroce: {line.strip()}")
         if self.bad_progress:
             self.log(f"  uroce: {self.bad_progress} malformed progress line(s) skipped")
-        return host_report(p.returncode, out, err)
+        return host_report(rc, out, err)
 
     # -- simulator -----------------------------------------------------------
     def sim_link_gbps(self) -> tuple[float, str | None]:
@@ -537,14 +498,6 @@ def coll_partial(host: str, rc: int, out: str, err: str) -> Record:
     return reports.parse_coll_result(lines[-1], f"{host}: ofan-coll's result (exit {rc})")
 
 
-def _die_with_parent() -> None:
-    """The hosts' engine stops when ofan-emu does (PR_SET_PDEATHSIG), even
-    killed with SIGKILL; down --all removes what is left in any case."""
-    import ctypes
-    import signal as sig
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(sig.SIGTERM), 0, 0, 0)
-
-
 def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, seed: int = 1,
         qps: int = 1, entropy: str = "qp", ooo: bool = False, pace: float = 0.8,
         with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
@@ -555,13 +508,12 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
     for lb in lbs:
         if lb not in known:
             raise FabricError(f"--lbs {lb}: one of {', '.join(known)}", code=2)
-    if fab.state.get("phase") != "ready":
-        raise FabricError(f"fabric {fab.name} is not ready (phase {fab.state.get('phase')})")
+    if fab.state.phase != "ready":
+        raise FabricError(f"fabric {fab.name} is not ready (phase {fab.state.phase})")
     r = Runner(fab, log)
     hs = pick_hosts(fab, hosts)
-    vms = set(fab.vm_hosts())
-    n_vm = sum(h["name"] in vms for h in hs)
-    kind = "vm" if n_vm == len(hs) else ("mixed" if n_vm else "uroce")
+    kinds = {fab.host_kind(h["name"]).kind for h in hs}  # uroce, vm or both
+    kind = kinds.pop() if len(kinds) == 1 else "mixed"
     if kind == "vm" and (entropy != "qp" or ooo):
         raise FabricError("--entropy and --ooo are uroce's: rxe has one UDP port per QP pair "
                           "and no out-of-order placement", code=2)
@@ -622,7 +574,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                 f"verified {one['verified']}, retx {one['retransmissions']}"
                 + (", CPU-BOUND" if one["cpu_bound"] else ""))
         runs.append(_merge(per_seed))
-    return {"fabric": fab.name, "switch": fab.state["switch"], "engine": nodes.engine_of(fab.state),
+    return {"fabric": fab.name, "switch": fab.kind.switch, "engine": fab.kind.engine,
             "k": fab.topo.k,
             "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
@@ -633,14 +585,11 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
 def pick_hosts(fab: Fabric, hosts: str | None) -> list[HostInfo]:
     """--hosts: vm, uroce, all, or names; None: the uroce hosts, or the VM
     hosts where there are no others."""
-    vms = set(fab.vm_hosts())
     every = fab.topo.hosts
     if hosts is None:
-        hosts = "uroce" if any(h["name"] not in vms for h in every) else "vm"
-    if hosts == "vm":
-        hs = [h for h in every if h["name"] in vms]
-    elif hosts == "uroce":
-        hs = [h for h in every if h["name"] not in vms]
+        hosts = "uroce" if fab.uroce_hosts.names else "vm"
+    if hosts in ("vm", "uroce"):  # the host kinds' names
+        hs = [h for h in every if fab.host_kind(h["name"]).kind == hosts]
     elif hosts == "all":
         hs = list(every)
     else:
@@ -652,7 +601,7 @@ def pick_hosts(fab: Fabric, hosts: str | None) -> list[HostInfo]:
         hs = [h for h in every if h["name"] in names]
     if len(hs) < 2:
         raise FabricError(f"--hosts {hosts}: a collective needs at least two hosts "
-                          f"(this fabric has {len(vms)} VM host(s))", code=2)
+                          f"(this fabric has {len(fab.vms.names)} VM host(s))", code=2)
     return hs
 
 

@@ -2,50 +2,66 @@
 is, so that a crash at any point leaves a record that `down` can act on.
 
 expects:  root (the directory is under /run)
-gives:    State (a dict saved atomically on every change), the fabric's
-          prefix, and the list of fabrics that have a state file
+gives:    State, one fabric's record (frozen dataclasses: its setup, its
+          namespaces, processes, link attributes, failures); StateWriter,
+          the one place that changes a State and saves it (atomically, on
+          every change); the fabric's prefix, and the list of fabrics that
+          have a state file
+
+One writer: a State is never changed in place (its records are frozen, its
+lists tuples, its maps read-only to mypy); a fabric's StateWriter makes the
+next State and saves it before handing it out, so no change can be made
+without being on disk, and none is written twice from two places.
 
 Naming (the contract with `down --all`): every network namespace of fabric
 NAME is "ofe-NAME-<node>", every per-switch ofan-dp runs inside one of them,
 the shared engine's ofan-dp (root namespace) is named by its command line
 (`--fabric /run/ofan-emu/NAME/config/fabric.json`), every EAL file prefix is
 "ofe-NAME-<node>" or "ofe-NAME-shared". Nothing else is ever touched.
+
+The file's JSON is flat, as it has been since the first fabric: the setup's
+keys beside the rest (Setup and the records are only how the code reads it).
 """
+import dataclasses
 import json
 import os
 import re
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from . import shapes
 from .shapes import MapOf, OneOf, Optional
 
 if TYPE_CHECKING:
-    from .topology import Topology
+    from .topology import LinkAttrs, Topology
 
 RUN_DIR = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu"))
 NS_PREFIX = "ofe-"
 NAME_RE = re.compile(r"^[a-z0-9]{1,10}$")
 
 
-# What the code reads of a state file (fabric.py writes it); every key may be
-# missing in a file written part way. A file of another shape is "corrupt":
-# down still works from the names alone.
+# What the code reads of a state file (StateWriter writes it); every key may
+# be missing in a file written part way. A file of another shape is
+# "corrupt": down still works from the names alone.
 _LINK_ATTRS = {"rate_mbps": float, "buffer": str, "ecn": str, "latency_us": float,
                "loss_pct": float, "reorder_pct": float}
+_PROCESS = {"kind?": str, "pid?": int, "start?": Optional(int), "host?": str,
+            # a VM host's boot, once it is up (nodes/rxe_vm.py)
+            "boot_s?": float, "mem_mb?": int, "accel?": str, "active_mtu?": Optional(int)}
 STATE_SHAPE = {
-    "name?": str, "namespaces?": [str],
-    "processes?": MapOf({"kind?": str, "pid?": int, "start?": Optional(int), "host?": str}),
+    "name?": str, "namespaces?": [str], "processes?": MapOf(_PROCESS),
     "k?": int, "levels?": OneOf(2, 3), "switch?": OneOf("ofan", "kernel"),
     "engine?": OneOf("per-switch", "shared", "kernel"), "policy?": str,
     "ofan_mode?": Optional(str), "seed?": int, "pipe_size?": int,
-    "topology_source?": Optional(str), "phase?": str, "up_s?": float,
+    "topology_source?": Optional(str), "created?": Optional(float), "phase?": str, "up_s?": float,
     "failed_links?": [int], "failed_switches?": [str], "links?": MapOf(_LINK_ATTRS),
     "wires?": [int], "vm_hosts?": [str],
 }
-# fabric.up writes these at once, with "k", before it makes anything (and
-# "engine", which a file written before the engines existed lacks: per-switch).
+# StateWriter.begin_up writes these at once, with "k", before it makes
+# anything (and "engine", which a file written before the engines existed
+# lacks: per-switch, or kernel).
 UP_KEYS = ("k", "levels", "switch", "policy", "seed", "pipe_size", "phase", "failed_links",
            "failed_switches", "links", "wires", "vm_hosts")
 
@@ -62,59 +78,163 @@ def valid_name(name: object) -> bool:
     return isinstance(name, str) and bool(NAME_RE.match(name))
 
 
-class State(dict[str, Any]):
-    def __init__(self, name: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(data or {})
-        self.name = name
-        self.dir = fabric_dir(name)
-        self.setdefault("name", name)
-        self.setdefault("namespaces", [])
-        self.setdefault("processes", {})
+# -- the records ---------------------------------------------------------------
+@dataclass(frozen=True)
+class VmBoot:
+    """What a VM host's boot gave (status shows it)."""
+    boot_s: float
+    mem_mb: int
+    accel: str
+    active_mtu: int | None  # rxe's, None when ibv_devinfo did not say
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    """One process the fabric started, recorded before it runs (kind and
+    host) and again once it does (pid and start time: with the pid, the
+    start names one process even after the pid is reused)."""
+    kind: str = ""            # ofan-dp | ofan-dp-shared | vm | uroce
+    pid: int | None = None
+    start: int | None = None
+    host: str | None = None   # a VM's host slot
+    boot: VmBoot | None = None
+
+    def alive(self) -> bool:
+        """Is that very process still running?"""
+        f = _stat(self.pid)
+        return f is not None and f[0] not in ("Z", "X") and int(f[19]) == self.start
+
+    def to_doc(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind}
+        if self.host is not None:
+            d["host"] = self.host
+        if self.pid is not None:
+            d.update(pid=self.pid, start=self.start)
+        if self.boot is not None:
+            d.update(dataclasses.asdict(self.boot))
+        return d
+
+    @classmethod
+    def from_doc(cls, d: Mapping[str, Any]) -> "ProcessRecord":
+        """From a checked document (STATE_SHAPE's processes, or a run's
+        *.proc.json after check_process)."""
+        boot = None
+        if all(k in d for k in ("boot_s", "mem_mb", "accel", "active_mtu")):
+            boot = VmBoot(float(d["boot_s"]), d["mem_mb"], d["accel"], d["active_mtu"])
+        return cls(kind=d.get("kind", ""), pid=d.get("pid"), start=d.get("start"),
+                   host=d.get("host"), boot=boot)
+
+    @classmethod
+    def parse(cls, data: bytes, where: str) -> "ProcessRecord":
+        """A record on its own (a run's *.proc.json); ValueError if it is not one."""
+        return cls.from_doc(shapes.parse_json(data.decode("utf-8"), _PROCESS, where))
+
+
+@dataclass(frozen=True)
+class LinkRecord:
+    """A link's attributes as the fabric was made with them (topology.py's
+    LINK_ATTRS, whose names these are: tests/emu/fabric/nodes_test.py keeps
+    the two equal)."""
+    rate_mbps: float
+    buffer: str
+    ecn: str
+    latency_us: float
+    loss_pct: float
+    reorder_pct: float
+
+    def attrs(self) -> "LinkAttrs":
+        """As Topology's links carry them."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def of(cls, attrs: "LinkAttrs") -> "LinkRecord":
+        return cls(**{f.name: attrs[f.name] for f in dataclasses.fields(cls)})
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What `up` was asked for: written once, before anything is made."""
+    k: int
+    levels: int
+    switch: str                 # ofan | kernel
+    engine: str                 # per-switch | shared | kernel
+    policy: str
+    ofan_mode: str | None
+    seed: int
+    pipe_size: int
+    topology_source: str | None = None
+    created: float | None = None
+
+
+@dataclass(frozen=True)
+class State:
+    """One fabric's state file, as read or as last written. Never changed in
+    place: StateWriter makes the next one."""
+    name: str
+    namespaces: tuple[str, ...] = ()
+    processes: Mapping[str, ProcessRecord] = field(default_factory=dict)
+    setup: Setup | None = None  # None: a file from before up wrote it, or corrupt
+    phase: str | None = None    # up | ready
+    up_s: float | None = None
+    failed_links: tuple[int, ...] = ()
+    failed_switches: tuple[str, ...] = ()
+    links: Mapping[str, LinkRecord] = field(default_factory=dict)  # link id -> attributes
+    wires: tuple[int, ...] = ()  # links with a wire namespace (netem)
+    vm_hosts: tuple[str, ...] = ()
+    corrupt: bool = False       # the file was torn or of another shape (never saved)
+
+    @property
+    def dir(self) -> Path:
+        return fabric_dir(self.name)
 
     @property
     def path(self) -> Path:
         return self.dir / "state.json"
 
-    def save(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self, indent=1, sort_keys=True))
-        os.replace(tmp, self.path)
-
-    def add_ns(self, ns: str) -> None:
-        if ns not in self["namespaces"]:
-            self["namespaces"].append(ns)
-            self.save()
+    def to_doc(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "namespaces": list(self.namespaces),
+                             "processes": {k: r.to_doc() for k, r in self.processes.items()}}
+        if self.setup is not None:
+            d.update(dataclasses.asdict(self.setup))
+            d.update(failed_links=list(self.failed_links),
+                     failed_switches=list(self.failed_switches),
+                     links={k: dataclasses.asdict(v) for k, v in self.links.items()},
+                     wires=list(self.wires), vm_hosts=list(self.vm_hosts))
+        if self.phase is not None:
+            d["phase"] = self.phase
+        if self.up_s is not None:
+            d["up_s"] = self.up_s
+        return d
 
     @classmethod
     def load(cls, name: str) -> "State | None":
         """The fabric's state, None if it has no file; a file that is torn,
-        unreadable or of another shape gives a State marked "corrupt"."""
+        unreadable or of another shape gives a State marked corrupt."""
         p = fabric_dir(name) / "state.json"
         try:
-            return cls(name, parse(p.read_bytes()))
+            return parse(name, p.read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
             # A torn or unreadable file still names the fabric: down works
             # from the naming convention alone.
-            return cls(name, {"corrupt": True})
+            return cls(name, corrupt=True)
 
     def mismatch(self, topo: "Topology") -> str | None:
         """What in this state does not fit the fabric's shape (link ids,
         switch and host names), or None."""
         n = len(topo.links)
-        for key in ("failed_links", "wires"):
-            bad = [i for i in self.get(key, []) if not 0 <= i < n]
+        for key, ids in (("failed_links", self.failed_links), ("wires", self.wires)):
+            bad = [i for i in ids if not 0 <= i < n]
             if bad:
                 return f"{key}: link {bad[0]} of a fabric of {n}"
-        bad = [k for k in self.get("links", {}) if not (k.isdigit() and int(k) < n)]
-        if bad:
-            return f"links: no link {bad[0]!r} in a fabric of {n}"
-        bad = [s for s in self.get("failed_switches", []) if s not in topo.sw_by_name]
-        bad += [h for h in self.get("vm_hosts", []) if h not in topo.host_by_name]
-        if bad:
-            return f"no node {bad[0]!r} in a k={topo.k} {topo.kind()}"
+        bad_links = [k for k in self.links if not (k.isdigit() and int(k) < n)]
+        if bad_links:
+            return f"links: no link {bad_links[0]!r} in a fabric of {n}"
+        bad_nodes = [s for s in self.failed_switches if s not in topo.sw_by_name]
+        bad_nodes += [h for h in self.vm_hosts if h not in topo.host_by_name]
+        if bad_nodes:
+            return f"no node {bad_nodes[0]!r} in a k={topo.k} {topo.kind()}"
         return None
 
     @staticmethod
@@ -128,22 +248,113 @@ class State(dict[str, Any]):
             return []
 
 
-def parse(data: bytes) -> dict[str, Any]:
-    """A state file's bytes -> its content; ValueError (shapes.ShapeError,
+def parse(name: str, data: bytes) -> State:
+    """A state file's bytes -> its State; ValueError (shapes.ShapeError,
     UnicodeDecodeError, json's) when it is not a state file."""
     from .topology import LINK_ATTRS, TopologyError, attrs_with
     doc: dict[str, Any] = shapes.parse_json(data.decode("utf-8"), STATE_SHAPE, "state file")
     missing = [k for k in UP_KEYS if k not in doc]
     if "k" in doc and missing:
         raise shapes.ShapeError(f"state file: no {missing[0]!r}")
+    links = {}
     for lid, attrs in doc.get("links", {}).items():
         try:
-            attrs_with({k: v[1] for k, v in LINK_ATTRS.items()}, attrs, f"state file: links.{lid}")
+            full = attrs_with({k: v[1] for k, v in LINK_ATTRS.items()}, attrs,
+                              f"state file: links.{lid}")
         except TopologyError as e:
             raise shapes.ShapeError(str(e)) from None
-    return doc
+        links[lid] = LinkRecord.of(full)
+    setup = None
+    if "k" in doc:
+        # No engine: a file from before the engines, which ran per switch.
+        engine = doc.get("engine") or ("kernel" if doc["switch"] == "kernel" else "per-switch")
+        setup = Setup(k=doc["k"], levels=doc["levels"], switch=doc["switch"], engine=engine,
+                      policy=doc["policy"], ofan_mode=doc.get("ofan_mode"), seed=doc["seed"],
+                      pipe_size=doc["pipe_size"], topology_source=doc.get("topology_source"),
+                      created=doc.get("created"))
+    return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
+                 processes={k: ProcessRecord.from_doc(r)
+                            for k, r in doc.get("processes", {}).items()},
+                 setup=setup, phase=doc.get("phase"), up_s=doc.get("up_s"),
+                 failed_links=tuple(doc.get("failed_links", [])),
+                 failed_switches=tuple(doc.get("failed_switches", [])), links=links,
+                 wires=tuple(doc.get("wires", [])), vm_hosts=tuple(doc.get("vm_hosts", [])))
 
 
+# -- the one writer ---------------------------------------------------------------
+class StateWriter:
+    """The one place a fabric's state changes: each method makes the next
+    State, saves it (atomically: a reader or a crash sees the old file or
+    the new one) and only then returns, so that what it records is on disk
+    before the caller creates it. The fabric owns one (Fabric.writer); the
+    kinds record through it."""
+
+    def __init__(self, state: State) -> None:
+        self._state = state
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    def _commit(self, **changes: Any) -> State:
+        new = dataclasses.replace(self._state, **changes)
+        new.dir.mkdir(parents=True, exist_ok=True)
+        tmp = new.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(new.to_doc(), indent=1, sort_keys=True))
+        os.replace(tmp, new.path)
+        self._state = new
+        return new
+
+    def begin_up(self, setup: Setup, links: Mapping[int, "LinkAttrs"],
+                 vm_hosts: list[str]) -> None:
+        """The fabric's setup, before anything is made."""
+        self._commit(setup=setup, phase="up", up_s=None, failed_links=(), failed_switches=(),
+                     links={str(lid): LinkRecord.of(a) for lid, a in links.items()},
+                     wires=(), vm_hosts=tuple(vm_hosts))
+
+    def add_namespace(self, ns: str) -> None:
+        if ns not in self._state.namespaces:
+            self._commit(namespaces=self._state.namespaces + (ns,))
+
+    def add_wire(self, ns: str, link_id: int) -> None:
+        """A link's wire namespace (netns.wire), before it is made."""
+        st = self._state
+        self._commit(namespaces=st.namespaces + (() if ns in st.namespaces else (ns,)),
+                     wires=st.wires + (link_id,))
+
+    def ready(self, up_s: float) -> None:
+        self._commit(phase="ready", up_s=up_s)
+
+    def process(self, key: str, rec: ProcessRecord) -> None:
+        """processes[key] = rec (a new one, or what is known of it now)."""
+        self._commit(processes={**self._state.processes, key: rec})
+
+    def process_update(self, key: str, **changes: Any) -> None:
+        """processes[key] with these fields changed (it must exist)."""
+        rec = dataclasses.replace(self._state.processes[key], **changes)
+        self.process(key, rec)
+
+    def set_link_failed(self, link_id: int, failed: bool) -> None:
+        ids = tuple(i for i in self._state.failed_links if i != link_id)
+        self._commit(failed_links=ids + ((link_id,) if failed else ()))
+
+    def set_switch_failed(self, name: str, failed: bool) -> None:
+        names = tuple(n for n in self._state.failed_switches if n != name)
+        self._commit(failed_switches=names + ((name,) if failed else ()))
+
+    def reload(self) -> None:
+        """The failures and processes as the file has them now: another
+        ofan-emu (fail, restore) changes them while a run goes on. Nothing
+        is written."""
+        st = State.load(self._state.name)
+        if st is None or st.corrupt or st.setup is None:
+            return
+        self._state = dataclasses.replace(self._state, failed_links=st.failed_links,
+                                          failed_switches=st.failed_switches,
+                                          processes=st.processes)
+
+
+# -- processes ---------------------------------------------------------------------
 def _stat(pid: object) -> list[str] | None:
     """/proc/PID/stat after the command name: state first, start time 20th."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
@@ -168,12 +379,9 @@ def running(pid: int) -> bool:
     return f is not None and f[0] not in ("Z", "X")
 
 
-def alive(rec: object) -> bool:
-    """rec = {"pid", "start"}: is that very process still running?"""
-    if not isinstance(rec, dict):
-        return False
-    f = _stat(rec.get("pid"))
-    return f is not None and f[0] not in ("Z", "X") and int(f[19]) == rec.get("start")
+def alive(rec: ProcessRecord | None) -> bool:
+    """Is the process of this record (if any) that very process, running?"""
+    return rec is not None and rec.alive()
 
 
 def now() -> float:

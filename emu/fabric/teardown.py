@@ -11,7 +11,6 @@ modifies: only what carries the fabric's prefix: namespaces "ofe-NAME-*" and
 gives:    a report {namespaces, processes, files} of what was removed
 """
 import glob
-import json
 import os
 import shutil
 import signal
@@ -21,7 +20,7 @@ from typing import Any, Iterable
 from pathlib import Path
 
 from . import netns
-from .state import NS_PREFIX, RUN_DIR, State, alive, prefix, running, valid_name
+from .state import NS_PREFIX, RUN_DIR, ProcessRecord, State, prefix, running, valid_name
 
 
 def kill_processes(pids: Iterable[int], timeout: float = 5.0) -> list[int]:
@@ -75,26 +74,26 @@ def down(name: str) -> dict[str, Any]:
     report: dict[str, Any] = {"name": name, "namespaces": [], "processes": [], "files": []}
     namespaces = set(n for n in netns.list_ns() if n.startswith(pre))
     if st is not None:
-        namespaces |= set(n for n in st.get("namespaces", []) if n.startswith(pre))
+        namespaces |= set(n for n in st.namespaces if n.startswith(pre))
     # Processes: the recorded ones that are still themselves, and whatever
     # runs inside the fabric's namespaces (a switch the record missed).
     pids: set[int] = set()
     if st is not None:
-        for rec in st.get("processes", {}).values():
-            if isinstance(rec, dict) and "pid" in rec and alive(rec):
-                pids.add(rec["pid"])
+        for rec in st.processes.values():
+            if rec.pid is not None and rec.alive():
+                pids.add(rec.pid)
     for ns in namespaces:
         pids |= set(netns.pids_in(ns))
     pids |= set(engine_pids(name))
     # Hosts' engines run in the root namespace with sockets in the hosts'
-    # (uroce); each run leaves a record while it lasts.
+    # (uroce); each run leaves a record while it lasts (nodes/uroce.py).
     for rec_path in (RUN_DIR / name).glob("*.proc.json"):
         try:
-            rec = json.loads(rec_path.read_text())
-            if alive(rec):
-                pids.add(rec["pid"])
-        except (OSError, ValueError, KeyError):
-            pass
+            rec = ProcessRecord.parse(rec_path.read_bytes(), rec_path.name)
+        except (OSError, ValueError):
+            continue
+        if rec.pid is not None and rec.alive():
+            pids.add(rec.pid)
     pids.discard(os.getpid())
     report["processes"] = sorted(kill_processes(sorted(pids)))
     for ns in sorted(namespaces):

@@ -1,29 +1,36 @@
-"""Switch kinds, in the spirit of Containerlab's nodes/<kind>: what runs a
-fabric's switches, behind one interface (base.SwitchKind). The fabric
-(fabric.py) makes the namespaces and the links and hands the switches to its
-kind.
+"""Node kinds, in the spirit of Containerlab's nodes/<kind>: what runs a
+fabric's switches, behind one interface (base.SwitchKind), and what runs its
+hosts, behind another (base.HostKind). The fabric (fabric.py) makes the
+namespaces and the links and hands the nodes to their kinds.
 
+    switches
     ofan, per-switch   ofan_per_switch.OfanPerSwitch: one ofan-dp per switch
     ofan, shared       ofan_shared.OfanShared: every switch in one ofan-dp,
                        links between switches in memory
     kernel             kernel.Kernel: Linux routers, multipath routes
+    hosts
+    uroce              uroce.UroceHosts: a namespace each, one uroce process
+                       per run driving them all
+    vm                 rxe_vm.RxeVmHosts: a qemu VM each, soft-RoCE (rxe)
 
-gives:    make(fab, switch, engine) -> the kind; engine_of(state) -> the
-          fabric's engine as status reports it: per-switch | shared | kernel
+gives:    make(fab, switch, engine) -> the switch kind; hosts(fab, vm_hosts)
+          -> the host kinds, each with its hosts
 """
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Sequence
 
 from ..tools import FabricError
-from .base import SwitchKind, SwitchStatus, host_if, port_if
+from .base import HostKind, HostStatus, SwitchKind, SwitchStatus, host_if, port_if
 from .kernel import Kernel
 from .ofan_per_switch import OfanPerSwitch
 from .ofan_shared import OfanShared
+from .rxe_vm import RxeVmHosts
+from .uroce import UroceHosts
 
 if TYPE_CHECKING:
     from ..fabric import Fabric
 
-__all__ = ["ENGINES", "DEFAULT_ENGINE", "SwitchKind", "SwitchStatus", "engine_of", "host_if",
-           "make", "port_if"]
+__all__ = ["ENGINES", "DEFAULT_ENGINE", "HostKind", "HostStatus", "RxeVmHosts", "SwitchKind",
+           "SwitchStatus", "UroceHosts", "host_if", "hosts", "make", "port_if"]
 
 # ofan-dp's engines, as `up --engine` takes them.
 ENGINES = ("per-switch", "shared")
@@ -49,11 +56,10 @@ def make(fab: "Fabric", switch: str, engine: str | None) -> SwitchKind:
     return cls(fab)
 
 
-def engine_of(state: Mapping[str, Any]) -> str:
-    """A state file's engine; one written before engines existed ran
-    per-switch (or kernel)."""
-    engine = state.get("engine")
-    if isinstance(engine, str):
-        return engine
-    # Not DEFAULT_ENGINE: that is today's default, not the one it was made with.
-    return "kernel" if state.get("switch") == "kernel" else "per-switch"
+def hosts(fab: "Fabric", vm_hosts: Sequence[str],
+          vm_mem_mb: int | None = None) -> tuple[UroceHosts, RxeVmHosts]:
+    """The fabric's host kinds: rxe VMs on the slots named, uroce on the rest."""
+    vms = set(vm_hosts)
+    return (UroceHosts(fab, [h["name"] for h in fab.topo.hosts if h["name"] not in vms]),
+            RxeVmHosts(fab, [h["name"] for h in fab.topo.hosts if h["name"] in vms],
+                       mem_mb=vm_mem_mb))

@@ -1,4 +1,5 @@
-"""The one interface every switch kind has, and the records it gives.
+"""The one interface every switch kind has, the one every host kind has,
+and the records they give.
 
 A kind is made for one fabric (nodes.make) and asks it for what the fabric
 keeps: names (ns, sock), the topology, the state file, the log.
@@ -15,14 +16,29 @@ keeps: names (ns, sock), the topology, the state file, the log.
                      still down (the fabric has its veths up again)
     status(name)     SwitchStatus, or None where the kind has no process
     dead()           the switches that should run but whose process is gone
+    capture(...)     pcapng of both directions of one port (capture.py)
     down()           what up() started, stopped (teardown.py removes the rest,
                      and everything after a crash)
+
+A host kind is made for the hosts of one fabric that it runs (nodes.hosts):
+
+    namespace_sysctls()  settings of its hosts' namespaces
+    up()             what runs for the fabric's life started, once the
+                     switches forward (a VM booted); nothing for uroce, whose
+                     engine runs per collective
+    configure()      each host given the plan's address, gateway neighbour
+                     and default route (in its namespace, or in its VM)
+    status(name)     HostStatus
+    shell(name, sh)  a shell script run as the host, its output (ping)
+    down()           what the kind started, stopped; the pids signalled
 """
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..topology import Link, Topology
+from ..state import VmBoot
+from ..topology import HostInfo, Link, Topology
 
 if TYPE_CHECKING:  # for the annotations only: fabric.py imports the kinds
     from ..fabric import Fabric
@@ -42,6 +58,19 @@ class SwitchStatus:
     pid: int | None
     alive: bool
     socket: str
+
+
+@dataclass
+class Captured:
+    """What a capture of one port got."""
+    frames: int
+    dropped: int     # copies the switch could not keep up with (ofan-dp)
+    stopped_by: str  # count | duration | interrupt | reader
+
+
+# capture()'s wait: until done() (or a limit, a signal, the reader leaving);
+# returns which.
+Wait = Callable[[Callable[[], bool]], str]
 
 
 class SwitchKind(ABC):
@@ -89,6 +118,85 @@ class SwitchKind(ABC):
     def dead(self) -> list[str]:
         return []
 
+    @abstractmethod
+    def capture(self, name: str, port: int, count: int, snaplen: int, file: Path,
+                wait: Wait) -> Captured:
+        """pcapng of both directions of switch `name`'s port into `file`,
+        until `count` frames (0: no limit) or wait() returns."""
+
     def down(self) -> list[int]:
         """Stops what up() started; the pids signalled."""
+        return []
+
+
+@dataclass
+class HostStatus:
+    """What `ofan-emu status` says of one host: uroce hosts name, address,
+    namespace and edge switch; a VM host its qemu too."""
+    name: str
+    addr: str
+    ns: str
+    edge: str
+    kind: str                   # uroce | vm
+    alive: bool | None = None   # a VM host's qemu
+    pid: int | None = None
+    cpu_s: float | None = None  # what its qemu has used (the VM's cost), while alive
+    boot: VmBoot | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """status --json's host entry (members only where the kind has them)."""
+        d: dict[str, Any] = {"name": self.name, "addr": self.addr, "ns": self.ns,
+                             "edge": self.edge, "kind": self.kind}
+        if self.alive is not None:
+            d["alive"] = self.alive
+            if self.alive:
+                d["cpu_s"] = self.cpu_s
+        if self.pid is not None:
+            d["pid"] = self.pid
+        if self.boot is not None:
+            d.update(boot_s=self.boot.boot_s, mem_mb=self.boot.mem_mb, accel=self.boot.accel,
+                     active_mtu=self.boot.active_mtu)
+        return d
+
+
+class HostKind(ABC):
+    kind = ""  # status's "kind" of its hosts: uroce | vm
+
+    def __init__(self, fab: "Fabric", names: Sequence[str]) -> None:
+        self.fab = fab
+        self.names = list(names)
+
+    @property
+    def topo(self) -> Topology:
+        return self.fab.topo
+
+    def host(self, name: str) -> HostInfo:
+        return self.topo.host_by_name[name]
+
+    def namespace_sysctls(self) -> list[str]:
+        """Settings of a host's namespace. icmp_ratelimit 0: a host answers
+        every traceroute probe (Linux sends a destination 6 ICMP errors,
+        then one a second)."""
+        return ["net.ipv4.conf.all.rp_filter=0", "net.ipv4.icmp_ratelimit=0"]
+
+    def up(self) -> None:
+        """Starts what runs for the fabric's life."""
+
+    @abstractmethod
+    def configure(self) -> None: ...
+
+    def base_status(self, name: str) -> HostStatus:
+        h = self.host(name)
+        return HostStatus(name=name, addr=h["addr"], ns=self.fab.ns(name), edge=h["edge_name"],
+                          kind=self.kind)
+
+    def status(self, name: str) -> HostStatus:
+        return self.base_status(name)
+
+    @abstractmethod
+    def shell(self, name: str, script: str, timeout: float) -> str:
+        """Runs `sh -c script` as host `name`; its output."""
+
+    def down(self) -> list[int]:
+        """Stops what the kind started; the pids signalled."""
         return []

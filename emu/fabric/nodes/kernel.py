@@ -3,13 +3,19 @@ namespace, with multipath routes (fib_multipath_hash_policy=1, the ECMP
 baseline) and a token bucket at the link's rate on every port.
 
 modifies: in each switch namespace: addresses on lo, permanent neighbours,
-          a tbf qdisc per port, the routes ofan-topo's tables give
+          a tbf qdisc per port, the routes ofan-topo's tables give; a capture
+          runs dumpcap (Wireshark's capture engine) on the router's port
 """
+import shutil
+import signal
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from .. import netns
+from ..tools import FabricError
 from ..topology import parse_size
-from .base import SwitchKind, port_if
+from .base import Captured, SwitchKind, Wait, port_if
 
 
 class Kernel(SwitchKind):
@@ -43,7 +49,7 @@ class Kernel(SwitchKind):
 
     def configure(self, tables: dict[str, Any]) -> None:
         fab = self.fab
-        down = set(fab.state["failed_switches"])
+        down = set(fab.state.failed_switches)
         dead = fab.dead_ports()
         for s in tables["switches"]:
             name = s["name"]
@@ -60,3 +66,31 @@ class Kernel(SwitchKind):
                     gw = None if "host" in peer else fab.router_addr(peer["switch"])
                     hops.append((port_if(port), gw))
                 netns.replace_route(ns, r["prefix"], hops)
+
+    def capture(self, name: str, port: int, count: int, snaplen: int, file: Path,
+                wait: Wait) -> Captured:
+        from ..capture import count_packets
+        dumpcap = shutil.which("dumpcap")
+        if not dumpcap:
+            raise FabricError("capture: dumpcap is not installed (bash scripts/setup.sh: "
+                              "tshark)", code=3)
+        cmd = ["ip", "netns", "exec", self.fab.ns(name), dumpcap, "-q", "-i", port_if(port),
+               "-s", str(snaplen), "-w", str(file)]
+        if count:
+            cmd += ["-c", str(count)]
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            why = wait(lambda: p.poll() is not None)
+        finally:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)  # dumpcap finishes the file
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
+        if why == "count" and p.returncode not in (0, None):
+            raise FabricError(f"capture: dumpcap on {name}:{port} failed: {err[-300:]}")
+        return Captured(count_packets(file), 0, why)

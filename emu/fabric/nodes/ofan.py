@@ -3,19 +3,21 @@ tables and port states over its control socket, starting ofan-dp processes
 and waiting until their switches answer.
 
 modifies: /run/ofan-emu/NAME/config/ (one config per switch), logs/, and the
-          state file's "processes" (each process recorded as it starts)
+          state file's "processes" (each process recorded as it starts,
+          through the fabric's StateWriter)
 """
 import json
 import os
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 from .. import control, teardown
-from ..state import alive, proc_start_time
+from ..state import ProcessRecord, alive, proc_start_time
 from ..tools import FabricError
 from ..topology import SwitchInfo, parse_size, rate_gbps
-from .base import SwitchKind, SwitchStatus, port_if
+from .base import Captured, SwitchKind, SwitchStatus, Wait, port_if
 
 RING_SLOTS = 512
 SWITCH_START_TIMEOUT_S = 60
@@ -30,7 +32,7 @@ class OfanKind(SwitchKind):
 
     def switch_config(self, s: SwitchInfo) -> dict[str, Any]:
         """ofan-dp's YAML config for switch s (dataplane/config.h)."""
-        fab, t, st = self.fab, self.topo, self.fab.state
+        fab, t, st = self.fab, self.topo, self.fab.setup
         ports = []
         for p in s["ports"]:
             a = t.link_at(s["name"], p["port"]).attrs
@@ -41,12 +43,12 @@ class OfanKind(SwitchKind):
                 "egress": {"rate_gbps": rate_gbps(a),
                            "buffer": parse_size(a["buffer"], "buffer"),
                            "ecn": parse_size(a["ecn"], "ecn")}})
-        lb: dict[str, Any] = {"policy": st["policy"], "seed": st["seed"]}
-        if st["policy"] == "ofan":
-            lb["ofan_mode"] = st["ofan_mode"]
+        lb: dict[str, Any] = {"policy": st.policy, "seed": st.seed}
+        if st.policy == "ofan":
+            lb["ofan_mode"] = st.ofan_mode
         return {"name": self.config_name(s["name"]),
                 "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},
-                "ports": ports, "pipe_size": st["pipe_size"], "lb": lb,
+                "ports": ports, "pipe_size": st.pipe_size, "lb": lb,
                 "egress": {"ring_slots": RING_SLOTS},
                 "control": {"socket": fab.sock(s["name"])},
                 "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
@@ -64,12 +66,12 @@ class OfanKind(SwitchKind):
     def start(self, key: str, cmd: list[str], kind: str) -> "subprocess.Popen[bytes]":
         """Starts one ofan-dp (its own session, output to logs/KEY.log) and
         records it in the state file as processes[KEY]."""
-        st = self.fab.state
-        with open(st.dir / "logs" / f"{key}.log", "ab") as logf:
+        with open(self.fab.state.dir / "logs" / f"{key}.log", "ab") as logf:
             p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
-        st["processes"][key] = {"pid": p.pid, "start": proc_start_time(p.pid), "kind": kind}
-        st.save()
+        # Recorded at once: a switch in its namespace is found by down
+        # anyway, the shared engine by its command line (teardown.py).
+        self.fab.writer.process(key, ProcessRecord(kind, p.pid, proc_start_time(p.pid)))
         return p
 
     def wait_ready(self, owners: dict[str, str],
@@ -98,8 +100,7 @@ class OfanKind(SwitchKind):
         # `ip netns exec` and `chrt` exec the switch: the start time read at
         # once may be theirs (the same process); read it again now.
         for key, p in procs.items():
-            fab.state["processes"][key]["start"] = proc_start_time(p.pid)
-        fab.state.save()
+            fab.writer.process_update(key, start=proc_start_time(p.pid))
 
     def log_tail(self, key: str, lines: int = 8) -> str:
         try:
@@ -109,19 +110,19 @@ class OfanKind(SwitchKind):
         return " | ".join(text.strip().splitlines()[-lines:])
 
     def stop(self, key: str, timeout: float = 10) -> bool:
-        rec = self.fab.state["processes"].get(key)
-        if not rec or not alive(rec):
+        rec = self.fab.state.processes.get(key)
+        if rec is None or rec.pid is None or not rec.alive():
             return False
-        return bool(teardown.kill_processes([rec["pid"]], timeout))
+        return bool(teardown.kill_processes([rec.pid], timeout))
 
     def process_status(self, key: str, name: str) -> SwitchStatus:
-        rec = self.fab.state["processes"].get(key)
-        rec = rec or {}  # a record written part way may lack its pid
-        return SwitchStatus(pid=rec.get("pid"), alive=alive(rec), socket=self.fab.sock(name))
+        rec = self.fab.state.processes.get(key)  # written part way: no pid
+        return SwitchStatus(pid=rec.pid if rec else None, alive=alive(rec),
+                            socket=self.fab.sock(name))
 
     # -- the control socket ----------------------------------------------
     def configure(self, tables: dict[str, Any]) -> None:
-        down = set(self.fab.state["failed_switches"])
+        down = set(self.fab.state.failed_switches)
         for s in tables["switches"]:
             name = s["name"]
             if name in down or self.topo.sw_by_name[name]["uplinks"] == 0:
@@ -135,4 +136,26 @@ class OfanKind(SwitchKind):
     def failed_ports(self, name: str) -> list[int]:
         """The ports of switch `name` whose link is failed."""
         return [p["port"] for p in self.topo.sw_by_name[name]["ports"]
-                if self.topo.link_at(name, p["port"]).id in self.fab.state["failed_links"]]
+                if self.topo.link_at(name, p["port"]).id in self.fab.state.failed_links]
+
+    # -- capture -----------------------------------------------------------
+    def capture(self, name: str, port: int, count: int, snaplen: int, file: Path,
+                wait: Wait) -> Captured:
+        """The switch writes the file itself (dataplane/capture/): AF_XDP at
+        both ends of a veth sends past the kernel's capture taps."""
+        from ..capture import count_packets
+        sock = self.fab.sock(name)
+        started = control.request(sock, "capture_start", ports=[port], file=str(file),
+                                  count=count, snaplen=snaplen)
+        if not isinstance(started, dict) or not isinstance(started.get("id"), int):
+            raise FabricError(f"capture: {name} answered capture_start without a capture "
+                              f"id: {str(started)[:200]} (an ofan-dp of another version?)")
+        cid = started["id"]
+        try:
+            why = wait(lambda: not control.request(sock, "capture_status", id=cid)["active"])
+        finally:
+            st = control.request(sock, "capture_stop", check=False, id=cid) or {}
+        if st.get("error"):
+            raise FabricError(f"capture: {name}: {st['error']}")
+        return Captured(int(st.get("frames", count_packets(file))), int(st.get("dropped", 0)),
+                        why)

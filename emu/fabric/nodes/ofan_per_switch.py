@@ -8,7 +8,6 @@ modifies: one ofan-dp per switch namespace, recorded as processes[SWITCH]
 from typing import Iterable
 
 from .. import teardown
-from ..state import alive
 from ..tools import rt_prefix, tool
 from .base import SwitchStatus
 from .ofan import OfanKind
@@ -47,12 +46,11 @@ class OfanPerSwitch(OfanKind):
 
     def dead(self) -> list[str]:
         st = self.fab.state
-        return sorted(n for n, rec in st["processes"].items()
-                      if rec.get("kind") == "ofan-dp" and n not in st["failed_switches"]
-                      and not alive(rec))
+        return sorted(n for n, rec in st.processes.items()
+                      if rec.kind == "ofan-dp" and n not in st.failed_switches
+                      and not rec.alive())
 
     def down(self) -> list[int]:
-        st = self.fab.state
         return teardown.kill_processes(
-            rec["pid"] for n, rec in st["processes"].items()
-            if rec.get("kind") == "ofan-dp" and alive(rec))
+            rec.pid for rec in self.fab.state.processes.values()
+            if rec.kind == "ofan-dp" and rec.pid is not None and rec.alive())

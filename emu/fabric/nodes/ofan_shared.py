@@ -92,21 +92,21 @@ class OfanShared(OfanKind):
             self.set_port(name, p["port"], p["port"] not in failed)
 
     def engine_alive(self) -> bool:
-        return alive(self.fab.state["processes"].get(ENGINE_KEY))
+        return alive(self.fab.state.processes.get(ENGINE_KEY))
 
     def status(self, name: str) -> SwitchStatus:
         s = self.process_status(ENGINE_KEY, name)
-        s.alive = s.alive and name not in self.fab.state["failed_switches"]
+        s.alive = s.alive and name not in self.fab.state.failed_switches
         return s
 
     def dead(self) -> list[str]:
         if self.engine_alive():
             return []
-        failed = self.fab.state["failed_switches"]
+        failed = self.fab.state.failed_switches
         return [s["name"] for s in self.topo.switches if s["name"] not in failed]
 
     def down(self) -> list[int]:
-        rec = self.fab.state["processes"].get(ENGINE_KEY)
-        if not rec or not alive(rec):
+        rec = self.fab.state.processes.get(ENGINE_KEY)
+        if rec is None or rec.pid is None or not rec.alive():
             return []
-        return teardown.kill_processes([rec["pid"]])
+        return teardown.kill_processes([rec.pid])

@@ -96,7 +96,7 @@ def sim_rate():
         def gbps_passed(topo):
             calls.clear()
             lines = []
-            fab = SimpleNamespace(topo=topo, state={"switch": "ofan"})
+            fab = SimpleNamespace(topo=topo, kind=SimpleNamespace(switch="ofan", engine="shared"))
             res = run.Runner(fab, lines.append).sim("ofan", "perm", 65536, 1, 0.8, 16)
             argv = calls[-1]
             return float(argv[argv.index("--link-gbps") + 1]), res, lines

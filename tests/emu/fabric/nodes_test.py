@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""The switch kinds (emu/fabric/nodes/) without root and without ofan-dp:
-what the shared engine's kind writes and starts, what it refuses, and what
-the per-switch and kernel kinds keep.
+"""The node kinds (emu/fabric/nodes/) and the state file's one writer
+without root, ofan-dp or VMs: what the shared engine's kind writes and
+starts, what it refuses, and what the per-switch and kernel kinds keep; the
+host kinds (uroce, rxe VM) and their records.
 
     nodes_test.py          (no root; needs ofan-topo and ofanctl)
 
@@ -15,12 +16,21 @@ reordering between switches refused (exit 2, naming the link and
 the per-switch configs as before; the engine in the state file and in
 status; a shared engine found for down by its command line; the run's
 CPU-bound verdict from the shared engine's stats; switch_admin by ofanctl.
+Host kinds: which kind each host has, what configure() gives a uroce
+host's namespace, status --json's host entries as before, the uroce
+collective's process recorded while it runs and stopped by poll, a
+timeout or down(), a VM host's qemu found, stopped and refused for exec.
+The state: every StateWriter change on disk when it returns, records
+frozen, a file from before the engines read as per-switch or kernel, its
+link records' fields LINK_ATTRS's.
 """
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -36,21 +46,24 @@ from fabric import run as fabric_run  # noqa: E402
 from fabric.fabric import Fabric  # noqa: E402
 from fabric.nodes import ofan_shared  # noqa: E402
 from fabric.nodes.ofan import OfanKind  # noqa: E402
+from fabric.state import ProcessRecord, Setup  # noqa: E402
 from fabric.tools import FabricError  # noqa: E402
-from fabric.topology import Topology, attrs_with  # noqa: E402
+from fabric.topology import LINK_ATTRS, Topology, attrs_with  # noqa: E402
+from fabric import state as fstate  # noqa: E402
+from fabric.nodes import uroce as uroce_kind  # noqa: E402
 
 EMU = str(REPO / "emu" / "ofan-emu")
 
 
 def fabric(engine: str | None, switch: str = "ofan", topo: Topology | None = None,
-           name: str = "t") -> Fabric:
-    """A fabric as up() leaves its state, made nowhere."""
+           name: str = "t", vm_hosts: tuple[str, ...] = ()) -> Fabric:
+    """A fabric as up() leaves its state, made nowhere (its state file in
+    RUN_DIR)."""
     fab = Fabric(name, topo or Topology(4, 3), log=lambda _m: None)
     kind = fab.use(switch, engine)
-    fab.state.update({"k": fab.topo.k, "levels": fab.topo.levels, "switch": switch,
-                      "engine": kind.engine, "policy": "ofan", "ofan_mode": "combined",
-                      "seed": 1, "pipe_size": 4, "failed_links": [], "failed_switches": [],
-                      "links": {}, "wires": [], "vm_hosts": []})
+    fab.writer.begin_up(Setup(k=fab.topo.k, levels=fab.topo.levels, switch=switch,
+                              engine=kind.engine, policy="ofan", ofan_mode="combined", seed=1,
+                              pipe_size=4), {}, list(vm_hosts))
     return fab
 
 
@@ -215,14 +228,10 @@ def shared_up() -> None:
 
 
 def state_and_status() -> None:
-    check("a state file without engine: per-switch (ofan) or kernel",
-          nodes.engine_of({"switch": "ofan"}) == "per-switch"
-          and nodes.engine_of({"switch": "kernel"}) == "kernel")
     for engine, want in (("shared", "shared"), ("per-switch", "per-switch"), (None, None)):
         switch = "kernel" if engine is None else "ofan"
         fab = fabric(engine, switch)
-        fab.state["processes"]["engine"] = {"pid": os.getpid(), "start": 1,
-                                            "kind": "ofan-dp-shared"}
+        fab.writer.process("engine", ProcessRecord("ofan-dp-shared", os.getpid(), 1))
         s = fab.status()
         want = want or "kernel"
         check(f"status: engine {want}", s["engine"] == want, str(s["engine"]))
@@ -284,7 +293,7 @@ def cpu_bound_verdict() -> None:
                   and lag == {"lag_events": 6, "lag_max_us": 900.0},
                   f"{reasons} {lag}")
     fab = fabric("shared")
-    fab.state["processes"]["engine"] = {"pid": os.getpid(), "start": 1, "kind": "ofan-dp-shared"}
+    fab.writer.process("engine", ProcessRecord("ofan-dp-shared", os.getpid(), 1))
     r = fabric_run.Runner(fab, log)
     lagging = {"port": 2, "max_bytes": 4220, "ecn_marked": 0, "shaper_lag_bytes": 10 ** 6}
     late = snap(bound)
@@ -301,7 +310,151 @@ def switch_admin() -> None:
           str(argv))
 
 
+def one_writer() -> None:
+    fab = fabric("per-switch", name="w")
+    w = fab.writer
+    w.add_namespace("ofe-w-e0-0")
+    w.add_wire("ofe-w-w20", 20)
+    w.process("e0-0", ProcessRecord("ofan-dp", os.getpid(), fstate.proc_start_time(os.getpid())))
+    w.set_link_failed(20, True)
+    w.set_switch_failed("a0-0", True)
+    w.ready(1.5)
+    on_disk = fstate.State.load("w")
+    check("every StateWriter change is on disk when it returns",
+          on_disk == fab.state and on_disk is not None and on_disk.wires == (20,)
+          and on_disk.namespaces == ("ofe-w-e0-0", "ofe-w-w20") and on_disk.phase == "ready"
+          and on_disk.processes["e0-0"].alive(), str(on_disk))
+    w.set_link_failed(20, False)
+    w.set_switch_failed("a0-0", False)
+    check("restores leave nothing failed", fstate.State.load("w") == fab.state
+          and not fab.state.failed_links and not fab.state.failed_switches)
+    try:
+        fab.state.processes["e0-0"].pid = 1  # type: ignore[misc]
+        check("records are frozen: only the writer makes the next state", False)
+    except dataclasses.FrozenInstanceError:
+        check("records are frozen: only the writer makes the next state", True)
+    doc = json.loads(fab.state.path.read_text())
+    for switch, want in (("ofan", "per-switch"), ("kernel", "kernel")):
+        old = dict(doc, switch=switch)
+        del old["engine"], old["created"]
+        st = fstate.parse("w", json.dumps(old).encode())
+        check(f"a state file from before the engines ({switch}): engine {want}",
+              st.setup is not None and st.setup.engine == want, str(st.setup))
+    check("link records have LINK_ATTRS's fields, in its order",
+          [f.name for f in dataclasses.fields(fstate.LinkRecord)] == list(LINK_ATTRS))
+
+
+def host_kinds() -> None:
+    fab = fabric("shared", name="h", vm_hosts=("h1", "h8"))
+    uroce, vms = fab.host_kinds
+    check("host kinds: rxe VMs on the slots named, uroce on the rest",
+          vms.names == ["h1", "h8"] and len(uroce.names) == 14 and "h1" not in uroce.names
+          and fab.host_kind("h8").kind == "vm" and fab.host_kind("h0").kind == "uroce")
+    calls: list[tuple[str, ...]] = []
+    saved = {n: getattr(uroce_kind.netns, n) for n in
+             ("add_addr", "add_neighbor", "add_default_route", "ethtool_off")}
+    try:
+        for n in saved:
+            setattr(uroce_kind.netns, n, lambda *a, _n=n: calls.append((_n,) + a))
+        uroce.configure()
+    finally:
+        for n, f in saved.items():
+            setattr(uroce_kind.netns, n, f)
+    h0 = fab.topo.host_by_name["h0"]
+    check("uroce configure: address /32, gateway neighbour, default route, offloads off, "
+          "in each uroce host's namespace and no VM's",
+          ("add_addr", "ofe-h-h0", "eth0", h0["addr"], 32) in calls
+          and ("add_neighbor", "ofe-h-h0", "eth0", h0["gateway"], h0["edge_mac"]) in calls
+          and ("add_default_route", "ofe-h-h0", "eth0", h0["gateway"]) in calls
+          and ("ethtool_off", "ofe-h-h0", "eth0") in calls and len(calls) == 4 * 14
+          and not any(c[1] in ("ofe-h-h1", "ofe-h-h8") for c in calls), str(calls[:4]))
+    me = ProcessRecord("vm", os.getpid(), fstate.proc_start_time(os.getpid()), host="h1",
+                       boot=fstate.VmBoot(3.5, 512, "tcg", 2048))
+    fab.writer.process("vm-h1", me)
+    fab.writer.process("vm-h8", ProcessRecord("vm", host="h8"))  # recorded, not started
+    hs = {h["name"]: h for h in fab.status()["hosts"]}
+    check("status: a uroce host as before", hs["h0"] == {
+        "name": "h0", "addr": h0["addr"], "ns": "ofe-h-h0", "edge": h0["edge_name"],
+        "kind": "uroce"}, str(hs["h0"]))
+    check("status: a VM host with its qemu, boot and cost",
+          hs["h1"]["kind"] == "vm" and hs["h1"]["alive"] and hs["h1"]["pid"] == os.getpid()
+          and "cpu_s" in hs["h1"] and hs["h1"]["boot_s"] == 3.5 and hs["h1"]["accel"] == "tcg"
+          and hs["h1"]["active_mtu"] == 2048 and hs["h1"]["mem_mb"] == 512, str(hs["h1"]))
+    check("status: a VM host not started yet: not alive, no pid, no boot",
+          hs["h8"]["alive"] is False and not {"pid", "cpu_s", "boot_s"} & set(hs["h8"]),
+          str(hs["h8"]))
+    for host, want in (("h0", "is not a VM host"), ("h8", "is not running")):
+        try:
+            vms.exec(host, ["true"])
+            check(f"exec {host}: refused", False)
+        except FabricError as e:
+            check(f"exec {host}: refused ({want})", want in str(e)
+                  and (e.code == 2) == (host == "h0"), str(e))
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        rec = ProcessRecord("vm", sleeper.pid, fstate.proc_start_time(sleeper.pid), "h8")
+        fab.writer.process("vm-h8", rec)
+        fab.writer.process("vm-h1", dataclasses.replace(me, start=1))  # a pid reused
+        check("VM kind down: its live qemus stopped, a reused pid not",
+              vms.down() == [sleeper.pid] and sleeper.wait(5) is not None)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def uroce_collective() -> None:
+    fab = fabric("shared", name="c")
+    fake = Path(RUN_DIR) / "fake-uroce"
+    fake.write_text("#!/bin/sh\necho progress 1 2 >&2\nsleep \"${FAKE_S:-0.6}\"\n"
+                    "echo '{\"ok\": 1}'\n")
+    fake.chmod(0o755)
+    os.environ["OFAN_UROCE"] = str(fake)
+    hosts = fab.uroce_hosts
+    seen: list[Any] = []
+
+    def poll(err: Any) -> None:
+        recs = hosts.records()
+        seen.append([(r.kind, r.pid is not None and r.alive()) for r in recs.values()])
+
+    rc, out, err = hosts.collective({"hosts": []}, 30, poll)
+    left = sorted(p.name for p in fab.state.dir.iterdir() if p.name.startswith("uroce-")
+                  or p.suffix == ".json" and p.name != "state.json")
+    check("uroce collective: one process, on record (kind uroce, alive) while it runs; "
+          "its output; nothing left after",
+          rc == 0 and json.loads(out) == {"ok": 1} and "progress 1 2" in err
+          and seen and all(s == [("uroce", True)] for s in seen[:1]) and not left,
+          f"rc {rc} {out!r} {err!r} {seen[:2]} {left}")
+
+    def stop(err: Any) -> None:
+        raise FabricError("switch(es) e0-0 died")
+    os.environ["FAKE_S"] = "30"
+    try:
+        hosts.collective({"hosts": []}, 30, stop)
+        check("an error from poll stops the collective", False)
+    except FabricError as e:
+        check("an error from poll stops the collective and goes on up",
+              "e0-0 died" in str(e) and not hosts.records(), str(e))
+    try:
+        hosts.collective({"hosts": []}, 0.3, lambda err: None)
+        check("a collective past its timeout is stopped", False)
+    except FabricError as e:
+        check("a collective past its timeout is stopped", "did not finish" in str(e)
+              and not hosts.records(), str(e))
+    killed: list[int] = []
+    t0 = time.monotonic()
+    hosts.collective({"hosts": []}, 30,
+                     lambda err: killed.extend(hosts.down()) if not killed else None)
+    # (down reaps the process, this test's child, so its exit code is lost)
+    check("uroce kind down: the running collective stopped",
+          len(killed) == 1 and not fstate.running(killed[0]) and time.monotonic() - t0 < 10,
+          f"{killed}")
+    del os.environ["FAKE_S"]
+
+
 def main() -> int:
+    one_writer()
+    host_kinds()
+    uroce_collective()
     shared_configs()
     per_switch_configs()
     loss_between_switches()

@@ -279,6 +279,10 @@ def load_state(data: bytes) -> None:
     st_ = state.State.load("t")
     assert st_ is not None
     assert state.State.names() == ["t"]
+    if not st_.corrupt:
+        # What the writer would save of it reads back as itself.
+        doc = st_.to_doc()
+        assert state.parse("t", json.dumps(doc).encode()).to_doc() == doc
     try:
         fab = fabric.load("t", log=lambda _m: None)
     except FabricError as e:
@@ -286,7 +290,7 @@ def load_state(data: bytes) -> None:
         return
     fab.status()
     fab.links_out_of_service()
-    for rec in fab.state["processes"].values():
+    for rec in fab.state.processes.values():
         state.alive(rec)
 
 

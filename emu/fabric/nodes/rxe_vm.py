@@ -1,0 +1,228 @@
+"""The rxe VM host kind: a host slot of the fabric taken by a qemu VM running
+Debian's kernel with soft-RoCE (rdma_rxe), instead of a uroce host.
+
+expects:  the fabric's host namespace ofe-NAME-hX with eth0 linked to its
+          edge switch, as for any host, but with no address (the VM has it);
+          VMs can run here (emu/vm/qemu.check())
+modifies: in that namespace: the tap vm0 that qemu opens, spliced onto eth0
+          both ways by tc mirred (the namespace becomes a wire), and a tbf at
+          the link's rate on the VM's way out (its NIC's speed); one qemu per
+          VM host, started inside the namespace (so `down` finds and kills it
+          there) and recorded in the state file as "vm-hX" before it starts;
+          the VM's directory /run/ofan-emu/NAME/vm/hX/ (agent socket,
+          console log)
+gives:    up(): the VMs booted (all at once) and spliced onto their links;
+          configure(): each guest's eth0 holding the host's planned MAC,
+          address, gateway neighbour and default route, and an rxe device
+          rxe0 on it whose active MTU fits the fabric; attach(host): the
+          running VM, to exec commands in it
+"""
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from vm import qemu
+
+from .. import facts, netns, teardown
+from ..state import ProcessRecord, VmBoot, proc_start_time
+from ..tools import FabricError
+from ..topology import HostInfo
+from .base import HostKind, HostStatus
+
+if TYPE_CHECKING:  # for the annotations only: fabric.py imports the kinds
+    from ..fabric import Fabric
+
+TAP = "vm0"
+RXE_DEV = "rxe0"
+DEFAULT_MEM_MB = 512
+BOOT_TIMEOUT_S = 300
+# The VM's NIC-rate shaper's queue: deep, never the drop point.
+NIC_QUEUE_BYTES = 4 << 20
+
+
+def key(host: str) -> str:
+    """The VM's process record's key in the state file."""
+    return f"vm-{host}"
+
+
+def guest_setup_script(h: HostInfo, mtu: int) -> str:
+    """What makes the guest the host the fabric's plan says (the same facts
+    the uroce kind gives a host's namespace), and its rxe device."""
+    return "\n".join([
+        "set -e",
+        "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
+        f"ip link set eth0 mtu {mtu} up",
+        f"ip addr add {h['addr']}/32 dev eth0",
+        f"ip neigh replace {h['gateway']} lladdr {h['edge_mac']} dev eth0 nud permanent",
+        f"ip route replace default via {h['gateway']} dev eth0 onlink",
+        # An AF_XDP switch forwards frames as they are: no partial checksums.
+        "ethtool -K eth0 tx off rx off tso off gso off gro off >/dev/null 2>&1 || true",
+        f"rdma link add {RXE_DEV} type rxe netdev eth0",
+        # rxe's port goes ACTIVE once the netdev is up with an address.
+        f"for i in $(seq 50); do rdma link show {RXE_DEV}/1 | grep -q 'state ACTIVE' && break; "
+        "sleep 0.2; done",
+        f"rdma link show {RXE_DEV}/1",
+        f"cat /sys/class/infiniband/{RXE_DEV}/ports/1/state",
+        f"ibv_devinfo -d {RXE_DEV} | "
+        "sed -n 's/.*active_mtu:[[:space:]]*\\([0-9]*\\).*/active_mtu \\1/p'",
+    ])
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time a process has used (qemu: its VM's cost)."""
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return round((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class RxeVmHosts(HostKind):
+    kind = "vm"
+
+    def __init__(self, fab: "Fabric", names: Sequence[str], mem_mb: int | None = None) -> None:
+        super().__init__(fab, names)
+        self.mem_mb = mem_mb or DEFAULT_MEM_MB
+        self._vms: dict[str, qemu.Vm] = {}  # between up() and configure()
+
+    def vm_dir(self, host: str) -> Path:
+        return self.fab.state.dir / "vm" / host
+
+    def _vm(self, h: HostInfo, mtu: int) -> qemu.Vm:
+        return qemu.Vm(f"{self.fab.prefix}{h['name']}", self.vm_dir(h["name"]),
+                       mem_mb=self.mem_mb, cpus=1, nics=[qemu.Nic(TAP, h["mac"], mtu)],
+                       netns=self.fab.ns(h["name"]))
+
+    def up(self) -> None:
+        """Boots one VM per host, all at once, splices each onto its link and
+        waits until its agent answers."""
+        if not self.names:
+            return
+        c = qemu.check()
+        if not c["ok"]:
+            raise FabricError(f"VM hosts cannot run here: {c['why']}", code=3)
+        fab, mtu, log = self.fab, facts.netdev_mtu(), self.fab.log
+        log(f"VM hosts: booting {len(self.names)} ({c['accel']}, {self.mem_mb} MiB each, "
+            f"kernel {c['kernel']})")
+        vms = self._vms
+        for name in self.names:
+            v = self._vm(self.host(name), mtu)
+            # The record first (the VM's directory and the namespace are known
+            # to down already), then the process.
+            fab.writer.process(key(name), ProcessRecord(kind="vm", host=name))
+            pid = v.start()
+            fab.writer.process_update(key(name), pid=pid, start=proc_start_time(pid))
+            vms[name] = v
+
+        def name_of(v: qemu.Vm) -> str:
+            return next(n for n, x in vms.items() if x is v)
+
+        def record(v: qemu.Vm) -> None:
+            # KVM made no progress: the VM runs again under TCG, a new qemu.
+            name = name_of(v)
+            fab.writer.process_update(key(name), pid=v.pid, start=proc_start_time(v.pid))
+            log(f"VM host {name}: no progress under KVM; restarted under TCG")
+
+        def restarted(v: qemu.Vm) -> None:
+            record(v)
+            self._splice(name_of(v), mtu, v)  # and a new tap
+
+        # All at once: the VMs started together, so a KVM that hangs costs one
+        # KVM_PROGRESS_S, not one per VM; and before the taps are spliced, since
+        # a qemu stuck in KVM may never open its tap.
+        for v in vms.values():
+            v.ensure_progress(on_restart=record)
+        for name, v in vms.items():
+            self._splice(name, mtu, v)
+        for v in vms.values():
+            v.wait_ready(timeout=BOOT_TIMEOUT_S, on_restart=restarted)
+
+    def configure(self) -> None:
+        """Each booted guest (up()) set up as its host, with rxe; its boot
+        recorded."""
+        mtu = facts.netdev_mtu()
+        for name, v in self._vms.items():
+            rc, out, err = v.exec(["sh", "-c", guest_setup_script(self.host(name), mtu)],
+                                  timeout=120)
+            if rc != 0:
+                raise FabricError(f"VM host {name}: setting up its network and rxe failed "
+                                  f"({rc}): {(err or out).strip()[-400:]}")
+            active_mtu = None
+            for line in out.splitlines():
+                if line.startswith("active_mtu "):
+                    active_mtu = int(line.split()[1])
+            if "ACTIVE" not in out:
+                raise FabricError(f"VM host {name}: {RXE_DEV} did not become ACTIVE: "
+                                  f"{out.strip()}")
+            boot = VmBoot(boot_s=v.boot_s or 0.0, mem_mb=self.mem_mb, accel=v.accel or "",
+                          active_mtu=active_mtu)
+            self.fab.writer.process_update(key(name), boot=boot, start=proc_start_time(v.pid))
+            v.detach()
+            self.fab.log(f"VM host {name}: up in {boot.boot_s:.1f} s, {RXE_DEV} active MTU "
+                         f"{active_mtu}")
+        self._vms = {}
+
+    def _splice(self, name: str, mtu: int, v: qemu.Vm, timeout: float = 30) -> None:
+        """qemu opens the tap at start; once it is there, up and spliced."""
+        ns = self.fab.ns(name)
+        end = time.monotonic() + timeout
+        while not netns.has_link(ns, TAP):
+            rc = v._exited()
+            if rc is not None:
+                v._fail(f"qemu exited ({rc}) before opening its tap")
+            if time.monotonic() > end:
+                raise FabricError(f"VM host {name}: qemu opened no tap {TAP} within {timeout} s")
+            time.sleep(0.05)
+        netns.set_mtu_up(ns, TAP, mtu)
+        # The VM's NIC sends at its link's rate, as a NIC does (uroce hosts pace
+        # themselves): without this the guest pushes into the edge switch at
+        # memory speed and the first queue holds what a NIC would not have sent.
+        # A deep limit, because a NIC's TX ring holds back rather than drops.
+        rate = self.topo.link_at(name, 0).attrs["rate_mbps"]
+        netns.tc(ns, ["qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", f"{rate}mbit",
+                      "burst", "16kb", "limit", str(NIC_QUEUE_BYTES)])
+        netns.redirect(ns, "eth0", TAP)
+        netns.redirect(ns, TAP, "eth0")
+
+    def record(self, name: str) -> ProcessRecord | None:
+        return self.fab.state.processes.get(key(name))
+
+    def status(self, name: str) -> HostStatus:
+        s = self.base_status(name)
+        rec = self.record(name) or ProcessRecord()
+        s.alive = rec.pid is not None and rec.alive()
+        if s.alive and rec.pid is not None:
+            s.cpu_s = _cpu_seconds(rec.pid)
+        s.pid, s.boot = rec.pid, rec.boot
+        return s
+
+    def attach(self, name: str) -> qemu.Vm:
+        """The running VM of host `name`, connected for exec."""
+        rec = self.record(name)
+        if rec is None:
+            raise FabricError(f"{name} is not a VM host (ofan-emu status)", code=2)
+        if rec.pid is None or not rec.alive():
+            raise FabricError(f"VM host {name} is not running (its qemu is gone; see "
+                              f"{self.vm_dir(name)}/console.log)")
+        v = qemu.Vm(f"{self.fab.prefix}{name}", self.vm_dir(name), netns=self.fab.ns(name))
+        v.pid = rec.pid
+        v.attach()
+        return v
+
+    def exec(self, name: str, argv: list[Any], timeout: float | None = None,
+             on_output: Callable[[int, str], None] | None = None) -> tuple[int, str, str]:
+        """A command in host `name`'s VM: its exit code, stdout and stderr."""
+        v = self.attach(name)
+        try:
+            return v.exec(argv, timeout=timeout, on_output=on_output)
+        finally:
+            v.detach()
+
+    def shell(self, name: str, script: str, timeout: float) -> str:
+        return self.exec(name, ["sh", "-c", script], timeout=timeout)[1]
+
+    def down(self) -> list[int]:
+        return teardown.kill_processes(
+            rec.pid for n in self.names if (rec := self.record(n)) is not None
+            and rec.pid is not None and rec.alive())
