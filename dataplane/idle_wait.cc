@@ -63,24 +63,36 @@ bool IdleWait::InitAlways(const std::vector<int>& fds) {
   return true;
 }
 
-void IdleWait::Wait(uint32_t us) {
-  epoll_event ev[8];
+void IdleWait::Wait(uint32_t us) { Wait(us, nullptr, 0); }
+
+uint32_t IdleWait::Wait(uint32_t us, int* ready, uint32_t max_ready) {
+  constexpr int kEvents = 16;
+  epoll_event ev[kEvents];
   const timespec ts{static_cast<time_t>(us / 1'000'000), static_cast<long>(us % 1'000'000) * 1000};
-  const int r = epoll_pwait2(epfd_, ev, 8, &ts, nullptr);
-  bool traffic = false;
+  const int r = epoll_pwait2(epfd_, ev, kEvents, &ts, nullptr);
+  uint32_t n = 0;
+  // A full array may have left ready fds out; an error names none.
+  bool unknown = r < 0 || r == kEvents, traffic = false;
   for (int i = 0; i < r; ++i) {
     if (ev[i].data.fd == efd_) {
       uint64_t v;
       while (read(efd_, &v, sizeof(v)) == sizeof(v)) {
       }
+      continue;
+    }
+    traffic = true;
+    if (n < max_ready) {
+      ready[n++] = ev[i].data.fd;
     } else {
-      traffic = true;
+      unknown = true;
     }
   }
   if (traffic) by_traffic_.fetch_add(1, std::memory_order_relaxed);
+  return unknown ? kReadyUnknown : n;
 }
 
 void IdleWait::Kick() {
+  notes_.fetch_add(1, std::memory_order_seq_cst);
   if (efd_ < 0) return;
   const uint64_t one = 1;
   ssize_t r;

@@ -47,6 +47,10 @@ class IdleWait {
   // kick, whatever the others: the shared engine's wait.
   bool InitAlways(const std::vector<int>& fds);
   bool can_block() const { return efd_ >= 0; }
+  // Readable when a Wait() would return at once: for a thread that blocks
+  // in poll() on other fds too (the control thread). Wait(0) then takes
+  // the kick.
+  int pollable_fd() const { return epfd_; }
 
   // Worker side. Begin() announces the wait; the worker then looks at its
   // queues once more and calls Wait() if they are empty, End() either way.
@@ -55,14 +59,23 @@ class IdleWait {
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
   void Wait(uint32_t us);
+  // The same, also naming the fds that woke it: fills ready[] (up to
+  // max_ready) and returns how many, or kReadyUnknown when more were ready
+  // than it could name.
+  static constexpr uint32_t kReadyUnknown = UINT32_MAX;
+  uint32_t Wait(uint32_t us, int* ready, uint32_t max_ready);
   void End() { waiting_.store(false, std::memory_order_relaxed); }
 
   // Producer side, after its frames are in the queue.
   void Notify() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    notes_.fetch_add(1, std::memory_order_seq_cst);
     if (waiting_.load(std::memory_order_relaxed)) Kick();
   }
   void Kick();  // unconditionally (Stop)
+  // How many Notify()s and Kick()s there have been: a worker that saw the
+  // same count before knows nobody queued anything since (the shared
+  // engine looks at twenty switches' inboxes only when it changed).
+  uint64_t notes() const { return notes_.load(std::memory_order_seq_cst); }
 
   uint64_t wakeups_by_traffic() const { return by_traffic_.load(std::memory_order_relaxed); }
 
@@ -70,6 +83,7 @@ class IdleWait {
   int efd_ = -1;
   int epfd_ = -1;  // epoll over the PMD's sockets (not owned) and efd_
   std::atomic<bool> waiting_{false};
+  std::atomic<uint64_t> notes_{0};
   std::atomic<uint64_t> by_traffic_{0};
 };
 

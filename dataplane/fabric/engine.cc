@@ -337,7 +337,14 @@ Status Engine::Build(const EngineConfig& c) {
   batch_ps_ = c.batch_us > 0 ? static_cast<uint64_t>(c.batch_us * 1e6)
                              : std::min<uint64_t>(lag_threshold_ / 4, 100'000'000);
   std::vector<int> fds;
-  for (const HostPort& h : hosts_) fds.push_back(h.fd);
+  for (uint32_t i = 0; i < hosts_.size(); ++i) {
+    const int fd = hosts_[i].fd;
+    fds.push_back(fd);
+    if (fd < 0) continue;
+    if (static_cast<size_t>(fd) >= host_by_fd_.size()) host_by_fd_.resize(fd + 1, -1);
+    host_by_fd_[fd] = static_cast<int32_t>(i);
+  }
+  woken_.reserve(hosts_.size());
   if (!wait_.InitAlways(fds)) return MakeError(ErrorCode::kIo, "epoll for the engine's wait");
   return {};
 }
@@ -459,42 +466,51 @@ uint16_t Engine::ToHost(void* ctx, rte_mbuf** pkts, uint16_t n) {
 uint32_t Engine::PollHosts() {
   uint32_t got = 0;
   const fabric::TimePs done = now_.load(std::memory_order_relaxed);
-  for (HostPort& h : hosts_) {
-    rte_mbuf* b[kMaxBurst];
-    uint16_t n = 0;
-    if (h.io) {
-      // The socket's frames, copied into the engine's mbufs (the views are
-      // the socket's until its next Recv).
-      hostio::FrameView v[kMaxBurst];
-      const uint32_t got_io = h.io->Recv(v);
-      for (uint32_t i = 0; i < got_io; ++i) {
-        rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
-        if (!m) {
-          ++h.rx_nombuf;
-          continue;
-        }
-        std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(v[i].len)), v[i].data, v[i].len);
-        b[n++] = m;
-      }
-    } else {
-      n = rte_eth_rx_burst(h.dev, 0, b, kMaxBurst);
-    }
-    if (!n) continue;
-    got += n;
-    InPort& in = in_[h.sw][h.port];
-    for (uint16_t i = 0; i < n; ++i) {
-      // The host put it on its wire no earlier than the time the fabric has
-      // run to, nor before the wire was free.
-      const fabric::TimePs start = std::max(done, h.busy_until);
-      const fabric::TimePs ser = h.wire.Ser(rte_pktmbuf_pkt_len(b[i]));
-      h.busy_until = start + ser + h.wire.gap;
-      FrameTime(b[i]) = start + h.wire.pre + ser + h.wire.latency;
-      b[i]->port = static_cast<uint16_t>(h.port);
-      in.fifo.push(b[i]);
-    }
-    next_[h.sw] = std::min<uint64_t>(next_[h.sw], FrameTime(in.fifo.front()));
+  if (woken_known_) {
+    woken_known_ = false;
+    for (const uint32_t i : woken_) got += PollHost(hosts_[i], done);
+    return got;
   }
+  for (HostPort& h : hosts_) got += PollHost(h, done);
   return got;
+}
+
+// One host's socket (or device): its frames into the edge port's input,
+// stamped with the time the host's wire delivers them. Returns how many.
+uint32_t Engine::PollHost(HostPort& h, fabric::TimePs done) {
+  rte_mbuf* b[kMaxBurst];
+  uint16_t n = 0;
+  if (h.io) {
+    // The socket's frames, copied into the engine's mbufs (the views are
+    // the socket's until its next Recv).
+    hostio::FrameView v[kMaxBurst];
+    const uint32_t got_io = h.io->Recv(v);
+    for (uint32_t i = 0; i < got_io; ++i) {
+      rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
+      if (!m) {
+        ++h.rx_nombuf;
+        continue;
+      }
+      std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(v[i].len)), v[i].data, v[i].len);
+      b[n++] = m;
+    }
+  } else {
+    n = rte_eth_rx_burst(h.dev, 0, b, kMaxBurst);
+  }
+  if (!n) return 0;
+  InPort& in = in_[h.sw][h.port];
+  for (uint16_t i = 0; i < n; ++i) {
+    // The host put it on its wire no earlier than the time the fabric has
+    // run to, nor before the wire was free.
+    const fabric::TimePs start = std::max(done, h.busy_until);
+    const fabric::TimePs ser = h.wire.Ser(rte_pktmbuf_pkt_len(b[i]));
+    h.busy_until = start + ser + h.wire.gap;
+    FrameTime(b[i]) = start + h.wire.pre + ser + h.wire.latency;
+    b[i]->port = static_cast<uint16_t>(h.port);
+    in.fifo.push(b[i]);
+  }
+  next_[h.sw] = std::min<uint64_t>(next_[h.sw], FrameTime(in.fifo.front()));
+  return n;
 }
 
 uint64_t Engine::ReleaseToHosts(uint64_t wall) {
@@ -609,10 +625,16 @@ uint32_t Engine::RunDue() {
                std::memory_order_relaxed);
   }
   // Frames the control thread queued (replies, PFC) go out as of the time
-  // the fabric has run to.
-  const uint64_t done = now_.load(std::memory_order_relaxed);
-  for (uint32_t s = 0; s < switches_.size(); ++s) {
-    if (switches_[s]->EngineNextEvent() == 0) next_[s] = std::min(next_[s], done);
+  // the fabric has run to. Its queueing notes the wait: the inboxes are
+  // looked at only when there is a new note (read first: one that comes
+  // after is seen next pass).
+  const uint64_t notes = wait_.notes();
+  if (notes != notes_seen_) {
+    notes_seen_ = notes;
+    const uint64_t done = now_.load(std::memory_order_relaxed);
+    for (uint32_t s = 0; s < switches_.size(); ++s) {
+      if (switches_[s]->EngineNextEvent() == 0) next_[s] = std::min(next_[s], done);
+    }
   }
   PollHosts();
   uint32_t windows = 0;
@@ -680,12 +702,33 @@ void Engine::Loop() {
       continue;
     }
     if (next <= wall + kSpinPs) continue;  // due within a wakeup's cost: spin
-    // Sleep until the next event, a host's frame or a kick.
+    // Sleep until the next event, a host's frame or a kick. A note the
+    // pass did not see (the control thread queued a reply since) is not
+    // slept through.
     wait_.Begin();
+    if (wait_.notes() != notes_seen_) {
+      wait_.End();
+      continue;
+    }
     const uint64_t wait_ps = next - wall;
     intended = std::min(next, wall + uint64_t{max_wait_us_} * 1'000'000);
-    wait_.Wait(static_cast<uint32_t>(std::min<uint64_t>(wait_ps / 1'000'000, max_wait_us_)));
+    int ready[16];
+    const uint32_t nready =
+        wait_.Wait(static_cast<uint32_t>(std::min<uint64_t>(wait_ps / 1'000'000, max_wait_us_)),
+                   ready, static_cast<uint32_t>(std::size(ready)));
     wait_.End();
+    // Woken by sockets it can name: the next pass polls only those hosts.
+    // Frames that reach the others later wake the next wait at once (the
+    // epoll is level-triggered) or are taken by the pass after.
+    if (nready != IdleWait::kReadyUnknown) {
+      woken_.clear();
+      for (uint32_t i = 0; i < nready; ++i) {
+        const int fd = ready[i];
+        if (fd >= 0 && static_cast<size_t>(fd) < host_by_fd_.size() && host_by_fd_[fd] >= 0)
+          woken_.push_back(static_cast<uint32_t>(host_by_fd_[fd]));
+      }
+      woken_known_ = true;
+    }
   }
 }
 

@@ -131,6 +131,7 @@ class Engine {
   uint64_t WallPs() const;
   void Loop();
   uint32_t PollHosts();
+  uint32_t PollHost(HostPort& h, fabric::TimePs done);
   uint64_t ReleaseToHosts(uint64_t wall);  // returns the latest release's lateness
   uint64_t NextEvent() const;              // a switch's or a frame to a host
   uint64_t NextSwitchEvent() const;        // a switch's only
@@ -161,6 +162,14 @@ class Engine {
   std::vector<std::unique_ptr<LinkCtx>> links_;
   std::vector<HostPort> hosts_;
   std::vector<uint64_t> next_;  // per switch: when it next has something to do
+  // The wait's count of control-thread notes when the switches' inboxes
+  // were last looked at (none pending then).
+  uint64_t notes_seen_ = UINT64_MAX;
+  // The hosts whose sockets woke the last wait: the next pass polls only
+  // them (a cold pass over every socket cost ~12 us). Empty: poll all.
+  std::vector<int32_t> host_by_fd_;  // fd -> hosts_ index, -1
+  std::vector<uint32_t> woken_;
+  bool woken_known_ = false;
   std::unique_ptr<RxVector> vec_;
   std::thread thread_;
 };
