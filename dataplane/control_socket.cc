@@ -266,9 +266,12 @@ void ControlServer::Drop(size_t i) {
   clients_.erase(clients_.begin() + static_cast<long>(i));
 }
 
-void ControlServer::Poll(int timeout_ms) { PollAll({this}, timeout_ms); }
+bool ControlServer::Poll(int timeout_ms, int extra_fd) {
+  return PollAll({this}, timeout_ms, extra_fd);
+}
 
-void ControlServer::PollAll(const std::vector<ControlServer*>& servers, int timeout_ms) {
+bool ControlServer::PollAll(const std::vector<ControlServer*>& servers, int timeout_ms,
+                            int extra_fd) {
   std::vector<pollfd> fds;
   std::vector<size_t> first;
   for (ControlServer* s : servers) {
@@ -277,11 +280,14 @@ void ControlServer::PollAll(const std::vector<ControlServer*>& servers, int time
     for (auto& c : s->clients_)
       fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
   }
-  if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  const size_t nserved = fds.size();
+  if (extra_fd >= 0) fds.push_back({extra_fd, POLLIN, 0});
+  if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return false;
   for (size_t i = 0; i < servers.size(); ++i) {
-    const size_t end = i + 1 < servers.size() ? first[i + 1] : fds.size();
+    const size_t end = i + 1 < servers.size() ? first[i + 1] : nserved;
     servers[i]->Serve(fds.data() + first[i], end - first[i]);
   }
+  return extra_fd >= 0 && (fds.back().revents & POLLIN);
 }
 
 void ControlServer::Serve(const pollfd* fds, size_t nfds) {

@@ -31,10 +31,12 @@ class ControlServer {
  public:
   static Result<std::unique_ptr<ControlServer>> Listen(const std::string& path, Switch* sw);
   ~ControlServer();
-  // Accepts, reads and answers whatever is ready, waiting at most timeout_ms.
-  void Poll(int timeout_ms);
+  // Accepts, reads and answers whatever is ready, waiting at most timeout_ms
+  // or until extra_fd (if not -1) is readable; returns whether it is.
+  bool Poll(int timeout_ms, int extra_fd = -1);
   // Several servers in one poll (the shared engine's switches, one socket each).
-  static void PollAll(const std::vector<ControlServer*>& servers, int timeout_ms);
+  static bool PollAll(const std::vector<ControlServer*>& servers, int timeout_ms,
+                      int extra_fd = -1);
   const std::string& path() const { return path_; }
 
  private:

@@ -92,6 +92,25 @@ void CatchSignals() {
   signal(SIGPIPE, SIG_IGN);
 }
 
+// The control thread's loop: answers the control sockets and services the
+// switches (exception paths, captures, PFC, agents' services), at once when
+// a worker hands an exception frame over (the bell: a traceroute's hop or a
+// ping to a switch), otherwise at least every 10 ms. `serve` polls the
+// sockets with a timeout and an extra fd; `service` runs the switches.
+template <typename Serve, typename Service>
+void ControlLoop(IdleWait& bell, Serve serve, Service service, bool spin) {
+  uint64_t seen = bell.notes();
+  while (!g_stop.load()) {
+    bell.Begin();  // a hand-over from now on kicks the poll awake
+    const bool pending = bell.notes() != seen;
+    const bool rung = serve(spin || pending ? 0 : 10, bell.pollable_fd());
+    bell.End();
+    if (rung) bell.Wait(0);  // takes the kick
+    seen = bell.notes();     // before servicing: a later hand-over is seen
+    service();
+  }
+}
+
 // --fabric: the shared engine, one control socket per switch.
 int RunFabric(const std::vector<std::string>& eal_args, const EngineConfig& fc) {
   // Every host port's AF_XDP socket pins its UMEM, which the kernel may
@@ -127,6 +146,12 @@ int RunFabric(const std::vector<std::string>& eal_args, const EngineConfig& fc) 
       servers.push_back(std::move(*server));
     }
     CatchSignals();
+    IdleWait bell;
+    if (rc == kExitOk && !bell.InitAlways({})) {
+      std::cerr << "ofan-dp: cannot make the control thread's eventfd\n";
+      rc = kExitEnv;
+    }
+    for (const auto& sw : (*engine)->switches()) sw->exception_path().set_bell(&bell);
     if (rc == kExitOk) {
       if (Status s = (*engine)->Launch(); !s) {
         std::cerr << "ofan-dp: " << s.error().message << "\n";
@@ -138,10 +163,13 @@ int RunFabric(const std::vector<std::string>& eal_args, const EngineConfig& fc) 
           "ofan-dp: shared engine, {} switches, lookahead {:.3f} us, lag threshold {:.1f} us\n",
           (*engine)->switches().size(), static_cast<double>((*engine)->lookahead_ps()) / 1e6,
           static_cast<double>((*engine)->lag_threshold_ps()) / 1e6);
-      while (!g_stop.load()) {
-        ControlServer::PollAll(polled, 10);
-        for (const auto& sw : (*engine)->switches()) sw->ServiceControl();
-      }
+      ControlLoop(
+          bell,
+          [&](int timeout_ms, int fd) { return ControlServer::PollAll(polled, timeout_ms, fd); },
+          [&] {
+            for (const auto& sw : (*engine)->switches()) sw->ServiceControl();
+          },
+          false);
       std::cerr << "ofan-dp: shared engine stopping\n";
     }
     (*engine)->Stop();
@@ -346,6 +374,13 @@ int Main(int argc, char** argv) {
       return kExitEnv;
     }
     CatchSignals();
+    IdleWait bell;
+    if (!bell.InitAlways({})) {
+      std::cerr << "ofan-dp: cannot make the control thread's eventfd\n";
+      rc = kExitEnv;
+      g_stop.store(true);
+    }
+    (*sw)->exception_path().set_bell(&bell);
     std::unique_ptr<BenchTraffic> bench;
     if (bench_population) {
       auto b = BenchTraffic::Start(**sw, bench_population, bench_frame);
@@ -370,12 +405,13 @@ int Main(int argc, char** argv) {
       // since its last run; at one run per 10 ms, most of the population would
       // be dead between runs and the measured rate would be that of the
       // control loop. So look every ~100 us while benchmarking.
-      while (!g_stop.load()) {
-        // Control latency <= 10 ms, and few wakeups when idle.
-        (*server)->Poll(bench_population ? 0 : 10);
-        if (bench_population) std::this_thread::sleep_for(std::chrono::microseconds(100));
-        (*sw)->ServiceControl();
-      }
+      ControlLoop(
+          bell, [&](int timeout_ms, int fd) { return (*server)->Poll(timeout_ms, fd); },
+          [&] {
+            if (bench_population) std::this_thread::sleep_for(std::chrono::microseconds(100));
+            (*sw)->ServiceControl();
+          },
+          bench_population);
       std::cerr << fmt::format("ofan-dp {}: stopping\n", c.name);
     }
     (*sw)->Stop();

@@ -233,6 +233,7 @@ Status ExceptionPath::Init(Setup s) {
 void ExceptionPath::Hand(rte_mbuf** frames, uint32_t n, LcoreCounters& ctr) {
   const unsigned q = rte_ring_mp_enqueue_burst(ring_, reinterpret_cast<void**>(frames), n, nullptr);
   ctr.Add(Counter::kException, q);
+  if (q && bell_) bell_->Notify();
   if (q < n) {
     ctr.Add(Counter::kDropExceptionFull, n - q);
     rte_pktmbuf_free_bulk(frames + q, n - q);
@@ -241,6 +242,7 @@ void ExceptionPath::Hand(rte_mbuf** frames, uint32_t n, LcoreCounters& ctr) {
 
 void ExceptionPath::HandExpired(rte_mbuf** frames, uint32_t n, LcoreCounters& ctr) {
   const unsigned q = rte_ring_mp_enqueue_burst(ring_, reinterpret_cast<void**>(frames), n, nullptr);
+  if (q && bell_) bell_->Notify();
   if (q < n) {
     ctr.Add(Counter::kIcmpRateLimited, n - q);
     rte_pktmbuf_free_bulk(frames + q, n - q);

@@ -42,6 +42,7 @@
 #include "common/result.h"
 #include "dataplane/counters.h"
 #include "dataplane/egress/port_queue.h"
+#include "dataplane/idle_wait.h"
 #include "dataplane/packet/headers.h"
 
 struct rte_mbuf;
@@ -158,6 +159,10 @@ class ExceptionPath {
   uint32_t Service(LcoreCounters& ctr);
   // One subscriber (ofan-agent's punt path); replaces any earlier one.
   void Subscribe(Subscriber s) { subscriber_ = std::move(s); }
+  // Told (Notify) when a worker hands frames over: the control thread
+  // waits on it rather than finding them at its next 10 ms poll (a
+  // traceroute's hop took 5-7 ms). Set before the workers run.
+  void set_bell(IdleWait* b) { bell_ = b; }
 
  private:
   void Handle(rte_mbuf* m, LcoreCounters& ctr);
@@ -170,6 +175,7 @@ class ExceptionPath {
   std::optional<IcmpRateLimit> icmp_limit_;
   rte_ring* ring_ = nullptr;
   Subscriber subscriber_;
+  IdleWait* bell_ = nullptr;
 };
 
 }  // namespace ofan::dp

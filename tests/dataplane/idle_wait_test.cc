@@ -4,9 +4,11 @@
 #include "dataplane/idle_wait.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -87,6 +89,55 @@ TEST(IdleWait, AKickBeforeTheWaitIsNotLost) {
   w.Wait(10'000'000);
   w.End();
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(IdleWait, NotesCountEveryNotifyAndKickWaitingOrNot) {
+  Pair a;
+  IdleWait w;
+  ASSERT_TRUE(w.Init({a.fd[0]}));
+  const uint64_t n0 = w.notes();
+  w.Notify();  // nobody waits: no kick, but noted
+  EXPECT_EQ(w.notes(), n0 + 1);
+  w.Kick();
+  EXPECT_EQ(w.notes(), n0 + 2);
+}
+
+TEST(IdleWait, AWaitNamesTheSocketsThatEndedIt) {
+  Pair a, b, c;
+  IdleWait w;
+  ASSERT_TRUE(w.Init({a.fd[0], b.fd[0], c.fd[0]}));
+  ASSERT_EQ(write(c.fd[1], "x", 1), 1);
+  ASSERT_EQ(write(a.fd[1], "x", 1), 1);
+  int ready[4];
+  w.Begin();
+  uint32_t n = w.Wait(10'000'000, ready, 4);
+  w.End();
+  ASSERT_EQ(n, 2u);
+  EXPECT_EQ(std::min(ready[0], ready[1]), std::min(a.fd[0], c.fd[0]));
+  EXPECT_EQ(std::max(ready[0], ready[1]), std::max(a.fd[0], c.fd[0]));
+  // More ready than it may name: unknown, so the caller polls them all.
+  n = w.Wait(0, ready, 1);
+  EXPECT_EQ(n, IdleWait::kReadyUnknown);
+  // A kick alone names none.
+  char buf[4];
+  ASSERT_EQ(read(a.fd[0], buf, sizeof buf), 1);
+  ASSERT_EQ(read(c.fd[0], buf, sizeof buf), 1);
+  w.Kick();
+  EXPECT_EQ(w.Wait(10'000'000, ready, 4), 0u);
+}
+
+TEST(IdleWait, ThePollableFdShowsAPendingKick) {
+  IdleWait w;
+  ASSERT_TRUE(w.InitAlways({}));
+  pollfd p{w.pollable_fd(), POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0);
+  w.Begin();
+  w.Notify();
+  w.End();
+  EXPECT_EQ(poll(&p, 1, 0), 1);
+  w.Wait(0);  // takes the kick
+  p.revents = 0;
+  EXPECT_EQ(poll(&p, 1, 0), 0);
 }
 
 TEST(IdleWait, AfXdpFdsListsNoOtherSockets) {

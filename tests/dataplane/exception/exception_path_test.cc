@@ -249,10 +249,18 @@ TEST(ExceptionPath, ExpiredAndUnservedFramesGetIcmpErrors) {
                         .Payload(24)
                         .Build();
   LcoreCounters ctr;
+  // The control thread's bell rings for each hand-over: it serves them at
+  // once instead of at its next poll.
+  IdleWait bell;
+  ASSERT_TRUE(bell.InitAlways({}));
+  x.set_bell(&bell);
+  const uint64_t notes = bell.notes();
   rte_mbuf* expired[] = {MbufOf(udp(0x0A030103, 1), 1)};
   x.HandExpired(expired, 1, ctr);
+  EXPECT_EQ(bell.notes(), notes + 1);
   rte_mbuf* local[] = {MbufOf(udp(kGw, 64), 1), MbufOf(gre, 1)};
   x.Hand(local, 2, ctr);
+  EXPECT_EQ(bell.notes(), notes + 2);
   EXPECT_EQ(ctr.Get(Counter::kException), 2u) << "HandExpired counts no exception";
   EXPECT_EQ(x.Service(ctr), 3u);
   queues[1].Drain(1, ctr);
