@@ -107,6 +107,15 @@ class FatTree {
   uint32_t host_addr(HostId h) const;  // IPv4, host byte order
   Result<HostId> host_of_addr(uint32_t addr) const;
   static std::string FormatAddr(uint32_t addr);
+  // The subnet of edge e's hosts, 10.<pod>.<edge-in-pod>.0/24 (its gateway is
+  // .1), and pod p's, 10.<p>.0.0/16: what kernel routes and BGP announce.
+  static constexpr int kEdgePrefixLen = 24;
+  static constexpr int kPodPrefixLen = 16;
+  uint32_t edge_prefix(int e) const {
+    return (10u << 24) | (static_cast<uint32_t>(e / edges_per_pod_) << 16) |
+           (static_cast<uint32_t>(e % edges_per_pod_) << 8);
+  }
+  static uint32_t pod_prefix(int p) { return (10u << 24) | (static_cast<uint32_t>(p) << 16); }
   // A switch's own address: 10.255.0.0 + id + 1 (switch 0 is 10.255.0.1),
   // outside every pod's 10.pod/16 (pods <= 64). What the switch answers
   // pings on and sends ICMP errors from; the kernel fabric's routers hold

@@ -62,9 +62,11 @@ std::string Addr(uint32_t a) { return FatTree::FormatAddr(a); }
 // The /24 of edge e's hosts and the /16 of pod p (the address plan of
 // fat_tree.h: 10.<pod>.<edge-in-pod>.<slot+2>).
 std::string EdgePrefix(const FatTree& t, int e) {
-  return fmt::format("10.{}.{}.0/24", e / t.edges_per_pod(), e % t.edges_per_pod());
+  return fmt::format("{}/{}", Addr(t.edge_prefix(e)), FatTree::kEdgePrefixLen);
 }
-std::string PodPrefix(int p) { return fmt::format("10.{}.0.0/16", p); }
+std::string PodPrefix(int p) {
+  return fmt::format("{}/{}", Addr(FatTree::pod_prefix(p)), FatTree::kPodPrefixLen);
+}
 
 json Describe(const FatTree& t) {
   json sw = json::array(), hosts = json::array(), links = json::array();
