@@ -340,8 +340,9 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
     }
   }
   if (const YAML::Node s = root["control"]) {
-    OFAN_CHECK(CheckKeys(s, "control", {"socket"}));
+    OFAN_CHECK(CheckKeys(s, "control", {"socket", "kernel_ports"}));
     OFAN_CHECK(ReadIf(s, "control", "socket", c.socket_path));
+    OFAN_CHECK(ReadIf(s, "control", "kernel_ports", c.kernel_ports));
   }
   if (const YAML::Node s = root["idle"]) {
     OFAN_CHECK(CheckKeys(s, "idle", {"max_sleep_us", "max_wait_us"}));

@@ -83,6 +83,12 @@ struct DpConfig {
   EgressConfig egress;
   PfcConfig pfc;
   std::string socket_path;  // default /run/ofan/<name>.sock
+  // A kernel interface per port that has none of its own (the shared
+  // engine's in-memory links): a TAP named p<port> in `netns`, to which the
+  // exception path hands LLDP, ARP, IPv6 and TCP/UDP to the switch, and
+  // whose frames go out of the port (exception/kernel_ports.h). For the
+  // daemons of the switch's control plane (lldpd, FRR).
+  bool kernel_ports = false;
   // The network namespace whose interfaces the device ports name (the
   // shared engine opens them there); empty: the process's own.
   std::string netns;

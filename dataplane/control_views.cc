@@ -96,6 +96,14 @@ json CountersJson(const Snapshot& s) {
 json PortsJson(const Snapshot& s) {
   json out = json::array();
   for (const PortSnapshot& p : s.ports) {
+    json kernel = nullptr;
+    if (p.kernel) {
+      kernel = {{"name", p.kernel->name},
+                {"to_kernel", p.kernel->to_kernel},
+                {"to_kernel_lost", p.kernel->to_kernel_lost},
+                {"from_kernel", p.kernel->from_kernel},
+                {"from_kernel_lost", p.kernel->from_kernel_lost}};
+    }
     out.push_back({{"port", p.port},
                    {"dev", p.dev},
                    {"dpdk_port", p.dpdk_port},
@@ -108,7 +116,8 @@ json PortsJson(const Snapshot& s) {
                    {"rx_bytes", p.rx_bytes},
                    {"rx_missed", p.rx_missed},
                    {"tx_packets", p.queue.tx_packets},
-                   {"tx_bytes", p.queue.tx_bytes}});
+                   {"tx_bytes", p.queue.tx_bytes},
+                   {"kernel", kernel}});
   }
   return out;
 }

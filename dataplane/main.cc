@@ -146,8 +146,16 @@ int RunFabric(const std::vector<std::string>& eal_args, const EngineConfig& fc) 
       servers.push_back(std::move(*server));
     }
     CatchSignals();
+    // The bell's epoll also watches the switches' kernel interfaces: a
+    // frame a daemon sends goes out at once, not at the next 10 ms poll.
     IdleWait bell;
-    if (rc == kExitOk && !bell.InitAlways({})) {
+    std::vector<int> kernel_fds;
+    for (const auto& sw : (*engine)->switches()) {
+      if (const KernelPorts* k = sw->kernel_ports()) {
+        for (const int fd : k->fds()) kernel_fds.push_back(fd);
+      }
+    }
+    if (rc == kExitOk && !bell.InitAlways(kernel_fds)) {
       std::cerr << "ofan-dp: cannot make the control thread's eventfd\n";
       rc = kExitEnv;
     }

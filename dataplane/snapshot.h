@@ -44,6 +44,13 @@ struct PortSnapshot {
   uint64_t rx_missed = 0;
   QueueStats queue;  // tx_* and the queue's own
   uint64_t limit_bytes = 0, ecn_bytes = 0;
+  // The port's kernel interface (exception/kernel_ports.h), if it has one:
+  // its name and the frames each way.
+  struct Kernel {
+    std::string name;
+    uint64_t to_kernel = 0, to_kernel_lost = 0, from_kernel = 0, from_kernel_lost = 0;
+  };
+  std::optional<Kernel> kernel;
 };
 
 struct KeySnapshot {

@@ -254,6 +254,23 @@ Status Switch::SetupException() {
   s.neighbors = &neighbors_;
   control_tx_ = ControlSender(pool_.get(), &queues_);
   s.sender = control_tx_;
+  if (cfg_.kernel_ports) {
+    // A TAP for each port without an interface of its own: the shared
+    // engine's in-memory links (a host port's veth is in the namespace).
+    std::vector<KernelPorts::PortSpec> specs;
+    for (const PortConfig& pc : cfg_.ports) {
+      if (!engine_.now || pc.dev.rfind("mem:", 0) != 0) continue;
+      specs.push_back({pc.port, fmt::format("p{}", pc.port), port_mac_[pc.port], pkt::kNetdevMtu});
+    }
+    auto k = KernelPorts::Create(cfg_.netns, specs, static_cast<uint32_t>(cfg_.k));
+    if (!k)
+      return MakeError(k.error().code, fmt::format("switch {}: {}", cfg_.name, k.error().message));
+    kernel_ = std::move(*k);
+    s.kernel_owned.assign(static_cast<size_t>(cfg_.k), false);
+    for (const auto& sp : specs) s.kernel_owned[sp.port] = true;
+    exception_.Subscribe(
+        [this](uint32_t port, std::span<const uint8_t> f) { kernel_->Deliver(port, f); });
+  }
   return exception_.Init(std::move(s));
 }
 
@@ -371,6 +388,11 @@ Result<CaptureStatus> Switch::StartCapture(const CaptureRequest& r) {
 
 void Switch::ServiceControl() {
   exception_.Service(control_counters_);
+  if (kernel_) {
+    kernel_->Service([this](uint32_t port, std::span<const uint8_t> f) {
+      return control_tx_.Send(port, f, control_counters_);
+    });
+  }
   capture_->Service();
   for (auto& f : services_) {
     if (f) f();
@@ -643,6 +665,11 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       ps.queue = queues_[p].Stats(now);
       ps.limit_bytes = queues_[p].config().limit_bytes;
       ps.ecn_bytes = queues_[p].config().ecn_bytes;
+      if (kernel_ && kernel_->has(p)) {
+        const KernelPorts::PortCounters& kc = kernel_->counters(p);
+        ps.kernel = PortSnapshot::Kernel{kernel_->name(p), kc.to_kernel, kc.to_kernel_lost,
+                                         kc.from_kernel, kc.from_kernel_lost};
+      }
       s.ports.push_back(std::move(ps));
     }
   }

@@ -35,6 +35,7 @@
 #include "dataplane/egress/pfc.h"
 #include "dataplane/egress/port_queue.h"
 #include "dataplane/exception/exception_path.h"
+#include "dataplane/exception/kernel_ports.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb_choice.h"
@@ -201,6 +202,8 @@ class Switch {
   Status LoadMasks(const std::vector<lb::PortMask>& masks);
   void ResetQueueStats();
   ExceptionPath& exception_path() { return exception_; }
+  // The ports' kernel interfaces (config control.kernel_ports), or null.
+  const KernelPorts* kernel_ports() const { return kernel_.get(); }
   // Copies of ports' frames into pcapng files (capture/port_capture.h).
   Result<CaptureStatus> StartCapture(const CaptureRequest& r);
   PortCapture& capture() { return *capture_; }
@@ -286,6 +289,7 @@ class Switch {
   std::vector<pkt::MacAddr> port_mac_;
   NeighborTable neighbors_;
   ExceptionPath exception_;
+  std::unique_ptr<KernelPorts> kernel_;
   PfcGenerator pfc_gen_;
   // Egress queue by [RoCE][size class], from the config: the priority queue
   // for ACK/NAK/CNP (priority_ack) and non-RoCE control (priority_control).

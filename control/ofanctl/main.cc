@@ -176,7 +176,9 @@ int Main(int argc, char** argv) {
       sub("ports", "one row per port: direction, admin and link state, MACs, rx/tx",
           "--json: [{port, dev, dpdk_port, direction (up|down), mac, neighbor (null until\n"
           "learned), admin, link, rx_packets, rx_bytes, rx_missed (dropped by the device\n"
-          "before the switch polled them), tx_packets, tx_bytes}].");
+          "before the switch polled them), tx_packets, tx_bytes, kernel (null, or the port's\n"
+          "kernel interface with control.kernel_ports: {name, to_kernel, to_kernel_lost,\n"
+          "from_kernel, from_kernel_lost})}].");
   CLI::App* queues =
       sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
           "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"

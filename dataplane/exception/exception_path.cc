@@ -284,10 +284,19 @@ void ExceptionPath::Handle(rte_mbuf* m, LcoreCounters& ctr) {
   if (in < 0) return;
   const auto port = static_cast<uint32_t>(in);
   const pkt::MacAddr& mac = s_.port_mac[port];
+  // With kernel ports, only theirs go to the subscriber (the others, a
+  // host's, are answered here as without one).
+  const bool kernel = port < s_.kernel_owned.size() && s_.kernel_owned[port] && subscriber_;
+  const bool sub = s_.kernel_owned.empty() ? static_cast<bool>(subscriber_) : kernel;
   if (ArpOf(f)) {
-    // Learned from, answered if it asks for us, and done with.
+    // Learned from, answered if it asks for us (or the port's kernel
+    // interface answers), and done with.
     if (const auto sha = ArpSender(f)) s_.neighbors->Set(port, *sha);
-    if (const auto reply = ArpReply(f, mac, s_.gateway_ip)) s_.sender.Send(port, *reply, ctr);
+    if (kernel) {
+      subscriber_(port, f);
+    } else if (const auto reply = ArpReply(f, mac, s_.gateway_ip)) {
+      s_.sender.Send(port, *reply, ctr);
+    }
     return;
   }
   const ParsedPacket pp = ParseFrame(f.data(), static_cast<uint32_t>(f.size()));
@@ -308,7 +317,7 @@ void ExceptionPath::Handle(rte_mbuf* m, LcoreCounters& ctr) {
       if (const auto reply = IcmpEchoReply(f, mac, pp.dst_ip)) s_.sender.Send(port, *reply, ctr);
       return;  // other ICMP to the switch: nothing to answer
     }
-    if (proto == pkt::ipproto::kUdp && !subscriber_) {
+    if (proto == pkt::ipproto::kUdp && !sub) {
       // No UDP service here (traceroute's last probe to a switch ends so).
       SendError(port, f, pkt::icmp::kDestUnreachable, pkt::icmp::kPortUnreachable, ctr);
       return;
@@ -320,7 +329,7 @@ void ExceptionPath::Handle(rte_mbuf* m, LcoreCounters& ctr) {
   }
   // The rest (LLDP, other control frames, TCP and, with a subscriber, UDP
   // to the switch) is the subscriber's.
-  if (subscriber_) subscriber_(port, f);
+  if (sub) subscriber_(port, f);
 }
 
 }  // namespace ofan::dp

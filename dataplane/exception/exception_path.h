@@ -138,6 +138,10 @@ class ExceptionPath {
     // DPDK port id -> fat-tree port or -1 (frames from no port are ignored).
     const std::vector<int32_t>* port_of_dpdk = nullptr;
     NeighborTable* neighbors = nullptr;
+    // Ports whose kernel interface answers for the switch (kernel_ports.h):
+    // everything but transit frames goes to the subscriber, ARP included
+    // (after learning the sender); empty: none.
+    std::vector<bool> kernel_owned;
     ControlSender sender;
   };
 

@@ -20,7 +20,7 @@ pipe_size: 2
 lb: {policy: ofan, ofan_mode: atomic, seed: 9, flowlet_gap_us: 50}
 egress: {rate_gbps: 25, buffer: 2MiB, ecn: 64KiB, priority: [control], ring_slots: 512}
 pfc: {enabled: true, priority: 5, xoff: 300KiB, xon: 100KiB, quanta: 1000}
-control: {socket: /tmp/e0.sock}
+control: {socket: /tmp/e0.sock, kernel_ports: true}
 idle: {max_sleep_us: 200}
 burst: 16
 )");
@@ -50,6 +50,7 @@ burst: 16
   EXPECT_EQ(c->pfc.xoff_bytes, 300 * kKiB);
   EXPECT_EQ(c->pfc.quanta, 1000);
   EXPECT_EQ(c->socket_path, "/tmp/e0.sock");
+  EXPECT_TRUE(c->kernel_ports);
   EXPECT_EQ(c->max_sleep_us, 200u);
   EXPECT_EQ(c->burst, 16u);
 }

@@ -7,12 +7,21 @@
 #include "dataplane/fabric/engine.h"
 
 #include <gtest/gtest.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "common/netns.h"
 #include "dataplane/fabric/egress_timeline.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/lb/fat_tree.h"
@@ -93,6 +102,8 @@ class EngineLine : public ::testing::Test {
     r->config.peer_mac = Mac(2, 0);
     a.ports.push_back(r->config);
     out_ = *r;
+    AdjustSwitches(e, a);
+    if (HasFatalFailure() || IsSkipped()) return;
     EngineConfig ec;
     ec.switches = {e, a};
     auto eng = Engine::Create(ec, clock_.clock());
@@ -104,6 +115,7 @@ class EngineLine : public ::testing::Test {
   }
   void TearDown() override {
     engine_.reset();
+    if (hosts_.size() < 2) return;  // skipped before the ports were made
     for (auto* rp : {&hosts_[0], &hosts_[1], &out_}) {
       rte_mbuf* m;
       while (rte_ring_dequeue(rp->rx, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
@@ -112,6 +124,8 @@ class EngineLine : public ::testing::Test {
   }
   // A subclass's link attributes (loss, reordering) for e0-0's uplink.
   virtual void AdjustUplink(PortConfig&) {}
+  // A subclass's switch settings (kernel ports), before the engine is made.
+  virtual void AdjustSwitches(DpConfig&, DpConfig&) {}
   void Send(uint32_t host, const Frame& f) {
     rte_mbuf* m = testing::MbufOf(f);
     ASSERT_NE(m, nullptr);
@@ -286,6 +300,121 @@ TEST_F(EngineReorder, ReorderedFramesOvertakeAndNoneIsLost) {
   EXPECT_FALSE(std::is_sorted(psns.begin(), psns.end()));
   std::sort(psns.begin(), psns.end());
   for (uint32_t i = 0; i < 200; ++i) ASSERT_EQ(psns[i], i);  // each exactly once
+}
+
+// linux-cp: with control.kernel_ports each switch's in-memory port has a TAP
+// of its name in the switch's namespace. What a daemon sends on e0-0's p2
+// crosses the in-memory link and comes up on a0-0's p0 (root: namespaces).
+class EngineKernelPorts : public EngineLine {
+ protected:
+  void AdjustSwitches(DpConfig& e, DpConfig& a) override {
+    if (geteuid() != 0 || access("/dev/net/tun", R_OK | W_OK) != 0)
+      GTEST_SKIP() << "needs root and /dev/net/tun";
+    const std::string tag = "ofkp" + std::to_string(getpid()) + "-" + std::to_string(n_++);
+    for (const char* side : {"e", "a"}) {
+      const std::string ns = tag + side;
+      ASSERT_EQ(std::system(("ip netns add " + ns).c_str()), 0) << ns;
+      made_.push_back(ns);
+    }
+    e.netns = made_[0];
+    a.netns = made_[1];
+    e.kernel_ports = a.kernel_ports = true;
+  }
+  void TearDown() override {
+    for (int fd : socks_) close(fd);
+    EngineLine::TearDown();  // the TAPs go with their fds
+    for (const std::string& ns : made_) std::system(("ip netns del " + ns).c_str());
+  }
+  // An AF_PACKET socket on `ifname` in namespace `ns` (frames it receives
+  // include what the kernel sends there: PACKET_OUTGOING).
+  int PacketSocket(const std::string& ns, const char* ifname) {
+    int fd = -1;
+    const Status st = InNetns(ns, [&]() -> Status {
+      fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+      sockaddr_ll sll{};
+      sll.sll_family = AF_PACKET;
+      sll.sll_protocol = htons(ETH_P_ALL);
+      sll.sll_ifindex = static_cast<int>(if_nametoindex(ifname));
+      if (fd < 0 || sll.sll_ifindex == 0 ||
+          bind(fd, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0)
+        return MakeError(ErrorCode::kIo, std::string("packet socket on ") + ifname);
+      return {};
+    });
+    EXPECT_TRUE(st.ok()) << st.error().message;
+    if (fd >= 0) socks_.push_back(fd);
+    return fd;
+  }
+  // Whether `want` came in on `fd` (waiting at most 10 ms for each frame);
+  // other frames (the kernel's own IPv6 ND and MLD on a new interface) are
+  // skipped.
+  static bool Receive(int fd, const Frame& want) {
+    std::vector<uint8_t> buf(4096);
+    for (;;) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 10) <= 0) return false;
+      sockaddr_ll from{};
+      socklen_t fl = sizeof from;
+      const ssize_t n =
+          recvfrom(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &fl);
+      if (n == static_cast<ssize_t>(want.size()) && from.sll_pkttype != PACKET_OUTGOING &&
+          std::equal(want.begin(), want.end(), buf.begin()))
+        return true;
+    }
+  }
+  static inline int n_ = 0;
+  std::vector<std::string> made_;
+  std::vector<int> socks_;
+};
+
+TEST_F(EngineKernelPorts, ADaemonsFramesCrossTheLinkBetweenKernelInterfaces) {
+  Switch& es = *engine_->switches()[0];
+  Switch& as = *engine_->switches()[1];
+  ASSERT_NE(es.kernel_ports(), nullptr);
+  ASSERT_TRUE(es.kernel_ports()->has(2)) << "e0-0's uplink is in memory";
+  EXPECT_FALSE(es.kernel_ports()->has(0)) << "a host port has its own device";
+  EXPECT_EQ(es.kernel_ports()->name(2), "p2");
+  const int tx = PacketSocket(made_[0], "p2");
+  const int rx = PacketSocket(made_[1], "p0");
+  ASSERT_GE(tx, 0);
+  ASSERT_GE(rx, 0);
+  // LLDP and ARP (60 B: what a port sends is padded to 60).
+  const Frame lldp = pkt::PacketBuilder()
+                         .Eth(pkt::kLldpDstMac, Mac(0, 2), pkt::ethertype::kLldp)
+                         .PadTo(60)
+                         .Build();
+  const Frame arp = pkt::PacketBuilder()
+                        .Eth(pkt::MacAddr{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}}, Mac(0, 2))
+                        .Arp(1, Mac(0, 2), Ip(169, 254, 0, 1), pkt::MacAddr{}, Ip(169, 254, 0, 2))
+                        .PadTo(60)
+                        .Build();
+  uint64_t t = 1'000'000;
+  for (const Frame* f : {&lldp, &arp}) {
+    ASSERT_EQ(send(tx, f->data(), f->size(), 0), static_cast<ssize_t>(f->size()));
+    // The control thread's part, then the engine's, then the other
+    // switch's control thread: e0-0's TAP -> port 2 -> a0-0 port 0 -> TAP.
+    bool seen = false;
+    for (int i = 0; i < 200 && !seen; ++i) {
+      es.ServiceControl();
+      clock_.ps = (t += 1'000'000);
+      engine_->RunDue();
+      as.ServiceControl();
+      seen = Receive(rx, *f);
+    }
+    EXPECT_TRUE(seen) << "frame of ethertype " << std::hex << (int{(*f)[12]} << 8 | (*f)[13]);
+  }
+  EXPECT_GE(es.kernel_ports()->counters(2).from_kernel, 2u);
+  EXPECT_GE(as.kernel_ports()->counters(0).to_kernel, 2u);
+  EXPECT_EQ(as.kernel_ports()->counters(0).to_kernel_lost, 0u);
+  // The ports view says where each port's control frames went.
+  for (const PortSnapshot& p : as.TakeSnapshot().ports) {
+    if (p.port != 0) {
+      EXPECT_FALSE(p.kernel) << "port " << p.port << " is a ring port";
+      continue;
+    }
+    ASSERT_TRUE(p.kernel);
+    EXPECT_EQ(p.kernel->name, "p0");
+    EXPECT_GE(p.kernel->to_kernel, 2u);
+  }
 }
 
 TEST(EngineConfigCheck, MemPortsMustNameEachOther) {
