@@ -77,7 +77,7 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, std::string_view wha
   }
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("{}: not JSON: {}", what, std::string(e.what())));
   }

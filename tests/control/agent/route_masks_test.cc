@@ -64,6 +64,7 @@ TEST(ParseIpRouteJson, BadInputIsATypedErrorThatSaysWhere) {
           {"[{\"dst\":\"10.0.0.0\xff\"}]", "not text: byte 0xff at offset 17"},
           {std::string("[\0]", 3), "not text: byte 0x00"},
           {"[{\"dst\":", "not JSON"},
+          {"[1e999]", "not JSON"},  // nlohmann's out_of_range, not a parse_error (agent_fuzz)
           {std::string(100, '['), "nested deeper than 64"},
       });
 }
