@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """ofan-dp end to end over AF_XDP: two host namespaces behind one edge switch.
 
-    netns_afxdp_test.py PATH/TO/ofan-dp        (root; /usr/bin/python3 for scapy)
+    netns_afxdp_test.py PATH/TO/ofan-dp [PATH/TO/trap.bpf.o]
+                                               (root; /usr/bin/python3 for scapy)
 
 Topology (k=4 fat tree, edge switch 0 = pod 0 edge 0, gateway 10.0.0.1):
 
@@ -17,7 +18,11 @@ ofan-dp sets on its veths; a RoCEv2 RDMA WRITE ONLY packet (TTL 64, ECT(0),
 ICRC by scapy) arrives at h1 with TTL 63, a good IP checksum, the same ICRC
 (still valid), ECN untouched and the MACs rewritten; the switch's counters
 moved and its drop counters did not; ofan-dp stops cleanly on SIGTERM and
-leaves no hugepage files.
+leaves no hugepage files. With the XDP program (dataplane/xdp/trap.bpf.c)
+loaded on both ports by the PMD (xdp_prog=): LLDP, IPv6 neighbour
+discovery, BGP (TCP 179, IPv6 and IPv4) and BFD (UDP 3784) from h0 reach the
+switch-side veth's kernel and not ofan-dp, while all of the above (ARP,
+ping, RoCE) still goes through ofan-dp.
 
 Exit: 0 pass, 1 fail, 77 skip (not root, or no AF_XDP / tools).
 """
@@ -383,11 +388,50 @@ def roce_check(tmp, sock):
           str(d["neighbor_unknown"]))
 
 
+def trap_check(trap: str, sock: str) -> None:
+    """Control-plane frames from h0 go to ofs0's kernel, not to ofan-dp."""
+    from scapy.all import (IP, TCP, UDP, Ether, ICMPv6ND_NS, IPv6, Raw,  # noqa: F401
+                           AsyncSniffer, raw)
+    h0 = host_mac(0)
+    sw = {p["port"]: p for p in control(sock, "ports")}[0]["mac"]
+    frames = {
+        "LLDP": raw(Ether(src=h0, dst="01:80:c2:00:00:0e", type=0x88CC) /
+                    Raw(b"\x02\x07" + bytes(50))),
+        "IPv6 NS": raw(Ether(src=h0, dst="33:33:ff:00:00:01") /
+                       IPv6(src="fe80::2", dst="ff02::1:ff00:1") / ICMPv6ND_NS(tgt="fe80::1")),
+        "BGP over IPv6": raw(Ether(src=h0, dst=sw) / IPv6(src="fe80::2", dst="fe80::1") /
+                             TCP(sport=40000, dport=179, flags="S")),
+        "BGP over IPv4": raw(Ether(src=h0, dst=sw) / IP(src=HOST_IP[0], dst="10.255.0.1") /
+                             TCP(sport=40001, dport=179, flags="S")),
+        "BFD": raw(Ether(src=h0, dst=sw) / IPv6(src="fe80::2", dst="fe80::1") /
+                   UDP(sport=49152, dport=3784) / Raw(bytes(24))),
+    }
+    sniffer = AsyncSniffer(iface=SW_IF[0], store=True)
+    sniffer.start()
+    time.sleep(0.5)
+    before = {p["port"]: p for p in control(sock, "ports")}[0]["rx_packets"]
+    send = ("import sys\nfrom scapy.all import Ether, sendp\n"
+            "for h in sys.argv[2:]:\n"
+            "    sendp(Ether(bytes.fromhex(h)), iface=sys.argv[1], verbose=False)\n")
+    run(nsexec(NS[0], sys.executable, "-c", send, HOST_IF[0], *[f.hex() for f in frames.values()]),
+        timeout=60)
+    time.sleep(1.0)
+    got = [raw(p) for p in sniffer.stop()]
+    after = {p["port"]: p for p in control(sock, "ports")}[0]["rx_packets"]
+    for name, f in frames.items():
+        check(f"trap.bpf.o: {name} from h0 reaches the switch veth's kernel",
+              any(g[:len(f)] == f for g in got), f"{len(got)} frames seen on {SW_IF[0]}")
+    check("trap.bpf.o: none of them reached ofan-dp (port 0 rx_packets)", after == before,
+          f"{before} -> {after} ({os.path.basename(trap)})")
+
+
 def main():
-    if len(sys.argv) != 2:
-        log(f"usage: {sys.argv[0]} PATH/TO/ofan-dp")
+    if len(sys.argv) not in (2, 3):
+        log(f"usage: {sys.argv[0]} PATH/TO/ofan-dp [PATH/TO/trap.bpf.o]")
         return 2
     ofan_dp = os.path.abspath(sys.argv[1])
+    trap = os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else ""
+    xdp = f",xdp_prog={trap}" if trap else ""
     if os.geteuid() != 0:
         log("SKIP: needs root (network namespaces, veth, AF_XDP, hugepages)")
         return SKIP
@@ -425,8 +469,8 @@ def main():
             f"name: {NAME}\n"
             "fabric: {k: 4, levels: 3, switch: 0}\n"
             "ports:\n"
-            f"  - {{port: 0, dev: \"net_af_xdp0,iface={SW_IF[0]}\"}}\n"
-            f"  - {{port: 1, dev: \"net_af_xdp1,iface={SW_IF[1]}\"}}\n"
+            f"  - {{port: 0, dev: \"net_af_xdp0,iface={SW_IF[0]}{xdp}\"}}\n"
+            f"  - {{port: 1, dev: \"net_af_xdp1,iface={SW_IF[1]}{xdp}\"}}\n"
             f"control: {{socket: {sock}}}\n"
             "idle: {max_sleep_us: 1000}\n")
         state["log"] = os.path.join(tmp, "ofan-dp.log")
@@ -480,6 +524,8 @@ def main():
         mtu_check()
 
         roce_check(tmp, sock)
+        if trap:
+            trap_check(trap, sock)
 
         if state["proc"].poll() is not None:
             check("ofan-dp still running after the checks", False,

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+// trap.bpf.c: the XDP program of a per-switch ofan-dp port (a veth in the
+// switch's namespace), loaded by DPDK's af_xdp PMD in place of its default
+// (devarg xdp_prog=PATH/trap.bpf.o). It splits the port's frames the way
+// SONiC's control-plane traps do: the switch's control plane, run by the
+// kernel's daemons on the veth itself (lldpd, FRR's bgpd and bfdd), gets
+//   - LLDP (ethertype 0x88CC),
+//   - IPv6 neighbour discovery (ICMPv6 133-137), the link-local sessions of
+//     BGP unnumbered (TCP port 179) and BFD (UDP 3784 single hop, 4784
+//     multihop), and the same over IPv4,
+// and everything else goes to the AF_XDP socket of ofan-dp: data, and ARP
+// and ICMP to the switch, which its exception path answers (it learns the
+// hosts' MACs from ARP: the neighbour table is the dataplane's here).
+//
+// expects:  an XSKMAP named xsks_map (the PMD puts its socket at the RX
+//           queue's index); one optional 802.1Q tag
+// gives:    XDP_PASS for the frames above, a redirect to the queue's socket
+//           for the rest (XDP_PASS when the queue has no socket yet)
+// build:    clang -target bpf (dataplane/xdp/meson.build)
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#define ETH_P_LLDP_ 0x88CC
+#define BGP_PORT 179
+#define BFD_PORT 3784
+#define BFD_MULTIHOP_PORT 4784
+
+struct {
+  __uint(type, BPF_MAP_TYPE_XSKMAP);
+  __uint(max_entries, 64);
+  __type(key, __u32);
+  __type(value, __u32);
+} xsks_map SEC(".maps");
+
+struct vlan_tag {
+  __be16 tci;
+  __be16 type;
+};
+
+// The L4 ports of a TCP or UDP header at `l4`: the control plane's?
+static __always_inline int control_ports(void* l4, void* end, __u8 proto) {
+  if (proto == IPPROTO_TCP) {
+    struct tcphdr* t = l4;
+    if ((void*)(t + 1) > end) return 0;
+    return t->source == bpf_htons(BGP_PORT) || t->dest == bpf_htons(BGP_PORT);
+  }
+  if (proto == IPPROTO_UDP) {
+    struct udphdr* u = l4;
+    if ((void*)(u + 1) > end) return 0;
+    return u->dest == bpf_htons(BFD_PORT) || u->dest == bpf_htons(BFD_MULTIHOP_PORT);
+  }
+  return 0;
+}
+
+static __always_inline int to_kernel(struct xdp_md* ctx) {
+  void* data = (void*)(long)ctx->data;
+  void* end = (void*)(long)ctx->data_end;
+  struct ethhdr* eth = data;
+  if ((void*)(eth + 1) > end) return 0;
+  __be16 type = eth->h_proto;
+  void* l3 = eth + 1;
+  if (type == bpf_htons(ETH_P_8021Q)) {
+    struct vlan_tag* v = l3;
+    if ((void*)(v + 1) > end) return 0;
+    type = v->type;
+    l3 = v + 1;
+  }
+  if (type == bpf_htons(ETH_P_LLDP_)) return 1;
+  if (type == bpf_htons(ETH_P_IPV6)) {
+    struct ipv6hdr* ip6 = l3;
+    if ((void*)(ip6 + 1) > end) return 0;
+    if (ip6->nexthdr == IPPROTO_ICMPV6) {
+      __u8* icmp_type = (void*)(ip6 + 1);
+      if ((void*)(icmp_type + 1) > end) return 0;
+      return *icmp_type >= 133 && *icmp_type <= 137;  // RS, RA, NS, NA, redirect
+    }
+    return control_ports(ip6 + 1, end, ip6->nexthdr);
+  }
+  if (type == bpf_htons(ETH_P_IP)) {
+    struct iphdr* ip = l3;
+    if ((void*)(ip + 1) > end || ip->ihl < 5) return 0;
+    if (ip->frag_off & bpf_htons(0x1FFF)) return 0;  // not a first fragment: no ports
+    return control_ports((__u8*)ip + ip->ihl * 4, end, ip->protocol);
+  }
+  return 0;
+}
+
+SEC("xdp")
+int ofan_trap(struct xdp_md* ctx) {
+  if (to_kernel(ctx)) return XDP_PASS;
+  return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
+}
+
+char _license[] SEC("license") = "Dual BSD/GPL";
