@@ -1,0 +1,288 @@
+#include "control/agent/agent_cycle.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "control/agent/frr_apply.h"
+#include "control/agent/frr_state.h"
+#include "control/agent/lldp_neighbors.h"
+#include "control/agent/route_masks.h"
+#include "dataplane/lb/names.h"
+
+namespace ofan::agent {
+
+using nlohmann::json;
+
+namespace {
+
+json PortJson(const PortReport& p) {
+  json seen = json::array();
+  for (const LldpNeighbor& n : p.seen) {
+    seen.push_back({{"chassis", n.chassis_name}, {"port", n.port_id}});
+  }
+  return {{"port", p.port},
+          {"ifname", PortIfName(p.port)},
+          {"expected", p.expected_name},
+          {"neighbors", seen},
+          {"status", PortStatusName(p.status)},
+          {"miswire", MiswireName(p.miswire)},
+          {"usable", p.usable},
+          {"detail", p.detail}};
+}
+
+json MasksJson(const std::vector<lb::PortMask>& m) {
+  json a = json::array();
+  for (lb::PortMask v : m) a.push_back(v);
+  return a;
+}
+
+}  // namespace
+
+Result<Agent> Agent::Make(AgentOptions options, CommandRunner& runner, DpLink& dp) {
+  auto tree = lb::FatTree::Make(options.k, options.levels);
+  if (!tree) return tree.error();
+  if (options.switch_id >= static_cast<uint32_t>(tree->num_switches())) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("switch {} does not exist: the fabric k={} levels={} has {}", options.switch_id,
+                    options.k, options.levels, tree->num_switches()));
+  }
+  if (options.settle_cycles < 1) {
+    return MakeError(ErrorCode::kInvalidArgument, "settle cycles must be at least 1");
+  }
+  if (options.name.empty()) options.name = lb::SwitchName(*tree, lb::SwitchId(options.switch_id));
+  return Agent(std::move(options), std::move(*tree), runner, dp);
+}
+
+Result<std::string> Agent::RunOk(const std::vector<std::string>& argv) {
+  auto r = runner_->Run(argv);
+  if (!r) return r.error();
+  if (r->exit_code != 0) {
+    std::string err = r->err.empty() ? r->out : r->err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    if (err.size() > 200) err = err.substr(0, 200) + "...";
+    return MakeError(ErrorCode::kIo, fmt::format("{}: exit {}{}{}", FormatArgv(argv), r->exit_code,
+                                                 err.empty() ? "" : ": ", err));
+  }
+  return std::move(r->out);
+}
+
+void Agent::ApplyFrr(const FabricRoles& roles, json& status, json& errors) {
+  const lb::SwitchId self(o_.switch_id);
+  json frr{{"dir", o_.frr_dir}, {"ports", roles.usable_fabric_ports}};
+  if (o_.frr_dir.empty()) {
+    frr["action"] = "unmanaged";
+    status["frr"] = frr;
+    return;
+  }
+  if (applied_ && *applied_ == roles.usable_fabric_ports) {
+    frr["action"] = "unchanged";
+    status["frr"] = frr;
+    return;
+  }
+  const auto fail = [&](const std::string& m) {
+    frr["action"] = "failed";
+    frr["error"] = m;
+    errors.push_back("frr: " + m);
+    status["frr"] = frr;
+  };
+  auto text = RenderFrrConfig(tree_, self, roles.usable_fabric_ports, o_.frr);
+  if (!text) return fail(text.error().message);
+  const std::string file = o_.frr_dir + "/" + kFrrConfName;
+  if (Status s = WriteFileAtomically(file, *text); !s) return fail(s.error().message);
+  // The ports FRR had and must lose first: `vtysh -f` only adds.
+  std::vector<int> removed;
+  if (applied_) {
+    std::set_difference(applied_->begin(), applied_->end(), roles.usable_fabric_ports.begin(),
+                        roles.usable_fabric_ports.end(), std::back_inserter(removed));
+  }
+  if (!removed.empty()) {
+    auto r = RunOk(RemoveNeighborsArgv(o_.vtysh_pathspace, FabricAsn(tree_, self), removed));
+    if (!r) return fail(r.error().message);
+  }
+  if (auto r = RunOk(ApplyArgv(o_.vtysh_pathspace, file)); !r) return fail(r.error().message);
+  applied_ = roles.usable_fabric_ports;
+  frr["action"] = "applied";
+  frr["removed"] = removed;
+  status["frr"] = frr;
+}
+
+json Agent::Cycle(int64_t now_ms) {
+  ++cycle_;
+  const lb::SwitchId self(o_.switch_id);
+  json errors = json::array();
+  json status{{"cycle", cycle_}, {"switch", o_.name}};
+
+  // 1. LLDP -> roles. A failed read keeps the last classification.
+  std::vector<std::string> lldp{"lldpcli"};
+  if (!o_.lldpcli_socket.empty()) {
+    lldp.emplace_back("-u");
+    lldp.push_back(o_.lldpcli_socket);
+  }
+  for (const char* w : {"-f", "json0", "show", "neighbors"}) lldp.emplace_back(w);
+  bool lldp_fresh = false;
+  if (auto out = RunOk(lldp); !out) {
+    errors.push_back("lldp: " + out.error().message);
+  } else if (auto n = ParseLldpNeighbors(*out); !n) {
+    errors.push_back("lldp: " + n.error().message);
+  } else {
+    roles_ = ClassifyPorts(tree_, self, *n);
+    lldp_fresh = true;
+  }
+  status["lldp"] = lldp_fresh ? "fresh" : (roles_ ? "stale" : "none");
+  json ports = json::array(), miswires = json::array(), usable = json::array();
+  if (roles_) {
+    for (const PortReport& p : roles_->ports) {
+      ports.push_back(PortJson(p));
+      if (p.usable) usable.push_back(p.port);
+      if (p.status == PortStatus::kMiswired || p.status == PortStatus::kUnknownChassis) {
+        miswires.push_back({{"port", p.port},
+                            {"status", PortStatusName(p.status)},
+                            {"contradicts", MiswireName(p.miswire)},
+                            {"detail", p.detail}});
+      }
+    }
+    status["identity"] = {
+        {"inferred", roles_->identity.inferred},
+        {"switch", roles_->identity.inferred ? lb::SwitchName(tree_, roles_->identity.id) : ""},
+        {"votes", roles_->identity.votes},
+        {"voters", roles_->identity.voters},
+        {"contradicts", roles_->identity.contradicts},
+        {"detail", roles_->identity.detail}};
+  }
+  status["ports"] = ports;
+  status["usable_ports"] = usable;
+  status["usable_fabric_ports"] = roles_ ? json(roles_->usable_fabric_ports) : json::array();
+  status["miswires"] = miswires;
+
+  // 2. frr.conf when the usable fabric ports changed.
+  if (roles_) {
+    ApplyFrr(*roles_, status, errors);
+  } else {
+    status["frr"] = {{"action", "waiting for lldp"}};
+  }
+
+  // 3. BGP and BFD as FRR sees them.
+  std::optional<std::vector<BgpPeer>> bgp;
+  if (auto out = RunOk(VtyshArgv(o_.vtysh_pathspace, "show bgp summary json")); !out) {
+    errors.push_back("bgp: " + out.error().message);
+  } else if (auto p = ParseBgpSummary(*out); !p) {
+    errors.push_back("bgp: " + p.error().message);
+  } else {
+    bgp = std::move(*p);
+  }
+  json bgp_json = json::array();
+  for (const BgpPeer& p : bgp.value_or(std::vector<BgpPeer>{})) {
+    bgp_json.push_back({{"interface", p.interface},
+                        {"state", p.state},
+                        {"prefixes_received", p.prefixes_received},
+                        {"hostname", p.hostname}});
+  }
+  status["bgp"] = bgp ? bgp_json : json(nullptr);
+  if (auto out = RunOk(VtyshArgv(o_.vtysh_pathspace, "show bfd peers json")); !out) {
+    errors.push_back("bfd: " + out.error().message);
+    status["bfd"] = nullptr;
+  } else if (auto p = ParseBfdPeers(*out); !p) {
+    errors.push_back("bfd: " + p.error().message);
+    status["bfd"] = nullptr;
+  } else {
+    json b = json::array();
+    for (const BfdPeer& x : *p) {
+      b.push_back({{"interface", x.interface}, {"peer", x.peer}, {"status", x.status}});
+    }
+    status["bfd"] = b;
+  }
+
+  // 4. Routes -> masks.
+  std::optional<std::vector<lb::PortMask>> masks;
+  bool bgp_routes = false;
+  if (auto out = RunOk({"ip", "-4", "-j", "route", "show"}); !out) {
+    errors.push_back("routes: " + out.error().message);
+  } else if (auto rs = ParseIpRouteJson(*out); !rs) {
+    errors.push_back("routes: " + rs.error().message);
+  } else if (roles_) {
+    masks = ComputeMasks(tree_, self, *rs, roles_->usable_uplinks);
+    bgp_routes = std::any_of(rs->begin(), rs->end(),
+                             [](const KernelRoute& r) { return r.protocol == "bgp"; });
+  }
+  if (masks && last_masks_ && *masks == *last_masks_) {
+    ++stable_cycles_;
+  } else {
+    stable_cycles_ = masks ? 1 : 0;
+  }
+  if (masks) last_masks_ = masks;
+
+  // 5. Convergence (the rule in agent_cycle.h).
+  int established = 0, full = 0;
+  const std::vector<int> fabric = roles_ ? roles_->usable_fabric_ports : std::vector<int>{};
+  if (bgp) {
+    for (const BgpPeer& p : *bgp) {
+      if (!p.established() || p.prefixes_received == 0) continue;
+      ++established;
+      const int port = PortOfIfName(p.interface);
+      if (std::find(fabric.begin(), fabric.end(), port) != fabric.end()) ++full;
+    }
+  }
+  std::string hold;
+  if (!bgp) {
+    hold = "bgpd does not answer";
+  } else if (!masks) {
+    hold = roles_ ? "no routes read" : "no lldp neighbours read yet";
+  } else if (established == 0) {
+    hold = "no BGP session established with prefixes";
+  } else if (!bgp_routes) {
+    hold = "BGP sessions are up but the kernel holds no BGP route (zebra restarting?)";
+  }
+  if (!hold.empty()) synced_ = false;
+  if (hold.empty() && !synced_) {
+    if (full < static_cast<int>(fabric.size()) || fabric.empty()) {
+      hold = fmt::format("converging: {} of {} usable fabric ports have an established session",
+                         full, fabric.size());
+    } else if (stable_cycles_ < o_.settle_cycles) {
+      hold = fmt::format("converging: routes unchanged for {} of {} cycles", stable_cycles_,
+                         o_.settle_cycles);
+    } else {
+      synced_ = true;
+    }
+  }
+  status["converged"] = synced_;
+
+  // 6. ofan-dp.
+  json dp{{"socket", dp_->path()}};
+  json m{{"destinations", tree_.num_dests(self)}};
+  const Status conn = dp_->Connect(now_ms);
+  dp["connected"] = dp_->connected();
+  if (!conn) {
+    dp["error"] = conn.error().message;
+    errors.push_back("ofan-dp: " + conn.error().message);
+  }
+  dp["masks_known"] = dp_->masks().has_value();
+  if (masks) m["computed"] = MasksJson(*masks);
+  if (tree_.num_dests(self) == 0) {
+    m["action"] = "none";
+    m["reason"] = "a top-tier switch has no uplinks";
+  } else if (!hold.empty()) {
+    m["action"] = "held";
+    m["reason"] = hold;
+  } else if (!dp_->connected()) {
+    m["action"] = "held";
+    m["reason"] = "ofan-dp unreachable";
+  } else if (dp_->masks() && *dp_->masks() == *masks) {
+    m["action"] = "unchanged";
+  } else if (Status s = dp_->Push(*masks, now_ms); !s) {
+    m["action"] = "failed";
+    m["reason"] = s.error().message;
+    errors.push_back("ofan-dp: " + s.error().message);
+  } else {
+    ++pushes_;
+    m["action"] = "pushed";
+  }
+  status["masks"] = m;
+  status["dp"] = dp;
+  status["errors"] = errors;
+  return status;
+}
+
+}  // namespace ofan::agent

@@ -1,0 +1,86 @@
+// One cycle of ofan-agent: LLDP -> roles and miswires -> frr.conf when the
+// usable fabric ports change -> BGP/BFD state -> kernel routes -> masks ->
+// load_tables when they changed and BGP has converged; a JSON status of all.
+//
+// expects:  the switch's identity and paths (AgentOptions); a CommandRunner
+//           for lldpcli, vtysh and ip (tests give captured outputs); a DpLink
+//           to ofan-dp; the caller's clock (ms, monotonic).
+// gives:    Cycle(now) does the steps above and returns the status object
+//           (one --json line of ofan-agent). Errors of a step are in its
+//           "errors" and never end the agent: a step that fails keeps the
+//           last good state (an lldpcli hiccup does not tear down BGP).
+// why:      issue 21. The push rule, so that a starting or restarting control
+//           plane never disturbs traffic:
+//           - ofan-dp's masks are read back on every (re)connect and nothing
+//             is sent when the computed masks equal them;
+//           - before the first push, and again after BGP was lost (bgpd not
+//             answering, or no session Established), the agent waits for
+//             convergence: every usable fabric port (LLDP-confirmed) has an
+//             Established session with prefixes received, and the masks
+//             were the same for `settle_cycles` cycles in a row. Until then
+//             ofan-dp keeps its last masks (its configured ones at start);
+//           - once converged, every change is pushed (a failure BFD saw must
+//             reach the dataplane), except when bgpd does not answer or no
+//             session is Established: then nothing is reachable through an
+//             uplink anyway, and a restarting FRR must not empty the tables.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "control/agent/command_runner.h"
+#include "control/agent/dp_link.h"
+#include "control/agent/fabric_roles.h"
+#include "control/agent/frr_config.h"
+#include "dataplane/lb/fat_tree.h"
+
+namespace ofan::agent {
+
+struct AgentOptions {
+  std::string name;  // the switch's name (reports only)
+  int k = 4;
+  int levels = 3;
+  uint32_t switch_id = 0;
+  std::string lldpcli_socket;   // lldpd -u; "" = lldpcli's default
+  std::string frr_dir;          // where frr.conf goes; "" = do not manage FRR
+  std::string vtysh_pathspace;  // FRR -N; "" = the default instance
+  FrrOptions frr;
+  int settle_cycles = 2;
+};
+
+class Agent {
+ public:
+  // kInvalidArgument for a fabric or switch that does not exist.
+  static Result<Agent> Make(AgentOptions options, CommandRunner& runner, DpLink& dp);
+
+  nlohmann::json Cycle(int64_t now_ms);
+
+  bool converged() const { return synced_; }
+  uint64_t pushes() const { return pushes_; }
+
+ private:
+  Agent(AgentOptions o, lb::FatTree tree, CommandRunner& runner, DpLink& dp)
+      : o_(std::move(o)), tree_(std::move(tree)), runner_(&runner), dp_(&dp) {}
+
+  // Runs argv; its stdout when it exited 0, otherwise an error with stderr.
+  Result<std::string> RunOk(const std::vector<std::string>& argv);
+  void ApplyFrr(const FabricRoles& roles, nlohmann::json& status, nlohmann::json& errors);
+
+  AgentOptions o_;
+  lb::FatTree tree_;
+  CommandRunner* runner_;
+  DpLink* dp_;
+  uint64_t cycle_ = 0;
+  std::optional<FabricRoles> roles_;                     // the last good classification
+  std::optional<std::vector<int>> applied_;              // fabric ports FRR was last given
+  std::optional<std::vector<lb::PortMask>> last_masks_;  // the previous cycle's
+  int stable_cycles_ = 0;
+  bool synced_ = false;
+  uint64_t pushes_ = 0;
+};
+
+}  // namespace ofan::agent

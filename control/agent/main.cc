@@ -1,0 +1,182 @@
+// ofan-agent: the control daemon of one switch, run in the switch's network
+// namespace. Every --interval-ms it reads lldpd's neighbours, checks them
+// against the fat tree (miswires are reported and never used), keeps FRR's
+// configuration to the usable fabric ports, reads the kernel's routes (what
+// BGP with BFD installed) and pushes the valid-uplink masks they give to
+// ofan-dp when they changed (agent_cycle.h says when it holds them back).
+//
+// Exit: 0 stopped by SIGTERM/SIGINT (or --once with no error), 1 a runtime
+// failure (--once: a step failed; the loop never exits for one), 2 a bad
+// command line or config.
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "common/cli.h"
+#include "common/main_guard.h"
+#include "common/version.h"
+#include "control/agent/agent_cycle.h"
+#include "control/agent/command_runner.h"
+#include "control/agent/dp_link.h"
+#include "control/protocol/protocol.h"
+#include "dataplane/config.h"
+
+namespace {
+
+using namespace ofan;
+constexpr std::string_view kProgram = "ofan-agent";
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int Run(int argc, char** argv) {
+  CLI::App app(
+      "ofan-agent: one switch's control daemon. Reads lldpd's neighbours (lldpcli json0), "
+      "reports miswired ports and never uses them, writes and applies FRR's frr.conf (BGP "
+      "unnumbered + BFD on the usable fabric ports), reads the namespace's routes (ip -j "
+      "route) and pushes the valid-uplink masks to ofan-dp (load_tables) when they change "
+      "and BGP has converged.\nExit codes: 0 ok (stopped by SIGTERM/SIGINT, or --once "
+      "without error), 1 runtime failure (--once: some step failed), 2 bad command line "
+      "or config.",
+      std::string(kProgram));
+  app.set_version_flag("--version", fmt::format("ofan-agent {}", kOfanVersion));
+  std::string config_path, socket, lldpcli_socket, frr_dir, pathspace, name;
+  std::optional<int> k, levels;
+  std::optional<uint32_t> switch_id;
+  agent::AgentOptions o;
+  int interval_ms = 500, timeout_ms = 2000, command_timeout_ms = agent::kDefaultCommandTimeoutMs;
+  bool once = false, json_out = false;
+  app.add_option("--config", config_path,
+                 "the switch's ofan-dp config (YAML/JSON): name, fabric k/levels/switch, "
+                 "control socket");
+  app.add_option("--k", k, "fabric radix (instead of, or over, --config)");
+  app.add_option("--levels", levels, "fabric levels, 2 or 3 (instead of, or over, --config)");
+  app.add_option("--switch-id", switch_id, "this switch's id (instead of, or over, --config)");
+  app.add_option("--socket", socket, "ofan-dp's control socket (default: the config's)");
+  app.add_option("--name", name, "the switch's name in reports (default: the config's)");
+  app.add_option("--lldpcli-socket", lldpcli_socket, "lldpd's control socket (lldpd -u)");
+  app.add_option("--frr-dir", frr_dir,
+                 "directory to write frr.conf into; without it FRR is not configured");
+  app.add_option("--vtysh-pathspace", pathspace, "FRR's pathspace (vtysh -N)");
+  app.add_option("--bfd-interval-ms", o.frr.bfd.interval_ms, "BFD transmit/receive interval")
+      ->capture_default_str();
+  app.add_option("--bfd-multiplier", o.frr.bfd.multiplier, "BFD detect multiplier")
+      ->capture_default_str();
+  app.add_option("--interval-ms", interval_ms, "poll period")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 3600000));
+  app.add_option("--settle-cycles", o.settle_cycles,
+                 "cycles the masks must stay the same, with every session up, before the "
+                 "first push (and after BGP was lost)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--timeout-ms", timeout_ms, "ofan-dp control socket timeout")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 600000));
+  app.add_option("--command-timeout-ms", command_timeout_ms,
+                 "a command (lldpcli, vtysh, ip) is killed after this long")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 600000));
+  app.add_flag("--once", once, "one cycle, then exit (0 if no step failed, else 1)");
+  app.add_flag("--json", json_out, "one JSON status object per cycle on stdout");
+  if (auto code = ParseCommandLine(app, argc, argv)) return *code;
+
+  if (!config_path.empty()) {
+    auto c = dp::LoadConfigFile(config_path);
+    if (!c) return UsageError(kProgram, c.error().message);
+    o.k = c->k;
+    o.levels = c->levels;
+    o.switch_id = c->switch_id;
+    o.name = c->name;
+    if (socket.empty()) {
+      socket = c->socket_path.empty() ? control::DefaultSocketPath(c->name) : c->socket_path;
+    }
+  } else if (!k || !levels || !switch_id) {
+    return UsageError(kProgram, "give --config, or --k, --levels and --switch-id");
+  }
+  if (k) o.k = *k;
+  if (levels) o.levels = *levels;
+  if (switch_id) o.switch_id = *switch_id;
+  if (!name.empty()) o.name = name;
+  if (socket.empty()) {
+    if (o.name.empty()) return UsageError(kProgram, "give --socket (or --config or --name)");
+    socket = control::DefaultSocketPath(o.name);
+  }
+  o.lldpcli_socket = lldpcli_socket;
+  o.frr_dir = frr_dir;
+  o.vtysh_pathspace = pathspace;
+  if (!frr_dir.empty() && ::access(frr_dir.c_str(), W_OK) != 0) {
+    return UsageError(kProgram, fmt::format("--frr-dir {}: not a writable directory", frr_dir));
+  }
+
+  agent::ProcessRunner runner(command_timeout_ms);
+  agent::DpLink dp(socket, timeout_ms);
+  auto made = agent::Agent::Make(o, runner, dp);
+  if (!made) return UsageError(kProgram, made.error().message);
+  agent::Agent& ag = *made;
+  // Render once now: BFD timers FRR would refuse are a bad command line.
+  if (!frr_dir.empty()) {
+    if (auto t = agent::RenderFrrConfig(*lb::FatTree::Make(o.k, o.levels),
+                                        lb::SwitchId(o.switch_id), {}, o.frr);
+        !t) {
+      return UsageError(kProgram, t.error().message);
+    }
+  }
+
+  // SIGTERM/SIGINT through a signalfd: the wait between cycles ends at once,
+  // and a cycle in progress finishes (frr.conf is never left half-applied).
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  ::sigprocmask(SIG_BLOCK, &stop, nullptr);
+  const int sfd = ::signalfd(-1, &stop, SFD_CLOEXEC);
+  if (sfd < 0) {
+    std::cerr << "ofan-agent: signalfd failed\n";
+    return 1;
+  }
+  bool was_connected = true;
+  for (;;) {
+    const int64_t start = NowMs();
+    const nlohmann::json st = ag.Cycle(start);
+    if (json_out) std::cout << st.dump() << std::endl;
+    // Lines for people on stderr: errors, and ofan-dp's reachability changes.
+    for (const auto& e : st["errors"]) std::cerr << "ofan-agent: " << e.get<std::string>() << "\n";
+    const bool connected = st["dp"]["connected"].get<bool>();
+    if (connected && !was_connected) std::cerr << "ofan-agent: ofan-dp reachable again\n";
+    was_connected = connected;
+    if (st["masks"]["action"] == "pushed") {
+      std::cerr << "ofan-agent: pushed masks " << st["masks"]["computed"].dump() << "\n";
+    }
+    if (once) {
+      ::close(sfd);
+      return st["errors"].empty() ? 0 : 1;
+    }
+    const int64_t wait = std::max<int64_t>(0, start + interval_ms - NowMs());
+    pollfd p{sfd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait)) > 0) {
+      signalfd_siginfo si{};
+      (void)!::read(sfd, &si, sizeof si);
+      std::cerr << "ofan-agent: signal " << si.ssi_signo << ", stopping\n";
+      ::close(sfd);
+      return 0;
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ofan::GuardMain(kProgram, 1, [&] { return Run(argc, argv); });
+}
