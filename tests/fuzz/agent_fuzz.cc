@@ -1,5 +1,6 @@
-// libFuzzer target: what ofan-agent does with lldpcli's output and with a
-// namespace's `ip -j route show` (control/agent/). Both parsers must accept or
+// libFuzzer target: what ofan-agent does with lldpcli's output, a
+// namespace's `ip -j route show` and FRR's `show bgp summary json` and `show
+// bfd peers json` (control/agent/). Every parser must accept or
 // refuse with a message, never crash, and what they accept must go through
 // the agent's next steps (roles, masks) on a k=4 fat tree.
 #include <cstddef>
@@ -7,6 +8,7 @@
 #include <string_view>
 
 #include "control/agent/fabric_roles.h"
+#include "control/agent/frr_state.h"
 #include "control/agent/lldp_neighbors.h"
 #include "control/agent/route_masks.h"
 
@@ -27,5 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     (void)agent::ComputeMasks(tree, self, *r);
   }
+  if (auto b = agent::ParseBgpSummary(text); !b && b.error().message.empty()) __builtin_trap();
+  if (auto b = agent::ParseBfdPeers(text); !b && b.error().message.empty()) __builtin_trap();
   return 0;
 }
