@@ -53,7 +53,7 @@ Result<Agent> Agent::Make(AgentOptions options, CommandRunner& runner, DpLink& d
     return MakeError(ErrorCode::kInvalidArgument, "settle cycles must be at least 1");
   }
   if (options.name.empty()) options.name = lb::SwitchName(*tree, lb::SwitchId(options.switch_id));
-  return Agent(std::move(options), std::move(*tree), runner, dp);
+  return Agent(std::move(options), *tree, runner, dp);
 }
 
 Result<std::string> Agent::RunOk(const std::vector<std::string>& argv) {

@@ -64,7 +64,7 @@ class Agent {
 
  private:
   Agent(AgentOptions o, lb::FatTree tree, CommandRunner& runner, DpLink& dp)
-      : o_(std::move(o)), tree_(std::move(tree)), runner_(&runner), dp_(&dp) {}
+      : o_(std::move(o)), tree_(tree), runner_(&runner), dp_(&dp) {}
 
   // Runs argv; its stdout when it exited 0, otherwise an error with stderr.
   Result<std::string> RunOk(const std::vector<std::string>& argv);

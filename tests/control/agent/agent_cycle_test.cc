@@ -40,7 +40,9 @@ class FakeRunner : public CommandRunner {
     if (it == outputs.end()) return CommandOutput{1, "", "fake: no output for " + line};
     return it->second;
   }
-  void Set(const std::string& line, std::string out) { outputs[line] = CommandOutput{0, out, ""}; }
+  void Set(const std::string& line, std::string out) {
+    outputs[line] = CommandOutput{0, std::move(out), ""};
+  }
   std::map<std::string, CommandOutput> outputs;
   std::vector<std::string> calls;
 };
@@ -286,7 +288,7 @@ TEST_F(AgentCycleTest, RestartedAgentFindingTheSameMasksSendsNothing) {
   auto ag = Agent::Make(Options(1), runner_, link);
   ASSERT_TRUE(ag.ok());
   for (int i = 0; i < 3; ++i) {
-    const json s = ag->Cycle(i * 500);
+    const json s = ag->Cycle(int64_t{i} * 500);
     EXPECT_EQ(s["masks"]["action"], "unchanged") << s.dump();
   }
   EXPECT_TRUE(dp.loads().empty());
