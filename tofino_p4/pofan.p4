@@ -157,6 +157,7 @@ struct ig_metadata_t {
     bit<1> degraded;        /* the key lost uplinks: read its list */
     bit<8> rank;            /* the pointer after this packet */
     bit<8> x;               /* xorw(P[rank], id1) */
+    bit<16> short_len;      /* 40 - total_len, 0 at 40 or more: see len_check */
 }
 
 struct eg_headers_t {
@@ -193,6 +194,7 @@ parser IngressParser(packet_in pkt,
         md.degraded = 0;
         md.rank = 0;
         md.x = 0;
+        md.short_len = 0;
         transition parse_ethernet;
     }
 
@@ -278,6 +280,17 @@ control Ingress(inout headers_t hdr,
         actions = { set_switch; }
         default_action = set_switch(0);
         size = 1;
+    }
+
+    /* The IPv4 total length checks, as one saturating subtraction: how far
+     * total_len falls short of IPv4 + UDP + BTH (40 bytes), 0 when it does
+     * not, so at most 40 and held in its low 6 bits. Then total_len < 20,
+     * < 28 and < 40 are short_len[5:0] > 20, > 12 and != 0. A gateway
+     * compares for less or greater through its 12 hash bits, so it cannot
+     * take total_len's 16 (bf-p4c: "condition too complex, limit of 4
+     * bytes + 12 bits of PHV input exceeded"); 6 bits it can. */
+    action len_check() {
+        md.short_len = 16w40 |-| hdr.ipv4.total_len;
     }
 
     action route_down(PortId_t port) {
@@ -383,11 +396,14 @@ control Ingress(inout headers_t hdr,
         if (hdr.vlan.isValid()) {
             ether_type = hdr.vlan.ether_type;
         }
+        /* Applied once, for every packet: bf-p4c refuses a table applied in
+         * two places (the next-table chain cannot follow both). */
+        switch_config.apply();
+        len_check();
 
         if (ig_prsr_md.parser_err != 0) {
             drop(OFAN_P4_DROP_PARSER_ERROR);
         } else if (!hdr.ipv4.isValid()) {
-            switch_config.apply();
             if (ether_type == OFAN_P4_ETHERTYPE_ARP || ether_type == OFAN_P4_ETHERTYPE_LLDP) {
                 to_cpu();
             } else if (ether_type == OFAN_P4_ETHERTYPE_MAC_CONTROL) {
@@ -402,7 +418,7 @@ control Ingress(inout headers_t hdr,
             drop(OFAN_P4_DROP_IPV4_HEADER_LENGTH);
         } else if (hdr.ipv4.ihl != 5) {
             drop(OFAN_P4_DROP_IPV4_OPTIONS);
-        } else if (hdr.ipv4.total_len < 20) {
+        } else if (md.short_len[5:0] > 20) {                 /* total_len < 20 */
             drop(OFAN_P4_DROP_IPV4_TOTAL_LENGTH);
         } else if (md.checksum_err == 1) {
             drop(OFAN_P4_DROP_IPV4_CHECKSUM);
@@ -410,12 +426,11 @@ control Ingress(inout headers_t hdr,
             /* ofan-dp forwards fragments (one path per datagram); this
              * program drops them: tofino_p4/README.md, "Where it differs". */
             drop(OFAN_P4_DROP_IPV4_FRAGMENT);
-        } else if (hdr.udp.isValid() && hdr.ipv4.total_len < 28) {
+        } else if (hdr.udp.isValid() && md.short_len[5:0] > 12) {   /* < 28 */
             drop(OFAN_P4_DROP_UDP_TRUNCATED);
-        } else if (hdr.bth.isValid() && hdr.ipv4.total_len < 40) {
+        } else if (hdr.bth.isValid() && md.short_len[5:0] != 0) {   /* < 40 */
             drop(OFAN_P4_DROP_BTH_TRUNCATED);
         } else {
-            switch_config.apply();
             if (hdr.bth.isValid()) {
                 if (hdr.bth.opcode == OFAN_P4_BTH_OPCODE_ACK ||
                     hdr.bth.opcode == OFAN_P4_BTH_OPCODE_ATOMIC_ACK ||

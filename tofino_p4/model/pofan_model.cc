@@ -86,6 +86,7 @@ struct Metadata {  // ig_metadata_t
   uint16_t ptr = 0;
   uint8_t last = 0, id1 = 0, id2 = 0, degraded = 0;
   uint8_t rank = 0, x = 0;
+  uint16_t short_len = 0;  // 40 - total_len, 0 at 40 or more (len_check)
 };
 
 uint16_t Be16At(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
@@ -332,10 +333,12 @@ std::optional<ModelOutput> PofanModel::Process(uint16_t ingress_port,
 
   const uint16_t ether_type = hdr.vlan.valid ? hdr.vlan.ether_type : hdr.ethernet.ether_type;
   const Ipv4& ip = hdr.ipv4;
+  switch_config();
+  // len_check: 16w40 |-| total_len (saturating).
+  md.short_len = ip.total_len < 40 ? static_cast<uint16_t>(40 - ip.total_len) : 0;
   if (pr.parser_err) {
     drop(OFAN_P4_DROP_PARSER_ERROR);
   } else if (!ip.valid) {
-    switch_config();
     if (ether_type == OFAN_P4_ETHERTYPE_ARP || ether_type == OFAN_P4_ETHERTYPE_LLDP) {
       to_cpu();
     } else if (ether_type == OFAN_P4_ETHERTYPE_MAC_CONTROL) {
@@ -349,18 +352,17 @@ std::optional<ModelOutput> PofanModel::Process(uint16_t ingress_port,
     drop(OFAN_P4_DROP_IPV4_HEADER_LENGTH);
   } else if (ip.ihl != 5) {
     drop(OFAN_P4_DROP_IPV4_OPTIONS);
-  } else if (ip.total_len < 20) {
+  } else if ((md.short_len & 0x3f) > 20) {  // short_len[5:0]: total_len < 20
     drop(OFAN_P4_DROP_IPV4_TOTAL_LENGTH);
   } else if (md.checksum_err == 1) {
     drop(OFAN_P4_DROP_IPV4_CHECKSUM);
   } else if ((ip.flags & 1) == 1 || ip.frag_offset != 0) {
     drop(OFAN_P4_DROP_IPV4_FRAGMENT);
-  } else if (hdr.udp.valid && ip.total_len < 28) {
+  } else if (hdr.udp.valid && (md.short_len & 0x3f) > 12) {  // < 28
     drop(OFAN_P4_DROP_UDP_TRUNCATED);
-  } else if (hdr.bth.valid && ip.total_len < 40) {
+  } else if (hdr.bth.valid && (md.short_len & 0x3f) != 0) {  // < 40
     drop(OFAN_P4_DROP_BTH_TRUNCATED);
   } else {
-    switch_config();
     if (hdr.bth.valid) {
       const uint8_t op = hdr.bth.opcode();
       if (op == OFAN_P4_BTH_OPCODE_ACK || op == OFAN_P4_BTH_OPCODE_ATOMIC_ACK ||
