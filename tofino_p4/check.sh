@@ -1,46 +1,154 @@
 #!/usr/bin/env bash
-# Type-checks pofan.p4 with p4c's p4test front end against the TNA headers.
+# Checks pofan.p4 with p4c: its p4test front and mid end (P4's rules), and
+# its open Tofino back end bf-p4c (whether Tofino can run it, and with what).
 #
-#   P4TEST=/path/to/p4test TNA_INCLUDE=/dir/holding/tna.p4 bash tofino_p4/check.sh
+#   P4TEST=/path/to/p4test TNA_INCLUDE=/dir/holding/tna.p4 \
+#   BF_P4C=/path/to/p4c-barefoot [BF_P4C_INCLUDE=/dir1:/dir2] [BFAS=/path/to/bfas] \
+#   [BF_P4C_EDGES="64 2048"] [BF_P4C_KEEP=/dir] bash tofino_p4/check.sh
 #
-# p4c is not packaged for Debian, and neither it nor the TNA headers may be
-# committed here; where they are not given this says so and exits 77 (what
-# meson counts as a skipped test). With them it checks the program for
-# Tofino 1 and Tofino 2 and exits 0, or 1 with p4test's messages.
+# p4test: for Tofino 1 (tna.p4) and Tofino 2 (t2na.p4).
+# bf-p4c: `p4c-barefoot --target tofino --arch tna` and `--target tofino2
+# --arch t2na`, with -g for its resources.json, at the table sizes of each
+# network in BF_P4C_EDGES (default 64 and 2,048 edge switches of 32 uplinks:
+# the paper's Table 2 and the program's own sizes), then its assembler bfas
+# (BFAS, or the bfas beside p4c-barefoot) where there is one. For each it
+# prints the compiler's figures (stages, RAMs, hash bits, crossbar bytes,
+# gateways, ALUs, PHV containers; tools/bf_resources.py). BF_P4C_INCLUDE
+# names the folders holding core.p4 and tna.p4/t2na.p4 when p4c-barefoot does
+# not find them itself (default: TNA_INCLUDE). BF_P4C_KEEP keeps the
+# compiler's output there.
+#
+# p4c is not packaged for Debian, and neither it, nor anything built from it,
+# nor the TNA headers may be committed here; tofino_p4/README.md says how they
+# were built. A check whose tools are not given says that it skipped; with
+# neither given this exits 77 (what meson counts as a skipped test).
+# Otherwise it exits 0 when every check that ran passed, 1 with the
+# compiler's messages when one failed, 2 on a bad setting.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-
-if [[ -z "${P4TEST:-}" || -z "${TNA_INCLUDE:-}" ]]; then
-  echo "tofino_p4/check.sh: SKIPPED: pofan.p4 was not type-checked: set P4TEST to p4c's p4test" \
-       "and TNA_INCLUDE to the folder holding tna.p4 (tofino_p4/README.md says how to get both)"
-  exit 77
-fi
-for f in "$P4TEST" "$TNA_INCLUDE/tna.p4"; do
-  if [[ ! -e "$f" ]]; then
-    echo "tofino_p4/check.sh: $f does not exist" >&2
-    exit 1
-  fi
-done
+me=tofino_p4/check.sh
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 status=0
-for target in 1 2; do
-  header=tna.p4
-  [[ $target == 2 ]] && header=t2na.p4
-  if [[ ! -e "$TNA_INCLUDE/$header" ]]; then
-    echo "tofino_p4/check.sh: no $header in $TNA_INCLUDE: Tofino $target not checked"
-    continue
+ran=0
+
+# --------------------------------------------------------------- p4test
+run_p4test() {
+  local target header
+  for f in "$P4TEST" "$TNA_INCLUDE/tna.p4"; do
+    if [[ ! -e "$f" ]]; then
+      echo "$me: $f does not exist" >&2
+      exit 2
+    fi
+  done
+  for target in 1 2; do
+    header=tna.p4
+    [[ $target == 2 ]] && header=t2na.p4
+    if [[ ! -e "$TNA_INCLUDE/$header" ]]; then
+      echo "$me: no $header in $TNA_INCLUDE: Tofino $target not checked by p4test"
+      continue
+    fi
+    if (cd "$work" && "$P4TEST" --std p4-16 -D__TARGET_TOFINO__="$target" -I "$TNA_INCLUDE" \
+          -I "$here" "$here/pofan.p4" >"$work/p4test.$target" 2>&1); then
+      echo "$me: pofan.p4 type-checks for Tofino $target ($P4TEST)"
+      # Warnings are shown, not fatal.
+      if [[ -s "$work/p4test.$target" ]]; then cat "$work/p4test.$target"; fi
+    else
+      echo "$me: pofan.p4 fails p4test for Tofino $target:" >&2
+      cat "$work/p4test.$target" >&2
+      status=1
+    fi
+  done
+}
+
+# --------------------------------------------------------------- bf-p4c
+# The table sizes that grow with the network (include/pofan_defs.h), for a
+# fat tree of `edges` edge switches of 32 uplinks (a host per down port):
+# a route per host and the gateway, a key and a pointer per (edge, class).
+size_defines() {
+  local edges=$1
+  defs=("-DOFAN_P4_ROUTE_TABLE_SIZE=$((edges * 32 + 1))"
+        "-DOFAN_P4_KEY_TABLE_SIZE=$((edges * 2))"
+        "-DOFAN_P4_POINTER_REGISTER_SIZE=$((edges * 2))")
+}
+
+run_bf_p4c() {
+  local bfas="${BFAS:-$(dirname "$BF_P4C")/bfas}"
+  local edges_list="${BF_P4C_EDGES:-64 2048}"
+  local incs=() defs=() dir t target arch name edges out
+  if [[ ! -x "$BF_P4C" ]]; then
+    echo "$me: BF_P4C=$BF_P4C is not an executable" >&2
+    exit 2
   fi
-  if (cd "$work" && "$P4TEST" --std p4-16 -D__TARGET_TOFINO__=$target -I "$TNA_INCLUDE" \
-        -I "$here" "$here/pofan.p4" >"$work/out.$target" 2>&1); then
-    echo "tofino_p4/check.sh: pofan.p4 type-checks for Tofino $target ($P4TEST)"
-    # Warnings are shown, not fatal.
-    [[ -s "$work/out.$target" ]] && cat "$work/out.$target"
-  else
-    echo "tofino_p4/check.sh: pofan.p4 fails p4test for Tofino $target:" >&2
-    cat "$work/out.$target" >&2
-    status=1
+  IFS=: read -r -a dirs <<<"${BF_P4C_INCLUDE:-${TNA_INCLUDE:-}}"
+  for dir in "${dirs[@]}"; do
+    [[ -z "$dir" ]] && continue
+    if [[ ! -d "$dir" ]]; then
+      echo "$me: include folder $dir does not exist" >&2
+      exit 2
+    fi
+    incs+=(-I "$dir")
+  done
+  for edges in $edges_list; do
+    if ! [[ "$edges" =~ ^[1-9][0-9]*$ ]] || ((edges > 2048)); then
+      echo "$me: BF_P4C_EDGES: $edges is not a number of edge switches from 1 to 2048" >&2
+      exit 2
+    fi
+  done
+  if [[ ! -x "$bfas" ]]; then
+    echo "$me: no bfas (BFAS, or beside $BF_P4C): bf-p4c's output is not assembled"
+    bfas=""
   fi
-done
+  for t in 1 2; do
+    target=tofino arch=tna name="Tofino 1"
+    [[ $t == 2 ]] && target=tofino2 arch=t2na name="Tofino 2"
+    for edges in $edges_list; do
+      out="$work/bf.$target.$edges"
+      size_defines "$edges"
+      if ! "$BF_P4C" --std p4-16 --target "$target" --arch "$arch" -g \
+             -D__TARGET_TOFINO__="$t" "${defs[@]}" "${incs[@]}" -I "$here" \
+             -o "$out" "$here/pofan.p4" >"$out.log" 2>&1; then
+        echo "$me: pofan.p4 fails bf-p4c for $name at $edges edge switches:" >&2
+        cat "$out.log" >&2
+        status=1
+        continue
+      fi
+      if [[ -n "$bfas" ]] && ! "$bfas" --target "$target" -o "$out" "$out/pofan.bfa" \
+             >"$out.bfas.log" 2>&1; then
+        echo "$me: bfas fails on bf-p4c's output for $name at $edges edge switches:" >&2
+        cat "$out.bfas.log" >&2
+        status=1
+        continue
+      fi
+      echo "$me: pofan.p4 compiles with bf-p4c for $name ($target/$arch) at $edges edge" \
+           "switches${bfas:+ and assembles}, with no error; the compiler's figures per pipe:"
+      # Warnings are shown, not fatal.
+      grep -i "warning:" "$out.log" | sort -u || true
+      python3 "$here/tools/bf_resources.py" --indent 2 "$out"
+      if [[ -n "${BF_P4C_KEEP:-}" ]]; then
+        mkdir -p "$BF_P4C_KEEP"
+        rm -rf "${BF_P4C_KEEP:?}/$target.$edges"
+        cp -r "$out" "$BF_P4C_KEEP/$target.$edges"
+      fi
+    done
+  done
+}
+
+if [[ -n "${P4TEST:-}" && -n "${TNA_INCLUDE:-}" ]]; then
+  ran=1
+  run_p4test
+else
+  echo "$me: SKIPPED p4test: pofan.p4 was not type-checked: set P4TEST to p4c's p4test" \
+       "and TNA_INCLUDE to the folder holding tna.p4 (tofino_p4/README.md says how to get both)"
+fi
+if [[ -n "${BF_P4C:-}" ]]; then
+  ran=1
+  run_bf_p4c
+else
+  echo "$me: SKIPPED bf-p4c: pofan.p4 was not compiled for Tofino: set BF_P4C to p4c's" \
+       "p4c-barefoot (and BF_P4C_INCLUDE to the folders of core.p4 and tna.p4 if it does not" \
+       "find them; tofino_p4/README.md says how to build it)"
+fi
+((ran)) || exit 77
 exit $status

@@ -31,14 +31,23 @@
 #define OFAN_P4_CLASS_ACK 1
 
 /* Table and register sizes: a k = 64 fat tree (65,536 hosts, 2,048 edge
- * switches, 32 uplinks per switch) fits. */
+ * switches, 32 uplinks per switch) fits. The three that grow with the
+ * network can be given on the P4 compiler's command line (check.sh compiles
+ * the program for Table 2's 64 edge switches that way: 2,049, 128, 128); the
+ * C++ side always uses these. */
 #define OFAN_P4_MAX_UPLINKS 32
-#define OFAN_P4_ROUTE_TABLE_SIZE 65600     /* every host, and the gateway */
-#define OFAN_P4_KEY_TABLE_SIZE 4096        /* (destination, class) pairs */
+#ifndef OFAN_P4_ROUTE_TABLE_SIZE
+#define OFAN_P4_ROUTE_TABLE_SIZE 65600 /* every host, and the gateway */
+#endif
+#ifndef OFAN_P4_KEY_TABLE_SIZE
+#define OFAN_P4_KEY_TABLE_SIZE 4096 /* (destination, class) pairs */
+#endif
+#ifndef OFAN_P4_POINTER_REGISTER_SIZE
 #define OFAN_P4_POINTER_REGISTER_SIZE 4096 /* one pointer per key, per pipe */
-#define OFAN_P4_LIST_TABLE_SIZE 16384      /* ranks of keys that lost uplinks */
-#define OFAN_P4_F2_TABLE_SIZE 1024         /* w * 2^ceil(log2 w), and w * w */
-#define OFAN_P4_PORT_TABLE_SIZE 512        /* device ports (9 bits) */
+#endif
+#define OFAN_P4_LIST_TABLE_SIZE 16384 /* ranks of keys that lost uplinks */
+#define OFAN_P4_F2_TABLE_SIZE 1024    /* w * 2^ceil(log2 w), and w * w */
+#define OFAN_P4_PORT_TABLE_SIZE 512   /* device ports (9 bits) */
 
 /* The traffic manager counts queues in cells of this many bytes (Tofino 1). */
 #define OFAN_P4_QUEUE_CELL_BYTES 80
