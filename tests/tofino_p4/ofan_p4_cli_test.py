@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ofan-p4 end to end: help and exit codes, tables as JSON and as a bfrt_python
 script (which must be valid Python), an update script, vectors --check on the
-committed vectors and on a changed copy, the resource estimate, and the PTF
+committed vectors and on a changed copy, and the PTF
 test (which must at least compile: it runs only where the SDE is).
 
 Usage: ofan_p4_cli_test.py PATH/TO/ofan-p4   (OFAN_SOURCE_ROOT: the source tree)
@@ -113,17 +113,8 @@ def main():
         r = run("vectors", "--out", out)
         check(r.returncode == 0 and len(os.listdir(out)) == 8, "vectors --out writes 8 files")
 
-    r = run("resources", "--json")
-    check(r.returncode == 0, "resources --json")
-    est = json.loads(r.stdout)
-    check([e["edges"] for e in est] == [64, 2048], "resources: 64 and 2,048 edge switches")
-    check(all(e["stages"] <= 12 and e["meter_alus"] == 1 for e in est),
-          "resources: fits 12 stages, 1 stateful ALU")
     r = run("resources")
-    check(r.returncode == 0 and "route" in r.stdout and "pointers" in r.stdout,
-          "resources: a table")
-    r = run("resources", "--edges", "0")
-    check(r.returncode == 2, "resources --edges 0: exit 2")
+    check(r.returncode == 2, "resources (gone: bf-p4c's report is the figure): exit 2")
 
     ptf = os.path.join(ROOT, "tofino_p4", "ptf", "pofan_vectors_test.py")
     try:

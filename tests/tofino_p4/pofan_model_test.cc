@@ -25,7 +25,6 @@
 #include "tests/tofino_p4/ofan_dp_reference.h"
 #include "tofino_p4/control/bfrt_writer.h"
 #include "tofino_p4/control/pofan_tables.h"
-#include "tofino_p4/control/resources.h"
 #include "tofino_p4/model/vectors.h"
 
 namespace ofan::p4 {
@@ -450,25 +449,6 @@ TEST(BfrtWriter, JsonNamesEveryTableAndTheUpdateOnlyWhatChanged) {
   // And back: the keys return to the order, the lists go after them.
   const std::string back = BfrtPythonUpdate(*b, *a, "test");
   EXPECT_LT(back.find("pofan_key.mod_with"), back.find("uplink_list.delete"));
-}
-
-TEST(Resources, GrowWithTheNetworkOnlyInSteps) {
-  const ResourceEstimate small = EstimateResources({.edges = 64, .uplinks = 32});
-  const ResourceEstimate big = EstimateResources({.edges = 2048, .uplinks = 32});
-  EXPECT_EQ(small.stages, 6u);
-  EXPECT_EQ(small.meter_alus, 1u);
-  auto rams = [](const ResourceEstimate& r, const std::string& name) {
-    for (const auto& t : r.tables) {
-      if (t.name == name) return t.rams;
-    }
-    return uint64_t{0};
-  };
-  // One RAM of 8-bit pointers holds 16,384: both networks fit in one.
-  EXPECT_EQ(rams(small, "pointers"), 1u);
-  EXPECT_EQ(rams(big, "pointers"), 1u);
-  EXPECT_EQ(small.edges_per_pointer_ram, 8192u);
-  // The route table dominates and grows with the hosts.
-  EXPECT_GT(rams(big, "route"), 10 * rams(small, "route"));
 }
 
 }  // namespace

@@ -9,8 +9,6 @@
 //   ofan-p4 vectors --out DIR | --check DIR
 //       writes the test vectors (vectors.h), or checks that DIR holds what
 //       the model makes now
-//   ofan-p4 resources [--edges 64,2048] [--uplinks 32] [--pipes 4] [--json]
-//       the resource estimate beside the paper's Table 2
 //
 // Exit codes: 0 done; 1 --check found a difference, or a file could not be
 // written; 2 a bad command line (with a message).
@@ -29,7 +27,6 @@
 #include "dataplane/lb/names.h"
 #include "tofino_p4/control/bfrt_writer.h"
 #include "tofino_p4/control/pofan_tables.h"
-#include "tofino_p4/control/resources.h"
 #include "tofino_p4/model/vectors.h"
 
 namespace ofan::p4 {
@@ -179,74 +176,10 @@ int RunVectors(const std::string& out_dir, const std::string& check_dir, bool js
   return differ ? kExitFailed : kExitOk;
 }
 
-int RunResources(const std::vector<uint32_t>& edges, uint32_t uplinks, uint32_t pipes,
-                 bool json_out) {
-  nlohmann::json all = nlohmann::json::array();
-  for (uint32_t e : edges) {
-    if (e == 0 || e > OFAN_P4_KEY_TABLE_SIZE / 2) {
-      return UsageError(
-          kProgram, fmt::format("--edges {}: pofan.p4 takes 1..{}", e, OFAN_P4_KEY_TABLE_SIZE / 2));
-    }
-    NetworkSize n;
-    n.edges = e;
-    n.uplinks = uplinks;
-    n.pipes = pipes;
-    const ResourceEstimate r = EstimateResources(n);
-    if (json_out) {
-      nlohmann::json tables = nlohmann::json::array();
-      for (const TableEstimate& t : r.tables) {
-        tables.push_back({{"name", t.name},
-                          {"kind", t.kind},
-                          {"stage", t.stage},
-                          {"entries", t.entries},
-                          {"entry_bits", t.entry_bits},
-                          {"rams", t.rams},
-                          {"bytes", t.bytes},
-                          {"hash_bits", t.hash_bits},
-                          {"xbar_bytes", t.xbar_bytes}});
-      }
-      all.push_back({{"edges", e},
-                     {"uplinks", uplinks},
-                     {"hosts", r.size.hosts},
-                     {"pipes", pipes},
-                     {"tables", tables},
-                     {"stages", r.stages},
-                     {"meter_alus", r.meter_alus},
-                     {"gateways", r.gateways},
-                     {"sram_rams", r.sram_rams},
-                     {"sram_bytes", r.sram_bytes},
-                     {"hash_bits", r.hash_bits},
-                     {"xbar_bytes", r.xbar_bytes},
-                     {"edges_per_pointer_ram", r.edges_per_pointer_ram}});
-      continue;
-    }
-    std::cout << fmt::format(
-        "pofan.p4 on Tofino 1, per pipe ({} pipes, each its own copy): {} edge switches, {} "
-        "uplinks, {} hosts\n",
-        pipes, e, uplinks, r.size.hosts);
-    std::cout << fmt::format("{:<14} {:>5} {:>9} {:>10} {:>6} {:>10} {:>9} {:>5}\n", "table",
-                             "stage", "entries", "entry bits", "RAMs", "bytes", "hash bits",
-                             "xbar");
-    for (const TableEstimate& t : r.tables) {
-      std::cout << fmt::format("{:<14} {:>5} {:>9} {:>10} {:>6} {:>10} {:>9} {:>5}\n", t.name,
-                               t.stage, t.entries, t.entry_bits, t.rams, t.bytes, t.hash_bits,
-                               t.xbar_bytes);
-    }
-    std::cout << fmt::format(
-        "total: {} stages of 12, {} stateful ALU, about {} gateways, {} RAMs ({} KiB allocated, "
-        "{} bytes in use), {} hash bits, {} crossbar bytes; one pointer RAM holds the pointers "
-        "of {} edge switches\n\n",
-        r.stages, r.meter_alus, r.gateways, r.sram_rams, r.sram_rams * 16, r.sram_bytes,
-        r.hash_bits, r.xbar_bytes, r.edges_per_pointer_ram);
-  }
-  if (json_out) std::cout << all.dump(1) << "\n";
-  return kExitOk;
-}
-
 int Main(int argc, char** argv) {
   CLI::App app{
       "ofan-p4: the control plane of tofino_p4/pofan.p4 (POfan for Intel Tofino): its tables "
-      "for one switch of a fat tree, its test vectors, its resource estimate"};
+      "for one switch of a fat tree, and its test vectors"};
   app.set_version_flag("--version", std::string(kOfanVersion));
   app.require_subcommand(1);
 
@@ -293,32 +226,14 @@ int Main(int argc, char** argv) {
   vo->excludes(vc);
   vc->excludes(vo);
 
-  std::vector<uint32_t> edges = {64, 2048};
-  uint32_t uplinks = 32, pipes = 4;
-  bool res_json = false;
-  auto* res = app.add_subcommand("resources", "estimate Tofino 1 resources (beside Table 2)");
-  res->add_option("--edges", edges, "edge switches of the network")
-      ->delimiter(',')
-      ->capture_default_str();
-  res->add_option("--uplinks", uplinks, "uplinks per switch (w)")->capture_default_str();
-  res->add_option("--pipes", pipes, "pipes of the device")->capture_default_str();
-  res->add_flag("--json", res_json, "machine-readable output");
-
   if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (tables->parsed()) {
     return RunTables(ta, CommandLine(argc, argv));
   }
-  if (vectors->parsed()) {
-    if (vec_out.empty() && vec_check.empty()) {
-      return UsageError(kProgram, "vectors needs --out DIR or --check DIR");
-    }
-    return RunVectors(vec_out, vec_check, vec_json);
+  if (vec_out.empty() && vec_check.empty()) {
+    return UsageError(kProgram, "vectors needs --out DIR or --check DIR");
   }
-  if (uplinks == 0 || uplinks > OFAN_P4_MAX_UPLINKS) {
-    return UsageError(
-        kProgram, fmt::format("--uplinks {}: pofan.p4 takes 1..{}", uplinks, OFAN_P4_MAX_UPLINKS));
-  }
-  return RunResources(edges, uplinks, pipes, res_json);
+  return RunVectors(vec_out, vec_check, vec_json);
 }
 
 }  // namespace
