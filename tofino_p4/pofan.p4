@@ -10,8 +10,8 @@
  *            queue at or above its threshold, and the header checksum; nothing
  *            else, so a RoCEv2 packet keeps its ICRC (which masks TTL, ECN
  *            and checksum)
- * next:      one output port per packet, the CPU port for ARP, LLDP and the
- *            gateway address, or a drop counted under its reason
+ * next:      one output port per packet, the CPU port for ARP, LLDP, IPv6 and
+ *            the gateway address, or a drop counted under its reason
  *
  * What a packet goes through (tofino_p4/model/ executes the same, step by
  * step, and the tests hold it to dataplane/lb's POfan and to ofan-dp):
@@ -404,7 +404,9 @@ control Ingress(inout headers_t hdr,
         if (ig_prsr_md.parser_err != 0) {
             drop(OFAN_P4_DROP_PARSER_ERROR);
         } else if (!hdr.ipv4.isValid()) {
-            if (ether_type == OFAN_P4_ETHERTYPE_ARP || ether_type == OFAN_P4_ETHERTYPE_LLDP) {
+            /* IPv6 is the control plane's: ND, BGP unnumbered and BFD. */
+            if (ether_type == OFAN_P4_ETHERTYPE_ARP || ether_type == OFAN_P4_ETHERTYPE_LLDP ||
+                ether_type == OFAN_P4_ETHERTYPE_IPV6) {
                 to_cpu();
             } else if (ether_type == OFAN_P4_ETHERTYPE_MAC_CONTROL) {
                 /* PFC and PAUSE are the MAC's to act on. */

@@ -67,6 +67,7 @@ struct MacAddr {
 
 namespace ethertype {
 inline constexpr uint16_t kIpv4 = 0x0800;
+inline constexpr uint16_t kIpv6 = 0x86DD;
 inline constexpr uint16_t kArp = 0x0806;
 inline constexpr uint16_t kVlan = 0x8100;
 inline constexpr uint16_t kMacControl = 0x8808;  // PAUSE and PFC

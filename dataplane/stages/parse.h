@@ -5,8 +5,8 @@
 // next:      ParsedPacket::verdict: kForward (IPv4, with addresses, flow hash,
 //            size class, ECN, RoCE destination QP; `fragment` for an IPv4
 //            fragment, whose hash covers the addresses, protocol and IP id
-//            so that every fragment of a datagram takes one path), kException (ARP, LLDP: to
-//            the control thread), kPfc (802.1Qbb / PAUSE: to the egress
+//            so that every fragment of a datagram takes one path), kException (ARP, LLDP,
+//            IPv6: to the control thread), kPfc (802.1Qbb / PAUSE: to the egress
 //            pauser), or kDrop with the counter of the reason
 // parameters: none (IPv4 header checksums are verified, RFC 1812 §5.2.2)
 //
@@ -96,6 +96,10 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
       break;
     case ethertype::kArp:
     case ethertype::kLldp:
+    // The dataplane forwards IPv4 only; IPv6 is the control plane's (ND,
+    // and BGP unnumbered's sessions and BFD over link-local addresses):
+    // the port's kernel interface gets it (exception/kernel_ports.h).
+    case ethertype::kIpv6:
       p.verdict = Verdict::kException;
       return p;
     case ethertype::kMacControl: {

@@ -189,7 +189,7 @@ TEST(SwitchRing, MalformedAndUnroutableAreCountedNeverForwarded) {
   const Frame good = Roce(Ip(10, 0, 0, 2), Ip(10, 3, 1, 3));
   rs.Inject(0, {});                                      // empty
   rs.Inject(0, Frame(good.begin(), good.begin() + 30));  // truncated IPv4
-  rs.Inject(0, PacketBuilder().Eth(MacAddr{}, kHostMac, 0x86DD).Payload(60).Build());  // IPv6
+  rs.Inject(0, PacketBuilder().Eth(MacAddr{}, kHostMac, 0x88B5).Payload(60).Build());  // unknown
   rs.Inject(
       0, PacketBuilder().Eth(MacAddr{}, kHostMac).Ipv4(1, 2).Payload(30).KeepIpChecksum(7).Build());
   rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(11, 0, 0, 2)));                      // outside the fabric

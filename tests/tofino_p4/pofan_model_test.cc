@@ -21,6 +21,7 @@
 
 #include "common/rng.h"
 #include "dataplane/packet/builder.h"
+#include "dataplane/stages/parse.h"
 #include "tests/golden/golden.h"
 #include "tests/tofino_p4/ofan_dp_reference.h"
 #include "tofino_p4/control/bfrt_writer.h"
@@ -317,6 +318,29 @@ TEST(PofanModel, DropsWhatItCannotParseAndCountsIt) {
   out = model.Process(t->options.dev_ports[0], f);
   ASSERT_TRUE(out);
   EXPECT_EQ(out->drop_reason, OFAN_P4_DROP_IPV4_OPTIONS);
+}
+
+// The control plane's frames go to the CPU as they came, as ofan-dp hands
+// them to its exception path: ARP, LLDP, and IPv6 (BGP unnumbered, ND).
+TEST(PofanModel, ControlFramesGoToTheCpuUntouched) {
+  auto tree = FatTree::Make(4, 3);
+  auto t = ComputePofanTables(*tree, SwitchId(0), {}, PofanOptions{.pipe_size = 1});
+  ASSERT_TRUE(t);
+  PofanModel model(*t);
+  const pkt::MacAddr a{{0x02, 0, 0, 0, 0, 1}}, b{{0x02, 0, 0, 0, 0, 2}};
+  for (const uint16_t type : {pkt::ethertype::kLldp, pkt::ethertype::kIpv6}) {
+    const auto f = pkt::PacketBuilder().Eth(b, a, type).Payload(46).Build();
+    auto out = model.Process(t->options.dev_ports[3], f);
+    ASSERT_TRUE(out);
+    EXPECT_TRUE(out->to_cpu) << std::hex << type;
+    EXPECT_EQ(out->bytes, f);
+    EXPECT_EQ(ofan::dp::ParseFrame(f.data(), static_cast<uint32_t>(f.size())).verdict,
+              ofan::dp::Verdict::kException);
+  }
+  const auto other = pkt::PacketBuilder().Eth(b, a, 0x88B5).Payload(46).Build();
+  auto out = model.Process(t->options.dev_ports[3], other);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->drop_reason, OFAN_P4_DROP_UNKNOWN_ETHERTYPE);
 }
 
 TEST(PofanModel, MarksEctAtTheThresholdAsOfanDpDoes) {

@@ -13,6 +13,7 @@ static_assert(OFAN_P4_ETHERTYPE_ARP == pkt::ethertype::kArp);
 static_assert(OFAN_P4_ETHERTYPE_VLAN == pkt::ethertype::kVlan);
 static_assert(OFAN_P4_ETHERTYPE_MAC_CONTROL == pkt::ethertype::kMacControl);
 static_assert(OFAN_P4_ETHERTYPE_LLDP == pkt::ethertype::kLldp);
+static_assert(OFAN_P4_ETHERTYPE_IPV6 == pkt::ethertype::kIpv6);
 static_assert(OFAN_P4_IPPROTO_UDP == pkt::ipproto::kUdp);
 static_assert(OFAN_P4_ROCEV2_UDP_PORT == pkt::kRoceV2Port);
 static_assert(OFAN_P4_CLASS_DATA == static_cast<int>(lb::SizeClass::kData));
@@ -339,7 +340,8 @@ std::optional<ModelOutput> PofanModel::Process(uint16_t ingress_port,
   if (pr.parser_err) {
     drop(OFAN_P4_DROP_PARSER_ERROR);
   } else if (!ip.valid) {
-    if (ether_type == OFAN_P4_ETHERTYPE_ARP || ether_type == OFAN_P4_ETHERTYPE_LLDP) {
+    if (ether_type == OFAN_P4_ETHERTYPE_ARP || ether_type == OFAN_P4_ETHERTYPE_LLDP ||
+        ether_type == OFAN_P4_ETHERTYPE_IPV6) {
       to_cpu();
     } else if (ether_type == OFAN_P4_ETHERTYPE_MAC_CONTROL) {
       drop(OFAN_P4_DROP_MAC_CONTROL);

@@ -377,7 +377,8 @@ TEST_F(EngineKernelPorts, ADaemonsFramesCrossTheLinkBetweenKernelInterfaces) {
   const int rx = PacketSocket(made_[1], "p0");
   ASSERT_GE(tx, 0);
   ASSERT_GE(rx, 0);
-  // LLDP and ARP (60 B: what a port sends is padded to 60).
+  // LLDP, ARP (60 B: what a port sends is padded to 60) and IPv6 (BGP
+  // unnumbered's sessions are link-local).
   const Frame lldp = pkt::PacketBuilder()
                          .Eth(pkt::kLldpDstMac, Mac(0, 2), pkt::ethertype::kLldp)
                          .PadTo(60)
@@ -387,8 +388,10 @@ TEST_F(EngineKernelPorts, ADaemonsFramesCrossTheLinkBetweenKernelInterfaces) {
                         .Arp(1, Mac(0, 2), Ip(169, 254, 0, 1), pkt::MacAddr{}, Ip(169, 254, 0, 2))
                         .PadTo(60)
                         .Build();
+  const Frame v6 =
+      pkt::PacketBuilder().Eth(Mac(1, 0), Mac(0, 2), pkt::ethertype::kIpv6).Payload(66).Build();
   uint64_t t = 1'000'000;
-  for (const Frame* f : {&lldp, &arp}) {
+  for (const Frame* f : {&lldp, &arp, &v6}) {
     ASSERT_EQ(send(tx, f->data(), f->size(), 0), static_cast<ssize_t>(f->size()));
     // The control thread's part, then the engine's, then the other
     // switch's control thread: e0-0's TAP -> port 2 -> a0-0 port 0 -> TAP.
@@ -402,8 +405,8 @@ TEST_F(EngineKernelPorts, ADaemonsFramesCrossTheLinkBetweenKernelInterfaces) {
     }
     EXPECT_TRUE(seen) << "frame of ethertype " << std::hex << (int{(*f)[12]} << 8 | (*f)[13]);
   }
-  EXPECT_GE(es.kernel_ports()->counters(2).from_kernel, 2u);
-  EXPECT_GE(as.kernel_ports()->counters(0).to_kernel, 2u);
+  EXPECT_GE(es.kernel_ports()->counters(2).from_kernel, 3u);
+  EXPECT_GE(as.kernel_ports()->counters(0).to_kernel, 3u);
   EXPECT_EQ(as.kernel_ports()->counters(0).to_kernel_lost, 0u);
   // The ports view says where each port's control frames went.
   for (const PortSnapshot& p : as.TakeSnapshot().ports) {
@@ -413,7 +416,7 @@ TEST_F(EngineKernelPorts, ADaemonsFramesCrossTheLinkBetweenKernelInterfaces) {
     }
     ASSERT_TRUE(p.kernel);
     EXPECT_EQ(p.kernel->name, "p0");
-    EXPECT_GE(p.kernel->to_kernel, 2u);
+    EXPECT_GE(p.kernel->to_kernel, 3u);
   }
 }
 

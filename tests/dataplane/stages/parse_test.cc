@@ -142,6 +142,9 @@ TEST(Parse, ExceptionsAndPfc) {
   EXPECT_EQ(Parse(arp).verdict, Verdict::kException);
   auto lldp = PacketBuilder().Eth(pkt::kLldpDstMac, kA, pkt::ethertype::kLldp).Payload(30).Build();
   EXPECT_EQ(Parse(lldp).verdict, Verdict::kException);
+  // IPv6 (ND, BGP unnumbered, BFD): the control plane's.
+  auto ipv6 = PacketBuilder().Eth(kB, kA, pkt::ethertype::kIpv6).Payload(40).Build();
+  EXPECT_EQ(Parse(ipv6).verdict, Verdict::kException);
   auto pfc = PacketBuilder().Eth(pkt::kPfcDstMac, kA).Pfc(0x08, 0xFFFF).PadTo(60).Build();
   EXPECT_EQ(Parse(pfc).verdict, Verdict::kPfc);
 }
@@ -163,7 +166,7 @@ TEST(Parse, MalformedFramesAreCountedByReason) {
   std::vector<Bad> bad = {
       {"empty", {}, Counter::kDropRunt},
       {"runt", std::vector<uint8_t>(good.begin(), good.begin() + 10), Counter::kDropRunt},
-      {"ipv6", PacketBuilder().Eth(kB, kA, 0x86DD).Payload(40).Build(),
+      {"ethertype 88B5", PacketBuilder().Eth(kB, kA, 0x88B5).Payload(40).Build(),
        Counter::kDropUnknownEthertype},
       {"vlan cut", PacketBuilder().Eth(kB, kA, pkt::ethertype::kVlan).Build(),
        Counter::kDropVlanTruncated},
