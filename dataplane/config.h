@@ -35,6 +35,13 @@ namespace ofan::dp {
 struct PortConfig {
   uint32_t port = 0;  // fat-tree port index (0..k-1)
   std::string dev;    // DPDK vdev/devargs ("net_af_xdp0,iface=veth0"), or "ring:<name>" for tests
+  // The two kinds of dev that are not a vdev, named in one place: the
+  // shared engine's in-memory link ("mem:SWITCH:PORT"), and a test's ring
+  // port ("ring:NAME", the DPDK device rte_eth_from_rings named
+  // net_ring_NAME).
+  bool in_memory() const { return dev.starts_with("mem:"); }
+  bool ring() const { return dev.starts_with("ring:"); }
+  std::string ring_device() const { return "net_ring_" + dev.substr(5); }
   std::optional<pkt::MacAddr> mac;       // default: the device's
   std::optional<pkt::MacAddr> peer_mac;  // next hop; otherwise learned from ARP
   bool admin_up = true;

@@ -341,9 +341,8 @@ int Main(int argc, char** argv) {
   // EAL: defaults that let many switches share a machine (InitEal), and one
   // --vdev per port.
   for (const PortConfig& p : c.ports) {
-    if (p.dev.rfind("ring:", 0) == 0)
-      return usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
-    if (p.dev.rfind("mem:", 0) == 0)
+    if (p.ring()) return usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
+    if (p.in_memory())
       return usage(
           fmt::format("port {}: mem: ports exist only in the shared engine (--fabric)", p.port));
     bool given = false;

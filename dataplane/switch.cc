@@ -166,10 +166,8 @@ Status Switch::SetupPorts() {
   }
   if (engine_now_) return SetupEnginePorts(queue_config);
   for (const PortConfig& pc : cfg_.ports) {
-    // "ring:NAME": a port a test made with rte_eth_from_rings(NAME), which
-    // names it net_ring_NAME. Otherwise the vdev's name (before its args).
-    std::string name = pc.dev.rfind("ring:", 0) == 0 ? "net_ring_" + pc.dev.substr(5)
-                                                     : pc.dev.substr(0, pc.dev.find(','));
+    // A test's ring port, or the vdev's name (before its args).
+    std::string name = pc.ring() ? pc.ring_device() : pc.dev.substr(0, pc.dev.find(','));
     uint16_t id = 0;
     if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
       return MakeError(ErrorCode::kNotFound,
@@ -259,7 +257,7 @@ Status Switch::SetupException() {
     // engine's in-memory links (a host port's veth is in the namespace).
     std::vector<KernelPorts::PortSpec> specs;
     for (const PortConfig& pc : cfg_.ports) {
-      if (!engine_.now || pc.dev.rfind("mem:", 0) != 0) continue;
+      if (!engine_.now || !pc.in_memory()) continue;
       specs.push_back({pc.port, fmt::format("p{}", pc.port), port_mac_[pc.port], pkt::kNetdevMtu});
     }
     auto k = KernelPorts::Create(cfg_.netns, specs, static_cast<uint32_t>(cfg_.k));

@@ -67,8 +67,9 @@ struct MemPeer {
   uint32_t port;
 };
 
-std::optional<MemPeer> ParseMem(const std::string& dev) {
-  if (dev.rfind("mem:", 0) != 0) return std::nullopt;
+std::optional<MemPeer> ParseMem(const PortConfig& pc) {
+  if (!pc.in_memory()) return std::nullopt;
+  const std::string& dev = pc.dev;
   const auto colon = dev.rfind(':');
   if (colon <= 4) return MemPeer{"", UINT32_MAX};
   MemPeer p{dev.substr(4, colon - 4), UINT32_MAX};
@@ -220,7 +221,7 @@ Status Engine::Build(const EngineConfig& c) {
   for (uint32_t s = 0; s < n; ++s) {
     const DpConfig& sc = c.switches[s];
     for (const PortConfig& pc : sc.ports) {
-      const auto m = ParseMem(pc.dev);
+      const auto m = ParseMem(pc);
       if (!m) {
         ++host_ports;
         continue;
@@ -299,13 +300,13 @@ Status Engine::Build(const EngineConfig& c) {
       ctx->loss = pc.loss_pct / 100;
       ctx->reorder = pc.reorder_pct / 100;
       ctx->rng.Seed(SplitMix64((uint64_t{sc.switch_id} << 8) ^ pc.port ^ 0x10557ull));
-      if ((ctx->loss > 0 || ctx->reorder > 0) && !ParseMem(pc.dev)) {
+      if ((ctx->loss > 0 || ctx->reorder > 0) && !ParseMem(pc)) {
         return Bad(
             fmt::format("switch {} port {}: loss_pct and reorder_pct are for links between "
                         "switches (a host link has its wire's netem)",
                         sc.name, pc.port));
       }
-      if (const auto m = ParseMem(pc.dev)) {
+      if (const auto m = ParseMem(pc)) {
         ctx->to_sw = by_name.at(m->sw);
         ctx->to_port = m->port;
         a.tx[pc.port] = TxHook{&Engine::ToPeer, ctx.get()};
@@ -377,8 +378,8 @@ Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& 
   // socket bound, there.
   return InNetns(sc.netns, [&]() -> Status {
     std::string name;
-    if (pc.dev.rfind("ring:", 0) == 0) {
-      name = "net_ring_" + pc.dev.substr(5);  // a test's rte_eth_from_rings port
+    if (pc.ring()) {
+      name = pc.ring_device();
     } else {
       // Device names are per process: each switch's config names its own
       // (net_af_xdp0, ...), so the engine makes them unique, keeping the
