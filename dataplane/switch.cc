@@ -18,6 +18,7 @@
 
 #include "common/rng.h"
 #include "dataplane/fabric/frame_time.h"
+#include "dataplane/lb/names.h"
 #include "dataplane/packet/frame_budget.h"
 #include "dataplane/port_device.h"
 #include "dataplane/stages/tx.h"
@@ -258,7 +259,8 @@ Status Switch::SetupException() {
     std::vector<KernelPorts::PortSpec> specs;
     for (const PortConfig& pc : cfg_.ports) {
       if (!engine_.now || !pc.in_memory()) continue;
-      specs.push_back({pc.port, fmt::format("p{}", pc.port), port_mac_[pc.port], pkt::kNetdevMtu});
+      specs.push_back({pc.port, lb::PortIfName(static_cast<int>(pc.port)), port_mac_[pc.port],
+                       pkt::kNetdevMtu});
     }
     auto k = KernelPorts::Create(cfg_.netns, specs, static_cast<uint32_t>(cfg_.k));
     if (!k)

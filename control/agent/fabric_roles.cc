@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <map>
 #include <optional>
 
@@ -133,18 +132,6 @@ std::string_view MiswireName(Miswire m) {
       return "position";
   }
   return "?";
-}
-
-std::string PortIfName(int port) { return fmt::format("p{}", port); }
-
-int PortOfIfName(std::string_view ifname) {
-  if (ifname.size() < 2 || ifname.size() > 4 || ifname[0] != 'p') return -1;
-  if (ifname[1] == '0' && ifname.size() > 2) return -1;  // one spelling per port
-  int v = 0;
-  const char* end = ifname.data() + ifname.size();
-  auto [p, ec] = std::from_chars(ifname.data() + 1, end, v);
-  if (ec != std::errc() || p != end) return -1;
-  return v;
 }
 
 FabricRoles ClassifyPorts(const FatTree& tree, SwitchId self,

@@ -26,6 +26,7 @@
 
 #include "control/agent/lldp_neighbors.h"
 #include "dataplane/lb/fat_tree.h"
+#include "dataplane/lb/names.h"
 #include "dataplane/lb/types.h"
 
 namespace ofan::agent {
@@ -37,11 +38,9 @@ enum class Miswire : uint8_t { kNone, kLevel, kPod, kPosition };
 std::string_view PortStatusName(PortStatus s);
 std::string_view MiswireName(Miswire m);
 
-// "p<N>": the netdev of port N in a switch's namespace (emu/fabric/nodes/base.py
-// names them so).
-std::string PortIfName(int port);
-// N from "p<N>"; -1 for any other name.
-int PortOfIfName(std::string_view ifname);
+// The port netdevs' names (dataplane/lb/names.h).
+using lb::PortIfName;
+using lb::PortOfIfName;
 
 struct PortReport {
   int port = 0;

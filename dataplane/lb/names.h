@@ -31,4 +31,11 @@ MacBytes HostMac(HostId h);
 MacBytes PeerMac(const FatTree& t, SwitchId s, int port);
 std::string FormatMac(const MacBytes& m);
 
+// "p<N>": the netdev of port N in a switch's namespace (ofan-dp's kernel
+// ports, the per-switch engine's veths; emu/fabric/nodes/base.py names them
+// so too).
+std::string PortIfName(int port);
+// N from "p<N>"; -1 for any other name.
+int PortOfIfName(std::string_view ifname);
+
 }  // namespace ofan::lb
