@@ -266,8 +266,7 @@ Status Switch::SetupException() {
     if (!k)
       return MakeError(k.error().code, fmt::format("switch {}: {}", cfg_.name, k.error().message));
     kernel_ = std::move(*k);
-    s.kernel_owned.assign(static_cast<size_t>(cfg_.k), false);
-    for (const auto& sp : specs) s.kernel_owned[sp.port] = true;
+    s.kernel = kernel_.get();
     exception_.Subscribe(
         [this](uint32_t port, std::span<const uint8_t> f) { kernel_->Deliver(port, f); });
   }

@@ -286,8 +286,8 @@ void ExceptionPath::Handle(rte_mbuf* m, LcoreCounters& ctr) {
   const pkt::MacAddr& mac = s_.port_mac[port];
   // With kernel ports, only theirs go to the subscriber (the others, a
   // host's, are answered here as without one).
-  const bool kernel = port < s_.kernel_owned.size() && s_.kernel_owned[port] && subscriber_;
-  const bool sub = s_.kernel_owned.empty() ? static_cast<bool>(subscriber_) : kernel;
+  const bool kernel = s_.kernel && s_.kernel->has(port) && subscriber_;
+  const bool sub = s_.kernel ? kernel : static_cast<bool>(subscriber_);
   if (ArpOf(f)) {
     // Learned from, answered if it asks for us (or the port's kernel
     // interface answers), and done with.

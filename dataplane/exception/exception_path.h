@@ -42,6 +42,7 @@
 #include "common/result.h"
 #include "dataplane/counters.h"
 #include "dataplane/egress/port_queue.h"
+#include "dataplane/exception/kernel_ports.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/packet/headers.h"
 
@@ -138,10 +139,10 @@ class ExceptionPath {
     // DPDK port id -> fat-tree port or -1 (frames from no port are ignored).
     const std::vector<int32_t>* port_of_dpdk = nullptr;
     NeighborTable* neighbors = nullptr;
-    // Ports whose kernel interface answers for the switch (kernel_ports.h):
-    // everything but transit frames goes to the subscriber, ARP included
-    // (after learning the sender); empty: none.
-    std::vector<bool> kernel_owned;
+    // The ports' kernel interfaces (null: none). A port that has one
+    // answers for the switch there: everything but transit frames goes to
+    // the subscriber, ARP included (after learning the sender).
+    const KernelPorts* kernel = nullptr;
     ControlSender sender;
   };
 
