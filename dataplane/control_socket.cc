@@ -133,13 +133,32 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
         case Command::kSetPort: {
           const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
           if (!port) return Fail(ReplyError::kBadArgument, "set_port needs 'port' (a port number)");
-          if (!req.contains("admin") || !req["admin"].is_string())
-            return Fail(ReplyError::kBadArgument, "set_port needs 'admin': up|down");
-          const std::string a = req["admin"].get<std::string>();
-          if (a != "up" && a != "down")
-            return Fail(ReplyError::kBadArgument, "'admin' must be up or down");
-          if (Status s = sw.SetPortAdmin(static_cast<uint32_t>(*port), a == "up"); !s)
-            return Fail(s.error());
+          // admin: the port up or down, as the switch sees it (carrier);
+          // wire: its cable cut or whole, which the switch does not see (an
+          // emulated silent failure). At least one; both checked first.
+          std::optional<bool> admin_up, wire_cut;
+          if (req.contains("admin")) {
+            const json& a = req["admin"];
+            if (!a.is_string() || (a != "up" && a != "down"))
+              return Fail(ReplyError::kBadArgument, "'admin' must be up or down");
+            admin_up = a == "up";
+          }
+          if (req.contains("wire")) {
+            const json& w = req["wire"];
+            if (!w.is_string() || (w != "ok" && w != "cut"))
+              return Fail(ReplyError::kBadArgument, "'wire' must be ok or cut");
+            wire_cut = w == "cut";
+          }
+          if (!admin_up && !wire_cut)
+            return Fail(ReplyError::kBadArgument,
+                        "set_port needs 'admin': up|down, or 'wire': ok|cut");
+          const auto pn = static_cast<uint32_t>(*port);
+          if (wire_cut) {
+            if (Status s = sw.SetPortWire(pn, *wire_cut); !s) return Fail(s.error());
+          }
+          if (admin_up) {
+            if (Status s = sw.SetPortAdmin(pn, *admin_up); !s) return Fail(s.error());
+          }
           return Ok(PortsJson(sw.TakeSnapshot()));
         }
         case Command::kSwitchAdmin: {

@@ -112,6 +112,7 @@ json PortsJson(const Snapshot& s) {
                    {"neighbor", p.neighbor ? json(FormatMac(*p.neighbor)) : json(nullptr)},
                    {"admin", p.admin_up ? "up" : "down"},
                    {"link", p.link_up ? "up" : "down"},
+                   {"wire", p.wire_cut ? "cut" : "ok"},
                    {"rx_packets", p.rx_packets},
                    {"rx_bytes", p.rx_bytes},
                    {"rx_missed", p.rx_missed},

@@ -37,6 +37,7 @@ struct PortSnapshot {
   pkt::MacAddr mac;
   std::optional<pkt::MacAddr> neighbor;
   bool admin_up = true, link_up = false;
+  bool wire_cut = false;  // set_port wire cut (an emulated silent failure)
   uint64_t rx_packets = 0, rx_bytes = 0;
   // Frames the device dropped before the switch polled them (DPDK imissed:
   // for AF_XDP the socket's rx_dropped + rx_ring_full): the switch did not

@@ -558,6 +558,14 @@ Status Switch::SetPortAdmin(uint32_t port, bool up) {
   return {};
 }
 
+Status Switch::SetPortWire(uint32_t port, bool cut) {
+  if (!port_present(port)) {
+    return MakeError(ErrorCode::kNotFound, fmt::format("port {} is not configured", port));
+  }
+  queues_[port].set_wire_cut(cut);
+  return {};
+}
+
 Status Switch::LoadMasks(const std::vector<lb::PortMask>& masks) {
   const uint32_t nd = router_.num_dests();
   if (masks.size() != nd) {
@@ -649,6 +657,7 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       ps.mac = port_mac_[p];
       ps.neighbor = neighbors_.Get(p);
       ps.admin_up = queues_[p].admin_up();
+      ps.wire_cut = queues_[p].wire_cut();
       if (rx_[p].device) {
         rte_eth_link link;
         std::memset(&link, 0, sizeof(link));

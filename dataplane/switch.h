@@ -198,6 +198,9 @@ class Switch {
   Snapshot TakeSnapshot(SnapshotParts parts = SnapshotParts{}) const;
   Status SetPolicy(const LbChoice& lb);
   Status SetPortAdmin(uint32_t port, bool up);
+  // The port's cable cut (or whole again) behind the switch's back
+  // (PortQueue::set_wire_cut): nothing is recomputed, the LB keeps the port.
+  Status SetPortWire(uint32_t port, bool cut);
   // Valid-uplink masks per destination (the agent's tables).
   Status LoadMasks(const std::vector<lb::PortMask>& masks);
   void ResetQueueStats();

@@ -205,13 +205,17 @@ int Main(int argc, char** argv) {
                    "how Ofan shares pointers across lcores (default: unchanged)")
       ->check(CLI::IsMember({"pofan", "atomic", "combined"}));
   uint32_t port = 0;
-  std::string admin;
-  CLI::App* port_cmd = sub("port", "set a port's admin state (down: no traffic, no uplink use)",
-                           "Prints the port's new state; --json: every port (see ports --help).");
+  std::string admin, wire;
+  CLI::App* port_cmd =
+      sub("port", "set a port's admin state (down: no traffic, no uplink use), or cut its wire",
+          "Prints the port's new state; --json: every port (see ports --help).\n"
+          "--wire cut: the port's cable is cut behind the switch's back (an emulated\n"
+          "silent failure: the port stays up and in use, what it sends is lost and\n"
+          "counted drop_link_loss); --wire ok mends it.");
   port_cmd->add_option("N", port, "fat-tree port index")->required();
-  port_cmd->add_option("STATE", admin, "up or down")
-      ->required()
+  port_cmd->add_option("STATE", admin, "up or down (optional with --wire)")
       ->check(CLI::IsMember({"up", "down"}));
+  port_cmd->add_option("--wire", wire, "ok or cut")->check(CLI::IsMember({"ok", "cut"}));
   std::string switch_state;
   CLI::App* switch_cmd =
       sub("switch", "stop or resume this switch (shared engine: the process stays)",
@@ -324,8 +328,11 @@ int Main(int argc, char** argv) {
     if (!ofan_mode.empty()) args["ofan_mode"] = ofan_mode;
   }
   if (port_cmd->parsed()) {
+    if (admin.empty() && wire.empty())
+      return usage("port: give STATE (up|down), --wire, or both", "port");
     args["port"] = port;
-    args["admin"] = admin;
+    if (!admin.empty()) args["admin"] = admin;
+    if (!wire.empty()) args["wire"] = wire;
   }
   if (switch_cmd->parsed()) args["admin"] = switch_state;
   if (load_tables->parsed()) {

@@ -196,14 +196,16 @@ std::string RenderPorts(const json& ports) {
   if (ports.empty()) return "no ports\n";
   std::vector<std::vector<std::string>> rows;
   for (const json& p : ports) {
+    // "wire" came with set_port's wire: a switch before it has none.
+    const std::string wire = p.contains("wire") ? Cell(p.at("wire")) : "-";
     rows.push_back({Cell(p.at("port")), Cell(p.at("direction")), Cell(p.at("admin")),
-                    Cell(p.at("link")), Cell(p.at("mac")), Cell(p.at("neighbor")),
+                    Cell(p.at("link")), wire, Cell(p.at("mac")), Cell(p.at("neighbor")),
                     Cell(p.at("rx_packets")), Cell(p.at("rx_bytes")), Cell(p.at("tx_packets")),
                     Cell(p.at("tx_bytes")), Cell(p.at("dpdk_port")), Cell(p.at("dev"))});
   }
-  return FormatTable({"port", "dir", "admin", "link", "mac", "neighbor", "rx_pkts", "rx_bytes",
-                      "tx_pkts", "tx_bytes", "dpdk", "dev"},
-                     rows, "rlllllrrrrrl");
+  return FormatTable({"port", "dir", "admin", "link", "wire", "mac", "neighbor", "rx_pkts",
+                      "rx_bytes", "tx_pkts", "tx_bytes", "dpdk", "dev"},
+                     rows, "rllllllrrrrrl");
 }
 
 std::string RenderQueues(const json& queues) {
@@ -282,8 +284,9 @@ std::string RenderPolicyLine(const json& s) {
 std::string RenderPortLine(const json& ports, uint32_t port) {
   for (const json& p : ports) {
     if (p.at("port") == port) {
-      return fmt::format("port {}: admin {}, link {}\n", port, Cell(p.at("admin")),
-                         Cell(p.at("link")));
+      return fmt::format("port {}: admin {}, link {}{}\n", port, Cell(p.at("admin")),
+                         Cell(p.at("link")),
+                         p.contains("wire") ? ", wire " + Cell(p.at("wire")) : "");
     }
   }
   return fmt::format("port {}: done\n", port);

@@ -52,7 +52,8 @@ namespace ofan::control {
   X(kDropExceptionFull, "drop_exception_full", "the exception path's ring is full")              \
   X(kDropControlFull, "drop_control_full", "a control frame (ARP/ICMP reply, PFC) not queued")   \
   X(kDropSwitchDown, "drop_switch_down", "received or queued while the switch was stopped")      \
-  X(kDropLinkLoss, "drop_link_loss", "lost on the emulated link leaving a port (its loss_pct)")
+  X(kDropLinkLoss, "drop_link_loss",                                                             \
+    "lost on the emulated link leaving a port (its loss_pct, or its wire cut)")
 
 enum class Counter : uint16_t {
 #define OFAN_DP_COUNTER_ENUM(e, name, what) e,

@@ -42,7 +42,10 @@
 //   set_policy    policy: a policy name (e.g. "ofan"); ofan_mode (optional,
 //                 default unchanged): "pofan" | "atomic" | "combined"
 //                 -> the status
-//   set_port      port: a port number; admin: "up" | "down"  -> the ports
+//   set_port      port: a port number; admin: "up" | "down" (the port, as
+//                 the switch sees it); wire: "ok" | "cut" (its cable, cut
+//                 behind the switch's back: a silent failure, frames counted
+//                 sent and drop_link_loss); at least one of them -> the ports
 //   load_tables   masks: [m0, m1, ...], one valid-uplink mask per destination
 //                 (bit i = uplink i), each a non-negative integer or a string
 //                 that is one in C notation ("0x3")  -> the status

@@ -100,6 +100,17 @@ void PortQueue::CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr) {
   ctr.Add(Counter::kTxBytes, bytes);
 }
 
+uint16_t PortQueue::Transmit(rte_mbuf** pkts, uint16_t n, LcoreCounters& ctr) {
+  if (wire_cut_.load(std::memory_order_relaxed)) [[unlikely]] {
+    // Gone into a cut cable: the sender counts them sent, as a switch whose
+    // link failed silently would; the cable's loss is drop_link_loss.
+    rte_pktmbuf_free_bulk(pkts, n);
+    ctr.Add(Counter::kDropLinkLoss, n);
+    return n;
+  }
+  return tx_.send(tx_.ctx, pkts, n);
+}
+
 void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, uint64_t now,
                         bool owner, LcoreCounters& ctr) {
   if (emu_) [[unlikely]] {
@@ -108,7 +119,7 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
   }
   if (owner && cfg_.bytes_per_tsc == 0 && staged_n_ == 0 &&
       bytes_.load(std::memory_order_relaxed) == 0 && now >= paused_until_tsc_) {
-    const uint16_t sent = tx_.send(tx_.ctx, pkts, static_cast<uint16_t>(n));
+    const uint16_t sent = Transmit(pkts, static_cast<uint16_t>(n), ctr);
     // The hook owns (and may free) what it took: count the rest, still ours.
     uint64_t unsent_bytes = 0;
     for (uint32_t i = sent; i < n; ++i) unsent_bytes += rte_pktmbuf_pkt_len(pkts[i]);
@@ -298,7 +309,7 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
     lens[i] = rte_pktmbuf_pkt_len(batch[i]);
     ingress[i] = tally_ ? tally_->PortOf(batch[i]->port) : -1;
   }
-  const uint16_t sent = tx_.send(tx_.ctx, batch, static_cast<uint16_t>(can));
+  const uint16_t sent = Transmit(batch, static_cast<uint16_t>(can), ctr);
   uint64_t sent_bytes = 0;
   for (uint16_t i = 0; i < sent; ++i) {
     sent_bytes += lens[i];
@@ -391,7 +402,7 @@ struct PortQueue::EmuBatch {
     if (!n) return;
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(b[i]);
-    const uint16_t took = q.tx_.send(q.tx_.ctx, b, static_cast<uint16_t>(n));
+    const uint16_t took = q.Transmit(b, static_cast<uint16_t>(n), ctr);
     // The engine's hooks take every frame; one that does not is a frame
     // its link lost, counted with the buffer's drops.
     for (uint32_t i = took; i < n; ++i) {

@@ -130,6 +130,13 @@ class alignas(64) PortQueue {
   bool up() const { return present() && admin_up_.load(std::memory_order_relaxed); }
   void set_admin(bool up) { admin_up_.store(up, std::memory_order_relaxed); }
   bool admin_up() const { return admin_up_.load(std::memory_order_relaxed); }
+  // The port's cable cut without the switch knowing (an emulated silent
+  // failure: set_port wire "cut"): what the port sends is counted as sent and
+  // as drop_link_loss, and never reaches the far end. The port stays up and
+  // the LB keeps using it: only a control plane that hears nothing back (BFD)
+  // takes it out of the masks.
+  void set_wire_cut(bool cut) { wire_cut_.store(cut, std::memory_order_relaxed); }
+  bool wire_cut() const { return wire_cut_.load(std::memory_order_relaxed); }
   const PortQueueConfig& config() const { return cfg_; }
   // Bytes queued (both rings and the owner's staging): what JSQ/AR read.
   uint64_t backlog_bytes() const { return bytes_.load(std::memory_order_relaxed); }
@@ -186,6 +193,8 @@ class alignas(64) PortQueue {
   uint32_t PickShaped(uint64_t now, bool paused, rte_mbuf** batch);
   uint32_t PickUnshaped(bool paused, rte_mbuf** batch);
   void CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr);
+  // The TX hook, or the cut wire's bin (set_wire_cut).
+  uint16_t Transmit(rte_mbuf** pkts, uint16_t n, LcoreCounters& ctr);
   void EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr);
   uint32_t DrainEmu(uint64_t now, LcoreCounters& ctr);
   void PublishEmu();
@@ -195,6 +204,7 @@ class alignas(64) PortQueue {
   // the producers' counters below do not bounce it between cores.
   rte_ring* ring_[kQueuesPerPort] = {nullptr, nullptr};
   std::atomic<bool> admin_up_{true};
+  std::atomic<bool> wire_cut_{false};
   PortQueueConfig cfg_;
   TxHook tx_;
   IngressTally* tally_ = nullptr;

@@ -62,7 +62,8 @@ COUNTERS = make_counters()
 PORTS = [
     {"port": p, "dev": f"net_ring_p{p}", "dpdk_port": p, "direction": "up" if p >= 2 else "down",
      "mac": f"02:00:00:00:00:1{p}", "neighbor": None if p == 1 else f"02:00:00:00:01:0{p}",
-     "admin": "up", "link": "up", "rx_packets": 100 * (p + 1), "rx_bytes": 100000 * (p + 1),
+     "admin": "up", "link": "up", "wire": "ok", "rx_packets": 100 * (p + 1),
+     "rx_bytes": 100000 * (p + 1),
      "tx_packets": 90 * (p + 1), "tx_bytes": 90000 * (p + 1)}
     for p in range(4)
 ]
@@ -257,11 +258,16 @@ class FakeSwitch:
             port = req.get("port")
             if not isinstance(port, int) or port < 0:
                 return fail("set_port needs 'port' (a number)")
-            if req.get("admin") not in ("up", "down"):
-                return fail("set_port needs 'admin': up|down")
+            if "admin" not in req and "wire" not in req:
+                return fail("set_port needs 'admin': up|down, or 'wire': ok|cut")
+            if req.get("admin", "up") not in ("up", "down"):
+                return fail("'admin' must be up or down")
+            if req.get("wire", "ok") not in ("ok", "cut"):
+                return fail("'wire' must be ok or cut")
             for p in self.ports:
                 if p["port"] == port:
-                    p["admin"] = req["admin"]
+                    p["admin"] = req.get("admin", p["admin"])
+                    p["wire"] = req.get("wire", p["wire"])
                     return ok(self.ports)
             return fail(f"port {port} is not present on this switch")
         if cmd == "load_tables":
@@ -421,9 +427,9 @@ class OfanctlTest(unittest.TestCase):
     def test_ports(self):
         p = self.run_ctl("ports", rc=0)
         lines = p.stdout.splitlines()
-        self.assertRegex(lines[0], r"port\s+dir\s+admin\s+link\s+mac\s+neighbor\s+rx_pkts")
+        self.assertRegex(lines[0], r"port\s+dir\s+admin\s+link\s+wire\s+mac\s+neighbor\s+rx_pkts")
         self.assertEqual(len(lines), 2 + len(PORTS))  # header, rule, one row per port
-        self.assertRegex(lines[3], r"^\s*1\s+down\s+up\s+up\s+02:00:00:00:00:11\s+-\s+200")
+        self.assertRegex(lines[3], r"^\s*1\s+down\s+up\s+up\s+ok\s+02:00:00:00:00:11\s+-\s+200")
         self.assertIn("net_ring_p3", lines[5])
         self.assertEqual(json.loads(self.run_ctl("ports", "--json", rc=0).stdout), PORTS)
 
@@ -487,15 +493,24 @@ class OfanctlTest(unittest.TestCase):
 
     def test_port(self):
         p = self.run_ctl("port", "3", "down", rc=0)
-        self.assertEqual(p.stdout, "port 3: admin down, link up\n")
+        self.assertEqual(p.stdout, "port 3: admin down, link up, wire ok\n")
         self.assertEqual(self.last_request(), {"v": 1, "cmd": "set_port", "port": 3,
                                                "admin": "down"})
+        # A silent failure: the wire alone, the admin state untouched.
+        p = self.run_ctl("port", "3", "--wire", "cut", rc=0)
+        self.assertEqual(p.stdout, "port 3: admin down, link up, wire cut\n")
+        self.assertEqual(self.last_request(), {"v": 1, "cmd": "set_port", "port": 3,
+                                               "wire": "cut"})
+        self.run_ctl("port", "3", "up", "--wire", "ok", rc=0)
+        self.assertEqual(self.last_request(), {"v": 1, "cmd": "set_port", "port": 3,
+                                               "admin": "up", "wire": "ok"})
         d = json.loads(self.run_ctl("port", "3", "up", "--json", rc=0).stdout)
         self.assertEqual([x["admin"] for x in d], ["up"] * 4)
         p = self.run_ctl("port", "99", "down", rc=1)
         self.assertIn("port 99 is not present", p.stderr)
         n = len(self.srv.requests)
         for bad in (["port"], ["port", "3"], ["port", "3", "sideways"], ["port", "x", "up"],
+                    ["port", "3", "--wire", "frayed"], ["port", "3", "--wire"],
                     ["port", "-1", "up"], ["port", "3", "up", "extra"]):
             p = self.run_ctl(*bad, rc=2)
             self.assertTrue(p.stderr.strip(), bad)

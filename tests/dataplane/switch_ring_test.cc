@@ -520,6 +520,35 @@ TEST(SwitchRing, AdminDownUplinkIsSkippedAndDownPortDrops) {
   EXPECT_FALSE(rs.sw().SetPortAdmin(9, false).ok());
 }
 
+// A cut wire is a silent failure: the switch still balances over the port,
+// counts what it sends there as sent and as lost, and nothing arrives.
+TEST(SwitchRing, CutWireLosesWhatThePortSendsAndTheSwitchKeepsUsingIt) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  ASSERT_TRUE(rs.sw().SetPortWire(3, true).ok());
+  for (int i = 0; i < 10; ++i)
+    rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 2, 0, 2), 0x0A, static_cast<uint16_t>(i)));
+  rs.Run();
+  const size_t via2 = rs.Collect(2).size();
+  EXPECT_EQ(rs.Collect(3).size(), 0u);
+  EXPECT_EQ(via2, 5u);  // Ofan alternates over both uplinks: the cut one too
+  EXPECT_EQ(rs.Counter(Counter::kDropLinkLoss), 5u);
+  EXPECT_EQ(rs.Counter(Counter::kTxPackets), 10u);
+  auto ports = HandleControlRequest(rs.sw(), R"({"v":1,"cmd":"ports"})")["result"];
+  EXPECT_EQ(ports[3]["wire"], "cut");
+  EXPECT_EQ(ports[3]["admin"], "up");
+  EXPECT_EQ(ports[2]["wire"], "ok");
+  // Whole again (through the control socket): everything arrives.
+  auto r = HandleControlRequest(rs.sw(), R"({"v":1,"cmd":"set_port","port":3,"wire":"ok"})");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["result"][3]["wire"], "ok");
+  for (int i = 0; i < 10; ++i)
+    rs.Inject(0, Roce(Ip(10, 0, 0, 2), Ip(10, 2, 0, 2), 0x0A, static_cast<uint16_t>(i)));
+  rs.Run();
+  EXPECT_EQ(rs.Collect(2).size() + rs.Collect(3).size(), 10u);
+  EXPECT_EQ(rs.Counter(Counter::kDropLinkLoss), 5u);
+  EXPECT_FALSE(rs.sw().SetPortWire(9, true).ok());
+}
+
 TEST(SwitchRing, EcnMarksEctPacketsAboveTheThreshold) {
   DpConfig c = EdgeK4();
   c.egress.rate_gbps = 0.001;  // the queue cannot drain during the test
@@ -745,6 +774,10 @@ TEST(SwitchRing, ControlRequests) {
                           R"({"v":1,"cmd":"set_policy","policy":"ofan","ofan_mode":7})",
                           R"({"v":1,"cmd":"set_port","port":99,"admin":"down"})",
                           R"({"v":1,"cmd":"set_port","port":1,"admin":"sideways"})",
+                          R"({"v":1,"cmd":"set_port","port":1})",
+                          R"({"v":1,"cmd":"set_port","port":1,"wire":"frayed"})",
+                          R"({"v":1,"cmd":"set_port","port":1,"wire":true})",
+                          R"({"v":1,"cmd":"set_port","port":1,"wire":"cut","admin":7})",
                           R"({"v":1,"cmd":"set_port","port":-1,"admin":"up"})",
                           R"({"v":1,"cmd":"load_tables","masks":[1,2]})",
                           R"({"v":1,"cmd":"load_tables","masks":["zz",1,1,1,1,1,1,1]})",
