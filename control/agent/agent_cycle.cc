@@ -71,13 +71,13 @@ Result<std::string> Agent::RunOk(const std::vector<std::string>& argv) {
 
 void Agent::ApplyFrr(const FabricRoles& roles, json& status, json& errors) {
   const lb::SwitchId self(o_.switch_id);
-  json frr{{"dir", o_.frr_dir}, {"ports", roles.usable_fabric_ports}};
+  json frr{{"dir", o_.frr_dir}, {"ports", roles.peer_ports}};
   if (o_.frr_dir.empty()) {
     frr["action"] = "unmanaged";
     status["frr"] = frr;
     return;
   }
-  if (applied_ && *applied_ == roles.usable_fabric_ports) {
+  if (applied_ && *applied_ == roles.peer_ports) {
     frr["action"] = "unchanged";
     status["frr"] = frr;
     return;
@@ -88,22 +88,22 @@ void Agent::ApplyFrr(const FabricRoles& roles, json& status, json& errors) {
     errors.push_back("frr: " + m);
     status["frr"] = frr;
   };
-  auto text = RenderFrrConfig(tree_, self, roles.usable_fabric_ports, o_.frr);
+  auto text = RenderFrrConfig(tree_, self, roles.peer_ports, o_.frr);
   if (!text) return fail(text.error().message);
   const std::string file = o_.frr_dir + "/" + kFrrConfName;
   if (Status s = WriteFileAtomically(file, *text); !s) return fail(s.error().message);
   // The ports FRR had and must lose first: `vtysh -f` only adds.
   std::vector<int> removed;
   if (applied_) {
-    std::set_difference(applied_->begin(), applied_->end(), roles.usable_fabric_ports.begin(),
-                        roles.usable_fabric_ports.end(), std::back_inserter(removed));
+    std::set_difference(applied_->begin(), applied_->end(), roles.peer_ports.begin(),
+                        roles.peer_ports.end(), std::back_inserter(removed));
   }
   if (!removed.empty()) {
     auto r = RunOk(RemoveNeighborsArgv(o_.vtysh_pathspace, FabricAsn(tree_, self), removed));
     if (!r) return fail(r.error().message);
   }
   if (auto r = RunOk(ApplyArgv(o_.vtysh_pathspace, file)); !r) return fail(r.error().message);
-  applied_ = roles.usable_fabric_ports;
+  applied_ = roles.peer_ports;
   frr["action"] = "applied";
   frr["removed"] = removed;
   status["frr"] = frr;
@@ -155,6 +155,7 @@ json Agent::Cycle(int64_t now_ms) {
   status["ports"] = ports;
   status["usable_ports"] = usable;
   status["usable_fabric_ports"] = roles_ ? json(roles_->usable_fabric_ports) : json::array();
+  status["peer_ports"] = roles_ ? json(roles_->peer_ports) : json::array();
   status["miswires"] = miswires;
 
   // 2. frr.conf when the usable fabric ports changed.
@@ -164,38 +165,7 @@ json Agent::Cycle(int64_t now_ms) {
     status["frr"] = {{"action", "waiting for lldp"}};
   }
 
-  // 3. BGP and BFD as FRR sees them.
-  std::optional<std::vector<BgpPeer>> bgp;
-  if (auto out = RunOk(VtyshArgv(o_.vtysh_pathspace, "show bgp summary json")); !out) {
-    errors.push_back("bgp: " + out.error().message);
-  } else if (auto p = ParseBgpSummary(*out); !p) {
-    errors.push_back("bgp: " + p.error().message);
-  } else {
-    bgp = std::move(*p);
-  }
-  json bgp_json = json::array();
-  for (const BgpPeer& p : bgp.value_or(std::vector<BgpPeer>{})) {
-    bgp_json.push_back({{"interface", p.interface},
-                        {"state", p.state},
-                        {"prefixes_received", p.prefixes_received},
-                        {"hostname", p.hostname}});
-  }
-  status["bgp"] = bgp ? bgp_json : json(nullptr);
-  if (auto out = RunOk(VtyshArgv(o_.vtysh_pathspace, "show bfd peers json")); !out) {
-    errors.push_back("bfd: " + out.error().message);
-    status["bfd"] = nullptr;
-  } else if (auto p = ParseBfdPeers(*out); !p) {
-    errors.push_back("bfd: " + p.error().message);
-    status["bfd"] = nullptr;
-  } else {
-    json b = json::array();
-    for (const BfdPeer& x : *p) {
-      b.push_back({{"interface", x.interface}, {"peer", x.peer}, {"status", x.status}});
-    }
-    status["bfd"] = b;
-  }
-
-  // 4. Routes -> masks.
+  // 3. Routes -> masks.
   std::optional<std::vector<lb::PortMask>> masks;
   bool bgp_routes = false;
   if (auto out = RunOk({"ip", "-4", "-j", "route", "show"}); !out) {
@@ -207,6 +177,51 @@ json Agent::Cycle(int64_t now_ms) {
     bgp_routes = std::any_of(rs->begin(), rs->end(),
                              [](const KernelRoute& r) { return r.protocol == "bgp"; });
   }
+  // 4. BGP and BFD as FRR sees them: vtysh is the dearest read (it talks
+  // to every daemon), so once converged it runs only when something moved
+  // (the masks, the usable ports, frr.conf) and every bgp_refresh_cycles
+  // cycles; otherwise the last answer stands. A bgpd or zebra that dies
+  // takes its routes with it, which is a change, so it is seen at once.
+  const bool moved = !masks || !last_masks_ || *masks != *last_masks_ ||
+                     (roles_ && roles_->usable_fabric_ports != last_usable_) ||
+                     status["frr"].value("action", "") == "applied";
+  const bool ask = !synced_ || moved || cycle_ - asked_cycle_ >= o_.bgp_refresh_cycles;
+  if (roles_) last_usable_ = roles_->usable_fabric_ports;
+  status["bgp_read"] = ask ? "now" : fmt::format("{} cycles ago", cycle_ - asked_cycle_);
+  if (ask) {
+    asked_cycle_ = cycle_;
+    bgp_.reset();
+    if (auto out = RunOk(VtyshArgv(o_.vtysh_pathspace, "show bgp summary json")); !out) {
+      errors.push_back("bgp: " + out.error().message);
+    } else if (auto p = ParseBgpSummary(*out); !p) {
+      errors.push_back("bgp: " + p.error().message);
+    } else {
+      bgp_ = std::move(*p);
+    }
+    bfd_ = nullptr;
+    if (auto out = RunOk(VtyshArgv(o_.vtysh_pathspace, "show bfd peers json")); !out) {
+      errors.push_back("bfd: " + out.error().message);
+    } else if (auto p = ParseBfdPeers(*out); !p) {
+      errors.push_back("bfd: " + p.error().message);
+    } else {
+      json b = json::array();
+      for (const BfdPeer& x : *p) {
+        b.push_back({{"interface", x.interface}, {"peer", x.peer}, {"status", x.status}});
+      }
+      bfd_ = b;
+    }
+  }
+  const std::optional<std::vector<BgpPeer>>& bgp = bgp_;
+  json bgp_json = json::array();
+  for (const BgpPeer& p : bgp.value_or(std::vector<BgpPeer>{})) {
+    bgp_json.push_back({{"interface", p.interface},
+                        {"state", p.state},
+                        {"prefixes_received", p.prefixes_received},
+                        {"hostname", p.hostname}});
+  }
+  status["bgp"] = bgp ? bgp_json : json(nullptr);
+  status["bfd"] = bfd_;
+
   if (masks && last_masks_ && *masks == *last_masks_) {
     ++stable_cycles_;
   } else {

@@ -36,6 +36,7 @@
 #include "control/agent/dp_link.h"
 #include "control/agent/fabric_roles.h"
 #include "control/agent/frr_config.h"
+#include "control/agent/frr_state.h"
 #include "dataplane/lb/fat_tree.h"
 
 namespace ofan::agent {
@@ -50,6 +51,9 @@ struct AgentOptions {
   std::string vtysh_pathspace;  // FRR -N; "" = the default instance
   FrrOptions frr;
   int settle_cycles = 2;
+  // Once converged, FRR's BGP and BFD state is read again after this many
+  // cycles even when nothing moved (agent_cycle.cc says when it is sooner).
+  uint64_t bgp_refresh_cycles = 5;
 };
 
 class Agent {
@@ -80,6 +84,11 @@ class Agent {
   std::optional<std::vector<lb::PortMask>> last_masks_;  // the previous cycle's
   int stable_cycles_ = 0;
   bool synced_ = false;
+  // FRR's state as last read (cycle asked_cycle_): reused while nothing moves.
+  std::optional<std::vector<BgpPeer>> bgp_;
+  nlohmann::json bfd_;
+  uint64_t asked_cycle_ = 0;
+  std::vector<int> last_usable_;
   uint64_t pushes_ = 0;
 };
 

@@ -163,6 +163,10 @@ FabricRoles ClassifyPorts(const FatTree& tree, SwitchId self,
   }
   for (PortReport& r : out.ports) {
     Judge(tree, r);
+    if (!r.expected.is_host &&
+        (r.status == PortStatus::kOk || r.status == PortStatus::kNoNeighbor)) {
+      out.peer_ports.push_back(r.port);
+    }
     if (!r.usable) continue;
     out.usable_ports |= uint64_t{1} << r.port;
     if (!r.expected.is_host) out.usable_fabric_ports.push_back(r.port);

@@ -68,8 +68,17 @@ struct FabricRoles {
   IdentityReport identity;
   // Usable ports, bit = port number (k <= 64).
   uint64_t usable_ports = 0;
-  // Usable switch-facing ports, in order: where BGP sessions belong.
+  // Usable switch-facing ports (LLDP confirms the far end), in order: where
+  // an Established session is expected before the agent calls BGP converged.
   std::vector<int> usable_fabric_ports;
+  // Switch-facing ports LLDP does not contradict (confirmed, or silent), in
+  // order: where FRR keeps a neighbour. A port whose cable is down or cut
+  // keeps its neighbour (the session is simply down) so that FRR's config
+  // changes only for a miswire: Debian's FRR 8.4.4 bgpd frees an unnumbered
+  // peer whose interface went down before the `no neighbor` without
+  // unlinking its nexthop cache, and crashes (evaluate_paths, SIGSEGV) when
+  // the link returns (upstream FRRouting/frr pull 12457).
+  std::vector<int> peer_ports;
   // Usable uplinks, bit = uplink index (port - first_uplink_port): the form
   // of lb::PortMask that route_masks.h intersects masks with.
   lb::PortMask usable_uplinks = 0;

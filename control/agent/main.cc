@@ -26,6 +26,8 @@
 #include "control/agent/agent_cycle.h"
 #include "control/agent/command_runner.h"
 #include "control/agent/dp_link.h"
+#include "control/agent/frr_apply.h"
+#include "control/agent/route_events.h"
 #include "control/protocol/protocol.h"
 #include "dataplane/config.h"
 
@@ -51,11 +53,12 @@ int Run(int argc, char** argv) {
       "or config.",
       std::string(kProgram));
   app.set_version_flag("--version", fmt::format("ofan-agent {}", kOfanVersion));
-  std::string config_path, socket, lldpcli_socket, frr_dir, pathspace, name;
+  std::string config_path, socket, lldpcli_socket, frr_dir, pathspace, name, status_file;
   std::optional<int> k, levels;
   std::optional<uint32_t> switch_id;
   agent::AgentOptions o;
-  int interval_ms = 500, timeout_ms = 2000, command_timeout_ms = agent::kDefaultCommandTimeoutMs;
+  int interval_ms = 1000, timeout_ms = 2000, command_timeout_ms = agent::kDefaultCommandTimeoutMs;
+  int debounce_ms = 50;
   bool once = false, json_out = false;
   app.add_option("--config", config_path,
                  "the switch's ofan-dp config (YAML/JSON): name, fabric k/levels/switch, "
@@ -73,14 +76,26 @@ int Run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--bfd-multiplier", o.frr.bfd.multiplier, "BFD detect multiplier")
       ->capture_default_str();
-  app.add_option("--interval-ms", interval_ms, "poll period")
+  app.add_option("--interval-ms", interval_ms,
+                 "poll period; a change of the namespace's routes, links or neighbours "
+                 "(rtnetlink) starts a cycle sooner")
       ->capture_default_str()
       ->check(CLI::Range(10, 3600000));
+  app.add_option("--debounce-ms", debounce_ms,
+                 "after a routing change, wait this long for the rest of it before the cycle")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
   app.add_option("--settle-cycles", o.settle_cycles,
                  "cycles the masks must stay the same, with every session up, before the "
                  "first push (and after BGP was lost)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  app.add_option("--bgp-refresh-cycles", o.bgp_refresh_cycles,
+                 "once converged, FRR's BGP/BFD state (vtysh, the dearest read) is read "
+                 "again after this many cycles when nothing moved; sooner when routes, "
+                 "neighbours or frr.conf change")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   app.add_option("--timeout-ms", timeout_ms, "ofan-dp control socket timeout")
       ->capture_default_str()
       ->check(CLI::Range(1, 600000));
@@ -90,6 +105,9 @@ int Run(int argc, char** argv) {
       ->check(CLI::Range(1, 600000));
   app.add_flag("--once", once, "one cycle, then exit (0 if no step failed, else 1)");
   app.add_flag("--json", json_out, "one JSON status object per cycle on stdout");
+  app.add_option("--status-file", status_file,
+                 "after every cycle, its JSON status replaces this file (atomically: a reader "
+                 "sees the last cycle's whole)");
   if (auto code = ParseCommandLine(app, argc, argv)) return *code;
 
   if (!config_path.empty()) {
@@ -116,6 +134,14 @@ int Run(int argc, char** argv) {
   o.lldpcli_socket = lldpcli_socket;
   o.frr_dir = frr_dir;
   o.vtysh_pathspace = pathspace;
+  if (!status_file.empty()) {
+    const auto slash = status_file.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : status_file.substr(0, slash + 1);
+    if (::access(dir.c_str(), W_OK) != 0) {
+      return UsageError(kProgram, fmt::format("--status-file {}: {} is not a writable directory",
+                                              status_file, dir));
+    }
+  }
   if (!frr_dir.empty() && ::access(frr_dir.c_str(), W_OK) != 0) {
     return UsageError(kProgram, fmt::format("--frr-dir {}: not a writable directory", frr_dir));
   }
@@ -146,11 +172,20 @@ int Run(int argc, char** argv) {
     std::cerr << "ofan-agent: signalfd failed\n";
     return 1;
   }
+  // Routing changes end the wait early (route_events.h); without the
+  // socket the agent still polls.
+  auto events = agent::RouteEvents::Open();
+  if (!events) std::cerr << "ofan-agent: " << events.error().message << "; polling only\n";
   bool was_connected = true;
   for (;;) {
     const int64_t start = NowMs();
     const nlohmann::json st = ag.Cycle(start);
     if (json_out) std::cout << st.dump() << std::endl;
+    if (!status_file.empty()) {
+      if (Status w = agent::WriteFileAtomically(status_file, st.dump() + "\n"); !w) {
+        std::cerr << "ofan-agent: --status-file: " << w.error().message << "\n";
+      }
+    }
     // Lines for people on stderr: errors, and ofan-dp's reachability changes.
     for (const auto& e : st["errors"]) std::cerr << "ofan-agent: " << e.get<std::string>() << "\n";
     const bool connected = st["dp"]["connected"].get<bool>();
@@ -163,14 +198,27 @@ int Run(int argc, char** argv) {
       ::close(sfd);
       return st["errors"].empty() ? 0 : 1;
     }
-    const int64_t wait = std::max<int64_t>(0, start + interval_ms - NowMs());
-    pollfd p{sfd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(wait)) > 0) {
-      signalfd_siginfo si{};
-      (void)!::read(sfd, &si, sizeof si);
-      std::cerr << "ofan-agent: signal " << si.ssi_signo << ", stopping\n";
-      ::close(sfd);
-      return 0;
+    // What this cycle changed (frr.conf, a push) echoes back as events:
+    // read them first, so they do not start the next cycle.
+    if (events) events->Drain();
+    pollfd p[2] = {{sfd, POLLIN, 0}, {events ? events->fd() : -1, POLLIN, 0}};
+    for (;;) {
+      const int64_t wait = std::max<int64_t>(0, start + interval_ms - NowMs());
+      if (::poll(p, 2, static_cast<int>(wait)) <= 0) break;  // the period is over
+      if (p[0].revents) {
+        signalfd_siginfo si{};
+        (void)!::read(sfd, &si, sizeof si);
+        std::cerr << "ofan-agent: signal " << si.ssi_signo << ", stopping\n";
+        ::close(sfd);
+        return 0;
+      }
+      if (p[1].revents && events->Drain()) {
+        // A change: let the rest of it arrive (zebra installs a withdrawal
+        // route by route), then cycle at once.
+        ::poll(p, 1, debounce_ms);
+        events->Drain();
+        break;
+      }
     }
   }
 }

@@ -32,6 +32,11 @@ PATH="$dir/nobin" expect 1 --config "$dir/a.yaml" --once --json
 grep -q "ofan-dp at $dir/dp.sock unreachable" "$dir/err" || fail "no unreachable message: $(cat "$dir/err")"
 python3 -c 'import json,sys; s=json.loads(open(sys.argv[1]).read()); assert s["switch"]=="a0-0" and s["masks"]["action"]=="held", s' "$dir/out" ||
   fail "--json: $(cat "$dir/out")"
+# --status-file: the cycle's status, the same object --json prints.
+expect 2 --config "$dir/a.yaml" --once --status-file "$dir/nodir/status.json"
+grep -q 'not a writable directory' "$dir/err" || fail "--status-file nodir: $(cat "$dir/err")"
+PATH="$dir/nobin" expect 1 --config "$dir/a.yaml" --once --json --status-file "$dir/status.json"
+cmp -s "$dir/out" "$dir/status.json" || fail "--status-file differs from --json: $(cat "$dir/status.json")"
 # SIGTERM ends the loop with 0, at once.
 PATH="$dir/nobin" "$bin" --config "$dir/a.yaml" --interval-ms 100000 >/dev/null 2>&1 &
 pid=$!

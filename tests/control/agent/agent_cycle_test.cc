@@ -281,6 +281,42 @@ TEST_F(AgentCycleTest, WaitsForConvergenceThenPushesOnceAndOnlyOnChange) {
   EXPECT_EQ(dp.connections(), 1);
 }
 
+// Converged and nothing moving, vtysh (the dearest read) runs only every
+// bgp_refresh_cycles cycles; a route that changes brings it back at once.
+TEST_F(AgentCycleTest, ConvergedAgentReadsBgpOnlyWhenSomethingMoves) {
+  FakeDp dp(Sock());
+  dp.set_masks(want_);
+  DpLink link(Sock(), 1000);
+  AgentOptions o = Options(1);
+  o.bgp_refresh_cycles = 4;
+  auto ag = Agent::Make(o, runner_, link);
+  ASSERT_TRUE(ag.ok());
+  auto bgp_reads = [&] { return std::count(runner_.calls.begin(), runner_.calls.end(), kBgp); };
+  ASSERT_TRUE(ag->Cycle(0)["converged"].get<bool>());
+  EXPECT_EQ(bgp_reads(), 1);
+  for (int i = 1; i <= 3; ++i) {
+    const json s = ag->Cycle(int64_t{i} * 500);
+    EXPECT_EQ(s["bgp_read"], std::to_string(i) + " cycles ago") << s.dump();
+    EXPECT_EQ(s["bgp"].size(), 2u);  // the last answer stands
+    EXPECT_TRUE(s["converged"].get<bool>());
+  }
+  EXPECT_EQ(bgp_reads(), 1);
+  EXPECT_EQ(std::count(runner_.calls.begin(), runner_.calls.end(), kBfd), 1);
+  EXPECT_EQ(ag->Cycle(2000)["bgp_read"], "now");  // the refresh
+  EXPECT_EQ(bgp_reads(), 2);
+  EXPECT_EQ(ag->Cycle(2500)["bgp_read"], "1 cycles ago");
+  // A route loses a next hop: BGP is read in that very cycle.
+  json r = json::parse(testing::ReadFixture("routes_k4_ls_l0.json"));
+  r[0].erase("nexthops");
+  r[0]["dev"] = "p2";
+  r[0]["gateway"] = "169.254.0.1";
+  runner_.Set(kRoutes, r.dump());
+  const json s = ag->Cycle(3000);
+  EXPECT_EQ(s["bgp_read"], "now");
+  EXPECT_EQ(s["masks"]["action"], "pushed") << s.dump();
+  EXPECT_EQ(bgp_reads(), 3);
+}
+
 TEST_F(AgentCycleTest, RestartedAgentFindingTheSameMasksSendsNothing) {
   FakeDp dp(Sock());
   dp.set_masks(want_);  // what the previous agent pushed

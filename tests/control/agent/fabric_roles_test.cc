@@ -76,8 +76,16 @@ TEST(FabricRoles, RealLldpdFixtureConfirmsAgg) {
   const FabricRoles r = ClassifyPorts(t, t.agg(0, 0), *seen);
   for (const PortReport& p : r.ports) EXPECT_EQ(p.status, PortStatus::kOk) << p.detail;
   EXPECT_EQ(r.usable_fabric_ports, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(r.peer_ports, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(r.identity.id, t.agg(0, 0));
   EXPECT_EQ(r.identity.votes, 4);
+  // Two neighbours heard so far (a cable down, or lldpd starting): FRR keeps
+  // peering on all four, BGP convergence waits only for the two confirmed.
+  const auto two = ParseLldpNeighbors(testing::ReadFixture("lldp_a0-0_2.json"));
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  const FabricRoles half = ClassifyPorts(t, t.agg(0, 0), *two);
+  EXPECT_EQ(half.usable_fabric_ports.size(), 2u);
+  EXPECT_EQ(half.peer_ports, (std::vector<int>{0, 1, 2, 3}));
   // The same output read by a switch configured as a0-1: every port
   // contradicts and the neighbours place it as a0-0.
   const FabricRoles wrong = ClassifyPorts(t, t.agg(0, 1), *seen);
@@ -104,6 +112,7 @@ TEST(FabricRoles, MiswiresSayWhatTheyContradictAndAreNeverUsable) {
   EXPECT_FALSE(r.ports[2].usable || r.ports[3].usable);
   EXPECT_EQ(r.usable_uplinks, 0u);
   EXPECT_TRUE(r.usable_fabric_ports.empty());
+  EXPECT_TRUE(r.peer_ports.empty());   // FRR never peers over a miswire
   EXPECT_EQ(r.usable_ports, 0b0011u);  // the host ports
 
   // Position: uplinks crossed (right aggs, swapped), or the right agg on
@@ -118,6 +127,7 @@ TEST(FabricRoles, MiswiresSayWhatTheyContradictAndAreNeverUsable) {
   EXPECT_EQ(r.ports[3].status, PortStatus::kOk);
   EXPECT_EQ(r.usable_uplinks, 0b10u);
   EXPECT_EQ(r.usable_fabric_ports, (std::vector<int>{3}));
+  EXPECT_EQ(r.peer_ports, (std::vector<int>{3}));
 
   // A switch on a host port; two neighbours on one port.
   n = {Seen(0, "c1", "p1"), Seen(3, "a1-1", "p0"), Seen(3, "a1-1", "p0")};
