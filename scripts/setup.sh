@@ -19,8 +19,9 @@ PKGS=(
   # emulation and packet checks
   iproute2 iputils-ping traceroute ethtool tshark python3-scapy time python3-pyroute2 python3-yaml
   # the control daemons each switch namespace runs (ofan-agent: issue 21;
-  # tests/control/agent/capture_daemons.sh)
-  lldpd frr
+  # tests/control/agent/capture_daemons.sh); nft drops a silently failed
+  # link's control frames at the veth (ofan-emu fail --silent)
+  lldpd frr nftables
   # VM hosts and kernel features this one lacks (tc netem, rdma_rxe): Debian's
   # kernel under qemu with a busybox initramfs (emu/vm/); rdma-core's tools
   # and perftest run in the guests, libibverbs/librdmacm build the verbs hosts

@@ -15,8 +15,9 @@ from typing import Any, NoReturn, Sequence
 
 from . import fabric as fabric_mod, nodes, teardown
 from .fabric import Fabric, load
-from .state import State, valid_name
+from .state import State, fabric_lock, valid_name
 from .tools import FabricError
+from .control_plane import CONTROLS, DEFAULT_CONTROL
 from .run import WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
                        parse_size)
@@ -35,6 +36,10 @@ examples:
   ofan-emu fail --link e0-0:2                  # an edge-agg link (either end names it)
   ofan-emu restore --link e0-0:2
   ofan-emu fail --switch a0-0 ; ofan-emu restore --switch a0-0
+  ofan-emu up --k 4 --control agent           # lldpd, FRR and ofan-agent in every switch
+  ofan-emu fail --link a0-0:2 --silent         # frames lost, carrier up (BFD finds it)
+  ofan-emu verify-masks                        # live masks vs the brute-force valid sets
+  ofan-emu agent restart e0-0                  # SIGKILL an agent, start it again
   ofan-emu down [--name NAME] | ofan-emu down --all
   ofan-emu run --workload perm --msg 1MiB --lbs ecmp,rps,ar,ofan,pofan --with-sim
   ofan-emu demo                                # up, run, compare with ofan-sim, plot, down
@@ -82,6 +87,14 @@ def parser() -> argparse.ArgumentParser:
                     help=f"how ofan-dp runs the switches: per-switch = one process per switch "
                          f"on AF_XDP veths; shared = every switch in one process, links between "
                          f"switches in memory, time emulated (default {nodes.DEFAULT_ENGINE})")
+    up.add_argument("--control", choices=CONTROLS, default=DEFAULT_CONTROL,
+                    help="who computes the switches' valid-uplink masks: tables = ofan-emu, "
+                         "from the topology and the failures it made (default); agent = each "
+                         "switch's own lldpd, FRR (BGP unnumbered + BFD) and ofan-agent")
+    up.add_argument("--miswire", default=None, metavar="SW:PORT,SW:PORT",
+                    help="a cabling error: the far ends of the cables at these two switch ports "
+                         "swapped (with --control agent, lldpd and ofan-agent find it; the "
+                         "two planned links count as out of service)")
     up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
@@ -117,7 +130,25 @@ def parser() -> argparse.ArgumentParser:
         g = f.add_mutually_exclusive_group(required=True)
         g.add_argument("--link", metavar="SWITCH:PORT", help="an inter-switch link, by either end")
         g.add_argument("--switch", metavar="SWITCH", help="a switch, as status lists it")
+        if verb == "fail":
+            f.add_argument("--silent", action="store_true",
+                           help="with --link: the carrier stays up and every frame is lost "
+                                "(only a control plane that hears nothing back notices: BFD)")
         f.add_argument("--json", action="store_true")
+
+    vm_ = sub.add_parser("verify-masks", help="every switch's live masks against the "
+                         "brute-force valid sets for the fabric's failures (exit 0 all agree, "
+                         "1 with the first differences)")
+    vm_.add_argument("--name", default=None)
+    vm_.add_argument("--json", action="store_true")
+
+    ag = sub.add_parser("agent", help="a switch's ofan-agent (--control agent fabrics)")
+    asub = ag.add_subparsers(dest="agent_verb", metavar="AGENT_VERB")
+    asub.required = True
+    ar = asub.add_parser("restart", help="SIGKILL the switch's agent and start it again")
+    ar.add_argument("switch", metavar="SWITCH")
+    ar.add_argument("--name", default=None)
+    ar.add_argument("--json", action="store_true")
 
     cp = sub.add_parser("capture", help="pcapng of both directions of a link (tshark, Wireshark)",
                         description="Writes pcapng of both directions of one link: on an ofan-dp "
@@ -218,6 +249,9 @@ def add_run_args(rn: argparse.ArgumentParser) -> None:
     rn.add_argument("--with-sim", action="store_true",
                     help="run the same scenario in ofan-sim and print both")
     rn.add_argument("--deadline-s", type=float, default=120)
+    rn.add_argument("--rto-us", type=int, default=None, metavar="US",
+                    help="the hosts' retransmission timeout (default: from the links' rates "
+                         "and buffers; seven in a row fail a QP)")
     rn.add_argument("--plot", default=None, metavar="PNG")
     rn.add_argument("--json", action="store_true")
 
@@ -261,6 +295,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     if not valid_name(name):
         raise TopologyError(f"fabric name {name!r}: 1-10 of a-z, 0-9")
     vm_hosts = parse_vm_hosts(args.vm_hosts, topo)
+    if args.miswire:
+        topo.parse_miswire(args.miswire)  # exit 2 before anything is made
     if args.switch == "ofan":
         from . import facts
         known = facts.emu_policies()
@@ -271,6 +307,9 @@ def cmd_up(args: argparse.Namespace) -> int:
                                 f"(one of {', '.join(known)}; ofanctl --list-policies)")
     if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
         raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
+    if args.control == "agent" and args.switch != "ofan":
+        raise TopologyError("--control agent runs ofan-agent beside ofan-dp switches "
+                            "(--switch ofan); a kernel fabric routes with its own tables")
     fab = Fabric(name, topo, log=progress)
     kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
     need_root()
@@ -287,7 +326,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         took = fab.up(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
                       seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem,
-                      engine=args.engine)
+                      engine=args.engine, control=args.control, miswire=args.miswire)
     except (FabricError, KeyboardInterrupt, Exception) as e:
         if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
             progress(f"up failed; left as it is (--keep-on-error): {e}")
@@ -373,16 +412,35 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 def status_text(s: dict[str, Any]) -> str:
     lines = [f"fabric {s['name']}: k={s['k']} levels={s['levels']} switch={s['switch']} "
-             f"engine={s['engine']} policy={s['policy']} phase={s['phase']}"]
-    lines.append(f"  {'switch':8} {'role':5} {'pod':>3}  {'state':8} ns")
+             f"engine={s['engine']} policy={s['policy']} control={s.get('control', 'tables')} "
+             f"phase={s['phase']}"]
+    agents = s.get("control") == "agent"
+    lines.append(f"  {'switch':8} {'role':5} {'pod':>3}  {'state':8} "
+                 + (f"{'lldp':>4} {'bgp':>5} {'bfd':>3} {'masks':9} {'conv':4} " if agents else "")
+                 + "ns")
     for w in s["switches"]:
         state = "failed" if w["failed"] else ("up" if w.get("alive", True) else "DEAD")
-        lines.append(f"  {w['name']:8} {w['role']:5} {w['pod']:>3}  {state:8} {w['ns']}")
+        cp = ""
+        if agents:
+            a = (w.get("control") or {}).get("agent")
+            alive = (w.get("control") or {}).get("processes", {})
+            if a is None:
+                cp = f"{'-':>4} {'-':>5} {'-':>3} {'-':9} {'-':4} "
+            else:
+                conv = "yes" if a["converged"] else "no"
+                cp = (f"{a['neighbours']:>4} {a['bgp_established']:>2}/{a['bgp_sessions']:<2} "
+                      f"{a['bfd_up']:>3} {str(a['masks']):9} {conv:4} ")
+            dead = [k for k, v in alive.items() if not v]
+            if dead and not w["failed"]:
+                cp += f"(down: {','.join(dead)}) "
+        lines.append(f"  {w['name']:8} {w['role']:5} {w['pod']:>3}  {state:8} {cp}{w['ns']}")
     lines.append("  hosts: " + ", ".join(
         f"{h['name']}={h['addr']}" + (" (VM)" if h.get("kind") == "vm" else "")
         for h in s["hosts"]))
     if s["failed_links"]:
-        lines.append("  failed links: " + ", ".join(s["failed_links"]))
+        silent = set(s.get("silent_links", []))
+        lines.append("  failed links: " + ", ".join(
+            x + (" (silent)" if x in silent else "") for x in s["failed_links"]))
     if s["failed_switches"]:
         lines.append("  failed switches: " + ", ".join(s["failed_switches"]))
     return "\n".join(lines)
@@ -426,12 +484,22 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 def cmd_fail_restore(args: argparse.Namespace) -> int:
     need_root()
-    fab = load(pick_name(args), log=progress)
+    name = pick_name(args)
+    with fabric_lock(name):
+        return fail_restore(args, load(name, log=progress))
+
+
+def fail_restore(args: argparse.Namespace, fab: Fabric) -> int:
     fail = args.verb == "fail"
+    if getattr(args, "silent", False) and not args.link:
+        raise TopologyError("--silent fails a link (--link SWITCH:PORT)")
     if args.link:
         link = fab.topo.parse_link(args.link)
-        (fab.fail_link if fail else fab.restore_link)(link)
-        what = f"link {link.name()}"
+        if fail:
+            fab.fail_link(link, silent=args.silent)
+        else:
+            fab.restore_link(link)
+        what = f"link {link.name()}" + (" (silently)" if getattr(args, "silent", False) else "")
     else:
         if args.switch not in fab.topo.sw_by_name:
             raise TopologyError(f"--switch {args.switch}: no such switch (ofan-emu status)")
@@ -441,6 +509,44 @@ def cmd_fail_restore(args: argparse.Namespace) -> int:
     emit(args, s, f"{args.verb}: {what}; failed links now: "
          f"{', '.join(s['failed_links']) or 'none'}; failed switches: "
          f"{', '.join(s['failed_switches']) or 'none'}")
+    return EXIT_OK
+
+
+def cmd_verify_masks(args: argparse.Namespace) -> int:
+    need_root()
+    fab = load(pick_name(args), log=progress)
+    r = fab.verify_masks()
+    bad = [s for s in r["switches"] if not s["ok"]]
+    lines = [f"verify-masks: {len(r['switches']) - len(bad)}/{len(r['switches'])} switches "
+             "hold the brute-force valid sets" + (f" (failed links: "
+                                                  f"{', '.join(r['failed_links'])})"
+                                                  if r["failed_links"] else "")]
+    for s in bad[:5]:
+        d = s["differences"]
+        lines.append(f"  {s['name']}: {len(d)} destinations differ, first: dest {d[0]['dest']} "
+                     f"live {d[0]['live']} expected {d[0]['expected']}")
+    emit(args, r, "\n".join(lines))
+    return EXIT_OK if r["ok"] else EXIT_FAIL
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    need_root()
+    name = pick_name(args)
+    with fabric_lock(name):
+        return agent_restart(args, load(name, log=progress))
+
+
+def agent_restart(args: argparse.Namespace, fab: Fabric) -> int:
+    if fab.agents is None:
+        raise TopologyError(f"fabric {fab.name} runs no agents (up --control agent)")
+    if args.switch not in fab.topo.sw_by_name:
+        raise TopologyError(f"agent restart: no switch {args.switch} (ofan-emu status)")
+    if args.switch in fab.state.failed_switches:
+        raise FabricError(f"switch {args.switch} is failed: restore it first")
+    killed = fab.agents.restart_agent(args.switch)
+    rec = fab.state.processes.get(f"agent:{args.switch}")
+    obj = {"switch": args.switch, "killed": killed, "pid": rec.pid if rec else None}
+    emit(args, obj, f"agent restart {args.switch}: killed {killed}, now pid {obj['pid']}")
     return EXIT_OK
 
 
@@ -464,11 +570,14 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
         raise TopologyError("--pace must be in (0, 1]")
     if args.seeds < 1 or args.qps < 1:
         raise TopologyError("--seeds and --qps must be >= 1")
+    rto = getattr(args, "rto_us", None)
+    if rto is not None and not 1000 <= rto <= 10_000_000:
+        raise TopologyError("--rto-us: 1000 to 10000000 (1 ms to 10 s)")
     lbs = [x for x in args.lbs.split(",") if x]
     hosts = args.hosts
     res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
-                     deadline_s=args.deadline_s, hosts=hosts, log=progress)
+                     deadline_s=args.deadline_s, hosts=hosts, log=progress, rto_us=rto)
     if args.plot:
         os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         runmod.plot(res, args.plot)
@@ -595,7 +704,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
                 "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
                 "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm,
-                "exec": cmd_exec, "capture": cmd_capture}
+                "exec": cmd_exec, "capture": cmd_capture, "verify-masks": cmd_verify_masks,
+                "agent": cmd_agent}
     try:
         return handlers[args.verb](args)
     except FabricError as e:

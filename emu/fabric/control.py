@@ -17,7 +17,8 @@ def _argv(cmd: str, args: dict[str, Any]) -> tuple[list[str], str | None]:
     if cmd == "load_tables":
         return ["load-tables", "-"], json.dumps({"masks": args["masks"]})
     if cmd == "set_port":
-        return ["port", str(args["port"]), args["admin"]], None
+        return (["port", str(args["port"])] + ([args["admin"]] if "admin" in args else [])
+                + (["--wire", args["wire"]] if "wire" in args else [])), None
     if cmd == "set_policy":
         a = ["set-policy", args["policy"]]
         if args.get("ofan_mode"):

@@ -25,7 +25,8 @@ import threading
 import time
 from typing import Any, Callable, Iterable
 
-from . import facts, netns, nodes, teardown
+from . import control, facts, netns, nodes, teardown
+from .control_plane import CONTROLS, AgentControl
 from .nodes import HostKind, RxeVmHosts, SwitchKind, UroceHosts, host_if, port_if
 from .state import RUN_DIR, Setup, State, StateWriter, prefix, valid_name
 from .tools import FabricError, run, tool
@@ -45,6 +46,7 @@ class Fabric:
         self.writer = StateWriter(state or State(name))
         self.log = log
         self._kind: SwitchKind | None = None
+        self._cp: AgentControl | None = None
         self._hosts: tuple[UroceHosts, RxeVmHosts] | None = None
 
     @property
@@ -69,6 +71,17 @@ class Fabric:
             self._kind = nodes.make(self, setup.switch if setup else "ofan",
                                     setup.engine if setup else None)
         return self._kind
+
+    @property
+    def agents(self) -> AgentControl | None:
+        """The switches' own control planes (--control agent), or None when
+        ofan-emu computes their tables (--control tables)."""
+        setup = self.state.setup
+        if setup is None or setup.control != "agent":
+            return None
+        if self._cp is None:
+            self._cp = AgentControl(self)
+        return self._cp
 
     @property
     def host_kinds(self) -> tuple[UroceHosts, RxeVmHosts]:
@@ -110,11 +123,24 @@ class Fabric:
     # -- up ------------------------------------------------------------
     def up(self, switch: str = "ofan", policy: str = "ofan", ofan_mode: str | None = "combined",
            seed: int = 1, pipe_size: int | None = None, vm_hosts: Iterable[str] = (),
-           vm_mem_mb: int | None = None, engine: str | None = None) -> float:
+           vm_mem_mb: int | None = None, engine: str | None = None,
+           control: str = "tables", miswire: str | None = None) -> float:
         """vm_hosts: host names whose slot a soft-RoCE VM takes (nodes/rxe_vm.py);
-        engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE)."""
+        engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE);
+        control: who computes the masks (control_plane.py); miswire:
+        'SW:PORT,SW:PORT', two ports whose cables are swapped (a cabling
+        error for the control plane to find: Topology.cabling)."""
         t = self.topo
+        swapped = t.parse_miswire(miswire) if miswire else None
         kind = self.use(switch, engine)
+        if control not in CONTROLS:
+            raise FabricError(f"--control {control}: one of {', '.join(CONTROLS)}", code=2)
+        if control == "agent":
+            if switch != "ofan":
+                raise FabricError("--control agent runs ofan-agent beside ofan-dp switches "
+                                  "(--switch ofan); a kernel fabric routes with its own tables",
+                                  code=2)
+            AgentControl.check()
         vm_hosts = list(vm_hosts)
         for name in vm_hosts:
             if name not in t.host_by_name:
@@ -125,7 +151,8 @@ class Fabric:
         w.begin_up(Setup(k=t.k, levels=t.levels, switch=switch, engine=kind.engine,
                          policy=policy, ofan_mode=ofan_mode, seed=seed,
                          pipe_size=pipe_size or t.k, topology_source=t.source,
-                         created=time.time()),
+                         created=time.time(), control=control,
+                         miswire=tuple(f"{n}:{p}" for n, p in swapped) if swapped else ()),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self, vm_hosts, vm_mem_mb)
         d = self.state.dir
@@ -135,19 +162,31 @@ class Fabric:
         if kind.hugepage_bytes_per_switch:
             self._ensure_hugepages(len(t.switches), kind.hugepage_bytes_per_switch)
         self.log(f"namespaces: {len(t.switches)} switches, {len(t.hosts)} hosts")
+        cp = self.agents
+        sysctls = kind.namespace_sysctls() + (cp.namespace_sysctls() if cp else [])
         for s in t.switches:
             w.add_namespace(self.ns(s["name"]))
-            netns.create(self.ns(s["name"]), kind.namespace_sysctls())
+            netns.create(self.ns(s["name"]), sysctls)
         for h in t.hosts:
             w.add_namespace(self.ns(h["name"]))
             netns.create(self.ns(h["name"]), self.host_kind(h["name"]).namespace_sysctls())
         veths = [link for link in t.links if not kind.in_memory(link)]
         mem = len(t.links) - len(veths)
         self.log(f"links: {len(t.links)}" + (f" ({mem} in memory)" if mem else ""))
+        cabling = self.cabling()
         for link in veths:
-            self._make_link(link)
+            # A swapped cable runs from the --miswire port to its new far end.
+            end = next((e for e in (link.a, link.b) if e in swapped_ends(swapped)), None)
+            self._make_link(link, *((end, cabling[end]) if end else (link.a, link.b)))
         kind.up()
-        self.push_tables()
+        if cp is not None:
+            names = [s["name"] for s in t.switches]
+            cp.up(names)
+            took_cp = cp.wait_converged(names, log=self.log)
+            self.log(f"control: every switch's agent converged ({took_cp:.1f} s after the "
+                     "daemons started)")
+        else:
+            self.push_tables()
         # The hosts once the switches forward: a VM's boot is the long part
         # of up, and its guest needs nothing from the switches to be set up.
         for hk in self.host_kinds:
@@ -164,10 +203,12 @@ class Fabric:
             raise FabricError(f"fabric {self.name} exists already (ofan-emu down --name "
                               f"{self.name}, or down --all after a crash)", code=1)
 
-    def _make_link(self, link: Link) -> None:
+    def _make_link(self, link: Link, a: Endpoint, b: Endpoint) -> None:
+        """The veths of a link (with link's attributes) between ends a and
+        b: link's own, or the ends a --miswire gave it."""
         t = self.topo
-        a_node, a_port = link.a
-        b_node, b_port = link.b
+        a_node, a_port = a
+        b_node, b_port = b
         if link.host:
             h = t.host_by_name[a_node]
             a_ns, a_if, a_mac = self.ns(a_node), host_if(), h["mac"]
@@ -220,6 +261,20 @@ class Fabric:
                               f"the kernel gave {got} of the {want} 2 MiB pages asked for", code=3)
         self.log(f"hugepages: {total} -> {got} (2 MiB)")
 
+    # -- cabling -----------------------------------------------------------
+    def miswire(self) -> tuple[Endpoint, Endpoint] | None:
+        """The two ports whose cables up swapped (up --miswire), or None."""
+        m = self.setup.miswire if self.state.setup is not None else ()
+        return self.topo.parse_miswire(",".join(m)) if m else None
+
+    def cabling(self) -> dict[Endpoint, Endpoint]:
+        """Far ends that differ from the plan (Topology.cabling)."""
+        return self.topo.cabling(self.miswire())
+
+    def far_end(self, end: Endpoint) -> Endpoint:
+        """Where the cable at a port really goes."""
+        return self.cabling().get(end) or self.topo.peer_of(end)
+
     # -- names of the switches -------------------------------------------
     def router_addr(self, sid: int) -> str:
         """The switch's own address, ofan-topo's (FatTree::switch_addr): an
@@ -238,8 +293,12 @@ class Fabric:
         return parse_tables(run(cmd).stdout, self.topo)
 
     def links_out_of_service(self) -> list[Link]:
-        """Failed links, and every inter-switch link of a failed switch."""
+        """Failed links, every inter-switch link of a failed switch, and the
+        two planned links a miswire broke (a control plane never uses them)."""
         out = {lid: self.topo.links[lid] for lid in self.state.failed_links}
+        for end in swapped_ends(self.miswire()):
+            link = self.topo.link_at(*end)
+            out[link.id] = link
         for name in self.state.failed_switches:
             for p in self.topo.sw_by_name[name]["ports"]:
                 link = self.topo.link_at(name, p["port"])
@@ -260,7 +319,10 @@ class Fabric:
 
     def push_tables(self) -> dict[str, Any]:
         """Computes every switch's table and has the kind install it: the
-        one place the fabric's control plane acts (ofan-agent's job, later)."""
+        one place ofan-emu acts as the fabric's control plane. Nothing with
+        --control agent: there each switch's agent finds out for itself."""
+        if self.agents is not None:
+            return {}
         tabs = self.tables()
         self.kind.configure(tabs)
         return tabs
@@ -276,8 +338,25 @@ class Fabric:
                 continue
             if not self.kind.in_memory(link):
                 netns.set_link(self.ns(node), port_if(port), up)
+            elif self.agents is not None:
+                # The port's TAP (its kernel interface): carrier as the link's,
+                # for the daemons behind it to see.
+                netns.set_link(self.ns(node), port_if(port), up)
             if node in self.topo.sw_by_name and node not in failed:
                 self.kind.set_port(node, port, up)
+
+    def set_wire(self, link: Link, cut: bool) -> None:
+        """A link cut silently, or mended: every frame across it lost with
+        the carrier up, neither switch told. What the dataplanes send is
+        lost at the sender (set_port wire); what a veth's kernel hears is
+        dropped by nftables at the receiver (the kernel's own frames, BGP
+        and BFD, do not pass through ofan-dp)."""
+        for node, port in (link.a, link.b):
+            if node in self.state.failed_switches:
+                continue
+            self.kind.set_wire(node, port, cut)
+            if not self.kind.in_memory(link):
+                netns.silent_drop(self.ns(node), port_if(port), cut)
 
     def _switch_veths(self, name: str, up: bool) -> None:
         """Switch `name`'s veth ports up or down (up: those of links that
@@ -288,20 +367,32 @@ class Fabric:
                 continue
             netns.set_link(self.ns(name), port_if(p["port"]), up)
 
-    def fail_link(self, link: Link) -> None:
+    def fail_link(self, link: Link, silent: bool = False) -> None:
+        """silent: the carrier stays up and every frame is lost (only a
+        link between switches: a host's engine would go on sending)."""
         if link.id in self.state.failed_links:
             raise FabricError(f"link {link.name()} is already failed")
-        self.writer.set_link_failed(link.id, True)
-        self.set_link(link, False)
+        if silent and link.host:
+            raise FabricError(f"link {link.name()}: --silent fails a link between switches "
+                              "(a host's link fails with its carrier)", code=2)
+        self.writer.set_link_failed(link.id, True, silent)
+        if silent:
+            self.set_wire(link, True)
+        else:
+            self.set_link(link, False)
         self.push_tables()
 
     def restore_link(self, link: Link) -> None:
         if link.id not in self.state.failed_links:
             raise FabricError(f"link {link.name()} is not failed")
+        silent = link.id in self.state.silent_links
         self.writer.set_link_failed(link.id, False)
         # Up first: a kernel router takes no route over a down link, and
         # ofan-dp uses the link only once the tables say so.
-        self.set_link(link, True)
+        if silent:
+            self.set_wire(link, False)
+        else:
+            self.set_link(link, True)
         self.push_tables()
 
     def fail_switch(self, name: str) -> None:
@@ -312,6 +403,8 @@ class Fabric:
         self.push_tables()
         self._switch_veths(name, False)
         self.kind.fail(name)
+        if self.agents is not None:
+            self.agents.stop(name)  # the whole box: its daemons too
 
     def restore_switch(self, name: str) -> None:
         if name not in self.state.failed_switches:
@@ -319,6 +412,8 @@ class Fabric:
         self._switch_veths(name, True)
         self.writer.set_switch_failed(name, False)
         self.kind.restore(name)
+        if self.agents is not None:
+            self.agents.start(name)
         self.push_tables()
 
     def down(self) -> dict[str, Any]:
@@ -344,17 +439,56 @@ class Fabric:
             proc = self.kind.status(s["name"])
             if proc is not None:
                 entry.update(dataclasses.asdict(proc))
+            if self.agents is not None:
+                entry["control"] = self.agents.summary(s["name"])
             sws.append(entry)
         return {"name": self.name, "switch": setup.switch, "engine": self.kind.engine,
                 "k": t.k, "levels": t.levels, "policy": setup.policy,
-                "ofan_mode": setup.ofan_mode,
+                "ofan_mode": setup.ofan_mode, "control": setup.control,
                 "phase": st.phase, "up_s": st.up_s,
                 "switches": sws,
                 "hosts": [self.host_kind(h["name"]).status(h["name"]).to_json()
                           for h in t.hosts],
                 "failed_links": [t.links[i].name() for i in st.failed_links],
+                "silent_links": [t.links[i].name() for i in st.silent_links],
                 "failed_switches": list(st.failed_switches),
                 "wires": len(st.wires)}
+
+    # -- masks -------------------------------------------------------------
+    def live_masks(self, name: str) -> list[int]:
+        """Switch `name`'s valid-uplink masks as its dataplane holds them
+        now (the pointers view: each data key's uplinks; bit u = uplink u)."""
+        r = control.request(self.sock(name), "pointers")
+        masks: dict[int, int] = {}
+        for key in r.get("keys", []) if isinstance(r, dict) else []:
+            if key.get("class") != "data":
+                continue
+            d = int(key["dest"])
+            for u in key.get("order", []):
+                masks[d] = masks.get(d, 0) | (1 << int(u))
+            masks.setdefault(d, 0)
+        return [masks.get(d, 0) for d in range(max(masks) + 1)] if masks else []
+
+    def verify_masks(self) -> dict[str, Any]:
+        """Every running switch's live masks against the brute-force valid
+        sets for the fabric's failures (ofan-topo tables): {ok, switches:
+        [{name, ok, differences: [{dest, live, expected}]}]}."""
+        want = {s["name"]: s["masks"] for s in self.tables()["switches"]}
+        out = []
+        for s in self.topo.switches:
+            name = s["name"]
+            if name in self.state.failed_switches or s["uplinks"] == 0:
+                continue
+            live = self.live_masks(name)
+            exp = want[name]
+            diffs = [{"dest": d, "live": hex(live[d]) if d < len(live) else None,
+                      "expected": hex(exp[d])}
+                     for d in range(max(len(live), len(exp)))
+                     if (live[d] if d < len(live) else None) != (exp[d] if d < len(exp) else None)]
+            out.append({"name": name, "ok": not diffs, "differences": diffs})
+        return {"ok": all(x["ok"] for x in out), "failed_links":
+                [self.topo.links[i].name() for i in self.state.failed_links],
+                "failed_switches": list(self.state.failed_switches), "switches": out}
 
     # -- reachability ----------------------------------------------------
     def ping_all(self, count: int = 1, timeout_s: float = 2,
@@ -386,6 +520,10 @@ class Fabric:
                 verdict, ip = line.split()
                 out[(name, by_addr[ip])] = verdict == "ok"
         return out
+
+
+def swapped_ends(miswire: tuple[Endpoint, Endpoint] | None) -> tuple[Endpoint, ...]:
+    return miswire if miswire is not None else ()
 
 
 def load(name: str, log: Callable[[str], None] = print) -> Fabric:

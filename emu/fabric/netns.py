@@ -85,6 +85,27 @@ def set_link(ns: str, ifname: str, up: bool) -> None:
         n.link("set", index=idx[0], state="up" if up else "down")
 
 
+SILENT_TABLE = "ofan_silent"
+
+
+def silent_drop(ns: str, ifname: str, drop: bool) -> None:
+    """Every frame the kernel of ns receives on ifname dropped (an nftables
+    netdev ingress chain, policy drop), or no longer: with the carrier up,
+    what a silently failed cable does to the control frames the kernel
+    hears (this kernel has no tc drop action)."""
+    chain = f"drop_{ifname}"
+    if drop:
+        rules = (f"table netdev {SILENT_TABLE} {{\n"
+                 f"  chain {chain} {{ type filter hook ingress device \"{ifname}\" "
+                 "priority -500; policy drop; }\n}\n")
+        run_ns(ns, ["nft", "-f", "-"], input=rules)
+    else:
+        # Gone already (a namespace made again, a rule removed by hand): fine.
+        r = run_ns(ns, ["nft", "delete", "chain", "netdev", SILENT_TABLE, chain], check=False)
+        if r.returncode != 0 and "No such file" not in r.stderr:
+            raise FabricError(f"{ns}: nft delete chain {chain}: {r.stderr.strip()}")
+
+
 def has_link(ns: str, ifname: str) -> bool:
     with NetNS(ns) as n:
         return bool(n.link_lookup(ifname=ifname))

@@ -78,9 +78,11 @@ def stage_of(sw: SwitchInfo, port: int) -> str:
 
 
 class Runner:
-    def __init__(self, fab: Fabric, log: Callable[[str], None]) -> None:
+    def __init__(self, fab: Fabric, log: Callable[[str], None],
+                 rto_us: int | None = None) -> None:
         self.fab = fab
         self.log = log
+        self.rto_override_us = rto_us  # run --rto-us
         self.topo = fab.topo
         self.ofan = fab.kind.switch == "ofan"
         self.shared = fab.kind.engine == "shared"
@@ -245,7 +247,11 @@ class Runner:
         packets that are only late (an all-to-all's incast fills them). 100
         frame times (about rxe's default 67 ms at 25 Mb/s), twice the deepest
         buffer's drain time, and at least 20 ms. uroce asks for ACKs every
-        quarter of it."""
+        quarter of it. run --rto-us overrides it: a silent failure blackholes
+        a path until BFD sees it (0.9 s at 300 ms x 3), longer than the
+        seven retries of a timeout this short last."""
+        if self.rto_override_us is not None:
+            return self.rto_override_us
         slowest = min(li.attrs["rate_mbps"] for li in self.topo.links)
         drain_us = max(parse_size(li.attrs["buffer"], "buffer") * 8 / li.attrs["rate_mbps"]
                        for li in self.topo.links)
@@ -501,7 +507,7 @@ def coll_partial(host: str, rc: int, out: str, err: str) -> Record:
 def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, seed: int = 1,
         qps: int = 1, entropy: str = "qp", ooo: bool = False, pace: float = 0.8,
         with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
-        log: Callable[[str], None] = print) -> Record:
+        log: Callable[[str], None] = print, rto_us: int | None = None) -> Record:
     if workload not in WORKLOADS:
         raise FabricError(f"--workload {workload}: one of {', '.join(WORKLOADS)}", code=2)
     known = facts.emu_policies()  # ofanctl --list-policies: the one list
@@ -510,7 +516,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             raise FabricError(f"--lbs {lb}: one of {', '.join(known)}", code=2)
     if fab.state.phase != "ready":
         raise FabricError(f"fabric {fab.name} is not ready (phase {fab.state.phase})")
-    r = Runner(fab, log)
+    r = Runner(fab, log, rto_us)
     hs = pick_hosts(fab, hosts)
     kinds = {fab.host_kind(h["name"]).kind for h in hs}  # uroce, vm or both
     kind = kinds.pop() if len(kinds) == 1 else "mixed"

@@ -22,14 +22,16 @@ the shared engine's ofan-dp (root namespace) is named by its command line
 The file's JSON is flat, as it has been since the first fabric: the setup's
 keys beside the rest (Setup and the records are only how the code reads it).
 """
+import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from . import shapes
 from .shapes import MapOf, OneOf, Optional
@@ -56,7 +58,8 @@ STATE_SHAPE = {
     "engine?": OneOf("per-switch", "shared", "kernel"), "policy?": str,
     "ofan_mode?": Optional(str), "seed?": int, "pipe_size?": int,
     "topology_source?": Optional(str), "created?": Optional(float), "phase?": str, "up_s?": float,
-    "failed_links?": [int], "failed_switches?": [str], "links?": MapOf(_LINK_ATTRS),
+    "failed_links?": [int], "silent_links?": [int], "failed_switches?": [str],
+    "links?": MapOf(_LINK_ATTRS), "control?": OneOf("tables", "agent"), "miswire?": [str],
     "wires?": [int], "vm_hosts?": [str],
 }
 # StateWriter.begin_up writes these at once, with "k", before it makes
@@ -64,6 +67,25 @@ STATE_SHAPE = {
 # lacks: per-switch, or kernel).
 UP_KEYS = ("k", "levels", "switch", "policy", "seed", "pipe_size", "phase", "failed_links",
            "failed_switches", "links", "wires", "vm_hosts")
+
+
+@contextlib.contextmanager
+def fabric_lock(name: str) -> Iterator[None]:
+    """Held by a command that changes fabric NAME (fail, restore, agent
+    restart): two of them at once take turns, each reading the state the
+    other left (a StateWriter writes a whole file, so without the lock the
+    second would write back the first's change undone). No lock without
+    the fabric's directory (there is nothing to change)."""
+    d = fabric_dir(name)
+    if not d.is_dir():
+        yield
+        return
+    with open(d / "lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def prefix(name: str) -> str:
@@ -164,6 +186,8 @@ class Setup:
     pipe_size: int
     topology_source: str | None = None
     created: float | None = None
+    control: str = "tables"     # tables | agent (control_plane.py)
+    miswire: tuple[str, ...] = ()  # up --miswire: two "SW:PORT" whose cables are swapped
 
 
 @dataclass(frozen=True)
@@ -177,6 +201,7 @@ class State:
     phase: str | None = None    # up | ready
     up_s: float | None = None
     failed_links: tuple[int, ...] = ()
+    silent_links: tuple[int, ...] = ()  # those of failed_links failed silently
     failed_switches: tuple[str, ...] = ()
     links: Mapping[str, LinkRecord] = field(default_factory=dict)  # link id -> attributes
     wires: tuple[int, ...] = ()  # links with a wire namespace (netem)
@@ -197,6 +222,7 @@ class State:
         if self.setup is not None:
             d.update(dataclasses.asdict(self.setup))
             d.update(failed_links=list(self.failed_links),
+                     silent_links=list(self.silent_links),
                      failed_switches=list(self.failed_switches),
                      links={k: dataclasses.asdict(v) for k, v in self.links.items()},
                      wires=list(self.wires), vm_hosts=list(self.vm_hosts))
@@ -224,13 +250,20 @@ class State:
         """What in this state does not fit the fabric's shape (link ids,
         switch and host names), or None."""
         n = len(topo.links)
-        for key, ids in (("failed_links", self.failed_links), ("wires", self.wires)):
+        for key, ids in (("failed_links", self.failed_links), ("silent_links", self.silent_links),
+                         ("wires", self.wires)):
             bad = [i for i in ids if not 0 <= i < n]
             if bad:
                 return f"{key}: link {bad[0]} of a fabric of {n}"
         bad_links = [k for k in self.links if not (k.isdigit() and int(k) < n)]
         if bad_links:
             return f"links: no link {bad_links[0]!r} in a fabric of {n}"
+        if self.setup is not None and self.setup.miswire:
+            from .topology import TopologyError
+            try:
+                topo.parse_miswire(",".join(self.setup.miswire))
+            except TopologyError as e:
+                return f"miswire: {e}"
         bad_nodes = [s for s in self.failed_switches if s not in topo.sw_by_name]
         bad_nodes += [h for h in self.vm_hosts if h not in topo.host_by_name]
         if bad_nodes:
@@ -271,12 +304,14 @@ def parse(name: str, data: bytes) -> State:
         setup = Setup(k=doc["k"], levels=doc["levels"], switch=doc["switch"], engine=engine,
                       policy=doc["policy"], ofan_mode=doc.get("ofan_mode"), seed=doc["seed"],
                       pipe_size=doc["pipe_size"], topology_source=doc.get("topology_source"),
-                      created=doc.get("created"))
+                      created=doc.get("created"), control=doc.get("control", "tables"),
+                      miswire=tuple(doc.get("miswire", [])))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
                             for k, r in doc.get("processes", {}).items()},
                  setup=setup, phase=doc.get("phase"), up_s=doc.get("up_s"),
                  failed_links=tuple(doc.get("failed_links", [])),
+                 silent_links=tuple(doc.get("silent_links", [])),
                  failed_switches=tuple(doc.get("failed_switches", [])), links=links,
                  wires=tuple(doc.get("wires", [])), vm_hosts=tuple(doc.get("vm_hosts", [])))
 
@@ -308,7 +343,8 @@ class StateWriter:
     def begin_up(self, setup: Setup, links: Mapping[int, "LinkAttrs"],
                  vm_hosts: list[str]) -> None:
         """The fabric's setup, before anything is made."""
-        self._commit(setup=setup, phase="up", up_s=None, failed_links=(), failed_switches=(),
+        self._commit(setup=setup, phase="up", up_s=None, failed_links=(), silent_links=(),
+                     failed_switches=(),
                      links={str(lid): LinkRecord.of(a) for lid, a in links.items()},
                      wires=(), vm_hosts=tuple(vm_hosts))
 
@@ -334,9 +370,12 @@ class StateWriter:
         rec = dataclasses.replace(self._state.processes[key], **changes)
         self.process(key, rec)
 
-    def set_link_failed(self, link_id: int, failed: bool) -> None:
+    def set_link_failed(self, link_id: int, failed: bool, silent: bool = False) -> None:
+        """A link failed (silent: with its carrier up, frames lost) or restored."""
         ids = tuple(i for i in self._state.failed_links if i != link_id)
-        self._commit(failed_links=ids + ((link_id,) if failed else ()))
+        quiet = tuple(i for i in self._state.silent_links if i != link_id)
+        self._commit(failed_links=ids + ((link_id,) if failed else ()),
+                     silent_links=quiet + ((link_id,) if failed and silent else ()))
 
     def set_switch_failed(self, name: str, failed: bool) -> None:
         names = tuple(n for n in self._state.failed_switches if n != name)
@@ -350,6 +389,7 @@ class StateWriter:
         if st is None or st.corrupt or st.setup is None:
             return
         self._state = dataclasses.replace(self._state, failed_links=st.failed_links,
+                                          silent_links=st.silent_links,
                                           failed_switches=st.failed_switches,
                                           processes=st.processes)
 

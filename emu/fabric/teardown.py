@@ -5,8 +5,9 @@ modifies: only what carries the fabric's prefix: namespaces "ofe-NAME-*" and
           the processes inside them, the processes the state file lists (if
           they are still those very processes), a shared engine whose command
           line names the fabric's file (one started by an `up` killed before
-          it recorded it), EAL runtime directories and
-          hugepage files "ofe-NAME-*", /run/ofan-emu/NAME/; and the hugepage
+          it recorded it), EAL runtime directories, hugepage files and FRR
+          pathspaces (/etc/frr/, /run/frr/) "ofe-NAME-*", /run/ofan-emu/NAME/;
+          and the hugepage
           reservation back to what it was, once no fabric is left
 gives:    a report {namespaces, processes, files} of what was removed
 """
@@ -95,11 +96,18 @@ def down(name: str) -> dict[str, Any]:
         if rec.pid is not None and rec.alive():
             pids.add(rec.pid)
     pids.discard(os.getpid())
+    # FRR keeps a crash-log directory per daemon process (/var/tmp/frr/
+    # DAEMON.PID, control_plane.py's daemons): the recorded ones go too.
+    frr_logs = [f"/var/tmp/frr/{rec.kind}.{rec.pid}" for rec in
+                (st.processes.values() if st is not None else ())
+                if rec.kind in ("zebra", "bgpd", "bfdd") and rec.pid is not None]
     report["processes"] = sorted(kill_processes(sorted(pids)))
     for ns in sorted(namespaces):
         if netns.delete(ns):
             report["namespaces"].append(ns)
-    for pattern in (f"/var/run/dpdk/{pre}*", f"/dev/hugepages/{pre}*"):
+    # FRR's per-switch pathspaces (control_plane.py) carry the prefix too.
+    for pattern in (f"/var/run/dpdk/{pre}*", f"/dev/hugepages/{pre}*", f"/etc/frr/{pre}*",
+                    f"/run/frr/{pre}*"):
         for path in glob.glob(pattern):
             if os.path.isdir(path):
                 shutil.rmtree(path, ignore_errors=True)
@@ -108,6 +116,10 @@ def down(name: str) -> dict[str, Any]:
                     os.unlink(path)
                 except OSError:
                     continue
+            report["files"].append(path)
+    for path in frr_logs:
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
             report["files"].append(path)
     d = RUN_DIR / name
     if d.exists():

@@ -26,6 +26,7 @@ _BUILD_PATH = {
     "ofan-sim": "sim/ofan-sim",
     "ofan-coll": "emu/collective/ofan-coll",
     "ofan-verbs": "emu/verbs/ofan-verbs",
+    "ofan-agent": "control/agent/ofan-agent",
 }
 
 
@@ -56,6 +57,15 @@ def tool(name: str) -> str:
         return found
     raise FabricError(f"{name} not found (looked in {built} and on PATH); build first: "
                       "bash scripts/build.sh")
+
+
+def trap_bpf() -> str:
+    """The per-switch engine's XDP trap (dataplane/xdp/trap.bpf.c, built by
+    meson), or OFAN_TRAP_BPF naming one."""
+    path = os.environ.get("OFAN_TRAP_BPF") or str(build_dir() / "dataplane/xdp/trap.bpf.o")
+    if not os.path.isfile(path):
+        raise FabricError(f"the XDP trap {path} is not built (bash scripts/build.sh)", code=3)
+    return path
 
 
 def run(cmd: Sequence[str], check: bool = True, timeout: float = 60,

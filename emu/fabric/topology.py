@@ -355,6 +355,37 @@ class Topology:
                                 "fail and restore take inter-switch links (edge-agg, agg-core)")
         return link
 
+    def parse_miswire(self, text: str) -> tuple[Endpoint, Endpoint]:
+        """'SW:PORT,SW:PORT' (up --miswire): two switch ports on two different
+        links between switches, whose far ends are to be swapped."""
+        parts = text.split(",")
+        if len(parts) != 2:
+            raise TopologyError(f"--miswire {text}: give two switch ports, SW:PORT,SW:PORT")
+        ends = [self._endpoint(x, "--miswire") for x in parts]
+        links = [self._by_end.get(e) for e in ends]
+        for x, link in zip(parts, links):
+            if link is None or link.host:
+                raise TopologyError(f"--miswire {x}: not a port cabled to another switch (a "
+                                    "host's cable cannot be swapped)")
+        if links[0] is links[1]:
+            raise TopologyError(f"--miswire {text}: both ends of one cable")
+        return ends[0], ends[1]
+
+    def cabling(self, miswire: tuple[Endpoint, Endpoint] | None) -> dict[Endpoint, Endpoint]:
+        """The far end of each port whose cable --miswire swapped (a map
+        both ways; empty without one): ports E1, E2 with planned peers X1,
+        X2 are cabled E1-X2 and E2-X1."""
+        if miswire is None:
+            return {}
+        e1, e2 = miswire
+        x1, x2 = self.peer_of(e1), self.peer_of(e2)
+        return {e1: x2, x2: e1, e2: x1, x1: e2}
+
+    def peer_of(self, end: Endpoint) -> Endpoint:
+        """The planned far end of a port."""
+        link = self.link_at(*end)
+        return link.b if link.a == end else link.a
+
     def to_yaml_dict(self, name: str) -> dict[str, Any]:
         """The canonical topology file of this shape, every link listed."""
         links = [{"endpoints": [f"{li.a[0]}" if li.host else f"{li.a[0]}:{li.a[1]}",

@@ -11,6 +11,8 @@ keeps: names (ns, sock), the topology, the state file, the log.
     configure(tabs)  ofan-topo's tables (Fabric.tables()) installed
     set_port(...)    one end of a link told up or down (the fabric sets the
                      veth, if the link has one)
+    set_wire(...)    one end of a link cut silently (the fabric drops at the
+                     veth's kernel, if the link has one)
     fail(name)       one switch stopped (the fabric has taken its veths down)
     restore(name)    that switch running again, with the fabric's failed links
                      still down (the fabric has its veths up again)
@@ -105,6 +107,12 @@ class SwitchKind(ABC):
 
     def set_port(self, name: str, port: int, up: bool) -> None:
         """Tells switch `name` (running) that its port is up or down."""
+
+    def set_wire(self, name: str, port: int, cut: bool) -> None:
+        """Tells switch `name`'s dataplane to lose (cut) or send (not cut)
+        what leaves the port, the switch none the wiser: a silent failure.
+        Kinds whose frames leave through a kernel netdev need nothing: the
+        fabric drops at the netdev (netns.silent_drop)."""
 
     def fail(self, name: str) -> None:
         """Stops switch `name`."""

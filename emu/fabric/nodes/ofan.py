@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import control, teardown
+from .. import control, teardown, tools
 from ..state import ProcessRecord, alive, proc_start_time
 from ..tools import FabricError
 from ..topology import SwitchInfo, parse_size, rate_gbps
@@ -46,12 +46,25 @@ class OfanKind(SwitchKind):
         lb: dict[str, Any] = {"policy": st.policy, "seed": st.seed}
         if st.policy == "ofan":
             lb["ofan_mode"] = st.ofan_mode
-        return {"name": self.config_name(s["name"]),
-                "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},
-                "ports": ports, "pipe_size": st.pipe_size, "lb": lb,
-                "egress": {"ring_slots": RING_SLOTS},
-                "control": {"socket": fab.sock(s["name"])},
-                "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
+        cfg = {"name": self.config_name(s["name"]),
+               "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},
+               "ports": ports, "pipe_size": st.pipe_size, "lb": lb,
+               "egress": {"ring_slots": RING_SLOTS},
+               "control": {"socket": fab.sock(s["name"])},
+               "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
+        if st.control == "agent":
+            self.kernel_ports(cfg, s)
+        return cfg
+
+    def kernel_ports(self, cfg: dict[str, Any], s: SwitchInfo) -> None:
+        """The switch's ports as kernel interfaces for its control plane
+        (control_plane.py): here each port between switches is a veth whose
+        XDP program (dataplane/xdp/trap.bpf.c) passes LLDP, IPv6 ND, BGP and
+        BFD to the kernel and the rest to ofan-dp."""
+        trap = tools.trap_bpf()
+        for port in cfg["ports"]:
+            if not self.topo.link_at(s["name"], port["port"]).host:
+                port["dev"] += f",xdp_prog={trap}"
 
     def config_name(self, sw: str) -> str:
         """The switch's name in its config (and in its status)."""
@@ -132,6 +145,9 @@ class OfanKind(SwitchKind):
 
     def set_port(self, name: str, port: int, up: bool) -> None:
         control.request(self.fab.sock(name), "set_port", port=port, admin="up" if up else "down")
+
+    def set_wire(self, name: str, port: int, cut: bool) -> None:
+        control.request(self.fab.sock(name), "set_port", port=port, wire="cut" if cut else "ok")
 
     def failed_ports(self, name: str) -> list[int]:
         """The ports of switch `name` whose link is failed."""

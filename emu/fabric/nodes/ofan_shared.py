@@ -55,7 +55,8 @@ class OfanShared(OfanKind):
         for port in cfg["ports"]:
             link = self.topo.link_at(s["name"], port["port"])
             if self.in_memory(link):
-                peer_name, peer_port = link.b if link.a == (s["name"], port["port"]) else link.a
+                # The cable's real far end (up --miswire may have swapped it).
+                peer_name, peer_port = self.fab.far_end((s["name"], port["port"]))
                 port["dev"] = f"mem:{self.config_name(peer_name)}:{peer_port}"
                 for key in ("latency_us", "loss_pct", "reorder_pct"):
                     port["egress"][key] = float(link.attrs[key])
@@ -63,6 +64,12 @@ class OfanShared(OfanKind):
                 for key in ("latency_us", "loss_pct", "reorder_pct"):
                     port["egress"][key] = 0.0  # the host link's wire has them (netem)
         return cfg
+
+    def kernel_ports(self, cfg: dict[str, Any], s: SwitchInfo) -> None:
+        """A TAP per in-memory port in the switch's namespace (linux-cp:
+        dataplane/exception/kernel_ports.h); host ports stay veths, which
+        no control plane talks over."""
+        cfg["control"]["kernel_ports"] = True
 
     def up(self) -> None:
         fab = self.fab

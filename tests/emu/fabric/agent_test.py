@@ -1,0 +1,327 @@
+#!/usr/bin/python3
+"""`ofan-emu up --control agent`: every switch learns its neighbours and
+routes from real daemons (lldpd, FRR with BGP unnumbered and BFD) through
+ofan-agent, on both engines.
+
+    agent_test.py      (root; Debian's /usr/bin/python3, lldpd, FRR, nft)
+
+On a k=4 leaf-spine with two cables miswired at up (l0:2 and l1:3 swapped:
+l0 reaches s1, l1 reaches s0), and on a k=4 fat tree (20 switches) per
+engine:
+  - the topology is learned: each agent's neighbours place it where it is,
+    every usable fabric port has an Established BGP session with BFD up, the
+    miswire is reported by the four switches it reaches and never used, and
+    every switch's live masks equal the brute-force valid sets (verify-masks,
+    with the miswired links counted out of service);
+  - under a uroce permutation, an agg-core link fails by carrier loss and an
+    edge-agg link silently (carrier up, frames lost): the masks converge to
+    the brute force again, and the collective completes with every buffer
+    verified; both restored, the masks converge back;
+  - an agent killed (SIGKILL) and restarted under traffic: its switch's
+    tables are never reloaded (the generation does not move) and the
+    collective verifies;
+  - bad requests exit 2 with one line; after down no namespace, daemon,
+    FRR directory or crash-log directory of the fabric is left.
+Convergence times are printed (bench/RESULTS.md has the figures); nothing
+here asserts a duration.
+
+Exit: 0 pass, 1 fail, 77 skip (not root, no AF_XDP / hugepages, no daemons).
+"""
+import atexit
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tests" / "common"))
+from checks import SKIP, check, failures, has_shared_engine, log  # noqa: E402
+
+BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
+EMU = str(REPO / "emu" / "ofan-emu")
+PID = os.getpid()
+NAMES = {"per-switch": f"ap{PID % 100000}", "shared": f"as{PID % 100000}",
+         "miswire": f"am{PID % 100000}"}
+MISWIRE = "l0:2,l1:3"
+# Who sees a neighbour the leaf-spine does not place there, and on which port.
+MISWIRED = {"l0": [2], "l1": [3], "s0": [0], "s1": [1]}
+# A silent failure blackholes a path until BFD (300 ms x 3) sees it and BGP
+# withdraws it: the hosts' seven retries must outlast that.
+RTO_US = 500000
+# The per-switch engine is link-bound at k=4 only on slow links (bench/
+# RESULTS.md): twenty processes and the daemons share two cores.
+LINK_MBPS = {"per-switch": 25, "shared": 100}
+CONVERGE_S = 60
+
+
+def emu(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def cleanup() -> None:
+    for n in NAMES.values():
+        subprocess.run([EMU, "down", "--name", n], capture_output=True, timeout=180)
+
+
+def status(name: str) -> dict[str, Any]:
+    r = emu("status", "--name", name, "--json")
+    try:
+        d: dict[str, Any] = json.loads(r.stdout)
+        return d
+    except ValueError:
+        return {}
+
+
+def wait_masks(name: str, what: str) -> bool:
+    """verify-masks until it passes; logs how long it took."""
+    t0 = time.monotonic()
+    last = ""
+    while time.monotonic() - t0 < CONVERGE_S:
+        r = emu("verify-masks", "--name", name)
+        if r.returncode == 0:
+            log(f"  {what}: masks equal the brute force {time.monotonic() - t0:.1f} s later")
+            return True
+        last = (r.stdout + r.stderr).strip()
+        time.sleep(0.3)
+    log(f"  {what}: masks still differ after {CONVERGE_S} s: {last[-400:]}")
+    return False
+
+
+class Run:
+    """A uroce permutation in the background."""
+
+    def __init__(self, name: str, msg: str) -> None:
+        self.err_path = f"/tmp/ofan-agent-test-{name}.err"
+        self.err = open(self.err_path, "w")
+        self.p = subprocess.Popen([EMU, "run", "--name", name, "--workload", "perm", "--msg", msg,
+                                   "--lbs", "ofan", "--rto-us", str(RTO_US), "--json"],
+                                  stdout=subprocess.PIPE, stderr=self.err, text=True)
+
+    def wait_started(self) -> bool:
+        """Until the hosts report progress (traffic flows)."""
+        end = time.monotonic() + 60
+        while time.monotonic() < end and self.p.poll() is None:
+            if "delivered" in open(self.err_path).read():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def result(self) -> tuple[bool, str]:
+        out, _ = self.p.communicate(timeout=300)
+        self.err.close()
+        tail = open(self.err_path).read().strip().splitlines()[-2:]
+        os.unlink(self.err_path)
+        try:
+            runs = json.loads(out)["runs"]
+            ok = self.p.returncode in (0, 3) and all(r["verified"] for r in runs)
+            return ok, f"verified {[r['verified'] for r in runs]}, " + " | ".join(tail)
+        except (ValueError, KeyError, TypeError):
+            return False, f"exit {self.p.returncode}: " + " | ".join(tail)
+
+
+def learned(name: str, what: str, miswired: dict[str, list[int]]) -> None:
+    s = status(name)
+    sws = s.get("switches", [])
+    check(f"{what}: status says control agent", s.get("control") == "agent", str(s)[:200])
+    wrong = []
+    for w in sws:
+        a = (w.get("control") or {}).get("agent") or {}
+        procs = (w.get("control") or {}).get("processes", {})
+        # k=4: an edge has two ports to switches, the others four.
+        fabric_ports = (2 if w["role"] == "edge" else 4) - len(miswired.get(w["name"], []))
+        if not all(procs.values()):
+            wrong.append(f"{w['name']}: processes {procs}")
+        elif a.get("identity") != w["name"]:
+            wrong.append(f"{w['name']}: neighbours place it as {a.get('identity')!r}")
+        elif not (len(a["usable_fabric_ports"]) == a["bgp_established"] == a["bfd_up"]
+                  == fabric_ports) or not a["converged"]:
+            wrong.append(f"{w['name']}: {a}")
+    check(f"{what}: every switch's neighbours place it where it is, sessions Established and "
+          "BFD up on every usable fabric port", bool(sws) and not wrong, "; ".join(wrong[:3]))
+    mis = {w["name"]: [m["port"] for m in ((w.get("control") or {}).get("agent") or {})
+                       .get("miswires", [])] for w in sws}
+    check(f"{what}: " + ("the swapped cables are reported as miswires, by the four switches "
+                         "they reach" if miswired else "no miswire reported"),
+          {k: v for k, v in mis.items() if v} == miswired,
+          str({k: v for k, v in mis.items() if v}))
+    r = emu("verify-masks", "--name", name, "--json")
+    check(f"{what}: verify-masks: every switch holds the brute-force valid sets"
+          + (", the miswired cables out of service" if miswired else ""),
+          r.returncode == 0, (r.stdout + r.stderr)[-400:])
+
+
+def generation(name: str, sw: str) -> int | None:
+    sock = f"/run/ofan-emu/{name}/sock/{sw}.sock"
+    r = subprocess.run([str(BUILD / "control/ofanctl/ofanctl"), "--socket", sock, "--json",
+                        "status"], capture_output=True, text=True, timeout=30)
+    try:
+        return int(json.loads(r.stdout)["generation"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def leftovers(name: str) -> list[str]:
+    left = [n for n in os.listdir("/var/run/netns") if n.startswith(f"ofe-{name}-")] \
+        if os.path.isdir("/var/run/netns") else []
+    left += glob.glob(f"/etc/frr/ofe-{name}-*") + glob.glob(f"/run/frr/ofe-{name}-*")
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes()
+            st = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"ofe-{name}-".encode() in cmd and st not in ("Z", "X"):
+            shown = cmd.replace(b"\0", b" ")[:80]
+            left.append(f"pid {d.name}: {shown!r}")
+    return left
+
+
+def fabric(engine: str) -> None:
+    name = NAMES[engine]
+    what = f"k=4 fat tree, {engine} engine, agents"
+    t0 = time.monotonic()
+    r = emu("up", "--k", "4", "--levels", "3", "--name", name, "--engine", engine,
+            "--control", "agent", "--link-mbps", str(LINK_MBPS[engine]))
+    if not check(f"{what}: up", r.returncode == 0, r.stderr[-600:]):
+        return
+    log(f"  up with every agent converged in {time.monotonic() - t0:.1f} s")
+    learned(name, what, {})
+
+    # Failures under traffic.
+    run = Run(name, "16MiB" if engine == "shared" else "2MiB")
+    started = run.wait_started()
+    check(f"{what}: a permutation runs", started, "")
+    # Both at once: two ofan-emu commands on one fabric take turns (its lock).
+    fails = [(args, subprocess.Popen([EMU, "fail", "--name", name, *args],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+             for args in (["--link", "a2-0:3"], ["--link", "e1-0:2", "--silent"])]
+    for args, f in fails:
+        _, err = f.communicate(timeout=120)
+        check(f"{what}: fail {' '.join(args)} under traffic", f.returncode == 0, err[-300:])
+    check(f"{what}: both links failed while the permutation was still sending",
+          run.p.poll() is None, "the run had ended: give it more bytes")
+    check(f"{what}: after an agg-core link lost its carrier and an edge-agg link went silent, "
+          "every switch's masks converge to the brute force",
+          wait_masks(name, "agg-core carrier + edge-agg silent"), "")
+    ok, detail = run.result()
+    check(f"{what}: the permutation across both failures completes, every buffer verified",
+          ok, detail)
+    for link in ("a2-0:3", "e1-0:2"):
+        r = emu("restore", "--name", name, "--link", link)
+        check(f"{what}: restore --link {link}", r.returncode == 0, r.stderr[-300:])
+    check(f"{what}: restored, the masks converge back", wait_masks(name, "both restored"), "")
+
+    # The agent killed and restarted under traffic.
+    run = Run(name, "8MiB" if engine == "shared" else "1MiB")
+    run.wait_started()
+    gen = generation(name, "e0-0")  # after the run set its policy (a new generation)
+    r = emu("agent", "restart", "e0-0", "--name", name, "--json")
+    check(f"{what}: agent restart e0-0 under traffic", r.returncode == 0, r.stderr[-300:])
+    check(f"{what}: the agent was back while the permutation was still sending",
+          run.p.poll() is None, "the run had ended: give it more bytes")
+    ok, detail = run.result()
+    check(f"{what}: the permutation across the agent's restart verifies", ok, detail)
+    end = time.monotonic() + CONVERGE_S
+    a: dict[str, Any] = {}
+    while time.monotonic() < end:
+        sw = [w for w in status(name).get("switches", []) if w["name"] == "e0-0"]
+        a = ((sw[0].get("control") or {}).get("agent") or {}) if sw else {}
+        if a.get("converged"):
+            break
+        time.sleep(0.3)
+    after = generation(name, "e0-0")
+    check(f"{what}: the restarted agent resynchronised without reloading e0-0's tables",
+          a.get("converged") is True and gen is not None and after == gen,
+          f"generation {gen} -> {after}, agent {a}")
+
+    r = emu("down", "--name", name)
+    check(f"{what}: down", r.returncode == 0, r.stderr[-300:])
+    left = leftovers(name)
+    check(f"{what}: nothing left after down (namespaces, daemons, FRR directories)",
+          not left, str(left[:5]))
+
+
+def miswire() -> None:
+    """A leaf-spine with two cables swapped: found, reported, never used."""
+    name = NAMES["miswire"]
+    what = f"k=4 leaf-spine, miswired {MISWIRE}, agents"
+    r = emu("up", "--k", "4", "--levels", "2", "--name", name, "--engine", "per-switch",
+            "--control", "agent", "--miswire", MISWIRE)
+    if check(f"{what}: up", r.returncode == 0, r.stderr[-600:]):
+        learned(name, what, MISWIRED)
+    emu("down", "--name", name)
+    check(f"{what}: nothing left after down", not leftovers(name), str(leftovers(name)[:5]))
+
+
+def bad_requests() -> None:
+    """Cheap refusals, on no fabric or a tables one: exit 2, one line."""
+    name = f"at{PID % 100000}"
+    for args, why in ((["up", "--k", "4", "--levels", "2", "--name", name, "--switch", "kernel",
+                        "--control", "agent"], "--control agent"),
+                      (["up", "--k", "4", "--levels", "2", "--name", name, "--control", "nope"],
+                       "invalid choice"),
+                      (["up", "--k", "4", "--levels", "2", "--name", name, "--miswire",
+                        "e0-0:2"], "--miswire"),
+                      (["up", "--k", "4", "--levels", "2", "--name", name, "--miswire",
+                        "l0:0,l1:2"], "host"),
+                      (["up", "--k", "4", "--levels", "2", "--name", name, "--miswire",
+                        "l0:2,s0:0"], "one cable")):
+        r = emu(*args)
+        check(f"ofan-emu {' '.join(args[5:])}: exit 2 naming the problem",
+              r.returncode == 2 and why in r.stderr and "Traceback" not in r.stderr,
+              r.stderr.strip()[-300:])
+    r = emu("up", "--k", "4", "--levels", "2", "--name", name, "--engine", "shared")
+    if not check("a tables leaf-spine: up", r.returncode == 0, r.stderr[-300:]):
+        return
+    for args, why in ((["agent", "restart", "l0"], "runs no agents"),
+                      (["fail", "--link", "h0", "--silent"], "inter-switch"),
+                      (["fail", "--switch", "l0", "--silent"], "--silent")):
+        r = emu(*args, "--name", name)
+        check(f"ofan-emu {' '.join(args)} on a tables fabric: exit 2, one line",
+              r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+              r.stderr.strip()[-300:])
+    r = emu("verify-masks", "--name", name, "--json")
+    try:
+        ok = json.loads(r.stdout)["ok"] is True
+    except (ValueError, KeyError):
+        ok = False
+    check("verify-masks on a tables fabric: the pushed tables are the brute force",
+          r.returncode == 0 and ok, (r.stdout + r.stderr)[-300:])
+    emu("down", "--name", name)
+
+
+def main() -> int:
+    if os.geteuid() != 0:
+        log("SKIP: needs root (namespaces, AF_XDP, hugepages)")
+        return SKIP
+    for t in ("lldpd", "lldpcli", "vtysh", "nft"):
+        if not shutil.which(t):
+            log(f"SKIP: no {t} (bash scripts/setup.sh installs lldpd, frr, nftables)")
+            return SKIP
+    for b in ("dataplane/ofan-dp", "control/ofanctl/ofanctl", "emu/ofan-topo", "emu/uroce/uroce",
+              "control/agent/ofan-agent", "dataplane/xdp/trap.bpf.o"):
+        if not (BUILD / b).exists():
+            log(f"FAIL: {b} is not built")
+            return 1
+    atexit.register(cleanup)
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, lambda *_: sys.exit(1))
+    bad_requests()
+    miswire()
+    fabric("per-switch")
+    if has_shared_engine(BUILD):
+        fabric("shared")
+    log(f"{len(failures)} failure(s)" + (": " + "; ".join(failures) if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
