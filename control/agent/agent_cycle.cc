@@ -185,7 +185,15 @@ json Agent::Cycle(int64_t now_ms) {
   const bool moved = !masks || !last_masks_ || *masks != *last_masks_ ||
                      (roles_ && roles_->usable_fabric_ports != last_usable_) ||
                      status["frr"].value("action", "") == "applied";
-  const bool ask = !synced_ || moved || cycle_ - asked_cycle_ >= o_.bgp_refresh_cycles;
+  // BFD comes up after its BGP session: until every Established session
+  // has an up BFD peer, keep reading (it is only reported, never acted on).
+  size_t sessions_up = 0, bfd_up = 0;
+  for (const BgpPeer& p : bgp_.value_or(std::vector<BgpPeer>{})) sessions_up += p.established();
+  if (bfd_.is_array()) {
+    for (const json& b : bfd_) bfd_up += b.value("status", "") == "up";
+  }
+  const bool ask =
+      !synced_ || moved || bfd_up < sessions_up || cycle_ - asked_cycle_ >= o_.bgp_refresh_cycles;
   if (roles_) last_usable_ = roles_->usable_fabric_ports;
   status["bgp_read"] = ask ? "now" : fmt::format("{} cycles ago", cycle_ - asked_cycle_);
   if (ask) {
