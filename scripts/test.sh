@@ -59,8 +59,8 @@ print("\n".join(sorted(os.path.relpath(f, root) for f in out)))
     echo "ASan build failed"; rc=1; extra_failed=$((extra_failed + 1))
   fi
   echo "== fuzzing"
-  # 12 s per target: nine targets, and the VM suites need the minutes.
-  if ! bash scripts/fuzz.sh 12; then rc=1; extra_failed=$((extra_failed + 1)); fi
+  # 8 s per target: ten targets, and the VM and agent suites need the minutes.
+  if ! bash scripts/fuzz.sh 8; then rc=1; extra_failed=$((extra_failed + 1)); fi
 fi
 
 /usr/bin/python3 - "$extra_failed" "${logs[@]}" <<'PY' || true
