@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "control/agent/frr_apply.h"
@@ -69,6 +70,21 @@ Result<std::string> Agent::RunOk(const std::vector<std::string>& argv) {
   return std::move(r->out);
 }
 
+std::vector<long> Agent::FrrPids() const {
+  const std::string dir =
+      !o_.frr_run_dir.empty()
+          ? o_.frr_run_dir
+          : (o_.vtysh_pathspace.empty() ? "/run/frr" : "/run/frr/" + o_.vtysh_pathspace);
+  std::vector<long> pids;
+  for (const char* d : {"zebra", "bgpd", "bfdd"}) {
+    std::ifstream in(dir + "/" + d + ".pid");
+    long pid = 0;
+    if (!(in >> pid) || pid <= 0) pid = 0;
+    pids.push_back(pid);
+  }
+  return pids;
+}
+
 void Agent::ApplyFrr(const FabricRoles& roles, json& status, json& errors) {
   const lb::SwitchId self(o_.switch_id);
   json frr{{"dir", o_.frr_dir}, {"ports", roles.peer_ports}};
@@ -76,6 +92,15 @@ void Agent::ApplyFrr(const FabricRoles& roles, json& status, json& errors) {
     frr["action"] = "unmanaged";
     status["frr"] = frr;
     return;
+  }
+  // A daemon that came back (a new pid) starts empty: give it all again.
+  // One that is down (no pidfile) is waited for.
+  const std::vector<long> pids = FrrPids();
+  const bool restarted =
+      applied_ && pids != applied_pids_ && std::find(pids.begin(), pids.end(), 0) == pids.end();
+  if (restarted) {
+    frr["restarted"] = true;
+    applied_.reset();  // nothing to remove first: the new daemon has nothing
   }
   if (applied_ && *applied_ == roles.peer_ports) {
     frr["action"] = "unchanged";
@@ -104,6 +129,7 @@ void Agent::ApplyFrr(const FabricRoles& roles, json& status, json& errors) {
   }
   if (auto r = RunOk(ApplyArgv(o_.vtysh_pathspace, file)); !r) return fail(r.error().message);
   applied_ = roles.peer_ports;
+  applied_pids_ = pids;
   frr["action"] = "applied";
   frr["removed"] = removed;
   status["frr"] = frr;

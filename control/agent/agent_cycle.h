@@ -49,6 +49,11 @@ struct AgentOptions {
   std::string lldpcli_socket;   // lldpd -u; "" = lldpcli's default
   std::string frr_dir;          // where frr.conf goes; "" = do not manage FRR
   std::string vtysh_pathspace;  // FRR -N; "" = the default instance
+  // Where FRR's daemons write their pidfiles (zebra.pid, bgpd.pid,
+  // bfdd.pid); "" = /run/frr/PATHSPACE. A daemon that restarted has lost
+  // what vtysh gave it: a pid that changed makes the agent apply frr.conf
+  // again.
+  std::string frr_run_dir;
   FrrOptions frr;
   int settle_cycles = 2;
   // Once converged, FRR's BGP and BFD state is read again after this many
@@ -73,14 +78,17 @@ class Agent {
   // Runs argv; its stdout when it exited 0, otherwise an error with stderr.
   Result<std::string> RunOk(const std::vector<std::string>& argv);
   void ApplyFrr(const FabricRoles& roles, nlohmann::json& status, nlohmann::json& errors);
+  // zebra's, bgpd's and bfdd's pids from their pidfiles (0 where none).
+  std::vector<long> FrrPids() const;
 
   AgentOptions o_;
   lb::FatTree tree_;
   CommandRunner* runner_;
   DpLink* dp_;
   uint64_t cycle_ = 0;
-  std::optional<FabricRoles> roles_;                     // the last good classification
-  std::optional<std::vector<int>> applied_;              // fabric ports FRR was last given
+  std::optional<FabricRoles> roles_;         // the last good classification
+  std::optional<std::vector<int>> applied_;  // fabric ports FRR was last given
+  std::vector<long> applied_pids_;           // FRR's daemons' pids when it was (0: no pidfile)
   std::optional<std::vector<lb::PortMask>> last_masks_;  // the previous cycle's
   int stable_cycles_ = 0;
   bool synced_ = false;

@@ -223,6 +223,7 @@ class AgentCycleTest : public ::testing::Test {
     o.lldpcli_socket = "/run/lldp.sock";
     o.frr_dir = dir_.string();
     o.vtysh_pathspace = "l0";
+    o.frr_run_dir = (dir_ / "run").string();  // no pidfiles unless a test writes them
     return o;
   }
   std::string Sock() { return (dir_ / "dp.sock").string(); }
@@ -315,6 +316,39 @@ TEST_F(AgentCycleTest, ConvergedAgentReadsBgpOnlyWhenSomethingMoves) {
   EXPECT_EQ(s["bgp_read"], "now");
   EXPECT_EQ(s["masks"]["action"], "pushed") << s.dump();
   EXPECT_EQ(bgp_reads(), 3);
+}
+
+// An FRR daemon that restarted (its pidfile names a new pid) has lost what
+// vtysh gave it: frr.conf is applied again, with nothing removed first.
+TEST_F(AgentCycleTest, RestartedFrrDaemonGetsItsConfigAgain) {
+  FakeDp dp(Sock());
+  dp.set_masks(want_);
+  DpLink link(Sock(), 1000);
+  std::filesystem::create_directories(dir_ / "run");
+  auto pidfile = [&](const char* d, long pid) {
+    std::ofstream(dir_ / "run" / (std::string(d) + ".pid")) << pid << "\n";
+  };
+  pidfile("zebra", 100);
+  pidfile("bgpd", 101);
+  pidfile("bfdd", 102);
+  auto ag = Agent::Make(Options(1), runner_, link);
+  ASSERT_TRUE(ag.ok());
+  auto applies = [&] { return std::count(runner_.calls.begin(), runner_.calls.end(), apply_); };
+  EXPECT_EQ(ag->Cycle(0)["frr"]["action"], "applied");
+  EXPECT_EQ(ag->Cycle(500)["frr"]["action"], "unchanged");
+  EXPECT_EQ(applies(), 1);
+  // bgpd killed: its pidfile stays; nothing to apply to yet.
+  EXPECT_EQ(ag->Cycle(1000)["frr"]["action"], "unchanged");
+  pidfile("bgpd", 0);  // gone (a daemon that cleaned up): waited for
+  EXPECT_EQ(ag->Cycle(1500)["frr"]["action"], "unchanged");
+  pidfile("bgpd", 201);  // back, empty
+  const json s = ag->Cycle(2000);
+  EXPECT_EQ(s["frr"]["action"], "applied") << s.dump();
+  EXPECT_TRUE(s["frr"]["restarted"].get<bool>());
+  EXPECT_TRUE(s["frr"]["removed"].empty());
+  EXPECT_EQ(applies(), 2);
+  EXPECT_EQ(ag->Cycle(2500)["frr"]["action"], "unchanged");
+  EXPECT_EQ(applies(), 2);
 }
 
 TEST_F(AgentCycleTest, RestartedAgentFindingTheSameMasksSendsNothing) {
