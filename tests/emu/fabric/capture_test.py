@@ -63,20 +63,24 @@ def tshark_fields(path: Path, *fields: str, display: str = "") -> list[list[str]
     return [line.split("\t") for line in r.stdout.splitlines() if line.strip()]
 
 
-def psns_in_sequence(rows: list[list[str]]) -> bool:
-    """Per destination QP, data PSNs that go forward by one, or back
-    (go-back-N), never skip ahead: what a requester sends, seen on its own
-    link before any load balancer could reorder it. ACKs and CNPs are the
-    responder's and carry no data PSN of h0's."""
-    last: dict[str, int] = {}
-    for _direction, opcode, qp, psn in rows:
+def psns_in_sequence(rows: list[list[str]]) -> tuple[bool, str]:
+    """Per destination QP, no data PSN beyond one past the highest sent
+    before: new data goes out in sequence, and everything else is a
+    retransmission (go-back-N rewinds, and a late ACK may then move the
+    requester forward again, within what it had sent: the CI's loaded run
+    showed that). Seen on h0's own link, before any load balancer could
+    reorder it. ACKs and CNPs are the responder's and carry no data PSN of
+    h0's. The first violation, if any, with the rows before it."""
+    top: dict[str, int] = {}
+    for i, (_direction, opcode, qp, psn) in enumerate(rows):
         if int(opcode) in (RC_ACK, CNP):
             continue
         p = int(psn)
-        if qp in last and p > last[qp] + 1:
-            return False
-        last[qp] = p
-    return True
+        if qp in top and p > top[qp] + 1:
+            return False, (f"QP {qp}: PSN {p} after at most {top[qp]}; "
+                           f"rows {rows[max(0, i - 6):i + 2]}")
+        top[qp] = max(top.get(qp, p), p)
+    return True, f"{len(top)} QPs"
 
 
 def serialised(rows: list[list[str]], mbps: float) -> tuple[bool, str]:
@@ -146,8 +150,9 @@ def ofan_fabric(name: str, engine: str) -> None:
     check(f"{what}: BTH opcodes are RC ones (or CNP), ACKs among them",
           bool(ops) and max(ops - {CNP}, default=32) < 32 and RC_ACK in ops, str(sorted(ops)))
     # Direction 1: received by the switch, i.e. sent by h0.
-    check(f"{what}: h0's own data PSNs per QP in sequence (forward by one, or back)",
-          psns_in_sequence([r for r in rows if r[0] == "1"]), "")
+    ok, detail = psns_in_sequence([r for r in rows if r[0] == "1"])
+    check(f"{what}: h0's new data PSNs per QP in sequence (none past the highest sent + 1)",
+          ok, detail)
     names = {r[0] for r in tshark_fields(up_file, "frame.interface_name")}
     check(f"{what}: the uplink capture names its interface", names == {f"{name}-l0:p2"},
           str(names))
