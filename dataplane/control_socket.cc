@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -64,6 +65,12 @@ Result<lb::PortMask> MaskOf(const json& j) {
                    fmt::format("a port mask is a number or a string, not {}", j.type_name()));
 }
 
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // A JSON integer as the exact value it is, if it is one in [lo, hi].
 std::optional<int64_t> IntIn(const json& j, int64_t lo, int64_t hi) {
   if (j.is_number_unsigned()) {
@@ -115,6 +122,18 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
         case Command::kResetQueues:
           sw.ResetQueueStats();
           return Ok(json::object());
+        case Command::kAgentReport: {
+          if (!req.contains("report") || !req["report"].is_object())
+            return Fail(ReplyError::kBadArgument, "agent_report needs 'report': {...}");
+          sw.SetAgentReport(req["report"].dump(), SteadyMs());
+          return Ok(json::object());
+        }
+        case Command::kAgent: {
+          if (sw.agent_report().empty()) return Ok(json{{"report", nullptr}, {"age_ms", nullptr}});
+          // Our own dump: it parses.
+          return Ok(json{{"report", json::parse(sw.agent_report())},
+                         {"age_ms", SteadyMs() - sw.agent_report_ms()}});
+        }
         case Command::kSetPolicy: {
           if (!req.contains("policy") || !req["policy"].is_string())
             return Fail(ReplyError::kBadArgument, "set_policy needs 'policy'");

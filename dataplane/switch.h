@@ -203,6 +203,15 @@ class Switch {
   Status SetPortWire(uint32_t port, bool cut);
   // Valid-uplink masks per destination (the agent's tables).
   Status LoadMasks(const std::vector<lb::PortMask>& masks);
+  // The control agent's last report (agent_report), kept as JSON text for
+  // `agent`, with the steady-clock ms it came at. Control thread only: the
+  // dataplane never reads it.
+  void SetAgentReport(std::string json_text, int64_t now_ms) {
+    agent_report_ = std::move(json_text);
+    agent_report_ms_ = now_ms;
+  }
+  const std::string& agent_report() const { return agent_report_; }
+  int64_t agent_report_ms() const { return agent_report_ms_; }
   void ResetQueueStats();
   ExceptionPath& exception_path() { return exception_; }
   // The ports' kernel interfaces (config control.kernel_ports), or null.
@@ -310,6 +319,8 @@ class Switch {
   ControlSender control_tx_;        // replies and PFC frames, to a port's priority queue
   std::vector<std::function<void()>> services_;
   std::unique_ptr<PortCapture> capture_;
+  std::string agent_report_;  // "" until an agent reports
+  int64_t agent_report_ms_ = 0;
   std::vector<DeviceTxCtx> tx_ctx_;  // per port: the TX hook's (stages/tx.h)
   // Hosted by the shared engine: its clock and hooks; nullptr otherwise.
   const std::atomic<uint64_t>* engine_now_ = nullptr;

@@ -98,6 +98,22 @@ Status DpLink::Connect(int64_t now_ms) {
   return {};
 }
 
+Status DpLink::Report(const json& status, int64_t now_ms) {
+  if (!client_) return MakeError(ErrorCode::kIo, "ofan-dp not connected");
+  auto r = client_->Command(control::Command::kAgentReport, json{{"report", status}});
+  if (!r) {
+    last_error_ = r.error().message;
+    Drop(now_ms);
+    return MakeError(ErrorCode::kIo,
+                     fmt::format("ofan-dp at {}: agent_report: {}", path_, last_error_));
+  }
+  if (!r->ok) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("ofan-dp at {} refused agent_report: {}", path_, r->error));
+  }
+  return {};
+}
+
 Status DpLink::Push(const std::vector<lb::PortMask>& masks, int64_t now_ms) {
   if (!client_) return MakeError(ErrorCode::kIo, "ofan-dp not connected");
   json arr = json::array();

@@ -50,6 +50,10 @@ class DpLink {
   // then what the agent pushed. nullopt: unknown.
   const std::optional<std::vector<lb::PortMask>>& masks() const { return masks_; }
   Status Push(const std::vector<lb::PortMask>& masks, int64_t now_ms);
+  // A cycle's status to the switch (agent_report), which keeps the last one
+  // for `ofanctl agent`. Only when connected; a transport failure drops the
+  // connection as Push's does.
+  Status Report(const nlohmann::json& status, int64_t now_ms);
   int64_t next_attempt_ms() const { return next_attempt_ms_; }
   int64_t backoff_ms() const { return backoff_ms_; }
   const std::string& path() const { return path_; }

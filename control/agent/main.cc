@@ -181,6 +181,9 @@ int Run(int argc, char** argv) {
     const int64_t start = NowMs();
     const nlohmann::json st = ag.Cycle(start);
     if (json_out) std::cout << st.dump() << std::endl;
+    // For `ofanctl agent`: the switch keeps the last report. An older
+    // ofan-dp refuses the command; that is no reason to stop.
+    if (dp.connected()) (void)dp.Report(st, NowMs());
     if (!status_file.empty()) {
       if (Status w = agent::WriteFileAtomically(status_file, st.dump() + "\n"); !w) {
         std::cerr << "ofan-agent: --status-file: " << w.error().message << "\n";

@@ -234,6 +234,11 @@ int Main(int argc, char** argv) {
   load_tables->add_option("FILE", masks_file, "JSON file with the masks ('-': stdin)")->required();
   CLI::App* reset_queues =
       sub("reset-queues", "restart the queues' max and average statistics", "--json: {}.");
+  CLI::App* agent_cmd =
+      sub("agent", "the switch's control agent as it last reported: neighbours, BGP, BFD, masks",
+          "ofan-agent reports each cycle to the switch (agent_report), which keeps the last one.\n"
+          "--json: {\"report\": the agent's status (ofan-agent --json's object) or null,\n"
+          "\"age_ms\": how long ago it came, or null}.");
   std::vector<uint32_t> cap_ports;
   std::string cap_file;
   uint32_t cap_snaplen = 4096;
@@ -317,7 +322,8 @@ int Main(int argc, char** argv) {
                                                           {reset_queues, Command::kResetQueues},
                                                           {capture_start, Command::kCaptureStart},
                                                           {capture_status, Command::kCaptureStatus},
-                                                          {capture_stop, Command::kCaptureStop}};
+                                                          {capture_stop, Command::kCaptureStop},
+                                                          {agent_cmd, Command::kAgent}};
   std::optional<Command> cmd;
   for (const auto& [s, c] : commands) {
     if (s->parsed()) cmd = c;
@@ -436,6 +442,10 @@ int Main(int argc, char** argv) {
         case Command::kCaptureStatus:
         case Command::kCaptureStop:
           return RenderCapture(result);
+        case Command::kAgent:
+          return RenderAgent(result);
+        case Command::kAgentReport:  // the agent's own; no subcommand sends it
+          return "agent report kept\n";
       }
       return "";  // not reached: every command has a case
     };

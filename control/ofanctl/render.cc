@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "common/units.h"
@@ -316,6 +317,48 @@ std::string RenderCapture(const json& c) {
   if (c.at("captures").empty()) return "no captures\n";
   std::string out;
   for (const json& one : c.at("captures")) out += CaptureLine(one);
+  return out;
+}
+
+// The agent's status is its own (control/agent/agent_cycle.cc): read with
+// defaults, since an agent of another version may lack a member.
+std::string RenderAgent(const json& a) {
+  const json& r = a.at("report");
+  if (r.is_null()) return "no agent has reported to this switch\n";
+  const auto str = [](const json& o, const char* k) {
+    return o.is_object() && o.contains(k) ? Cell(o.at(k)) : std::string("-");
+  };
+  const json id = r.value("identity", json::object());
+  std::string out = fmt::format(
+      "agent of {} (cycle {}, reported {} ms ago): converged {}; the neighbours place it as "
+      "{}\n",
+      str(r, "switch"), str(r, "cycle"), Cell(a.at("age_ms")),
+      r.value("converged", false) ? "yes" : "no", str(id, "switch"));
+  const json masks = r.value("masks", json::object());
+  out += fmt::format("masks: {}{}\n", str(masks, "action"),
+                     masks.contains("reason") ? " (" + str(masks, "reason") + ")" : "");
+  // One row per port: what LLDP shows, and the BGP session and BFD peer on it.
+  std::map<std::string, json> bgp, bfd;
+  for (const json& b : r.value("bgp", json::array())) bgp[b.value("interface", "")] = b;
+  for (const json& b : r.value("bfd", json::array())) bfd[b.value("interface", "")] = b;
+  std::vector<std::vector<std::string>> rows;
+  for (const json& p : r.value("ports", json::array())) {
+    std::string seen;
+    for (const json& n : p.value("neighbors", json::array())) {
+      if (!seen.empty()) seen += ", ";
+      seen += str(n, "chassis") + " " + str(n, "port");
+    }
+    const std::string ifname = p.value("ifname", "");
+    const json& b = bgp.count(ifname) ? bgp[ifname] : json();
+    rows.push_back({ifname, str(p, "status"), str(p, "expected"), seen.empty() ? "-" : seen,
+                    str(b, "state"), str(b, "prefixes_received"),
+                    bfd.count(ifname) ? str(bfd[ifname], "status") : "-"});
+  }
+  out +=
+      FormatTable({"port", "lldp", "expected", "neighbour", "bgp", "pfx", "bfd"}, rows, "lllllrl");
+  for (const json& m : r.value("miswires", json::array()))
+    out += fmt::format("miswire: port {}: {}\n", str(m, "port"), str(m, "detail"));
+  for (const json& e : r.value("errors", json::array())) out += "error: " + Cell(e) + "\n";
   return out;
 }
 

@@ -32,5 +32,8 @@ std::string RenderPolicyLine(const nlohmann::json& status);
 std::string RenderPortLine(const nlohmann::json& ports, uint32_t port);
 // A line per capture (capture_start/status/stop's result: one, or {captures}).
 std::string RenderCapture(const nlohmann::json& capture);
+// `agent`: the agent's last report ({"report", "age_ms"}), or a line saying
+// no agent has reported.
+std::string RenderAgent(const nlohmann::json& agent);
 
 }  // namespace ofan::control

@@ -65,6 +65,11 @@
 //   capture_stop  id (optional) -> ends that capture (its file is then
 //                 complete) -> the capture; without id: ends all ->
 //                 {"captures": [...]}
+//   agent_report  report: an object, the switch's control agent's last cycle
+//                 (control/agent/agent_cycle.h's status), kept by the switch
+//                 for `agent`; the agent sends one per cycle  -> {}
+//   agent         -> {"report": the last agent_report's object, or null when
+//                 none came; "age_ms": how long ago it came, or null}
 // The results are the switch's JSON views (dataplane/); `ofanctl COMMAND
 // --help` lists their members one by one.
 #pragma once
@@ -103,7 +108,9 @@ std::string DefaultSocketPath(std::string_view name);
   X(kCaptureStart, "capture_start")   \
   X(kCaptureStatus, "capture_status") \
   X(kCaptureStop, "capture_stop")     \
-  X(kSwitchAdmin, "switch_admin")
+  X(kSwitchAdmin, "switch_admin")     \
+  X(kAgentReport, "agent_report")     \
+  X(kAgent, "agent")
 
 #define OFAN_CONTROL_ENUMERATOR(id, name) id,
 #define OFAN_CONTROL_NAME(id, name) std::string_view{name},

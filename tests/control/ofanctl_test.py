@@ -68,6 +68,22 @@ PORTS = [
     for p in range(4)
 ]
 
+# What ofan-dp keeps of ofan-agent's last cycle (control/agent/agent_cycle.cc).
+AGENT = {"age_ms": 412, "report": {
+    "switch": "e0-0", "cycle": 17, "converged": True,
+    "identity": {"switch": "e0-0", "inferred": True},
+    "masks": {"action": "held", "reason": "converging: routes unchanged for 1 of 2 cycles"},
+    "ports": [{"port": 0, "ifname": "p0", "status": "no-neighbor", "expected": "h0",
+               "neighbors": []},
+              {"port": 2, "ifname": "p2", "status": "ok", "expected": "a0-0 p0",
+               "neighbors": [{"chassis": "a0-0", "port": "p0"}]},
+              {"port": 3, "ifname": "p3", "status": "miswired", "expected": "a0-1 p0",
+               "neighbors": [{"chassis": "a1-1", "port": "p0"}]}],
+    "bgp": [{"interface": "p2", "state": "Established", "prefixes_received": 7}],
+    "bfd": [{"interface": "p2", "status": "up"}],
+    "miswires": [{"port": 3, "detail": "expects a0-1 p0, LLDP shows 'a1-1' port 'p0'"}],
+    "errors": ["bfd: vtysh timed out"]}}
+
 QUEUES = [
     {"port": p, "bytes": 4158 * p, "packets": p, "priority_packets": 1 if p == 3 else 0,
      "max_bytes": 41580 * (p + 1), "max_packets": 10 * (p + 1), "avg_bytes": 1234.5678 * p,
@@ -235,6 +251,8 @@ class FakeSwitch:
             return ok(QUEUES)
         if cmd == "pointers":
             return ok(self.pointers)
+        if cmd == "agent":
+            return ok(AGENT)
         if cmd == "reset_queues":
             return ok({})
         if cmd in ("capture_start", "capture_status", "capture_stop"):
@@ -490,6 +508,21 @@ class OfanctlTest(unittest.TestCase):
         self.run_ctl("set-policy", "ofan", "--ofan-mode", "sideways", rc=2)
         self.run_ctl("set-policy", rc=2)
         self.assertEqual(len(self.srv.requests), n)  # nothing sent
+
+    def test_agent(self):
+        lines = self.run_ctl("agent", rc=0).stdout.splitlines()
+        self.assertEqual(lines[0], "agent of e0-0 (cycle 17, reported 412 ms ago): converged "
+                                   "yes; the neighbours place it as e0-0")
+        self.assertEqual(lines[1], "masks: held (converging: routes unchanged for 1 of 2 "
+                                   "cycles)")
+        self.assertRegex(lines[2], r"port\s+lldp\s+expected\s+neighbour\s+bgp\s+pfx\s+bfd")
+        self.assertRegex(lines[5], r"^p2\s+ok\s+a0-0 p0\s+a0-0 p0\s+Established\s+7\s+up$")
+        self.assertRegex(lines[6], r"^p3\s+miswired\s+a0-1 p0\s+a1-1 p0\s+-\s+-\s+-$")
+        self.assertEqual(lines[7], "miswire: port 3: expects a0-1 p0, LLDP shows 'a1-1' port "
+                                   "'p0'")
+        self.assertEqual(lines[8], "error: bfd: vtysh timed out")
+        self.assertEqual(json.loads(self.run_ctl("agent", "--json", rc=0).stdout), AGENT)
+        self.assertEqual(self.last_request(), {"v": 1, "cmd": "agent"})
 
     def test_port(self):
         p = self.run_ctl("port", "3", "down", rc=0)

@@ -10,9 +10,10 @@ namespace {
 
 // The wire names ofan-dp and ofanctl have always used, in the table's order.
 constexpr const char* kWireNames[] = {
-    "version",       "status",         "counters",     "ports",       "queues",
-    "pointers",      "set_policy",     "set_port",     "load_tables", "reset_queues",
-    "capture_start", "capture_status", "capture_stop", "switch_admin"};
+    "version",      "status",       "counters",      "ports",
+    "queues",       "pointers",     "set_policy",    "set_port",
+    "load_tables",  "reset_queues", "capture_start", "capture_status",
+    "capture_stop", "switch_admin", "agent_report",  "agent"};
 
 TEST(Protocol, EveryCommandNameParsesBackToItsCommand) {
   ASSERT_EQ(kNumCommands, std::size(kWireNames));
@@ -41,7 +42,7 @@ TEST(Protocol, UnknownCommandMessageListsEveryCommand) {
   EXPECT_EQ(CommandList(),
             "version, status, counters, ports, queues, pointers, set_policy, set_port, "
             "load_tables, reset_queues, capture_start, capture_status, capture_stop, "
-            "switch_admin");
+            "switch_admin, agent_report, agent");
   const std::string m = UnknownCommandMessage("frobnicate");
   EXPECT_EQ(m.rfind("unknown command 'frobnicate' (", 0), 0u) << m;
   for (const std::string_view name : kCommandNames) {

@@ -799,6 +799,33 @@ TEST(SwitchRing, ControlRequests) {
   EXPECT_EQ(call(R"({"v":1,"cmd":"ports"})")["result"][0]["admin"], "up");
 }
 
+// The agent's report is kept as it came and given back with its age.
+TEST(SwitchRing, AgentReportIsKeptForAgent) {
+  RingSwitch rs(EdgeK4(), {0, 1, 2, 3});
+  auto call = [&](const std::string& s) { return HandleControlRequest(rs.sw(), s); };
+  auto none = call(R"({"v":1,"cmd":"agent"})");
+  ASSERT_TRUE(none["ok"].get<bool>()) << none.dump();
+  EXPECT_TRUE(none["result"]["report"].is_null());
+  EXPECT_TRUE(none["result"]["age_ms"].is_null());
+  for (const char* bad :
+       {R"({"v":1,"cmd":"agent_report"})", R"({"v":1,"cmd":"agent_report","report":[1,2]})",
+        R"({"v":1,"cmd":"agent_report","report":"x"})"}) {
+    auto r = call(bad);
+    EXPECT_FALSE(r["ok"].get<bool>()) << bad;
+    EXPECT_EQ(r["code"], "bad_argument") << bad;
+  }
+  ASSERT_TRUE(call(R"({"v":1,"cmd":"agent_report","report":{"switch":"e0-0","cycle":3,)"
+                   R"("bgp":[{"interface":"p2","state":"Established"}]}})")["ok"]
+                  .get<bool>());
+  auto got = call(R"({"v":1,"cmd":"agent"})")["result"];
+  EXPECT_EQ(got["report"]["switch"], "e0-0");
+  EXPECT_EQ(got["report"]["bgp"][0]["state"], "Established");
+  EXPECT_GE(got["age_ms"].get<int64_t>(), 0);
+  // A newer report replaces it.
+  ASSERT_TRUE(call(R"({"v":1,"cmd":"agent_report","report":{"cycle":4}})")["ok"].get<bool>());
+  EXPECT_EQ(call(R"({"v":1,"cmd":"agent"})")["result"]["report"], nlohmann::json({{"cycle", 4}}));
+}
+
 // Each error reply says its kind in "code", next to the message.
 TEST(SwitchRing, ControlErrorsCarryACode) {
   using control::ReplyError;
