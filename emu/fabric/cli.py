@@ -17,7 +17,7 @@ from . import fabric as fabric_mod, nodes, teardown
 from .fabric import Fabric, load
 from .state import State, fabric_lock, valid_name
 from .tools import FabricError
-from .control_plane import CONTROLS, DEFAULT_CONTROL
+from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS
 from .run import WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
                        parse_size)
@@ -40,6 +40,7 @@ examples:
   ofan-emu fail --link a0-0:2 --silent         # frames lost, carrier up (BFD finds it)
   ofan-emu verify-masks                        # live masks vs the brute-force valid sets
   ofan-emu agent restart e0-0                  # SIGKILL an agent, start it again
+  ofan-emu frr restart e0-0 --daemon bgpd      # SIGKILL bgpd, start it again (empty)
   ofan-emu down [--name NAME] | ofan-emu down --all
   ofan-emu run --workload perm --msg 1MiB --lbs ecmp,rps,ar,ofan,pofan --with-sim
   ofan-emu demo                                # up, run, compare with ofan-sim, plot, down
@@ -149,6 +150,17 @@ def parser() -> argparse.ArgumentParser:
     ar.add_argument("switch", metavar="SWITCH")
     ar.add_argument("--name", default=None)
     ar.add_argument("--json", action="store_true")
+
+    fr = sub.add_parser("frr", help="a switch's FRR daemons (--control agent fabrics)")
+    fsub = fr.add_subparsers(dest="frr_verb", metavar="FRR_VERB")
+    fsub.required = True
+    frs = fsub.add_parser("restart", help="SIGKILL FRR daemons of a switch and start them "
+                          "again, empty (its agent gives them frr.conf again)")
+    frs.add_argument("switch", metavar="SWITCH")
+    frs.add_argument("--daemon", action="append", choices=FRR_DAEMONS, default=None,
+                     help="zebra, bfdd or bgpd; again for more (default: all three)")
+    frs.add_argument("--name", default=None)
+    frs.add_argument("--json", action="store_true")
 
     cp = sub.add_parser("capture", help="pcapng of both directions of a link (tshark, Wireshark)",
                         description="Writes pcapng of both directions of one link: on an ofan-dp "
@@ -536,6 +548,25 @@ def cmd_agent(args: argparse.Namespace) -> int:
         return agent_restart(args, load(name, log=progress))
 
 
+def cmd_frr(args: argparse.Namespace) -> int:
+    need_root()
+    name = pick_name(args)
+    with fabric_lock(name):
+        fab = load(name, log=progress)
+        if fab.agents is None:
+            raise TopologyError(f"fabric {fab.name} runs no FRR (up --control agent)")
+        if args.switch not in fab.topo.sw_by_name:
+            raise TopologyError(f"frr restart: no switch {args.switch} (ofan-emu status)")
+        if args.switch in fab.state.failed_switches:
+            raise FabricError(f"switch {args.switch} is failed: restore it first")
+        daemons = args.daemon or list(FRR_DAEMONS)
+        killed = fab.agents.restart_frr(args.switch, daemons)
+        obj = {"switch": args.switch, "daemons": daemons, "killed": killed}
+        emit(args, obj, f"frr restart {args.switch}: {', '.join(daemons)} "
+             f"(killed {', '.join(map(str, killed)) or 'none running'})")
+    return EXIT_OK
+
+
 def agent_restart(args: argparse.Namespace, fab: Fabric) -> int:
     if fab.agents is None:
         raise TopologyError(f"fabric {fab.name} runs no agents (up --control agent)")
@@ -705,7 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
                 "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm,
                 "exec": cmd_exec, "capture": cmd_capture, "verify-masks": cmd_verify_masks,
-                "agent": cmd_agent}
+                "agent": cmd_agent, "frr": cmd_frr}
     try:
         return handlers[args.verb](args)
     except FabricError as e:

@@ -174,6 +174,8 @@ class AgentControl:
         if not (etc / "vtysh.conf").exists():
             (etc / "vtysh.conf").write_text("")
         for d in daemons:
+            if d == "zebra":
+                (rund / "zserv.api").unlink(missing_ok=True)  # a killed zebra's, stale
             self._daemon(sw, f"{d}:{sw}", d, self._in_ns(sw, [
                 str(FRR_LIB / d), "-d", "-N", ps, "-F", "datacenter", "-A", "127.0.0.1"],
                 hostname=True), rund / f"{d}.pid")
@@ -248,6 +250,15 @@ class AgentControl:
         killed = rec.pid if rec is not None and rec.alive() else None
         self.stop(sw, [f"agent:{sw}"], sig="KILL")
         self.start_agent(sw)
+        return killed
+
+    def restart_frr(self, sw: str, daemons: list[str]) -> list[int]:
+        """SIGKILL to those FRR daemons of the switch, then each started
+        again, empty: its agent sees the new pid and applies frr.conf again
+        (agent_cycle.h). The killed pids."""
+        order = [d for d in FRR_DAEMONS if d in daemons]  # zebra first
+        killed = self.stop(sw, [f"{d}:{sw}" for d in order], sig="KILL")
+        self.start_frr(sw, order)
         return killed
 
     # -- what they say ----------------------------------------------------------

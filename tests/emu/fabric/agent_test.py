@@ -19,7 +19,8 @@ engine:
     verified; both restored, the masks converge back;
   - an agent killed (SIGKILL) and restarted under traffic: its switch's
     tables are never reloaded (the generation does not move) and the
-    collective verifies;
+    collective verifies; FRR's bgpd killed and started again, empty: its
+    agent gives it frr.conf again and the sessions and masks come back;
   - bad requests exit 2 with one line; after down no namespace, daemon,
     FRR directory or crash-log directory of the fabric is left.
 Convergence times are printed (bench/RESULTS.md has the figures); nothing
@@ -151,6 +152,18 @@ def learned(name: str, what: str, miswired: dict[str, list[int]]) -> None:
                          "they reach" if miswired else "no miswire reported"),
           {k: v for k, v in mis.items() if v} == miswired,
           str({k: v for k, v in mis.items() if v}))
+    # What the operator's tool shows: the agent's last report, kept by its switch.
+    sw0 = sws[0]["name"] if sws else "?"
+    r = subprocess.run([str(BUILD / "control/ofanctl/ofanctl"), "--socket",
+                        f"/run/ofan-emu/{name}/sock/{sw0}.sock", "--json", "agent"],
+                       capture_output=True, text=True, timeout=30)
+    try:
+        rep = json.loads(r.stdout)["report"] or {}
+    except (ValueError, KeyError, TypeError):
+        rep = {}
+    check(f"{what}: ofanctl agent on {sw0} shows its agent's last report",
+          rep.get("switch") == sw0 and rep.get("converged") is True
+          and len(rep.get("bgp") or []) > 0, (r.stdout + r.stderr)[-300:])
     r = emu("verify-masks", "--name", name, "--json")
     check(f"{what}: verify-masks: every switch holds the brute-force valid sets"
           + (", the miswired cables out of service" if miswired else ""),
@@ -242,6 +255,33 @@ def fabric(engine: str) -> None:
     check(f"{what}: the restarted agent resynchronised without reloading e0-0's tables",
           a.get("converged") is True and gen is not None and after == gen,
           f"generation {gen} -> {after}, agent {a}")
+
+    # FRR's bgpd killed and started again, empty: the agent sees its new pid
+    # and applies frr.conf again; the sessions and the masks come back.
+    r = emu("frr", "restart", "e0-0", "--daemon", "bgpd", "--name", name)
+    check(f"{what}: frr restart e0-0 --daemon bgpd", r.returncode == 0, r.stderr[-300:])
+    # Asked of the new bgpd itself (the agent's status may still be the
+    # last cycle's): it started empty, so peers mean the agent gave it
+    # frr.conf again.
+    ps = f"ofe-{name}-e0-0"
+    end = time.monotonic() + CONVERGE_S
+    peers: dict[str, Any] = {}
+    while time.monotonic() < end:
+        r = subprocess.run(["ip", "netns", "exec", ps, "vtysh", "-N", ps, "-c",
+                            "show bgp summary json"], capture_output=True, text=True, timeout=30)
+        try:
+            doc = json.loads(r.stdout)
+            peers = doc.get("peers", doc.get("ipv4Unicast", {}).get("peers", {}))
+        except ValueError:
+            peers = {}
+        if len(peers) == 2 and all(p.get("state") == "Established" for p in peers.values()):
+            break
+        time.sleep(0.3)
+    check(f"{what}: the restarted bgpd got its configuration again, both sessions back",
+          len(peers) == 2 and all(p.get("state") == "Established" for p in peers.values()),
+          str({k: v.get("state") for k, v in peers.items()}))
+    check(f"{what}: after bgpd's restart the masks equal the brute force",
+          wait_masks(name, "bgpd restarted"), "")
 
     r = emu("down", "--name", name)
     check(f"{what}: down", r.returncode == 0, r.stderr[-300:])
