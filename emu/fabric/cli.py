@@ -17,7 +17,7 @@ from . import fabric as fabric_mod, nodes, teardown
 from .fabric import Fabric, load
 from .state import State, fabric_lock, valid_name
 from .tools import FabricError
-from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS
+from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl
 from .run import WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
                        parse_size)
@@ -541,11 +541,27 @@ def cmd_verify_masks(args: argparse.Namespace) -> int:
     return EXIT_OK if r["ok"] else EXIT_FAIL
 
 
+def control_plane_of(fab: Fabric, switch: str, verb: str) -> AgentControl:
+    """The fabric's agents, for a running switch of it (verb: for messages)."""
+    if fab.agents is None:
+        raise TopologyError(f"fabric {fab.name} runs no agents (up --control agent)")
+    if switch not in fab.topo.sw_by_name:
+        raise TopologyError(f"{verb}: no switch {switch} (ofan-emu status)")
+    if switch in fab.state.failed_switches:
+        raise FabricError(f"switch {switch} is failed: restore it first")
+    return fab.agents
+
+
 def cmd_agent(args: argparse.Namespace) -> int:
     need_root()
     name = pick_name(args)
     with fabric_lock(name):
-        return agent_restart(args, load(name, log=progress))
+        fab = load(name, log=progress)
+        killed = control_plane_of(fab, args.switch, "agent restart").restart_agent(args.switch)
+        rec = fab.state.processes.get(f"agent:{args.switch}")
+        obj = {"switch": args.switch, "killed": killed, "pid": rec.pid if rec else None}
+        emit(args, obj, f"agent restart {args.switch}: killed {killed}, now pid {obj['pid']}")
+    return EXIT_OK
 
 
 def cmd_frr(args: argparse.Namespace) -> int:
@@ -553,31 +569,12 @@ def cmd_frr(args: argparse.Namespace) -> int:
     name = pick_name(args)
     with fabric_lock(name):
         fab = load(name, log=progress)
-        if fab.agents is None:
-            raise TopologyError(f"fabric {fab.name} runs no FRR (up --control agent)")
-        if args.switch not in fab.topo.sw_by_name:
-            raise TopologyError(f"frr restart: no switch {args.switch} (ofan-emu status)")
-        if args.switch in fab.state.failed_switches:
-            raise FabricError(f"switch {args.switch} is failed: restore it first")
         daemons = args.daemon or list(FRR_DAEMONS)
-        killed = fab.agents.restart_frr(args.switch, daemons)
+        killed = control_plane_of(fab, args.switch, "frr restart").restart_frr(args.switch,
+                                                                               daemons)
         obj = {"switch": args.switch, "daemons": daemons, "killed": killed}
         emit(args, obj, f"frr restart {args.switch}: {', '.join(daemons)} "
              f"(killed {', '.join(map(str, killed)) or 'none running'})")
-    return EXIT_OK
-
-
-def agent_restart(args: argparse.Namespace, fab: Fabric) -> int:
-    if fab.agents is None:
-        raise TopologyError(f"fabric {fab.name} runs no agents (up --control agent)")
-    if args.switch not in fab.topo.sw_by_name:
-        raise TopologyError(f"agent restart: no switch {args.switch} (ofan-emu status)")
-    if args.switch in fab.state.failed_switches:
-        raise FabricError(f"switch {args.switch} is failed: restore it first")
-    killed = fab.agents.restart_agent(args.switch)
-    rec = fab.state.processes.get(f"agent:{args.switch}")
-    obj = {"switch": args.switch, "killed": killed, "pid": rec.pid if rec else None}
-    emit(args, obj, f"agent restart {args.switch}: killed {killed}, now pid {obj['pid']}")
     return EXIT_OK
 
 
