@@ -40,7 +40,7 @@ examples:
   ofan-emu fail --link a0-0:2 --silent         # frames lost, carrier up (BFD finds it)
   ofan-emu verify-masks                        # live masks vs the brute-force valid sets
   ofan-emu agent restart e0-0                  # SIGKILL an agent, start it again
-  ofan-emu frr restart e0-0 --daemon bgpd      # SIGKILL bgpd, start it again (empty)
+  ofan-emu frr restart e0-0 --daemon bgpd      # stop bgpd, start it again (empty)
   ofan-emu down [--name NAME] | ofan-emu down --all
   ofan-emu run --workload perm --msg 1MiB --lbs ecmp,rps,ar,ofan,pofan --with-sim
   ofan-emu demo                                # up, run, compare with ofan-sim, plot, down
@@ -154,8 +154,8 @@ def parser() -> argparse.ArgumentParser:
     fr = sub.add_parser("frr", help="a switch's FRR daemons (--control agent fabrics)")
     fsub = fr.add_subparsers(dest="frr_verb", metavar="FRR_VERB")
     fsub.required = True
-    frs = fsub.add_parser("restart", help="SIGKILL FRR daemons of a switch and start them "
-                          "again, empty (its agent gives them frr.conf again)")
+    frs = fsub.add_parser("restart", help="stop FRR daemons of a switch (SIGTERM) and start "
+                          "them again, empty (its agent gives them frr.conf again)")
     frs.add_argument("switch", metavar="SWITCH")
     frs.add_argument("--daemon", action="append", choices=FRR_DAEMONS, default=None,
                      help="zebra, bfdd or bgpd; again for more (default: all three)")

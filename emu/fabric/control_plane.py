@@ -253,11 +253,14 @@ class AgentControl:
         return killed
 
     def restart_frr(self, sw: str, daemons: list[str]) -> list[int]:
-        """SIGKILL to those FRR daemons of the switch, then each started
-        again, empty: its agent sees the new pid and applies frr.conf again
-        (agent_cycle.h). The killed pids."""
+        """Those FRR daemons of the switch stopped (SIGTERM, then SIGKILL
+        after 5 s) and each started again, empty: its agent sees the new
+        pid and applies frr.conf again (agent_cycle.h). The stopped pids.
+        Not SIGKILL at once: a daemon so killed leaves its crash-log
+        directory in /var/tmp/frr, named by a pid ofan-emu never sees
+        (the daemon's before it forked), so nothing could remove it."""
         order = [d for d in FRR_DAEMONS if d in daemons]  # zebra first
-        killed = self.stop(sw, [f"{d}:{sw}" for d in order], sig="KILL")
+        killed = self.stop(sw, [f"{d}:{sw}" for d in order])
         self.start_frr(sw, order)
         return killed
 

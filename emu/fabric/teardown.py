@@ -96,11 +96,7 @@ def down(name: str) -> dict[str, Any]:
         if rec.pid is not None and rec.alive():
             pids.add(rec.pid)
     pids.discard(os.getpid())
-    # FRR keeps a crash-log directory per daemon process (/var/tmp/frr/
-    # DAEMON.PID, control_plane.py's daemons): the recorded ones go too.
-    frr_logs = [f"/var/tmp/frr/{rec.kind}.{rec.pid}" for rec in
-                (st.processes.values() if st is not None else ())
-                if rec.kind in ("zebra", "bgpd", "bfdd") and rec.pid is not None]
+
     report["processes"] = sorted(kill_processes(sorted(pids)))
     for ns in sorted(namespaces):
         if netns.delete(ns):
@@ -116,10 +112,6 @@ def down(name: str) -> dict[str, Any]:
                     os.unlink(path)
                 except OSError:
                     continue
-            report["files"].append(path)
-    for path in frr_logs:
-        if os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
             report["files"].append(path)
     d = RUN_DIR / name
     if d.exists():

@@ -19,7 +19,7 @@ engine:
     verified; both restored, the masks converge back;
   - an agent killed (SIGKILL) and restarted under traffic: its switch's
     tables are never reloaded (the generation does not move) and the
-    collective verifies; FRR's bgpd killed and started again, empty: its
+    collective verifies; FRR's bgpd stopped and started again, empty: its
     agent gives it frr.conf again and the sessions and masks come back;
   - bad requests exit 2 with one line; after down no namespace, daemon,
     FRR directory or crash-log directory of the fabric is left.
@@ -182,9 +182,20 @@ def generation(name: str, sw: str) -> int | None:
         return None
 
 
+def frr_crash_logs() -> set[str]:
+    """FRR's per-process crash-log directories (DAEMON.PID)."""
+    return set(os.listdir("/var/tmp/frr")) if os.path.isdir("/var/tmp/frr") else set()
+
+
+FRR_LOGS_BEFORE = frr_crash_logs()
+
+
 def leftovers(name: str) -> list[str]:
     left = [n for n in os.listdir("/var/run/netns") if n.startswith(f"ofe-{name}-")] \
         if os.path.isdir("/var/run/netns") else []
+    # Ours, as far as this process can tell: whatever appeared since it began
+    # (the tests run one at a time).
+    left += sorted(f"/var/tmp/frr/{d}" for d in frr_crash_logs() - FRR_LOGS_BEFORE)
     left += glob.glob(f"/etc/frr/ofe-{name}-*") + glob.glob(f"/run/frr/ofe-{name}-*")
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -258,7 +269,7 @@ def fabric(engine: str) -> None:
           a.get("converged") is True and gen is not None and after == gen,
           f"generation {gen} -> {after}, agent {a}")
 
-    # FRR's bgpd killed and started again, empty: the agent sees its new pid
+    # FRR's bgpd stopped and started again, empty: the agent sees its new pid
     # and applies frr.conf again; the sessions and the masks come back.
     r = emu("frr", "restart", "e0-0", "--daemon", "bgpd", "--name", name)
     check(f"{what}: frr restart e0-0 --daemon bgpd", r.returncode == 0, r.stderr[-300:])
