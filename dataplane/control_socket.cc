@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 
 #include "common/json_text.h"
+#include "common/steady_ms.h"
 #include "common/version.h"
 #include "dataplane/control_views.h"
 #include "dataplane/switch.h"
@@ -63,12 +63,6 @@ Result<lb::PortMask> MaskOf(const json& j) {
   }
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("a port mask is a number or a string, not {}", j.type_name()));
-}
-
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 // A JSON integer as the exact value it is, if it is one in [lo, hi].

@@ -9,17 +9,12 @@
 
 #include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
+
+#include "common/steady_ms.h"
 
 namespace ofan::agent {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 Error Io(std::string message) { return MakeError(ErrorCode::kIo, std::move(message)); }
 
@@ -90,14 +85,14 @@ Result<CommandOutput> ProcessRunner::Run(const std::vector<std::string>& argv) {
   ::close(exec_pipe[1]);
 
   CommandOutput result;
-  const int64_t deadline = NowMs() + timeout_ms_;
+  const int64_t deadline = SteadyMs() + timeout_ms_;
   std::array<pollfd, 2> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0}};
   std::array<std::string*, 2> sinks{&result.out, &result.err};
   int open_fds = 2;
   std::string failure;
   std::array<char, 65536> buf;
   while (open_fds > 0) {
-    const int64_t left = deadline - NowMs();
+    const int64_t left = deadline - SteadyMs();
     if (left <= 0) {
       failure = fmt::format("{}: still running after {} ms; killed", what, timeout_ms_);
       break;

@@ -15,13 +15,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include "common/cli.h"
 #include "common/main_guard.h"
+#include "common/steady_ms.h"
 #include "common/version.h"
 #include "control/agent/agent_cycle.h"
 #include "control/agent/command_runner.h"
@@ -35,12 +35,6 @@ namespace {
 
 using namespace ofan;
 constexpr std::string_view kProgram = "ofan-agent";
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 int Run(int argc, char** argv) {
   CLI::App app(
@@ -178,12 +172,12 @@ int Run(int argc, char** argv) {
   if (!events) std::cerr << "ofan-agent: " << events.error().message << "; polling only\n";
   bool was_connected = true;
   for (;;) {
-    const int64_t start = NowMs();
+    const int64_t start = SteadyMs();
     const nlohmann::json st = ag.Cycle(start);
     if (json_out) std::cout << st.dump() << std::endl;
     // For `ofanctl agent`: the switch keeps the last report. An older
     // ofan-dp refuses the command; that is no reason to stop.
-    if (dp.connected()) (void)dp.Report(st, NowMs());
+    if (dp.connected()) (void)dp.Report(st, SteadyMs());
     if (!status_file.empty()) {
       if (Status w = agent::WriteFileAtomically(status_file, st.dump() + "\n"); !w) {
         std::cerr << "ofan-agent: --status-file: " << w.error().message << "\n";
@@ -206,7 +200,7 @@ int Run(int argc, char** argv) {
     if (events) events->Drain();
     pollfd p[2] = {{sfd, POLLIN, 0}, {events ? events->fd() : -1, POLLIN, 0}};
     for (;;) {
-      const int64_t wait = std::max<int64_t>(0, start + interval_ms - NowMs());
+      const int64_t wait = std::max<int64_t>(0, start + interval_ms - SteadyMs());
       if (::poll(p, 2, static_cast<int>(wait)) <= 0) break;  // the period is over
       if (p[0].revents) {
         signalfd_siginfo si{};

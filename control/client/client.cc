@@ -14,20 +14,15 @@
 #include <thread>
 
 #include "common/json_text.h"
+#include "common/steady_ms.h"
 
 namespace ofan::control {
 namespace {
 
 using nlohmann::json;
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 int Remaining(int64_t deadline_ms) {
-  return static_cast<int>(std::clamp<int64_t>(deadline_ms - NowMs(), 0, 1 << 30));
+  return static_cast<int>(std::clamp<int64_t>(deadline_ms - SteadyMs(), 0, 1 << 30));
 }
 
 // Waits for `events` on fd until the deadline: 1 ready, 0 timed out, -1 error
@@ -120,7 +115,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::Connect(const std::string&
   std::memcpy(addr.sun_path, path.data(), path.size());
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return MakeError(ErrorCode::kIo, fmt::format("socket: {}", std::strerror(errno)));
-  const int64_t deadline = NowMs() + timeout_ms;
+  const int64_t deadline = SteadyMs() + timeout_ms;
   // A unix socket connects at once or fails, except when the listener's
   // backlog is full (EAGAIN): then retry until the deadline.
   while (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
@@ -232,7 +227,7 @@ Result<Reply> ControlClient::CallLine(const std::string& line) {
     return MakeError(ErrorCode::kIo,
                      fmt::format("the connection to {} failed earlier; reconnect", path_));
   }
-  const int64_t deadline = NowMs() + timeout_ms_;
+  const int64_t deadline = SteadyMs() + timeout_ms_;
   broken_ = true;  // until this call completes
   if (Status s = SendAll(line + "\n", deadline); !s) return s.error();
   auto got = ReadLine(deadline);

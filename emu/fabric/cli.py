@@ -17,7 +17,7 @@ from . import fabric as fabric_mod, nodes, teardown
 from .fabric import Fabric, load
 from .state import State, fabric_lock, valid_name
 from .tools import FabricError
-from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl
+from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl, check_control
 from .run import WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
                        parse_size)
@@ -319,9 +319,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                                 f"(one of {', '.join(known)}; ofanctl --list-policies)")
     if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
         raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
-    if args.control == "agent" and args.switch != "ofan":
-        raise TopologyError("--control agent runs ofan-agent beside ofan-dp switches "
-                            "(--switch ofan); a kernel fabric routes with its own tables")
+    check_control(args.control, args.switch)  # exit 2 before anything is made
     fab = Fabric(name, topo, log=progress)
     kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
     need_root()

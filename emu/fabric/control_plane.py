@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .state import ProcessRecord, proc_start_time, running
-from .tools import FabricError, tool
+from .tools import FabricError, log_tail, tool
 
 if TYPE_CHECKING:
     from .fabric import Fabric
@@ -60,6 +60,15 @@ UP_PARALLEL = 8
 # hostname is the switch's (FRR reads `hostname` from it, and its peers see
 # it: without it every switch would carry the machine's name).
 _WITH_HOSTNAME = 'hostname "$0" && exec "$@"'
+
+
+def check_control(control: str, switch: str) -> None:
+    """FabricError (exit 2) for a control plane the switch kind cannot have."""
+    if control not in CONTROLS:
+        raise FabricError(f"--control {control}: one of {', '.join(CONTROLS)}", code=2)
+    if control == "agent" and switch != "ofan":
+        raise FabricError("--control agent runs ofan-agent beside ofan-dp switches "
+                          "(--switch ofan); a kernel fabric routes with its own tables", code=2)
 
 
 def frr_dirs(pathspace: str) -> tuple[Path, Path]:
@@ -142,12 +151,8 @@ class AgentControl:
                               f"{START_TIMEOUT_S} s: {self._tail(f'{kind}-{sw}')}")
         self._record(key, kind, pid)
 
-    def _tail(self, name: str, lines: int = 6) -> str:
-        try:
-            text = self._log(name).read_text(errors="replace")
-        except OSError:
-            return "(no log)"
-        return " | ".join(text.strip().splitlines()[-lines:]) or "(empty log)"
+    def _tail(self, name: str) -> str:
+        return log_tail(self._log(name), 6)
 
     def start_lldpd(self, sw: str) -> None:
         d = self.cp_dir(sw)
@@ -240,9 +245,7 @@ class AgentControl:
 
     def start(self, sw: str) -> None:
         """A switch's whole control plane again (a restored switch)."""
-        self.start_lldpd(sw)
-        self.start_frr(sw)
-        self.start_agent(sw)
+        self.up([sw])
 
     def restart_agent(self, sw: str) -> int | None:
         """SIGKILL to the agent, then a new one; the killed pid."""
@@ -300,7 +303,7 @@ class AgentControl:
             "errors": a.get("errors", [])}
         return out
 
-    def converged(self, switches: Iterable[str]) -> list[str]:
+    def not_converged(self, switches: Iterable[str]) -> list[str]:
         """Those of `switches` whose agent has not converged yet."""
         return [sw for sw in switches
                 if not (self.agent_status(sw) or {}).get("converged")]
@@ -312,7 +315,7 @@ class AgentControl:
         t0 = time.monotonic()
         last = -1
         while True:
-            left = self.converged(switches)
+            left = self.not_converged(switches)
             if not left:
                 return time.monotonic() - t0
             if log is not None and len(left) != last:

@@ -26,7 +26,7 @@ import time
 from typing import Any, Callable, Iterable
 
 from . import control, facts, netns, nodes, teardown
-from .control_plane import CONTROLS, AgentControl
+from .control_plane import AgentControl, check_control
 from .nodes import HostKind, RxeVmHosts, SwitchKind, UroceHosts, host_if, port_if
 from .state import RUN_DIR, Setup, State, StateWriter, prefix, valid_name
 from .tools import FabricError, run, tool
@@ -133,13 +133,8 @@ class Fabric:
         t = self.topo
         swapped = t.parse_miswire(miswire) if miswire else None
         kind = self.use(switch, engine)
-        if control not in CONTROLS:
-            raise FabricError(f"--control {control}: one of {', '.join(CONTROLS)}", code=2)
+        check_control(control, switch)
         if control == "agent":
-            if switch != "ofan":
-                raise FabricError("--control agent runs ofan-agent beside ofan-dp switches "
-                                  "(--switch ofan); a kernel fabric routes with its own tables",
-                                  code=2)
             AgentControl.check()
         vm_hosts = list(vm_hosts)
         for name in vm_hosts:
@@ -176,7 +171,7 @@ class Fabric:
         cabling = self.cabling()
         for link in veths:
             # A swapped cable runs from the --miswire port to its new far end.
-            end = next((e for e in (link.a, link.b) if e in swapped_ends(swapped)), None)
+            end = next((e for e in (link.a, link.b) if e in (swapped or ())), None)
             self._make_link(link, *((end, cabling[end]) if end else (link.a, link.b)))
         kind.up()
         if cp is not None:
@@ -296,7 +291,7 @@ class Fabric:
         """Failed links, every inter-switch link of a failed switch, and the
         two planned links a miswire broke (a control plane never uses them)."""
         out = {lid: self.topo.links[lid] for lid in self.state.failed_links}
-        for end in swapped_ends(self.miswire()):
+        for end in self.miswire() or ():
             link = self.topo.link_at(*end)
             out[link.id] = link
         for name in self.state.failed_switches:
@@ -520,10 +515,6 @@ class Fabric:
                 verdict, ip = line.split()
                 out[(name, by_addr[ip])] = verdict == "ok"
         return out
-
-
-def swapped_ends(miswire: tuple[Endpoint, Endpoint] | None) -> tuple[Endpoint, ...]:
-    return miswire if miswire is not None else ()
 
 
 def load(name: str, log: Callable[[str], None] = print) -> Fabric:

@@ -59,6 +59,15 @@ def tool(name: str) -> str:
                       "bash scripts/build.sh")
 
 
+def log_tail(path: Path, lines: int = 8) -> str:
+    """The last lines of a process's log, on one line (for an error)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return " | ".join(text.strip().splitlines()[-lines:]) or "(empty log)"
+
+
 def trap_bpf() -> str:
     """The per-switch engine's XDP trap (dataplane/xdp/trap.bpf.c, built by
     meson), or OFAN_TRAP_BPF naming one."""

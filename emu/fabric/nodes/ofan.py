@@ -116,11 +116,7 @@ class OfanKind(SwitchKind):
             fab.writer.process_update(key, start=proc_start_time(p.pid))
 
     def log_tail(self, key: str, lines: int = 8) -> str:
-        try:
-            text = (self.fab.state.dir / "logs" / f"{key}.log").read_text(errors="replace")
-        except OSError:
-            return "(no log)"
-        return " | ".join(text.strip().splitlines()[-lines:])
+        return tools.log_tail(self.fab.state.dir / "logs" / f"{key}.log", lines)
 
     def stop(self, key: str, timeout: float = 10) -> bool:
         rec = self.fab.state.processes.get(key)
