@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -602,6 +603,144 @@ TEST(ArTest, PicksTheMinimumLevelAtRandomWithinIt) {
   EXPECT_EQ(custom.Level(700), 3u);
 }
 
+// ---- Congestion-aware: CONGA, DLB, SGLB ----------------------------------
+
+TEST(LinkMeterTest, DreTracksRateTimesTauAndDecays) {
+  PolicyConfig cfg;  // 800 Gb/s, period 0.5 us, shift 3: tau = 4 us
+  const LinkMeter meter(cfg);
+  EXPECT_EQ(meter.full_bytes(), 400'000u);  // 100 B/ns * 4000 ns
+  EXPECT_EQ(meter.CongaLevel(0), 0u);
+  EXPECT_EQ(meter.CongaLevel(199'999), 3u);
+  EXPECT_EQ(meter.CongaLevel(200'000), 4u);
+  EXPECT_EQ(meter.CongaLevel(10'000'000), 7u);
+  // At line rate (4000 B every 40 ns) X settles between 7/8 and 1 of C * tau
+  // (the sawtooth of the decay steps): level 6 or 7; at half rate between
+  // 7/16 and 1/2 of it: level 3 or 4.
+  for (const auto& [gap_ps, lo, hi] : {std::tuple{40'000u, 6u, 7u}, std::tuple{80'000u, 3u, 4u}}) {
+    Dre d;
+    TimePs now = 0;
+    for (int i = 0; i < 20000; ++i, now += gap_ps) meter.Charge(d, 4000, now);
+    const uint32_t level = meter.CongaLevel(meter.Read(d, now));
+    EXPECT_GE(level, lo) << gap_ps;
+    EXPECT_LE(level, hi) << gap_ps;
+    // Idle for 10 tau: nearly nothing left; for long: nothing.
+    EXPECT_LT(meter.Read(d, now + 40'000'000), 1000u);
+    EXPECT_EQ(meter.Read(d, now + 40'000'000'000ull), 0u);
+  }
+}
+
+TEST(LinkMeterTest, DlbLevelWeighsLoadAndQueueEqually) {
+  PolicyConfig cfg;  // load bands between 20 % and 80 % of C * tau, queue bands of 10 KB
+  const LinkMeter meter(cfg);
+  const uint64_t full = meter.full_bytes();
+  EXPECT_EQ(meter.DlbLevel(0, 0), 0u);
+  EXPECT_EQ(meter.DlbLevel(full / 5, 9'999), 0u);  // both in band 0
+  EXPECT_EQ(meter.DlbLevel(0, 10'000), 1u);        // (0 + 1 + 1) / 2
+  EXPECT_EQ(meter.DlbLevel(full, 0), 4u);          // (7 + 0 + 1) / 2
+  EXPECT_EQ(meter.DlbLevel(0, 80'000), 4u);
+  EXPECT_EQ(meter.DlbLevel(full, 80'000), 7u);
+  EXPECT_EQ(meter.DlbLevel(full / 2, 40'000), 4u);  // load band 4, queue band 4
+  cfg.dlb_queue_bytes = 8'000;
+  EXPECT_EQ(LinkMeter(cfg).DlbLevel(0, 7'000), 4u);
+}
+
+// A single-destination table of w uplinks, all valid but `skip`.
+UplinkTable OneDest(uint32_t w, int skip = -1) {
+  PortMask m = AllPorts(w);
+  if (skip >= 0) m &= ~(PortMask{1} << skip);
+  return UplinkTable(w, {m});
+}
+
+TEST(CongaTest, FollowsTheFedBackPathLevelUntilItsOwnUplinkFills) {
+  const uint32_t w = 4;
+  const UplinkTable t = OneDest(w);
+  Conga conga(PolicyConfig{}, {&t, 8, 1});
+  const uint8_t remote[w] = {7, 7, 2, 7};
+  LbView view{&t, nullptr, 1'000'000, remote};
+  PacketKey k;
+  k.frame_bytes = 4158;
+  // Uplink 2 costs max(local, 2) while its own DRE is below level 7:
+  // 350 KB = 84 frames at one instant; the others cost 7.
+  for (int i = 0; i < 84; ++i) ASSERT_EQ(conga.Pick(k, view), 2) << "packet " << i;
+  // Then every uplink costs 7: ties, spread at random.
+  std::map<uint8_t, int> count;
+  for (int i = 0; i < 400; ++i) ++count[conga.Pick(k, view)];
+  EXPECT_EQ(count.size(), 4u);
+  // Much later its DRE has decayed, and the path with the low fed-back
+  // level wins again.
+  view.now += 100'000'000;
+  EXPECT_EQ(conga.Pick(k, view), 2);
+}
+
+TEST(CongaTest, WithoutFeedbackSpreadsByItsOwnRates) {
+  // No remote table (the dataplane today): the least-loaded uplink by DRE.
+  const uint32_t w = 4;
+  const UplinkTable t = OneDest(w, 1);
+  Conga conga(PolicyConfig{}, {&t, 8, 3});
+  LbView view{&t, nullptr, 0, nullptr};
+  PacketKey k;
+  k.frame_bytes = 50'000;  // one frame = one level (C * tau / 8)
+  std::map<uint8_t, int> count;
+  for (int i = 0; i < 3 * 7; ++i) ++count[conga.Pick(k, view)];
+  // 21 frames over 3 valid uplinks, levels rising one per frame: 7 each.
+  EXPECT_EQ(count, (std::map<uint8_t, int>{{0, 7}, {2, 7}, {3, 7}}));
+}
+
+TEST(DlbTest, PicksTheLeastLocalLevelAndIgnoresRemoteLevels) {
+  const uint32_t w = 4;
+  const UplinkTable t = OneDest(w);
+  Dlb dlb(PolicyConfig{}, {&t, 8, 1});
+  Sglb sglb(PolicyConfig{}, {&t, 8, 1});
+  const uint8_t remote[w] = {0, 7, 7, 7};
+  for (int i = 0; i < 200; ++i) {
+    // Queue bands 7, 0, 4, 7: uplink 1 has the least level; uplink 0's
+    // short remote path matters only to SGLB.
+    uint32_t q[w] = {80'000, 0, 40'000, 80'000};
+    LbView view{&t, q, static_cast<TimePs>(i) * 100'000'000, remote};
+    PacketKey k;
+    k.frame_bytes = 1000;
+    ASSERT_EQ(dlb.Pick(k, view), 1);
+    EXPECT_EQ(q[1], 1000u);  // the pick is charged
+    uint32_t q2[w] = {0, 0, 0, 0};
+    LbView v2{&t, q2, view.now, remote};
+    ASSERT_EQ(sglb.Pick(k, v2), 0);
+  }
+}
+
+TEST(DlbTest, ItsOwnLoadMovesTrafficOffAnUplink) {
+  // Empty queues: only the load bands differ, and they grow with the bytes
+  // the policy itself sends; a burst at one instant spreads over all.
+  const uint32_t w = 4;
+  const UplinkTable t = OneDest(w);
+  Dlb dlb(PolicyConfig{}, {&t, 8, 2});
+  std::map<uint8_t, int> count;
+  for (int i = 0; i < 400; ++i) {
+    uint32_t q[w] = {};
+    LbView view{&t, q, 0, nullptr};
+    PacketKey k;
+    k.frame_bytes = 4000;
+    ++count[dlb.Pick(k, view)];
+  }
+  ASSERT_EQ(count.size(), 4u);
+  for (const auto& [port, c] : count) EXPECT_NEAR(c, 100, 25) << int{port};
+}
+
+TEST(SglbTest, TakesTheMaxOfLocalAndRemoteAndAvoidsInvalidUplinks) {
+  const uint32_t w = 4;
+  const UplinkTable t = OneDest(w, 3);
+  Sglb sglb(PolicyConfig{}, {&t, 8, 5});
+  // Uplink 3 has the best levels but no path; uplink 0 a full queue (local
+  // 4), uplink 1 a congested path beyond (7), uplink 2 both at 2.
+  const uint8_t remote[w] = {0, 7, 2, 0};
+  for (int i = 0; i < 100; ++i) {
+    uint32_t q[w] = {80'000, 0, 30'000, 0};
+    LbView view{&t, q, static_cast<TimePs>(i) * 100'000'000, remote};
+    PacketKey k;
+    k.frame_bytes = 64;
+    ASSERT_EQ(sglb.Pick(k, view), 2) << i;
+  }
+}
+
 TEST(DrillTest, PrefersTheOnlyEmptyPort) {
   const uint32_t w = 8;
   const UplinkTable t(w, {AllPorts(w)});
@@ -867,10 +1006,12 @@ TEST(PolicyNameTest, ParseRoundTripsAndRejectsUnknown) {
     EXPECT_EQ(Info(k).kind, k);
     EXPECT_FALSE(Info(k).help.empty()) << name;
     EXPECT_NE(PolicyNameList().find(name), std::string_view::npos) << name;
-    EXPECT_EQ(IsQueueAware(k),
-              k == PolicyKind::kJsq || k == PolicyKind::kAr || k == PolicyKind::kDrill);
+    EXPECT_EQ(IsQueueAware(k), k == PolicyKind::kJsq || k == PolicyKind::kAr ||
+                                   k == PolicyKind::kDrill || k == PolicyKind::kDlb ||
+                                   k == PolicyKind::kSglb);
   }
   EXPECT_EQ(*ParsePolicy("simplerr"), PolicyKind::kSimpleRr);
+  EXPECT_EQ(*ParsePolicy("rsq"), PolicyKind::kRps);  // RSQ is the switch's RPS (§3.1)
   EXPECT_EQ(*ParsePolicy("simple-rr"), PolicyKind::kSimpleRr);
   EXPECT_EQ(*ParsePolicy("e-ecmp"), PolicyKind::kEEcmp);
   for (std::string_view bad : {"", "OFAN", "ofan ", "nope"}) {
