@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
+#include <system_error>
 
 #include "dataplane/lb/fat_tree.h"
 
@@ -29,6 +31,34 @@ Result<WorkloadKind> ParseWorkload(std::string_view s) {
   }
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("unknown workload '{}' (expected perm|a2a|pair|matrix)", s));
+}
+
+Status ApplyLbName(std::string_view name, SimConfig& c) {
+  if (name == "drb") {
+    c.host = HostScheme::kDrb;
+    c.policy.kind = lb::PolicyKind::kSourceRouted;
+    return {};
+  }
+  if (name == "reps" || name == "spray") {
+    c.host = name == "reps" ? HostScheme::kReps : HostScheme::kSpray;
+    c.policy.kind = lb::PolicyKind::kEcmp;
+    return {};
+  }
+  // NxOfan (§5.1, §6: "4Ofan"): POfan whose pipes are N ports.
+  if (name.size() > 4 && name.size() <= 7 && name.ends_with("ofan")) {
+    const std::string_view n = name.substr(0, name.size() - 4);
+    uint32_t pipe = 0;
+    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), pipe);
+    if (ec == std::errc() && end == n.data() + n.size() && pipe > 0) {
+      c.policy.kind = lb::PolicyKind::kPofan;
+      c.policy.pipe_size = pipe;
+      return {};
+    }
+  }
+  auto k = lb::ParsePolicy(name);
+  if (!k) return k.error();
+  c.policy.kind = *k;
+  return {};
 }
 
 Status SimConfig::Validate() const {

@@ -58,4 +58,10 @@ struct SimConfig {
   Status Validate() const;
 };
 
+// What --lb NAME sets: a switch policy of dataplane/lb (its name or another
+// name, e.g. rsq for rps); "<N>ofan" (4ofan, the paper's NxOfan): POfan with
+// pipe size N; or a host scheme with the switch side it needs: drb (host
+// rotation + source routing), reps and spray (over ECMP).
+Status ApplyLbName(std::string_view name, SimConfig& c);
+
 }  // namespace ofan::sim

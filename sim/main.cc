@@ -111,25 +111,6 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-// --lb also accepts the host-based schemes as shorthands: they set --host and
-// the switch policy that goes with it.
-Status ApplyLb(const std::string& name, SimConfig& c) {
-  if (name == "drb") {
-    c.host = HostScheme::kDrb;
-    c.policy.kind = lb::PolicyKind::kSourceRouted;
-    return {};
-  }
-  if (name == "reps" || name == "spray") {
-    c.host = name == "reps" ? HostScheme::kReps : HostScheme::kSpray;
-    c.policy.kind = lb::PolicyKind::kEcmp;
-    return {};
-  }
-  auto k = lb::ParsePolicy(name);
-  if (!k) return k.error();
-  c.policy.kind = *k;
-  return {};
-}
-
 // Runs jobs[i] for i in [0, n) on `threads` threads; results in order.
 template <class F>
 void ParallelFor(size_t n, unsigned threads, F&& f) {
@@ -184,7 +165,7 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
     for (uint64_t m : msgs) {
       for (uint32_t s = 0; s < seeds; ++s) {
         Point p{base, name, m, base.seed + s, {}};
-        if (Status st = ApplyLb(name, p.cfg); !st) {
+        if (Status st = ApplyLbName(name, p.cfg); !st) {
           std::cerr << "ofan-sim: " << st.error().message << "\n";
           return kExitUsage;
         }
@@ -333,7 +314,7 @@ int Main(int argc, char** argv) {
   uint32_t seeds = 1;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   bool as_json = false, sweep = false, progress = false, no_progress = false, list_policies = false;
-  double flowlet_gap_us = 2.0;
+  double flowlet_gap_us = 2.0, glb_period_us = 1.0;
 
   app.add_option("--k", c.k, "switch radix: even, 4..64")->capture_default_str();
   app.add_option("--levels", c.levels, "2 (leaf-spine, k^2/2 hosts) or 3 (fat tree, k^3/4 hosts)")
@@ -341,7 +322,9 @@ int Main(int argc, char** argv) {
   app.add_option(
          "--lb", lb_name,
          "switch policy: " + std::string(lb::PolicyNameList()) +
-             " (--list-policies);\n"
+             " (--list-policies; rsq = rps);\n"
+             "<N>ofan: POfan with N-port pipes, e.g. 4ofan (the paper's 4Ofan; overrides "
+             "--pipe-size);\n"
              "or a host scheme with its switch side: drb (host rotation + source routing),\n"
              "reps (recycled entropies + ECMP), spray (random entropy per packet + ECMP)")
       ->capture_default_str();
@@ -390,6 +373,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--drill-samples", c.policy.drill_samples, "DRILL: random samples per decision")
       ->capture_default_str();
+  app.add_option("--glb-period-us", glb_period_us,
+                 "SGLB: how often switches learn the levels of the links beyond (us)")
+      ->capture_default_str();
   app.add_option("--flowlet-gap-us", flowlet_gap_us,
                  "flowlet: idle gap that starts a new flowlet (us)")
       ->capture_default_str();
@@ -413,7 +399,7 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   auto usage = [](const std::string& m) { return UsageError("ofan-sim", m); };
-  if (Status s = ApplyLb(lb_name, c); !s) return usage(s.error().message);
+  if (Status s = ApplyLbName(lb_name, c); !s) return usage(s.error().message);
   if (!host_name.empty()) {
     auto h = ParseHostScheme(host_name);
     if (!h) return usage(h.error().message);
@@ -444,6 +430,9 @@ int Main(int argc, char** argv) {
   }
   if (!(flowlet_gap_us >= 0)) return usage("--flowlet-gap-us must be >= 0");
   c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(flowlet_gap_us * 1e6);
+  if (!(glb_period_us > 0 && glb_period_us <= 1e6))
+    return usage("--glb-period-us must be in (0, 1e6]");
+  c.policy.glb_period_ps = std::max<lb::TimePs>(1, static_cast<lb::TimePs>(glb_period_us * 1e6));
   if (seeds == 0 || seeds > 10000) return usage("--seeds must be in [1, 10000]");
   if (jobs == 0) jobs = 1;
   c.progress = !no_progress && (progress || (!as_json && isatty(STDERR_FILENO)));
@@ -467,7 +456,7 @@ int Main(int argc, char** argv) {
       return usage("--sweep needs at least one --lbs and one --msgs entry");
     SimConfig probe = c;
     for (const auto& n : names) {
-      if (Status s = ApplyLb(n, probe); !s) return usage("--lbs: " + s.error().message);
+      if (Status s = ApplyLbName(n, probe); !s) return usage("--lbs: " + s.error().message);
     }
     if (Status s = c.Validate(); !s) return usage(s.error().message);
     std::string plot_script;

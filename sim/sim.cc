@@ -10,6 +10,7 @@
 #include "common/rng.h"
 #include "dataplane/fabric/egress_timeline.h"
 #include "dataplane/lb/any_policy.h"
+#include "dataplane/lb/congestion.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/uplink_table.h"
 #include "sim/event_queue.h"
@@ -44,6 +45,13 @@ struct Packet {
   SizeClass cls;
   uint8_t ecn;       // data: CE; ACK: ECE echoed
   uint8_t route[2];  // DRB source route: edge uplink, agg uplink
+  // CONGA's overlay fields (policies/conga.h): the uplink chosen at the edge
+  // and at the agg, and for each the max level of the links crossed since;
+  // an ACK carries those of the data packet it acknowledges as feedback.
+  uint8_t tag[2];
+  uint8_t ce[2];
+  uint8_t fb_tag[2];
+  uint8_t fb_ce[2];
 };
 
 struct FlowState {
@@ -77,14 +85,24 @@ struct SwitchState {
   int index;
   uint32_t num_dests;
   std::unique_ptr<lb::UplinkTable> table;
+  // LbView::remote: per (dest, uplink), the level of the path beyond, for
+  // policies that hear from the fabric (CONGA's feedback, SGLB's sync).
+  std::vector<uint8_t> remote;
 };
 
 template <class Policy>
 class Simulator {
+  static constexpr lb::RemoteFeed kFeed = lb::RemoteFeedOf<Policy>();
+
  public:
   Simulator(const SimConfig& c, const lb::FatTree& tree, std::vector<Flow> flows,
             const lb::LinkSet& failed, double rho)
-      : c_(c), t_(tree), failed_(failed), rho_(rho), rng_(SplitMix64(c.seed) ^ 0x51Aull) {
+      : c_(c),
+        t_(tree),
+        failed_(failed),
+        rho_(rho),
+        rng_(SplitMix64(c.seed) ^ 0x51Aull),
+        meter_(c.policy) {
     const double ps_per_byte = 8000.0 / c.link_gbps;
     ser_data_ = static_cast<TimePs>(std::llround(c.frame_bytes() * ps_per_byte));
     ser_ack_ = static_cast<TimePs>(std::llround(c.ack_bytes * ps_per_byte));
@@ -154,6 +172,9 @@ class Simulator {
         st.table =
             std::make_unique<lb::UplinkTable>(lb::UplinkTable::ForSwitch(t_, st.id, failed_));
       }
+      if (kFeed != lb::RemoteFeed::kNone && st.table) {
+        st.remote.assign(static_cast<size_t>(st.num_dests) * w_, 0);
+      }
       lb::SwitchLbSetup setup{st.table.get(), k_,
                               static_cast<uint32_t>(SplitMix64(c_.seed * 1315423911ull + s))};
       policies_.emplace_back(c_.policy, setup);
@@ -166,6 +187,11 @@ class Simulator {
 
   void BuildPorts() {
     ports_.resize(n_ + static_cast<size_t>(switches_.size()) * k_);
+    if (kFeed != lb::RemoteFeed::kNone) port_dre_.resize(ports_.size());
+    if (kFeed == lb::RemoteFeed::kPathQuality) {
+      port_level_.resize(ports_.size());
+      agg_best_.resize(static_cast<size_t>(t_.num_aggs()) * t_.num_pods());
+    }
     for (uint32_t h = 0; h < n_; ++h) {
       OutPort& p = ports_[h];
       p.peer_node = n_ + static_cast<uint32_t>(t_.edge_of(HostId(h)));
@@ -268,15 +294,29 @@ class Simulator {
       pk.ecn = 1;
       ++ecn_marks_;
     }
+    if constexpr (kFeed != lb::RemoteFeed::kNone) {
+      lb::Dre& d = port_dre_[pi];
+      meter_.Charge(d, pk.frame, now_);
+      // CONGA: each fabric link a data packet crosses raises its CE fields.
+      if (kFeed == lb::RemoteFeed::kLeafFeedback && data && p.peer_node >= n_) {
+        const uint8_t level = meter_.CongaLevel(d.x);
+        for (int i = 0; i < 2; ++i) {
+          if (pk.tag[i] != lb::kNoUplink) pk.ce[i] = std::max(pk.ce[i], level);
+        }
+      }
+    }
     Push(r.last_bit + prop_, EventType::kArrive, p.peer_node, p.peer_port, pkt);
   }
 
   void SwitchReceive(uint32_t s, uint32_t in_port, uint32_t pkt) {
     SwitchState& st = switches_[s];
-    const Packet& pk = pkts_[pkt];
+    Packet& pk = pkts_[pkt];
     const HostId dst(pk.dst);
     uint32_t out;
     if (t_.is_below(st.id, dst)) {
+      if constexpr (kFeed == lb::RemoteFeed::kLeafFeedback) {
+        if (pk.cls == SizeClass::kAck && pk.fb_tag[0] != lb::kNoUplink) TakeFeedback(st, pk);
+      }
       out = static_cast<uint32_t>(t_.down_port(st.id, dst));
     } else {
       lb::PacketKey key;
@@ -291,7 +331,11 @@ class Simulator {
       key.pipe = static_cast<uint8_t>(in_port / std::max(1u, c_.policy.pipe_size));
       key.source_uplink = pk.route[st.role == lb::Role::kEdge ? 0 : 1];
       uint32_t qbytes[lb::kMaxUplinks];
-      lb::LbView view{st.table.get(), nullptr, now_};
+      lb::LbView view{st.table.get(), nullptr, now_, nullptr};
+      if constexpr (kFeed != lb::RemoteFeed::kNone) {
+        if (kFeed == lb::RemoteFeed::kPathQuality && now_ >= next_sync_) SyncPathQuality();
+        view.remote = st.remote.data();
+      }
       if constexpr (lb::IsQueueAware(lb::kKindOf<Policy>)) {
         for (uint32_t u = 0; u < w_; ++u) {
           OutPort& p = ports_[PortIndex(n_ + s, w_ + u)];
@@ -305,6 +349,9 @@ class Simulator {
         ++drops_no_route_;
         FreePacket(pkt);
         return;
+      }
+      if constexpr (kFeed == lb::RemoteFeed::kLeafFeedback) {
+        if (pk.cls == SizeClass::kData) pk.tag[st.role == lb::Role::kEdge ? 0 : 1] = u;
       }
       out = w_ + u;
     }
@@ -330,6 +377,13 @@ class Simulator {
       pk.frame = static_cast<uint16_t>(c_.ack_bytes);
       pk.echo = data_entropy;
       pk.entropy = c_.host == HostScheme::kSpray ? rng_.Next32() : f.ack_entropy;
+      // The destination edge's CONGA feedback rides on the ACK (conga.h).
+      for (int i = 0; i < 2; ++i) {
+        pk.fb_tag[i] = pk.tag[i];
+        pk.fb_ce[i] = pk.ce[i];
+        pk.tag[i] = lb::kNoUplink;
+        pk.ce[i] = 0;
+      }
       if (c_.host == HostScheme::kDrb) DrbRoute(f, /*ack=*/true, pk);
       HostState& hs = hosts_[h];
       hs.acks.push_back(pkt);
@@ -346,6 +400,90 @@ class Simulator {
       cct_ = std::max(cct_, now_);
     }
     FreePacket(pkt);
+  }
+
+  // CONGA (conga.h): an ACK on its way down carries the CE its data packet
+  // collected. The data's source edge files it under (destination edge, its
+  // uplink); the source pod's agg that chose the core, if the ACK passes it,
+  // under (destination pod, its uplink).
+  void TakeFeedback(SwitchState& st, const Packet& ack) {
+    if (st.remote.empty()) return;
+    const HostId data_dst(ack.src);
+    if (st.role == lb::Role::kEdge) {
+      st.remote[static_cast<size_t>(t_.edge_of(data_dst)) * w_ + ack.fb_tag[0]] = ack.fb_ce[0];
+      ++remote_updates_;
+    } else if (st.role == lb::Role::kAgg && ack.fb_tag[1] != lb::kNoUplink &&
+               static_cast<uint32_t>(st.index) == ack.fb_tag[0]) {
+      st.remote[static_cast<size_t>(t_.pod_of(data_dst)) * w_ + ack.fb_tag[1]] = ack.fb_ce[1];
+      ++remote_updates_;
+    }
+  }
+
+  // SGLB (glb.h): every glb_period_ps the switches learn the levels of the
+  // links beyond their uplinks, as of that moment (the first packet after
+  // each period boundary triggers it; nothing else reads the levels).
+  uint8_t PortLevel(uint32_t sw, uint32_t port) const {
+    return port_level_[PortIndex(n_ + sw, port)];
+  }
+  void SyncPathQuality() {
+    const TimePs period = std::max<TimePs>(c_.policy.glb_period_ps, 1);
+    next_sync_ = (now_ / period + 1) * period;
+    ++remote_updates_;
+    const uint32_t ns = static_cast<uint32_t>(switches_.size());
+    for (uint32_t s = 0; s < ns; ++s) {
+      for (uint32_t port = 0; port < k_; ++port) {
+        const uint32_t pi = PortIndex(n_ + s, port);
+        OutPort& p = ports_[pi];
+        p.q.Advance(now_);
+        port_level_[pi] = p.failed ? lb::kMaxCongestionLevel
+                                   : meter_.DlbLevel(meter_.Read(port_dre_[pi], now_), p.q.bytes());
+      }
+    }
+    const uint32_t pods = static_cast<uint32_t>(t_.num_pods());
+    const uint32_t epp = static_cast<uint32_t>(t_.edges_per_pod());
+    if (t_.levels() == 3) {
+      // Aggs: the core's down link into each pod (NNH), and the best onward
+      // (agg uplink, core down link) pair per pod for the edges below.
+      for (uint32_t a = 0; a < static_cast<uint32_t>(t_.num_aggs()); ++a) {
+        const uint32_t sw = static_cast<uint32_t>(t_.num_edges()) + a;
+        SwitchState& st = switches_[sw];
+        const uint32_t j = a % w_;
+        for (uint32_t pod = 0; pod < pods; ++pod) {
+          const lb::PortMask m = st.table->mask(pod);
+          uint8_t best = lb::kMaxCongestionLevel;
+          for (uint32_t c = 0; c < w_; ++c) {
+            const uint8_t down = PortLevel(t_.core(static_cast<int>(j * w_ + c)).value(), pod);
+            st.remote[pod * w_ + c] = down;
+            if (m & (lb::PortMask{1} << c)) {
+              best = std::min(best, std::max(PortLevel(sw, w_ + c), down));
+            }
+          }
+          agg_best_[static_cast<size_t>(a) * pods + pod] = best;
+        }
+      }
+    }
+    // Edges: per destination edge and uplink j, the rest of the path.
+    for (uint32_t e = 0; e < static_cast<uint32_t>(t_.num_edges()); ++e) {
+      SwitchState& st = switches_[e];
+      const uint32_t pod = e / epp;
+      for (uint32_t d = 0; d < st.num_dests; ++d) {
+        const uint32_t dpod = d / epp, di = d % epp;
+        for (uint32_t j = 0; j < w_; ++j) {
+          uint8_t level;
+          if (t_.levels() == 2) {
+            level = PortLevel(t_.agg(0, static_cast<int>(j)).value(), d);  // spine j -> leaf d
+          } else {
+            const uint8_t down =
+                PortLevel(t_.agg(static_cast<int>(dpod), static_cast<int>(j)).value(), di);
+            level =
+                dpod == pod
+                    ? down
+                    : std::max(agg_best_[static_cast<size_t>(pod * w_ + j) * pods + dpod], down);
+          }
+          st.remote[static_cast<size_t>(d) * w_ + j] = level;
+        }
+      }
+    }
   }
 
   // DRB (§3.4): rotate per destination over the switches of the lowest
@@ -454,6 +592,10 @@ class Simulator {
       pk.frame = static_cast<uint16_t>(std::min<uint32_t>(c_.frame_bytes(), 65535));
       pk.ecn = 0;
       pk.echo = 0;
+      for (int i = 0; i < 2; ++i) {
+        pk.tag[i] = pk.fb_tag[i] = lb::kNoUplink;
+        pk.ce[i] = pk.fb_ce[i] = 0;
+      }
       pk.entropy = DataEntropy(f);
       if (c_.host == HostScheme::kDrb) {
         DrbRoute(f, /*ack=*/false, pk);
@@ -541,6 +683,7 @@ class Simulator {
     r.rho = rho_;
     r.failed_links = failed_.count();
     r.peak_packets_in_flight = peak_in_flight_;
+    r.remote_updates = remote_updates_;
     r.hosts = n_;
     uint32_t senders = 0;
     std::vector<bool> sends(n_, false);
@@ -558,6 +701,15 @@ class Simulator {
   const lb::LinkSet& failed_;
   double rho_;
   Rng rng_;
+  // CONGA and SGLB: every port's rate (DRE), measured as the policies
+  // measure their own uplinks; SGLB's levels of every port and each agg's
+  // best onward level per pod, as of the last sync.
+  lb::LinkMeter meter_;
+  std::vector<lb::Dre> port_dre_;
+  std::vector<uint8_t> port_level_;
+  std::vector<uint8_t> agg_best_;
+  TimePs next_sync_ = 0;
+  uint64_t remote_updates_ = 0;
   TimePs ser_data_ = 0, ser_ack_ = 0, gap_ = 0, pre_ = 0, prop_ = 0, data_interval_ = 0;
   uint32_t n_ = 0, k_ = 0, w_ = 0;
   std::vector<SwitchState> switches_;
@@ -590,9 +742,13 @@ Result<SimResult> RunSim(const SimConfig& c) {
   double rho = c.load;
   if (failed->count() > 0) rho = std::min(rho, RhoMax(*tree, *failed, *flows));
   const LowerBound bound = CctLowerBound(c, *tree, *flows);
+  // The rate estimators of CONGA, DLB and SGLB measure against the links'
+  // rate.
+  SimConfig run = c;
+  run.policy.link_gbps = c.link_gbps;
   SimResult r = lb::WithPolicyType(c.policy.kind, [&](auto type) {
     using P = typename decltype(type)::type;
-    Simulator<P> sim(c, *tree, std::move(*flows), *failed, rho);
+    Simulator<P> sim(run, *tree, std::move(*flows), *failed, rho);
     return sim.Run();
   });
   r.cct_lower_bound_us = bound.seconds * 1e6;

@@ -60,6 +60,9 @@ struct SimResult {
   uint64_t flows_incomplete = 0;
   uint64_t failed_links = 0;
   uint64_t peak_packets_in_flight = 0;
+  // Congestion information heard from the fabric: CONGA's feedback entries
+  // filed (conga.h), SGLB's dissemination rounds (glb.h); 0 for the others.
+  uint64_t remote_updates = 0;
   uint32_t hosts = 0;
 };
 

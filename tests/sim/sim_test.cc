@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "common/units.h"
 #include "sim/lower_bound.h"
+#include "sim/workload.h"
 
 namespace ofan::sim {
 namespace {
@@ -18,20 +20,13 @@ SimConfig Small(int k, int levels, const std::string& lb, uint64_t msg) {
   c.k = k;
   c.levels = levels;
   c.msg_bytes = msg;
-  if (lb == "drb") {
-    c.host = HostScheme::kDrb;
-    c.policy.kind = lb::PolicyKind::kSourceRouted;
-  } else if (lb == "reps" || lb == "spray") {
-    c.host = lb == "reps" ? HostScheme::kReps : HostScheme::kSpray;
-    c.policy.kind = lb::PolicyKind::kEcmp;
-  } else {
-    c.policy.kind = *lb::ParsePolicy(lb);
-  }
+  EXPECT_TRUE(ApplyLbName(lb, c).ok()) << lb;
   return c;
 }
 
-const char* kAllSchemes[] = {"ecmp",    "eecmp", "pin",   "rps",    "rr",  "jsq",  "ar",   "drill",
-                             "flowlet", "ofan",  "pofan", "source", "drb", "reps", "spray"};
+const char* kAllSchemes[] = {"ecmp",   "eecmp",   "pin",   "rps",   "rr",   "jsq",  "ar",
+                             "drill",  "flowlet", "conga", "dlb",   "sglb", "ofan", "pofan",
+                             "source", "drb",     "reps",  "spray", "rsq",  "4ofan"};
 
 void ExpectConserved(const SimResult& r) {
   const uint64_t drops = r.drops_buffer + r.drops_link_down + r.drops_no_route;
@@ -136,8 +131,13 @@ TEST(Sim, HostBurstLetsHostsCatchUp) {
 }
 
 TEST(Sim, DeterministicPerSeed) {
-  for (const char* lb : {"rps", "jsq", "ofan", "reps", "flowlet"}) {
-    SimConfig c = Small(8, 3, lb, 256 * kKiB);
+  // The schemes of Table 1 added later (CONGA, DLB, SGLB, 4Ofan) on a
+  // smaller run: a few seconds of CI each would add up.
+  const std::pair<const char*, int> cases[] = {{"rps", 8},  {"jsq", 8},     {"ofan", 8},
+                                               {"reps", 8}, {"flowlet", 8}, {"conga", 6},
+                                               {"dlb", 6},  {"sglb", 6},    {"4ofan", 6}};
+  for (const auto& [lb, k] : cases) {
+    SimConfig c = Small(k, 3, lb, k == 8 ? 256 * kKiB : 128 * kKiB);
     c.seed = 7;
     c.policy.seed = 7;
     auto a = RunSim(c), b = RunSim(c);
@@ -151,6 +151,69 @@ TEST(Sim, DeterministicPerSeed) {
     auto d = RunSim(c);
     EXPECT_TRUE(d->cct_us != a->cct_us || d->queue_avg_pkts != a->queue_avg_pkts) << lb;
   }
+}
+
+// --lb spellings: rsq is rps (§3.1), <N>ofan is POfan with N-port pipes.
+TEST(Sim, LbNamesReachTheirPolicyAndPipeSize) {
+  SimConfig c;
+  ASSERT_TRUE(ApplyLbName("rsq", c).ok());
+  EXPECT_EQ(c.policy.kind, lb::PolicyKind::kRps);
+  ASSERT_TRUE(ApplyLbName("4ofan", c).ok());
+  EXPECT_EQ(c.policy.kind, lb::PolicyKind::kPofan);
+  EXPECT_EQ(c.policy.pipe_size, 4u);
+  ASSERT_TRUE(ApplyLbName("1ofan", c).ok());
+  EXPECT_EQ(c.policy.pipe_size, 1u);
+  for (const char* bad : {"0ofan", "xofan", "-1ofan", "4 ofan", "99999ofan", "ofan4"}) {
+    EXPECT_FALSE(ApplyLbName(bad, c).ok()) << bad;
+  }
+  c.k = 8;
+  ASSERT_TRUE(ApplyLbName("12ofan", c).ok());  // a pipe wider than the switch
+  EXPECT_FALSE(c.Validate().ok());
+  // 1Ofan is per-port POfan: on k=8 edges its pipes are single ports, so a
+  // run differs from 4Ofan's.
+  SimConfig one = Small(8, 3, "1ofan", 256 * kKiB), four = Small(8, 3, "4ofan", 256 * kKiB);
+  auto a = RunSim(one), b = RunSim(four);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->flows_incomplete + b->flows_incomplete, 0u);
+  EXPECT_NE(a->queue_avg_pkts, b->queue_avg_pkts);
+}
+
+// CONGA's feedback (conga.h): the source edge files the CE of every data
+// packet that left its edge, from that packet's ACK; a source-pod agg files
+// the ones whose ACK comes back down through it, some but not all of the
+// inter-pod ones. SGLB's switches hear from the fabric once per period.
+TEST(Sim, CongaFeedbackAndSglbSyncReachTheSwitches) {
+  SimConfig c = Small(4, 3, "conga", 256 * kKiB);
+  c.seed = c.policy.seed = 3;
+  const auto tree = lb::FatTree::Make(c.k, c.levels);
+  const auto flows = MakeWorkload(c, *tree);
+  ASSERT_TRUE(flows.ok());
+  uint64_t inter_edge = 0, inter_pod = 0;
+  const uint64_t per_flow = c.msg_bytes / c.payload;
+  for (const Flow& f : *flows) {
+    const lb::HostId s(f.src), d(f.dst);
+    inter_edge += tree->edge_of(s) != tree->edge_of(d) ? per_flow : 0;
+    inter_pod += tree->pod_of(s) != tree->pod_of(d) ? per_flow : 0;
+  }
+  ASSERT_GT(inter_pod, 0u);
+  auto r = RunSim(c);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->flows_incomplete, 0u);
+  EXPECT_GT(r->remote_updates, inter_edge);
+  EXPECT_LT(r->remote_updates, inter_edge + inter_pod);
+  for (const char* lb : {"ofan", "dlb", "ar"}) {
+    auto o = RunSim(Small(4, 3, lb, 256 * kKiB));
+    ASSERT_TRUE(o.ok());
+    EXPECT_EQ(o->remote_updates, 0u) << lb;
+  }
+  SimConfig g = Small(4, 3, "sglb", 256 * kKiB);
+  g.policy.glb_period_ps = 500'000;
+  auto s = RunSim(g);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->flows_incomplete, 0u);
+  const double periods = s->cct_us / 0.5;
+  EXPECT_GE(static_cast<double>(s->remote_updates), 0.6 * periods);  // none in the tail
+  EXPECT_LE(static_cast<double>(s->remote_updates), periods + 1);
 }
 
 TEST(Sim, OfanEdgeUplinkQueuesStayWithinWPlusOne) {
