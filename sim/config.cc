@@ -10,7 +10,8 @@
 
 namespace ofan::sim {
 namespace {
-constexpr std::array<std::string_view, 4> kHostNames = {"fixed", "spray", "drb", "reps"};
+constexpr std::array<std::string_view, 5> kHostNames = {"fixed", "spray", "drb", "reps",
+                                                        "ethereal"};
 constexpr std::array<std::string_view, 4> kWorkloadNames = {"perm", "a2a", "pair", "matrix"};
 }  // namespace
 
@@ -21,8 +22,9 @@ Result<HostScheme> ParseHostScheme(std::string_view s) {
   for (size_t i = 0; i < kHostNames.size(); ++i) {
     if (kHostNames[i] == s) return static_cast<HostScheme>(i);
   }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("unknown host scheme '{}' (expected fixed|spray|drb|reps)", s));
+  return MakeError(
+      ErrorCode::kInvalidArgument,
+      fmt::format("unknown host scheme '{}' (expected fixed|spray|drb|reps|ethereal)", s));
 }
 
 Result<WorkloadKind> ParseWorkload(std::string_view s) {
@@ -34,8 +36,8 @@ Result<WorkloadKind> ParseWorkload(std::string_view s) {
 }
 
 Status ApplyLbName(std::string_view name, SimConfig& c) {
-  if (name == "drb") {
-    c.host = HostScheme::kDrb;
+  if (name == "drb" || name == "ethereal") {
+    c.host = name == "drb" ? HostScheme::kDrb : HostScheme::kEthereal;
     c.policy.kind = lb::PolicyKind::kSourceRouted;
     return {};
   }
@@ -89,8 +91,11 @@ Status SimConfig::Validate() const {
       (policy.pipe_size == 0 || policy.pipe_size > static_cast<uint32_t>(k))) {
     return bad(fmt::format("--pipe-size must be in [1, k={}], got {}", k, policy.pipe_size));
   }
-  if (host == HostScheme::kDrb && policy.kind != lb::PolicyKind::kSourceRouted) {
-    return bad("--host drb needs switches that follow the host's path (--lb source); use --lb drb");
+  if ((host == HostScheme::kDrb || host == HostScheme::kEthereal) &&
+      policy.kind != lb::PolicyKind::kSourceRouted) {
+    return bad(fmt::format(
+        "--host {0} needs switches that follow the host's path (--lb source); use --lb {0}",
+        HostSchemeName(host)));
   }
   return {};
 }

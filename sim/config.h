@@ -18,6 +18,9 @@ enum class HostScheme : uint8_t {
   kSpray,  // a fresh random entropy per packet (host RPS [26]) over switch ECMP
   kDrb,    // per-destination rotation at the host over the lowest common layer (DRB [16])
   kReps,   // recycled entropies (REPS [8]): reuse entropies whose ACK carried no ECN
+  // Ethereal [1] (§3.4): a flow split into one equal subflow (QP) per path,
+  // served round-robin by the NIC; ACKs take their data packet's path back.
+  kEthereal,
 };
 std::string_view HostSchemeName(HostScheme s);
 Result<HostScheme> ParseHostScheme(std::string_view s);
@@ -61,7 +64,8 @@ struct SimConfig {
 // What --lb NAME sets: a switch policy of dataplane/lb (its name or another
 // name, e.g. rsq for rps); "<N>ofan" (4ofan, the paper's NxOfan): POfan with
 // pipe size N; or a host scheme with the switch side it needs: drb (host
-// rotation + source routing), reps and spray (over ECMP).
+// rotation + source routing), ethereal (subflows, each source-routed on its
+// path), reps and spray (over ECMP).
 Status ApplyLbName(std::string_view name, SimConfig& c);
 
 }  // namespace ofan::sim

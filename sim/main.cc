@@ -326,10 +326,12 @@ int Main(int argc, char** argv) {
              "<N>ofan: POfan with N-port pipes, e.g. 4ofan (the paper's 4Ofan; overrides "
              "--pipe-size);\n"
              "or a host scheme with its switch side: drb (host rotation + source routing),\n"
+             "ethereal (one source-routed subflow per path, ACKs on the reverse path),\n"
              "reps (recycled entropies + ECMP), spray (random entropy per packet + ECMP)")
       ->capture_default_str();
-  app.add_option("--host", host_name,
-                 "host entropy scheme: fixed|spray|drb|reps (default: fixed, or set by --lb)");
+  app.add_option(
+      "--host", host_name,
+      "host entropy scheme: fixed|spray|drb|reps|ethereal (default: fixed, or set by --lb)");
   app.add_option("--pipe-size", c.policy.pipe_size, "POfan: ports per pipe (1 = 1Ofan, 4 = 4Ofan)")
       ->capture_default_str();
   app.add_option("--workload", workload,

@@ -384,6 +384,8 @@ class Simulator {
         pk.tag[i] = lb::kNoUplink;
         pk.ce[i] = 0;
       }
+      // DRB's ACKs rotate on their own; Ethereal's keep the data packet's
+      // route, which read from the destination's side is the reverse path.
       if (c_.host == HostScheme::kDrb) DrbRoute(f, /*ack=*/true, pk);
       HostState& hs = hosts_[h];
       hs.acks.push_back(pkt);
@@ -489,6 +491,13 @@ class Simulator {
   // DRB (§3.4): rotate per destination over the switches of the lowest
   // common layer (cores between pods, aggs within a pod), skipping those with
   // no valid path; the choice rides in the packet as a source route.
+  // Ethereal's data takes the same route: one equal-size subflow per valid
+  // path, served round-robin by the NIC from a random first subflow, visits
+  // the paths in this same cyclic order (equal sizes: the subflows with one
+  // packet more are the first ones served, so no round is ever skipped). Its
+  // subflows are source-routed as DRB's packets are: Ethereal picks each
+  // subflow's entropy so that ECMP lands it on its path (§3.4), which we
+  // take as done.
   void DrbRoute(FlowState& f, bool ack, Packet& pk) {
     const HostId src(pk.src), dst(pk.dst);
     pk.route[0] = pk.route[1] = lb::kNoUplink;
@@ -518,6 +527,7 @@ class Simulator {
     switch (c_.host) {
       case HostScheme::kFixed:
       case HostScheme::kDrb:
+      case HostScheme::kEthereal:
         return f.entropy;
       case HostScheme::kSpray:
         return rng_.Next32();
@@ -597,7 +607,7 @@ class Simulator {
         pk.ce[i] = pk.fb_ce[i] = 0;
       }
       pk.entropy = DataEntropy(f);
-      if (c_.host == HostScheme::kDrb) {
+      if (c_.host == HostScheme::kDrb || c_.host == HostScheme::kEthereal) {
         DrbRoute(f, /*ack=*/false, pk);
       } else {
         pk.route[0] = pk.route[1] = lb::kNoUplink;

@@ -7,7 +7,7 @@
 //    after ~78 packets, so its max queue grows faster than sqrt(m) but below
 //    linear (measured m^0.6..0.7); we assert "faster than spraying".
 //  - RPS (random spraying) and AR: about sqrt(m) (Thm. 1).
-//  - Ofan and POfan: bounded (Thms. 5, 7).
+//  - Ofan and POfan: bounded (Thms. 5, 7); Ethereal too (Thm. 4).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -22,13 +22,13 @@ namespace {
 class GrowthLaws : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    for (const char* lb : {"ecmp", "jsq", "rr", "rps", "ar", "ofan", "pofan"}) {
+    for (const char* lb : {"ecmp", "jsq", "rr", "rps", "ar", "ofan", "pofan", "ethereal"}) {
       for (uint64_t msg : {256 * 1024ull, 4ull << 20}) {
         SimConfig c;
         c.k = 8;
         c.msg_bytes = msg;
         c.seed = 1;
-        c.policy.kind = *lb::ParsePolicy(lb);
+        ASSERT_TRUE(ApplyLbName(lb, c).ok()) << lb;
         auto r = RunSim(c);
         ASSERT_TRUE(r.ok()) << r.error().message;
         results_[{lb, msg}] = *r;
@@ -67,6 +67,14 @@ TEST_F(GrowthLaws, OfanAndPofanStayBounded) {
     EXPECT_LT(At(lb, 4ull << 20).queue_avg_pkts, At("rps", 4ull << 20).queue_avg_pkts) << lb;
     EXPECT_LT(At(lb, 4ull << 20).cct_inflation, At("rps", 4ull << 20).cct_inflation) << lb;
   }
+}
+
+TEST_F(GrowthLaws, EtherealStaysBounded) {
+  // Thm. 4: one subflow per path, served round-robin, ACKs on the reverse
+  // paths: every queue O(1) in m, as DRB's.
+  EXPECT_LE(Growth("ethereal"), 1.5);
+  EXPECT_LE(At("ethereal", 4ull << 20).queue_max_pkts, 12.0);
+  EXPECT_LT(At("ethereal", 4ull << 20).cct_inflation, At("rps", 4ull << 20).cct_inflation);
 }
 
 TEST_F(GrowthLaws, UplinksStayBoundedForRoundRobinAndJsq) {

@@ -57,7 +57,7 @@ class Cli(unittest.TestCase):
         self.assertIn("ofan", names)
         text = run("--list-policies", check_rc=0).stdout
         self.assertEqual([ln.split()[0] for ln in text.splitlines()], names)
-        extra = ["drb", "reps", "spray", "4ofan"]  # host schemes, NxOfan
+        extra = ["drb", "ethereal", "reps", "spray", "4ofan"]  # host schemes, NxOfan
         for lb in names + [a for p in listed for a in p["aliases"]] + extra:
             d = json.loads(run("--k", "4", "--lb", lb, "--msg", "16KiB", "--json",
                                check_rc=0).stdout)

@@ -24,9 +24,9 @@ SimConfig Small(int k, int levels, const std::string& lb, uint64_t msg) {
   return c;
 }
 
-const char* kAllSchemes[] = {"ecmp",   "eecmp",   "pin",   "rps",   "rr",   "jsq",  "ar",
-                             "drill",  "flowlet", "conga", "dlb",   "sglb", "ofan", "pofan",
-                             "source", "drb",     "reps",  "spray", "rsq",  "4ofan"};
+const char* kAllSchemes[] = {"ecmp",   "eecmp",   "pin",   "rps",   "rr",   "jsq",   "ar",
+                             "drill",  "flowlet", "conga", "dlb",   "sglb", "ofan",  "pofan",
+                             "source", "drb",     "reps",  "spray", "rsq",  "4ofan", "ethereal"};
 
 void ExpectConserved(const SimResult& r) {
   const uint64_t drops = r.drops_buffer + r.drops_link_down + r.drops_no_route;
@@ -133,9 +133,9 @@ TEST(Sim, HostBurstLetsHostsCatchUp) {
 TEST(Sim, DeterministicPerSeed) {
   // The schemes of Table 1 added later (CONGA, DLB, SGLB, 4Ofan) on a
   // smaller run: a few seconds of CI each would add up.
-  const std::pair<const char*, int> cases[] = {{"rps", 8},  {"jsq", 8},     {"ofan", 8},
-                                               {"reps", 8}, {"flowlet", 8}, {"conga", 6},
-                                               {"dlb", 6},  {"sglb", 6},    {"4ofan", 6}};
+  const std::pair<const char*, int> cases[] = {
+      {"rps", 8},   {"jsq", 8}, {"ofan", 8}, {"reps", 8},  {"flowlet", 8},
+      {"conga", 6}, {"dlb", 6}, {"sglb", 6}, {"4ofan", 6}, {"ethereal", 6}};
   for (const auto& [lb, k] : cases) {
     SimConfig c = Small(k, 3, lb, k == 8 ? 256 * kKiB : 128 * kKiB);
     c.seed = 7;
@@ -231,7 +231,8 @@ TEST(Sim, OfanEdgeUplinkQueuesStayWithinWPlusOne) {
 }
 
 TEST(Sim, RandomFailuresKeepEveryFlowDeliveredAtRhoMax) {
-  for (const char* lb : {"ecmp", "rps", "ofan", "pofan", "drb", "pin"}) {
+  for (const char* lb :
+       {"ecmp", "rps", "ofan", "pofan", "drb", "pin", "ethereal", "conga", "dlb", "sglb"}) {
     SimConfig c = Small(8, 3, lb, 64 * kKiB);
     c.fail_prob = 0.15;
     auto r = RunSim(c);
