@@ -26,6 +26,7 @@ json PortJson(const PortReport& p) {
   return {{"port", p.port},
           {"ifname", PortIfName(p.port)},
           {"expected", p.expected_name},
+          {"faces", p.expected.is_host ? "host" : "switch"},
           {"neighbors", seen},
           {"status", PortStatusName(p.status)},
           {"miswire", MiswireName(p.miswire)},
@@ -200,6 +201,18 @@ json Agent::Cycle(int64_t now_ms) {
     errors.push_back("routes: " + rs.error().message);
   } else if (roles_) {
     masks = ComputeMasks(tree_, self, *rs, roles_->usable_uplinks);
+    // What each key's mask came from, for the operator (ofanctl agent).
+    json routes = json::array();
+    for (int d = 0; d < tree_.num_dests(self); ++d) {
+      const KernelRoute* r = KeyRoute(tree_, self, d, *rs);
+      if (r == nullptr) continue;
+      routes.push_back({{"key", d},
+                        {"prefix", PrefixText(*r)},
+                        {"protocol", r->protocol},
+                        {"unicast", r->unicast},
+                        {"nexthops", r->devs}});
+    }
+    status["routes"] = std::move(routes);
     bgp_routes = std::any_of(rs->begin(), rs->end(),
                              [](const KernelRoute& r) { return r.protocol == "bgp"; });
   }

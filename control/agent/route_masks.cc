@@ -127,19 +127,29 @@ const KernelRoute* CoveringRoute(const std::vector<KernelRoute>& routes, uint32_
   return best;
 }
 
+const KernelRoute* KeyRoute(const lb::FatTree& t, lb::SwitchId self, int d,
+                            const std::vector<KernelRoute>& routes) {
+  const lb::SwitchInfo in = t.info(self);
+  const bool edge = in.role == lb::Role::kEdge;
+  if (d < 0 || d >= t.num_dests(self)) return nullptr;
+  if (d == (edge ? static_cast<int>(self.value()) : in.pod)) return nullptr;  // below: no key
+  return edge ? CoveringRoute(routes, t.edge_prefix(d), lb::FatTree::kEdgePrefixLen)
+              : CoveringRoute(routes, t.switch_addr(t.agg(d, in.index)), 32);
+}
+
+std::string PrefixText(const KernelRoute& r) {
+  return fmt::format("{}.{}.{}.{}/{}", r.prefix >> 24, (r.prefix >> 16) & 0xFF,
+                     (r.prefix >> 8) & 0xFF, r.prefix & 0xFF, r.prefix_len);
+}
+
 std::vector<lb::PortMask> ComputeMasks(const lb::FatTree& t, lb::SwitchId self,
                                        const std::vector<KernelRoute>& routes,
                                        lb::PortMask usable_uplinks) {
   const int nd = t.num_dests(self);
   std::vector<lb::PortMask> masks(static_cast<size_t>(nd), 0);
-  const lb::SwitchInfo in = t.info(self);
   const int first = t.first_uplink_port(self);
   for (int d = 0; d < nd; ++d) {
-    const bool edge = in.role == lb::Role::kEdge;
-    if (d == (edge ? static_cast<int>(self.value()) : in.pod)) continue;  // below: no key
-    const KernelRoute* r =
-        edge ? CoveringRoute(routes, t.edge_prefix(d), lb::FatTree::kEdgePrefixLen)
-             : CoveringRoute(routes, t.switch_addr(t.agg(d, in.index)), 32);
+    const KernelRoute* r = KeyRoute(t, self, d, routes);
     if (r == nullptr || !r->unicast) continue;
     lb::PortMask m = 0;
     for (const std::string& dev : r->devs) {

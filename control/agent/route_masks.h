@@ -55,6 +55,15 @@ Result<std::vector<KernelRoute>> ParseIpRouteJson(std::string_view text);
 // nullptr.
 const KernelRoute* CoveringRoute(const std::vector<KernelRoute>& routes, uint32_t addr, int len);
 
+// The route key d's mask comes from (the longest prefix covering the
+// destination edge's hosts, or the destination pod's aggregation switch
+// with this switch's index), or nullptr: no route, or d is below this switch.
+const KernelRoute* KeyRoute(const lb::FatTree& tree, lb::SwitchId self, int d,
+                            const std::vector<KernelRoute>& routes);
+
+// "a.b.c.d/len".
+std::string PrefixText(const KernelRoute& route);
+
 std::vector<lb::PortMask> ComputeMasks(const lb::FatTree& tree, lb::SwitchId self,
                                        const std::vector<KernelRoute>& routes,
                                        lb::PortMask usable_uplinks = ~lb::PortMask{0});

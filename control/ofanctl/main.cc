@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -103,6 +105,226 @@ Result<json> ReadMasksFile(const std::string& path) {
   return j;
 }
 
+struct Options {
+  bool as_json = false;
+  bool all_counters = false;
+  std::optional<uint32_t> only_key;
+  uint32_t port = 0;
+  int timeout_ms = kDefaultTimeoutMs;
+};
+
+// One switch's answer: exit code (kExitOk, kExitSwitchError, kExitUsage,
+// kExitConnection), its result, or the message that says why not.
+struct Outcome {
+  int rc = kExitOk;
+  json result;
+  std::string error;
+};
+
+Outcome Call(const std::string& socket_path, Command cmd, const json& args, int timeout_ms) {
+  auto client = ControlClient::Connect(socket_path, timeout_ms);
+  if (!client) {
+    return {client.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection,
+            {},
+            client.error().message};
+  }
+  auto reply = (*client)->Command(cmd, args);
+  if (!reply) {
+    return {reply.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection,
+            {},
+            reply.error().message};
+  }
+  if (!reply->ok)
+    return {kExitSwitchError, {}, fmt::format("{}: {}", CommandName(cmd), reply->error)};
+  return {kExitOk, std::move(reply->result), ""};
+}
+
+// The table of a command's result (throws json::exception on a reply of
+// another shape).
+std::string Render(Command cmd, const json& result, const json& args, const Options& o) {
+  switch (cmd) {
+    case Command::kVersion:
+      return RenderVersion(result);
+    case Command::kStatus:
+      return RenderStatus(result);
+    case Command::kCounters:
+      return RenderCounters(result, o.all_counters);
+    case Command::kPorts:
+      return RenderPorts(result);
+    case Command::kQueues:
+      return RenderQueues(result);
+    case Command::kPointers:
+      return RenderPointers(result, o.only_key);
+    case Command::kSetPolicy:
+      return RenderPolicyLine(result);
+    case Command::kSetPort:
+      return RenderPortLine(result, o.port);
+    case Command::kSwitchAdmin:
+      return fmt::format("{}: {}\n", result.value("name", std::string("?")),
+                         result.value("engine", json::object()).value("stopped", false)
+                             ? "stopped"
+                             : "forwarding");
+    case Command::kLoadTables:
+      return fmt::format("loaded {} masks: {}", args["masks"].size(), RenderPolicyLine(result));
+    case Command::kResetQueues:
+      return "queue statistics reset\n";
+    case Command::kCaptureStart:
+    case Command::kCaptureStatus:
+    case Command::kCaptureStop:
+      return RenderCapture(result);
+    case Command::kAgent:
+      return RenderAgent(result);
+    case Command::kAgentReport:  // the agent's own; no subcommand sends it
+      return "agent report kept\n";
+  }
+  return "";  // not reached: every command has a case
+}
+
+int MalformedReply(Command cmd, const std::string& from, const json::exception& e) {
+  std::cerr << fmt::format(
+      "ofanctl: unexpected {} reply from {}: {} (a different ofan-dp version? --json shows "
+      "it as is)\n",
+      CommandName(cmd), from, e.what());
+  return kExitConnection;
+}
+
+int RunOne(const std::string& socket_path, Command cmd, const json& args, const Options& o) {
+  Outcome out = Call(socket_path, cmd, args, o.timeout_ms);
+  if (out.rc != kExitOk) {
+    std::cerr << "ofanctl: " << out.error << "\n";
+    return out.rc;
+  }
+  json& result = out.result;
+  try {
+    if (o.only_key) {
+      json keys = json::array();
+      for (const json& k : result.at("keys")) {
+        if (k.at("key") == *o.only_key) keys.push_back(k);
+      }
+      if (keys.empty()) {
+        std::cerr << "ofanctl: pointers: no key " << *o.only_key << " (the table has "
+                  << result.at("keys").size() << " keys)\n";
+        return kExitSwitchError;
+      }
+      if (o.as_json) result["keys"] = std::move(keys);
+    }
+    if (o.as_json) {
+      std::cout << JsonText(result, 2) << "\n";
+      return kExitOk;
+    }
+    std::cout << Render(cmd, result, args, o);
+  } catch (const json::exception& e) {
+    return MalformedReply(cmd, socket_path, e);
+  }
+  return kExitOk;
+}
+
+int RunRaw(const std::string& socket_path, const std::string& line, bool as_json, int timeout_ms) {
+  auto client = ControlClient::Connect(socket_path, timeout_ms);
+  if (!client) {
+    std::cerr << "ofanctl: " << client.error().message << "\n";
+    return client.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
+  }
+  auto reply = (*client)->CallLine(line);
+  if (!reply) {
+    std::cerr << "ofanctl: " << reply.error().message << "\n";
+    return reply.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
+  }
+  std::cout << (as_json ? reply->line : JsonText(reply->raw, 2)) << "\n";
+  return reply->ok ? kExitOk : kExitSwitchError;
+}
+
+// What --fabric may send to every switch: the reads, and the two changes
+// that make sense fabric-wide.
+bool FabricCommand(Command cmd) {
+  switch (cmd) {
+    case Command::kVersion:
+    case Command::kStatus:
+    case Command::kCounters:
+    case Command::kPorts:
+    case Command::kQueues:
+    case Command::kPointers:
+    case Command::kAgent:
+    case Command::kCaptureStatus:
+    case Command::kSetPolicy:
+    case Command::kResetQueues:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Every NAME.sock in dir, sorted by NAME; an error when there is none.
+Result<std::vector<std::pair<std::string, std::string>>> FabricSockets(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".sock") continue;
+    if (!e.is_socket(ec)) continue;
+    out.emplace_back(e.path().stem().string(), e.path().string());
+  }
+  if (ec) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("--fabric {}: {}", dir, ec.message()));
+  }
+  if (out.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("--fabric {}: no control socket (NAME.sock) there", dir));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The command on every switch of the fabric: exit code the worst of theirs
+// (connection 3 > switch error 1 > ok), each switch's answer or error kept.
+int RunFabric(const std::string& dir, Command cmd, const json& args, const Options& o) {
+  auto socks = FabricSockets(dir);
+  if (!socks) {
+    std::cerr << "ofanctl: " << socks.error().message << "\n";
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  json all = json::array();
+  std::vector<std::pair<std::string, Outcome>> outs;
+  for (const auto& [name, path] : *socks) {
+    Outcome out = Call(path, cmd, args, o.timeout_ms);
+    if (out.rc == kExitConnection || (out.rc != kExitOk && rc != kExitConnection)) rc = out.rc;
+    json one{{"name", name}, {"socket", path}, {"ok", out.rc == kExitOk}};
+    if (out.rc == kExitOk) {
+      one["result"] = out.result;
+    } else {
+      one["error"] = out.error;
+    }
+    all.push_back(std::move(one));
+    outs.emplace_back(name, std::move(out));
+  }
+  if (o.as_json) {
+    std::cout << JsonText(json{{"fabric", dir}, {"switches", all}}, 2) << "\n";
+    return rc;
+  }
+  try {
+    if (cmd == Command::kAgent || cmd == Command::kStatus) {
+      std::cout << (cmd == Command::kAgent ? RenderAgentFabric(all) : RenderStatusFabric(all));
+      return rc;
+    }
+  } catch (const json::exception& e) {
+    return MalformedReply(cmd, dir, e);
+  }
+  for (const auto& [name, out] : outs) {
+    std::cout << "== " << name << " ==\n";
+    if (out.rc != kExitOk) {
+      std::cout << "error: " << out.error << "\n";
+      continue;
+    }
+    try {
+      std::cout << Render(cmd, out.result, args, o);
+    } catch (const json::exception& e) {
+      rc = MalformedReply(cmd, name, e);
+    }
+  }
+  return rc;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "ofanctl: the command line of ofan-dp's control socket (a unix socket speaking JSON,\n"
@@ -123,6 +345,11 @@ int Main(int argc, char** argv) {
                  fmt::format("switch name: the socket is {}", DefaultSocketPath("<name>")))
       ->type_name("NAME")
       ->capture_default_str();
+  std::string fabric_dir;
+  app.add_option("--fabric", fabric_dir,
+                 "every switch whose control socket (NAME.sock) is in DIR, e.g. ofan-emu's\n"
+                 "/run/ofan-emu/FABRIC/sock: one section per switch (agent, status: one row)")
+      ->type_name("DIR");
   app.add_flag("--json", as_json, "print the switch's \"result\" object as JSON, not tables");
   app.add_flag("--list-policies", list_policies, std::string(lb::kListPoliciesHelp));
   app.add_option("--timeout-ms", timeout_ms,
@@ -366,98 +593,25 @@ int Main(int argc, char** argv) {
       return usage("the raw request must be one line", "raw");
     }
   }
+  if (!fabric_dir.empty()) {
+    if (!cmd) return usage("--fabric does not take raw requests: use --socket", "raw");
+    if (!FabricCommand(*cmd)) {
+      return usage(fmt::format("{} acts on one switch: use --name or --socket, not --fabric",
+                               app.get_subcommands().front()->get_name()));
+    }
+    return RunFabric(fabric_dir, *cmd, args, Options{as_json, all_counters, {}, port, timeout_ms});
+  }
   if (socket_path.empty()) {
     if (name.empty() || name.find('/') != std::string::npos) {
       return usage(fmt::format("--name '{}' must be non-empty and have no '/'", name));
     }
     socket_path = DefaultSocketPath(name);
   }
-
-  auto client = ControlClient::Connect(socket_path, timeout_ms);
-  if (!client) {
-    std::cerr << "ofanctl: " << client.error().message << "\n";
-    return client.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
-  }
-  auto reply = cmd ? (*client)->Command(*cmd, args) : (*client)->CallLine(raw_line);
-  if (!reply) {
-    std::cerr << "ofanctl: " << reply.error().message << "\n";
-    return reply.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
-  }
-  if (!cmd) {
-    std::cout << (as_json ? reply->line : JsonText(reply->raw, 2)) << "\n";
-    return reply->ok ? kExitOk : kExitSwitchError;
-  }
-  if (!reply->ok) {
-    std::cerr << "ofanctl: " << CommandName(*cmd) << ": " << reply->error << "\n";
-    return kExitSwitchError;
-  }
-  json& result = reply->result;
-  try {
-    std::optional<uint32_t> only_key;
-    if (key_opt->count()) {
-      only_key = key;
-      json keys = json::array();
-      for (const json& k : result.at("keys")) {
-        if (k.at("key") == key) keys.push_back(k);
-      }
-      if (keys.empty()) {
-        std::cerr << "ofanctl: pointers: no key " << key << " (the table has "
-                  << result.at("keys").size() << " keys)\n";
-        return kExitSwitchError;
-      }
-      if (as_json) result["keys"] = std::move(keys);
-    }
-    if (as_json) {
-      std::cout << JsonText(result, 2) << "\n";
-      return kExitOk;
-    }
-    auto render = [&]() -> std::string {
-      switch (*cmd) {
-        case Command::kVersion:
-          return RenderVersion(result);
-        case Command::kStatus:
-          return RenderStatus(result);
-        case Command::kCounters:
-          return RenderCounters(result, all_counters);
-        case Command::kPorts:
-          return RenderPorts(result);
-        case Command::kQueues:
-          return RenderQueues(result);
-        case Command::kPointers:
-          return RenderPointers(result, only_key);
-        case Command::kSetPolicy:
-          return RenderPolicyLine(result);
-        case Command::kSetPort:
-          return RenderPortLine(result, port);
-        case Command::kSwitchAdmin:
-          return fmt::format("{}: {}\n", result.value("name", std::string("?")),
-                             result.value("engine", json::object()).value("stopped", false)
-                                 ? "stopped"
-                                 : "forwarding");
-        case Command::kLoadTables:
-          return fmt::format("loaded {} masks: {}", args["masks"].size(), RenderPolicyLine(result));
-        case Command::kResetQueues:
-          return "queue statistics reset\n";
-        case Command::kCaptureStart:
-        case Command::kCaptureStatus:
-        case Command::kCaptureStop:
-          return RenderCapture(result);
-        case Command::kAgent:
-          return RenderAgent(result);
-        case Command::kAgentReport:  // the agent's own; no subcommand sends it
-          return "agent report kept\n";
-      }
-      return "";  // not reached: every command has a case
-    };
-    std::cout << render();
-  } catch (const json::exception& e) {
-    std::cerr << fmt::format(
-        "ofanctl: unexpected {} reply from {}: {} (a different ofan-dp version? --json shows "
-        "it as is)\n",
-        CommandName(*cmd), socket_path, e.what());
-    return kExitConnection;
-  }
-  return kExitOk;
+  std::optional<uint32_t> only_key;
+  if (key_opt->count()) only_key = key;
+  if (!cmd) return RunRaw(socket_path, raw_line, as_json, timeout_ms);
+  return RunOne(socket_path, *cmd, args,
+                Options{as_json, all_counters, only_key, port, timeout_ms});
 }
 
 }  // namespace

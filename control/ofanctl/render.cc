@@ -356,10 +356,96 @@ std::string RenderAgent(const json& a) {
   }
   out +=
       FormatTable({"port", "lldp", "expected", "neighbour", "bgp", "pfx", "bfd"}, rows, "lllllrl");
+  // One row per key: the kernel route its mask came from, and the mask.
+  const json computed = masks.value("computed", json::array());
+  std::vector<std::vector<std::string>> route_rows;
+  for (const json& rt : r.value("routes", json::array())) {
+    std::string hops;
+    for (const json& h : rt.value("nexthops", json::array())) {
+      if (!hops.empty()) hops += ' ';
+      hops += Cell(h);
+    }
+    const size_t key = rt.value("key", size_t{0});
+    route_rows.push_back(
+        {str(rt, "key"), str(rt, "prefix"),
+         rt.value("unicast", true) ? str(rt, "protocol") : "unreachable", hops.empty() ? "-" : hops,
+         key < computed.size() ? fmt::format("{:#x}", computed[key].get<uint64_t>()) : "-"});
+  }
+  if (!route_rows.empty()) {
+    out += FormatTable({"key", "route", "from", "next hops", "mask"}, route_rows, "rllll");
+  }
   for (const json& m : r.value("miswires", json::array()))
     out += fmt::format("miswire: port {}: {}\n", str(m, "port"), str(m, "detail"));
   for (const json& e : r.value("errors", json::array())) out += "error: " + Cell(e) + "\n";
   return out;
+}
+
+std::string RenderStatusFabric(const json& switches) {
+  std::vector<std::vector<std::string>> rows;
+  std::string errors;  // after the table: a long message would widen a column
+  for (const json& one : switches) {
+    if (!one.at("ok").get<bool>()) {
+      errors += fmt::format("{}: error: {}\n", Cell(one.at("name")), Cell(one.at("error")));
+      continue;
+    }
+    const json& s = one.at("result");
+    const json& f = s.at("fabric");
+    rows.push_back({Cell(s.at("name")), Cell(f.at("role")), Cell(f.at("pod")), Cell(s.at("policy")),
+                    Cell(s.at("generation")), Cell(s.at("running")),
+                    Duration(s.at("uptime_s").get<double>())});
+  }
+  return FormatTable({"switch", "role", "pod", "policy", "generation", "running", "uptime"}, rows,
+                     "lllllll") +
+         errors;
+}
+
+std::string RenderAgentFabric(const json& switches) {
+  std::vector<std::vector<std::string>> rows;
+  std::string errors;
+  for (const json& one : switches) {
+    const std::string name = Cell(one.at("name"));
+    if (!one.at("ok").get<bool>()) {
+      errors += fmt::format("{}: error: {}\n", name, Cell(one.at("error")));
+      continue;
+    }
+    const json& a = one.at("result");
+    const json& r = a.at("report");
+    if (r.is_null()) {
+      errors += fmt::format("{}: no agent has reported to this switch\n", name);
+      continue;
+    }
+    int ports = 0, lldp_ok = 0, miswired = 0, sessions = 0, established = 0, bfd = 0, bfd_up = 0;
+    uint64_t pfx = 0;
+    for (const json& p : r.value("ports", json::array())) {
+      // Hosts speak no LLDP here: the switch ports are what LLDP must confirm.
+      if (p.value("faces", "switch") == "host") continue;
+      ++ports;
+      const std::string st = p.value("status", "");
+      lldp_ok += st == "ok";
+      miswired += st == "miswired" || st == "unknown-chassis";
+    }
+    for (const json& b : r.value("bgp", json::array())) {
+      ++sessions;
+      if (b.value("state", "") == "Established") {
+        ++established;
+        pfx += b.value("prefixes_received", uint64_t{0});
+      }
+    }
+    for (const json& b : r.value("bfd", json::array())) {
+      ++bfd;
+      bfd_up += b.value("status", "") == "up";
+    }
+    const json masks = r.value("masks", json::object());
+    rows.push_back({name, Cell(a.at("age_ms")), r.value("converged", false) ? "yes" : "no",
+                    fmt::format("{}/{}", lldp_ok, ports), fmt::format("{}", miswired),
+                    fmt::format("{}/{} ({} pfx)", established, sessions, pfx),
+                    fmt::format("{}/{}", bfd_up, bfd), masks.value("action", std::string("-")),
+                    fmt::format("{}", r.value("errors", json::array()).size())});
+  }
+  return FormatTable({"switch", "age_ms", "converged", "lldp ok", "miswired", "bgp established",
+                      "bfd up", "masks", "errors"},
+                     rows, "lrllrllll") +
+         errors;
 }
 
 }  // namespace ofan::control

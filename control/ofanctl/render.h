@@ -36,4 +36,8 @@ std::string RenderCapture(const nlohmann::json& capture);
 // no agent has reported.
 std::string RenderAgent(const nlohmann::json& agent);
 
+// --fabric: one row per switch of [{name, ok, result | error}].
+std::string RenderStatusFabric(const nlohmann::json& switches);
+std::string RenderAgentFabric(const nlohmann::json& switches);
+
 }  // namespace ofan::control

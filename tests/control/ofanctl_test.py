@@ -72,15 +72,23 @@ PORTS = [
 AGENT = {"age_ms": 412, "report": {
     "switch": "e0-0", "cycle": 17, "converged": True,
     "identity": {"switch": "e0-0", "inferred": True},
-    "masks": {"action": "held", "reason": "converging: routes unchanged for 1 of 2 cycles"},
+    "masks": {"action": "held", "reason": "converging: routes unchanged for 1 of 2 cycles",
+              "computed": [0, 1, 3, 0]},
     "ports": [{"port": 0, "ifname": "p0", "status": "no-neighbor", "expected": "h0",
-               "neighbors": []},
+               "faces": "host", "neighbors": []},
               {"port": 2, "ifname": "p2", "status": "ok", "expected": "a0-0 p0",
-               "neighbors": [{"chassis": "a0-0", "port": "p0"}]},
+               "faces": "switch", "neighbors": [{"chassis": "a0-0", "port": "p0"}]},
               {"port": 3, "ifname": "p3", "status": "miswired", "expected": "a0-1 p0",
+               "faces": "switch",
                "neighbors": [{"chassis": "a1-1", "port": "p0"}]}],
     "bgp": [{"interface": "p2", "state": "Established", "prefixes_received": 7}],
     "bfd": [{"interface": "p2", "status": "up"}],
+    "routes": [{"key": 1, "prefix": "10.0.1.0/24", "protocol": "bgp", "unicast": True,
+                "nexthops": ["p2"]},
+               {"key": 2, "prefix": "10.1.0.0/24", "protocol": "bgp", "unicast": True,
+                "nexthops": ["p2", "p3"]},
+               {"key": 3, "prefix": "10.1.0.0/16", "protocol": "static", "unicast": False,
+                "nexthops": []}],
     "miswires": [{"port": 3, "detail": "expects a0-1 p0, LLDP shows 'a1-1' port 'p0'"}],
     "errors": ["bfd: vtysh timed out"]}}
 
@@ -193,6 +201,9 @@ class FakeSwitch:
             c.sendall(b"this is not json\n")
             return True
         reply = self.handle(line)
+        if mode == "refuse":
+            reply = {"v": 1, "ok": False, "error": "refused for the test",
+                     "code": "invalid_argument"}
         if mode == "v2":
             reply["v"] = 2
         if mode == "bad_shape" and reply.get("ok"):
@@ -518,11 +529,69 @@ class OfanctlTest(unittest.TestCase):
         self.assertRegex(lines[2], r"port\s+lldp\s+expected\s+neighbour\s+bgp\s+pfx\s+bfd")
         self.assertRegex(lines[5], r"^p2\s+ok\s+a0-0 p0\s+a0-0 p0\s+Established\s+7\s+up$")
         self.assertRegex(lines[6], r"^p3\s+miswired\s+a0-1 p0\s+a1-1 p0\s+-\s+-\s+-$")
-        self.assertEqual(lines[7], "miswire: port 3: expects a0-1 p0, LLDP shows 'a1-1' port "
-                                   "'p0'")
-        self.assertEqual(lines[8], "error: bfd: vtysh timed out")
+        self.assertRegex(lines[7], r"^key\s+route\s+from\s+next hops\s+mask$")
+        self.assertRegex(lines[9], r"^\s+1\s+10\.0\.1\.0/24\s+bgp\s+p2\s+0x1$")
+        self.assertRegex(lines[10], r"^\s+2\s+10\.1\.0\.0/24\s+bgp\s+p2 p3\s+0x3$")
+        self.assertRegex(lines[11], r"^\s+3\s+10\.1\.0\.0/16\s+unreachable\s+-\s+0x0$")
+        self.assertEqual(lines[12], "miswire: port 3: expects a0-1 p0, LLDP shows 'a1-1' port "
+                                    "'p0'")
+        self.assertEqual(lines[13], "error: bfd: vtysh timed out")
         self.assertEqual(json.loads(self.run_ctl("agent", "--json", rc=0).stdout), AGENT)
         self.assertEqual(self.last_request(), {"v": 1, "cmd": "agent"})
+
+    def test_fabric(self):
+        """--fabric DIR: the command on every NAME.sock there, worst exit code, one JSON."""
+        d = tempfile.mkdtemp(dir=self.tmp.name)
+        a, b = FakeSwitch(os.path.join(d, "e0-0.sock")), FakeSwitch(os.path.join(d, "a0-0.sock"))
+        b.status["name"] = "a0-0"
+        try:
+            out = self.run_ctl("--fabric", d, "agent", sock=False, rc=0).stdout.splitlines()
+            self.assertRegex(out[0], r"^switch\s+age_ms\s+converged\s+lldp ok\s+miswired\s+"
+                                     r"bgp established\s+bfd up\s+masks\s+errors$")
+            # sorted by name; the host port is no LLDP port; 1 of 1 session, 7 prefixes
+            self.assertRegex(out[2], r"^a0-0\s+412\s+yes\s+1/2\s+1\s+1/1 \(7 pfx\)\s+1/1\s+"
+                                     r"held\s+1$")
+            self.assertTrue(out[3].startswith("e0-0 "))
+            j = json.loads(self.run_ctl("--fabric", d, "status", "--json", sock=False,
+                                        rc=0).stdout)
+            self.assertEqual(j["fabric"], d)
+            self.assertEqual([(s["name"], s["ok"]) for s in j["switches"]],
+                             [("a0-0", True), ("e0-0", True)])
+            self.assertEqual(j["switches"][0]["result"]["name"], "a0-0")
+            st = self.run_ctl("--fabric", d, "status", sock=False, rc=0).stdout.splitlines()
+            self.assertRegex(st[2], r"^a0-0\s+edge\s+0\s+ofan\s+3\s+yes\s+1h 02m 03.4s$")
+            sections = self.run_ctl("--fabric", d, "counters", sock=False, rc=0).stdout
+            self.assertEqual([ln for ln in sections.splitlines() if ln.startswith("==")],
+                             ["== a0-0 ==", "== e0-0 =="])
+            self.run_ctl("--fabric", d, "set-policy", "ecmp", sock=False, rc=0)
+            self.assertEqual(json.loads(a.requests[-1])["cmd"], "set_policy")
+            self.assertEqual(json.loads(b.requests[-1])["cmd"], "set_policy")
+            # one switch refuses: exit 1, the other's answer kept
+            b.mode = "refuse"
+            p = self.run_ctl("--fabric", d, "status", "--json", sock=False, rc=1)
+            j = json.loads(p.stdout)
+            self.assertEqual([s["ok"] for s in j["switches"]], [False, True])
+            self.assertIn("error", j["switches"][0])
+            b.mode = "normal"
+            # a socket nobody listens on: exit 3, and it is named
+            dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            dead.bind(os.path.join(d, "c0.sock"))
+            dead.close()
+            p = self.run_ctl("--fabric", d, "agent", sock=False, rc=3)
+            self.assertIn("c0: error: cannot connect to", p.stdout)
+            os.unlink(os.path.join(d, "c0.sock"))
+        finally:
+            a.close()
+            b.close()
+        # what needs one switch, or no switch at all
+        for args in (["port", "3", "down"], ["load-tables", "-"], ["raw", "{}"],
+                     ["capture-stop"]):
+            p = self.run_ctl("--fabric", d, *args, sock=False, rc=2, stdin="[1]")
+            self.assertIn("--fabric", p.stderr)
+        p = self.run_ctl("--fabric", d, "status", sock=False, rc=2)
+        self.assertIn("no control socket", p.stderr)
+        p = self.run_ctl("--fabric", os.path.join(d, "nope"), "status", sock=False, rc=2)
+        self.assertIn("nope", p.stderr)
 
     def test_port(self):
         p = self.run_ctl("port", "3", "down", rc=0)

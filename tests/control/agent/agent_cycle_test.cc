@@ -251,6 +251,13 @@ TEST_F(AgentCycleTest, WaitsForConvergenceThenPushesOnceAndOnlyOnChange) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "frr.conf"));
   EXPECT_EQ(s1["bgp"].size(), 2u);
   EXPECT_EQ(s1["bfd"][0]["status"], "up");
+  // The route each key's mask came from: leaf l0's one key (leaf l1) is
+  // l1's hosts' /24 over both spines; the host ports are no LLDP ports.
+  EXPECT_EQ(s1["routes"], json::parse(R"([{"key": 1, "prefix": "10.0.1.0/24", "protocol": "bgp",
+                                           "unicast": true, "nexthops": ["p2", "p3"]}])"))
+      << s1.dump();
+  EXPECT_EQ(s1["ports"][0]["faces"], "host");
+  EXPECT_EQ(s1["ports"][2]["faces"], "switch");
   // Routes seen once: not settled yet, ofan-dp keeps its tables.
   EXPECT_EQ(s1["masks"]["action"], "held") << s1.dump();
   EXPECT_TRUE(dp.loads().empty());
