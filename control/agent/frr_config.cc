@@ -113,25 +113,32 @@ Result<std::string> RenderFrrConfig(const FatTree& t, SwitchId self,
     // BGP unnumbered learns the peer's link-local address from its RAs.
     fmt::format_to(out, "interface {}\n no ipv6 nd suppress-ra\nexit\n!\n", PortIfName(p));
   }
+  // Each block before what uses it, because `vtysh -f` applies the lines one
+  // by one to running daemons (frr_apply.h): the BFD profile before the
+  // sessions that name it, and the prefixes before the neighbours, so that no
+  // session comes up and sends End-of-RIB without them — a graceful-restart
+  // helper would then sweep the restarted switch's routes (frr_config.h).
+  fmt::format_to(out, "bfd\n profile {}\n  detect-multiplier {}\n", o.bfd_profile,
+                 o.bfd.multiplier);
+  fmt::format_to(out, "  receive-interval {0}\n  transmit-interval {0}\n exit\n !\nexit\n!\n",
+                 o.bfd.interval_ms);
   fmt::format_to(out, "router bgp {}\n", FabricAsn(t, self));
   fmt::format_to(out, " bgp router-id {}\n", FatTree::FormatAddr(t.switch_addr(self)));
   fmt::format_to(out, " no bgp ebgp-requires-policy\n no bgp network import-check\n");
   fmt::format_to(out, " bgp bestpath as-path multipath-relax\n");
+  fmt::format_to(out, " bgp graceful-restart\n bgp graceful-restart preserve-fw-state\n");
+  fmt::format_to(out, " address-family ipv4 unicast\n");
+  for (const std::string& prefix : AnnouncedPrefixes(t, self)) {
+    fmt::format_to(out, "  network {}\n", prefix);
+  }
+  fmt::format_to(out, "  maximum-paths {}\n exit-address-family\n !\n", t.w());
   const std::string& g = o.peer_group;
   fmt::format_to(out, " neighbor {0} peer-group\n neighbor {0} remote-as external\n", g);
   fmt::format_to(out, " neighbor {} bfd profile {}\n", g, o.bfd_profile);
   for (int p : fabric_ports) {
     fmt::format_to(out, " neighbor {} interface peer-group {}\n", PortIfName(p), g);
   }
-  fmt::format_to(out, " !\n address-family ipv4 unicast\n");
-  for (const std::string& prefix : AnnouncedPrefixes(t, self)) {
-    fmt::format_to(out, "  network {}\n", prefix);
-  }
-  fmt::format_to(out, "  maximum-paths {}\n exit-address-family\nexit\n!\n", t.w());
-  fmt::format_to(out, "bfd\n profile {}\n  detect-multiplier {}\n", o.bfd_profile,
-                 o.bfd.multiplier);
-  fmt::format_to(out, "  receive-interval {0}\n  transmit-interval {0}\n exit\n !\nexit\n!\n",
-                 o.bfd.interval_ms);
+  fmt::format_to(out, "exit\n!\n");
   return c;
 }
 

@@ -22,8 +22,19 @@
 //           to hosts). `no zebra nexthop kernel enable`: Debian's 8.4.4
 //           desynchronises kernel nexthop groups after a carrier loss and the
 //           route stays single-path for good (issue 21); without groups the
-//           next hops sit in each route. BFD 300 ms x 3 by default: 20 bfdd at
-//           100 ms idle cost a third of a core here, at 300 ms an eighth.
+//           next hops sit in each route. `bgp graceful-restart` with
+//           `preserve-fw-state` (RFC 4724, F bit: ofan-dp keeps forwarding on
+//           its last masks while the control plane restarts): a bgpd that
+//           dies closes its TCP sessions, and its peers keep its routes,
+//           stale, while it is away. (On its return FRR 8.4 resets each new
+//           session once with a Hard Reset "Cease/BFD Down", which ends the
+//           restart early: its prefixes are withdrawn for about 2 s, see
+//           docs/emu.md.) A link that fails is no restart: FRR 8.4 keeps
+//           stale routes only when the TCP session closes or a NOTIFICATION
+//           with the N bit arrives, never on BFD down or carrier loss, so
+//           failures still withdraw at once. BFD 300 ms x 3 by default: 20
+//           bfdd at 100 ms idle cost a third of a core here, at 300 ms an
+//           eighth.
 #pragma once
 
 #include <cstdint>
