@@ -9,9 +9,10 @@
 //
 // Dre is CONGA's discounting rate estimator [3]: a register X that grows by
 // every frame's bytes and loses X * 2^-shift every period, so that X tracks
-// rate * tau with tau = period * 2^shift. The decay is applied lazily, one
-// step per elapsed period (bounded), when the register is next touched: no
-// timer, no per-period work on idle links. CONGA's metric is X / (C * tau)
+// rate * tau with tau = period * 2^shift. The decay of all the periods
+// elapsed is applied when the register is next touched, X * (1 -
+// 2^-shift)^n: no timer, no work on idle links, at most one multiplication
+// per bit of n. CONGA's metric is X / (C * tau)
 // quantized to 3 bits (CongaLevel).
 //
 // DlbLevel is the quality of a member port as switch vendors document
@@ -25,6 +26,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 
 #include "dataplane/lb/policy_params.h"
@@ -52,10 +55,16 @@ class LinkMeter {
     load_hi_ = static_cast<uint64_t>(std::clamp(p.dlb_load_max, 0.0, 1.0) * full);
     if (load_hi_ <= load_lo_) load_hi_ = load_lo_ + 1;
     queue_step_ = std::max(p.dlb_queue_bytes / 8, 1u);
+    double f = 1.0 - std::ldexp(1.0, -static_cast<int>(shift_));
+    for (uint64_t& q : decay_) {
+      q = static_cast<uint64_t>(std::ldexp(f, 32));
+      f *= f;
+    }
   }
 
-  // X as of `now`: the decay steps of the periods elapsed since the last
-  // touch (after 64 << shift periods X is 0 whatever it was).
+  // X as of `now`: X * (1 - 2^-shift)^n for the n periods elapsed since the
+  // last touch, in at most kDecayBits multiplications by the precomputed
+  // factors for n's bits (after 64 << shift periods X is 0 whatever it was).
   uint64_t Read(Dre& d, TimePs now) const {
     if (now < d.epoch + period_) return d.x;
     const TimePs steps = (now - d.epoch) / period_;
@@ -63,8 +72,9 @@ class LinkMeter {
     if (steps >= (TimePs{64} << shift_)) {
       d.x = 0;
     } else {
-      for (TimePs i = 0; i < steps && d.x != 0; ++i)
-        d.x -= (d.x >> shift_) + ((d.x >> shift_) == 0);
+      for (TimePs n = steps, i = 0; n != 0 && d.x != 0; n >>= 1, ++i) {
+        if (n & 1) d.x = MulQ32(d.x, decay_[i]);
+      }
     }
     return d.x;
   }
@@ -91,11 +101,19 @@ class LinkMeter {
   uint64_t full_bytes() const { return full_; }
 
  private:
+  // (1 - 2^-shift)^(2^i) in 32.32 fixed point: 64 << 16 periods < 2^23.
+  static constexpr int kDecayBits = 23;
+  // floor(x * q / 2^32) for q < 2^32, without a 128-bit product.
+  static constexpr uint64_t MulQ32(uint64_t x, uint64_t q) {
+    return (x >> 32) * q + (((x & 0xFFFFFFFFu) * q) >> 32);
+  }
+
   TimePs period_;
   uint32_t shift_;
   uint64_t full_ = 1;
   uint64_t load_lo_ = 0, load_hi_ = 1;
   uint32_t queue_step_ = 1;
+  std::array<uint64_t, kDecayBits> decay_{};
 };
 
 }  // namespace ofan::lb

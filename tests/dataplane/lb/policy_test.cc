@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -626,6 +627,22 @@ TEST(LinkMeterTest, DreTracksRateTimesTauAndDecays) {
     // Idle for 10 tau: nearly nothing left; for long: nothing.
     EXPECT_LT(meter.Read(d, now + 40'000'000), 1000u);
     EXPECT_EQ(meter.Read(d, now + 40'000'000'000ull), 0u);
+  }
+}
+
+TEST(LinkMeterTest, DecayOfManyPeriodsAtOnceIsThatOfEachInTurn) {
+  // X * (7/8)^n, whether read once after n periods or at every one of them
+  // (floors apart: a byte per multiplication at most).
+  const LinkMeter meter(PolicyConfig{});
+  for (const TimePs n : {1u, 2u, 3u, 7u, 100u, 511u}) {
+    Dre once, each;
+    meter.Charge(once, 1'000'000, 0);
+    meter.Charge(each, 1'000'000, 0);
+    for (TimePs i = 1; i <= n; ++i) meter.Read(each, i * 500'000);
+    const double want = 1e6 * std::pow(7.0 / 8.0, static_cast<double>(n));
+    const uint64_t got = meter.Read(once, n * 500'000 + 499'999);
+    EXPECT_NEAR(static_cast<double>(got), want, 24.0) << n;
+    EXPECT_NEAR(static_cast<double>(got), static_cast<double>(each.x), static_cast<double>(n)) << n;
   }
 }
 
