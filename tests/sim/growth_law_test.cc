@@ -7,6 +7,8 @@
 //    after ~78 packets, so its max queue grows faster than sqrt(m) but below
 //    linear (measured m^0.6..0.7); we assert "faster than spraying".
 //  - RPS (random spraying) and AR: about sqrt(m) (Thm. 1).
+//  - CONGA per packet: with SimpleRR and JSQ in the near-linear group (§3.5);
+//    measured m^0.76 here, asserted "clearly faster than spraying".
 //  - Ofan and POfan: bounded (Thms. 5, 7); Ethereal too (Thm. 4).
 #include <gtest/gtest.h>
 
@@ -22,7 +24,8 @@ namespace {
 class GrowthLaws : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    for (const char* lb : {"ecmp", "jsq", "rr", "rps", "ar", "ofan", "pofan", "ethereal"}) {
+    for (const char* lb :
+         {"ecmp", "jsq", "rr", "rps", "ar", "ofan", "pofan", "ethereal", "conga"}) {
       for (uint64_t msg : {256 * 1024ull, 4ull << 20}) {
         SimConfig c;
         c.k = 8;
@@ -67,6 +70,11 @@ TEST_F(GrowthLaws, OfanAndPofanStayBounded) {
     EXPECT_LT(At(lb, 4ull << 20).queue_avg_pkts, At("rps", 4ull << 20).queue_avg_pkts) << lb;
     EXPECT_LT(At(lb, 4ull << 20).cct_inflation, At("rps", 4ull << 20).cct_inflation) << lb;
   }
+}
+
+TEST_F(GrowthLaws, CongaGrowsFasterThanSpraying) {
+  EXPECT_GE(Growth("conga"), 6.0);  // 16 linear, 4 square root
+  EXPECT_GE(Growth("conga"), 1.5 * Growth("rps"));
 }
 
 TEST_F(GrowthLaws, EtherealStaysBounded) {
