@@ -97,8 +97,26 @@ json PortsJson(const Snapshot& s) {
   json out = json::array();
   for (const PortSnapshot& p : s.ports) {
     json kernel = nullptr;
-    if (p.kernel) {
+    if (p.kernel && p.kernel->via == "xdp") {
+      // What the trap passed to the kernel, by class, and sent to ofan-dp;
+      // what the kernel sends leaves on the veth itself, unseen here.
+      json by_class = json::object();
+      kernel = {{"name", p.kernel->name},           {"via", "xdp"},
+                {"to_kernel", p.kernel->to_kernel}, {"to_kernel_lost", 0},
+                {"from_kernel", nullptr},           {"from_kernel_lost", nullptr}};
+      if (p.kernel->trap) {
+        for (size_t c = 0; c < kTrapClasses; ++c) {
+          if (TrapClassToKernel(c)) by_class[TrapClassName(c)] = p.kernel->trap->frames[c];
+        }
+        kernel["to_dataplane"] = p.kernel->trap->frames[OFAN_TRAP_DATAPLANE];
+        kernel["no_socket"] = p.kernel->trap->frames[OFAN_TRAP_NO_SOCKET];
+      } else {
+        kernel["error"] = p.kernel->error;
+      }
+      kernel["to_kernel_by_class"] = by_class;
+    } else if (p.kernel) {
       kernel = {{"name", p.kernel->name},
+                {"via", "tap"},
                 {"to_kernel", p.kernel->to_kernel},
                 {"to_kernel_lost", p.kernel->to_kernel_lost},
                 {"from_kernel", p.kernel->from_kernel},

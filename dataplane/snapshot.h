@@ -14,6 +14,7 @@
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb_choice.h"
 #include "dataplane/packet/headers.h"
+#include "dataplane/xdp/trap_stats.h"
 
 namespace ofan::dp {
 
@@ -45,11 +46,18 @@ struct PortSnapshot {
   uint64_t rx_missed = 0;
   QueueStats queue;  // tx_* and the queue's own
   uint64_t limit_bytes = 0, ecn_bytes = 0;
-  // The port's kernel interface (exception/kernel_ports.h), if it has one:
-  // its name and the frames each way.
+  // The port's kernel interface, if it has one: its name and the frames
+  // each way. via "tap": the shared engine's TAP (exception/kernel_ports.h);
+  // via "xdp": the per-switch engine's veth, split by its XDP trap
+  // (xdp/trap_stats.h: what it passed to the kernel by class, what it sent
+  // to ofan-dp; what the kernel sends goes out on the veth directly, unseen
+  // by the switch), or why it could not be read.
   struct Kernel {
     std::string name;
+    std::string via = "tap";
     uint64_t to_kernel = 0, to_kernel_lost = 0, from_kernel = 0, from_kernel_lost = 0;
+    std::optional<TrapStats> trap;
+    std::string error;
   };
   std::optional<Kernel> kernel;
 };

@@ -22,6 +22,7 @@
 #include "dataplane/packet/frame_budget.h"
 #include "dataplane/port_device.h"
 #include "dataplane/stages/tx.h"
+#include "dataplane/xdp/trap_stats.h"
 
 namespace ofan::dp {
 namespace {
@@ -31,6 +32,16 @@ constexpr uint16_t kTxDesc = 512;
 
 Error DpdkError(const std::string& what, int rc) {
   return MakeError(ErrorCode::kIo, fmt::format("{}: {}", what, rte_strerror(rc < 0 ? -rc : rc)));
+}
+
+// The interface of an af_xdp port that loads ofan's trap (devargs
+// "net_af_xdp0,iface=p2,...,xdp_prog=.../trap.bpf.o"), or "".
+std::string TrappedInterface(std::string_view dev) {
+  if (dev.find("xdp_prog=") == std::string_view::npos) return "";
+  const size_t at = dev.find("iface=");
+  if (at == std::string_view::npos) return "";
+  const std::string_view rest = dev.substr(at + 6);
+  return std::string(rest.substr(0, rest.find(',')));
 }
 
 }  // namespace
@@ -675,8 +686,24 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       ps.ecn_bytes = queues_[p].config().ecn_bytes;
       if (kernel_ && kernel_->has(p)) {
         const KernelPorts::PortCounters& kc = kernel_->counters(p);
-        ps.kernel = PortSnapshot::Kernel{kernel_->name(p), kc.to_kernel, kc.to_kernel_lost,
-                                         kc.from_kernel, kc.from_kernel_lost};
+        PortSnapshot::Kernel k;
+        k.name = kernel_->name(p);
+        k.to_kernel = kc.to_kernel;
+        k.to_kernel_lost = kc.to_kernel_lost;
+        k.from_kernel = kc.from_kernel;
+        k.from_kernel_lost = kc.from_kernel_lost;
+        ps.kernel = std::move(k);
+      } else if (const std::string ifname = TrappedInterface(ps.dev); !ifname.empty()) {
+        PortSnapshot::Kernel k;
+        k.name = ifname;
+        k.via = "xdp";
+        if (auto t = ReadTrapStats(ifname)) {
+          k.to_kernel = t->to_kernel();
+          k.trap = *t;
+        } else {
+          k.error = t.error().message;
+        }
+        ps.kernel = std::move(k);
       }
       s.ports.push_back(std::move(ps));
     }

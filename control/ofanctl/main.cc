@@ -404,8 +404,11 @@ int Main(int argc, char** argv) {
           "--json: [{port, dev, dpdk_port, direction (up|down), mac, neighbor (null until\n"
           "learned), admin, link, rx_packets, rx_bytes, rx_missed (dropped by the device\n"
           "before the switch polled them), tx_packets, tx_bytes, kernel (null, or the port's\n"
-          "kernel interface with control.kernel_ports: {name, to_kernel, to_kernel_lost,\n"
-          "from_kernel, from_kernel_lost})}].");
+          "kernel interface: {name, via: \"tap\" (shared engine), to_kernel, to_kernel_lost,\n"
+          "from_kernel, from_kernel_lost} or {name, via: \"xdp\" (per-switch engine: the\n"
+          "veth's XDP trap), to_kernel, to_kernel_by_class: {arp, lldp, nd, bgp, bfd},\n"
+          "to_dataplane, no_socket (for ofan-dp, but its queue had no socket yet), and\n"
+          "from_kernel null: the kernel sends on the veth itself; \"error\" if unreadable})}].");
   CLI::App* queues =
       sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
           "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"

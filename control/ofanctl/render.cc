@@ -204,9 +204,34 @@ std::string RenderPorts(const json& ports) {
                     Cell(p.at("rx_packets")), Cell(p.at("rx_bytes")), Cell(p.at("tx_packets")),
                     Cell(p.at("tx_bytes")), Cell(p.at("dpdk_port")), Cell(p.at("dev"))});
   }
-  return FormatTable({"port", "dir", "admin", "link", "wire", "mac", "neighbor", "rx_pkts",
-                      "rx_bytes", "tx_pkts", "tx_bytes", "dpdk", "dev"},
-                     rows, "rllllllrrrrrl");
+  std::string out = FormatTable({"port", "dir", "admin", "link", "wire", "mac", "neighbor",
+                                 "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "dpdk", "dev"},
+                                rows, "rllllllrrrrrl");
+  // The ports' kernel interfaces (the switch's control plane): what went where.
+  for (const json& p : ports) {
+    const json k = p.value("kernel", json());
+    if (!k.is_object()) continue;
+    const std::string head = fmt::format("port {} kernel {} ({}): ", Cell(p.at("port")),
+                                         Cell(k.at("name")), k.value("via", std::string("tap")));
+    if (k.contains("error")) {
+      out += head + "counters unreadable: " + Cell(k.at("error")) + "\n";
+    } else if (k.value("via", "") == "xdp") {
+      std::string classes;
+      const json by_class = k.value("to_kernel_by_class", json::object());
+      for (const auto& [name, n] : by_class.items()) {
+        if (!classes.empty()) classes += ", ";
+        classes += fmt::format("{} {}", name, Cell(n));
+      }
+      out += head + fmt::format("to kernel {} ({}), to ofan-dp {}, no socket {}\n",
+                                Cell(k.at("to_kernel")), classes, Cell(k.at("to_dataplane")),
+                                Cell(k.at("no_socket")));
+    } else {
+      out += head + fmt::format("to kernel {} (lost {}), from kernel {} (lost {})\n",
+                                Cell(k.at("to_kernel")), Cell(k.at("to_kernel_lost")),
+                                Cell(k.at("from_kernel")), Cell(k.at("from_kernel_lost")));
+    }
+  }
+  return out;
 }
 
 std::string RenderQueues(const json& queues) {

@@ -67,6 +67,17 @@ PORTS = [
      "tx_packets": 90 * (p + 1), "tx_bytes": 90000 * (p + 1)}
     for p in range(4)
 ]
+# The two kinds of kernel interface (dataplane/control_views.cc): the shared
+# engine's TAP, the per-switch engine's veth behind its XDP trap.
+PORTS[2]["kernel"] = {"name": "p2", "via": "tap", "to_kernel": 40, "to_kernel_lost": 1,
+                      "from_kernel": 38, "from_kernel_lost": 0}
+PORTS[3]["kernel"] = {"name": "p3", "via": "xdp", "to_kernel": 15, "to_kernel_lost": 0,
+                      "from_kernel": None, "from_kernel_lost": None,
+                      "to_kernel_by_class": {"arp": 1, "bfd": 9, "bgp": 3, "lldp": 2, "nd": 0},
+                      "to_dataplane": 5000, "no_socket": 2}
+PORTS[1]["kernel"] = {"name": "p1", "via": "xdp", "to_kernel": 0, "to_kernel_lost": 0,
+                      "from_kernel": None, "from_kernel_lost": None, "to_kernel_by_class": {},
+                      "error": "p1 has no XDP program"}
 
 # What ofan-dp keeps of ofan-agent's last cycle (control/agent/agent_cycle.cc).
 AGENT = {"age_ms": 412, "report": {
@@ -457,9 +468,14 @@ class OfanctlTest(unittest.TestCase):
         p = self.run_ctl("ports", rc=0)
         lines = p.stdout.splitlines()
         self.assertRegex(lines[0], r"port\s+dir\s+admin\s+link\s+wire\s+mac\s+neighbor\s+rx_pkts")
-        self.assertEqual(len(lines), 2 + len(PORTS))  # header, rule, one row per port
+        self.assertEqual(len(lines), 2 + len(PORTS) + 3)  # header, rule, a row per port, kernels
         self.assertRegex(lines[3], r"^\s*1\s+down\s+up\s+up\s+ok\s+02:00:00:00:00:11\s+-\s+200")
         self.assertIn("net_ring_p3", lines[5])
+        self.assertEqual(lines[6:], [
+            "port 1 kernel p1 (xdp): counters unreadable: p1 has no XDP program",
+            "port 2 kernel p2 (tap): to kernel 40 (lost 1), from kernel 38 (lost 0)",
+            "port 3 kernel p3 (xdp): to kernel 15 (arp 1, bfd 9, bgp 3, lldp 2, nd 0), "
+            "to ofan-dp 5000, no socket 2"])
         self.assertEqual(json.loads(self.run_ctl("ports", "--json", rc=0).stdout), PORTS)
 
     def test_queues(self):

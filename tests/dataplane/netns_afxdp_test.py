@@ -19,10 +19,12 @@ ICRC by scapy) arrives at h1 with TTL 63, a good IP checksum, the same ICRC
 (still valid), ECN untouched and the MACs rewritten; the switch's counters
 moved and its drop counters did not; ofan-dp stops cleanly on SIGTERM and
 leaves no hugepage files. With the XDP program (dataplane/xdp/trap.bpf.c)
-loaded on both ports by the PMD (xdp_prog=): LLDP, IPv6 neighbour
-discovery, BGP (TCP 179, IPv6 and IPv4) and BFD (UDP 3784) from h0 reach the
-switch-side veth's kernel and not ofan-dp, while all of the above (ARP,
-ping, RoCE) still goes through ofan-dp.
+loaded on port 0 by the PMD (xdp_prog=), as ofan-emu loads it on fabric
+ports: ARP, LLDP, IPv6 neighbour discovery, BGP (TCP 179, IPv6 and IPv4) and
+BFD (UDP 3784) from h0 reach the switch-side veth's kernel and not ofan-dp,
+while ping and RoCE still go through ofan-dp (h0 and the switch know each
+other's MACs from their configs, as fabric neighbours do); the switch counts
+what the trap sent where (`ports`: kernel.via "xdp", per class).
 
 Exit: 0 pass, 1 fail, 77 skip (not root, or no AF_XDP / tools).
 """
@@ -390,11 +392,13 @@ def roce_check(tmp, sock):
 
 def trap_check(trap: str, sock: str) -> None:
     """Control-plane frames from h0 go to ofs0's kernel, not to ofan-dp."""
-    from scapy.all import (IP, TCP, UDP, Ether, ICMPv6ND_NS, IPv6, Raw,  # noqa: F401
+    from scapy.all import (ARP, IP, TCP, UDP, Ether, ICMPv6ND_NS, IPv6, Raw,  # noqa: F401
                            AsyncSniffer, raw)
     h0 = host_mac(0)
     sw = {p["port"]: p for p in control(sock, "ports")}[0]["mac"]
     frames = {
+        "ARP": raw(Ether(src=h0, dst="ff:ff:ff:ff:ff:ff") /
+                   ARP(hwsrc=h0, psrc=HOST_IP[0], pdst="10.255.0.77")),
         "LLDP": raw(Ether(src=h0, dst="01:80:c2:00:00:0e", type=0x88CC) /
                     Raw(b"\x02\x07" + bytes(50))),
         "IPv6 NS": raw(Ether(src=h0, dst="33:33:ff:00:00:01") /
@@ -409,6 +413,7 @@ def trap_check(trap: str, sock: str) -> None:
     sniffer = AsyncSniffer(iface=SW_IF[0], store=True)
     sniffer.start()
     time.sleep(0.5)
+    k0 = {p["port"]: p for p in control(sock, "ports")}[0]["kernel"]
     before = {p["port"]: p for p in control(sock, "ports")}[0]["rx_packets"]
     send = ("import sys\nfrom scapy.all import Ether, sendp\n"
             "for h in sys.argv[2:]:\n"
@@ -423,6 +428,18 @@ def trap_check(trap: str, sock: str) -> None:
               any(g[:len(f)] == f for g in got), f"{len(got)} frames seen on {SW_IF[0]}")
     check("trap.bpf.o: none of them reached ofan-dp (port 0 rx_packets)", after == before,
           f"{before} -> {after} ({os.path.basename(trap)})")
+    # ofan-dp reads the trap's per-class counters (dataplane/xdp/trap_stats.h);
+    # h0's own kernel may add ND frames meanwhile: at least what was sent.
+    k1 = {p["port"]: p for p in control(sock, "ports")}[0]["kernel"]
+    want = {"arp": 1, "lldp": 1, "nd": 1, "bgp": 2, "bfd": 1}
+    moved = {c: k1["to_kernel_by_class"][c] - k0["to_kernel_by_class"][c] for c in want}
+    check("ports: port 0's kernel interface is its veth, split by the XDP trap",
+          k1["via"] == "xdp" and k1["name"] == SW_IF[0] and "error" not in k1, json.dumps(k1))
+    check("ports: the trap counted each frame in its class",
+          all(moved[c] >= n for c, n in want.items())
+          and k1["to_kernel"] - k0["to_kernel"] >= sum(want.values()), str(moved))
+    check("ports: the data before went to ofan-dp through the trap",
+          k1["to_dataplane"] > 0 and k1["no_socket"] >= 0, json.dumps(k1))
 
 
 def main():
@@ -465,12 +482,22 @@ def main():
         sock = os.path.join(tmp, "ctl.sock")
         setup_network()
         cfg = os.path.join(tmp, "dp.yaml")
+        # The trap sits on port 0 only: its ARP goes to the kernel (as on a
+        # fabric port, where ofan-emu loads it), so ofan-dp is given h0's
+        # MAC and h0 the gateway's, as a fabric port's neighbours are;
+        # port 1 keeps the exception path's ARP (answers and learning).
+        peer0 = ""
+        if trap:
+            peer0 = f", peer_mac: \"{host_mac(0)}\""
+            sw0 = json.loads(run(["ip", "-j", "link", "show", SW_IF[0]]).stdout)[0]["address"]
+            run(["ip", "-n", NS[0], "neigh", "replace", GW_IP, "lladdr", sw0, "dev", HOST_IF[0],
+                 "nud", "permanent"])
         Path(cfg).write_text(
             f"name: {NAME}\n"
             "fabric: {k: 4, levels: 3, switch: 0}\n"
             "ports:\n"
-            f"  - {{port: 0, dev: \"net_af_xdp0,iface={SW_IF[0]}{xdp}\"}}\n"
-            f"  - {{port: 1, dev: \"net_af_xdp1,iface={SW_IF[1]}{xdp}\"}}\n"
+            f"  - {{port: 0, dev: \"net_af_xdp0,iface={SW_IF[0]}{xdp}\"{peer0}}}\n"
+            f"  - {{port: 1, dev: \"net_af_xdp1,iface={SW_IF[1]}\"}}\n"
             f"control: {{socket: {sock}}}\n"
             "idle: {max_sleep_us: 1000}\n")
         state["log"] = os.path.join(tmp, "ofan-dp.log")
@@ -515,7 +542,8 @@ def main():
         for i in range(2):
             want = host_mac(i)
             got = ports.get(i, {}).get("neighbor")
-            check(f"switch learned h{i}'s MAC on port {i} from ARP",
+            how = "configured (its ARP goes to the kernel)" if trap and i == 0 else "from ARP"
+            check(f"switch knows h{i}'s MAC on port {i}: {how}",
                   (got or "").lower() == want.lower(),
                   f"{got} (h{i} is {want})")
         ok, s = ping(NS[0], HOST_IP[1], 5)

@@ -166,6 +166,47 @@ def learned(name: str, what: str, miswired: dict[str, list[int]]) -> None:
     check(f"{what}: ofanctl agent on {sw0} shows its agent's last report",
           rep.get("switch") == sw0 and rep.get("converged") is True
           and len(rep.get("bgp") or []) > 0, (r.stdout + r.stderr)[-300:])
+    # Across the fabric: one JSON, every switch's report, the routes its masks came from.
+    ctl = str(BUILD / "control/ofanctl/ofanctl")
+    r = subprocess.run([ctl, "--fabric", f"/run/ofan-emu/{name}/sock", "--json", "agent"],
+                       capture_output=True, text=True, timeout=60)
+    try:
+        every = {x["name"]: (x.get("result") or {}).get("report") or {}
+                 for x in json.loads(r.stdout)["switches"]}
+    except (ValueError, KeyError, TypeError):
+        every = {}
+
+    def routed(rep: dict[str, Any]) -> bool:
+        rts = rep.get("routes") or []
+        return bool(rts) and all(rt.get("protocol") == "bgp" and rt.get("nexthops") for rt in rts)
+
+    bad = [n for n, rep in every.items()
+           if not rep.get("converged") or (n[0] in "el" and not routed(rep))]
+    check(f"{what}: ofanctl --fabric agent: every switch converged, every edge's (leaf's) keys "
+          "on BGP routes with next hops", r.returncode == 0 and len(every) == len(sws) and not bad,
+          (str(bad[:3]) if every else (r.stdout + r.stderr)[-300:]))
+    # What each fabric port's kernel interface took: LLDP, BGP and BFD reached the kernel.
+    r = subprocess.run([ctl, "--fabric", f"/run/ofan-emu/{name}/sock", "--json", "ports"],
+                       capture_output=True, text=True, timeout=60)
+    short = []
+    try:
+        for x in json.loads(r.stdout)["switches"]:
+            for p in x["result"]:
+                k = p.get("kernel")
+                if k is None and p["direction"] == "down":
+                    continue  # a host port: no kernel interface
+                # A miswired port has LLDP only: the agent keeps it out of FRR.
+                classes = ("lldp",) if p["port"] in miswired.get(x["name"], []) else (
+                    "lldp", "bgp", "bfd")
+                by = (k or {}).get("to_kernel_by_class")
+                if not k or k.get("to_kernel", 0) <= 0 or "error" in k or (
+                        by is not None and not all(by[c] for c in classes)):
+                    short.append(f"{x['name']} p{p['port']}: {k}")
+    except (ValueError, KeyError, TypeError) as e:
+        short.append(f"{e}: {(r.stdout + r.stderr)[-300:]}")
+    check(f"{what}: ofanctl ports: every fabric port's kernel interface took control frames"
+          " (per-switch: LLDP, BGP and BFD counted by the XDP trap)", not short,
+          "; ".join(short[:3]))
     r = emu("verify-masks", "--name", name, "--json")
     check(f"{what}: verify-masks: every switch holds the brute-force valid sets"
           + (", the miswired cables out of service" if miswired else ""),
