@@ -39,6 +39,8 @@ inline constexpr unsigned kPolicyHostChooses = 2;  // follows the source host's 
   X(kJsq, Jsq, "jsq", "", kPolicyQueueAware, "join the shortest queue, random tie-break (§3.1)") \
   X(kAr, Ar, "ar", "", kPolicyQueueAware, "adaptive routing: JSQ over quantized queue levels")   \
   X(kDrill, Drill, "drill", "", kPolicyQueueAware, "DRILL(d=2, m=1): d random samples + memory") \
+  X(kChoice, Choice, "choice", "", kPolicyQueueAware,                                            \
+    "CHOICE: DRILL without memory, the least loaded of d=2 random samples")                      \
   X(kFlowlet, Flowlet, "flowlet", "", 0, "flowlet switching: a new uplink after a gap")          \
   X(kConga, Conga, "conga", "", 0,                                                               \
     "CONGA per packet: least max(local DRE, fed-back path level) (§3.1)")                        \

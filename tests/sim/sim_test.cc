@@ -24,9 +24,10 @@ SimConfig Small(int k, int levels, const std::string& lb, uint64_t msg) {
   return c;
 }
 
-const char* kAllSchemes[] = {"ecmp",   "eecmp",   "pin",   "rps",   "rr",   "jsq",   "ar",
-                             "drill",  "flowlet", "conga", "dlb",   "sglb", "ofan",  "pofan",
-                             "source", "drb",     "reps",  "spray", "rsq",  "4ofan", "ethereal"};
+const char* kAllSchemes[] = {"ecmp", "eecmp", "pin",      "rps",   "rr",   "jsq",
+                             "ar",   "drill", "flowlet",  "conga", "dlb",  "sglb",
+                             "ofan", "pofan", "source",   "drb",   "reps", "spray",
+                             "rsq",  "4ofan", "ethereal", "choice"};
 
 void ExpectConserved(const SimResult& r) {
   const uint64_t drops = r.drops_buffer + r.drops_link_down + r.drops_no_route;

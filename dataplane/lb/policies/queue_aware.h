@@ -1,4 +1,4 @@
-// Queue-aware, destination-oblivious policies: JSQ, AR and DRILL.
+// Queue-aware, destination-oblivious policies: JSQ, AR, DRILL and CHOICE.
 //
 // They read LbView::queue_bytes (backlog per uplink, bytes, in-service packet
 // included) and add each pick's frame to it, so that the packets of one burst
@@ -71,16 +71,19 @@ class Ar {
 
 // DRILL(d, m=1) [33]: sample d random valid uplinks, compare them with the
 // remembered best of the previous decision, take the least loaded, remember it.
-class Drill {
+// CHOICE (Table 1, [33]): the same without the memory, DRILL(d, 0), the
+// power of d choices; d = drill_samples for both.
+template <bool kMemory>
+class DrillFamily {
  public:
-  Drill(const PolicyParams& c, const SwitchLbSetup& s)
+  DrillFamily(const PolicyParams& c, const SwitchLbSetup& s)
       : rng_(c.seed ^ SplitMix64(s.salt)), samples_(c.drill_samples ? c.drill_samples : 1) {}
   uint8_t Pick(const PacketKey& k, LbView& v) {
     const UplinkList l = v.table->list(k.dest);
     if (l.n == 0) return kNoUplink;
     const PortMask m = v.table->mask(k.dest);
     uint32_t best = kNoUplink, best_q = UINT32_MAX;
-    if (memory_ != kNoUplink && (m & (PortMask{1} << memory_))) {
+    if (kMemory && memory_ != kNoUplink && (m & (PortMask{1} << memory_))) {
       best = memory_, best_q = v.queue_bytes[memory_];
     }
     for (uint32_t i = 0; i < samples_; ++i) {
@@ -90,7 +93,7 @@ class Drill {
       // queue_bytes[kNoUplink].
       if (best == kNoUplink || v.queue_bytes[u] < best_q) best = u, best_q = v.queue_bytes[u];
     }
-    memory_ = static_cast<uint8_t>(best);
+    if constexpr (kMemory) memory_ = static_cast<uint8_t>(best);
     v.queue_bytes[best] += k.frame_bytes;
     return static_cast<uint8_t>(best);
   }
@@ -100,5 +103,8 @@ class Drill {
   uint32_t samples_;
   uint8_t memory_ = kNoUplink;
 };
+
+using Drill = DrillFamily<true>;
+using Choice = DrillFamily<false>;
 
 }  // namespace ofan::lb

@@ -758,6 +758,30 @@ TEST(SglbTest, TakesTheMaxOfLocalAndRemoteAndAvoidsInvalidUplinks) {
   }
 }
 
+TEST(ChoiceTest, IsThePowerOfTwoChoicesWithoutMemory) {
+  // Queues 0 < 100 < 200 < 300 B, two samples with replacement, no memory:
+  // uplink i wins with probability ((4-i)^2 - (3-i)^2) / 16 = 7, 5, 3, 1
+  // sixteenths. DRILL would stick to uplink 0 once it has seen it.
+  const uint32_t w = 4;
+  const UplinkTable t(w, {AllPorts(w)});
+  Choice choice(PolicyConfig{}, {&t, 8, 4});
+  Drill drill(PolicyConfig{}, {&t, 8, 4});
+  std::map<uint8_t, int> count, drill_count;
+  const int n = 16000;
+  for (int i = 0; i < n; ++i) {
+    uint32_t q[w] = {0, 100, 200, 300}, r[w] = {0, 100, 200, 300};
+    LbView view{&t, q, 0}, dview{&t, r, 0};
+    PacketKey k;
+    k.frame_bytes = 64;
+    ++count[choice.Pick(k, view)];
+    ++drill_count[drill.Pick(k, dview)];
+  }
+  for (uint8_t u = 0; u < w; ++u) {
+    EXPECT_NEAR(count[u], n * (7 - 2 * u) / 16, n / 40) << int{u};
+  }
+  EXPECT_GT(drill_count[0], n - 20);
+}
+
 TEST(DrillTest, PrefersTheOnlyEmptyPort) {
   const uint32_t w = 8;
   const UplinkTable t(w, {AllPorts(w)});
@@ -1024,8 +1048,8 @@ TEST(PolicyNameTest, ParseRoundTripsAndRejectsUnknown) {
     EXPECT_FALSE(Info(k).help.empty()) << name;
     EXPECT_NE(PolicyNameList().find(name), std::string_view::npos) << name;
     EXPECT_EQ(IsQueueAware(k), k == PolicyKind::kJsq || k == PolicyKind::kAr ||
-                                   k == PolicyKind::kDrill || k == PolicyKind::kDlb ||
-                                   k == PolicyKind::kSglb);
+                                   k == PolicyKind::kDrill || k == PolicyKind::kChoice ||
+                                   k == PolicyKind::kDlb || k == PolicyKind::kSglb);
   }
   EXPECT_EQ(*ParsePolicy("simplerr"), PolicyKind::kSimpleRr);
   EXPECT_EQ(*ParsePolicy("rsq"), PolicyKind::kRps);  // RSQ is the switch's RPS (§3.1)
