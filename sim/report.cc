@@ -16,6 +16,7 @@ json ConfigJson(const SimConfig& c) {
               {"levels", c.levels},
               {"lb", lb::PolicyName(c.policy.kind)},
               {"pipe_size", c.policy.pipe_size},
+              {"glb_period_us", static_cast<double>(c.policy.glb_period_ps) * 1e-6},
               {"host", HostSchemeName(c.host)},
               {"workload", WorkloadName(c.workload)},
               {"msg_bytes", c.msg_bytes},
@@ -63,7 +64,8 @@ json ResultJson(const SimResult& r) {
                 {"link_down", r.drops_link_down},
                 {"buffer", r.drops_buffer}}},
               {"failed_links", r.failed_links},
-              {"peak_packets_in_flight", r.peak_packets_in_flight}};
+              {"peak_packets_in_flight", r.peak_packets_in_flight},
+              {"remote_updates", r.remote_updates}};
 }
 
 namespace {

@@ -62,6 +62,8 @@ class Cli(unittest.TestCase):
             d = json.loads(run("--k", "4", "--lb", lb, "--msg", "16KiB", "--json",
                                check_rc=0).stdout)
             self.assertEqual(d["flows_incomplete"], 0, lb)
+            # CONGA's feedback and SGLB's dissemination are heard; nobody else listens.
+            self.assertEqual(d["remote_updates"] > 0, lb in ("conga", "sglb"), lb)
 
     def test_pair_reproduces_appendix_a_bound(self):
         d = json.loads(run("--k", "4", "--workload", "pair", "--msg", "1MiB", "--json",
