@@ -132,11 +132,11 @@ TEST(Sim, HostBurstLetsHostsCatchUp) {
 }
 
 TEST(Sim, DeterministicPerSeed) {
-  // The schemes of Table 1 added later (CONGA, DLB, SGLB, 4Ofan) on a
-  // smaller run: a few seconds of CI each would add up.
+  // The schemes of Table 1 added later (CONGA, DLB, SGLB, 4Ofan, Ethereal,
+  // CHOICE) on a smaller run: a few seconds of CI each would add up.
   const std::pair<const char*, int> cases[] = {
-      {"rps", 8},   {"jsq", 8}, {"ofan", 8}, {"reps", 8},  {"flowlet", 8},
-      {"conga", 6}, {"dlb", 6}, {"sglb", 6}, {"4ofan", 6}, {"ethereal", 6}};
+      {"rps", 8}, {"jsq", 8},  {"ofan", 8},  {"reps", 8},     {"flowlet", 8}, {"conga", 6},
+      {"dlb", 6}, {"sglb", 6}, {"4ofan", 6}, {"ethereal", 6}, {"choice", 6}};
   for (const auto& [lb, k] : cases) {
     SimConfig c = Small(k, 3, lb, k == 8 ? 256 * kKiB : 128 * kKiB);
     c.seed = 7;
