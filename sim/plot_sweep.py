@@ -27,8 +27,11 @@ def main() -> int:
         ("cct_inflation", "CCT inflation over lower bound (%)", False),
     ]
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    # One colour and marker per scheme, also past matplotlib's ten colours.
+    colours = plt.get_cmap("tab20").colors
+    markers = "osD^v<>ph*"
     for ax, (key, title, logy) in zip(axes, panels):
-        for lb in lbs:
+        for i, lb in enumerate(lbs):
             pts = sorted((r["msg_bytes"], r[key], r.get(key + "_sem", 0.0))
                          for r in rows if r["lb"] == lb)
             xs = [p[0] / 1024 for p in pts]
@@ -37,7 +40,8 @@ def main() -> int:
             es = [p[2] * scale for p in pts]
             exp = data.get("growth_exponent", {}).get(lb)
             label = f"{lb} (slope {exp:.2f})" if exp is not None and key == "queue_max_pkts" else lb
-            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=label)
+            ax.errorbar(xs, ys, yerr=es, marker=markers[i % len(markers)], capsize=3,
+                        label=label, color=colours[(2 * i) % 20 + (2 * i) // 20 % 2])
         ax.set_xscale("log", base=2)
         if logy:
             ax.set_yscale("log")
