@@ -116,8 +116,20 @@ void Agent::ApplyFrr(const FabricRoles& roles, json& status, json& errors) {
   };
   auto text = RenderFrrConfig(tree_, self, roles.peer_ports, o_.frr);
   if (!text) return fail(text.error().message);
-  const std::string file = o_.frr_dir + "/" + kFrrConfName;
+  std::string file = o_.frr_dir + "/" + kFrrConfName;
   if (Status s = WriteFileAtomically(file, *text); !s) return fail(s.error().message);
+  // A bgpd that restarted gets its sessions without BFD first, and BFD once
+  // they are up (AddPendingBfd): see FrrOptions::session_bfd.
+  bfd_pending_ = restarted && o_.frr.session_bfd;
+  if (bfd_pending_) {
+    FrrOptions first = o_.frr;
+    first.session_bfd = false;
+    auto t = RenderFrrConfig(tree_, self, roles.peer_ports, first);
+    if (!t) return fail(t.error().message);
+    file = o_.frr_dir + "/" + kFrrRestartConfName;
+    if (Status s = WriteFileAtomically(file, *t); !s) return fail(s.error().message);
+    frr["bfd"] = "once the sessions are up";
+  }
   // The ports FRR had and must lose first: `vtysh -f` only adds.
   std::vector<int> removed;
   if (applied_) {
@@ -134,6 +146,18 @@ void Agent::ApplyFrr(const FabricRoles& roles, json& status, json& errors) {
   frr["action"] = "applied";
   frr["removed"] = removed;
   status["frr"] = frr;
+}
+
+void Agent::AddPendingBfd(json& status, json& errors) {
+  // frr.conf is the whole config: applied again, it adds BFD to the
+  // sessions, which are up (vtysh -f only adds).
+  const std::string file = o_.frr_dir + "/" + kFrrConfName;
+  if (auto r = RunOk(ApplyArgv(o_.vtysh_pathspace, file)); !r) {
+    errors.push_back("frr: adding BFD: " + r.error().message);
+    return;
+  }
+  bfd_pending_ = false;
+  status["frr"]["bfd"] = "added";
 }
 
 json Agent::Cycle(int64_t now_ms) {
@@ -310,6 +334,9 @@ json Agent::Cycle(int64_t now_ms) {
     }
   }
   status["converged"] = synced_;
+  if (bfd_pending_ && bgp && !fabric.empty() && full == static_cast<int>(fabric.size())) {
+    AddPendingBfd(status, errors);
+  }
 
   // 6. ofan-dp.
   json dp{{"socket", dp_->path()}};

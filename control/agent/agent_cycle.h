@@ -19,6 +19,11 @@
 //             Established session with prefixes received, and the masks
 //             were the same for `settle_cycles` cycles in a row. Until then
 //             ofan-dp keeps its last masks (its configured ones at start);
+//           - FRR that restarted gets frr.conf without BFD on the sessions
+//             first (frr-restart.conf), then, once every usable fabric port's
+//             session is Established with prefixes, frr.conf itself: bgpd
+//             of FRR 8.4 ends graceful restart when BFD flaps as a session
+//             comes up (frr_config.h's FrrOptions::session_bfd);
 //           - once converged, every change is pushed (a failure BFD saw must
 //             reach the dataplane), except when bgpd does not answer or no
 //             session is Established: then nothing is reachable through an
@@ -78,6 +83,8 @@ class Agent {
   // Runs argv; its stdout when it exited 0, otherwise an error with stderr.
   Result<std::string> RunOk(const std::vector<std::string>& argv);
   void ApplyFrr(const FabricRoles& roles, nlohmann::json& status, nlohmann::json& errors);
+  // Applies frr.conf again once a restarted bgpd's sessions are up.
+  void AddPendingBfd(nlohmann::json& status, nlohmann::json& errors);
   // zebra's, bgpd's and bfdd's pids from their pidfiles (0 where none).
   std::vector<long> FrrPids() const;
 
@@ -89,6 +96,7 @@ class Agent {
   std::optional<FabricRoles> roles_;         // the last good classification
   std::optional<std::vector<int>> applied_;  // fabric ports FRR was last given
   std::vector<long> applied_pids_;           // FRR's daemons' pids when it was (0: no pidfile)
+  bool bfd_pending_ = false;                 // FRR restarted: BFD waits for the sessions
   std::optional<std::vector<lb::PortMask>> last_masks_;  // the previous cycle's
   int stable_cycles_ = 0;
   bool synced_ = false;

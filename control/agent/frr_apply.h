@@ -30,6 +30,9 @@
 namespace ofan::agent {
 
 inline constexpr const char* kFrrConfName = "frr.conf";
+// frr.conf without BFD on the sessions, for a bgpd that restarted
+// (FrrOptions::session_bfd); frr.conf itself stays whole.
+inline constexpr const char* kFrrRestartConfName = "frr-restart.conf";
 
 Status WriteFileAtomically(const std::string& path, const std::string& text);
 

@@ -134,7 +134,7 @@ Result<std::string> RenderFrrConfig(const FatTree& t, SwitchId self,
   fmt::format_to(out, "  maximum-paths {}\n exit-address-family\n !\n", t.w());
   const std::string& g = o.peer_group;
   fmt::format_to(out, " neighbor {0} peer-group\n neighbor {0} remote-as external\n", g);
-  fmt::format_to(out, " neighbor {} bfd profile {}\n", g, o.bfd_profile);
+  if (o.session_bfd) fmt::format_to(out, " neighbor {} bfd profile {}\n", g, o.bfd_profile);
   for (int p : fabric_ports) {
     fmt::format_to(out, " neighbor {} interface peer-group {}\n", PortIfName(p), g);
   }

@@ -26,10 +26,9 @@
 //           `preserve-fw-state` (RFC 4724, F bit: ofan-dp keeps forwarding on
 //           its last masks while the control plane restarts): a bgpd that
 //           dies closes its TCP sessions, and its peers keep its routes,
-//           stale, while it is away. (On its return FRR 8.4 resets each new
-//           session once with a Hard Reset "Cease/BFD Down", which ends the
-//           restart early: its prefixes are withdrawn for about 2 s, see
-//           docs/emu.md.) A link that fails is no restart: FRR 8.4 keeps
+//           stale, while it is away; on its return it gets its sessions
+//           first and BFD once they are up (FrrOptions::session_bfd). A
+//           link that fails is no restart: FRR 8.4 keeps
 //           stale routes only when the TCP session closes or a NOTIFICATION
 //           with the N bit arrives, never on BFD down or carrier loss, so
 //           failures still withdraw at once. BFD 300 ms x 3 by default: 20
@@ -55,6 +54,12 @@ struct FrrOptions {
   BfdTimers bfd;
   std::string bfd_profile = "fabric";
   std::string peer_group = "fabric";
+  // false: the sessions without BFD (the `bfd` profile is still defined).
+  // What the agent gives a bgpd that restarted, until its sessions are back
+  // (agent_cycle.h): FRR 8.4's bgpd resets a session whose fresh BFD
+  // registration flaps as it comes up, with a Hard Reset that ends graceful
+  // restart and withdraws the switch's prefixes for about 2 s.
+  bool session_bfd = true;
 };
 
 // RFC 6996's private 4-byte ASNs: the top tier kAsnBase, the aggregation

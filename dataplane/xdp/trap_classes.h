@@ -8,7 +8,7 @@
 #ifndef OFAN_DATAPLANE_XDP_TRAP_CLASSES_H
 #define OFAN_DATAPLANE_XDP_TRAP_CLASSES_H
 
-#define OFAN_TRAP_CLASSES(X)                                                           \
+#define OFAN_TRAP_CLASSES(X)                                                          \
   X(OFAN_TRAP_ARP, "arp", 1)             /* ARP: the kernel answers and learns */     \
   X(OFAN_TRAP_LLDP, "lldp", 1)           /* ethertype 0x88CC: lldpd */                \
   X(OFAN_TRAP_ND, "nd", 1)               /* ICMPv6 133-137: BGP unnumbered's peers */ \

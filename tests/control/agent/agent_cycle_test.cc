@@ -349,12 +349,30 @@ TEST_F(AgentCycleTest, RestartedFrrDaemonGetsItsConfigAgain) {
   pidfile("bgpd", 0);  // gone (a daemon that cleaned up): waited for
   EXPECT_EQ(ag->Cycle(1500)["frr"]["action"], "unchanged");
   pidfile("bgpd", 201);  // back, empty
+  // Its sessions first, without BFD (frr-restart.conf); its sessions are
+  // not up yet.
+  const std::string first = "vtysh -N l0 -f " + (dir_ / "frr-restart.conf").string();
+  runner_.Set(first, "");
+  runner_.Set(kBgp, R"({"ipv4Unicast": {"peers": {}}})");
   const json s = ag->Cycle(2000);
   EXPECT_EQ(s["frr"]["action"], "applied") << s.dump();
   EXPECT_TRUE(s["frr"]["restarted"].get<bool>());
   EXPECT_TRUE(s["frr"]["removed"].empty());
+  EXPECT_EQ(s["frr"]["bfd"], "once the sessions are up");
+  EXPECT_EQ(applies(), 1);
+  ASSERT_EQ(std::count(runner_.calls.begin(), runner_.calls.end(), first), 1);
+  std::ifstream in(dir_ / "frr-restart.conf");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("neighbor fabric bfd profile"), std::string::npos) << text;
+  EXPECT_NE(text.find("neighbor p2 interface peer-group fabric"), std::string::npos) << text;
+  EXPECT_EQ(ag->Cycle(2500)["frr"].value("bfd", ""), "");  // still waiting
+  EXPECT_EQ(applies(), 1);
+  // Every usable fabric port Established with prefixes: frr.conf, whole.
+  runner_.Set(kBgp, testing::ReadFixture("bgp_summary_k4_ls_l0.json"));
+  const json b = ag->Cycle(3000);
+  EXPECT_EQ(b["frr"]["bfd"], "added") << b.dump();
   EXPECT_EQ(applies(), 2);
-  EXPECT_EQ(ag->Cycle(2500)["frr"]["action"], "unchanged");
+  EXPECT_EQ(ag->Cycle(3500)["frr"]["action"], "unchanged");
   EXPECT_EQ(applies(), 2);
 }
 

@@ -20,7 +20,9 @@ engine:
   - an agent killed (SIGKILL) and restarted under traffic: its switch's
     tables are never reloaded (the generation does not move) and the
     collective verifies; FRR's bgpd stopped and started again, empty: its
-    agent gives it frr.conf again and the sessions and masks come back;
+    agent gives it frr.conf again (BFD once the sessions are up), the
+    sessions, BFD and masks come back, and no switch's tables were
+    reloaded meanwhile (graceful restart);
   - bad requests exit 2 with one line; after down no namespace, daemon,
     FRR directory or crash-log directory of the fabric is left.
 Convergence times are printed (bench/RESULTS.md has the figures); nothing
@@ -312,6 +314,10 @@ def fabric(engine: str) -> None:
 
     # FRR's bgpd stopped and started again, empty: the agent sees its new pid
     # and applies frr.conf again; the sessions and the masks come back.
+    # Graceful restart: its peers keep its routes meanwhile, and BFD is given
+    # back only once the sessions are up, so no switch reloads its tables.
+    names = [w["name"] for w in status(name).get("switches", [])]
+    gens = {sw: generation(name, sw) for sw in names}
     r = emu("frr", "restart", "e0-0", "--daemon", "bgpd", "--name", name)
     check(f"{what}: frr restart e0-0 --daemon bgpd", r.returncode == 0, r.stderr[-300:])
     # Asked of the new bgpd itself (the agent's status may still be the
@@ -336,6 +342,25 @@ def fabric(engine: str) -> None:
           str({k: v.get("state") for k, v in peers.items()}))
     check(f"{what}: after bgpd's restart the masks equal the brute force",
           wait_masks(name, "bgpd restarted"), "")
+    end = time.monotonic() + CONVERGE_S
+    bfd: list[Any] = []
+    while time.monotonic() < end:
+        r = subprocess.run(["ip", "netns", "exec", ps, "vtysh", "-N", ps, "-c",
+                            "show bfd peers json"], capture_output=True, text=True, timeout=30)
+        try:
+            bfd = json.loads(r.stdout)
+        except ValueError:
+            bfd = []
+        if len(bfd) == 2 and all(b.get("status") == "up" for b in bfd):
+            break
+        time.sleep(0.3)
+    check(f"{what}: the restarted bgpd's sessions have BFD again, up",
+          len(bfd) == 2 and all(b.get("status") == "up" for b in bfd),
+          str([b.get("status") for b in bfd]))
+    moved = {sw: (g, generation(name, sw)) for sw, g in gens.items()}
+    moved = {sw: v for sw, v in moved.items() if v[0] is None or v[0] != v[1]}
+    check(f"{what}: graceful restart: no switch reloaded its tables across bgpd's restart",
+          not moved, str(moved))
 
     r = emu("down", "--name", name)
     check(f"{what}: down", r.returncode == 0, r.stderr[-300:])
