@@ -96,6 +96,12 @@ def parser() -> argparse.ArgumentParser:
                     help="a cabling error: the far ends of the cables at these two switch ports "
                          "swapped (with --control agent, lldpd and ofan-agent find it; the "
                          "two planned links count as out of service)")
+    up.add_argument("--bfd-ms", type=int, default=None, metavar="MS",
+                    help="with --control agent: BFD's transmit and receive interval (default: "
+                         "ofan-agent's, 300)")
+    up.add_argument("--bfd-multiplier", type=int, default=None, metavar="N",
+                    help="with --control agent: BFD packets missed before a session is down "
+                         "(default: ofan-agent's, 3)")
     up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
@@ -336,7 +342,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         took = fab.up(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
                       seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem,
-                      engine=args.engine, control=args.control, miswire=args.miswire)
+                      engine=args.engine, control=args.control, miswire=args.miswire,
+                      bfd_ms=args.bfd_ms, bfd_multiplier=args.bfd_multiplier)
     except (FabricError, KeyboardInterrupt, Exception) as e:
         if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
             progress(f"up failed; left as it is (--keep-on-error): {e}")

@@ -188,6 +188,16 @@ class AgentControl:
                 raise FabricError(f"zebra of {sw} opened no {rund / 'zserv.api'} in "
                                   f"{START_TIMEOUT_S} s: {self._tail(f'zebra-{sw}')}")
 
+    def _bfd_args(self) -> list[str]:
+        """up --bfd-ms / --bfd-multiplier, for every agent (a restarted one too)."""
+        st = self.fab.state.setup
+        out: list[str] = []
+        if st is not None and st.bfd_ms is not None:
+            out += ["--bfd-interval-ms", str(st.bfd_ms)]
+        if st is not None and st.bfd_multiplier is not None:
+            out += ["--bfd-multiplier", str(st.bfd_multiplier)]
+        return out
+
     def start_agent(self, sw: str) -> None:
         fab = self.fab
         self.status_file(sw).unlink(missing_ok=True)
@@ -196,7 +206,7 @@ class AgentControl:
             "--name", sw, "--lldpcli-socket", str(self.lldp_socket(sw)),
             "--frr-dir", str(frr_dirs(self.pathspace(sw))[0]),
             "--vtysh-pathspace", self.pathspace(sw), "--interval-ms", str(AGENT_INTERVAL_MS),
-            "--status-file", str(self.status_file(sw))], hostname=True)
+            "--status-file", str(self.status_file(sw))] + self._bfd_args(), hostname=True)
         with open(self._log(f"agent-{sw}"), "ab") as logf:
             p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logf,
                                  stdin=subprocess.DEVNULL, start_new_session=True)

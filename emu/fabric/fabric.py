@@ -124,13 +124,18 @@ class Fabric:
     def up(self, switch: str = "ofan", policy: str = "ofan", ofan_mode: str | None = "combined",
            seed: int = 1, pipe_size: int | None = None, vm_hosts: Iterable[str] = (),
            vm_mem_mb: int | None = None, engine: str | None = None,
-           control: str = "tables", miswire: str | None = None) -> float:
+           control: str = "tables", miswire: str | None = None,
+           bfd_ms: int | None = None, bfd_multiplier: int | None = None) -> float:
         """vm_hosts: host names whose slot a soft-RoCE VM takes (nodes/rxe_vm.py);
         engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE);
         control: who computes the masks (control_plane.py); miswire:
         'SW:PORT,SW:PORT', two ports whose cables are swapped (a cabling
-        error for the control plane to find: Topology.cabling)."""
+        error for the control plane to find: Topology.cabling); bfd_ms,
+        bfd_multiplier: the agents' BFD timers (None: ofan-agent's default)."""
         t = self.topo
+        if (bfd_ms is not None or bfd_multiplier is not None) and control != "agent":
+            raise FabricError("--bfd-ms and --bfd-multiplier are the agents' (--control agent)",
+                              code=2)
         swapped = t.parse_miswire(miswire) if miswire else None
         kind = self.use(switch, engine)
         check_control(control, switch)
@@ -147,7 +152,8 @@ class Fabric:
                          policy=policy, ofan_mode=ofan_mode, seed=seed,
                          pipe_size=pipe_size or t.k, topology_source=t.source,
                          created=time.time(), control=control,
-                         miswire=tuple(f"{n}:{p}" for n, p in swapped) if swapped else ()),
+                         miswire=tuple(f"{n}:{p}" for n, p in swapped) if swapped else (),
+                         bfd_ms=bfd_ms, bfd_multiplier=bfd_multiplier),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self, vm_hosts, vm_mem_mb)
         d = self.state.dir

@@ -60,6 +60,7 @@ STATE_SHAPE = {
     "topology_source?": Optional(str), "created?": Optional(float), "phase?": str, "up_s?": float,
     "failed_links?": [int], "silent_links?": [int], "failed_switches?": [str],
     "links?": MapOf(_LINK_ATTRS), "control?": OneOf("tables", "agent"), "miswire?": [str],
+    "bfd_ms?": Optional(int), "bfd_multiplier?": Optional(int),
     "wires?": [int], "vm_hosts?": [str],
 }
 # StateWriter.begin_up writes these at once, with "k", before it makes
@@ -188,6 +189,9 @@ class Setup:
     created: float | None = None
     control: str = "tables"     # tables | agent (control_plane.py)
     miswire: tuple[str, ...] = ()  # up --miswire: two "SW:PORT" whose cables are swapped
+    # up --bfd-ms / --bfd-multiplier: the agents' BFD timers (None: ofan-agent's default)
+    bfd_ms: int | None = None
+    bfd_multiplier: int | None = None
 
 
 @dataclass(frozen=True)
@@ -305,7 +309,8 @@ def parse(name: str, data: bytes) -> State:
                       policy=doc["policy"], ofan_mode=doc.get("ofan_mode"), seed=doc["seed"],
                       pipe_size=doc["pipe_size"], topology_source=doc.get("topology_source"),
                       created=doc.get("created"), control=doc.get("control", "tables"),
-                      miswire=tuple(doc.get("miswire", [])))
+                      miswire=tuple(doc.get("miswire", [])), bfd_ms=doc.get("bfd_ms"),
+                      bfd_multiplier=doc.get("bfd_multiplier"))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
                             for k, r in doc.get("processes", {}).items()},

@@ -374,9 +374,13 @@ def miswire() -> None:
     name = NAMES["miswire"]
     what = f"k=4 leaf-spine, miswired {MISWIRE}, agents"
     r = emu("up", "--k", "4", "--levels", "2", "--name", name, "--engine", "per-switch",
-            "--control", "agent", "--miswire", MISWIRE)
+            "--control", "agent", "--miswire", MISWIRE, "--bfd-ms", "250", "--bfd-multiplier", "4")
     if check(f"{what}: up", r.returncode == 0, r.stderr[-600:]):
         learned(name, what, MISWIRED)
+        conf = Path(f"/etc/frr/ofe-{name}-l0/frr.conf")
+        text = conf.read_text() if conf.exists() else ""
+        check(f"{what}: up --bfd-ms 250 --bfd-multiplier 4 reached FRR's configuration",
+              "transmit-interval 250" in text and "detect-multiplier 4" in text, str(conf))
     emu("down", "--name", name)
     check(f"{what}: nothing left after down", not leftovers(name), str(leftovers(name)[:5]))
 
@@ -393,7 +397,9 @@ def bad_requests() -> None:
                       (["up", "--k", "4", "--levels", "2", "--name", name, "--miswire",
                         "l0:0,l1:2"], "host"),
                       (["up", "--k", "4", "--levels", "2", "--name", name, "--miswire",
-                        "l0:2,s0:0"], "one cable")):
+                        "l0:2,s0:0"], "one cable"),
+                      (["up", "--k", "4", "--levels", "2", "--name", name, "--bfd-ms", "300"],
+                       "--control agent")):
         r = emu(*args)
         check(f"ofan-emu {' '.join(args[5:])}: exit 2 naming the problem",
               r.returncode == 2 and why in r.stderr and "Traceback" not in r.stderr,
