@@ -361,12 +361,24 @@ class Fabric:
 
     def _switch_veths(self, name: str, up: bool) -> None:
         """Switch `name`'s veth ports up or down (up: those of links that
-        are not failed)."""
+        are not failed). With agents on the shared engine, its in-memory
+        links' TAPs at both ends too: a switch that dies takes its links'
+        carrier with it, as a veth's peer sees on the per-switch engine, and
+        its dying daemons send nothing (BGP would otherwise see their TCP
+        close and keep its routes as a graceful restart's, for minutes)."""
         for p in self.topo.sw_by_name[name]["ports"]:
             link = self.topo.link_at(name, p["port"])
-            if self.kind.in_memory(link) or (up and link.id in self.state.failed_links):
+            if up and link.id in self.state.failed_links:
                 continue
-            netns.set_link(self.ns(name), port_if(p["port"]), up)
+            if not self.kind.in_memory(link):
+                netns.set_link(self.ns(name), port_if(p["port"]), up)
+                continue
+            if self.agents is None:
+                continue
+            for node, port in (link.a, link.b):
+                if up and node != name and node in self.state.failed_switches:
+                    continue
+                netns.set_link(self.ns(node), port_if(port), up)
 
     def fail_link(self, link: Link, silent: bool = False) -> None:
         """silent: the carrier stays up and every frame is lost (only a

@@ -22,7 +22,8 @@ engine:
     collective verifies; FRR's bgpd stopped and started again, empty: its
     agent gives it frr.conf again (BFD once the sessions are up), the
     sessions, BFD and masks come back, and no switch's tables were
-    reloaded meanwhile (graceful restart);
+    reloaded meanwhile (graceful restart); an agg switch failed and
+    restored: the masks follow;
   - bad requests exit 2 with one line; after down no namespace, daemon,
     FRR directory or crash-log directory of the fabric is left.
 Convergence times are printed (bench/RESULTS.md has the figures); nothing
@@ -361,6 +362,15 @@ def fabric(engine: str) -> None:
     moved = {sw: v for sw, v in moved.items() if v[0] is None or v[0] != v[1]}
     check(f"{what}: graceful restart: no switch reloaded its tables across bgpd's restart",
           not moved, str(moved))
+
+    # A switch dies with its daemons: its neighbours lose the carrier and
+    # withdraw at once (its routes are not kept as a restart's); back, its
+    # daemons start from nothing and every mask returns.
+    for verb in ("fail", "restore"):
+        r = emu(verb, "--switch", "a1-1", "--name", name)
+        check(f"{what}: {verb} --switch a1-1", r.returncode == 0, r.stderr[-300:])
+        check(f"{what}: after {verb} --switch a1-1 the masks equal the brute force",
+              wait_masks(name, f"switch a1-1 {verb}"), "")
 
     r = emu("down", "--name", name)
     check(f"{what}: down", r.returncode == 0, r.stderr[-300:])
