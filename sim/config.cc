@@ -12,7 +12,8 @@ namespace ofan::sim {
 namespace {
 constexpr std::array<std::string_view, 5> kHostNames = {"fixed", "spray", "drb", "reps",
                                                         "ethereal"};
-constexpr std::array<std::string_view, 4> kWorkloadNames = {"perm", "a2a", "pair", "matrix"};
+constexpr std::array<std::string_view, 7> kWorkloadNames = {"perm",     "a2a", "pair", "matrix",
+                                                            "a2a-host", "moe", "fsdp"};
 }  // namespace
 
 std::string_view HostSchemeName(HostScheme s) { return kHostNames[static_cast<size_t>(s)]; }
@@ -31,8 +32,9 @@ Result<WorkloadKind> ParseWorkload(std::string_view s) {
   for (size_t i = 0; i < kWorkloadNames.size(); ++i) {
     if (kWorkloadNames[i] == s) return static_cast<WorkloadKind>(i);
   }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("unknown workload '{}' (expected perm|a2a|pair|matrix)", s));
+  return MakeError(
+      ErrorCode::kInvalidArgument,
+      fmt::format("unknown workload '{}' (expected perm|a2a|a2a-host|pair|matrix|moe|fsdp)", s));
 }
 
 Status ApplyLbName(std::string_view name, SimConfig& c) {
@@ -87,6 +89,12 @@ Status SimConfig::Validate() const {
     return bad("--msg is too large (more than 2^26 packets per flow)");
   if (workload == WorkloadKind::kMatrix && matrix_file.empty())
     return bad("--workload matrix needs --matrix FILE");
+  if (!(moe_scale > 0 && moe_scale <= 1000))
+    return bad(fmt::format("--moe-scale must be in (0, 1000], got {}", moe_scale));
+  if (fsdp_phases < 1 || fsdp_phases > 2)
+    return bad(fmt::format("--fsdp-phases must be 1 or 2, got {}", fsdp_phases));
+  if (server_gpus == 0 || server_gpus > 1024)
+    return bad(fmt::format("--server-gpus must be in [1, 1024], got {}", server_gpus));
   if (policy.kind == lb::PolicyKind::kPofan &&
       (policy.pipe_size == 0 || policy.pipe_size > static_cast<uint32_t>(k))) {
     return bad(fmt::format("--pipe-size must be in [1, k={}], got {}", k, policy.pipe_size));

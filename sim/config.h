@@ -25,7 +25,11 @@ enum class HostScheme : uint8_t {
 std::string_view HostSchemeName(HostScheme s);
 Result<HostScheme> ParseHostScheme(std::string_view s);
 
-enum class WorkloadKind : uint8_t { kPerm, kA2a, kPair, kMatrix };
+// perm: random derangement; a2a: all-to-all, --msg per flow (Fig. 5b);
+// a2a-host: all-to-all, --msg per host split over its n-1 flows (Fig. 5c);
+// pair: App. A; matrix: flows from a file; moe: §6.6's dispatch
+// (workload/moe.h); fsdp: §6.7's FSDP2 backward pass (workload/fsdp.h).
+enum class WorkloadKind : uint8_t { kPerm, kA2a, kPair, kMatrix, kA2aHost, kMoe, kFsdp };
 std::string_view WorkloadName(WorkloadKind w);
 Result<WorkloadKind> ParseWorkload(std::string_view s);
 
@@ -37,6 +41,18 @@ struct SimConfig {
   WorkloadKind workload = WorkloadKind::kPerm;
   std::string matrix_file;  // "src dst bytes" lines, for kMatrix
   uint64_t msg_bytes = 1ULL << 20;
+  // --workload moe: the token matrix (a file, else generated from the seed),
+  // EPLB's replicated placement or one expert per GPU, and a factor on every
+  // flow's bytes (1: the paper's 492 MB mean; smaller for quick runs).
+  std::string moe_matrix_file;
+  bool moe_eplb = false;
+  double moe_scale = 1.0;
+  // --workload fsdp: Llama-3 model (8b, 70b, 405b), layers of the backward
+  // pass, phases (1: ReduceScatter only; 2: + AllGather).
+  std::string fsdp_model = "8b";
+  uint32_t fsdp_layers = 1;
+  uint32_t fsdp_phases = 2;
+  uint32_t server_gpus = 8;  // GPUs per server (moe, fsdp)
 
   double link_gbps = 800.0;
   double latency_us = 0.5;  // per link

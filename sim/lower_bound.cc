@@ -82,6 +82,11 @@ LowerBound CctLowerBound(const SimConfig& c, const lb::FatTree& tree,
     const double nic = std::max(data_out[h] * td1 / c.load, 0.0) + data_in[h] * ta1;
     if (data_out[h] == 0 && data_in[h] == 0) continue;
     lb.seconds = std::max(lb.seconds, nic + (max_hops - 1) * t.ta + max_hops * t.hop);
+    // Its downlink carries every data frame it receives and an ACK per data
+    // frame it sent (incast, e.g. MoE's busiest receiver); then the last
+    // ACK still leaves its NIC and crosses at least two links.
+    const double rx = data_in[h] * td1 + data_out[h] * ta1;
+    lb.seconds = std::max(lb.seconds, rx + 2 * t.ta + 2 * t.hop);
   }
   return lb;
 }

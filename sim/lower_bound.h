@@ -8,7 +8,8 @@
 //
 // NaiveBound: for other workloads (§3.5 "naive lower bounds"): the busiest
 // host NIC must serialise all its data and ACK frames, and the last ACK still
-// needs one hop-by-hop traversal.
+// needs one hop-by-hop traversal; likewise the busiest host downlink must
+// carry every frame to that host (incast: MoE's busiest receiver).
 #pragma once
 
 #include <cstdint>

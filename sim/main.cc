@@ -35,6 +35,7 @@
 #include "sim/config.h"
 #include "sim/report.h"
 #include "sim/sim.h"
+#include "sim/workload.h"
 
 // OFAN_PLOT_DIR (from sim/meson.build): where the installed plot_sweep.py is,
 // relative to the executable's directory unless absolute.
@@ -335,11 +336,27 @@ int Main(int argc, char** argv) {
   app.add_option("--pipe-size", c.policy.pipe_size, "POfan: ports per pipe (1 = 1Ofan, 4 = 4Ofan)")
       ->capture_default_str();
   app.add_option("--workload", workload,
-                 "perm (random derangement) | a2a (all-to-all) | pair (App. A: host 0 <-> last "
-                 "host) | matrix")
+                 "perm (random derangement) | a2a (all-to-all, --msg per flow: Fig. 5b) | a2a-host "
+                 "(all-to-all, --msg per host: Fig. 5c) | pair (App. A: host 0 <-> last host) | "
+                 "matrix | moe (§6.6 MoE dispatch, k=8: 128 GPUs) | fsdp (§6.7 FSDP2 backward, "
+                 "k=16: 1,024 GPUs)")
       ->capture_default_str();
   app.add_option("--matrix", c.matrix_file,
                  "traffic matrix file for --workload matrix: lines 'SRC DST SIZE'");
+  app.add_option("--moe-matrix", c.moe_matrix_file,
+                 "moe: GPU-to-expert token matrix file (n lines of n counts; default: generated "
+                 "from the seed)");
+  app.add_flag("--eplb", c.moe_eplb, "moe: EPLB placement, two expert slots per GPU (less skew)");
+  app.add_option("--moe-scale", c.moe_scale,
+                 "moe: multiply every flow's bytes (1 = the paper's 492 MB mean per GPU)")
+      ->capture_default_str();
+  app.add_option("--model", c.fsdp_model, "fsdp: Llama-3 8b | 70b | 405b")->capture_default_str();
+  app.add_option("--fsdp-layers", c.fsdp_layers, "fsdp: layers of the backward pass")
+      ->capture_default_str();
+  app.add_option("--fsdp-phases", c.fsdp_phases, "fsdp: 1 = ReduceScatter, 2 = + AllGather")
+      ->capture_default_str();
+  app.add_option("--server-gpus", c.server_gpus, "moe, fsdp: GPUs (hosts) per server")
+      ->capture_default_str();
   app.add_option("--msg", msg, "message size per flow, e.g. 64KiB, 1MiB, 16MiB")
       ->capture_default_str();
   app.add_option("--seeds", seeds, "number of seeds (runs); reports mean and SEM")
@@ -348,7 +365,8 @@ int Main(int argc, char** argv) {
   app.add_option("--link-gbps", c.link_gbps, "link rate (Gb/s)")->capture_default_str();
   app.add_option("--latency-us", c.latency_us, "propagation delay per link (us)")
       ->capture_default_str();
-  app.add_option("--payload", c.payload, "data payload per packet (bytes)")->capture_default_str();
+  app.add_option("--payload", c.payload, "data payload per packet (bytes; moe: 65536 by default)")
+      ->capture_default_str();
   app.add_option("--header", c.header, "header bytes per data packet")->capture_default_str();
   app.add_option("--ack-bytes", c.ack_bytes, "ACK frame size (bytes)")->capture_default_str();
   app.add_option("--gap-bytes", c.gap_bytes, "inter-frame gap + preamble (bytes)")
@@ -410,6 +428,7 @@ int Main(int argc, char** argv) {
   auto w = ParseWorkload(workload);
   if (!w) return usage(w.error().message);
   c.workload = *w;
+  if (app.count("--payload") == 0) c.payload = DefaultPayload(c.workload, c.payload);
   auto m = ParseSize(msg);
   if (!m) return usage("--msg: " + m.error().message);
   c.msg_bytes = *m;

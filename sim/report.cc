@@ -12,25 +12,39 @@ namespace ofan::sim {
 using nlohmann::json;
 
 json ConfigJson(const SimConfig& c) {
-  return json{{"k", c.k},
-              {"levels", c.levels},
-              {"lb", lb::PolicyName(c.policy.kind)},
-              {"pipe_size", c.policy.pipe_size},
-              {"glb_period_us", static_cast<double>(c.policy.glb_period_ps) * 1e-6},
-              {"host", HostSchemeName(c.host)},
-              {"workload", WorkloadName(c.workload)},
-              {"msg_bytes", c.msg_bytes},
-              {"msg", FormatSize(c.msg_bytes)},
-              {"link_gbps", c.link_gbps},
-              {"latency_us", c.latency_us},
-              {"payload", c.payload},
-              {"header", c.header},
-              {"ack_bytes", c.ack_bytes},
-              {"gap_bytes", c.gap_bytes},
-              {"load", c.load},
-              {"buffer_bytes", c.buffer_bytes},
-              {"ecn_bytes", c.ecn_bytes},
-              {"fail_prob", c.fail_prob}};
+  json j{{"k", c.k},
+         {"levels", c.levels},
+         {"lb", lb::PolicyName(c.policy.kind)},
+         {"pipe_size", c.policy.pipe_size},
+         {"glb_period_us", static_cast<double>(c.policy.glb_period_ps) * 1e-6},
+         {"host", HostSchemeName(c.host)},
+         {"workload", WorkloadName(c.workload)},
+         {"msg_bytes", c.msg_bytes},
+         {"msg", FormatSize(c.msg_bytes)},
+         {"link_gbps", c.link_gbps},
+         {"latency_us", c.latency_us},
+         {"payload", c.payload},
+         {"header", c.header},
+         {"ack_bytes", c.ack_bytes},
+         {"gap_bytes", c.gap_bytes},
+         {"load", c.load},
+         {"buffer_bytes", c.buffer_bytes},
+         {"ecn_bytes", c.ecn_bytes},
+         {"fail_prob", c.fail_prob}};
+  if (c.workload == WorkloadKind::kMoe) {
+    j["moe_matrix"] = c.moe_matrix_file.empty() ? "generated" : c.moe_matrix_file;
+    j["moe_eplb"] = c.moe_eplb;
+    j["moe_scale"] = c.moe_scale;
+  }
+  if (c.workload == WorkloadKind::kFsdp) {
+    j["model"] = c.fsdp_model;
+    j["fsdp_layers"] = c.fsdp_layers;
+    j["fsdp_phases"] = c.fsdp_phases;
+  }
+  if (c.workload == WorkloadKind::kMoe || c.workload == WorkloadKind::kFsdp) {
+    j["server_gpus"] = c.server_gpus;
+  }
+  return j;
 }
 
 json ResultJson(const SimResult& r) {
@@ -65,7 +79,12 @@ json ResultJson(const SimResult& r) {
                 {"buffer", r.drops_buffer}}},
               {"failed_links", r.failed_links},
               {"peak_packets_in_flight", r.peak_packets_in_flight},
-              {"remote_updates", r.remote_updates}};
+              {"remote_updates", r.remote_updates},
+              {"workload_info",
+               {{"note", r.workload.note},
+                {"mean_sent_bytes", r.workload.mean_sent_bytes},
+                {"busiest_ratio", r.workload.busiest_ratio},
+                {"local_bytes", r.workload.local_bytes}}}};
 }
 
 namespace {
@@ -165,9 +184,12 @@ std::string SummaryTable(const json& a) {
   };
   const json& cfg = a.at("config");
   std::string out = fmt::format(
-      "ofan-sim: {} {} {} lb={} host={} k={} levels={} ({} hosts), {} seed(s), {} events, {:.2f} "
+      "ofan-sim: {} {} lb={} host={} k={} levels={} ({} hosts), {} seed(s), {} events, {:.2f} "
       "s\n\n",
-      cfg.at("workload").get<std::string>(), cfg.at("msg").get<std::string>(), "messages",
+      cfg.at("workload").get<std::string>(),
+      cfg.contains("model") || cfg.contains("moe_scale")
+          ? std::string("traffic")
+          : cfg.at("msg").get<std::string>() + " messages",
       cfg.at("lb").get<std::string>(), cfg.at("host").get<std::string>(), cfg.at("k").get<int>(),
       cfg.at("levels").get<int>(), a.at("hosts").get<double>(), a.at("seeds").size(),
       a.at("events").get<uint64_t>(), a.at("wall_s").get<double>());
@@ -182,6 +204,12 @@ std::string SummaryTable(const json& a) {
       {"rho", num(a, "rho", 4)},
   };
   out += FormatTable({"metric", "value"}, rows);
+  if (const auto& note = a.at("workload_info").at("note").get_ref<const std::string&>();
+      !note.empty()) {
+    out += "\nworkload: " + note + "\n";
+  }
+  out += fmt::format("flows: {} ({} incomplete)\n", a.at("flows").get<double>(),
+                     a.at("flows_incomplete").get<double>());
   std::vector<std::vector<std::string>> st;
   for (auto it = a.at("stages").begin(); it != a.at("stages").end(); ++it) {
     st.push_back({it.key(), num(*it, "max_pkts", 2), num(*it, "avg_pkts", 4),

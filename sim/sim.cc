@@ -745,7 +745,8 @@ Result<SimResult> RunSim(const SimConfig& c) {
   if (Status s = c.Validate(); !s) return s.error();
   auto tree = lb::FatTree::Make(c.k, c.levels);
   if (!tree) return tree.error();
-  auto flows = MakeWorkload(c, *tree);
+  WorkloadInfo info;
+  auto flows = MakeWorkload(c, *tree, &info);
   if (!flows) return flows.error();
   auto failed = DrawFailures(*tree, c.fail_prob, c.seed, *flows);
   if (!failed) return failed.error();
@@ -761,6 +762,7 @@ Result<SimResult> RunSim(const SimConfig& c) {
     Simulator<P> sim(run, *tree, std::move(*flows), *failed, rho);
     return sim.Run();
   });
+  r.workload = std::move(info);
   r.cct_lower_bound_us = bound.seconds * 1e6;
   r.lower_bound_kind = bound.kind;
   r.cct_inflation = r.cct_lower_bound_us > 0 ? r.cct_us / r.cct_lower_bound_us - 1.0 : 0.0;

@@ -21,6 +21,7 @@
 #include "common/result.h"
 #include "dataplane/lb/fat_tree.h"
 #include "sim/config.h"
+#include "sim/workload.h"
 
 namespace ofan::sim {
 
@@ -64,6 +65,7 @@ struct SimResult {
   // filed (conga.h), SGLB's dissemination rounds (glb.h); 0 for the others.
   uint64_t remote_updates = 0;
   uint32_t hosts = 0;
+  WorkloadInfo workload;  // where the traffic came from (moe, fsdp)
 };
 
 // Runs one scenario. Errors: invalid configuration, unreadable matrix,
