@@ -26,7 +26,8 @@ class Cli(unittest.TestCase):
         for opt in ["--k", "--levels", "--lb", "--pipe-size", "--workload", "--msg", "--seeds",
                     "--seed", "--json", "--link-gbps", "--latency-us", "--payload", "--header",
                     "--ack-bytes", "--gap-bytes", "--load", "--buffer", "--ecn", "--fail-prob",
-                    "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host"]:
+                    "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host", "--moe-matrix",
+                    "--eplb", "--moe-scale", "--model", "--fsdp-layers", "--fsdp-phases"]:
             self.assertIn(opt, p.stdout, opt)
 
     def test_version_is_the_projects(self):
@@ -142,6 +143,28 @@ class Cli(unittest.TestCase):
         p = run("--k", "4", "--workload", "matrix", "--matrix", "/nonexistent")
         self.assertEqual(p.returncode, 1)
         self.assertIn("cannot read", p.stderr)
+
+    def test_moe_and_fsdp_workloads(self):
+        d = json.loads(run("--k", "4", "--workload", "moe", "--moe-scale", "0.001", "--json",
+                           check_rc=0).stdout)
+        self.assertIn("GENERATED", d["workload_info"]["note"])
+        self.assertEqual(d["config"]["payload"], 65536)
+        self.assertEqual(d["flows_incomplete"], 0)
+        d = json.loads(run("--k", "4", "--workload", "fsdp", "--model", "70b", "--fsdp-phases",
+                           "1", "--json", check_rc=0).stdout)
+        self.assertEqual(d["data_packets"], 16 * 418)
+        # A bad token matrix: exit 2 with the file, the line and the defect.
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("1 2 three\n")
+        try:
+            p = run("--k", "4", "--workload", "moe", "--moe-matrix", f.name)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(f"{f.name}: MoE matrix line 1: 'three' is not", p.stderr)
+        finally:
+            os.unlink(f.name)
+        p = run("--k", "4", "--workload", "fsdp", "--model", "7b")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("unknown model '7b'", p.stderr)
 
     def test_finite_buffer_drops_exit_3(self):
         p = run("--k", "8", "--lb", "ecmp", "--msg", "1MiB", "--buffer", "40KiB", "--json")
