@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "sim/sim.h"
 #include "sim/workload.h"
@@ -252,6 +253,34 @@ TEST(Fsdp, RandomPlacementKeepsRingsAcrossServersAndIsSeeded) {
   EXPECT_FALSE(workload::FsdpFlows(1024, 8, workload::kLlama3[0], 33, 2, 4096, 1).ok());
   EXPECT_FALSE(workload::FsdpFlows(12, 8, workload::kLlama3[0], 1, 2, 4096, 1).ok());
   EXPECT_FALSE(workload::ParseLlamaModel("7b").ok());
+}
+
+// ofan-sim's flows for moe (both placements) and fsdp at k=8: the same for
+// the same seed, other flows for another seed.
+TEST(Workloads, FlowsArePureFunctionsOfTheSeed) {
+  const lb::FatTree t = *lb::FatTree::Make(8, 3);
+  auto key = [](const std::vector<Flow>& v) {
+    std::vector<std::tuple<uint32_t, uint32_t, uint64_t>> k;
+    for (const Flow& f : v) k.emplace_back(f.src, f.dst, f.bytes);
+    return k;
+  };
+  for (WorkloadKind w : {WorkloadKind::kMoe, WorkloadKind::kFsdp}) {
+    for (bool eplb : {false, true}) {
+      SimConfig c;
+      c.k = 8;
+      c.workload = w;
+      c.moe_eplb = eplb;
+      c.seed = 5;
+      WorkloadInfo ia, ib;
+      auto a = MakeWorkload(c, t, &ia), b = MakeWorkload(c, t, &ib);
+      c.seed = 6;
+      auto d = MakeWorkload(c, t);
+      ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+      EXPECT_EQ(key(*a), key(*b)) << WorkloadName(w);
+      EXPECT_EQ(ia.note, ib.note);
+      EXPECT_NE(key(*a), key(*d)) << WorkloadName(w);
+    }
+  }
 }
 
 // Each workload at a tiny size through the whole simulator: every flow done.
