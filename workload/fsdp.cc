@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "common/rng.h"
@@ -25,7 +26,8 @@ std::vector<uint32_t> ServerPlacement(uint32_t servers, uint64_t seed) {
 }
 
 Result<std::vector<RingSend>> FsdpRingSchedule(uint32_t n, uint32_t server_gpus, FsdpPhase phase,
-                                               const std::vector<uint32_t>& placement) {
+                                               const std::vector<uint32_t>& placement,
+                                               uint32_t max_steps) {
   if (server_gpus == 0 || n % server_gpus != 0 || n / server_gpus < 2) {
     return MakeError(
         ErrorCode::kInvalidArgument,
@@ -40,8 +42,9 @@ Result<std::vector<RingSend>> FsdpRingSchedule(uint32_t n, uint32_t server_gpus,
     return placement[logical / server_gpus] * server_gpus + logical % server_gpus;
   };
   std::vector<RingSend> out;
-  out.reserve(size_t{R - 1} * n);
-  for (uint32_t s = 0; s + 1 < R; ++s) {
+  const uint32_t steps = std::min(R - 1, max_steps);
+  out.reserve(size_t{steps} * n);
+  for (uint32_t s = 0; s < steps; ++s) {
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t ring = i % server_gpus, j = i / server_gpus;
       const uint32_t chunk =
@@ -64,15 +67,15 @@ Result<std::vector<Flow>> FsdpFlows(uint32_t n, uint32_t server_gpus, const Llam
     return MakeError(ErrorCode::kInvalidArgument, "FSDP2: one or two phases");
   }
   const std::vector<uint32_t> placement = ServerPlacement(n / std::max(1u, server_gpus), seed);
-  auto sched = FsdpRingSchedule(n, server_gpus, FsdpPhase::kReduceScatter, placement);
-  if (!sched) return sched.error();
+  // Step 0 has every pair once (and the schedule's checks); only it is built:
+  // the whole schedule is (R - 1) x n sends.
+  auto step0 = FsdpRingSchedule(n, server_gpus, FsdpPhase::kReduceScatter, placement, 1);
+  if (!step0) return step0.error();
   const uint64_t steps = n / server_gpus - 1;
   const uint64_t bytes = uint64_t{phases} * steps * layers * model.packets_per_step * payload;
   std::vector<Flow> flows;
   flows.reserve(n);
-  for (const RingSend& r : *sched) {  // step 0 has every pair once
-    if (r.step == 0) flows.push_back({r.src, r.dst, bytes});
-  }
+  for (const RingSend& r : *step0) flows.push_back({r.src, r.dst, bytes});
   return flows;
 }
 

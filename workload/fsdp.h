@@ -51,9 +51,11 @@ std::vector<uint32_t> ServerPlacement(uint32_t servers, uint64_t seed);
 // Every send of one phase of one layer. ReduceScatter: at step s member j of
 // a ring sends its partial sum of chunk (j - s) mod R to member j + 1, so
 // member j ends holding chunk (j + 1) mod R reduced. AllGather: at step s
-// member j forwards chunk (j + 1 - s) mod R, its own at s = 0.
+// member j forwards chunk (j + 1 - s) mod R, its own at s = 0. Only the
+// first max_steps steps if fewer.
 Result<std::vector<RingSend>> FsdpRingSchedule(uint32_t n, uint32_t server_gpus, FsdpPhase phase,
-                                               const std::vector<uint32_t>& placement);
+                                               const std::vector<uint32_t>& placement,
+                                               uint32_t max_steps = UINT32_MAX);
 
 // ofan-sim's flows: one per GPU, to its ring successor, of
 // phases x (R - 1) x layers x packets_per_step x payload bytes. The

@@ -19,6 +19,10 @@ double Normal(Rng& rng) {  // Box-Muller
 }
 
 Status CheckGpus(uint32_t n, uint32_t server_gpus) {
+  if (n > kMaxMoeGpus) {  // n x n matrices of doubles: 2,048 GPUs is 32 MiB each
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("MoE: at most {} GPUs (hosts), this tree has {}", kMaxMoeGpus, n));
+  }
   if (server_gpus == 0 || n % server_gpus != 0 || n / server_gpus < 2) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("MoE needs the GPUs (hosts: {}) to be at least two servers of {}",
@@ -178,6 +182,10 @@ Result<MoeTokens> GenerateMoeTokens(uint32_t n, uint64_t seed, const MoeShape& s
 }
 
 Result<MoeTokens> ParseMoeTokens(const std::string& text, uint32_t n) {
+  if (n == 0 || n > kMaxMoeGpus) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("MoE matrix: {} GPUs, expected 1..{}", n, kMaxMoeGpus));
+  }
   MoeTokens m{n, {}, 0};
   m.tokens.reserve(size_t{n} * n);
   std::istringstream in(text);

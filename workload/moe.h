@@ -23,6 +23,9 @@
 
 namespace ofan::workload {
 
+// The largest GPU count the MoE workload takes (its matrices are n x n).
+inline constexpr uint32_t kMaxMoeGpus = 2048;
+
 struct MoeShape {
   double mean_sent_bytes = 492e6;  // §6.6: per GPU, over the fabric
   double busiest_ratio = 1.48;     // §6.6: busiest fabric receiver / mean

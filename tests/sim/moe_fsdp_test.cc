@@ -147,6 +147,9 @@ TEST(Moe, BadMatrixFilesAreClearErrors) {
   std::vector<std::vector<std::pair<uint32_t, double>>> ident(16);
   for (uint32_t e = 0; e < 16; ++e) ident[e] = {{e, 1.0}};
   EXPECT_FALSE(workload::MoeDispatch(*lm, ident).ok());
+  EXPECT_FALSE(workload::GenerateMoeTokens(4096, 1).ok());  // too many GPUs: an error, no 400 MB
+  EXPECT_FALSE(workload::ParseMoeTokens(good, 4096).ok());
+  EXPECT_FALSE(workload::GenerateMoeTokens(12, 1).ok());  // not whole servers
   // Through ofan-sim's workload: a missing file and a bad one.
   const lb::FatTree t = *lb::FatTree::Make(4, 3);
   SimConfig c;
