@@ -30,7 +30,9 @@ struct LlamaModel {
   // layers), 418 in Llama-3 70B (80 layers) and 1533 in Llama-3 405B (126
   // layers)" with FP8 and 4 KB payloads on 1,024 GPUs. They are about twice
   // one FP8 1/1,024 shard of a layer (8e9 / 32 / 1,024 / 4,096 = 59.6): we
-  // take the paper's figures as they are, as one ring step's flow.
+  // take the paper's figures as they are, as one ring step's flow, on any
+  // cluster size (a cluster of other than 1,024 GPUs runs fewer or more
+  // steps of the paper's shard, not other shards).
   uint32_t packets_per_step;
 };
 inline constexpr LlamaModel kLlama3[] = {{"8b", 32, 119}, {"70b", 80, 418}, {"405b", 126, 1533}};
