@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -164,7 +163,13 @@ def ofan_fabric(name: str, engine: str) -> None:
         check(f"{what}: emulated timestamps: frames sent on the in-memory uplink are a "
               "serialisation apart at the link's rate", ok and len(sent) >= 10, detail)
 
-    # -w - into tshark -i -, ended by --duration.
+    # -w - into tshark -i -, ended by --duration. The pings run from before
+    # the capture starts until after it ends (10 a second), so that a loaded
+    # machine's slow start of either cannot leave the window empty.
+    pinger = subprocess.Popen(["ip", "netns", "exec", f"ofe-{name}-h1", "ping", "-i", "0.1",
+                               "-w", "30", "10.0.1.2"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
     reader = subprocess.Popen(["tshark", "-i", "-", "-T", "fields", "-e", "ip.dst"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
@@ -172,16 +177,11 @@ def ofan_fabric(name: str, engine: str) -> None:
                             "-w", "-"], stdout=reader.stdin, stderr=subprocess.PIPE, text=True)
     assert reader.stdin is not None
     reader.stdin.close()
-
-    def ping() -> None:
-        time.sleep(1)
-        subprocess.run(["ip", "netns", "exec", f"ofe-{name}-h1", "ping", "-c", "5", "-i", "0.2",
-                        "10.0.1.2"], capture_output=True, timeout=30)
-
-    t = threading.Thread(target=ping)
-    t.start()
-    _, err = cap.communicate(timeout=60)
-    t.join()
+    try:
+        _, err = cap.communicate(timeout=60)
+    finally:
+        pinger.terminate()
+        pinger.wait(timeout=30)
     assert reader.stdout is not None
     out = reader.stdout.read()  # tshark ends when the capture closes the pipe
     reader.wait(timeout=30)
