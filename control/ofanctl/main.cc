@@ -121,18 +121,20 @@ struct Outcome {
   std::string error;
 };
 
+// The exit code of a client error: a request ofanctl refused to send (2),
+// or the connection (3).
+int ClientExit(const Error& e) {
+  return e.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
+}
+
 Outcome Call(const std::string& socket_path, Command cmd, const json& args, int timeout_ms) {
   auto client = ControlClient::Connect(socket_path, timeout_ms);
   if (!client) {
-    return {client.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection,
-            {},
-            client.error().message};
+    return {ClientExit(client.error()), {}, client.error().message};
   }
   auto reply = (*client)->Command(cmd, args);
   if (!reply) {
-    return {reply.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection,
-            {},
-            reply.error().message};
+    return {ClientExit(reply.error()), {}, reply.error().message};
   }
   if (!reply->ok)
     return {kExitSwitchError, {}, fmt::format("{}: {}", CommandName(cmd), reply->error)};
@@ -223,12 +225,12 @@ int RunRaw(const std::string& socket_path, const std::string& line, bool as_json
   auto client = ControlClient::Connect(socket_path, timeout_ms);
   if (!client) {
     std::cerr << "ofanctl: " << client.error().message << "\n";
-    return client.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
+    return ClientExit(client.error());
   }
   auto reply = (*client)->CallLine(line);
   if (!reply) {
     std::cerr << "ofanctl: " << reply.error().message << "\n";
-    return reply.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitConnection;
+    return ClientExit(reply.error());
   }
   std::cout << (as_json ? reply->line : JsonText(reply->raw, 2)) << "\n";
   return reply->ok ? kExitOk : kExitSwitchError;
