@@ -75,12 +75,7 @@ def parser() -> argparse.ArgumentParser:
     sub.required = True
 
     up = sub.add_parser("up", help="bring a fabric up")
-    up.add_argument("--name", default=None, help=f"fabric name, 1-10 of a-z0-9 "
-                    f"(default {DEFAULT_NAME}, or the topology file's)")
-    up.add_argument("--k", type=int, default=4, help="switch radix, even (default 4)")
-    up.add_argument("--levels", type=int, choices=(2, 3), default=3,
-                    help="2 = leaf-spine, 3 = fat tree (default 3)")
-    up.add_argument("--topology", metavar="FILE", help="a YAML topology file (docs/emu.md)")
+    add_shape_args(up)
     up.add_argument("--switch", choices=("ofan", "kernel"), default="ofan",
                     help="ofan = ofan-dp switches (default); kernel = Linux routers "
                          "with multipath routes (the ECMP baseline)")
@@ -105,12 +100,6 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
-    up.add_argument("--link-mbps", type=float, default=None,
-                    help=f"every link's rate (default {LINK_ATTRS['rate_mbps'][1]:g}, "
-                         "or the file's)")
-    up.add_argument("--buffer", default=None, help="every switch port's buffer (e.g. 256KiB)")
-    up.add_argument("--ecn", default=None, help="every switch port's ECN threshold (e.g. 64KiB)")
-    up.add_argument("--latency-us", type=float, default=None, help="every link's latency (netem)")
     up.add_argument("--seed", type=int, default=1, help="LB seed (default 1)")
     up.add_argument("--vm-hosts", default=None, metavar="N|HOSTS",
                     help="soft-RoCE VMs (rdma_rxe) on the first N host slots, or on the hosts "
@@ -246,6 +235,49 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def add_shape_args(p: argparse.ArgumentParser) -> None:
+    """The fabric's shape and name (up, and each verb that builds a topology)."""
+    p.add_argument("--name", default=None, help=f"fabric name, 1-10 of a-z0-9 "
+                   f"(default {DEFAULT_NAME}, or the topology file's)")
+    p.add_argument("--k", type=int, default=None, help="switch radix, even (default 4)")
+    p.add_argument("--levels", type=int, choices=(2, 3), default=None,
+                   help="2 = leaf-spine, 3 = fat tree (default 3)")
+    p.add_argument("--topology", metavar="FILE", help="a YAML topology file (docs/emu.md)")
+    p.add_argument("--link-mbps", type=float, default=None,
+                   help=f"every link's rate (default {LINK_ATTRS['rate_mbps'][1]:g}, "
+                        "or the file's)")
+    p.add_argument("--buffer", default=None, help="every switch port's buffer (e.g. 256KiB)")
+    p.add_argument("--ecn", default=None, help="every switch port's ECN threshold (e.g. 64KiB)")
+    p.add_argument("--latency-us", type=float, default=None, help="every link's latency (netem)")
+
+
+def shape_from_args(args: argparse.Namespace) -> tuple[str, Topology]:
+    """(the fabric's name, its Topology) from add_shape_args' options."""
+    overrides = {}
+    for key, val in (("rate_mbps", args.link_mbps), ("buffer", args.buffer),
+                     ("ecn", args.ecn), ("latency_us", args.latency_us)):
+        if val is not None:
+            overrides[key] = val
+    if args.topology:
+        if args.k is not None or args.levels is not None:
+            raise TopologyError("--topology FILE gives the shape: no --k or --levels with it")
+        fname, topo = load_file(args.topology)
+        if overrides:
+            # Command-line values win over the file's, for every link.
+            for link in topo.links:
+                link.attrs = attrs_with(link.attrs, overrides, "command line")
+        name = args.name or fname
+    else:
+        k = 4 if args.k is None else args.k
+        if k % 2 or not 4 <= k <= 64:
+            raise TopologyError(f"--k {k}: an even number from 4 to 64")
+        topo = Topology(k, 3 if args.levels is None else args.levels, overrides)
+        name = args.name or DEFAULT_NAME
+    if not valid_name(name):
+        raise TopologyError(f"fabric name {name!r}: 1-10 of a-z, 0-9")
+    return name, topo
+
+
 def add_run_args(rn: argparse.ArgumentParser) -> None:
     rn.add_argument("--workload", default="perm", choices=WORKLOADS)
     rn.add_argument("--msg", default="1MiB", help="bytes per host (perm: to its peer; a2a, "
@@ -293,25 +325,7 @@ def emit(args: argparse.Namespace, obj: object, text: str) -> None:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    overrides = {}
-    for key, val in (("rate_mbps", args.link_mbps), ("buffer", args.buffer),
-                     ("ecn", args.ecn), ("latency_us", args.latency_us)):
-        if val is not None:
-            overrides[key] = val
-    if args.topology:
-        fname, topo = load_file(args.topology)
-        if overrides:
-            # Command-line values win over the file's, for every link.
-            for link in topo.links:
-                link.attrs = attrs_with(link.attrs, overrides, "command line")
-        name = args.name or fname
-    else:
-        if args.k % 2 or not 4 <= args.k <= 64:
-            raise TopologyError(f"--k {args.k}: an even number from 4 to 64")
-        topo = Topology(args.k, args.levels, overrides)
-        name = args.name or DEFAULT_NAME
-    if not valid_name(name):
-        raise TopologyError(f"fabric name {name!r}: 1-10 of a-z, 0-9")
+    name, topo = shape_from_args(args)
     vm_hosts = parse_vm_hosts(args.vm_hosts, topo)
     if args.miswire:
         topo.parse_miswire(args.miswire)  # exit 2 before anything is made

@@ -239,6 +239,11 @@ class Link:
     def name(self) -> str:
         return f"{self.a[0]}:{self.a[1]}--{self.b[0]}:{self.b[1]}"
 
+    def endpoints(self) -> list[str]:
+        """Its two ends as a topology file's endpoints name them."""
+        return [f"{self.a[0]}" if self.host else f"{self.a[0]}:{self.a[1]}",
+                f"{self.b[0]}:{self.b[1]}"]
+
 
 class Topology:
     def __init__(self, k: int, levels: int, defaults: dict[Any, Any] | None = None,
@@ -388,8 +393,7 @@ class Topology:
 
     def to_yaml_dict(self, name: str) -> dict[str, Any]:
         """The canonical topology file of this shape, every link listed."""
-        links = [{"endpoints": [f"{li.a[0]}" if li.host else f"{li.a[0]}:{li.a[1]}",
-                                f"{li.b[0]}:{li.b[1]}"]} for li in self.links]
+        links = [{"endpoints": li.endpoints()} for li in self.links]
         d = {k_: self.defaults[k_] for k_ in LINK_ATTRS}
         return {"name": name,
                 "topology": {"kind": "fattree" if self.levels == 3 else "leafspine",
@@ -434,15 +438,21 @@ def _keys(d: Iterable[Any]) -> str:
     return ", ".join(sorted(map(str, d)))
 
 
+def utf8_text(data: bytes, source: str, error: type[TopologyError] = TopologyError) -> str:
+    """A file's bytes as text; `error` (one line: which byte, where) if
+    they are not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(f"{source}: not UTF-8 text (byte 0x{data[e.start]:02x} at "
+                    f"offset {e.start})") from None
+
+
 def parse_file(data: bytes, source: str) -> TopologyFile:
     """A topology file's bytes -> its content; TopologyError (one line,
     naming `source`) for anything that is not a topology file."""
     import yaml
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise TopologyError(f"{source}: not UTF-8 text (byte 0x{data[e.start]:02x} at "
-                            f"offset {e.start})") from None
+    text = utf8_text(data, source)
     try:
         doc = yaml.safe_load(text)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
@@ -473,13 +483,16 @@ def parse_file(data: bytes, source: str) -> TopologyFile:
     return TopologyFile(name, kind, k, defaults, t.get("links"), source)
 
 
+def read_file(path: Path, error: type[TopologyError] = TopologyError) -> bytes:
+    """A file's bytes; `error` (one line) if it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise error(f"{path}: {e.strerror or e}") from None
+
+
 def load_file(path: str | Path) -> tuple[str, Topology]:
     """A topology file -> (its name, the Topology); TopologyError (exit 2,
     one line) for a file that cannot be read or is not a topology."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise TopologyError(f"{path}: {e.strerror or e}") from None
-    f = parse_file(data, str(path))
+    f = parse_file(read_file(Path(path)), str(path))
     return f.name, f.topology()
