@@ -32,6 +32,9 @@ PKGS=(
   # Python and shell lint (scripts/lint.sh --python, --shell; stubs for yaml
   # and the standard library's gaps), property tests of the parsers
   flake8 mypy python3-typeshed shellcheck python3-hypothesis
+  # ofan-emu export's Containerlab topologies checked against (a subset of)
+  # Containerlab's JSON schema (tests/emu/fabric/plan_test.py)
+  python3-jsonschema
 )
 
 missing=()

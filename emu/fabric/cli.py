@@ -13,10 +13,11 @@ import time
 from types import FrameType
 from typing import Any, NoReturn, Sequence
 
-from . import fabric as fabric_mod, nodes, teardown
+from . import fabric as fabric_mod, nodes, plan as plan_mod, teardown
 from .fabric import Fabric, load
 from .state import State, fabric_lock, valid_name
 from .tools import FabricError
+from . import containerlab
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl, check_control
 from .run import WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
@@ -45,6 +46,8 @@ examples:
   ofan-emu run --workload perm --msg 1MiB --lbs ecmp,rps,ar,ofan,pofan --with-sim
   ofan-emu demo                                # up, run, compare with ofan-sim, plot, down
   ofan-emu topology --k 4 --levels 3 > my.yaml # the canonical file of a shape
+  ofan-emu plan --k 4 --servers 192.0.2.1,192.0.2.2 -o k4.plan.json   # across servers
+  ofan-emu export --format containerlab -o k4.clab.yml   # for Containerlab, clabernetes
   ofan-emu up --k 4 --vm-hosts h0,h8           # two soft-RoCE (rxe) VMs, in pods 0 and 2
   ofan-emu exec h0 -- ibv_devinfo              # a command in a VM host
   ofan-emu vm run -- CMD                       # CMD under Debian's kernel (netem, rxe)
@@ -228,6 +231,37 @@ def parser() -> argparse.ArgumentParser:
                     help="one object: rc, stdout, stderr, seconds (instead of streaming)")
     ex.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
 
+    pl = sub.add_parser("plan", help="place a fabric across servers (VXLAN between them): "
+                        "one plan, computed once, that every server follows",
+                        description="Assigns every switch and host to a server, every link "
+                        "between two servers a VNI (base + link id), and records the MACs, "
+                        "underlay addresses, UDP port and underlay MTU, so that no server "
+                        "allocates anything on its own (docs/emu.md, 'Across servers').")
+    add_shape_args(pl)
+    add_plan_args(pl, servers_required=True)
+    pl.add_argument("-o", dest="output", default=None, metavar="FILE",
+                    help="write the plan (JSON) to FILE and print a summary; without it, "
+                         "--json prints the plan, else the summary")
+    pl.add_argument("--json", action="store_true", help="the plan's JSON on stdout")
+
+    xp = sub.add_parser("export", help="write the fabric as another tool's topology "
+                        "(Containerlab; clabernetes takes it to Kubernetes)",
+                        description="Writes a Containerlab topology: kind linux nodes running "
+                        f"{containerlab.SWITCH_IMAGE} and {containerlab.HOST_IMAGE} (ofan-emu "
+                        "builds neither), every link a veth with the fabric's MACs. With a plan "
+                        "over several servers, --server S writes S's part, the links to other "
+                        "servers as vxlan-stitch links. What carries over: docs/emu.md.")
+    xp.add_argument("--format", required=True, choices=("containerlab",))
+    xp.add_argument("--plan", metavar="FILE", default=None,
+                    help="a plan (ofan-emu plan -o FILE) instead of the shape's options")
+    xp.add_argument("--server", metavar="S", default=None,
+                    help="with a plan over several servers: the server (srv0 or its address) "
+                         "whose part to write")
+    add_shape_args(xp)
+    add_plan_args(xp, servers_required=False)
+    xp.add_argument("-o", dest="output", required=True, metavar="FILE|-",
+                    help="the topology file (- for stdout)")
+
     tp = sub.add_parser("topology", help="print the canonical topology file of a shape")
     tp.add_argument("--k", type=int, default=4)
     tp.add_argument("--levels", type=int, choices=(2, 3), default=3)
@@ -276,6 +310,43 @@ def shape_from_args(args: argparse.Namespace) -> tuple[str, Topology]:
     if not valid_name(name):
         raise TopologyError(f"fabric name {name!r}: 1-10 of a-z, 0-9")
     return name, topo
+
+
+def add_plan_args(p: argparse.ArgumentParser, servers_required: bool) -> None:
+    p.add_argument("--servers", required=servers_required, default=None,
+                   metavar="ADDR,ADDR[,...]",
+                   help="the servers' underlay addresses (IPv4, IPv6 or host names), in order: "
+                        "srv0, srv1, ...")
+    p.add_argument("--placement", choices=plan_mod.PLACEMENTS, default=plan_mod.DEFAULT_PLACEMENT,
+                   help="pod = whole pods on a server, cores spread: only aggregation-core "
+                        "links cross (default); auto = balance node counts, fewest crossing "
+                        "links a greedy finds")
+    p.add_argument("--vni-base", type=int, default=plan_mod.DEFAULT_VNI_BASE,
+                   help=f"a crossing link's VNI is this + its link id (default "
+                        f"{plan_mod.DEFAULT_VNI_BASE})")
+    p.add_argument("--vxlan-port", type=int, default=plan_mod.DEFAULT_VXLAN_PORT,
+                   help=f"VXLAN's UDP port (default {plan_mod.DEFAULT_VXLAN_PORT})")
+
+
+def plan_from_args(args: argparse.Namespace) -> tuple[plan_mod.Plan, Topology]:
+    """A plan computed from the shape and plan options."""
+    from . import facts
+    name, topo = shape_from_args(args)
+    servers = plan_mod.parse_servers(args.servers)
+    return plan_mod.compute(topo, name, servers, facts.netdev_mtu(), placement=args.placement,
+                            vni_base=args.vni_base, udp_port=args.vxlan_port), topo
+
+
+def write_output(path: str, text: str) -> None:
+    """-o FILE (- for stdout); exit 2 if it cannot be written."""
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise TopologyError(f"-o {path}: {e.strerror or e}") from None
 
 
 def add_run_args(rn: argparse.ArgumentParser) -> None:
@@ -685,6 +756,56 @@ def cmd_topology(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    plan, _ = plan_from_args(args)
+    text = plan.to_json()
+    if args.output:
+        write_output(args.output, text)
+    if args.json and args.output != "-":
+        sys.stdout.write(text)
+    elif not args.json and args.output != "-":
+        print(plan_mod.summary(plan)
+              + (f"\nplan written to {args.output}" if args.output
+                 else "\n(-o FILE writes the plan, --json prints it)"))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from . import facts
+    if args.plan:
+        given = [o for o, v in (("--topology", args.topology), ("--k", args.k),
+                                ("--levels", args.levels), ("--servers", args.servers),
+                                ("--name", args.name), ("--link-mbps", args.link_mbps),
+                                ("--buffer", args.buffer), ("--ecn", args.ecn),
+                                ("--latency-us", args.latency_us)) if v is not None]
+        if given:
+            raise TopologyError(f"export --plan FILE: the plan gives the fabric; not {given[0]}")
+        plan, topo = plan_mod.load(args.plan)
+    elif args.servers:
+        plan, topo = plan_from_args(args)
+    else:
+        if args.server is not None:
+            raise TopologyError("export --server S: needs --plan FILE or --servers")
+        name, topo = shape_from_args(args)
+        doc = containerlab.topology_doc(name, topo, facts.netdev_mtu())
+        what = "the whole fabric, every link a veth (for clabernetes or one Containerlab host)"
+        write_output(args.output, containerlab.to_yaml(doc, export_header(name, topo, what)))
+        return EXIT_OK
+    server = containerlab.pick_server(plan, args.server)
+    doc = containerlab.topology_doc(plan.name, topo, plan.fabric_mtu, plan, server)
+    what = ("the whole fabric, every link a veth" if server is None else
+            f"server {server.name} ({server.address}) of {len(plan.servers)}: its nodes, "
+            "vxlan-stitch links to the others")
+    write_output(args.output, containerlab.to_yaml(doc, export_header(plan.name, topo, what)))
+    return EXIT_OK
+
+
+def export_header(name: str, topo: Topology, what: str) -> str:
+    return (f"Containerlab topology of ofan fabric {name}: k={topo.k} {topo.kind()},\n{what}.\n"
+            "Written by ofan-emu export (docs/emu.md, 'Across servers'); the images are not\n"
+            "built by ofan-emu. A switch port P is eth<P+1>, a host's port eth1.")
+
+
 def cmd_vm(args: argparse.Namespace) -> int:
     from vm import qemu, throwaway
     if args.vm_verb == "check":
@@ -752,7 +873,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
                 "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm,
                 "exec": cmd_exec, "capture": cmd_capture, "verify-masks": cmd_verify_masks,
-                "agent": cmd_agent, "frr": cmd_frr}
+                "agent": cmd_agent, "frr": cmd_frr, "plan": cmd_plan, "export": cmd_export}
     try:
         return handlers[args.verb](args)
     except FabricError as e:
@@ -760,4 +881,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.code
     except KeyboardInterrupt:
         print("ofan-emu: interrupted", file=sys.stderr)
+        return EXIT_FAIL
+    except BrokenPipeError:
+        # The reader of stdout went away (| head): nothing more to say.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAIL
