@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "dataplane/lb/policy.h"
+#include "sim/transport/cca.h"
 
 namespace ofan::sim {
 
@@ -68,8 +69,15 @@ struct SimConfig {
   uint32_t host_burst = 1;
 
   uint64_t buffer_bytes = 0;    // per output port; 0 = infinite (§6 default)
-  uint64_t ecn_bytes = 80'000;  // CE-mark above this backlog (marking only: no CCA)
-  double fail_prob = 0.0;       // each edge-agg / agg-core link fails with this probability
+  uint64_t ecn_bytes = 80'000;  // CE-mark above this backlog
+  // The hosts' congestion control and loss recovery (sim/transport/cca.h);
+  // none: today's fixed-rate senders (§2.2). ofan-sim's --cca also sets
+  // 800 KB buffers unless --buffer is given.
+  Cca cca = Cca::kNone;
+  // Record this flow's window at each of its ACKs (SimResult::cwnd_trace);
+  // -1: none.
+  int64_t trace_flow = -1;
+  double fail_prob = 0.0;  // each edge-agg / agg-core link fails with this probability
   uint64_t seed = 1;
   bool progress = false;  // progress bar on stderr
 

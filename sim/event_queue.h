@@ -14,6 +14,7 @@ using lb::TimePs;
 enum class EventType : uint8_t {
   kArrive,    // a packet's last bit reaches node/port
   kHostWake,  // a host's NIC may send (link free or pacing timer)
+  kRto,       // a flow's retransmission timer (node: the flow)
 };
 
 struct Event {

@@ -4,7 +4,7 @@
 //
 // Exit codes: 0 success; 1 the run failed (the message says why); 2 bad
 // command line; 3 the run finished but some flows did not complete (packets
-// were dropped: finite --buffer, or failures without a path).
+// were dropped: finite --buffer with --cca none, or failures without a path).
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -310,7 +310,7 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("ofan-sim {}", kOfanVersion));
   SimConfig c;
   std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
-              ecn = "80000";
+              ecn = "80000", cca = "none";
   std::string ar_quanta, msgs_list, lbs_list = "ecmp,rps,rr,ar,ofan,pofan", plot, out_json;
   uint32_t seeds = 1;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
@@ -378,10 +378,17 @@ int Main(int argc, char** argv) {
                  "up (1: strictly periodic)")
       ->capture_default_str();
   app.add_option("--buffer", buffer,
-                 "per-port buffer, e.g. 800KB; 0 = infinite (drops are not recovered)")
+                 "per-port buffer, e.g. 800KB; 0 = infinite (with --cca none drops are not "
+                 "recovered). Default: infinite; with a --cca, the paper's 800000 B")
       ->capture_default_str();
   app.add_option("--ecn", ecn,
-                 "CE-mark data above this backlog (bytes; 0 = off). Marks feed REPS only")
+                 "CE-mark data above this backlog (bytes; 0 = off; the paper's 80 KB). Marks "
+                 "feed REPS and the CCAs")
+      ->capture_default_str();
+  app.add_option("--cca", cca,
+                 "the hosts' congestion control and loss recovery (retransmission after 3 + "
+                 "the flow's paths later packets were acked, or at the timeout):" +
+                     CcaHelp())
       ->capture_default_str();
   app.add_option("--fail-prob", c.fail_prob,
                  "each edge-agg and agg-core link fails with this probability (§6.2); hosts then "
@@ -435,6 +442,11 @@ int Main(int argc, char** argv) {
   auto b = ParseSize(buffer);
   if (!b) return usage("--buffer: " + b.error().message);
   c.buffer_bytes = *b;
+  auto cc = ParseCca(cca);
+  if (!cc) return usage("--cca: " + cc.error().message);
+  c.cca = *cc;
+  // The paper runs its CCAs over 800 KB buffers (§6, footnote 6).
+  if (c.cca != Cca::kNone && app.count("--buffer") == 0) c.buffer_bytes = kCcaBufferBytes;
   auto e = ParseSize(ecn);
   if (!e) return usage("--ecn: " + e.error().message);
   c.ecn_bytes = *e;

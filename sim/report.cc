@@ -30,6 +30,7 @@ json ConfigJson(const SimConfig& c) {
          {"load", c.load},
          {"buffer_bytes", c.buffer_bytes},
          {"ecn_bytes", c.ecn_bytes},
+         {"cca", CcaName(c.cca)},
          {"fail_prob", c.fail_prob}};
   if (c.workload == WorkloadKind::kMoe) {
     j["moe_matrix"] = c.moe_matrix_file.empty() ? "generated" : c.moe_matrix_file;
@@ -79,6 +80,9 @@ json ResultJson(const SimResult& r) {
                 {"buffer", r.drops_buffer}}},
               {"failed_links", r.failed_links},
               {"peak_packets_in_flight", r.peak_packets_in_flight},
+              {"retransmits", r.retransmits},
+              {"timeouts", r.timeouts},
+              {"duplicates", r.duplicates},
               {"remote_updates", r.remote_updates},
               {"workload_info",
                {{"note", r.workload.note},
@@ -217,6 +221,11 @@ std::string SummaryTable(const json& a) {
   }
   out += "\n";
   out += FormatTable({"stage", "max (pkts)", "avg (pkts)", "queues"}, st);
+  if (cfg.at("cca").get<std::string>() != "none") {
+    out += fmt::format("transport: {}, {} retransmits, {} timeouts, {} duplicates\n",
+                       cfg.at("cca").get<std::string>(), a.at("retransmits").get<double>(),
+                       a.at("timeouts").get<double>(), a.at("duplicates").get<double>());
+  }
   const json& d = a.at("drops");
   const double drops = d.at("no_route").get<double>() + d.at("link_down").get<double>() +
                        d.at("buffer").get<double>();

@@ -16,6 +16,7 @@
 #include "sim/event_queue.h"
 #include "sim/failures.h"
 #include "sim/lower_bound.h"
+#include "sim/transport/cca.h"
 #include "sim/workload.h"
 
 namespace ofan::sim {
@@ -52,7 +53,38 @@ struct Packet {
   uint8_t ce[2];
   uint8_t fb_tag[2];
   uint8_t fb_ce[2];
+  // Transport (--cca): the flow's sequence number, a retransmission, the
+  // flow's timeout epoch when sent; an ACK keeps its data packet's.
+  uint8_t rtx;
+  uint8_t epoch;
+  uint32_t seq;
+  TimePs sent;  // when the data packet left its host
 };
+
+// A flow's sender side under a CCA (unused with --cca none).
+struct TxState {
+  CcState cc;
+  CcParams p;
+  uint64_t base = 0;       // this flow's first entry in Simulator::seq_
+  uint32_t dupthresh = 0;  // 3 + the flow's number of paths
+  int64_t inflight = 0;    // transmissions presumed in the network
+  uint32_t cum = 0;        // lowest unacknowledged sequence number
+  uint32_t scan = 0;       // loss detection has looked at every seq below
+  uint32_t acked_below_scan = 0;
+  std::vector<uint32_t> rtx;  // sequence numbers to send again, FIFO
+  uint32_t rtx_head = 0;
+  bool in_active = true;  // listed in its host's active flows
+  bool timer_armed = false;
+  uint8_t epoch = 0;  // timeouts so far (mod 256)
+  TimePs rto = 0, rto_deadline = 0;
+  double srtt = 0, rttvar = 0;
+};
+
+// Simulator::seq_: one byte per (flow, sequence number).
+constexpr uint8_t kAcked = 1;   // the sender heard its ACK
+constexpr uint8_t kLost = 2;    // declared lost (dup threshold or timeout)
+constexpr uint8_t kQueued = 4;  // waiting in the flow's retransmission FIFO
+constexpr uint8_t kRecv = 8;    // the receiver has it
 
 struct FlowState {
   uint32_t src, dst;
@@ -119,6 +151,7 @@ class Simulator {
     BuildSwitches();
     BuildPorts();
     BuildFlows(flows);
+    if (c_.cca != Cca::kNone) BuildTransport();
   }
 
   SimResult Run() {
@@ -139,6 +172,8 @@ class Simulator {
         } else {
           SwitchReceive(e.node - n_, e.port, e.pkt);
         }
+      } else if (e.type == EventType::kRto) {
+        OnRto(e.node);
       } else if (e.gen == hosts_[e.node].wake_gen && hosts_[e.node].wake_at == e.t) {
         hosts_[e.node].wake_at = kNever;
         HostTry(e.node);
@@ -246,6 +281,184 @@ class Simulator {
       total_data_ += fs.total;
       flows_.push_back(std::move(fs));
     }
+  }
+
+  // The senders' windows and recovery state (sim/transport/cca.h). A flow's
+  // base RTT is its path's: data over its links, its ACK back; its BDP the
+  // data frames the line carries in that time.
+  void BuildTransport() {
+    transport_ = true;
+    tx_.resize(flows_.size());
+    uint64_t base = 0;
+    const TimePs frame_time = ser_data_ + gap_;
+    for (size_t i = 0; i < flows_.size(); ++i) {
+      const FlowState& f = flows_[i];
+      TxState& tx = tx_[i];
+      const HostId src(f.src), dst(f.dst);
+      uint32_t links, paths;
+      if (t_.edge_of(src) == t_.edge_of(dst)) {
+        links = 2;
+        paths = 1;
+      } else if (t_.levels() == 2 || t_.pod_of(src) == t_.pod_of(dst)) {
+        links = 4;
+        paths = w_;
+      } else {
+        links = 6;
+        paths = w_ * w_;
+      }
+      tx.p.base_rtt = links * (pre_ + ser_data_ + prop_) + links * (pre_ + ser_ack_ + prop_);
+      tx.p.bdp = static_cast<double>(tx.p.base_rtt) / static_cast<double>(frame_time);
+      tx.dupthresh = 3 + paths;
+      tx.base = base;
+      base += f.total;
+      // Before any sample: ten base RTTs and the time to drain a full buffer
+      // at each hop; then srtt + 4 rttvar (RFC 6298), at least 2 base RTTs.
+      tx.rto = 10 * tx.p.base_rtt;
+      if (c_.buffer_bytes) {
+        tx.rto += links * static_cast<TimePs>(std::llround(static_cast<double>(c_.buffer_bytes) *
+                                                           8000.0 / c_.link_gbps));
+      }
+      CcInit(c_.cca, tx.cc, tx.p);
+    }
+    seq_.assign(base, 0);
+    if (c_.trace_flow >= 0 && static_cast<size_t>(c_.trace_flow) < flows_.size()) {
+      trace_.reserve(2 * size_t{flows_[static_cast<size_t>(c_.trace_flow)].total} + 16);
+    }
+  }
+
+  // ---- transport ----------------------------------------------------------
+  // May the flow send now: something to send (a retransmission still
+  // unacknowledged, or new data) and room in its window?
+  bool TxEligible(uint32_t fi) {
+    TxState& tx = tx_[fi];
+    const FlowState& f = flows_[fi];
+    while (tx.rtx_head < tx.rtx.size() && (seq_[tx.base + tx.rtx[tx.rtx_head]] & kAcked)) {
+      seq_[tx.base + tx.rtx[tx.rtx_head]] &= static_cast<uint8_t>(~kQueued);
+      ++tx.rtx_head;
+    }
+    if (tx.rtx_head == tx.rtx.size() && tx.rtx_head) {
+      tx.rtx.clear();
+      tx.rtx_head = 0;
+    }
+    const bool has = tx.rtx_head < tx.rtx.size() || f.sent < f.total;
+    return has && static_cast<double>(tx.inflight) < tx.cc.cwnd;
+  }
+
+  // The sequence number to send (TxEligible said there is one).
+  uint32_t TxNextSeq(uint32_t fi, Packet& pk) {
+    TxState& tx = tx_[fi];
+    FlowState& f = flows_[fi];
+    pk.rtx = 0;
+    if (tx.rtx_head < tx.rtx.size()) {
+      const uint32_t seq = tx.rtx[tx.rtx_head++];
+      seq_[tx.base + seq] &= static_cast<uint8_t>(~kQueued);
+      pk.rtx = 1;
+      ++retransmits_;
+      return seq;
+    }
+    return f.sent++;
+  }
+
+  void ArmTimer(uint32_t fi, TimePs at) {
+    TxState& tx = tx_[fi];
+    tx.timer_armed = true;
+    Push(at, EventType::kRto, fi, 0, 0);
+  }
+
+  // Back in its host's round-robin if it may send again.
+  void TxWake(uint32_t fi) {
+    TxState& tx = tx_[fi];
+    if (tx.in_active || !TxEligible(fi)) return;
+    const uint32_t h = flows_[fi].src;
+    tx.in_active = true;
+    hosts_[h].active.push_back(fi);
+    HostTry(h);
+  }
+
+  void QueueLost(TxState& tx, uint32_t seq) {
+    uint8_t& st = seq_[tx.base + seq];
+    st |= kLost;
+    if (!(st & kQueued)) {
+      st |= kQueued;
+      tx.rtx.push_back(seq);
+    }
+  }
+
+  // An ACK at its flow's source: per-packet and cumulative state, the RTT
+  // estimate, the CCA, loss by the duplicate threshold.
+  void TxOnAck(uint32_t fi, FlowState& f, const Packet& pk) {
+    TxState& tx = tx_[fi];
+    uint8_t& st = seq_[tx.base + pk.seq];
+    // This transmission leaves the network, unless a timeout or the loss
+    // detector already took it out of the count.
+    if (pk.epoch == tx.epoch && (pk.rtx || !(st & kLost)) && tx.inflight > 0) --tx.inflight;
+    const TimePs rtt = now_ - pk.sent;
+    const double r = static_cast<double>(rtt);
+    if (tx.srtt == 0) {
+      tx.srtt = r;
+      tx.rttvar = r / 2;
+    } else {
+      tx.rttvar = 0.75 * tx.rttvar + 0.25 * std::abs(tx.srtt - r);
+      tx.srtt = 0.875 * tx.srtt + 0.125 * r;
+    }
+    if (st & kAcked) return;  // a duplicate: the CCA saw this packet already
+    st |= kAcked;
+    ++f.acked;
+    if (pk.seq < tx.scan) ++tx.acked_below_scan;
+    while (tx.cum < f.total && (seq_[tx.base + tx.cum] & kAcked)) ++tx.cum;
+    tx.rto = std::max<TimePs>(2 * tx.p.base_rtt, static_cast<TimePs>(tx.srtt + 4 * tx.rttvar));
+    tx.rto_deadline = now_ + tx.rto;
+    CcOnAck(c_.cca, tx.cc, tx.p, AckSignal{now_, rtt, pk.ecn != 0});
+    // A packet is lost once dupthresh packets above it were acknowledged.
+    bool lost = false;
+    while (tx.scan < f.sent) {
+      const uint8_t s = seq_[tx.base + tx.scan];
+      if (s & kAcked) {
+        ++tx.acked_below_scan;
+      } else if (!(s & kLost)) {
+        if (f.acked - tx.acked_below_scan < tx.dupthresh) break;
+        QueueLost(tx, tx.scan);
+        if (tx.inflight > 0) --tx.inflight;
+        lost = true;
+      }
+      ++tx.scan;
+    }
+    if (lost) CcOnLoss(c_.cca, tx.cc, tx.p, now_);
+    if (static_cast<int64_t>(fi) == c_.trace_flow) {
+      trace_.emplace_back(static_cast<double>(now_) * 1e-6, tx.cc.cwnd);
+    }
+  }
+
+  // The retransmission timer: lazily re-armed on progress; on expiry every
+  // unacknowledged packet sent is presumed lost.
+  void OnRto(uint32_t fi) {
+    TxState& tx = tx_[fi];
+    FlowState& f = flows_[fi];
+    tx.timer_armed = false;
+    if (f.acked == f.total) return;
+    if (now_ < tx.rto_deadline) {
+      ArmTimer(fi, tx.rto_deadline);
+      return;
+    }
+    if (tx.inflight == 0 && tx.cum >= f.sent) {  // nothing out: waiting for its NIC
+      tx.rto_deadline = now_ + tx.rto;
+      ArmTimer(fi, tx.rto_deadline);
+      return;
+    }
+    ++timeouts_;
+    ++tx.epoch;
+    tx.inflight = 0;
+    for (uint32_t s = tx.cum; s < f.sent; ++s) {
+      if (!(seq_[tx.base + s] & kAcked)) QueueLost(tx, s);
+    }
+    CcOnTimeout(c_.cca, tx.cc, tx.p, now_);
+    tx.rto = std::min<TimePs>(tx.rto * 2, 64 * 10 * tx.p.base_rtt);
+    tx.rto_deadline = now_ + tx.rto;
+    ArmTimer(fi, tx.rto_deadline);
+    if (static_cast<int64_t>(fi) == c_.trace_flow) {
+      trace_.emplace_back(static_cast<double>(now_) * 1e-6, tx.cc.cwnd);
+    }
+    TxWake(fi);
   }
 
   // ---- events -------------------------------------------------------------
@@ -367,8 +580,18 @@ class Simulator {
       return;
     }
     if (pk.cls == SizeClass::kData) {
-      ++f.received;
       ++data_received_;
+      if (transport_) {
+        uint8_t& st = seq_[tx_[pk.flow].base + pk.seq];
+        if (st & kRecv) {
+          ++duplicates_;
+        } else {
+          st |= kRecv;
+          ++f.received;
+        }
+      } else {
+        ++f.received;
+      }
       // Turn the data packet into its ACK (one per data packet, §2.2).
       const uint32_t data_entropy = pk.entropy;
       pk.src = h;
@@ -392,11 +615,23 @@ class Simulator {
       HostTry(h);
       return;
     }
-    ++f.acked;
     ++acks_received_;
     if (c_.host == HostScheme::kReps && !pk.ecn && f.reps.size() - f.reps_head < 4096) {
       f.reps.push_back(pk.echo);
     }
+    if (transport_) {
+      const uint32_t before = f.acked;
+      TxOnAck(pk.flow, f, pk);
+      const uint32_t fi = pk.flow;
+      FreePacket(pkt);
+      if (f.acked != before && f.acked == f.total) {
+        ++flows_done_;
+        cct_ = std::max(cct_, now_);
+      }
+      TxWake(fi);
+      return;
+    }
+    ++f.acked;
     if (f.acked == f.total) {
       ++flows_done_;
       cct_ = std::max(cct_, now_);
@@ -572,6 +807,18 @@ class Simulator {
       return;
     }
     if (c_.host_burst > 1) Refill(hs);
+    if (transport_) {
+      // Flows whose window closed (or with nothing left) leave the
+      // round-robin; an ACK or a timeout brings them back (TxWake).
+      while (!hs.active.empty()) {
+        if (hs.rr >= hs.active.size()) hs.rr = 0;
+        const uint32_t fi = hs.active[hs.rr];
+        if (TxEligible(fi)) break;
+        tx_[fi].in_active = false;
+        hs.active[hs.rr] = hs.active.back();
+        hs.active.pop_back();
+      }
+    }
     const bool data_ready = !hs.active.empty() && hs.next_data <= now_;
     const bool ack_ready = hs.acks_head < hs.acks.size();
     if (!data_ready && !ack_ready) {
@@ -612,7 +859,24 @@ class Simulator {
       } else {
         pk.route[0] = pk.route[1] = lb::kNoUplink;
       }
-      if (++f.sent == f.total) {
+      bool more;
+      if (transport_) {
+        TxState& tx = tx_[fi];
+        pk.seq = TxNextSeq(fi, pk);
+        pk.epoch = tx.epoch;
+        pk.sent = now_;
+        ++tx.inflight;
+        if (!tx.timer_armed) {
+          tx.rto_deadline = now_ + tx.rto;
+          ArmTimer(fi, tx.rto_deadline);
+        }
+        more = TxEligible(fi);
+        if (!more) tx.in_active = false;
+      } else {
+        pk.seq = f.sent;
+        more = ++f.sent < f.total;
+      }
+      if (!more) {
         hs.active[hs.rr] = hs.active.back();
         hs.active.pop_back();
       } else {
@@ -693,6 +957,10 @@ class Simulator {
     r.rho = rho_;
     r.failed_links = failed_.count();
     r.peak_packets_in_flight = peak_in_flight_;
+    r.retransmits = retransmits_;
+    r.timeouts = timeouts_;
+    r.duplicates = duplicates_;
+    r.cwnd_trace = std::move(trace_);
     r.remote_updates = remote_updates_;
     r.hosts = n_;
     uint32_t senders = 0;
@@ -737,6 +1005,12 @@ class Simulator {
   uint64_t drops_no_route_ = 0, drops_link_down_ = 0, drops_buffer_ = 0;
   uint64_t peak_in_flight_ = 0;
   uint64_t data_received_ = 0, misdelivered_ = 0;
+  // Transport (--cca): per flow, and per (flow, sequence number).
+  bool transport_ = false;
+  std::vector<TxState> tx_;
+  std::vector<uint8_t> seq_;
+  std::vector<std::pair<double, double>> trace_;
+  uint64_t retransmits_ = 0, timeouts_ = 0, duplicates_ = 0;
 };
 
 }  // namespace

@@ -3,11 +3,14 @@
 //
 // Model (paper §2.2, §6): output-queued switches with one FIFO per port,
 // store-and-forward, link rate and per-link propagation delay, infinite
-// buffers unless --buffer is set, CE marking above --ecn (marking only: there
-// is no congestion control and no loss recovery). Hosts pace data at rho of
-// line rate, round-robin over their flows; a receiver returns one ACK per data
-// packet, and a host's NIC alternates between pending ACKs and data (App. A).
-// ACKs are load-balanced in their own size class.
+// buffers unless --buffer is set, CE marking above --ecn. Hosts pace data at
+// rho of line rate, round-robin over their flows; a receiver returns one ACK
+// per data packet, and a host's NIC alternates between pending ACKs and data
+// (App. A). ACKs are load-balanced in their own size class. With --cca none
+// there is no congestion control and no loss recovery (§2.2); with a CCA
+// (sim/transport/) each flow also has a window, and a packet is resent when
+// 3 + the flow's number of paths packets sent after it were acknowledged
+// (htsim's default) or at its retransmission timeout.
 //
 // A port's FIFO is kept as its departure schedule: a frame's start time is
 // max(now, busy_until) when it is enqueued, so only arrivals are events and a
@@ -16,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -61,6 +65,13 @@ struct SimResult {
   uint64_t flows_incomplete = 0;
   uint64_t failed_links = 0;
   uint64_t peak_packets_in_flight = 0;
+  // Transport (--cca): data packets sent again, retransmission timeouts,
+  // data packets that reached their destination a second time.
+  uint64_t retransmits = 0;
+  uint64_t timeouts = 0;
+  uint64_t duplicates = 0;
+  // SimConfig::trace_flow's window (packets) at each of its ACKs: (us, cwnd).
+  std::vector<std::pair<double, double>> cwnd_trace;
   // Congestion information heard from the fabric: CONGA's feedback entries
   // filed (conga.h), SGLB's dissemination rounds (glb.h); 0 for the others.
   uint64_t remote_updates = 0;

@@ -27,7 +27,7 @@ class Cli(unittest.TestCase):
                     "--seed", "--json", "--link-gbps", "--latency-us", "--payload", "--header",
                     "--ack-bytes", "--gap-bytes", "--load", "--buffer", "--ecn", "--fail-prob",
                     "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host", "--moe-matrix",
-                    "--eplb", "--moe-scale", "--model", "--fsdp-layers", "--fsdp-phases"]:
+                    "--eplb", "--moe-scale", "--model", "--fsdp-layers", "--fsdp-phases", "--cca"]:
             self.assertIn(opt, p.stdout, opt)
 
     def test_version_is_the_projects(self):
@@ -170,6 +170,28 @@ class Cli(unittest.TestCase):
         p = run("--k", "8", "--lb", "ecmp", "--msg", "1MiB", "--buffer", "40KiB", "--json")
         self.assertEqual(p.returncode, 3)
         self.assertGreater(json.loads(p.stdout)["drops"]["buffer"], 0)
+
+    def test_cca_recovers_the_drops(self):
+        help_text = run("--help", check_rc=0).stdout
+        self.assertIn("800000", help_text)  # the buffers a CCA gets by default
+        p = run("--cca", "reno")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("unknown congestion control 'reno'", p.stderr)
+        # The drops of test_finite_buffer_drops_exit_3, retransmitted.
+        p = run("--k", "8", "--lb", "ecmp", "--msg", "1MiB", "--buffer", "40KiB", "--cca",
+                "dctcp", "--json", check_rc=0)
+        d = json.loads(p.stdout)
+        self.assertEqual(d["config"]["cca"], "dctcp")
+        self.assertGreater(d["drops"]["buffer"], 0)
+        self.assertGreater(d["retransmits"], 0)
+        self.assertIn("timeouts", d)
+        self.assertEqual(d["flows_incomplete"], 0)
+        # Without --buffer a CCA runs over the paper's 800 KB.
+        p = run("--k", "4", "--msg", "64KiB", "--cca", "dctcp", "--json", check_rc=0)
+        self.assertEqual(json.loads(p.stdout)["config"]["buffer_bytes"], 800000)
+        p = run("--k", "4", "--msg", "64KiB", "--json", check_rc=0)
+        self.assertEqual(json.loads(p.stdout)["config"]["buffer_bytes"], 0)
+        self.assertEqual(json.loads(p.stdout)["config"]["cca"], "none")
 
 
 if __name__ == "__main__":
