@@ -8,6 +8,7 @@ gives:    create / delete namespaces; a veth pair between two namespaces with
           link up/down; a "wire" namespace carrying tc netem between two ends
 """
 import os
+from subprocess import CompletedProcess
 from typing import Any, Iterable, Sequence
 
 from pyroute2 import NetNS, netns
@@ -28,6 +29,34 @@ def list_ns() -> list[str]:
         return sorted(os.listdir(NETNS_DIR))
     except FileNotFoundError:
         return []
+
+
+def check_lasting() -> None:
+    """FabricError (exit 2) when the mount that holds /run/netns is, here, a
+    slave (mountinfo's "master:" without "shared:"), as in the mount
+    namespace `ip netns exec` makes: the namespaces this process names (bind
+    mounts there) would not be seen outside it and would vanish with it. A
+    server that is itself a network namespace is entered with nsenter
+    --net=/run/netns/SERVER, which keeps the mount namespace."""
+    where = os.path.realpath(NETNS_DIR)
+    best: list[str] = []
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                mnt = fields[4] if len(fields) > 4 else ""
+                if (where == mnt or where.startswith(mnt.rstrip("/") + "/")) and \
+                        len(mnt) >= len(best[4] if best else ""):
+                    best = fields
+    except OSError:
+        return  # nothing to go by: assume the usual
+    tags = best[6:best.index("-")] if "-" in best else []
+    if any(t.startswith("master:") for t in tags) and \
+            not any(t.startswith("shared:") for t in tags):
+        raise FabricError("this ofan-emu runs in a mount namespace of its own (ip netns exec "
+                          "makes one): the network namespaces it makes would vanish when it "
+                          "exits; enter a server's namespace with nsenter --net=/run/netns/NS",
+                          code=2)
 
 
 def create(ns: str, sysctls: Iterable[str] = ()) -> None:
@@ -164,8 +193,14 @@ def add_default_route(ns: str, ifname: str, gateway: str) -> None:
         n.route("replace", dst="0.0.0.0", dst_len=0, gateway=gateway, oif=i, flags=4)
 
 
-def tc(ns: str, args: list[str]) -> None:
-    run_ns(ns, ["tc"] + args)
+def run_in(ns: str | None, cmd: list[str], **kw: Any) -> "CompletedProcess[str]":
+    """cmd inside namespace ns, or in this process's own (None: a server's
+    namespace, where a crossing link's stitch lives: stitch.py)."""
+    return run(cmd, **kw) if ns is None else run_ns(ns, cmd, **kw)
+
+
+def tc(ns: str | None, args: list[str]) -> None:
+    run_in(ns, ["tc"] + args)
 
 
 def netem_args(attrs: LinkAttrs) -> list[str]:
@@ -216,9 +251,10 @@ def wire(ns: str, if_a: str, if_b: str, attrs: LinkAttrs) -> None:
         redirect(ns, src, dst)
 
 
-def redirect(ns: str, src: str, dst: str) -> None:
+def redirect(ns: str | None, src: str, dst: str) -> None:
     """Everything arriving on src leaves through dst (tc mirred): one half
-    of a wire, and how a VM's tap is spliced onto a host's link."""
+    of a wire, how a VM's tap is spliced onto a host's link, and one half of
+    a crossing link's stitch (ns None: this process's namespace)."""
     tc(ns, ["qdisc", "add", "dev", src, "handle", "ffff:", "ingress"])
     # u32 matching everything rather than matchall, which some kernels
     # (this machine kind's) are built without.
@@ -226,10 +262,10 @@ def redirect(ns: str, src: str, dst: str) -> None:
             "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", dst])
 
 
-def ethtool_off(ns: str, ifname: str, features: Sequence[str] = ("tx", "rx")) -> None:
+def ethtool_off(ns: str | None, ifname: str, features: Sequence[str] = ("tx", "rx")) -> None:
     """Checksum offloads off: a veth hands frames with a partial checksum to
     the peer, and an AF_XDP socket (the switch) would forward them broken."""
     args: list[str] = []
     for f in features:
         args += [f, "off"]
-    run_ns(ns, ["ethtool", "-K", ifname] + args, check=False)
+    run_in(ns, ["ethtool", "-K", ifname] + args, check=False)
