@@ -5,6 +5,8 @@
 #include <array>
 
 #include "sim/transport/dctcp.h"
+#include "sim/transport/mswift.h"
+#include "sim/transport/nscc.h"
 
 namespace ofan::sim {
 namespace {
@@ -54,6 +56,10 @@ void WithCca(Cca kind, F&& f) {
       return;
     case Cca::kDctcp:
       return f(dctcp::Dctcp{});
+    case Cca::kNscc:
+      return f(nscc::Nscc{});
+    case Cca::kMswift:
+      return f(mswift::Mswift{});
   }
 }
 }  // namespace

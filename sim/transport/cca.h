@@ -24,7 +24,9 @@ using lb::TimePs;
 // X(enumerator, name, help). The order is the enum's.
 #define OFAN_SIM_CCAS(X)                                                                \
   X(kNone, "none", "no congestion control, no loss recovery: hosts pace at rho (§2.2)") \
-  X(kDctcp, "dctcp", "DCTCP: ECN fraction EWMA, cut by alpha/2 once per window")
+  X(kDctcp, "dctcp", "DCTCP: ECN fraction EWMA, cut by alpha/2 once per window")        \
+  X(kNscc, "nscc", "UEC's NSCC: ECN x delay quadrants, quick adapt on loss")            \
+  X(kMswift, "mswift", "MSwift: Swift on the median of the latest delays")
 
 enum class Cca : uint8_t {
 #define OFAN_SIM_CCA_ENUM(e, name, help) e,
@@ -65,7 +67,9 @@ struct CcState {
   double alpha = 0;
   double win_len = 0;
   uint32_t win_acks = 0, win_marks = 0;
-  // NSCC's quick adapt: packets acknowledged since qa_start.
+  // NSCC: the queueing delay's average (ps); quick adapt's packets
+  // acknowledged since qa_start.
+  double avg_delay = 0;
   uint32_t qa_acked = 0;
   TimePs qa_start = 0;
   uint32_t qa_last = 0;  // acked over the last full base RTT

@@ -1,0 +1,63 @@
+#include "sim/transport/nscc.h"
+
+#include <algorithm>
+
+namespace ofan::sim::nscc {
+
+// The reading. Each ACK brings two signals: its CE bit (congestion on the
+// path this packet took) and its queueing delay (RTT - base RTT), averaged
+// (EWMA, gain 1/8) against a target. The four quadrants:
+//   no CE, delay < target: proportional increase, by kPi BDPs per RTT
+//                          scaled by how far below the target the delay is;
+//   no CE, delay >= target: fair increase, kFi packets per RTT;
+//   CE, delay >= target:    multiplicative decrease by kMd (delay - target) /
+//                           delay, at most once per RTT, never below half;
+//   CE, delay < target:     no change: a transient queue on one path, which
+//                           the load balancer (not the window) should fix.
+// Loss or timeout: quick adapt, the window becomes what was acknowledged
+// over the last base RTT (at least one packet), at most once per RTT.
+// Window in [1, kMaxBdps BDPs], starting at one BDP.
+void Nscc::Init(CcState& s, const CcParams& p) {
+  s.cwnd = std::max(1.0, p.bdp);
+  s.avg_delay = 0;
+}
+
+void Nscc::OnAck(CcState& s, const CcParams& p, const AckSignal& a) {
+  const double base = static_cast<double>(p.base_rtt);
+  const double sample = std::max(0.0, static_cast<double>(a.rtt) - base);
+  s.avg_delay = s.avg_delay == 0 ? sample : (1 - kDelayGain) * s.avg_delay + kDelayGain * sample;
+  const double delay = s.avg_delay, target = kTarget * base;
+  if (a.now >= s.qa_start + p.base_rtt) {
+    s.qa_last = s.qa_acked;
+    s.qa_acked = 0;
+    s.qa_start = a.now;
+  }
+  ++s.qa_acked;
+  if (!a.ce) {
+    if (delay < target) {
+      s.cwnd += kPi * p.bdp * (target - delay) / target / s.cwnd;
+    } else {
+      s.cwnd += kFi / s.cwnd;
+    }
+  } else if (delay >= target && MayCut(s, a.now, static_cast<TimePs>(base + delay))) {
+    s.cwnd *= std::max(0.5, 1 - kMd * (delay - target) / delay);
+    NoteCut(s, a.now);
+  }
+  s.cwnd = std::clamp(s.cwnd, 1.0, kMaxBdps * std::max(1.0, p.bdp));
+}
+
+namespace {
+void QuickAdapt(CcState& s, const CcParams& p, TimePs now) {
+  if (!MayCut(s, now, p.base_rtt)) return;
+  s.cwnd = std::clamp(static_cast<double>(s.qa_last), 1.0, s.cwnd);
+  NoteCut(s, now);
+}
+}  // namespace
+
+void Nscc::OnLoss(CcState& s, const CcParams& p, TimePs now) { QuickAdapt(s, p, now); }
+void Nscc::OnTimeout(CcState& s, const CcParams& p, TimePs now) {
+  s.cut_once = false;  // a timeout always adapts
+  QuickAdapt(s, p, now);
+}
+
+}  // namespace ofan::sim::nscc
