@@ -47,6 +47,7 @@ examples:
   ofan-emu demo                                # up, run, compare with ofan-sim, plot, down
   ofan-emu topology --k 4 --levels 3 > my.yaml # the canonical file of a shape
   ofan-emu plan --k 4 --servers 192.0.2.1,192.0.2.2 -o k4.plan.json   # across servers
+  ofan-emu up --plan k4.plan.json --server srv0   # on each server: its part, VXLAN between
   ofan-emu export --format containerlab -o k4.clab.yml   # for Containerlab, clabernetes
   ofan-emu up --k 4 --vm-hosts h0,h8           # two soft-RoCE (rxe) VMs, in pods 0 and 2
   ofan-emu exec h0 -- ibv_devinfo              # a command in a VM host
@@ -79,6 +80,12 @@ def parser() -> argparse.ArgumentParser:
 
     up = sub.add_parser("up", help="bring a fabric up")
     add_shape_args(up)
+    up.add_argument("--plan", metavar="FILE", default=None,
+                    help="a plan (ofan-emu plan -o FILE) instead of the shape's options: with "
+                         "--server, that server's part, its links to the others over VXLAN")
+    up.add_argument("--server", metavar="S", default=None,
+                    help="with --plan: the server (srv0 or its address) this is; run it on "
+                         "that server")
     up.add_argument("--switch", choices=("ofan", "kernel"), default="ofan",
                     help="ofan = ofan-dp switches (default); kernel = Linux routers "
                          "with multipath routes (the ECMP baseline)")
@@ -395,8 +402,41 @@ def emit(args: argparse.Namespace, obj: object, text: str) -> None:
         print(text)
 
 
+def no_shape_with_plan(args: argparse.Namespace, verb: str, *more: tuple[str, object]) -> None:
+    """Exit 2 for a shape option (add_shape_args') or one of `more` given
+    beside --plan FILE, which gives the fabric."""
+    given = [o for o, v in (("--topology", args.topology), ("--k", args.k),
+                            ("--levels", args.levels), ("--name", args.name),
+                            ("--link-mbps", args.link_mbps), ("--buffer", args.buffer),
+                            ("--ecn", args.ecn), ("--latency-us", args.latency_us)) + more
+             if v is not None]
+    if given:
+        raise TopologyError(f"{verb} --plan FILE: the plan gives the fabric; not {given[0]}")
+
+
+def plan_part(args: argparse.Namespace) -> tuple[plan_mod.Plan, Topology, str] | None:
+    """up --plan FILE --server S: (the plan, its topology, S's name), or
+    None without --plan; exit 2 for options the plan gives, or no --server."""
+    if args.plan is None:
+        if args.server is not None:
+            raise TopologyError("up --server S: needs --plan FILE")
+        return None
+    no_shape_with_plan(args, "up", ("--miswire", args.miswire))
+    plan, topo = plan_mod.load(args.plan)
+    if args.server is None:
+        raise TopologyError("up --plan FILE: say which server this is (--server S: one of "
+                            + ", ".join(s.name for s in plan.servers) + "); the coordinator "
+                            "that starts every part over SSH is not built yet")
+    return plan, topo, plan.server(args.server).name
+
+
 def cmd_up(args: argparse.Namespace) -> int:
-    name, topo = shape_from_args(args)
+    part = plan_part(args)
+    if part is not None:
+        plan, topo, server = part
+        name = plan.name
+    else:
+        name, topo = shape_from_args(args)
     vm_hosts = parse_vm_hosts(args.vm_hosts, topo)
     if args.miswire:
         topo.parse_miswire(args.miswire)  # exit 2 before anything is made
@@ -411,13 +451,16 @@ def cmd_up(args: argparse.Namespace) -> int:
     if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
         raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
     check_control(args.control, args.switch)  # exit 2 before anything is made
-    fab = Fabric(name, topo, log=progress)
+    fab = Fabric(name, topo, log=progress, plan=part[0] if part else None,
+                 server=part[2] if part else None)
     kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
     need_root()
+    fab.check_part(kind, args.control, vm_hosts)  # and the underlay's MTU: exit 3
     fab.ensure_new()  # before the try below, which removes what has that name
-    progress(f"up {name}: k={topo.k} {topo.kind()}, {len(topo.switches)} switches "
+    progress(f"up {name}" + (f" (server {fab.server})" if fab.server else "")
+             + f": k={topo.k} {topo.kind()}, {len(fab.switches)} switches "
              f"({args.switch}" + (f", {kind.engine} engine" if args.switch == "ofan" else "")
-             + f"), {len(topo.hosts)} hosts"
+             + f"), {len(fab.hosts)} hosts"
              + (f" ({len(vm_hosts)} of them VMs)" if vm_hosts else ""))
 
     def on_signal(signum: int, _frame: FrameType | None) -> NoReturn:
@@ -444,7 +487,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         for s, h in old.items():
             signal.signal(s, h)
     emit(args, fab.status(), f"fabric {name} up in {took:.1f} s "
-         f"({len(topo.switches)} switches, {len(topo.hosts)} hosts); ofan-emu status --name {name}")
+         + (f"(server {fab.server}: " if fab.server else "(")
+         + f"{len(fab.switches)} switches, {len(fab.hosts)} hosts"
+         + (f", {len(fab.state.stitches) // 2} links to other servers" if fab.server else "")
+         + f"); ofan-emu status --name {name}")
     return EXIT_OK
 
 
@@ -710,7 +756,9 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     need_root()
-    return do_run(load(pick_name(args), log=progress), args)
+    fab = load(pick_name(args), log=progress)
+    fab.whole("run")
+    return do_run(fab, args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -773,13 +821,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from . import facts
     if args.plan:
-        given = [o for o, v in (("--topology", args.topology), ("--k", args.k),
-                                ("--levels", args.levels), ("--servers", args.servers),
-                                ("--name", args.name), ("--link-mbps", args.link_mbps),
-                                ("--buffer", args.buffer), ("--ecn", args.ecn),
-                                ("--latency-us", args.latency_us)) if v is not None]
-        if given:
-            raise TopologyError(f"export --plan FILE: the plan gives the fabric; not {given[0]}")
+        no_shape_with_plan(args, "export", ("--servers", args.servers))
         plan, topo = plan_mod.load(args.plan)
     elif args.servers:
         plan, topo = plan_from_args(args)

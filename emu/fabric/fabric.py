@@ -10,7 +10,11 @@ modifies: network namespaces "ofe-NAME-*", the veths inside them (but for
           switch, every switch in one ofan-dp, or Linux routing), and the
           hosts their kinds' (nodes/: uroce in the namespace, rxe VMs)
 gives:    Fabric, whose StateWriter (Fabric.writer) is the one writer of its
-          state file: the fabric and its kinds record through it
+          state file: the fabric and its kinds record through it; with a
+          plan and a server (up --plan FILE --server S), that server's part:
+          its nodes only (Fabric.switches, Fabric.hosts), each crossing
+          link's local end a veth whose outer side is stitched to VXLAN in
+          this namespace (stitch.py)
 next:     run.py drives collectives over the hosts; control.py talks to the
           switches (tables in, counters out)
 
@@ -25,24 +29,35 @@ import threading
 import time
 from typing import Any, Callable, Iterable
 
-from . import control, facts, netns, nodes, teardown
+from . import control, facts, netns, nodes, plan as plan_mod, stitch, teardown
 from .control_plane import AgentControl, check_control
 from .nodes import HostKind, RxeVmHosts, SwitchKind, UroceHosts, host_if, port_if
+from .plan import Plan
 from .state import RUN_DIR, Setup, State, StateWriter, prefix, valid_name
 from .tools import FabricError, run, tool
-from .topology import Endpoint, HostInfo, Link, Topology, parse_tables
+from .topology import Endpoint, HostInfo, Link, SwitchInfo, Topology, parse_tables
 
 __all__ = ["Fabric", "down", "host_if", "load", "port_if"]
 
 
 class Fabric:
     def __init__(self, name: str, topo: Topology, state: State | None = None,
-                 log: Callable[[str], None] = print) -> None:
+                 log: Callable[[str], None] = print, plan: Plan | None = None,
+                 server: str | None = None) -> None:
+        """plan, server: this server's part of a plan (server: its name,
+        srv0, ...), or the whole fabric here (None, None)."""
         if not valid_name(name):
             raise FabricError(f"fabric name {name!r}: 1-10 of a-z, 0-9", code=2)
+        if (plan is None) != (server is None):
+            raise FabricError("a server's part needs both the plan and the server")
         self.name = name
-        self.prefix = prefix(name)
+        self.plan = plan
+        self.server = server
+        self.prefix = prefix(name, server)
+        self._here = None if plan is None or server is None else \
+            {n.name for n in plan.part(server).nodes}
         self.topo = topo
+        self._part_checked = False
         self.writer = StateWriter(state or State(name))
         self.log = log
         self._kind: SwitchKind | None = None
@@ -110,6 +125,66 @@ class Fabric:
         self._kind.check()
         return self._kind
 
+    # -- this server's part ----------------------------------------------
+    def here(self, node: str) -> bool:
+        """Does this server run `node` (every node, without a plan)?"""
+        return self._here is None or node in self._here
+
+    def crosses(self, link: Link) -> bool:
+        """Is one end of `link` on this server and the other elsewhere?"""
+        return self.here(link.a[0]) != self.here(link.b[0])
+
+    @property
+    def switches(self) -> list[SwitchInfo]:
+        """The switches this server runs."""
+        return [s for s in self.topo.switches if self.here(s["name"])]
+
+    @property
+    def hosts(self) -> list[HostInfo]:
+        """The hosts this server runs."""
+        return [h for h in self.topo.hosts if self.here(h["name"])]
+
+    def whole(self, verb: str) -> None:
+        """FabricError (exit 2) for a verb that needs every server of a plan
+        (not built yet) on a server's part."""
+        if self.plan is not None:
+            raise FabricError(f"{verb}: fabric {self.name} is server {self.server}'s part of a "
+                              f"plan over {len(self.plan.servers)} servers; {verb} across "
+                              "servers is not built yet", code=2)
+
+    def stitches(self) -> list[stitch.Stitch]:
+        """This server's ends of the plan's crossing links."""
+        if self.plan is None or self.server is None:
+            return []
+        return [stitch.Stitch.of(self.plan, c, self.server)
+                for c in self.plan.part(self.server).crossing]
+
+    def check_part(self, kind: SwitchKind, control: str, vm_hosts: list[str]) -> None:
+        """What a server's part cannot run (exit 2), and the underlay
+        (exit 3), before anything is made."""
+        if self.plan is None or self.server is None or self._part_checked:
+            return
+        netns.check_lasting()
+        if kind.switch != "ofan":
+            raise FabricError("up --plan: the switches of a part are ofan-dp's (--switch ofan)",
+                              code=2)
+        if control != "tables" or vm_hosts:
+            raise FabricError("up --plan: --control agent and --vm-hosts across servers are "
+                              "not built yet", code=2)
+        for link in self.topo.links:
+            if self.crosses(link) and link.netem():
+                raise FabricError(f"link {link.name()} crosses servers: latency, loss and "
+                                  "reordering on a crossing link are not built yet", code=2)
+        mine = self.plan.server(self.server)
+        sts = self.stitches()
+        if sts:
+            stitch.check_underlay(self.plan, {st.remote for st in sts})
+        self.log(f"part {self.server} ({mine.address}) of plan {self.plan.name}: "
+                 f"{len(self.switches)} switches, {len(self.hosts)} hosts, "
+                 f"{len(sts)} crossing links (VXLAN UDP "
+                 f"{self.plan.udp_port}; underlay MTU >= {self.plan.underlay_mtu})")
+        self._part_checked = True
+
     # -- names ---------------------------------------------------------
     def ns(self, node: str) -> str:
         return self.prefix + node
@@ -145,6 +220,7 @@ class Fabric:
         for name in vm_hosts:
             if name not in t.host_by_name:
                 raise FabricError(f"VM host {name}: no such host (h0..h{len(t.hosts) - 1})", code=2)
+        self.check_part(kind, control, vm_hosts)
         self.ensure_new()
         t0 = time.monotonic()
         w = self.writer
@@ -153,35 +229,44 @@ class Fabric:
                          pipe_size=pipe_size or t.k, topology_source=t.source,
                          created=time.time(), control=control,
                          miswire=tuple(f"{n}:{p}" for n, p in swapped) if swapped else (),
-                         bfd_ms=bfd_ms, bfd_multiplier=bfd_multiplier),
+                         bfd_ms=bfd_ms, bfd_multiplier=bfd_multiplier, server=self.server),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self, vm_hosts, vm_mem_mb)
         d = self.state.dir
+        if self.plan is not None:
+            self.state.plan_path.write_text(self.plan.to_json())
         (d / "sock").mkdir(parents=True, exist_ok=True)
         (d / "logs").mkdir(exist_ok=True)
         (d / "config").mkdir(exist_ok=True)
         if kind.hugepage_bytes_per_switch:
-            self._ensure_hugepages(len(t.switches), kind.hugepage_bytes_per_switch)
-        self.log(f"namespaces: {len(t.switches)} switches, {len(t.hosts)} hosts")
+            self._ensure_hugepages(len(self.switches), kind.hugepage_bytes_per_switch)
+        self.log(f"namespaces: {len(self.switches)} switches, {len(self.hosts)} hosts")
         cp = self.agents
         sysctls = kind.namespace_sysctls() + (cp.namespace_sysctls() if cp else [])
-        for s in t.switches:
+        for s in self.switches:
             w.add_namespace(self.ns(s["name"]))
             netns.create(self.ns(s["name"]), sysctls)
-        for h in t.hosts:
+        for h in self.hosts:
             w.add_namespace(self.ns(h["name"]))
             netns.create(self.ns(h["name"]), self.host_kind(h["name"]).namespace_sysctls())
-        veths = [link for link in t.links if not kind.in_memory(link)]
-        mem = len(t.links) - len(veths)
-        self.log(f"links: {len(t.links)}" + (f" ({mem} in memory)" if mem else ""))
+        links = [link for link in t.links if self.here(link.a[0]) and self.here(link.b[0])]
+        veths = [link for link in links if not kind.in_memory(link)]
+        mem = len(links) - len(veths)
+        stitches = self.stitches()
+        self.log(f"links: {len(links)}" + (f" ({mem} in memory)" if mem else "")
+                 + (f", {len(stitches)} to other servers (VXLAN)" if stitches else ""))
         cabling = self.cabling()
         for link in veths:
             # A swapped cable runs from the --miswire port to its new far end.
             end = next((e for e in (link.a, link.b) if e in (swapped or ())), None)
             self._make_link(link, *((end, cabling[end]) if end else (link.a, link.b)))
+        for st in stitches:
+            w.add_stitch(st.names)
+            stitch.create(st, self.ns(st.node), port_if(st.port),
+                          plan_mod.port_mac(t, st.node, st.port))
         kind.up()
         if cp is not None:
-            names = [s["name"] for s in t.switches]
+            names = [s["name"] for s in self.switches]
             cp.up(names)
             took_cp = cp.wait_converged(names, log=self.log)
             self.log(f"control: every switch's agent converged ({took_cp:.1f} s after the "
@@ -383,6 +468,7 @@ class Fabric:
     def fail_link(self, link: Link, silent: bool = False) -> None:
         """silent: the carrier stays up and every frame is lost (only a
         link between switches: a host's engine would go on sending)."""
+        self.whole("fail")
         if link.id in self.state.failed_links:
             raise FabricError(f"link {link.name()} is already failed")
         if silent and link.host:
@@ -396,6 +482,7 @@ class Fabric:
         self.push_tables()
 
     def restore_link(self, link: Link) -> None:
+        self.whole("restore")
         if link.id not in self.state.failed_links:
             raise FabricError(f"link {link.name()} is not failed")
         silent = link.id in self.state.silent_links
@@ -409,6 +496,7 @@ class Fabric:
         self.push_tables()
 
     def fail_switch(self, name: str) -> None:
+        self.whole("fail")
         if name in self.state.failed_switches:
             raise FabricError(f"switch {name} is already failed")
         self.writer.set_switch_failed(name, True)
@@ -420,6 +508,7 @@ class Fabric:
             self.agents.stop(name)  # the whole box: its daemons too
 
     def restore_switch(self, name: str) -> None:
+        self.whole("restore")
         if name not in self.state.failed_switches:
             raise FabricError(f"switch {name} is not failed")
         self._switch_veths(name, True)
@@ -445,7 +534,7 @@ class Fabric:
         setup = self.setup
         t = self.topo
         sws = []
-        for s in t.switches:
+        for s in self.switches:
             entry: dict[str, Any] = {
                 "name": s["name"], "role": s["role"], "pod": s["pod"], "id": s["id"],
                 "ns": self.ns(s["name"]), "failed": s["name"] in st.failed_switches}
@@ -461,7 +550,8 @@ class Fabric:
                 "phase": st.phase, "up_s": st.up_s,
                 "switches": sws,
                 "hosts": [self.host_kind(h["name"]).status(h["name"]).to_json()
-                          for h in t.hosts],
+                          for h in self.hosts],
+                "server": self.server, "stitches": list(st.stitches),
                 "failed_links": [t.links[i].name() for i in st.failed_links],
                 "silent_links": [t.links[i].name() for i in st.silent_links],
                 "failed_switches": list(st.failed_switches),
@@ -488,7 +578,7 @@ class Fabric:
         [{name, ok, differences: [{dest, live, expected}]}]}."""
         want = {s["name"]: s["masks"] for s in self.tables()["switches"]}
         out = []
-        for s in self.topo.switches:
+        for s in self.switches:
             name = s["name"]
             if name in self.state.failed_switches or s["uplinks"] == 0:
                 continue
@@ -507,8 +597,11 @@ class Fabric:
     def ping_all(self, count: int = 1, timeout_s: float = 2,
                  hosts: list[HostInfo] | None = None) -> dict[tuple[str, str], bool]:
         """All-pairs ping among hosts, each from where its kind runs it
-        (its namespace, or inside its VM); returns {(src, dst): ok}."""
-        hs = hosts or self.topo.hosts
+        (its namespace, or inside its VM); returns {(src, dst): ok}. On a
+        server's part (without `hosts`): from its hosts to every host of the
+        fabric, those of the other servers too."""
+        hs = hosts or self.hosts
+        every = hosts or self.topo.hosts
         texts: dict[str, str] = {}
 
         def ping_from(name: str, script: str) -> None:
@@ -519,15 +612,16 @@ class Fabric:
 
         threads = []
         for h in hs:
-            targets = " ".join(x["addr"] for x in hs if x is not h)
+            targets = " ".join(x["addr"] for x in every if x["name"] != h["name"])
             script = (f"for ip in {targets}; do (ping -n -q -c {count} -W {timeout_s} $ip "
                       ">/dev/null 2>&1 && echo ok $ip || echo no $ip) & done; wait")
             threads.append(threading.Thread(target=ping_from, args=(h["name"], script)))
             threads[-1].start()
         for th in threads:
             th.join()
-        by_addr = {h["addr"]: h["name"] for h in hs}
-        out = {(h["name"], x["name"]): False for h in hs for x in hs if x is not h}
+        by_addr = {h["addr"]: h["name"] for h in every}
+        out = {(h["name"], x["name"]): False for h in hs for x in every
+               if x["name"] != h["name"]}
         for name, text in texts.items():
             for line in text.strip().splitlines():
                 verdict, ip = line.split()
@@ -552,7 +646,15 @@ def load(name: str, log: Callable[[str], None] = print) -> Fabric:
         rec = st.links.get(str(link.id))
         if rec is not None:
             link.attrs = rec.attrs()
-    fab = Fabric(name, topo, st, log=log)
+    plan = None
+    if st.server is not None:
+        try:
+            plan = plan_mod.from_json(st.plan_path.read_bytes(), str(st.plan_path))
+            plan.part(st.server)
+        except (OSError, plan_mod.PlanError) as e:
+            raise FabricError(f"fabric {name}'s plan is unreadable ({e}); ofan-emu down --name "
+                              f"{name} removes it by its names")
+    fab = Fabric(name, topo, st, log=log, plan=plan, server=st.server)
     try:
         fab.kind
     except FabricError as e:

@@ -14,8 +14,8 @@ errors:   PlanError (exit code 2), one line naming the file or argument and
           what is wrong; never another exception for any bytes in a file
 
 Computed once, by `ofan-emu plan`, so that no server allocates anything on
-its own: `up --plan FILE --server S` (not built yet) reads every name,
-number and address from the file.
+its own: `up --plan FILE --server S` (fabric.py, stitch.py) reads every
+name, number and address from the file.
 
 Placement (`--placement`):
   pod   (default) Whole pods on one server (a fat tree's pod: its edge and

@@ -17,7 +17,10 @@ Naming (the contract with `down --all`): every network namespace of fabric
 NAME is "ofe-NAME-<node>", every per-switch ofan-dp runs inside one of them,
 the shared engine's ofan-dp (root namespace) is named by its command line
 (`--fabric /run/ofan-emu/NAME/config/fabric.json`), every EAL file prefix is
-"ofe-NAME-<node>" or "ofe-NAME-shared". Nothing else is ever touched.
+"ofe-NAME-<node>" or "ofe-NAME-shared". A server's part of a plan (up --plan
+FILE --server S) puts S after NAME ("ofe-NAME-S-<node>") and records the
+interfaces its stitches make in its own namespace (stitch.py). Nothing else
+is ever touched.
 
 The file's JSON is flat, as it has been since the first fabric: the setup's
 keys beside the rest (Setup and the records are only how the code reads it).
@@ -62,6 +65,9 @@ STATE_SHAPE = {
     "links?": MapOf(_LINK_ATTRS), "control?": OneOf("tables", "agent"), "miswire?": [str],
     "bfd_ms?": Optional(int), "bfd_multiplier?": Optional(int),
     "wires?": [int], "vm_hosts?": [str],
+    # A server's part of a plan (up --plan FILE --server S): the server, and
+    # the interfaces its crossing links' stitches made in its own namespace.
+    "server?": Optional(str), "stitches?": [str],
 }
 # StateWriter.begin_up writes these at once, with "k", before it makes
 # anything (and "engine", which a file written before the engines existed
@@ -89,8 +95,17 @@ def fabric_lock(name: str) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def prefix(name: str) -> str:
-    return f"{NS_PREFIX}{name}-"
+def prefix(name: str, server: str | None = None) -> str:
+    """The prefix of fabric NAME's namespaces (and EAL files): ofe-NAME-, or
+    ofe-NAME-SERVER- on a server's part of a plan (up --plan --server), so
+    that one server's down never takes another's, even where the two share
+    /run/netns (the tests' servers are namespaces of one machine)."""
+    return f"{NS_PREFIX}{name}-" + (f"{server}-" if server else "")
+
+
+def part_prefix_re(name: str) -> "re.Pattern[str]":
+    """What the namespaces of any server's part of fabric NAME start with."""
+    return re.compile(rf"^{re.escape(NS_PREFIX)}{re.escape(name)}-srv[0-9]+-")
 
 
 def fabric_dir(name: str) -> Path:
@@ -192,6 +207,9 @@ class Setup:
     # up --bfd-ms / --bfd-multiplier: the agents' BFD timers (None: ofan-agent's default)
     bfd_ms: int | None = None
     bfd_multiplier: int | None = None
+    # up --plan FILE --server S: this server's part of a plan (plan.py; a
+    # copy of the file is the state directory's plan.json), else None
+    server: str | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +228,7 @@ class State:
     links: Mapping[str, LinkRecord] = field(default_factory=dict)  # link id -> attributes
     wires: tuple[int, ...] = ()  # links with a wire namespace (netem)
     vm_hosts: tuple[str, ...] = ()
+    stitches: tuple[str, ...] = ()  # interfaces in the server's namespace (stitch.py)
     corrupt: bool = False       # the file was torn or of another shape (never saved)
 
     @property
@@ -220,9 +239,24 @@ class State:
     def path(self) -> Path:
         return self.dir / "state.json"
 
+    @property
+    def plan_path(self) -> Path:
+        """A server's part: the plan it follows (a copy, written at up)."""
+        return self.dir / "plan.json"
+
+    @property
+    def server(self) -> str | None:
+        return self.setup.server if self.setup is not None else None
+
+    @property
+    def prefix(self) -> str:
+        return prefix(self.name, self.server)
+
     def to_doc(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "namespaces": list(self.namespaces),
                              "processes": {k: r.to_doc() for k, r in self.processes.items()}}
+        if self.stitches:
+            d["stitches"] = list(self.stitches)
         if self.setup is not None:
             d.update(dataclasses.asdict(self.setup))
             d.update(failed_links=list(self.failed_links),
@@ -310,7 +344,7 @@ def parse(name: str, data: bytes) -> State:
                       pipe_size=doc["pipe_size"], topology_source=doc.get("topology_source"),
                       created=doc.get("created"), control=doc.get("control", "tables"),
                       miswire=tuple(doc.get("miswire", [])), bfd_ms=doc.get("bfd_ms"),
-                      bfd_multiplier=doc.get("bfd_multiplier"))
+                      bfd_multiplier=doc.get("bfd_multiplier"), server=doc.get("server"))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
                             for k, r in doc.get("processes", {}).items()},
@@ -318,7 +352,8 @@ def parse(name: str, data: bytes) -> State:
                  failed_links=tuple(doc.get("failed_links", [])),
                  silent_links=tuple(doc.get("silent_links", [])),
                  failed_switches=tuple(doc.get("failed_switches", [])), links=links,
-                 wires=tuple(doc.get("wires", [])), vm_hosts=tuple(doc.get("vm_hosts", [])))
+                 wires=tuple(doc.get("wires", [])), vm_hosts=tuple(doc.get("vm_hosts", [])),
+                 stitches=tuple(doc.get("stitches", [])))
 
 
 # -- the one writer ---------------------------------------------------------------
@@ -362,6 +397,12 @@ class StateWriter:
         st = self._state
         self._commit(namespaces=st.namespaces + (() if ns in st.namespaces else (ns,)),
                      wires=st.wires + (link_id,))
+
+    def add_stitch(self, names: tuple[str, ...]) -> None:
+        """A crossing link's interfaces in the server's namespace
+        (stitch.py), before they are made."""
+        st = self._state
+        self._commit(stitches=st.stitches + tuple(n for n in names if n not in st.stitches))
 
     def ready(self, up_s: float) -> None:
         self._commit(phase="ready", up_s=up_s)

@@ -7,7 +7,9 @@ modifies: only what carries the fabric's prefix: namespaces "ofe-NAME-*" and
           line names the fabric's file (one started by an `up` killed before
           it recorded it), EAL runtime directories, hugepage files and FRR
           pathspaces (/etc/frr/, /run/frr/) "ofe-NAME-*", /run/ofan-emu/NAME/;
-          and the hugepage
+          on a server's part of a plan (up --plan --server), only what
+          carries "ofe-NAME-SERVER-", and the stitches' interfaces its state
+          file names in this namespace (stitch.py); and the hugepage
           reservation back to what it was, once no fabric is left
 gives:    a report {namespaces, processes, files} of what was removed
 """
@@ -20,8 +22,9 @@ from typing import Any, Iterable
 
 from pathlib import Path
 
-from . import netns
-from .state import NS_PREFIX, RUN_DIR, ProcessRecord, State, prefix, running, valid_name
+from . import netns, stitch
+from .state import (NS_PREFIX, RUN_DIR, ProcessRecord, State, part_prefix_re, prefix, running,
+                    valid_name)
 
 
 def kill_processes(pids: Iterable[int], timeout: float = 5.0) -> list[int]:
@@ -70,10 +73,15 @@ def engine_pids(name: str) -> list[int]:
 
 
 def down(name: str) -> dict[str, Any]:
-    pre = prefix(name)
     st = State.load(name)
+    pre = st.prefix if st is not None else prefix(name)
     report: dict[str, Any] = {"name": name, "namespaces": [], "processes": [], "files": []}
-    namespaces = set(n for n in netns.list_ns() if n.startswith(pre))
+    # A fabric that is no server's part leaves the parts' namespaces alone:
+    # their server's state file names them (it is written before they are
+    # made), and another server's down takes them.
+    parts = part_prefix_re(name)
+    namespaces = set(n for n in netns.list_ns() if n.startswith(pre)
+                     and (st is not None and st.server is not None or not parts.match(n)))
     if st is not None:
         namespaces |= set(n for n in st.namespaces if n.startswith(pre))
     # Processes: the recorded ones that are still themselves, and whatever
@@ -98,6 +106,8 @@ def down(name: str) -> dict[str, Any]:
     pids.discard(os.getpid())
 
     report["processes"] = sorted(kill_processes(sorted(pids)))
+    if st is not None and st.stitches:
+        report["stitches"] = stitch.delete(st.stitches)
     for ns in sorted(namespaces):
         if netns.delete(ns):
             report["namespaces"].append(ns)

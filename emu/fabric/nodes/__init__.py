@@ -60,6 +60,6 @@ def hosts(fab: "Fabric", vm_hosts: Sequence[str],
           vm_mem_mb: int | None = None) -> tuple[UroceHosts, RxeVmHosts]:
     """The fabric's host kinds: rxe VMs on the slots named, uroce on the rest."""
     vms = set(vm_hosts)
-    return (UroceHosts(fab, [h["name"] for h in fab.topo.hosts if h["name"] not in vms]),
-            RxeVmHosts(fab, [h["name"] for h in fab.topo.hosts if h["name"] in vms],
+    return (UroceHosts(fab, [h["name"] for h in fab.hosts if h["name"] not in vms]),
+            RxeVmHosts(fab, [h["name"] for h in fab.hosts if h["name"] in vms],
                        mem_mb=vm_mem_mb))

@@ -134,9 +134,10 @@ class OfanKind(SwitchKind):
         down = set(self.fab.state.failed_switches)
         for s in tables["switches"]:
             name = s["name"]
-            if name in down or self.topo.sw_by_name[name]["uplinks"] == 0:
+            if name in down or self.topo.sw_by_name[name]["uplinks"] == 0 or \
+                    not self.fab.here(name):
                 continue  # a failed switch gets its tables when restored; cores and
-                # spines do not balance
+                # spines do not balance; another server's switch, from its server
             control.request(self.fab.sock(name), "load_tables", masks=s["masks"])
 
     def set_port(self, name: str, port: int, up: bool) -> None:

@@ -44,7 +44,8 @@ class OfanShared(OfanKind):
                                   "(rate_mbps > 0) on every link", code=2)
 
     def in_memory(self, link: Link) -> bool:
-        return not link.host
+        # A link to another server is a veth at this end (stitch.py).
+        return not link.host and not self.fab.crosses(link)
 
     def fabric_file(self) -> str:
         return str(self.fab.state.dir / "config" / "fabric.json")
@@ -73,7 +74,7 @@ class OfanShared(OfanKind):
 
     def up(self) -> None:
         fab = self.fab
-        configs = [self.write_config(s) for s in self.topo.switches]
+        configs = [self.write_config(s) for s in self.fab.switches]
         with open(self.fabric_file(), "w") as f:
             json.dump({"switches": configs}, f, indent=1)  # JSON is YAML
         # In the root namespace: the engine enters each switch's namespace
@@ -81,8 +82,8 @@ class OfanShared(OfanKind):
         p = self.start(ENGINE_KEY, rt_prefix() + [
             tool("ofan-dp"), "--lcores", "(0,1)@(0,1)", "--file-prefix", f"{fab.prefix}shared",
             "--in-memory", "--", "--fabric", self.fabric_file()], ENGINE_KIND)
-        self.wait_ready({s["name"]: ENGINE_KEY for s in self.topo.switches}, {ENGINE_KEY: p})
-        fab.log(f"switches: {len(self.topo.switches)} in one ofan-dp (shared engine) ready")
+        self.wait_ready({s["name"]: ENGINE_KEY for s in self.fab.switches}, {ENGINE_KEY: p})
+        fab.log(f"switches: {len(self.fab.switches)} in one ofan-dp (shared engine) ready")
 
     def admin(self, name: str, up: bool) -> None:
         control.request(self.fab.sock(name), "switch_admin", admin="up" if up else "down")
@@ -110,7 +111,7 @@ class OfanShared(OfanKind):
         if self.engine_alive():
             return []
         failed = self.fab.state.failed_switches
-        return [s["name"] for s in self.topo.switches if s["name"] not in failed]
+        return [s["name"] for s in self.fab.switches if s["name"] not in failed]
 
     def down(self) -> list[int]:
         rec = self.fab.state.processes.get(ENGINE_KEY)
