@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""ofan-emu across servers, on one machine: `up --plan FILE --server S` on each.
+
+    multiserver_test.py            (root; Debian's /usr/bin/python3)
+
+Two "servers" are two network namespaces joined by a veth underlay (MTU
+9000, 192.0.2.1 and .2), each with its own run directory (OFAN_EMU_RUN_DIR);
+ofan-emu runs in each through nsenter --net (ip netns exec would give it a
+mount namespace of its own, where the namespaces it makes vanish with it:
+up refuses that, checked). A k=4 fat tree, planned over both (pods 0-1 and
+cores c0, c2 on srv0; 8 links cross), with:
+
+  - an underlay at MTU 3400: up refused, exit 3, naming 3400 and 3488, and
+    nothing made;
+  - per-switch engine, then the shared one: both parts come up; all-pairs
+    ping from each server's hosts to every host (120 pairs each); the
+    VXLAN devices' VNIs are the plan's, and their counters carried the
+    pings (>= 128 frames each way on each server); a 3438-byte ping with DF
+    crosses, 3439 bytes do not leave the host; fail on a part is refused
+    (not built yet); down --all on both leaves nothing (namespaces, the
+    stitches' interfaces and qdiscs, processes, EAL files, run
+    directories);
+  - `up --server srv0` killed with SIGKILL once its switches start: down
+    --all on that server alone removes it, and the other server's part,
+    up meanwhile, is untouched until its own down --all.
+
+Exit: 0 pass, 1 fail, 77 skip (not root, or not built).
+"""
+import atexit
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tests" / "common"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checks import SKIP, Cleanup, check, log, run, verdict  # noqa: E402
+from leftovers import leftovers  # noqa: E402
+
+BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
+EMU = str(REPO / "emu" / "ofan-emu")
+PID = os.getpid()
+NAME = f"ms{PID}"
+SERVERS = [f"mst{PID}s0", f"mst{PID}s1"]          # the servers' namespaces
+ADDRS = ["192.0.2.1", "192.0.2.2"]
+RUN = Path(f"/run/ofan-emu-mst{PID}")
+PLAN = RUN / "plan.json"
+
+
+def run_dir(i):
+    return RUN / f"srv{i}"
+
+
+def emu_on(i, *args, timeout=180, ok_codes=(0,)):
+    """ofan-emu on server i (its namespace entered, its run directory)."""
+    cmd = ["nsenter", f"--net=/run/netns/{SERVERS[i]}", "env",
+           f"OFAN_EMU_RUN_DIR={run_dir(i)}", EMU] + list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode not in ok_codes:
+        log(f"  srv{i}: ofan-emu {' '.join(args)} -> {p.returncode}\n"
+            f"  stdout: {p.stdout[-1500:]}\n  stderr: {p.stderr[-1500:]}")
+    return p
+
+
+def json_of(p):
+    try:
+        return json.loads(p.stdout) if p.stdout.strip() else None
+    except ValueError:
+        return None
+
+
+def make_servers(mtu):
+    a, b = SERVERS
+    run(["ip", "-n", a, "link", "add", "u0", "mtu", str(mtu), "type", "veth", "peer", "name",
+         "u1", "mtu", str(mtu), "netns", b])
+    for ns, dev, addr in ((a, "u0", ADDRS[0]), (b, "u1", ADDRS[1])):
+        run(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev])
+        run(["ip", "-n", ns, "link", "set", dev, "up"])
+        run(["ip", "-n", ns, "link", "set", "lo", "up"])
+
+
+def set_underlay_mtu(mtu):
+    run(["ip", "-n", SERVERS[0], "link", "set", "u0", "mtu", str(mtu)])
+    run(["ip", "-n", SERVERS[1], "link", "set", "u1", "mtu", str(mtu)])
+
+
+def links_of(i):
+    """Server i's interfaces with details and counters (ip -d -s -j)."""
+    out = run(["ip", "-n", SERVERS[i], "-d", "-s", "-j", "link", "show"]).stdout
+    return {x["ifname"]: x for x in json.loads(out)}
+
+
+def left_on(i):
+    """What a part may leave on server i: the fabric's namespaces, processes,
+    files (leftovers.py), and interfaces or qdiscs in the server's namespace
+    beyond lo and the underlay."""
+    left = leftovers(NAME, str(run_dir(i)), f"ofe-{NAME}-srv{i}-")
+    left["interfaces"] = sorted(set(links_of(i)) - {"lo", f"u{i}"})
+    qd = json.loads(run(["tc", "-n", SERVERS[i], "-j", "qdisc", "show"]).stdout or "[]")
+    left["ingress_qdiscs"] = [q.get("dev") for q in qd if q.get("kind") == "ingress"]
+    return left
+
+
+def refused_underlay():
+    what = "underlay at MTU 3400"
+    set_underlay_mtu(3400)
+    p = emu_on(0, "up", "--plan", str(PLAN), "--server", "srv0", ok_codes=(3,))
+    msg = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    check(f"{what}: up refused, exit 3, naming 3400 and 3488", p.returncode == 3 and
+          "3400" in msg and "3488" in msg and "Traceback" not in p.stderr, msg)
+    left = left_on(0)
+    check(f"{what}: nothing made", not any(left.values()), str(left))
+    set_underlay_mtu(9000)
+    # ip netns exec gives ofan-emu a mount namespace of its own: refused.
+    p = subprocess.run(["ip", "netns", "exec", SERVERS[0], "env", f"OFAN_EMU_RUN_DIR={run_dir(0)}",
+                        EMU, "up", "--plan", str(PLAN), "--server", "srv0"],
+                       capture_output=True, text=True, timeout=60)
+    check("up under ip netns exec: refused, exit 2, naming nsenter",
+          p.returncode == 2 and "nsenter" in p.stderr and "Traceback" not in p.stderr,
+          p.stderr.strip()[-300:])
+
+
+def part_checks(engine, plan):
+    what = f"{engine} engine"
+    opts = ["--engine", engine]
+    sts = []
+    for i in (0, 1):
+        p = emu_on(i, "up", "--plan", str(PLAN), "--server", f"srv{i}", "--json", *opts)
+        st = json_of(p)
+        if not check(f"{what}: srv{i}'s part up", p.returncode == 0 and st is not None
+                     and st["server"] == f"srv{i}" and len(st["switches"]) == 10
+                     and len(st["hosts"]) == 8 and st["engine"] == engine,
+                     p.stderr[-300:] if p.returncode else ""):
+            return
+        sts.append(st)
+    before = [counters(i) for i in (0, 1)]
+    for i in (0, 1):
+        r = json_of(emu_on(i, "ping", "--name", NAME, "--json", ok_codes=(0, 1)))
+        check(f"{what}: from srv{i}'s 8 hosts, all 120 pairs reach each other (across "
+              "servers too)", r is not None and r["pairs"] == 120 and r["ok"] == 120,
+              str(r and r["failed"][:8]))
+    for i in (0, 1):
+        mine = {c["vni"] for c in plan["crossing_links"]
+                if f"srv{i}" in (c["a"]["server"], c["b"]["server"])}
+        links = links_of(i)
+        vx = {n: x for n, x in links.items()
+              if x.get("linkinfo", {}).get("info_kind") == "vxlan"}
+        vnis = {x["linkinfo"]["info_data"]["id"] for x in vx.values()}
+        check(f"{what}: srv{i}'s VXLAN devices are the plan's (8, VNIs {sorted(mine)[:2]}..., "
+              "UDP 4789, nolearning, MTU 3438)",
+              vnis == mine and len(vx) == 8 and set(vx) <= set(sts[i]["stitches"]) and
+              all(x["linkinfo"]["info_data"]["port"] == 4789 and
+                  not x["linkinfo"]["info_data"]["learning"] and x["mtu"] == 3438
+                  for x in vx.values()), f"{sorted(vnis)} vs {sorted(mine)}")
+        after = counters(i)
+        tx, rx = after[0] - before[i][0], after[1] - before[i][1]
+        check(f"{what}: srv{i}'s VXLAN devices carried the pings (>= 128 frames each way)",
+              tx >= 128 and rx >= 128, f"tx {tx}, rx {rx}")
+    far = sts[1]["hosts"][0]["addr"]
+    src = f"ofe-{NAME}-srv0-{sts[0]['hosts'][0]['name']}"
+    r = subprocess.run(["ip", "netns", "exec", src, "ping", "-n", "-M", "do", "-s", "3410",
+                        "-c", "3", "-i", "0.2", "-W", "2", far], capture_output=True, text=True,
+                       timeout=30)
+    check(f"{what}: a 3438-byte ping with DF crosses servers", r.returncode == 0,
+          r.stdout.strip().splitlines()[-2:].__str__())
+    r = subprocess.run(["ip", "netns", "exec", src, "ping", "-n", "-M", "do", "-s", "3411",
+                        "-c", "1", "-W", "2", far], capture_output=True, text=True, timeout=30)
+    check(f"{what}: 3439 bytes with DF do not leave the host (MTU 3438)", r.returncode != 0)
+    p = emu_on(0, "fail", "--name", NAME, "--link", "a0-0:3", ok_codes=(2,))
+    check(f"{what}: fail on a part is refused (exit 2, one line)", p.returncode == 2 and
+          "not built yet" in p.stderr and "Traceback" not in p.stderr, p.stderr.strip())
+    for i in (1, 0):
+        p = emu_on(i, "down", "--all")
+        left = left_on(i)
+        check(f"{what}: down --all on srv{i} leaves nothing of its part", p.returncode == 0 and
+              not any(left.values()), str(left))
+
+
+def counters(i):
+    """(tx, rx) packets summed over server i's VXLAN devices."""
+    tx = rx = 0
+    for x in links_of(i).values():
+        if x.get("linkinfo", {}).get("info_kind") == "vxlan":
+            tx += x["stats64"]["tx"]["packets"]
+            rx += x["stats64"]["rx"]["packets"]
+    return tx, rx
+
+
+def crash_part():
+    what = "SIGKILL of up --server srv0 once its switches start"
+    up1 = emu_on(1, "up", "--plan", str(PLAN), "--server", "srv1")
+    if not check("crash: srv1's part up", up1.returncode == 0):
+        return
+    cmd = ["nsenter", f"--net=/run/netns/{SERVERS[0]}", "env", f"OFAN_EMU_RUN_DIR={run_dir(0)}",
+           EMU, "up", "--plan", str(PLAN), "--server", "srv0", "--engine", "per-switch"]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    logs = run_dir(0) / NAME / "logs"
+    end = time.monotonic() + 60
+    while time.monotonic() < end and p.poll() is None:
+        if logs.is_dir() and any(logs.iterdir()):
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    before = left_on(0)
+    check(f"{what}: it left namespaces and stitches", before["namespaces"] and
+          before["interfaces"], str({k: len(v) for k, v in before.items()}))
+    p = emu_on(0, "down", "--all")
+    left = left_on(0)
+    check(f"{what}: down --all on srv0 leaves nothing of it", p.returncode == 0 and
+          not any(left.values()), str(left))
+    r = json_of(emu_on(1, "ping", "--name", NAME, "--json", ok_codes=(0, 1)))
+    # srv1's hosts still reach those of their pod (pods 2 and 3: h8-h11,
+    # h12-h15; between pods, half the paths went through srv0's cores).
+    local = r and [f for f in r["failed"] if len({int(h[1:]) // 4 for h in f.split("->")}) == 1]
+    check("crash: srv1's part untouched by srv0's down --all (its hosts reach those of their "
+          "pod)", r is not None and local == [] and r["ok"] >= 24, str(local))
+    p = emu_on(1, "down", "--all")
+    left = left_on(1)
+    check("crash: down --all on srv1 leaves nothing", p.returncode == 0 and
+          not any(left.values()), str(left))
+
+
+def main():
+    if os.geteuid() != 0:
+        log("SKIP: needs root (namespaces, veths, VXLAN, AF_XDP, hugepages)")
+        return SKIP
+    for b in ("dataplane/ofan-dp", "emu/ofan-topo", "control/ofanctl/ofanctl"):
+        if not (BUILD / b).exists():
+            log(f"SKIP: {b} is not built")
+            return SKIP
+    if not shutil.which("nsenter"):
+        log("SKIP: no nsenter (util-linux)")
+        return SKIP
+    Cleanup(SERVERS)
+
+    def down_all():
+        for i in (1, 0):
+            if run_dir(i).exists():
+                emu_on(i, "down", "--all", ok_codes=(0, 1, 2, 3))
+        shutil.rmtree(RUN, ignore_errors=True)
+
+    atexit.register(down_all)  # runs before Cleanup's (registered later, runs first)
+    for ns in SERVERS:
+        run(["ip", "netns", "add", ns])
+    for i in (0, 1):
+        run_dir(i).mkdir(parents=True, exist_ok=True)
+    make_servers(9000)
+    p = subprocess.run([EMU, "plan", "--k", "4", "--servers", ",".join(ADDRS), "--name", NAME,
+                        "-o", str(PLAN)], capture_output=True, text=True, timeout=60)
+    if not check("plan: k=4 over two servers", p.returncode == 0, p.stderr[-300:]):
+        return verdict("multiserver")
+    plan = json.loads(PLAN.read_text())
+    t0 = time.monotonic()
+    refused_underlay()
+    part_checks("per-switch", plan)
+    part_checks("shared", plan)
+    crash_part()
+    log(f"took {time.monotonic() - t0:.0f} s")
+    return verdict("multiserver")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
