@@ -85,6 +85,8 @@ Status SimConfig::Validate() const {
   if (!(fail_prob >= 0 && fail_prob < 1))
     return bad(fmt::format("--fail-prob must be in [0, 1), got {}", fail_prob));
   if (msg_bytes == 0) return bad("--msg must be > 0");
+  if (!(init_window_bdps > 0 && init_window_bdps <= 16))
+    return bad(fmt::format("--init-window must be in (0, 16] BDPs, got {}", init_window_bdps));
   if (msg_bytes / payload > (1ULL << 26))
     return bad("--msg is too large (more than 2^26 packets per flow)");
   if (workload == WorkloadKind::kMatrix && matrix_file.empty())

@@ -74,6 +74,7 @@ struct SimConfig {
   // none: today's fixed-rate senders (§2.2). ofan-sim's --cca also sets
   // 800 KB buffers unless --buffer is given.
   Cca cca = Cca::kNone;
+  double init_window_bdps = 1.0;  // a CCA's first window, in BDPs of the flow's path
   // Record this flow's window at each of its ACKs (SimResult::cwnd_trace);
   // -1: none.
   int64_t trace_flow = -1;

@@ -390,6 +390,10 @@ int Main(int argc, char** argv) {
                  "the flow's paths later packets were acked, or at the timeout):" +
                      CcaHelp())
       ->capture_default_str();
+  app.add_option("--init-window", c.init_window_bdps,
+                 "with a --cca: the first window, in BDPs of the flow's path (base RTT x line "
+                 "rate), (0, 16]")
+      ->capture_default_str();
   app.add_option("--fail-prob", c.fail_prob,
                  "each edge-agg and agg-core link fails with this probability (§6.2); hosts then "
                  "pace at rho_max")

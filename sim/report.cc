@@ -31,6 +31,7 @@ json ConfigJson(const SimConfig& c) {
          {"buffer_bytes", c.buffer_bytes},
          {"ecn_bytes", c.ecn_bytes},
          {"cca", CcaName(c.cca)},
+         {"init_window_bdps", c.init_window_bdps},
          {"fail_prob", c.fail_prob}};
   if (c.workload == WorkloadKind::kMoe) {
     j["moe_matrix"] = c.moe_matrix_file.empty() ? "generated" : c.moe_matrix_file;

@@ -308,6 +308,7 @@ class Simulator {
       }
       tx.p.base_rtt = links * (pre_ + ser_data_ + prop_) + links * (pre_ + ser_ack_ + prop_);
       tx.p.bdp = static_cast<double>(tx.p.base_rtt) / static_cast<double>(frame_time);
+      tx.p.init_window = std::max(1.0, c_.init_window_bdps * tx.p.bdp);
       tx.dupthresh = 3 + paths;
       tx.base = base;
       base += f.total;

@@ -50,8 +50,9 @@ inline constexpr uint64_t kCcaBufferBytes = 800'000;
 
 // A flow's constants, from its path's length and the link rate.
 struct CcParams {
-  TimePs base_rtt = 0;  // no queueing: data there, ACK back
-  double bdp = 1;       // data frames in flight that fill the line over base_rtt
+  TimePs base_rtt = 0;     // no queueing: data there, ACK back
+  double bdp = 1;          // data frames in flight that fill the line over base_rtt
+  double init_window = 1;  // packets: SimConfig::init_window_bdps BDPs, at least 1
 };
 
 // MSwift's median runs over this many of the latest delay samples.

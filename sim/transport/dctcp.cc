@@ -5,7 +5,7 @@
 namespace ofan::sim::dctcp {
 
 // Assumptions, where the description leaves a choice:
-// - the initial window is one BDP of the flow's path and the flow starts in
+// - the initial window is one BDP of the flow's path (--init-window) and the flow starts in
 //   congestion avoidance (ssthresh = the initial window);
 // - a window of ACKs is as many ACKs as the window held when it began;
 //   alpha is updated at its end and the window is cut by alpha/2 then if
@@ -15,7 +15,7 @@ namespace ofan::sim::dctcp {
 // - loss halves the window at most once per RTT (fast recovery, NewReno's
 //   once per window of data); a timeout sets it to one packet.
 void Dctcp::Init(CcState& s, const CcParams& p) {
-  s.cwnd = std::max(1.0, p.bdp);
+  s.cwnd = p.init_window;
   s.ssthresh = s.cwnd;
   s.alpha = 0;
   s.win_len = s.cwnd;

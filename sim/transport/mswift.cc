@@ -8,9 +8,9 @@ namespace ofan::sim::mswift {
 // (RTT - base RTT): below the target, grow by kAi packets per RTT; above it,
 // cut by min(kBeta (m - target) / m, kMaxMdf) at most once per RTT. A loss
 // cuts by kMaxMdf (once per RTT), a timeout sets the window to one packet.
-// Window in [1, kMaxBdps BDPs], starting at one BDP. Swift's fabric/host
+// Window in [1, kMaxBdps BDPs], starting at one BDP (--init-window). Swift's fabric/host
 // split and its flow-scaled target are not modelled: one target per flow.
-void Mswift::Init(CcState& s, const CcParams& p) { s.cwnd = std::max(1.0, p.bdp); }
+void Mswift::Init(CcState& s, const CcParams& p) { s.cwnd = p.init_window; }
 
 namespace {
 TimePs Median(const CcState& s) {

@@ -16,9 +16,9 @@ namespace ofan::sim::nscc {
 //                           the load balancer (not the window) should fix.
 // Loss or timeout: quick adapt, the window becomes what was acknowledged
 // over the last base RTT (at least one packet), at most once per RTT.
-// Window in [1, kMaxBdps BDPs], starting at one BDP.
+// Window in [1, kMaxBdps BDPs], starting at one BDP (--init-window).
 void Nscc::Init(CcState& s, const CcParams& p) {
-  s.cwnd = std::max(1.0, p.bdp);
+  s.cwnd = p.init_window;
   s.avg_delay = 0;
 }
 

@@ -27,7 +27,8 @@ class Cli(unittest.TestCase):
                     "--seed", "--json", "--link-gbps", "--latency-us", "--payload", "--header",
                     "--ack-bytes", "--gap-bytes", "--load", "--buffer", "--ecn", "--fail-prob",
                     "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host", "--moe-matrix",
-                    "--eplb", "--moe-scale", "--model", "--fsdp-layers", "--fsdp-phases", "--cca"]:
+                    "--eplb", "--moe-scale", "--model", "--fsdp-layers", "--fsdp-phases", "--cca",
+                    "--init-window"]:
             self.assertIn(opt, p.stdout, opt)
 
     def test_version_is_the_projects(self):
@@ -38,7 +39,8 @@ class Cli(unittest.TestCase):
     def test_bad_arguments_exit_2_with_a_message(self):
         for args in (["--k", "5"], ["--k", "66"], ["--levels", "4"], ["--lb", "nope"],
                      ["--msg", "12XB"], ["--load", "0"], ["--workload", "x"], ["--bogus"],
-                     ["--workload", "matrix"], ["--sweep", "--lbs", "nope"], ["--seeds", "0"]):
+                     ["--workload", "matrix"], ["--sweep", "--lbs", "nope"], ["--seeds", "0"],
+                     ["--cca", "dctcp", "--init-window", "0"], ["--init-window", "17"]):
             p = run(*args)
             self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
             self.assertTrue(p.stderr.strip(), args)
