@@ -71,8 +71,9 @@ struct TxState {
   uint32_t cum = 0;        // lowest unacknowledged sequence number
   uint32_t scan = 0;       // loss detection has looked at every seq below
   uint32_t acked_below_scan = 0;
-  std::vector<uint32_t> rtx;  // sequence numbers to send again, FIFO
-  uint32_t rtx_head = 0;
+  // Sequence numbers to send again: a FIFO ring of the flow's size in
+  // Simulator::rtx_ring_ (a seq is queued at most once at a time, kQueued).
+  uint32_t cap = 0, rtx_head = 0, rtx_len = 0;
   bool in_active = true;  // listed in its host's active flows
   bool timer_armed = false;
   uint8_t epoch = 0;  // timeouts so far (mod 256)
@@ -311,6 +312,7 @@ class Simulator {
       tx.p.init_window = std::max(1.0, c_.init_window_bdps * tx.p.bdp);
       tx.dupthresh = 3 + paths;
       tx.base = base;
+      tx.cap = f.total;
       base += f.total;
       // Before any sample: ten base RTTs and the time to drain a full buffer
       // at each hop; then srtt + 4 rttvar (RFC 6298), at least 2 base RTTs.
@@ -322,26 +324,30 @@ class Simulator {
       CcInit(c_.cca, tx.cc, tx.p);
     }
     seq_.assign(base, 0);
+    rtx_ring_.assign(base, 0);
     if (c_.trace_flow >= 0 && static_cast<size_t>(c_.trace_flow) < flows_.size()) {
       trace_.reserve(2 * size_t{flows_[static_cast<size_t>(c_.trace_flow)].total} + 16);
     }
   }
 
   // ---- transport ----------------------------------------------------------
+  uint32_t RtxFront(const TxState& tx) const { return rtx_ring_[tx.base + tx.rtx_head]; }
+  uint32_t RtxPop(TxState& tx) {
+    const uint32_t seq = RtxFront(tx);
+    tx.rtx_head = tx.rtx_head + 1 == tx.cap ? 0 : tx.rtx_head + 1;
+    --tx.rtx_len;
+    return seq;
+  }
+
   // May the flow send now: something to send (a retransmission still
   // unacknowledged, or new data) and room in its window?
   bool TxEligible(uint32_t fi) {
     TxState& tx = tx_[fi];
     const FlowState& f = flows_[fi];
-    while (tx.rtx_head < tx.rtx.size() && (seq_[tx.base + tx.rtx[tx.rtx_head]] & kAcked)) {
-      seq_[tx.base + tx.rtx[tx.rtx_head]] &= static_cast<uint8_t>(~kQueued);
-      ++tx.rtx_head;
+    while (tx.rtx_len && (seq_[tx.base + RtxFront(tx)] & kAcked)) {
+      seq_[tx.base + RtxPop(tx)] &= static_cast<uint8_t>(~kQueued);
     }
-    if (tx.rtx_head == tx.rtx.size() && tx.rtx_head) {
-      tx.rtx.clear();
-      tx.rtx_head = 0;
-    }
-    const bool has = tx.rtx_head < tx.rtx.size() || f.sent < f.total;
+    const bool has = tx.rtx_len > 0 || f.sent < f.total;
     return has && static_cast<double>(tx.inflight) < tx.cc.cwnd;
   }
 
@@ -350,8 +356,8 @@ class Simulator {
     TxState& tx = tx_[fi];
     FlowState& f = flows_[fi];
     pk.rtx = 0;
-    if (tx.rtx_head < tx.rtx.size()) {
-      const uint32_t seq = tx.rtx[tx.rtx_head++];
+    if (tx.rtx_len) {
+      const uint32_t seq = RtxPop(tx);
       seq_[tx.base + seq] &= static_cast<uint8_t>(~kQueued);
       pk.rtx = 1;
       ++retransmits_;
@@ -381,7 +387,8 @@ class Simulator {
     st |= kLost;
     if (!(st & kQueued)) {
       st |= kQueued;
-      tx.rtx.push_back(seq);
+      rtx_ring_[tx.base + (tx.rtx_head + tx.rtx_len) % tx.cap] = seq;
+      ++tx.rtx_len;
     }
   }
 
@@ -1010,6 +1017,7 @@ class Simulator {
   bool transport_ = false;
   std::vector<TxState> tx_;
   std::vector<uint8_t> seq_;
+  std::vector<uint32_t> rtx_ring_;  // every flow's retransmission FIFO, at TxState::base
   std::vector<std::pair<double, double>> trace_;
   uint64_t retransmits_ = 0, timeouts_ = 0, duplicates_ = 0;
 };
