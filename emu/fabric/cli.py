@@ -10,14 +10,15 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn, Sequence
 
 from . import fabric as fabric_mod, nodes, plan as plan_mod, teardown
 from .fabric import Fabric, load
 from .state import State, fabric_lock, valid_name
-from .tools import FabricError
-from . import containerlab
+from .tools import REPO, FabricError
+from . import containerlab, coordinator
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl, check_control
 from .run import WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
@@ -25,6 +26,8 @@ from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_fil
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CPU = 0, 1, 2, 3
 DEFAULT_NAME = "ofan"
+EMU = str(REPO / "emu" / "ofan-emu")
+DEFAULT_REMOTE_EMU = EMU  # the same checkout, at the same path, on every server
 
 EPILOG = """\
 examples:
@@ -60,6 +63,11 @@ Exit codes: 0 ok; 1 failed; 2 bad command line or topology; 3 CPU-bound run,
 or the environment lacks something (root, hugepages, a binary)."""
 
 
+def interrupted(signum: int, _frame: FrameType | None) -> NoReturn:
+    """SIGTERM, SIGHUP during up: KeyboardInterrupt, which removes what was made."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def progress(msg: str) -> None:
     print(f"[ofan-emu {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -85,7 +93,8 @@ def parser() -> argparse.ArgumentParser:
                          "--server, that server's part, its links to the others over VXLAN")
     up.add_argument("--server", metavar="S", default=None,
                     help="with --plan: the server (srv0 or its address) this is; run it on "
-                         "that server")
+                         "that server (without it: every server's part, over SSH)")
+    add_remote_args(up)
     up.add_argument("--switch", choices=("ofan", "kernel"), default="ofan",
                     help="ofan = ofan-dp switches (default); kernel = Linux routers "
                          "with multipath routes (the ECMP baseline)")
@@ -128,6 +137,9 @@ def parser() -> argparse.ArgumentParser:
     g = dn.add_mutually_exclusive_group()
     g.add_argument("--name", default=None)
     g.add_argument("--all", action="store_true")
+    g.add_argument("--plan", metavar="FILE", default=None,
+                   help="the plan's fabric on every server (down --name NAME on each, over SSH)")
+    add_remote_args(dn)
     dn.add_argument("--json", action="store_true")
 
     for verb in ("fail", "restore"):
@@ -274,6 +286,16 @@ def parser() -> argparse.ArgumentParser:
     tp.add_argument("--levels", type=int, choices=(2, 3), default=3)
     tp.add_argument("--name", default=None)
     return p
+
+
+def add_remote_args(p: argparse.ArgumentParser) -> None:
+    """How the coordinator (up --plan FILE, down --plan FILE) reaches the
+    other servers."""
+    p.add_argument("--ssh-config", metavar="FILE", default=None,
+                   help="with --plan and no --server: ssh -F FILE (user, key, port, known hosts)")
+    p.add_argument("--remote-emu", metavar="CMD", default=None,
+                   help="with --plan and no --server: the ofan-emu command on the other servers "
+                        f"(default {DEFAULT_REMOTE_EMU})")
 
 
 def add_shape_args(p: argparse.ArgumentParser) -> None:
@@ -424,13 +446,42 @@ def plan_part(args: argparse.Namespace) -> tuple[plan_mod.Plan, Topology, str] |
     no_shape_with_plan(args, "up", ("--miswire", args.miswire))
     plan, topo = plan_mod.load(args.plan)
     if args.server is None:
-        raise TopologyError("up --plan FILE: say which server this is (--server S: one of "
-                            + ", ".join(s.name for s in plan.servers) + "); the coordinator "
-                            "that starts every part over SSH is not built yet")
+        raise TopologyError("up --plan FILE: needs --server S")  # cmd_up coordinates instead
     return plan, topo, plan.server(args.server).name
 
 
+def remote(args: argparse.Namespace) -> "coordinator.Remote":
+    """The coordinator's way to the servers: this ofan-emu here, the
+    --remote-emu command over SSH elsewhere."""
+    return coordinator.Remote(emu=args.remote_emu or DEFAULT_REMOTE_EMU, local_emu=EMU,
+                              ssh_config=args.ssh_config)
+
+
+def cmd_coordinate(args: argparse.Namespace) -> int:
+    """up --plan FILE: every server's part (coordinator.py)."""
+    no_shape_with_plan(args, "up", ("--miswire", args.miswire), ("--vm-hosts", args.vm_hosts),
+                       ("--vm-mem", args.vm_mem))
+    plan, _ = plan_mod.load(args.plan)
+    up_args = ["--switch", args.switch, "--control", args.control, "--policy", args.policy,
+               "--ofan-mode", args.ofan_mode, "--seed", str(args.seed)]
+    up_args += ["--engine", args.engine] if args.engine else []
+    old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        res = coordinator.up(plan, Path(args.plan).resolve(), remote(args), up_args, progress)
+    except KeyboardInterrupt as e:
+        raise FabricError(f"interrupted ({e}); every part taken down again")
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    emit(args, res, f"fabric {plan.name} up on {len(plan.servers)} servers: " + ", ".join(
+        f"{n} ({len(st['switches'])} switches, {len(st['hosts'])} hosts)"
+        for n, st in res.items()) + f"; ofan-emu down --plan {args.plan}")
+    return EXIT_OK
+
+
 def cmd_up(args: argparse.Namespace) -> int:
+    if args.plan is not None and args.server is None:
+        return cmd_coordinate(args)
     part = plan_part(args)
     if part is not None:
         plan, topo, server = part
@@ -463,10 +514,7 @@ def cmd_up(args: argparse.Namespace) -> int:
              + f"), {len(fab.hosts)} hosts"
              + (f" ({len(vm_hosts)} of them VMs)" if vm_hosts else ""))
 
-    def on_signal(signum: int, _frame: FrameType | None) -> NoReturn:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         took = fab.up(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
                       seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem,
@@ -612,6 +660,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
+    if args.plan is not None:
+        plan, _ = plan_mod.load(args.plan)
+        res = coordinator.down(plan, remote(args), progress)
+        bad = [f"{n}: {e}" for n, e in res.items() if isinstance(e, Exception)]
+        emit(args, {n: (str(e) if isinstance(e, Exception) else e) for n, e in res.items()},
+             f"down {plan.name} on {len(plan.servers)} servers" +
+             (f"; failed: {'; '.join(bad)}" if bad else ""))
+        return EXIT_FAIL if bad else EXIT_OK
     need_root()
     names = teardown.all_names() if args.all else [pick_name(args)]
     reports = []

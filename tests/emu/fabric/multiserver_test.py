@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """ofan-emu across servers, on one machine: `up --plan FILE --server S` on each.
 
-    multiserver_test.py            (root; Debian's /usr/bin/python3)
+    multiserver_test.py [--coordinator]   (root; Debian's /usr/bin/python3)
 
 Two "servers" are two network namespaces joined by a veth underlay (MTU
 9000, 192.0.2.1 and .2), each with its own run directory (OFAN_EMU_RUN_DIR);
@@ -23,6 +23,14 @@ cores c0, c2 on srv0; 8 links cross), with:
   - `up --server srv0` killed with SIGKILL once its switches start: down
     --all on that server alone removes it, and the other server's part,
     up meanwhile, is untouched until its own down --all.
+  - the coordinator (up --plan FILE on srv0, without --server), srv1 over
+    SSH to an sshd (Debian's openssh-server) in its namespace with a
+    throwaway host key and client key: every part up, all-pairs ping, down
+    --plan leaves nothing; srv1's part failing (a namespace of its name
+    there already) rolls srv0's back, exit 1; kill -9 of the coordinator
+    once srv0's switches start, then down --all on both servers: nothing
+    left. Skipped, with a SKIP line, where sshd is not installed.
+    --coordinator: only these.
 
 Exit: 0 pass, 1 fail, 77 skip (not root, or not built).
 """
@@ -226,6 +234,140 @@ def crash_part():
           not any(left.values()), str(left))
 
 
+SSHD = "/usr/sbin/sshd"
+
+
+def start_sshd(cleanup):
+    """sshd in server 1's namespace with a throwaway host key and client key;
+    returns the client's ssh_config, or None (no sshd here)."""
+    if not os.path.exists(SSHD) or not shutil.which("ssh"):
+        log("SKIP: the coordinator's checks: no sshd (openssh-server) or ssh here")
+        return None
+    d = RUN / "ssh"
+    d.mkdir(parents=True, exist_ok=True)
+    for key in ("key", "hostkey"):
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / key)])
+    shutil.copy(d / "key.pub", d / "authorized_keys")
+    host = (d / "hostkey.pub").read_text().split()
+    (d / "known_hosts").write_text(f"{ADDRS[1]} {host[0]} {host[1]}\n")
+    (d / "sshd_config").write_text(
+        f"ListenAddress {ADDRS[1]}\nHostKey {d}/hostkey\n"
+        f"AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        f"StrictModes no\nPidFile {d}/sshd.pid\nMaxStartups 50\nMaxSessions 50\n")
+    (d / "ssh_config").write_text(
+        f"Host {ADDRS[1]}\n  User root\n  IdentityFile {d}/key\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {d}/known_hosts\n  StrictHostKeyChecking yes\n")
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
+    p = subprocess.Popen(["nsenter", f"--net=/run/netns/{SERVERS[1]}", SSHD, "-D", "-e", "-f",
+                          str(d / "sshd_config")], stdout=subprocess.DEVNULL,
+                         stderr=open(d / "sshd.log", "w"))
+    cleanup.procs.append(p)
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        r = subprocess.run(["nsenter", f"--net=/run/netns/{SERVERS[0]}", "ssh", "-F",
+                            str(d / "ssh_config"), "-o", "BatchMode=yes", ADDRS[1], "true"],
+                           capture_output=True, text=True, timeout=20)
+        if r.returncode == 0:
+            return str(d / "ssh_config")
+        time.sleep(0.2)
+    check("sshd in srv1 answers ssh from srv0", False, r.stderr.strip()[-300:])
+    return None
+
+
+def coordinator_args(ssh_config):
+    return ["--ssh-config", ssh_config, "--remote-emu",
+            f"env OFAN_EMU_RUN_DIR={run_dir(1)} OFAN_BUILD_DIR={BUILD} {EMU}"]
+
+
+def coordinator_checks(ssh_config):
+    what = "coordinator (up --plan on srv0, srv1 over SSH)"
+    t0 = time.monotonic()
+    p = emu_on(0, "up", "--plan", str(PLAN), "--engine", "per-switch", "--json",
+               *coordinator_args(ssh_config))
+    r = json_of(p)
+    check(f"{what}: every part up ({time.monotonic() - t0:.1f} s)", p.returncode == 0 and
+          r is not None and sorted(r) == ["srv0", "srv1"] and
+          all(len(r[x]["switches"]) == 10 for x in r), p.stderr[-400:] if p.returncode else "")
+    for i in (0, 1):
+        r = json_of(emu_on(i, "ping", "--name", NAME, "--json", ok_codes=(0, 1)))
+        check(f"{what}: from srv{i}'s hosts, 120/120 pairs", r is not None and
+              r["ok"] == 120, str(r and r["failed"][:8]))
+    p = emu_on(0, "down", "--plan", str(PLAN), *coordinator_args(ssh_config))
+    left = [left_on(i) for i in (0, 1)]
+    check(f"{what}: down --plan leaves nothing on either server, nor an ssh control "
+          "connection", p.returncode == 0 and not any(any(x.values()) for x in left) and
+          not ssh_running(), f"{left} ssh {ssh_running()}")
+    # srv1's part cannot come up (a namespace of its name is there already):
+    # srv0's, up meanwhile, is taken down again.
+    squatter = f"ofe-{NAME}-srv1-c1"
+    run(["ip", "netns", "add", squatter])
+    p = emu_on(0, "up", "--plan", str(PLAN), "--engine", "per-switch",
+               *coordinator_args(ssh_config), ok_codes=(1,))
+    msg = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    run(["ip", "netns", "del", squatter])
+    left = [left_on(i) for i in (0, 1)]
+    check(f"{what}: srv1 failing its part rolls srv0's back (exit 1, one line naming srv1; "
+          "nothing left)", p.returncode == 1 and "srv1" in msg and "exists already" in msg and
+          "Traceback" not in p.stderr and not any(any(x.values()) for x in left),
+          f"{msg} {left}")
+    # kill -9 of the coordinator once srv0's switches start; down --all on
+    # each server then leaves nothing.
+    cmd = ["nsenter", f"--net=/run/netns/{SERVERS[0]}", "env", f"OFAN_EMU_RUN_DIR={run_dir(0)}",
+           EMU, "up", "--plan", str(PLAN), "--engine", "per-switch",
+           *coordinator_args(ssh_config)]
+    c = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    logs = run_dir(0) / NAME / "logs"
+    end = time.monotonic() + 60
+    while time.monotonic() < end and c.poll() is None:
+        if logs.is_dir() and any(logs.iterdir()):
+            break
+        time.sleep(0.05)
+    c.send_signal(signal.SIGKILL)
+    c.wait()
+    # Its parts notice (the one here is sent SIGTERM, the other loses its
+    # connection): wait until no up of this plan runs, at most 60 s.
+    end = time.monotonic() + 60
+    while time.monotonic() < end and ups_running():
+        time.sleep(0.2)
+    for i in (1, 0):
+        emu_on(i, "down", "--all")
+    left = [left_on(i) for i in (0, 1)]
+    check("kill -9 of the coordinator mid-up: down --all on both servers leaves nothing "
+          "(nor an ssh control connection)", not any(any(x.values()) for x in left) and
+          not ups_running() and not ssh_running(), f"{left} ssh {ssh_running()}")
+
+
+def ssh_running():
+    """The coordinator's ssh processes (its control connections)."""
+    mark = f"ControlPath={run_dir(0)}/ssh-"
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if mark in cmd and state != "Z":
+                out.append(int(d.name))
+    return out
+
+
+def ups_running():
+    """ofan-emu up processes of this test's plan (here or over SSH)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "ofan-emu up --plan" in cmd and (str(PLAN) in cmd or f"{NAME}.plan" in cmd):
+                out.append(int(d.name))
+    return out
+
+
 def main():
     if os.geteuid() != 0:
         log("SKIP: needs root (namespaces, veths, VXLAN, AF_XDP, hugepages)")
@@ -237,13 +379,14 @@ def main():
     if not shutil.which("nsenter"):
         log("SKIP: no nsenter (util-linux)")
         return SKIP
-    Cleanup(SERVERS)
+    cleanup = Cleanup(SERVERS)
 
     def down_all():
         for i in (1, 0):
             if run_dir(i).exists():
                 emu_on(i, "down", "--all", ok_codes=(0, 1, 2, 3))
         shutil.rmtree(RUN, ignore_errors=True)
+        Path(f"/tmp/ofan-emu-{NAME}.plan.json").unlink(missing_ok=True)  # the coordinator's copy
 
     atexit.register(down_all)  # runs before Cleanup's (registered later, runs first)
     for ns in SERVERS:
@@ -257,10 +400,14 @@ def main():
         return verdict("multiserver")
     plan = json.loads(PLAN.read_text())
     t0 = time.monotonic()
-    refused_underlay()
-    part_checks("per-switch", plan)
-    part_checks("shared", plan)
-    crash_part()
+    if "--coordinator" not in sys.argv:
+        refused_underlay()
+        part_checks("per-switch", plan)
+        part_checks("shared", plan)
+        crash_part()
+    ssh_config = start_sshd(cleanup)
+    if ssh_config:
+        coordinator_checks(ssh_config)
     log(f"took {time.monotonic() - t0:.0f} s")
     return verdict("multiserver")
 

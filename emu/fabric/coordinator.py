@@ -1,0 +1,227 @@
+"""The coordinator: every server's part of a plan brought up (or down) from
+one place, over OpenSSH.
+
+expects:  the plan file here; on every other server, root over SSH without a
+          password (BatchMode: a key, never a prompt), the same ofan-emu
+          (--remote-emu: this one's path by default) and the built binaries
+gives:    up(plan, ...) -> {server: its part's status}; down(plan, ...) ->
+          {server: down's report}; CoordinatorError (exit 1) naming each part
+          that failed and why, after every part was taken down again
+modifies: on each other server, the plan's copy (/tmp/ofan-emu-NAME.plan.json)
+          and, through `ofan-emu up --plan --server`, its part; here one SSH
+          control connection per server (ControlMaster, socket under this
+          ofan-emu's run directory), closed at the end
+
+A server whose address is one of this machine's runs its part here, without
+SSH. The parts come up at once (threads: each waits for its own ofan-emu);
+if one fails, or the coordinator is interrupted (SIGTERM, SIGHUP, Ctrl-C),
+`down --name NAME` runs on every server. A coordinator killed with SIGKILL
+leaves each part to its own server's `down --all`.
+"""
+import json
+import shlex
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .plan import Plan, Server
+from .state import RUN_DIR
+from .tools import FabricError, run
+
+UP_TIMEOUT_S = 600
+DOWN_TIMEOUT_S = 300
+
+
+class CoordinatorError(FabricError):
+    """A part that failed (every part was taken down again)."""
+
+
+def local_addresses() -> set[str]:
+    """This machine's addresses, in its current network namespace."""
+    p = run(["ip", "-j", "addr", "show"], check=False)
+    out: set[str] = set()
+    try:
+        for link in json.loads(p.stdout or "[]"):
+            for a in link.get("addr_info", []):
+                if "local" in a:
+                    out.add(str(a["local"]))
+    except ValueError:
+        pass
+    return out
+
+
+@dataclass
+class Remote:
+    """How the coordinator reaches the servers."""
+    emu: str                          # the ofan-emu command on the others (a shell prefix)
+    local_emu: str                    # this server's (run with this environment)
+    ssh_config: str | None = None     # ssh -F FILE
+    here: set[str] = field(default_factory=local_addresses)
+    masters: dict[str, "subprocess.Popen[str]"] = field(default_factory=dict)
+
+    def control_path(self) -> str:
+        RUN_DIR.mkdir(parents=True, exist_ok=True)
+        return str(RUN_DIR / "ssh-%C")
+
+    def _ssh(self, master: str) -> list[str]:
+        cmd = ["ssh"] + (["-F", self.ssh_config] if self.ssh_config else [])
+        return cmd + ["-o", "BatchMode=yes", "-o", f"ControlMaster={master}",
+                      "-o", f"ControlPath={self.control_path()}", "-o", "ConnectTimeout=10"]
+
+    def ssh(self, s: Server) -> list[str]:
+        """ssh to s, through its control connection when it is open."""
+        return self._ssh("auto") + [s.address, "--"]
+
+    def open(self, servers: tuple[Server, ...]) -> None:
+        """One control connection per other server, a child of this thread
+        (call it from the main one) that dies with the coordinator, even
+        killed with SIGKILL (setpriv --pdeathsig), unlike ControlPersist's
+        background master; CoordinatorError naming a server it cannot
+        reach."""
+        for s in servers:
+            if self.is_here(s) or s.name in self.masters:
+                continue
+            self.masters[s.name] = subprocess.Popen(
+                ["setpriv", "--pdeathsig", "TERM", "--"] + self._ssh("yes") + ["-N", s.address],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                text=True)
+        end = time.monotonic() + 20
+        for s in servers:
+            p = self.masters.get(s.name)
+            while p is not None:
+                check = subprocess.run(self._ssh("no") + ["-O", "check", s.address],
+                                       capture_output=True, timeout=20)
+                if check.returncode == 0:
+                    break
+                if p.poll() is not None or time.monotonic() > end:
+                    self.close(servers)
+                    why = _last_line(p.stderr.read() if p.stderr and p.poll() is not None
+                                     else "") or "no connection after 20 s"
+                    raise CoordinatorError(f"{s.name} ({s.address}): ssh: {why}")
+                time.sleep(0.1)
+
+    def is_here(self, s: Server) -> bool:
+        return s.address in self.here
+
+    def command(self, s: Server, args: list[str], stdin: str | None = None,
+                timeout: float = UP_TIMEOUT_S) -> "subprocess.CompletedProcess[str]":
+        """ofan-emu ARGS on server s (here, or over SSH). Either dies with
+        the coordinator (setpriv --pdeathsig): the part here rolls itself
+        back, and one over SSH loses its connection."""
+        if self.is_here(s):
+            cmd = [self.local_emu] + args
+        else:
+            cmd = self.ssh(s) + [" ".join([self.emu] + [shlex.quote(a) for a in args])]
+        cmd = ["setpriv", "--pdeathsig", "TERM", "--"] + cmd
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  input=stdin)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {timeout} s")
+
+    def copy(self, s: Server, text: str, path: str) -> None:
+        """The plan's text to `path` on server s (nothing to do here)."""
+        if self.is_here(s):
+            return
+        p = subprocess.run(self.ssh(s) + [f"cat > {shlex.quote(path)}"], input=text,
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            raise CoordinatorError(f"{s.name} ({s.address}): cannot copy the plan over SSH: "
+                                   f"{_last_line(p.stderr) or p.returncode}")
+
+    def close(self, servers: tuple[Server, ...]) -> None:
+        """The control connections closed."""
+        for s in servers:
+            p = self.masters.pop(s.name, None)
+            if p is not None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+
+
+def _last_line(text: str) -> str:
+    lines = [x for x in text.strip().splitlines() if x.strip()]
+    return lines[-1] if lines else ""
+
+
+def plan_path(plan: Plan, local: Path) -> Callable[[Server, Remote], str]:
+    """Where each server reads the plan: this file here, a copy elsewhere."""
+    return lambda s, r: str(local) if r.is_here(s) else f"/tmp/ofan-emu-{plan.name}.plan.json"
+
+
+def _each(plan: Plan, work: Callable[[Server], Any]) -> dict[str, Any]:
+    """work(server) for every server at once; {server name: result}."""
+    out: dict[str, Any] = {}
+
+    def one(s: Server) -> None:
+        try:
+            out[s.name] = work(s)
+        except Exception as e:  # kept, reported by the caller
+            out[s.name] = e
+
+    threads = [threading.Thread(target=one, args=(s,), daemon=True) for s in plan.servers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def up(plan: Plan, plan_file: Path, remote: Remote, up_args: list[str],
+       log: Callable[[str], None]) -> dict[str, Any]:
+    """Every part up (`up --plan --server S` with up_args); on any failure
+    every part down again and CoordinatorError."""
+    where = plan_path(plan, plan_file)
+    text = plan_file.read_text()
+    for s in plan.servers:
+        log(f"coordinator: {s.name} ({s.address}) " +
+            ("here" if remote.is_here(s) else "over SSH"))
+    remote.open(plan.servers)
+
+    def part(s: Server) -> Any:
+        remote.copy(s, text, where(s, remote))
+        p = remote.command(s, ["up", "--plan", where(s, remote), "--server", s.name, "--json"]
+                           + up_args)
+        if p.returncode != 0:
+            raise CoordinatorError(f"{s.name}: up exited {p.returncode}: "
+                                   f"{_last_line(p.stderr) or '(no message)'}")
+        log(f"coordinator: {s.name}'s part up")
+        return json.loads(p.stdout)
+
+    try:
+        res = _each(plan, part)
+    except BaseException:
+        down(plan, remote, log)
+        raise
+    bad = {n: r for n, r in res.items() if isinstance(r, Exception)}
+    if bad:
+        down(plan, remote, log)
+        raise CoordinatorError("up across servers failed, every part taken down again: "
+                               + "; ".join(str(e) for e in bad.values()))
+    remote.close(plan.servers)
+    return res
+
+
+def down(plan: Plan, remote: Remote, log: Callable[[str], None]) -> dict[str, Any]:
+    """`down --name NAME` on every server; {server: report or the error}."""
+    def part(s: Server) -> Any:
+        p = remote.command(s, ["down", "--name", plan.name, "--json"], timeout=DOWN_TIMEOUT_S)
+        if p.returncode != 0:
+            raise CoordinatorError(f"{s.name}: down exited {p.returncode}: "
+                                   f"{_last_line(p.stderr)}")
+        log(f"coordinator: {s.name}'s part down")
+        return json.loads(p.stdout)
+
+    remote.open(plan.servers)
+    try:
+        return _each(plan, part)
+    finally:
+        # No connection outlives the command: one made before the underlay
+        # changed (its MSS, say) would be reused by the next.
+        remote.close(plan.servers)
