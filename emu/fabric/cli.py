@@ -152,6 +152,11 @@ def parser() -> argparse.ArgumentParser:
             f.add_argument("--silent", action="store_true",
                            help="with --link: the carrier stays up and every frame is lost "
                                 "(only a control plane that hears nothing back notices: BFD)")
+        f.add_argument("--plan", metavar="FILE", default=None,
+                       help="the plan's fabric: on every server (over SSH)")
+        add_remote_args(f)
+        # What the coordinator runs on each server of a plan.
+        f.add_argument("--part", action="store_true", help=argparse.SUPPRESS)
         f.add_argument("--json", action="store_true")
 
     vm_ = sub.add_parser("verify-masks", help="every switch's live masks against the "
@@ -662,12 +667,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_down(args: argparse.Namespace) -> int:
     if args.plan is not None:
         plan, _ = plan_mod.load(args.plan)
-        res = coordinator.down(plan, remote(args), progress)
-        bad = [f"{n}: {e}" for n, e in res.items() if isinstance(e, Exception)]
-        emit(args, {n: (str(e) if isinstance(e, Exception) else e) for n, e in res.items()},
-             f"down {plan.name} on {len(plan.servers)} servers" +
-             (f"; failed: {'; '.join(bad)}" if bad else ""))
-        return EXIT_FAIL if bad else EXIT_OK
+        return emit_everywhere(args, plan, coordinator.down(plan, remote(args), progress),
+                               "down")
     need_root()
     names = teardown.all_names() if args.all else [pick_name(args)]
     reports = []
@@ -687,10 +688,33 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_fail_restore(args: argparse.Namespace) -> int:
+    if args.plan is not None:
+        if args.name is not None:
+            raise TopologyError(f"{args.verb} --plan FILE: the plan names the fabric; no --name")
+        plan, _ = plan_mod.load(args.plan)
+        what = ["--link", args.link] if args.link else ["--switch", args.switch]
+        what += ["--silent"] if getattr(args, "silent", False) else []
+        res = coordinator.everywhere(plan, remote(args), [args.verb, "--name", plan.name,
+                                                          "--part", "--json"] + what, progress)
+        return emit_everywhere(args, plan, res, f"{args.verb} {' '.join(what)}")
     need_root()
     name = pick_name(args)
     with fabric_lock(name):
-        return fail_restore(args, load(name, log=progress))
+        fab = load(name, log=progress)
+        if fab.plan is not None and not args.part:
+            raise FabricError(f"{args.verb}: fabric {name} is server {fab.server}'s part of a "
+                              f"plan: {args.verb} --plan FILE acts on every server", code=2)
+        return fail_restore(args, fab)
+
+
+def emit_everywhere(args: argparse.Namespace, plan: plan_mod.Plan, res: dict[str, Any],
+                    what: str) -> int:
+    """What a verb on every server gave; exit 1 if it failed on any."""
+    bad = [str(e) for e in res.values() if isinstance(e, Exception)]
+    emit(args, {n: (str(e) if isinstance(e, Exception) else e) for n, e in res.items()},
+         f"{what}: {plan.name} on {len(plan.servers)} servers"
+         + (f"; failed: {'; '.join(bad)}" if bad else ""))
+    return EXIT_FAIL if bad else EXIT_OK
 
 
 def fail_restore(args: argparse.Namespace, fab: Fabric) -> int:

@@ -133,16 +133,22 @@ class Remote:
                                    f"{_last_line(p.stderr) or p.returncode}")
 
     def close(self, servers: tuple[Server, ...]) -> None:
-        """The control connections closed."""
+        """The control connections closed: asked to exit (which removes
+        the socket, as SIGTERM does not), then terminated if need be."""
         for s in servers:
             p = self.masters.pop(s.name, None)
-            if p is not None:
-                p.terminate()
+            if p is None:
+                continue
+            subprocess.run(self._ssh("no") + ["-O", "exit", s.address], capture_output=True,
+                           timeout=20)
+            for stop in (None, p.terminate, p.kill):
+                if stop is not None:
+                    stop()
                 try:
-                    p.wait(timeout=10)
+                    p.wait(timeout=5)
+                    break
                 except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+                    continue
 
 
 def _last_line(text: str) -> str:
@@ -210,12 +216,19 @@ def up(plan: Plan, plan_file: Path, remote: Remote, up_args: list[str],
 
 def down(plan: Plan, remote: Remote, log: Callable[[str], None]) -> dict[str, Any]:
     """`down --name NAME` on every server; {server: report or the error}."""
+    return everywhere(plan, remote, ["down", "--name", plan.name, "--json"], log)
+
+
+def everywhere(plan: Plan, remote: Remote, args: list[str],
+               log: Callable[[str], None]) -> dict[str, Any]:
+    """ofan-emu ARGS (ending in --json) on every server at once; {server:
+    its JSON, or the CoordinatorError saying why not}."""
     def part(s: Server) -> Any:
-        p = remote.command(s, ["down", "--name", plan.name, "--json"], timeout=DOWN_TIMEOUT_S)
+        p = remote.command(s, args, timeout=DOWN_TIMEOUT_S)
         if p.returncode != 0:
-            raise CoordinatorError(f"{s.name}: down exited {p.returncode}: "
+            raise CoordinatorError(f"{s.name}: {args[0]} exited {p.returncode}: "
                                    f"{_last_line(p.stderr)}")
-        log(f"coordinator: {s.name}'s part down")
+        log(f"coordinator: {s.name}: {args[0]} done")
         return json.loads(p.stdout)
 
     remote.open(plan.servers)

@@ -420,8 +420,8 @@ class Fabric:
         ends = [link.a, link.b]
         failed = self.state.failed_switches
         for node, port in ends:
-            if node in failed and up:
-                continue
+            if node in failed and up or not self.here(node):
+                continue  # another server's end: its own part sets it
             if not self.kind.in_memory(link):
                 netns.set_link(self.ns(node), port_if(port), up)
             elif self.agents is not None:
@@ -438,7 +438,7 @@ class Fabric:
         dropped by nftables at the receiver (the kernel's own frames, BGP
         and BFD, do not pass through ofan-dp)."""
         for node, port in (link.a, link.b):
-            if node in self.state.failed_switches:
+            if node in self.state.failed_switches or not self.here(node):
                 continue
             self.kind.set_wire(node, port, cut)
             if not self.kind.in_memory(link):
@@ -461,14 +461,14 @@ class Fabric:
             if self.agents is None:
                 continue
             for node, port in (link.a, link.b):
-                if up and node != name and node in self.state.failed_switches:
+                if up and node != name and node in self.state.failed_switches or \
+                        not self.here(node):
                     continue
                 netns.set_link(self.ns(node), port_if(port), up)
 
     def fail_link(self, link: Link, silent: bool = False) -> None:
         """silent: the carrier stays up and every frame is lost (only a
         link between switches: a host's engine would go on sending)."""
-        self.whole("fail")
         if link.id in self.state.failed_links:
             raise FabricError(f"link {link.name()} is already failed")
         if silent and link.host:
@@ -482,7 +482,6 @@ class Fabric:
         self.push_tables()
 
     def restore_link(self, link: Link) -> None:
-        self.whole("restore")
         if link.id not in self.state.failed_links:
             raise FabricError(f"link {link.name()} is not failed")
         silent = link.id in self.state.silent_links
@@ -496,21 +495,26 @@ class Fabric:
         self.push_tables()
 
     def fail_switch(self, name: str) -> None:
-        self.whole("fail")
         if name in self.state.failed_switches:
             raise FabricError(f"switch {name} is already failed")
         self.writer.set_switch_failed(name, True)
-        # The others route around it first, then it goes dark.
+        # The others route around it first, then it goes dark (on its own
+        # server: another server's part only routes around it).
         self.push_tables()
+        if not self.here(name):
+            return
         self._switch_veths(name, False)
         self.kind.fail(name)
         if self.agents is not None:
             self.agents.stop(name)  # the whole box: its daemons too
 
     def restore_switch(self, name: str) -> None:
-        self.whole("restore")
         if name not in self.state.failed_switches:
             raise FabricError(f"switch {name} is not failed")
+        if not self.here(name):
+            self.writer.set_switch_failed(name, False)
+            self.push_tables()
+            return
         self._switch_veths(name, True)
         self.writer.set_switch_failed(name, False)
         self.kind.restore(name)

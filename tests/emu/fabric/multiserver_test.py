@@ -16,17 +16,22 @@ cores c0, c2 on srv0; 8 links cross), with:
     ping from each server's hosts to every host (120 pairs each); the
     VXLAN devices' VNIs are the plan's, and their counters carried the
     pings (>= 128 frames each way on each server); a 3438-byte ping with DF
-    crosses, 3439 bytes do not leave the host; fail on a part is refused
-    (not built yet); down --all on both leaves nothing (namespaces, the
-    stitches' interfaces and qdiscs, processes, EAL files, run
-    directories);
+    crosses, 3439 bytes do not leave the host; fail on one part alone is
+    refused; fail and restore of a crossing link (a0-0:3 -- c1:0) on both
+    servers as the coordinator runs them (--part), pings across meanwhile:
+    every pair reaches every other after each, the switches of both servers
+    hold the brute-force masks, both ends' ports follow (per-switch: also
+    --silent, the ports up and the frames dropped); down --all on both
+    leaves nothing (namespaces, the stitches' interfaces and qdiscs,
+    processes, EAL files, run directories);
   - `up --server srv0` killed with SIGKILL once its switches start: down
     --all on that server alone removes it, and the other server's part,
     up meanwhile, is untouched until its own down --all.
   - the coordinator (up --plan FILE on srv0, without --server), srv1 over
     SSH to an sshd (Debian's openssh-server) in its namespace with a
     throwaway host key and client key: every part up, all-pairs ping, down
-    --plan leaves nothing; srv1's part failing (a namespace of its name
+    --plan leaves nothing; fail and restore --plan of the crossing link
+    as above, over SSH; srv1's part failing (a namespace of its name
     there already) rolls srv0's back, exit 1; kill -9 of the coordinator
     once srv0's switches start, then down --all on both servers: nothing
     left. Skipped, with a SKIP line, where sshd is not installed.
@@ -180,13 +185,71 @@ def part_checks(engine, plan):
                         "-c", "1", "-W", "2", far], capture_output=True, text=True, timeout=30)
     check(f"{what}: 3439 bytes with DF do not leave the host (MTU 3438)", r.returncode != 0)
     p = emu_on(0, "fail", "--name", NAME, "--link", "a0-0:3", ok_codes=(2,))
-    check(f"{what}: fail on a part is refused (exit 2, one line)", p.returncode == 2 and
-          "not built yet" in p.stderr and "Traceback" not in p.stderr, p.stderr.strip())
+    check(f"{what}: fail on one part alone is refused (exit 2, one line naming --plan)",
+          p.returncode == 2 and "--plan" in p.stderr and "Traceback" not in p.stderr,
+          p.stderr.strip())
+
+    def on_each(*verb):
+        """What the coordinator runs on every server (here, without SSH)."""
+        ps = [emu_on(i, *verb, "--name", NAME, "--part", "--json") for i in (0, 1)]
+        return all(p.returncode == 0 for p in ps)
+
+    fail_restore_checks(what, on_each, sts)
+    if engine == "per-switch":
+        fail_restore_checks(f"{what}, silently", on_each, sts, silent=True)
     for i in (1, 0):
         p = emu_on(i, "down", "--all")
         left = left_on(i)
         check(f"{what}: down --all on srv{i} leaves nothing of its part", p.returncode == 0 and
               not any(left.values()), str(left))
+
+
+CROSSING = ("a0-0", 3, "c1", 0)   # link 33: a0-0:3 on srv0 -- c1:0 on srv1
+
+
+def port_up(i, sw, port):
+    r = run(["ip", "-n", f"ofe-{NAME}-srv{i}-{sw}", "-j", "link", "show", f"p{port}"],
+            check_rc=False)
+    try:
+        return "UP" in json.loads(r.stdout)[0]["flags"]
+    except (ValueError, IndexError, KeyError):
+        return None
+
+
+def fail_restore_checks(what, on_each, sts, silent=False):
+    """Fail and restore the crossing link a0-0:3 -- c1:0 on both servers
+    (on_each(verb...) runs the verb on each), with pings across meanwhile:
+    all pairs reach each other over the other paths, every switch's masks
+    are the brute-force valid sets, both ends' ports follow (silent: stay
+    up, the frames dropped)."""
+    a, ap, b, bp = CROSSING
+    src = f"ofe-{NAME}-srv0-{sts[0]['hosts'][0]['name']}"
+    far = sts[1]["hosts"][0]["addr"]
+    traffic = subprocess.Popen(["ip", "netns", "exec", src, "ping", "-n", "-q", "-i", "0.02",
+                                "-c", "400", "-W", "1", far], stdout=subprocess.PIPE, text=True)
+    for verb, up in (("fail", False), ("restore", True)):
+        time.sleep(1)
+        ok = on_each(verb, "--link", f"{a}:{ap}", *(["--silent"] if silent and not up else []))
+        check(f"{what}: {verb} of the crossing link {a}:{ap} -- {b}:{bp} on both servers "
+              f"(its port on each {'stays up' if silent else 'follows'})", ok and
+              port_up(0, a, ap) is (up or silent) and port_up(1, b, bp) is (up or silent),
+              f"{port_up(0, a, ap)} {port_up(1, b, bp)}")
+        pings = [json_of(emu_on(i, "ping", "--name", NAME, "--json", ok_codes=(0, 1)))
+                 for i in (0, 1)]
+        check(f"{what}: after {verb}, all pairs reach each other (from both servers)",
+              all(r is not None and r["ok"] == 120 for r in pings),
+              str([r and r["failed"][:6] for r in pings]))
+        masks = [json_of(emu_on(i, "verify-masks", "--name", NAME, "--json", ok_codes=(0, 1)))
+                 for i in (0, 1)]
+        check(f"{what}: after {verb}, both servers' switches hold the brute-force masks "
+              f"({'without' if not up else 'with'} the link)",
+              all(m is not None and m["ok"] and len(m["failed_links"]) == (0 if up else 1)
+                  for m in masks),
+              str([m and (m["ok"], m["failed_links"]) for m in masks]))
+    out, _ = traffic.communicate(timeout=30)
+    line = next((x for x in out.splitlines() if "transmitted" in x), out.strip()[-200:])
+    check(f"{what}: pings across servers went on meanwhile", traffic.returncode in (0, 1)
+          and " 0 received" not in line, line)
 
 
 def counters(i):
@@ -289,10 +352,19 @@ def coordinator_checks(ssh_config):
     check(f"{what}: every part up ({time.monotonic() - t0:.1f} s)", p.returncode == 0 and
           r is not None and sorted(r) == ["srv0", "srv1"] and
           all(len(r[x]["switches"]) == 10 for x in r), p.stderr[-400:] if p.returncode else "")
+    hosts = []
     for i in (0, 1):
         r = json_of(emu_on(i, "ping", "--name", NAME, "--json", ok_codes=(0, 1)))
         check(f"{what}: from srv{i}'s hosts, 120/120 pairs", r is not None and
               r["ok"] == 120, str(r and r["failed"][:8]))
+        hosts.append(json_of(emu_on(i, "status", "--name", NAME, "--json")))
+
+    def over_ssh(*verb):
+        return emu_on(0, *verb, "--plan", str(PLAN), *coordinator_args(ssh_config)
+                      ).returncode == 0
+
+    if check(f"{what}: status on each server", all(hosts)):
+        fail_restore_checks(what, over_ssh, hosts)
     p = emu_on(0, "down", "--plan", str(PLAN), *coordinator_args(ssh_config))
     left = [left_on(i) for i in (0, 1)]
     check(f"{what}: down --plan leaves nothing on either server, nor an ssh control "
