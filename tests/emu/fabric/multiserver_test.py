@@ -21,7 +21,8 @@ cores c0, c2 on srv0; 8 links cross), with:
     servers as the coordinator runs them (--part), pings across meanwhile:
     every pair reaches every other after each, the switches of both servers
     hold the brute-force masks, both ends' ports follow (per-switch: also
-    --silent, the ports up and the frames dropped); down --all on both
+    --silent, the ports up and the frames dropped; and core c1, srv1's,
+    failed and restored, srv0 routing around it); down --all on both
     leaves nothing (namespaces, the stitches' interfaces and qdiscs,
     processes, EAL files, run directories);
   - `up --server srv0` killed with SIGKILL once its switches start: down
@@ -197,6 +198,7 @@ def part_checks(engine, plan):
     fail_restore_checks(what, on_each, sts)
     if engine == "per-switch":
         fail_restore_checks(f"{what}, silently", on_each, sts, silent=True)
+        switch_checks(what, on_each)
     for i in (1, 0):
         p = emu_on(i, "down", "--all")
         left = left_on(i)
@@ -250,6 +252,28 @@ def fail_restore_checks(what, on_each, sts, silent=False):
     line = next((x for x in out.splitlines() if "transmitted" in x), out.strip()[-200:])
     check(f"{what}: pings across servers went on meanwhile", traffic.returncode in (0, 1)
           and " 0 received" not in line, line)
+
+
+def switch_checks(what, on_each):
+    """Core c1 (on srv1) failed and restored on both servers: srv1 stops
+    it, srv0 routes around it; every pair reaches every other, both
+    servers' switches hold the brute-force masks."""
+    for verb in ("fail", "restore"):
+        ok = on_each(verb, "--switch", "c1")
+        st = json_of(emu_on(1, "status", "--name", NAME, "--json"))
+        c1 = st and next((w for w in st["switches"] if w["name"] == "c1"), None)
+        check(f"{what}: {verb} of core c1 (srv1's) on both servers", ok and c1 is not None
+              and c1["failed"] == (verb == "fail"), str(c1))
+        pings = [json_of(emu_on(i, "ping", "--name", NAME, "--json", ok_codes=(0, 1)))
+                 for i in (0, 1)]
+        masks = [json_of(emu_on(i, "verify-masks", "--name", NAME, "--json", ok_codes=(0, 1)))
+                 for i in (0, 1)]
+        check(f"{what}: after {verb} of c1, all pairs reach each other and both servers' "
+              "switches hold the brute-force masks",
+              all(r is not None and r["ok"] == 120 for r in pings) and
+              all(m is not None and m["ok"] for m in masks),
+              str([r and r["failed"][:6] for r in pings]) + " " +
+              str([m and (m["ok"], m["failed_switches"]) for m in masks]))
 
 
 def counters(i):
