@@ -75,15 +75,15 @@ class Remote:
         """ssh to s, through its control connection when it is open."""
         return self._ssh("auto") + [s.address, "--"]
 
-    def open(self, servers: tuple[Server, ...]) -> None:
+    def open(self, servers: tuple[Server, ...]) -> tuple[Server, ...]:
         """One control connection per other server, a child of this thread
         (call it from the main one) that dies with the coordinator, even
         killed with SIGKILL (setpriv --pdeathsig), unlike ControlPersist's
         background master; CoordinatorError naming a server it cannot
-        reach."""
-        for s in servers:
-            if self.is_here(s) or s.name in self.masters:
-                continue
+        reach. Returns the servers it opened one to now (the caller closes
+        those)."""
+        opened = tuple(s for s in servers if not self.is_here(s) and s.name not in self.masters)
+        for s in opened:
             self.masters[s.name] = subprocess.Popen(
                 ["setpriv", "--pdeathsig", "TERM", "--"] + self._ssh("yes") + ["-N", s.address],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -102,6 +102,7 @@ class Remote:
                                      else "") or "no connection after 20 s"
                     raise CoordinatorError(f"{s.name} ({s.address}): ssh: {why}")
                 time.sleep(0.1)
+        return opened
 
     def is_here(self, s: Server) -> bool:
         return s.address in self.here
@@ -156,9 +157,14 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+def copy_path(plan: Plan) -> str:
+    """The plan's copy on another server (down --plan removes it)."""
+    return f"/tmp/ofan-emu-{plan.name}.plan.json"
+
+
 def plan_path(plan: Plan, local: Path) -> Callable[[Server, Remote], str]:
     """Where each server reads the plan: this file here, a copy elsewhere."""
-    return lambda s, r: str(local) if r.is_here(s) else f"/tmp/ofan-emu-{plan.name}.plan.json"
+    return lambda s, r: str(local) if r.is_here(s) else copy_path(plan)
 
 
 def _each(plan: Plan, work: Callable[[Server], Any]) -> dict[str, Any]:
@@ -201,22 +207,34 @@ def up(plan: Plan, plan_file: Path, remote: Remote, up_args: list[str],
         return json.loads(p.stdout)
 
     try:
-        res = _each(plan, part)
-    except BaseException:
-        down(plan, remote, log)
-        raise
-    bad = {n: r for n, r in res.items() if isinstance(r, Exception)}
-    if bad:
-        down(plan, remote, log)
-        raise CoordinatorError("up across servers failed, every part taken down again: "
-                               + "; ".join(str(e) for e in bad.values()))
-    remote.close(plan.servers)
-    return res
+        try:
+            res = _each(plan, part)
+        except BaseException:
+            down(plan, remote, log)
+            raise
+        bad = {n: r for n, r in res.items() if isinstance(r, Exception)}
+        if bad:
+            down(plan, remote, log)
+            raise CoordinatorError("up across servers failed, every part taken down again: "
+                                   + "; ".join(str(e) for e in bad.values()))
+        return res
+    finally:
+        remote.close(plan.servers)
 
 
 def down(plan: Plan, remote: Remote, log: Callable[[str], None]) -> dict[str, Any]:
-    """`down --name NAME` on every server; {server: report or the error}."""
-    return everywhere(plan, remote, ["down", "--name", plan.name, "--json"], log)
+    """`down --name NAME` on every server, and the plan's copies removed;
+    {server: report or the error}."""
+    opened = remote.open(plan.servers)  # one connection for both commands
+    try:
+        res = everywhere(plan, remote, ["down", "--name", plan.name, "--json"], log)
+        for s in plan.servers:
+            if not remote.is_here(s):
+                subprocess.run(remote.ssh(s) + [f"rm -f {shlex.quote(copy_path(plan))}"],
+                               capture_output=True, timeout=60)
+        return res
+    finally:
+        remote.close(opened)
 
 
 def everywhere(plan: Plan, remote: Remote, args: list[str],
@@ -231,10 +249,10 @@ def everywhere(plan: Plan, remote: Remote, args: list[str],
         log(f"coordinator: {s.name}: {args[0]} done")
         return json.loads(p.stdout)
 
-    remote.open(plan.servers)
+    opened = remote.open(plan.servers)
     try:
         return _each(plan, part)
     finally:
         # No connection outlives the command: one made before the underlay
         # changed (its MSS, say) would be reused by the next.
-        remote.close(plan.servers)
+        remote.close(opened)

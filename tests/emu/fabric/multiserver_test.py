@@ -391,9 +391,11 @@ def coordinator_checks(ssh_config):
         fail_restore_checks(what, over_ssh, hosts)
     p = emu_on(0, "down", "--plan", str(PLAN), *coordinator_args(ssh_config))
     left = [left_on(i) for i in (0, 1)]
+    copy = Path(f"/tmp/ofan-emu-{NAME}.plan.json")
     check(f"{what}: down --plan leaves nothing on either server, nor an ssh control "
-          "connection", p.returncode == 0 and not any(any(x.values()) for x in left) and
-          not ssh_running(), f"{left} ssh {ssh_running()}")
+          "connection, nor the plan's copy", p.returncode == 0 and
+          not any(any(x.values()) for x in left) and not ssh_running() and not copy.exists(),
+          f"{left} ssh {ssh_running()} copy {copy.exists()}")
     # srv1's part cannot come up (a namespace of its name is there already):
     # srv0's, up meanwhile, is taken down again.
     squatter = f"ofe-{NAME}-srv1-c1"
