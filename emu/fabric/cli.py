@@ -203,6 +203,9 @@ def parser() -> argparse.ArgumentParser:
     pg = sub.add_parser("ping", help="all-pairs ping between the hosts")
     pg.add_argument("--name", default=None)
     pg.add_argument("--count", type=int, default=1)
+    pg.add_argument("--plan", metavar="FILE", default=None,
+                    help="the plan's fabric: from every server's hosts (over SSH)")
+    add_remote_args(pg)
     pg.add_argument("--json", action="store_true")
 
     rn = sub.add_parser("run", help="collectives with real RoCEv2 traffic, one per LB policy")
@@ -795,14 +798,38 @@ def cmd_frr(args: argparse.Namespace) -> int:
 
 
 def cmd_ping(args: argparse.Namespace) -> int:
+    if args.plan is not None:
+        return ping_everywhere(args)
     need_root()
     fab = load(pick_name(args), log=progress)
     res = fab.ping_all(count=args.count)
     bad = sorted(f"{a}->{b}" for (a, b), ok in res.items() if not ok)
-    obj = {"pairs": len(res), "ok": len(res) - len(bad), "failed": bad}
-    emit(args, obj, f"ping: {len(res) - len(bad)}/{len(res)} pairs reach each other"
+    return emit_ping(args, len(res), bad)
+
+
+def emit_ping(args: argparse.Namespace, pairs: int, bad: list[str],
+              extra: dict[str, Any] | None = None) -> int:
+    obj = {"pairs": pairs, "ok": pairs - len(bad), "failed": bad, **(extra or {})}
+    emit(args, obj, f"ping: {pairs - len(bad)}/{pairs} pairs reach each other"
          + (f"; failed: {', '.join(bad[:20])}" + (" ..." if len(bad) > 20 else "") if bad else ""))
     return EXIT_OK if not bad else EXIT_FAIL
+
+
+def ping_everywhere(args: argparse.Namespace) -> int:
+    """ping --plan FILE: from every server's hosts to every host, merged."""
+    if args.name is not None:
+        raise TopologyError("ping --plan FILE: the plan names the fabric; no --name")
+    plan, _ = plan_mod.load(args.plan)
+    res = coordinator.everywhere(plan, remote(args), ["ping", "--name", plan.name, "--count",
+                                                      str(args.count), "--json"], progress,
+                                 ok_codes=(0, 1))
+    errors = {n: str(e) for n, e in res.items() if isinstance(e, Exception)}
+    if errors:
+        raise FabricError("ping --plan: " + "; ".join(errors.values()))
+    return emit_ping(args, sum(r["pairs"] for r in res.values()),
+                     sorted(f for r in res.values() for f in r["failed"]),
+                     {"servers": {n: {"pairs": r["pairs"], "ok": r["ok"]}
+                                  for n, r in res.items()}})
 
 
 def do_run(fab: Fabric, args: argparse.Namespace) -> int:

@@ -237,13 +237,14 @@ def down(plan: Plan, remote: Remote, log: Callable[[str], None]) -> dict[str, An
         remote.close(opened)
 
 
-def everywhere(plan: Plan, remote: Remote, args: list[str],
-               log: Callable[[str], None]) -> dict[str, Any]:
+def everywhere(plan: Plan, remote: Remote, args: list[str], log: Callable[[str], None],
+               ok_codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
     """ofan-emu ARGS (ending in --json) on every server at once; {server:
-    its JSON, or the CoordinatorError saying why not}."""
+    its JSON (where it exits with one of ok_codes), or the CoordinatorError
+    saying why not}."""
     def part(s: Server) -> Any:
         p = remote.command(s, args, timeout=DOWN_TIMEOUT_S)
-        if p.returncode != 0:
+        if p.returncode not in ok_codes:
             raise CoordinatorError(f"{s.name}: {args[0]} exited {p.returncode}: "
                                    f"{_last_line(p.stderr)}")
         log(f"coordinator: {s.name}: {args[0]} done")

@@ -30,10 +30,11 @@ cores c0, c2 on srv0; 8 links cross), with:
     up meanwhile, is untouched until its own down --all.
   - the coordinator (up --plan FILE on srv0, without --server), srv1 over
     SSH to an sshd (Debian's openssh-server) in its namespace with a
-    throwaway host key and client key: every part up, all-pairs ping, down
-    --plan leaves nothing; fail and restore --plan of the crossing link
-    as above, over SSH; srv1's part failing (a namespace of its name
-    there already) rolls srv0's back, exit 1; kill -9 of the coordinator
+    throwaway host key and client key: every part up, all-pairs ping from
+    each server and ping --plan (240 pairs), fail and restore --plan of the
+    crossing link as above, down --plan leaves nothing (nor an ssh
+    connection, nor the plan's copy); srv1's part failing (a namespace of
+    its name there already) rolls srv0's back, exit 1; kill -9 of the coordinator
     once srv0's switches start, then down --all on both servers: nothing
     left. Skipped, with a SKIP line, where sshd is not installed.
     --coordinator: only these.
@@ -387,6 +388,10 @@ def coordinator_checks(ssh_config):
         return emu_on(0, *verb, "--plan", str(PLAN), *coordinator_args(ssh_config)
                       ).returncode == 0
 
+    r = json_of(emu_on(0, "ping", "--plan", str(PLAN), "--json", *coordinator_args(ssh_config),
+                       ok_codes=(0, 1)))
+    check(f"{what}: ping --plan: 240/240 pairs from both servers' hosts", r is not None and
+          r["pairs"] == 240 and r["ok"] == 240, str(r and r["failed"][:8]))
     if check(f"{what}: status on each server", all(hosts)):
         fail_restore_checks(what, over_ssh, hosts)
     p = emu_on(0, "down", "--plan", str(PLAN), *coordinator_args(ssh_config))
