@@ -35,6 +35,9 @@ PKGS=(
   # ofan-emu export's Containerlab topologies checked against (a subset of)
   # Containerlab's JSON schema (tests/emu/fabric/plan_test.py)
   python3-jsonschema
+  # fabrics across servers: the coordinator's ssh, and an sshd in the test's
+  # second namespace "server" (tests/emu/fabric/multiserver_test.py)
+  openssh-client openssh-server
 )
 
 missing=()
