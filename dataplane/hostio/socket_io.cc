@@ -48,7 +48,7 @@ std::string Errno(const char* what) { return fmt::format("{}: {}", what, std::st
 class AfPacketIo : public PacketIo {
  public:
   static constexpr uint32_t kBatch = 64;
-  AfPacketIo(int fd, int udp_guard, int ifindex) : fd_(fd), guard_(udp_guard), ifindex_(ifindex) {
+  AfPacketIo(int fd, int udp_guard) : fd_(fd), guard_(udp_guard) {
     bufs_.resize(static_cast<size_t>(kBatch) * kIoMaxFrame);
     for (uint32_t i = 0; i < kBatch; ++i) {
       iov_[i] = iovec{bufs_.data() + static_cast<size_t>(i) * kIoMaxFrame, kIoMaxFrame};
@@ -100,7 +100,7 @@ class AfPacketIo : public PacketIo {
   }
 
  private:
-  int fd_, guard_, ifindex_;
+  int fd_, guard_;
   std::vector<uint8_t> bufs_;
   iovec iov_[kBatch], tx_iov_[kBatch];
   mmsghdr msgs_[kBatch], tx_msgs_[kBatch];
@@ -364,7 +364,7 @@ Result<std::unique_ptr<PacketIo>> OpenAfPacket(const IfaceInfo& iface) {
         close(guard.release());
       }
     }
-    io = std::make_unique<AfPacketIo>(fd.release(), guard.release(), iface.ifindex);
+    io = std::make_unique<AfPacketIo>(fd.release(), guard.release());
     return {};
   });
   if (!s.ok()) return s.error();

@@ -75,8 +75,13 @@ Result<std::unique_ptr<RoceXdpFilter>> RoceXdpFilter::Attach(int ifindex) {
     return MakeError(ErrorCode::kIo, fmt::format("XSKMAP: {}", std::strerror(-map_fd)));
   const auto insns = Program(map_fd);
   std::array<char, 4096> log{};
-  LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_level = 1, .log_size = log.size(),
-              .log_buf = log.data());
+  // libbpf's LIBBPF_OPTS spelled out (here and below): the macro is a GNU
+  // statement expression, which clang's -Wpedantic refuses.
+  bpf_prog_load_opts opts{};
+  opts.sz = sizeof opts;
+  opts.log_level = 1;
+  opts.log_size = log.size();
+  opts.log_buf = log.data();
   const int prog_fd =
       bpf_prog_load(BPF_PROG_TYPE_XDP, "uroce_roce", "GPL", insns.data(), insns.size(), &opts);
   if (prog_fd < 0) {
@@ -87,7 +92,9 @@ Result<std::unique_ptr<RoceXdpFilter>> RoceXdpFilter::Attach(int ifindex) {
   // A BPF link, not a netlink attach: the kernel detaches the program when
   // the last descriptor of the link closes, so a uroce killed by a signal
   // leaves no program behind to refuse the next one.
-  LIBBPF_OPTS(bpf_link_create_opts, lopts, .flags = XDP_FLAGS_SKB_MODE);
+  bpf_link_create_opts lopts{};
+  lopts.sz = sizeof lopts;
+  lopts.flags = XDP_FLAGS_SKB_MODE;
   const int link_fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &lopts);
   if (link_fd < 0) {
     const int err = errno;

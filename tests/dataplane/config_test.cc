@@ -101,8 +101,6 @@ TEST_P(ConfigRejects, WithAMessage) {
   EXPECT_NE(why.find(b.says), std::string::npos) << "message: " << why;
 }
 
-constexpr const char* kPort = "ports: [{port: 0, dev: net_ring_a}]\n";
-
 INSTANTIATE_TEST_SUITE_P(
     Cases, ConfigRejects,
     ::testing::Values(
