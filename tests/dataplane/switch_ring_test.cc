@@ -406,7 +406,9 @@ TEST(SwitchRing, CombinedAndAtomicHandOutTheSameMultisetOfPorts) {
     for (int i = 0; i < 300; ++i) {
       const uint32_t d = 1 + rng.Below(7);
       const bool ack = rng.Below(4) == 0;
-      rs.Inject(rng.Below(4), Roce(Ip(10, 0, 0, 2), Ip(10, d, rng.Below(4), 2), ack ? 0x11 : 0x0A));
+      // One draw per statement: the order of a call's arguments is the compiler's.
+      const uint32_t in_port = rng.Below(4), host = rng.Below(4);
+      rs.Inject(in_port, Roce(Ip(10, 0, 0, 2), Ip(10, d, host, 2), ack ? 0x11 : 0x0A));
       if (i % 37 == 0) rs.Run();
     }
     rs.Run();

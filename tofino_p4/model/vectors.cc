@@ -136,8 +136,12 @@ class FrameMaker {
           .Reth(0x10000 + rng_.Below(1u << 20), 0x1234, 64)
           .Payload(64, static_cast<uint8_t>(rng_.Below(256)));
     } else {
-      b.Bth(static_cast<uint8_t>(pkt::Opcode::kSendMiddle), qp, psn)
-          .Payload(32 + 4 * rng_.Below(8), static_cast<uint8_t>(rng_.Below(256)));
+      // One draw per statement: the order in which a call's arguments are
+      // evaluated is the compiler's (gcc and clang differ), and the vectors
+      // must not depend on it. Drawn in the order the committed files have.
+      const auto fill = static_cast<uint8_t>(rng_.Below(256));
+      const uint32_t len = 32 + 4 * rng_.Below(8);
+      b.Bth(static_cast<uint8_t>(pkt::Opcode::kSendMiddle), qp, psn).Payload(len, fill);
     }
     return b.PadTo(60).Build();
   }
