@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, and runs
 #   1. all meson test suites on the release build (-Werror);
-#   2. the unit and simulator suites again under ASan + UBSan (./build-asan);
+#   2. the unit, simulator and ring suites again under ASan + UBSan (./build-san, clang);
 #   3. each libFuzzer target for a fixed budget (scripts/fuzz.sh).
 # Ends with one 'N passed, N failed' line; exit code 0 iff everything passed.
 # usage: scripts/test.sh [--quick]   (--quick: step 1 only)
@@ -15,54 +15,64 @@ for a in "$@"; do
     *) echo "test.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
+# Each stage's wall time, printed at the end: CI's budget is 40 minutes.
+stages=()
+stage_t0=0
+stage_start() { stage_t0=$SECONDS; }
+stage_end() { stages+=("$(printf '%6d s  %s' $((SECONDS - stage_t0)) "$1")"); }
+
+stage_start
 bash scripts/setup.sh || exit 1
+stage_end "setup"
+stage_start
 bash scripts/build.sh || exit 1
+stage_end "release build"
 
 rc=0
 logs=()
 echo "== release build: all suites"
+stage_start
 meson test -C build --print-errorlogs --num-processes 2 || rc=1
 logs+=(build/meson-logs/testlog.junit.xml)
+stage_end "release suites"
 
 extra_failed=0
 if [ $quick = 0 ]; then
-  echo "== ASan + UBSan: unit and simulator suites"
-  if [ ! -f build-asan/build.ninja ]; then
-    meson setup build-asan -Dbuildtype=debugoptimized -Db_sanitize=address,undefined \
-      -Db_lundef=false -Dbench=false -Dwerror=true >/dev/null || rc=1
-  fi
-  # Only what the sanitizer suites run: building the whole tree (the
-  # emulator's hosts and collectives too) under ASan took CI past its budget.
-  asan_suites=(unit sim ring)
-  mapfile -t asan_targets < <(meson introspect --tests --targets build-asan | /usr/bin/python3 -c '
-import json, os, sys
-d = json.load(sys.stdin)
-suites = {"ofan:" + s for s in sys.argv[1:]} | set(sys.argv[1:])
-by_id = {t["id"]: t["filename"] for t in d["targets"]}
-root = os.path.abspath("build-asan")
-out = set()
-for t in d["tests"]:
-    if not suites & set(t["suite"]):
-        continue
-    for i in t["depends"]:
-        out.update(by_id.get(i, []))
-    if t["cmd"][0].startswith(root + "/"):
-        out.add(t["cmd"][0])
-print("\n".join(sorted(os.path.relpath(f, root) for f in out)))
-' "${asan_suites[@]}" | grep .)
-  if [ ${#asan_targets[@]} -gt 0 ] && ninja -C build-asan "${asan_targets[@]}" >/dev/null; then
+  echo "== ASan + UBSan (clang): unit, simulator and ring suites"
+  stage_start
+  # One clang tree for these suites and the fuzz targets (scripts/build-san.sh).
+  if bash scripts/build-san.sh; then
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-      meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite sim --suite ring \
+      meson test -C build-san --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite sim --suite ring \
       --timeout-multiplier 4 || rc=1
-    logs+=(build-asan/meson-logs/testlog.junit.xml)
+    logs+=(build-san/meson-logs/testlog.junit.xml)
   else
-    echo "ASan build failed"; rc=1; extra_failed=$((extra_failed + 1))
+    echo "sanitizer build failed"; rc=1; extra_failed=$((extra_failed + 1))
   fi
+  stage_end "sanitizer build and suites"
   echo "== fuzzing"
+  stage_start
   # 8 s per target: ten targets, and the VM and agent suites need the minutes.
   if ! bash scripts/fuzz.sh 8; then rc=1; extra_failed=$((extra_failed + 1)); fi
+  stage_end "fuzzing"
 fi
 
+echo "== wall time per stage (total $SECONDS s), then the slowest suites"
+printf '%s\n' "${stages[@]}"
+/usr/bin/python3 - "${logs[@]}" <<'PY' || true
+import json, os, sys
+rows = []
+for junit in sys.argv[1:]:
+    path = os.path.join(os.path.dirname(junit), "testlog.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    t = json.loads(line)
+                    rows.append((t["duration"], t["name"], path.split("/")[0]))
+for d, name, tree in sorted(rows, reverse=True)[:12]:
+    print(f"{d:6.0f} s  {name} ({tree})")
+PY
 /usr/bin/python3 - "$extra_failed" "${logs[@]}" <<'PY' || true
 import os, sys, xml.etree.ElementTree as ET
 passed = failed = skipped = 0
