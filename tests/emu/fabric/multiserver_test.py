@@ -71,11 +71,31 @@ def run_dir(i):
     return RUN / f"srv{i}"
 
 
+def emu_cmd(i, *args):
+    """The command line of ofan-emu on server i (its namespace entered, its
+    run directory)."""
+    return ["nsenter", f"--net=/run/netns/{SERVERS[i]}", "env",
+            f"OFAN_EMU_RUN_DIR={run_dir(i)}", EMU, *args]
+
+
+def kill_once_switches_start(i, *args):
+    """Starts ofan-emu ARGS on server i and SIGKILLs it as soon as its first
+    switch log appears (at most 60 s on)."""
+    p = subprocess.Popen(emu_cmd(i, *args), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    logs = run_dir(i) / NAME / "logs"
+    end = time.monotonic() + 60
+    while time.monotonic() < end and p.poll() is None:
+        if logs.is_dir() and any(logs.iterdir()):
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+
+
 def emu_on(i, *args, timeout=180, ok_codes=(0,)):
     """ofan-emu on server i (its namespace entered, its run directory)."""
-    cmd = ["nsenter", f"--net=/run/netns/{SERVERS[i]}", "env",
-           f"OFAN_EMU_RUN_DIR={run_dir(i)}", EMU] + list(args)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(emu_cmd(i, *args), capture_output=True, text=True, timeout=timeout)
     if p.returncode not in ok_codes:
         log(f"  srv{i}: ofan-emu {' '.join(args)} -> {p.returncode}\n"
             f"  stdout: {p.stdout[-1500:]}\n  stderr: {p.stderr[-1500:]}")
@@ -292,17 +312,8 @@ def crash_part():
     up1 = emu_on(1, "up", "--plan", str(PLAN), "--server", "srv1")
     if not check("crash: srv1's part up", up1.returncode == 0):
         return
-    cmd = ["nsenter", f"--net=/run/netns/{SERVERS[0]}", "env", f"OFAN_EMU_RUN_DIR={run_dir(0)}",
-           EMU, "up", "--plan", str(PLAN), "--server", "srv0", "--engine", "per-switch"]
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    logs = run_dir(0) / NAME / "logs"
-    end = time.monotonic() + 60
-    while time.monotonic() < end and p.poll() is None:
-        if logs.is_dir() and any(logs.iterdir()):
-            break
-        time.sleep(0.05)
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    kill_once_switches_start(0, "up", "--plan", str(PLAN), "--server", "srv0",
+                             "--engine", "per-switch")
     before = left_on(0)
     check(f"{what}: it left namespaces and stitches", before["namespaces"] and
           before["interfaces"], str({k: len(v) for k, v in before.items()}))
@@ -416,18 +427,8 @@ def coordinator_checks(ssh_config):
           f"{msg} {left}")
     # kill -9 of the coordinator once srv0's switches start; down --all on
     # each server then leaves nothing.
-    cmd = ["nsenter", f"--net=/run/netns/{SERVERS[0]}", "env", f"OFAN_EMU_RUN_DIR={run_dir(0)}",
-           EMU, "up", "--plan", str(PLAN), "--engine", "per-switch",
-           *coordinator_args(ssh_config)]
-    c = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    logs = run_dir(0) / NAME / "logs"
-    end = time.monotonic() + 60
-    while time.monotonic() < end and c.poll() is None:
-        if logs.is_dir() and any(logs.iterdir()):
-            break
-        time.sleep(0.05)
-    c.send_signal(signal.SIGKILL)
-    c.wait()
+    kill_once_switches_start(0, "up", "--plan", str(PLAN), "--engine", "per-switch",
+                             *coordinator_args(ssh_config))
     # Its parts notice (the one here is sent SIGTERM, the other loses its
     # connection): wait until no up of this plan runs, at most 60 s.
     end = time.monotonic() + 60
