@@ -288,7 +288,6 @@ class Simulator {
   // base RTT is its path's: data over its links, its ACK back; its BDP the
   // data frames the line carries in that time.
   void BuildTransport() {
-    transport_ = true;
     tx_.resize(flows_.size());
     uint64_t base = 0;
     const TimePs frame_time = ser_data_ + gap_;
@@ -296,17 +295,8 @@ class Simulator {
       const FlowState& f = flows_[i];
       TxState& tx = tx_[i];
       const HostId src(f.src), dst(f.dst);
-      uint32_t links, paths;
-      if (t_.edge_of(src) == t_.edge_of(dst)) {
-        links = 2;
-        paths = 1;
-      } else if (t_.levels() == 2 || t_.pod_of(src) == t_.pod_of(dst)) {
-        links = 4;
-        paths = w_;
-      } else {
-        links = 6;
-        paths = w_ * w_;
-      }
+      const auto links = static_cast<uint32_t>(t_.hops(src, dst));
+      const auto paths = static_cast<uint32_t>(t_.paths(src, dst));
       tx.p.base_rtt = links * (pre_ + ser_data_ + prop_) + links * (pre_ + ser_ack_ + prop_);
       tx.p.bdp = static_cast<double>(tx.p.base_rtt) / static_cast<double>(frame_time);
       tx.p.init_window = std::max(1.0, c_.init_window_bdps * tx.p.bdp);
@@ -331,6 +321,7 @@ class Simulator {
   }
 
   // ---- transport ----------------------------------------------------------
+  bool transport() const { return c_.cca != Cca::kNone; }
   uint32_t RtxFront(const TxState& tx) const { return rtx_ring_[tx.base + tx.rtx_head]; }
   uint32_t RtxPop(TxState& tx) {
     const uint32_t seq = RtxFront(tx);
@@ -370,6 +361,17 @@ class Simulator {
     TxState& tx = tx_[fi];
     tx.timer_armed = true;
     Push(at, EventType::kRto, fi, 0, 0);
+  }
+  // A full timeout from now.
+  void RestartTimer(uint32_t fi) {
+    TxState& tx = tx_[fi];
+    tx.rto_deadline = now_ + tx.rto;
+    ArmTimer(fi, tx.rto_deadline);
+  }
+  void TraceCwnd(uint32_t fi) {
+    if (static_cast<int64_t>(fi) == c_.trace_flow) {
+      trace_.emplace_back(static_cast<double>(now_) * 1e-6, tx_[fi].cc.cwnd);
+    }
   }
 
   // Back in its host's round-robin if it may send again.
@@ -432,9 +434,7 @@ class Simulator {
       ++tx.scan;
     }
     if (lost) CcOnLoss(c_.cca, tx.cc, tx.p, now_);
-    if (static_cast<int64_t>(fi) == c_.trace_flow) {
-      trace_.emplace_back(static_cast<double>(now_) * 1e-6, tx.cc.cwnd);
-    }
+    TraceCwnd(fi);
   }
 
   // The retransmission timer: lazily re-armed on progress; on expiry every
@@ -449,8 +449,7 @@ class Simulator {
       return;
     }
     if (tx.inflight == 0 && tx.cum >= f.sent) {  // nothing out: waiting for its NIC
-      tx.rto_deadline = now_ + tx.rto;
-      ArmTimer(fi, tx.rto_deadline);
+      RestartTimer(fi);
       return;
     }
     ++timeouts_;
@@ -461,11 +460,8 @@ class Simulator {
     }
     CcOnTimeout(c_.cca, tx.cc, tx.p, now_);
     tx.rto = std::min<TimePs>(tx.rto * 2, 64 * 10 * tx.p.base_rtt);
-    tx.rto_deadline = now_ + tx.rto;
-    ArmTimer(fi, tx.rto_deadline);
-    if (static_cast<int64_t>(fi) == c_.trace_flow) {
-      trace_.emplace_back(static_cast<double>(now_) * 1e-6, tx.cc.cwnd);
-    }
+    RestartTimer(fi);
+    TraceCwnd(fi);
     TxWake(fi);
   }
 
@@ -589,7 +585,7 @@ class Simulator {
     }
     if (pk.cls == SizeClass::kData) {
       ++data_received_;
-      if (transport_) {
+      if (transport()) {
         uint8_t& st = seq_[tx_[pk.flow].base + pk.seq];
         if (st & kRecv) {
           ++duplicates_;
@@ -627,7 +623,7 @@ class Simulator {
     if (c_.host == HostScheme::kReps && !pk.ecn && f.reps.size() - f.reps_head < 4096) {
       f.reps.push_back(pk.echo);
     }
-    if (transport_) {
+    if (transport()) {
       const uint32_t before = f.acked;
       TxOnAck(pk.flow, f, pk);
       const uint32_t fi = pk.flow;
@@ -815,7 +811,7 @@ class Simulator {
       return;
     }
     if (c_.host_burst > 1) Refill(hs);
-    if (transport_) {
+    if (transport()) {
       // Flows whose window closed (or with nothing left) leave the
       // round-robin; an ACK or a timeout brings them back (TxWake).
       while (!hs.active.empty()) {
@@ -868,16 +864,13 @@ class Simulator {
         pk.route[0] = pk.route[1] = lb::kNoUplink;
       }
       bool more;
-      if (transport_) {
+      if (transport()) {
         TxState& tx = tx_[fi];
         pk.seq = TxNextSeq(fi, pk);
         pk.epoch = tx.epoch;
         pk.sent = now_;
         ++tx.inflight;
-        if (!tx.timer_armed) {
-          tx.rto_deadline = now_ + tx.rto;
-          ArmTimer(fi, tx.rto_deadline);
-        }
+        if (!tx.timer_armed) RestartTimer(fi);
         more = TxEligible(fi);
         if (!more) tx.in_active = false;
       } else {
@@ -1014,7 +1007,6 @@ class Simulator {
   uint64_t peak_in_flight_ = 0;
   uint64_t data_received_ = 0, misdelivered_ = 0;
   // Transport (--cca): per flow, and per (flow, sequence number).
-  bool transport_ = false;
   std::vector<TxState> tx_;
   std::vector<uint8_t> seq_;
   std::vector<uint32_t> rtx_ring_;  // every flow's retransmission FIFO, at TxState::base

@@ -125,6 +125,12 @@ class FatTree {
   Result<SwitchId> switch_of_addr(uint32_t addr) const;
   // Links traversed from a to b on a shortest path (2, 4 or 6).
   int hops(HostId a, HostId b) const;
+  // Shortest paths from a to b with no failure: 1, w (within a pod, or any
+  // pair of a 2-level tree) or w * w (between pods).
+  int paths(HostId a, HostId b) const {
+    const int h = hops(a, b);
+    return h == 2 ? 1 : h == 4 ? w() : w() * w();
+  }
 
   // Pointer keys (§4). At an edge switch the destination d is the destination
   // edge switch (Nd = num_edges); at an aggregation switch, the destination
