@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from .plan import Plan, Server
 from .state import RUN_DIR
-from .tools import FabricError, run
+from .tools import FabricError, run_json
 
 UP_TIMEOUT_S = 600
 DOWN_TIMEOUT_S = 300
@@ -41,15 +41,11 @@ class CoordinatorError(FabricError):
 
 def local_addresses() -> set[str]:
     """This machine's addresses, in its current network namespace."""
-    p = run(["ip", "-j", "addr", "show"], check=False)
     out: set[str] = set()
-    try:
-        for link in json.loads(p.stdout or "[]"):
-            for a in link.get("addr_info", []):
-                if "local" in a:
-                    out.add(str(a["local"]))
-    except ValueError:
-        pass
+    for link in run_json(["ip", "-j", "addr", "show"]) or []:
+        for a in link.get("addr_info", []):
+            if "local" in a:
+                out.add(str(a["local"]))
     return out
 
 

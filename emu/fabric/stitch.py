@@ -24,14 +24,13 @@ so that down (and down --all after a crash) finds them; deleting the veth's
 outer side takes the inner side with it, and deleting either device its
 qdisc and filter.
 """
-import json
 import socket
 from dataclasses import dataclass
-from typing import Any
+
 
 from . import netns
 from .plan import CrossingLink, Plan
-from .tools import FabricError, run
+from .tools import FabricError, run, run_json
 
 IFNAMSIZ = 15          # an interface name's characters at most (IFNAMSIZ - 1)
 EXIT_UNDERLAY = 3      # the environment lacks something (cli.py's EXIT_CPU)
@@ -93,25 +92,15 @@ class Stitch:
         return (self.vxlan, self.outer)
 
 
-def _json(cmd: list[str]) -> Any:
-    p = run(cmd, check=False)
-    if p.returncode != 0:
-        return None
-    try:
-        return json.loads(p.stdout or "null")
-    except ValueError:
-        return None
-
-
 def underlay(remote: str) -> tuple[str, int]:
     """(the device the route to `remote` leaves by, the MTU it carries: the
     device's, or the route's own where it sets a lower one)."""
-    routes = _json(["ip", "-j", "route", "get", remote])
+    routes = run_json(["ip", "-j", "route", "get", remote])
     if not routes or not isinstance(routes, list) or "dev" not in routes[0]:
         raise StitchError(f"underlay: no route to the far server {remote} from this server "
                           "(ip route get)", code=EXIT_UNDERLAY)
     dev = str(routes[0]["dev"])
-    links = _json(["ip", "-j", "link", "show", "dev", dev])
+    links = run_json(["ip", "-j", "link", "show", "dev", dev])
     if not links or "mtu" not in links[0]:
         raise StitchError(f"underlay: cannot read the MTU of {dev} (the route to {remote})",
                           code=EXIT_UNDERLAY)
@@ -137,7 +126,7 @@ def check_underlay(plan: Plan, remotes: set[str]) -> None:
 
 def present() -> set[str]:
     """The interfaces of this namespace, by name."""
-    links = _json(["ip", "-j", "link", "show"]) or []
+    links = run_json(["ip", "-j", "link", "show"]) or []
     return {str(x["ifname"]) for x in links if isinstance(x, dict) and "ifname" in x}
 
 

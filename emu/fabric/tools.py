@@ -9,6 +9,7 @@ gives:    tool(name) -> absolute path, or FabricError saying where it looked;
           SCHED_FIFO when OFAN_EMU_RT_PRIORITY asks for it
 """
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -90,6 +91,18 @@ def run(cmd: Sequence[str], check: bool = True, timeout: float = 60,
         raise FabricError(f"{' '.join(cmd)} failed ({p.returncode}): "
                           f"{(p.stderr or p.stdout).strip()}")
     return p
+
+
+def run_json(cmd: Sequence[str]) -> Any:
+    """The JSON a command printed (ip -j, tc -j, ...), or None when it
+    failed or printed none."""
+    p = run(cmd, check=False)
+    if p.returncode != 0:
+        return None
+    try:
+        return json.loads(p.stdout or "null")
+    except ValueError:
+        return None
 
 
 def run_ns(ns: str, cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
