@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from types import FrameType
@@ -51,6 +52,8 @@ examples:
   ofan-emu topology --k 4 --levels 3 > my.yaml # the canonical file of a shape
   ofan-emu plan --k 4 --servers 192.0.2.1,192.0.2.2 -o k4.plan.json   # across servers
   ofan-emu up --plan k4.plan.json --server srv0   # on each server: its part, VXLAN between
+  ofan-emu up --plan k4.plan.json              # or every server's part from here, over SSH
+  ofan-emu run --plan k4.plan.json --lbs ecmp,ofan   # every server's hosts, one collective
   ofan-emu export --format containerlab -o k4.clab.yml   # for Containerlab, clabernetes
   ofan-emu up --k 4 --vm-hosts h0,h8           # two soft-RoCE (rxe) VMs, in pods 0 and 2
   ofan-emu exec h0 -- ibv_devinfo              # a command in a VM host
@@ -211,6 +214,15 @@ def parser() -> argparse.ArgumentParser:
     rn = sub.add_parser("run", help="collectives with real RoCEv2 traffic, one per LB policy")
     add_run_args(rn)
     rn.add_argument("--name", default=None)
+    rn.add_argument("--plan", metavar="FILE", default=None,
+                    help="the plan's fabric: every server's hosts in one collective (over SSH), "
+                         "the results and every server's switches merged")
+    rn.add_argument("--server", metavar="S", default=None,
+                    help="with --plan: only server S's part (its hosts' ranks; the others' "
+                         "must run theirs at the same time)")
+    add_remote_args(rn)
+    # What the coordinator runs on each server: stop once stdin closes.
+    rn.add_argument("--part", action="store_true", help=argparse.SUPPRESS)
 
     dm = sub.add_parser("demo", help="the main job: k=4 fat tree, permutation (out-of-order "
                         "placement at the hosts) under ECMP, RPS, "
@@ -832,8 +844,8 @@ def ping_everywhere(args: argparse.Namespace) -> int:
                                   for n, r in res.items()}})
 
 
-def do_run(fab: Fabric, args: argparse.Namespace) -> int:
-    from . import run as runmod
+def check_run_args(args: argparse.Namespace) -> tuple[int, list[str]]:
+    """(--msg in bytes, --lbs as a list); exit 2 for a value run refuses."""
     msg = parse_size(args.msg, "--msg")
     if msg <= 0:
         raise TopologyError("--msg must be > 0")
@@ -844,11 +856,22 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
     rto = getattr(args, "rto_us", None)
     if rto is not None and not 1000 <= rto <= 10_000_000:
         raise TopologyError("--rto-us: 1000 to 10000000 (1 ms to 10 s)")
-    lbs = [x for x in args.lbs.split(",") if x]
-    hosts = args.hosts
+    return msg, [x for x in args.lbs.split(",") if x]
+
+
+def do_run(fab: Fabric, args: argparse.Namespace) -> int:
+    from . import run as runmod
+    msg, lbs = check_run_args(args)
+    rto = getattr(args, "rto_us", None)
     res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
-                     deadline_s=args.deadline_s, hosts=hosts, log=progress, rto_us=rto)
+                     deadline_s=args.deadline_s, hosts=args.hosts, log=progress, rto_us=rto)
+    return report_run(args, res)
+
+
+def report_run(args: argparse.Namespace, res: dict[str, Any]) -> int:
+    """A run's result printed (and plotted); its exit code."""
+    from . import run as runmod
     if args.plot:
         os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         runmod.plot(res, args.plot)
@@ -862,10 +885,90 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.plan is None:
+        if args.server is not None or args.part:
+            raise TopologyError("run --server S: needs --plan FILE")
+        need_root()
+        fab = load(pick_name(args), log=progress)
+        fab.whole("run")
+        return do_run(fab, args)
+    if args.name is not None:
+        raise TopologyError("run --plan FILE: the plan names the fabric; no --name")
+    if args.server is None:
+        return run_everywhere(args)
     need_root()
-    fab = load(pick_name(args), log=progress)
-    fab.whole("run")
-    return do_run(fab, args)
+    fab = plan_fabric(args.plan, args.server, "run")
+    if not args.part:
+        return do_run(fab, args)
+    old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
+    threading.Thread(target=leash, daemon=True).start()
+    try:
+        return do_run(fab, args)
+    except KeyboardInterrupt:
+        raise FabricError(f"run on {fab.server} stopped: another server's part failed, or the "
+                          "coordinator stopped")
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def leash() -> None:
+    """A part that the coordinator runs (--part) stops when its stdin
+    closes: the coordinator let go (another part failed), or went away."""
+    try:
+        while os.read(sys.stdin.fileno(), 4096):
+            pass
+    except (OSError, ValueError):
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def plan_fabric(plan_file: str, server: str, verb: str) -> Fabric:
+    """The fabric up here as server `server`'s part of the plan in
+    plan_file; exit 2 if the one of the plan's name here is something else
+    (a whole fabric, another server's part, or another plan's)."""
+    plan, _ = plan_mod.load(plan_file)
+    name = plan.server(server).name
+    fab = load(plan.name, log=progress)
+    why = ("is a whole fabric, not a part of a plan" if fab.plan is None else
+           f"is server {fab.server}'s part" if fab.server != name else
+           "was brought up from another plan" if fab.plan.to_json() != plan.to_json() else None)
+    if why:
+        raise FabricError(f"{verb} --plan {plan_file} --server {name}: fabric {plan.name} here "
+                          f"{why} (ofan-emu status --name {plan.name})", code=2)
+    return fab
+
+
+def run_everywhere(args: argparse.Namespace) -> int:
+    """run --plan FILE: every server's part at once (run --plan FILE
+    --server S on each, over SSH), one collective; merged (run.py)."""
+    from . import run as runmod
+    _, lbs = check_run_args(args)  # exit 2 here rather than on every server
+    plan, _ = plan_mod.load(args.plan)
+    opts = ["--workload", args.workload, "--msg", args.msg, "--lbs", args.lbs, "--seeds",
+            str(args.seeds), "--seed", str(args.seed), "--qps", str(args.qps), "--entropy",
+            args.entropy, "--pace", str(args.pace), "--deadline-s", str(args.deadline_s)]
+    opts += ["--ooo"] if args.ooo else []
+    opts += ["--hosts", args.hosts] if args.hosts else []
+    opts += ["--rto-us", str(args.rto_us)] if args.rto_us is not None else []
+
+    def args_of(s: plan_mod.Server, where: str) -> list[str]:
+        # ofan-sim sees one fabric: the first server's part runs it.
+        sim = ["--with-sim"] if args.with_sim and s == plan.servers[0] else []
+        return ["run", "--plan", where, "--server", s.name, "--json", "--part"] + opts + sim
+
+    runs = len(lbs) * args.seeds
+    timeout = runs * (args.deadline_s + 120 + (600 if args.with_sim else 0)) + 120
+    old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        parts = coordinator.leashed(plan, Path(args.plan).resolve(), remote(args), args_of,
+                                    progress, timeout, ok_codes=(EXIT_OK, EXIT_FAIL, EXIT_CPU))
+    except KeyboardInterrupt as e:
+        raise FabricError(f"interrupted ({e}); every server's part stopped")
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    return report_run(args, runmod.merge_parts(parts))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

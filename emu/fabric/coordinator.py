@@ -6,7 +6,9 @@ expects:  the plan file here; on every other server, root over SSH without a
           (--remote-emu: this one's path by default) and the built binaries
 gives:    up(plan, ...) -> {server: its part's status}; down(plan, ...) ->
           {server: down's report}; CoordinatorError (exit 1) naming each part
-          that failed and why, after every part was taken down again
+          that failed and why, after every part was taken down again;
+          everywhere() a verb on every server; leashed() a verb whose parts
+          work together (run: one collective), stopped together
 modifies: on each other server, the plan's copy (/tmp/ofan-emu-NAME.plan.json)
           and, through `ofan-emu up --plan --server`, its part; here one SSH
           control connection per server (ControlMaster, socket under this
@@ -21,11 +23,12 @@ leaves each part to its own server's `down --all`.
 import json
 import shlex
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable, Iterable
 
 from .plan import Plan, Server
 from .state import RUN_DIR
@@ -33,6 +36,7 @@ from .tools import FabricError, run_json
 
 UP_TIMEOUT_S = 600
 DOWN_TIMEOUT_S = 300
+LET_GO_S = 60          # a leashed part's time to stop once its stdin closed
 
 
 class CoordinatorError(FabricError):
@@ -103,16 +107,21 @@ class Remote:
     def is_here(self, s: Server) -> bool:
         return s.address in self.here
 
-    def command(self, s: Server, args: list[str], stdin: str | None = None,
-                timeout: float = UP_TIMEOUT_S) -> "subprocess.CompletedProcess[str]":
-        """ofan-emu ARGS on server s (here, or over SSH). Either dies with
-        the coordinator (setpriv --pdeathsig): the part here rolls itself
-        back, and one over SSH loses its connection."""
+    def emu_cmd(self, s: Server, args: list[str]) -> list[str]:
+        """The command line of ofan-emu ARGS on server s (here, or over
+        SSH), which dies with the coordinator (setpriv --pdeathsig)."""
         if self.is_here(s):
             cmd = [self.local_emu] + args
         else:
             cmd = self.ssh(s) + [" ".join([self.emu] + [shlex.quote(a) for a in args])]
-        cmd = ["setpriv", "--pdeathsig", "TERM", "--"] + cmd
+        return ["setpriv", "--pdeathsig", "TERM", "--"] + cmd
+
+    def command(self, s: Server, args: list[str], stdin: str | None = None,
+                timeout: float = UP_TIMEOUT_S) -> "subprocess.CompletedProcess[str]":
+        """ofan-emu ARGS on server s (here, or over SSH). Either dies with
+        the coordinator: the part here rolls itself back, and one over SSH
+        loses its connection."""
+        cmd = self.emu_cmd(s, args)
         try:
             return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                                   input=stdin)
@@ -233,6 +242,20 @@ def down(plan: Plan, remote: Remote, log: Callable[[str], None]) -> dict[str, An
         remote.close(opened)
 
 
+def part_json(s: Server, verb: str, rc: int, out: str, err: str,
+              ok_codes: tuple[int, ...]) -> Any:
+    """What a part printed (--json), where it exited with one of ok_codes;
+    else CoordinatorError naming the server, with the part's exit code
+    where it says bad input (2) or a missing environment (3)."""
+    try:
+        if rc in ok_codes:
+            return json.loads(out)
+    except ValueError:
+        pass
+    raise CoordinatorError(f"{s.name}: {verb} exited {rc}: {_last_line(err) or '(no message)'}",
+                           code=rc if rc in (2, 3) else 1)
+
+
 def everywhere(plan: Plan, remote: Remote, args: list[str], log: Callable[[str], None],
                ok_codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
     """ofan-emu ARGS (ending in --json) on every server at once; {server:
@@ -240,11 +263,9 @@ def everywhere(plan: Plan, remote: Remote, args: list[str], log: Callable[[str],
     saying why not}."""
     def part(s: Server) -> Any:
         p = remote.command(s, args, timeout=DOWN_TIMEOUT_S)
-        if p.returncode not in ok_codes:
-            raise CoordinatorError(f"{s.name}: {args[0]} exited {p.returncode}: "
-                                   f"{_last_line(p.stderr)}")
+        res = part_json(s, args[0], p.returncode, p.stdout, p.stderr, ok_codes)
         log(f"coordinator: {s.name}: {args[0]} done")
-        return json.loads(p.stdout)
+        return res
 
     opened = remote.open(plan.servers)
     try:
@@ -253,3 +274,77 @@ def everywhere(plan: Plan, remote: Remote, args: list[str], log: Callable[[str],
         # No connection outlives the command: one made before the underlay
         # changed (its MSS, say) would be reused by the next.
         remote.close(opened)
+
+
+def leashed(plan: Plan, plan_file: Path, remote: Remote,
+            args_of: Callable[[Server, str], list[str]], log: Callable[[str], None],
+            timeout: float, ok_codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
+    """ofan-emu args_of(server, the plan's path there) (ending in --json
+    --part) on every server at once, each part's stdin its leash: a part
+    run with --part stops once its stdin closes, which happens to all the
+    others as soon as one fails, when `timeout` passes, and when the
+    coordinator stops or dies. {server: its JSON}; CoordinatorError naming
+    the part that failed first (its exit code where it is 2 or 3)."""
+    where = plan_path(plan, plan_file)
+    text = plan_file.read_text()
+    opened = remote.open(plan.servers)
+    procs: dict[str, tuple[Server, "subprocess.Popen[str]", IO[str], IO[str]]] = {}
+    try:
+        for s in plan.servers:
+            remote.copy(s, text, where(s, remote))
+        for s in plan.servers:
+            out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+            cmd = remote.emu_cmd(s, args_of(s, where(s, remote)))
+            procs[s.name] = (s, subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out,
+                                                 stderr=err, text=True), out, err)
+        res: dict[str, Any] = {}
+        first: CoordinatorError | None = None
+        end = time.monotonic() + timeout
+        while len(res) < len(procs):
+            for name, (s, p, out, err) in procs.items():
+                if name in res or p.poll() is None:
+                    continue
+                out.seek(0)
+                err.seek(0)
+                try:
+                    res[name] = part_json(s, "run", p.returncode, out.read(), err.read(),
+                                          ok_codes)
+                    log(f"coordinator: {name}'s part done")
+                except CoordinatorError as e:
+                    res[name] = e
+                    if first is None:
+                        first = e
+                        log(f"coordinator: {e}; stopping the other parts")
+                        _let_go(procs.values())
+            if time.monotonic() > end and first is None:
+                first = CoordinatorError(f"the parts did not finish in {timeout:.0f} s")
+                _let_go(procs.values())
+            if time.monotonic() > end + LET_GO_S:  # a part deaf to its leash
+                for _, p, _, _ in procs.values():
+                    if p.poll() is None:
+                        p.kill()
+            time.sleep(0.1)
+        if first is not None:
+            raise first
+        return res
+    finally:
+        _let_go(procs.values())
+        for _, p, out, err in procs.values():
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            out.close()
+            err.close()
+        remote.close(opened)
+
+
+def _let_go(procs: Iterable[tuple[Server, "subprocess.Popen[str]", IO[str], IO[str]]]) -> None:
+    """Every leash closed: the parts' stdin (those still running stop)."""
+    for _, p, _, _ in procs:
+        if p.stdin is not None and not p.stdin.closed:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass

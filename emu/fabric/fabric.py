@@ -146,11 +146,11 @@ class Fabric:
 
     def whole(self, verb: str) -> None:
         """FabricError (exit 2) for a verb that needs every server of a plan
-        (not built yet) on a server's part."""
+        (--plan FILE) on a server's part."""
         if self.plan is not None:
             raise FabricError(f"{verb}: fabric {self.name} is server {self.server}'s part of a "
-                              f"plan over {len(self.plan.servers)} servers; {verb} across "
-                              "servers is not built yet", code=2)
+                              f"plan over {len(self.plan.servers)} servers: {verb} --plan FILE "
+                              "runs it on every server", code=2)
 
     def stitches(self) -> list[stitch.Stitch]:
         """This server's ends of the plan's crossing links."""

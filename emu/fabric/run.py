@@ -10,6 +10,12 @@ The hosts' processes are their kinds' (nodes/): the uroce ranks one `uroce
 collective` (UroceHosts.collective), each VM rank an ofan-coll over
 libibverbs in its VM (RxeVmHosts.exec); their results are merged here.
 
+Across servers (a fabric brought up from a plan), each server's part runs
+the ranks of its hosts (one uroce process, the other servers' ranks
+external to it: ofan-rc-1 connects them, rank 0's go starts them all) and
+reports its own switches (run() with the part's Fabric, each record's
+"partial" result); merge_parts() makes one run of the parts' reports.
+
 Queues are reported as ofan-sim does: per stage (E->A edge uplinks, A->C agg
 uplinks, C->A core ports, A->E agg down ports, E->H edge host ports) and in
 data-packet equivalents, max bytes / DATA_FRAME_BYTES.
@@ -90,7 +96,9 @@ class Runner:
 
     # -- switches ----------------------------------------------------------
     def live_switches(self) -> list[SwitchInfo]:
-        return [s for s in self.topo.switches if s["name"] not in self.fab.state.failed_switches]
+        """The switches this server runs (every one, without a plan) but
+        the failed ones."""
+        return [s for s in self.fab.switches if s["name"] not in self.fab.state.failed_switches]
 
     def set_policy(self, lb: str) -> None:
         if not self.ofan:
@@ -336,15 +344,7 @@ class Runner:
 
     def merge(self, partial: list[Record]) -> Record:
         """One result from the partial results of the processes of one run."""
-        coll = tool("ofan-coll")
-        with tempfile.TemporaryDirectory(dir=self.fab.state.dir) as d:
-            paths = []
-            for i, pj in enumerate(partial):
-                paths.append(os.path.join(d, f"part{i}.json"))
-                with open(paths[-1], "w") as f:
-                    json.dump(pj, f)
-            return reports.parse_coll_result(run_cmd([coll, "merge", *paths]).stdout,
-                                             "ofan-coll merge's result")
+        return merge_results(partial, str(self.fab.state.dir))
 
     @staticmethod
     def rxe_totals(counters: dict[str, int]) -> dict[str, int]:
@@ -371,10 +371,7 @@ class Runner:
         ranks in one uroce process connecting by ofan-rc-1 (its exchange
         mode; the VM ranks are external to it), the VM ranks as in
         run_vms; the two sides' partial results merged."""
-        vms = set(self.fab.vms.names)
-        spec = dict(spec, exchange=True, rc_port=RC_PORT)
-        spec["hosts"] = [{"rank": i, "ip": h["addr"], "external": True} if h["name"] in vms
-                         else e for i, (h, e) in enumerate(zip(hosts, spec["hosts"]))]
+        spec = exchange_spec(spec, hosts, set(self.fab.vms.names))
         job = self.start_vm_ranks(workload, msg, seed, qps, deadline_s, hosts)
         try:
             ures = self.run_hosts(spec, timeout=deadline_s + 60)
@@ -477,6 +474,36 @@ class Runner:
                 "link_gbps": rate, "note": "; ".join(([note] if note else []) + notes) or None}
 
 
+def exchange_spec(spec: Record, hosts: list[HostInfo], elsewhere: set[str]) -> Record:
+    """`spec` (of the collective over `hosts`, in rank order) connecting by
+    ofan-rc-1 (uroce's exchange mode), the ranks of the hosts named in
+    `elsewhere` external: another process runs them (a VM's ofan-coll,
+    another server's uroce), and rank 0's go starts them all."""
+    return dict(spec, exchange=True, rc_port=RC_PORT,
+                hosts=[{"rank": i, "ip": h["addr"], "external": True}
+                       if h["name"] in elsewhere else e
+                       for i, (h, e) in enumerate(zip(hosts, spec["hosts"]))])
+
+
+def merge_results(partial: list[Record], where: str | None = None) -> Record:
+    """One collective's result from the partial results of the processes
+    that ran it (ofan-coll merge; temporary files in `where`): verified
+    only if every part was; FabricError if they are not one collective."""
+    with tempfile.TemporaryDirectory(dir=where) as d:
+        paths = []
+        for i, pj in enumerate(partial):
+            paths.append(os.path.join(d, f"part{i}.json"))
+            with open(paths[-1], "w") as f:
+                json.dump(pj, f)
+        p = run_cmd([tool("ofan-coll"), "merge", *paths], check=False)
+    try:
+        if p.returncode not in (0, 1):
+            raise FabricError(f"exit {p.returncode}")
+        return reports.parse_coll_result(p.stdout, "ofan-coll merge's result")
+    except FabricError:  # no result: not one collective, or no merge at all
+        raise FabricError(f"ofan-coll merge: {last_words(p.stderr)}") from None
+
+
 def last_words(err: str, n: int = 300) -> str:
     """The end of a program's stderr, on one line (for an error message)."""
     text = " / ".join(line.strip() for line in err.splitlines() if line.strip())
@@ -523,6 +550,12 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
     if kind == "vm" and (entropy != "qp" or ooo):
         raise FabricError("--entropy and --ooo are uroce's: rxe has one UDP port per QP pair "
                           "and no out-of-order placement", code=2)
+    # On a server's part of a plan: the ranks of the other servers' hosts
+    # are their parts' (run --plan FILE --server S on each).
+    elsewhere = {h["name"] for h in hs if not fab.here(h["name"])}
+    if len(elsewhere) == len(hs):
+        raise FabricError(f"--hosts: none of them is on {fab.server}; every server of a run "
+                          "across servers runs some of its ranks", code=2)
     runs = []
     for lb in lbs:
         r.set_policy(lb)
@@ -538,8 +571,10 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                 res = r.run_mixed(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s,
                                          hs), workload, msg, s, qps, deadline_s, hs)
             else:
-                res = r.run_hosts(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s,
-                                         hs), timeout=deadline_s + 60)
+                spec = r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s, hs)
+                if fab.plan is not None:  # the other servers' parts run their hosts' ranks
+                    spec = exchange_spec(spec, hs, elsewhere)
+                res = r.run_hosts(spec, timeout=deadline_s + 60)
             wall = time.monotonic() - t0
             dead = r.dead_switches()
             if dead:
@@ -551,28 +586,14 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             coll = res.get("result", {})
             host_reasons = [f"{h.get('name', '?')}: {h['tx_refused']} sends refused by its socket"
                             for h in res.get("hosts", []) if h.get("tx_refused", 0) > 0]
-            reasons = sw["cpu_reasons"] + host_reasons
-            one = {"lb": lb, "seed": s, "cct_us": coll.get("cct_us"),
-                   "cct_lower_bound_us": coll.get("cct_lower_bound_us"),
-                   "algbw_gbps": coll.get("algbw_gbps"), "busbw_gbps": coll.get("busbw_gbps"),
-                   "verified": bool(coll.get("verified")), "error": coll.get("error"),
-                   "queue_max_pkts": sw["queue_max_pkts"], "stages": sw["stages"],
-                   "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
-                   "shaper_lag_max_fraction": sw["shaper_lag_max_fraction"],
-                   "engine_lag_events": sw["engine_lag_events"],
-                   "engine_lag_max_us": sw["engine_lag_max_us"],
-                   "retransmissions": res.get("totals", {}).get("retransmissions", 0),
-                   "naks": res.get("totals", {}).get("naks_received", 0),
-                   "out_of_sequence": res.get("totals", {}).get("out_of_sequence", 0),
-                   "timeouts": res.get("totals", {}).get("timeouts", 0),
-                   "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
-                   "wall_s": round(wall, 2), "hosts": kind}
+            totals = res.get("totals", {})
+            one = record(lb, s, coll, sw, {k: totals.get(u, 0) for k, u in HOST_COUNTS.items()},
+                         sw["cpu_reasons"] + host_reasons, wall, kind)
             if kind != "uroce":
                 one["rxe_counters"] = res["rxe_counters"]
                 one["duplicates"] = res["totals"]["duplicates"]
-            if one["cct_us"] and one["cct_lower_bound_us"]:
-                # As ofan-sim and the paper define it: how far above the bound.
-                one["cct_inflation"] = one["cct_us"] / one["cct_lower_bound_us"] - 1
+            if fab.plan is not None:
+                one["partial"] = coll  # this server's ranks': merge_parts() merges them
             if with_sim:
                 one["sim"] = r.sim(lb, workload, msg, s, pace, len(hs))
             per_seed.append(one)
@@ -586,6 +607,91 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
             "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
             "runs": runs, "comparison": _compare(runs) if with_sim else None}
+
+
+# A run's host counters: its record's name -> uroce's totals' name (rxe's
+# in Runner.rxe_totals).
+HOST_COUNTS = {"retransmissions": "retransmissions", "naks": "naks_received",
+               "out_of_sequence": "out_of_sequence", "timeouts": "timeouts"}
+
+
+def record(lb: str, seed: int, coll: Record, sw: Record, counts: dict[str, int],
+           reasons: list[str], wall: float, kind: str) -> Record:
+    """One run's record, as `run --json` lists it per seed: the collective's
+    result, the switches' report (Runner.switch_report), the hosts'
+    counters (HOST_COUNTS' names), and why it was CPU-bound, if it was."""
+    one = {"lb": lb, "seed": seed, "cct_us": coll.get("cct_us"),
+           "cct_lower_bound_us": coll.get("cct_lower_bound_us"),
+           "algbw_gbps": coll.get("algbw_gbps"), "busbw_gbps": coll.get("busbw_gbps"),
+           "verified": bool(coll.get("verified")), "error": coll.get("error"),
+           "queue_max_pkts": sw["queue_max_pkts"], "stages": sw["stages"],
+           "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
+           "shaper_lag_max_fraction": sw["shaper_lag_max_fraction"],
+           "engine_lag_events": sw["engine_lag_events"],
+           "engine_lag_max_us": sw["engine_lag_max_us"], **counts,
+           "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
+           "wall_s": round(wall, 2), "hosts": kind}
+    if one["cct_us"] and one["cct_lower_bound_us"]:
+        # As ofan-sim and the paper define it: how far above the bound.
+        one["cct_inflation"] = one["cct_us"] / one["cct_lower_bound_us"] - 1
+    return one
+
+
+def merge_parts(parts: dict[str, Record], where: str | None = None) -> Record:
+    """One `run --json` from every server's part of a run across servers
+    (`run --plan FILE --server S --json` on each, by server name): per
+    policy and seed, the parts' ranks merged into one result (ofan-coll
+    merge), their switches' queues and counters into one report (maxima
+    of the queues and lags, sums of the marks, drops and host counters),
+    CPU-bound if any server's part was (its reasons prefixed with the
+    server; per server in "servers"); the simulator's figures from the
+    part that ran it. FabricError if the parts did not run one scenario."""
+    names = list(parts)
+    first = parts[names[0]]
+    scenario = ("fabric", "workload", "msg_bytes", "seeds", "qps_per_peer", "host_names")
+    for n in names:
+        p = parts[n]
+        diff = [k for k in scenario if p.get(k) != first.get(k)]
+        if diff or [r["lb"] for r in p["runs"]] != [r["lb"] for r in first["runs"]]:
+            raise FabricError(f"the parts of the run differ ({names[0]} and {n}: "
+                              f"{', '.join(diff) or 'lbs'})")
+    runs = []
+    for i, run0 in enumerate(first["runs"]):
+        runs.append(_merge([merge_seed({n: parts[n]["runs"][i]["per_seed"][j] for n in names},
+                                       where) for j in range(len(run0["per_seed"]))]))
+    with_sim = any(r.get("sim") for r in runs)
+    return dict(first, runs=runs, servers=names, comparison=_compare(runs) if with_sim else None)
+
+
+def merge_seed(recs: dict[str, Record], where: str | None) -> Record:
+    """merge_parts() for one policy and seed: {server: its part's record}."""
+    rs = list(recs.values())
+    coll = merge_results([r["partial"] for r in rs], where)
+    stages = {st: {"max_pkts": max(r["stages"][st]["max_pkts"] for r in rs),
+                   "max_bytes": max(r["stages"][st]["max_bytes"] for r in rs),
+                   "queues": sum(r["stages"][st]["queues"] for r in rs)}
+              for st in rs[0]["stages"]}
+    drops: dict[str, int] = {}
+    for r in rs:
+        for k, v in r["drops"].items():
+            drops[k] = drops.get(k, 0) + v
+    lags = {k: [r[k] for r in rs if r.get(k) is not None]
+            for k in ("engine_lag_events", "engine_lag_max_us")}
+    sw = {"stages": stages, "queue_max_pkts": max(r["queue_max_pkts"] for r in rs),
+          "ecn_marks": sum(r["ecn_marks"] for r in rs), "drops": drops,
+          "shaper_lag_max_fraction": max(r["shaper_lag_max_fraction"] for r in rs),
+          **{k: max(v) if v else None for k, v in lags.items()}}
+    one = record(rs[0]["lb"], rs[0]["seed"], coll, sw,
+                 {k: sum(r[k] for r in rs) for k in HOST_COUNTS},
+                 [f"{n}: {why}" for n, r in recs.items() for why in r["cpu_bound_reasons"]],
+                 max(r["wall_s"] for r in rs), rs[0]["hosts"])
+    one["servers"] = {n: {"ranks": len(r["partial"]["local_ranks"]), "cct_us": r["cct_us"],
+                          "cpu_bound": r["cpu_bound"], "cpu_bound_reasons": r["cpu_bound_reasons"],
+                          "wall_s": r["wall_s"]} for n, r in recs.items()}
+    sim = next((r["sim"] for r in rs if r.get("sim")), None)
+    if sim is not None:
+        one["sim"] = sim
+    return one
 
 
 def pick_hosts(fab: Fabric, hosts: str | None) -> list[HostInfo]:
@@ -633,6 +739,11 @@ def _merge(per_seed: list[Record]) -> Record:
     out["error"] = next((x["error"] for x in per_seed if x.get("error")), None)
     out["cpu_bound"] = any(x["cpu_bound"] for x in per_seed)
     out["cpu_bound_reasons"] = [r for x in per_seed for r in x["cpu_bound_reasons"]]
+    if per_seed[0].get("servers"):  # a run across servers (merge_parts): each one's verdict
+        out["servers"] = {n: {"cpu_bound": any(x["servers"][n]["cpu_bound"] for x in per_seed),
+                              "cpu_bound_reasons": [r for x in per_seed
+                                                    for r in x["servers"][n]["cpu_bound_reasons"]]}
+                          for n in per_seed[0]["servers"]}
     out["stages"] = {st: {"max_pkts": statistics.mean(x["stages"][st]["max_pkts"]
                                                       for x in per_seed)}
                      for st in per_seed[0]["stages"]}  # switch_report's order: facts.stages()
@@ -710,6 +821,9 @@ def table(res: Record) -> str:
                          f"{d['emu_pkts'][1]:.1f}, sim {d['sim_pkts'][0]:.1f} vs "
                          f"{d['sim_pkts'][1]:.1f} pkts)" for d in cmp_["disagreements"])))
     for r in res["runs"]:
+        if r.get("servers"):  # across servers: each server's verdict
+            lines.append(f"{r['lb']} per server: " + ", ".join(
+                f"{n} {'CPU-BOUND' if v['cpu_bound'] else 'ok'}" for n, v in r["servers"].items()))
         for why in r["cpu_bound_reasons"][:3]:
             lines.append(f"CPU-bound ({r['lb']}): {why}")
     return "\n".join(lines)

@@ -30,10 +30,16 @@ cores c0, c2 on srv0; 8 links cross), with:
     up meanwhile, is untouched until its own down --all.
   - the coordinator (up --plan FILE on srv0, without --server), srv1 over
     SSH to an sshd (Debian's openssh-server) in its namespace with a
-    throwaway host key and client key: every part up, all-pairs ping from
-    each server and ping --plan (240 pairs), fail and restore --plan of the
-    crossing link as above, down --plan leaves nothing (nor an ssh
-    connection, nor the plan's copy); srv1's part failing (a namespace of
+    throwaway host key and client key: every part up (shared engine),
+    all-pairs ping from each server and ping --plan (240 pairs); run
+    --plan, a 256 KiB permutation of the 16 hosts, a uroce process on each
+    server: it verifies, 8 ranks on each, and against the same run on the
+    same fabric whole on srv0 (up and down first) the exact figures match
+    (verified, workload, bytes, ranks' hosts, every switch's queues
+    reported), the CCT ratio printed; run --plan --server srv1 on srv0
+    refused (exit 2), and with srv1 unreachable (exit 1); fail and restore
+    --plan of the crossing link as above, down --plan leaves nothing (nor
+    an ssh connection, nor the plan's copy); srv1's part failing (a namespace of
     its name there already) rolls srv0's back, exit 1; kill -9 of the coordinator
     once srv0's switches start, then down --all on both servers: nothing
     left. Skipped, with a SKIP line, where sshd is not installed.
@@ -379,10 +385,10 @@ def coordinator_args(ssh_config):
             f"env OFAN_EMU_RUN_DIR={run_dir(1)} OFAN_BUILD_DIR={BUILD} {EMU}"]
 
 
-def coordinator_checks(ssh_config):
+def coordinator_checks(ssh_config, single):
     what = "coordinator (up --plan on srv0, srv1 over SSH)"
     t0 = time.monotonic()
-    p = emu_on(0, "up", "--plan", str(PLAN), "--engine", "per-switch", "--json",
+    p = emu_on(0, "up", "--plan", str(PLAN), "--engine", "shared", "--json",
                *coordinator_args(ssh_config))
     r = json_of(p)
     check(f"{what}: every part up ({time.monotonic() - t0:.1f} s)", p.returncode == 0 and
@@ -403,6 +409,7 @@ def coordinator_checks(ssh_config):
                        ok_codes=(0, 1)))
     check(f"{what}: ping --plan: 240/240 pairs from both servers' hosts", r is not None and
           r["pairs"] == 240 and r["ok"] == 240, str(r and r["failed"][:8]))
+    run_checks(what, ssh_config, single)
     if check(f"{what}: status on each server", all(hosts)):
         fail_restore_checks(what, over_ssh, hosts)
     p = emu_on(0, "down", "--plan", str(PLAN), *coordinator_args(ssh_config))
@@ -442,6 +449,64 @@ def coordinator_checks(ssh_config):
           not ups_running() and not ssh_running(), f"{left} ssh {ssh_running()}")
 
 
+# The permutation both runs make: the single-server fabric's and the split one's.
+RUN_ARGS = ("run", "--workload", "perm", "--msg", "256KiB", "--lbs", "ofan", "--json")
+
+
+def single_server_run():
+    """The same k=4 fabric (shared engine) whole on srv0, the permutation run
+    on it; its result (run --json), or None. Up and down before the plan's
+    parts come up: one fabric's hugepages at a time."""
+    name = f"ss{PID}"
+    p = emu_on(0, "up", "--k", "4", "--name", name, "--engine", "shared")
+    res = None
+    if check("single server: the k=4 fabric up on srv0", p.returncode == 0, p.stderr[-300:]):
+        res = json_of(emu_on(0, *RUN_ARGS, "--name", name, timeout=240, ok_codes=(0, 3)))
+    emu_on(0, "down", "--name", name)
+    return res
+
+
+def run_checks(what, ssh_config, single):
+    """run --plan: one permutation over both servers' hosts (a uroce process
+    on each, ofan-rc-1 between them), compared with the single server's:
+    what is exact must match (every buffer verified, the same ranks, the
+    same bytes), the CCT only printed (CPU time decides it here)."""
+    p = emu_on(0, *RUN_ARGS, "--plan", str(PLAN), *coordinator_args(ssh_config), timeout=300,
+               ok_codes=(0, 3))
+    r = json_of(p)
+    one = r and r["runs"][0]
+    base = single and single["runs"][0]
+    check(f"{what}: run --plan: a permutation of 16 ranks over both servers verifies, "
+          "8 ranks on each, every server's switches in the report", p.returncode in (0, 3) and
+          one is not None and one["verified"] and r["servers"] == ["srv0", "srv1"] and
+          r["hosts"] == 16 and
+          {n: v["ranks"] for n, v in one["servers"].items()} == {"srv0": 8, "srv1": 8} and
+          one["cpu_bound"] == any(v["cpu_bound"] for v in one["servers"].values()),
+          p.stderr[-600:])
+    p = emu_on(0, *RUN_ARGS, "--plan", str(PLAN), "--server", "srv1", ok_codes=(2,))
+    check(f"{what}: run --plan --server srv1 on srv0 refused (exit 2, naming srv0's part)",
+          p.returncode == 2 and "srv0's part" in p.stderr and "Traceback" not in p.stderr,
+          p.stderr.strip()[-300:])
+    p = emu_on(0, *RUN_ARGS, "--plan", str(PLAN), "--ssh-config", "/dev/null", ok_codes=(1,))
+    check(f"{what}: run --plan with srv1 unreachable (no key): exit 1, one line naming srv1",
+          p.returncode == 1 and "srv1" in p.stderr and "Traceback" not in p.stderr,
+          p.stderr.strip()[-300:])
+    if one is None or base is None:
+        check(f"{what}: run --plan against the single-server run", False,
+              "a run gave no result")
+        return
+    same = {k: (r[k], single[k]) for k in ("workload", "msg_bytes", "hosts", "host_names")}
+    same["queues"] = tuple(sum(st["queues"] for st in x["stages"].values()) for x in (one, base))
+    check(f"{what}: run --plan against the single-server run: both verify, the same "
+          "permutation (workload, bytes, the 16 ranks' hosts), every switch's queues "
+          "pulled (as many as on one server)", one["verified"] and base["verified"] and
+          all(a == b for a, b in same.values()), str(same)[:300])
+    log(f"  CCT split over two servers / one server: {one['cct_us']:.0f} / "
+        f"{base['cct_us']:.0f} us = {one['cct_us'] / base['cct_us']:.2f} (CPU-bound: split "
+        f"{one['cpu_bound']}, single {base['cpu_bound']}; retransmissions {one['retransmissions']}"
+        f" / {base['retransmissions']})")
+
+
 def ssh_running():
     """The coordinator's ssh processes (its control connections)."""
     mark = f"ControlPath={run_dir(0)}/ssh-"
@@ -476,7 +541,8 @@ def main():
     if os.geteuid() != 0:
         log("SKIP: needs root (namespaces, veths, VXLAN, AF_XDP, hugepages)")
         return SKIP
-    for b in ("dataplane/ofan-dp", "emu/ofan-topo", "control/ofanctl/ofanctl"):
+    for b in ("dataplane/ofan-dp", "emu/ofan-topo", "control/ofanctl/ofanctl",
+              "emu/uroce/uroce", "emu/collective/ofan-coll"):
         if not (BUILD / b).exists():
             log(f"SKIP: {b} is not built")
             return SKIP
@@ -511,7 +577,7 @@ def main():
         crash_part()
     ssh_config = start_sshd(cleanup)
     if ssh_config:
-        coordinator_checks(ssh_config)
+        coordinator_checks(ssh_config, single_server_run())
     log(f"took {time.monotonic() - t0:.0f} s")
     return verdict("multiserver")
 
