@@ -75,7 +75,10 @@ def _raise(signum: int, _frame: FrameType | None) -> NoReturn:
 
 
 def _named_qemus() -> dict[str, list[int]]:
-    """{VM id: [pids]} of processes named ofe-vm-ID (qemu's -name process=)."""
+    """{VM id: [pids]} of processes named ofe-vm-ID (qemu's -name process=)
+    whose agent socket is in this RUN_DIR: another run directory's VMs (a
+    second server's part on the same machine, OFAN_EMU_RUN_DIR) are not
+    this one's to kill, even when it has no record of them."""
     out: dict[str, list[int]] = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -87,7 +90,14 @@ def _named_qemus() -> dict[str, list[int]]:
         comm = stat.split("(", 1)[1].rsplit(")", 1)[0]
         if stat.rsplit(")", 1)[1].split()[0] == "Z":
             continue  # gone already; only its parent can reap it
-        if comm.startswith("ofe-vm-") and comm[7:].isdigit():
+        if not (comm.startswith("ofe-vm-") and comm[7:].isdigit()):
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        mine = os.fsencode(RUN_DIR / comm[7:]) + b"/"
+        if any(mine in a for a in argv):
             out.setdefault(comm[7:], []).append(int(d.name))
     return out
 

@@ -30,15 +30,18 @@ def emu(*args, timeout=300):
     return subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def qemus():
-    """pids of running qemu processes named like throwaway VMs (ofe-vm-*);
-    zombies do not count (here, PID 1 may never reap what it inherits)."""
+def qemus(run_dir=None):
+    """pids of running qemu processes named like throwaway VMs (ofe-vm-*),
+    of any run directory or of `run_dir`'s; zombies do not count (here,
+    PID 1 may never reap what it inherits)."""
     out = []
     for d in glob.glob("/proc/[0-9]*"):
         try:
             stat = open(f"{d}/stat").read()
             if (stat.split("(", 1)[1].startswith("ofe-vm-")
-                    and stat.rsplit(")", 1)[1].split()[0] != "Z"):
+                    and stat.rsplit(")", 1)[1].split()[0] != "Z"
+                    and (run_dir is None
+                         or f"{run_dir}/_vm/".encode() in open(f"{d}/cmdline", "rb").read())):
                 out.append(int(d[6:]))
         except OSError:
             pass
@@ -94,24 +97,43 @@ def main():
     check("vm run --timeout 2 -- sleep 60: exit 124", r.returncode == 124,
           f"rc {r.returncode} {r.stderr.strip()[-300:]}")
 
+    # A VM of another run directory (a second server's part on this machine)
+    # whose caller lives on: down --all here must leave it alone.
+    other_dir = f"/run/ofan-emu-vmtest{os.getpid()}"
+    other = subprocess.Popen([EMU, "vm", "run", "--", "sleep", "120"],
+                             env={**os.environ, "OFAN_EMU_RUN_DIR": other_dir},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     p = subprocess.Popen([EMU, "vm", "run", "--", "sleep", "60"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     end = time.monotonic() + 30
-    while time.monotonic() < end and not qemus():
+    while time.monotonic() < end and not (qemus(VM_DIR[:-4]) and qemus(other_dir)):
         time.sleep(0.1)
     p.send_signal(signal.SIGKILL)
     p.wait()
     time.sleep(0.5)
-    left = qemus()
+    left = qemus(VM_DIR[:-4])
     check("SIGKILL of vm run: its qemu is still there to clean", bool(left), str(left))
     r = emu("down", "--all", "--json")
     d = json.loads(r.stdout) if r.returncode == 0 else {}
     time.sleep(0.5)
     check("down --all removes the throwaway VM and its directory",
-          r.returncode == 0 and d.get("vms") and not qemus() and
+          r.returncode == 0 and d.get("vms") and not qemus(VM_DIR[:-4]) and
           not (os.path.isdir(VM_DIR) and os.listdir(VM_DIR)), f"{d.get('vms')} {qemus()}")
+    check("down --all leaves another run directory's VM alone (its caller lives)",
+          bool(qemus(other_dir)) and other.poll() is None, str(qemus(other_dir)))
+    other.send_signal(signal.SIGTERM)  # its own exit path removes its VM
+    try:
+        other.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        other.kill()
+        other.wait()
+    r = subprocess.run([EMU, "down", "--all"], env={**os.environ, "OFAN_EMU_RUN_DIR": other_dir},
+                       capture_output=True, text=True, timeout=120)
+    check("the other run directory's VM is gone after its caller's exit",
+          not qemus(other_dir), str(qemus(other_dir)))
     for pid in qemus():  # never leave one behind, whatever the checks said
         os.kill(pid, signal.SIGKILL)
+    subprocess.run(["rm", "-rf", other_dir])
     log(f"{len(failures)} failure(s)" + (": " + "; ".join(failures) if failures else ""))
     return 1 if failures else 0
 
