@@ -441,7 +441,7 @@ class Vm:
         self._events.put({"event": "closed"})
         with self._lock:
             for q in self._waiters.values():
-                q.put({"error": "the VM's agent channel closed"})
+                q.put({"error": "its agent channel closed"})
 
     def _send(self, obj: dict[str, Any]) -> None:
         if self.sock is None:
@@ -479,7 +479,7 @@ class Vm:
                 elif "rc" in msg:
                     return msg["rc"], "".join(out[1]), "".join(out[2])
                 elif "error" in msg:
-                    raise VmError(f"VM {self.name}: {msg['error']}")
+                    self._fail(msg["error"])  # with qemu's and the console's last lines
         finally:
             with self._lock:
                 self._waiters.pop(rid, None)
