@@ -54,6 +54,7 @@ examples:
   ofan-emu up --plan k4.plan.json --server srv0   # on each server: its part, VXLAN between
   ofan-emu up --plan k4.plan.json              # or every server's part from here, over SSH
   ofan-emu run --plan k4.plan.json --lbs ecmp,ofan   # every server's hosts, one collective
+  ofan-emu status --plan k4.plan.json          # every server's part
   ofan-emu export --format containerlab -o k4.clab.yml   # for Containerlab, clabernetes
   ofan-emu up --k 4 --vm-hosts h0,h8           # two soft-RoCE (rxe) VMs, in pods 0 and 2
   ofan-emu exec h0 -- ibv_devinfo              # a command in a VM host
@@ -134,6 +135,9 @@ def parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser("status", help="fabrics, or one fabric's switches and hosts")
     st.add_argument("--name", default=None)
+    st.add_argument("--plan", metavar="FILE", default=None,
+                    help="the plan's fabric: every server's part (over SSH)")
+    add_remote_args(st)
     st.add_argument("--json", action="store_true")
 
     dn = sub.add_parser("down", help="tear a fabric down (--all: every fabric, crashed ones too)")
@@ -627,7 +631,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 
 def status_text(s: dict[str, Any]) -> str:
-    lines = [f"fabric {s['name']}: k={s['k']} levels={s['levels']} switch={s['switch']} "
+    lines = [f"fabric {s['name']}" + (f" (server {s['server']}'s part)" if s.get("server") else "")
+             + f": k={s['k']} levels={s['levels']} switch={s['switch']} "
              f"engine={s['engine']} policy={s['policy']} control={s.get('control', 'tables')} "
              f"phase={s['phase']}"]
     agents = s.get("control") == "agent"
@@ -663,6 +668,17 @@ def status_text(s: dict[str, Any]) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    if args.plan is not None:
+        if args.name is not None:
+            raise TopologyError("status --plan FILE: the plan names the fabric; no --name")
+        plan, _ = plan_mod.load(args.plan)
+        res = coordinator.everywhere(plan, remote(args), ["status", "--name", plan.name,
+                                                          "--json"], progress)
+        bad = [str(e) for e in res.values() if isinstance(e, Exception)]
+        emit(args, {n: (str(e) if isinstance(e, Exception) else e) for n, e in res.items()},
+             "\n".join(f"{n}: {e}" if isinstance(e, Exception) else status_text(e)
+                       for n, e in res.items()))
+        return EXIT_FAIL if bad else EXIT_OK
     if args.name is None:
         names = State.names()
         if len(names) != 1:

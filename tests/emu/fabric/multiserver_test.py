@@ -31,14 +31,15 @@ cores c0, c2 on srv0; 8 links cross), with:
   - the coordinator (up --plan FILE on srv0, without --server), srv1 over
     SSH to an sshd (Debian's openssh-server) in its namespace with a
     throwaway host key and client key: every part up (shared engine),
-    all-pairs ping from each server and ping --plan (240 pairs); run
-    --plan, a 256 KiB permutation of the 16 hosts, a uroce process on each
-    server: it verifies, 8 ranks on each, and against the same run on the
-    same fabric whole on srv0 (up and down first) the exact figures match
-    (verified, workload, bytes, ranks' hosts, every switch's queues
-    reported), the CCT ratio printed; run --plan --server srv1 on srv0
-    refused (exit 2), and with srv1 unreachable (exit 1); fail and restore
-    --plan of the crossing link as above, down --plan leaves nothing (nor
+    all-pairs ping from each server and ping --plan (240 pairs), status
+    --plan (each server's part); run --plan, a 256 KiB permutation of the
+    16 hosts, a uroce process on each server: it verifies, 8 ranks on
+    each, and against the same run on the same fabric whole on srv0 (up
+    and down first) the exact figures match (verified, workload, bytes,
+    ranks' hosts, every switch's queues reported), the CCT ratio printed;
+    run --plan --server srv1 on srv0 refused (exit 2), and with srv1
+    unreachable (exit 1); fail and restore --plan of the crossing link as
+    above, down --plan leaves nothing (nor
     an ssh connection, nor the plan's copy); srv1's part failing (a namespace of
     its name there already) rolls srv0's back, exit 1; kill -9 of the coordinator
     once srv0's switches start, then down --all on both servers: nothing
@@ -409,6 +410,11 @@ def coordinator_checks(ssh_config, single):
                        ok_codes=(0, 1)))
     check(f"{what}: ping --plan: 240/240 pairs from both servers' hosts", r is not None and
           r["pairs"] == 240 and r["ok"] == 240, str(r and r["failed"][:8]))
+    r = json_of(emu_on(0, "status", "--plan", str(PLAN), "--json", *coordinator_args(ssh_config)))
+    check(f"{what}: status --plan: each server's part, its 10 switches and 8 hosts",
+          r is not None and sorted(r) == ["srv0", "srv1"] and
+          all(r[n]["server"] == n and len(r[n]["switches"]) == 10 and len(r[n]["hosts"]) == 8
+              for n in r), str(r)[:300])
     run_checks(what, ssh_config, single)
     if check(f"{what}: status on each server", all(hosts)):
         fail_restore_checks(what, over_ssh, hosts)
