@@ -33,7 +33,7 @@ from . import control, facts, netns, nodes, plan as plan_mod, stitch, teardown
 from .control_plane import AgentControl, check_control
 from .nodes import HostKind, RxeVmHosts, SwitchKind, UroceHosts, host_if, port_if
 from .plan import Plan
-from .state import RUN_DIR, Setup, State, StateWriter, prefix, valid_name
+from .state import HUGEPAGES_MARK, Setup, State, StateWriter, prefix, valid_name
 from .tools import FabricError, run, tool
 from .topology import Endpoint, HostInfo, Link, SwitchInfo, Topology, parse_tables
 
@@ -336,7 +336,7 @@ class Fabric:
         want = total + (need - free * page + page - 1) // page
         # The reservation before the first fabric raised it, restored when
         # the last one is down (teardown.py).
-        mark = RUN_DIR / "hugepages_before"
+        mark = HUGEPAGES_MARK
         if not mark.exists():
             mark.write_text(str(total))
         with open("/proc/sys/vm/nr_hugepages", "w") as f:

@@ -43,6 +43,11 @@ if TYPE_CHECKING:
     from .topology import LinkAttrs, Topology
 
 RUN_DIR = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu"))
+# The machine's hugepage reservation before the first fabric raised it: one
+# for the machine (the reservation is), whatever run directory each ofan-emu
+# has (two servers' parts on one machine: teardown.py restores it once no
+# page is in use, whichever part goes down last).
+HUGEPAGES_MARK = Path("/run/ofan-emu-hugepages-before")
 NS_PREFIX = "ofe-"
 NAME_RE = re.compile(r"^[a-z0-9]{1,10}$")
 

@@ -10,7 +10,8 @@ modifies: only what carries the fabric's prefix: namespaces "ofe-NAME-*" and
           on a server's part of a plan (up --plan --server), only what
           carries "ofe-NAME-SERVER-", and the stitches' interfaces its state
           file names in this namespace (stitch.py); and the hugepage
-          reservation back to what it was, once no fabric is left
+          reservation back to what it was (state.HUGEPAGES_MARK), once no
+          fabric is left here and no hugepage is in use on the machine
 gives:    a report {namespaces, processes, files} of what was removed
 """
 import glob
@@ -23,8 +24,8 @@ from typing import Any, Iterable
 from pathlib import Path
 
 from . import netns, stitch
-from .state import (NS_PREFIX, RUN_DIR, ProcessRecord, State, part_prefix_re, prefix, running,
-                    valid_name)
+from .state import (HUGEPAGES_MARK, NS_PREFIX, RUN_DIR, ProcessRecord, State, part_prefix_re,
+                    prefix, running, valid_name)
 
 
 def kill_processes(pids: Iterable[int], timeout: float = 5.0) -> list[int]:
@@ -127,8 +128,8 @@ def down(name: str) -> dict[str, Any]:
     if d.exists():
         shutil.rmtree(d, ignore_errors=True)
         report["files"].append(str(d))
-    mark = RUN_DIR / "hugepages_before"
-    if mark.exists() and not State.names():
+    mark = HUGEPAGES_MARK
+    if mark.exists() and not State.names() and hugepages_idle():
         try:
             before = int(mark.read_text())
             with open("/proc/sys/vm/nr_hugepages", "w") as f:
@@ -138,6 +139,16 @@ def down(name: str) -> dict[str, Any]:
         except (OSError, ValueError):
             pass
     return report
+
+
+def hugepages_idle() -> bool:
+    """No hugepage in use on the machine (another run directory's fabric,
+    a part of the same plan, may still hold some: it restores them)."""
+    try:
+        info = dict(line.split(":", 1) for line in open("/proc/meminfo"))
+        return int(info["HugePages_Free"]) >= int(info["HugePages_Total"])
+    except (OSError, KeyError, ValueError):
+        return False
 
 
 def all_names() -> list[str]:
