@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <unordered_map>
 
 #include "common/rng.h"
 #include "dataplane/fabric/egress_timeline.h"
@@ -117,7 +118,7 @@ struct SwitchState {
   int pod;
   int index;
   uint32_t num_dests;
-  std::unique_ptr<lb::UplinkTable> table;
+  const lb::UplinkTable* table = nullptr;  // Simulator::tables_ (shared)
   // LbView::remote: per (dest, uplink), the level of the path beyond, for
   // policies that hear from the fabric (CONGA's feedback, SGLB's sync).
   std::vector<uint8_t> remote;
@@ -204,17 +205,41 @@ class Simulator {
       st.pod = in.pod;
       st.index = in.index;
       st.num_dests = static_cast<uint32_t>(t_.num_dests(st.id));
-      if (t_.num_uplinks(st.id) > 0) {
-        st.table =
-            std::make_unique<lb::UplinkTable>(lb::UplinkTable::ForSwitch(t_, st.id, failed_));
-      }
+      if (t_.num_uplinks(st.id) > 0) st.table = SharedTable(st.id, in);
       if (kFeed != lb::RemoteFeed::kNone && st.table) {
         st.remote.assign(static_cast<size_t>(st.num_dests) * w_, 0);
       }
-      lb::SwitchLbSetup setup{st.table.get(), k_,
+      lb::SwitchLbSetup setup{st.table, k_,
                               static_cast<uint32_t>(SplitMix64(c_.seed * 1315423911ull + s))};
       policies_.emplace_back(c_.policy, setup);
     }
+  }
+
+  // Switches whose uplink tables agree share one: at k=64 the 2,048 edge
+  // tables (one row per destination edge) took 277 MB and each lookup was a
+  // DRAM miss. A switch's own row (its own edge, or its own pod at an agg:
+  // empty in FatTree::valid_uplinks) is never looked up, the destination
+  // being below; it is set to all uplinks so that the rows that are decide.
+  // Without failures every switch of a role has the same table, so only
+  // the first one's masks are computed.
+  const lb::UplinkTable* SharedTable(SwitchId s, const lb::SwitchInfo& in) {
+    const size_t role = static_cast<size_t>(in.role);
+    if (failed_.count() == 0 && role_table_[role] != nullptr) return role_table_[role];
+    std::vector<lb::PortMask> masks = t_.valid_uplink_table(s, failed_);
+    const size_t own = in.role == lb::Role::kEdge ? s.value() : static_cast<size_t>(in.pod);
+    if (own < masks.size()) masks[own] = lb::PortMask{(uint64_t{1} << t_.num_uplinks(s)) - 1};
+    uint64_t h = 14695981039346656037ull ^ masks.size();
+    for (const lb::PortMask m : masks) h = (h ^ m) * 1099511628211ull;
+    std::vector<uint32_t>& same = tables_by_hash_[h];
+    for (const uint32_t i : same) {
+      if (table_masks_[i] == masks) return tables_[i].get();
+    }
+    same.push_back(static_cast<uint32_t>(tables_.size()));
+    tables_.push_back(
+        std::make_unique<lb::UplinkTable>(static_cast<uint32_t>(t_.num_uplinks(s)), masks));
+    table_masks_.push_back(std::move(masks));
+    role_table_[role] = tables_.back().get();
+    return tables_.back().get();
   }
 
   uint32_t PortIndex(uint32_t node, uint32_t port) const {
@@ -548,7 +573,7 @@ class Simulator {
       key.pipe = static_cast<uint8_t>(in_port / std::max(1u, c_.policy.pipe_size));
       key.source_uplink = pk.route[st.role == lb::Role::kEdge ? 0 : 1];
       uint32_t qbytes[lb::kMaxUplinks];
-      lb::LbView view{st.table.get(), nullptr, now_, nullptr};
+      lb::LbView view{st.table, nullptr, now_, nullptr};
       if constexpr (kFeed != lb::RemoteFeed::kNone) {
         if (kFeed == lb::RemoteFeed::kPathQuality && now_ >= next_sync_) SyncPathQuality();
         view.remote = st.remote.data();
@@ -991,6 +1016,10 @@ class Simulator {
   uint64_t remote_updates_ = 0;
   TimePs ser_data_ = 0, ser_ack_ = 0, gap_ = 0, pre_ = 0, prop_ = 0, data_interval_ = 0;
   uint32_t n_ = 0, k_ = 0, w_ = 0;
+  std::vector<std::unique_ptr<lb::UplinkTable>> tables_;  // SharedTable's
+  std::vector<std::vector<lb::PortMask>> table_masks_;    // each table's masks
+  std::unordered_map<uint64_t, std::vector<uint32_t>> tables_by_hash_;
+  const lb::UplinkTable* role_table_[3] = {};  // without failures: per role
   std::vector<SwitchState> switches_;
   std::vector<Policy> policies_;
   std::vector<OutPort> ports_;
