@@ -6,19 +6,12 @@
 // command line; 3 the run finished but some flows did not complete (packets
 // were dropped: finite --buffer with --cca none, or failures without a path).
 #include <fmt/format.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -33,15 +26,11 @@
 #include "common/version.h"
 #include "dataplane/lb/policy.h"
 #include "sim/config.h"
+#include "sim/plot.h"
 #include "sim/report.h"
+#include "sim/runner.h"
 #include "sim/sim.h"
 #include "sim/workload.h"
-
-// OFAN_PLOT_DIR (from sim/meson.build): where the installed plot_sweep.py is,
-// relative to the executable's directory unless absolute.
-#ifndef OFAN_PLOT_DIR
-#error "OFAN_PLOT_DIR is defined by sim/meson.build"
-#endif
 
 namespace ofan::sim {
 namespace {
@@ -49,58 +38,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitIncomplete = 3;
-
-// python3 SCRIPT JSON PNG, without a shell; true if it ran and exited 0.
-bool RunPlot(const std::string& script, const std::string& json_path, const std::string& png) {
-  std::vector<std::string> args = {"/usr/bin/python3", script, json_path, png};
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(nullptr);  // the child must not repeat buffered output
-  const pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return false;
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-// The script --plot runs: $OFAN_PLOT_SCRIPT if set; else plot_sweep.py next
-// to the executable (the build tree has a copy there), else in OFAN_PLOT_DIR
-// (installed). No source path is compiled in.
-Result<std::string> FindPlotScript() {
-  namespace fs = std::filesystem;
-  if (const char* env = std::getenv("OFAN_PLOT_SCRIPT"); env != nullptr && *env != '\0') {
-    if (access(env, R_OK) == 0) return std::string(env);
-    return MakeError(ErrorCode::kNotFound,
-                     fmt::format("--plot: OFAN_PLOT_SCRIPT={}: {}", env, std::strerror(errno)));
-  }
-  std::error_code ec;
-  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  std::vector<fs::path> candidates;
-  if (!ec) candidates.push_back(exe_dir / "plot_sweep.py");
-  const fs::path dir(OFAN_PLOT_DIR);
-  if (dir.is_absolute()) {
-    candidates.push_back(dir / "plot_sweep.py");
-  } else if (!ec) {
-    candidates.push_back((exe_dir / dir / "plot_sweep.py").lexically_normal());
-  }
-  std::string tried;
-  for (const fs::path& p : candidates) {
-    if (access(p.c_str(), R_OK) == 0) return p.string();
-    tried += (tried.empty() ? "" : ", ") + p.string();
-  }
-  return MakeError(ErrorCode::kNotFound,
-                   fmt::format("--plot: cannot find plot_sweep.py (looked for {}); install "
-                               "ofan-sim with meson install, or set OFAN_PLOT_SCRIPT to its path",
-                               tried.empty() ? "nothing: /proc/self/exe unreadable" : tried));
-}
 
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
@@ -110,19 +47,6 @@ std::vector<std::string> SplitList(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-// Runs jobs[i] for i in [0, n) on `threads` threads; results in order.
-template <class F>
-void ParallelFor(size_t n, unsigned threads, F&& f) {
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < std::max(1u, threads); ++t) {
-    pool.emplace_back([&] {
-      for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
-    });
-  }
-  for (auto& th : pool) th.join();
 }
 
 struct RunError {
@@ -177,31 +101,18 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
       }
     }
   }
-  // Largest runs first so that the pool stays busy to the end.
-  std::vector<size_t> order(pts.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return pts[a].msg > pts[b].msg; });
-  RunError err;
-  std::atomic<size_t> done{0};
-  std::mutex io;
-  const bool tty = isatty(STDERR_FILENO);
-  ParallelFor(pts.size(), jobs, [&](size_t oi) {
-    Point& p = pts[order[oi]];
-    auto r = RunSim(p.cfg);
-    if (!r) return err.Set(r.error());
-    p.r = *r;
-    const size_t d = ++done;
-    std::lock_guard<std::mutex> l(io);
-    std::fprintf(stderr, "%s  sweep %zu/%zu: %-7s %8s seed %llu  max queue %.1f pkts  (%.2f s)%s",
-                 tty ? "\r\033[K" : "", d, pts.size(), p.lb.c_str(), FormatSize(p.msg).c_str(),
-                 static_cast<unsigned long long>(p.seed), p.r.queue_max_pkts, p.r.wall_s,
-                 tty && d < pts.size() ? "" : "\n");
-  });
-  if (err.first) {
-    std::cerr << "ofan-sim: " << err.first->message << "\n";
+  std::vector<BatchRun> batch;
+  batch.reserve(pts.size());
+  for (const Point& p : pts) {
+    batch.push_back({p.cfg, static_cast<double>(p.msg),
+                     fmt::format("{:<7} {:>8} seed {}", p.lb, FormatSize(p.msg), p.seed)});
+  }
+  auto results = RunBatch(batch, jobs, "sweep");
+  if (!results) {
+    std::cerr << "ofan-sim: " << results.error().message << "\n";
     return kExitFailed;
   }
+  for (size_t i = 0; i < pts.size(); ++i) pts[i].r = (*results)[i];
   // Aggregate per (lb, msg).
   json rows = json::array();
   for (const std::string& name : lbs) {
@@ -237,28 +148,9 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
   out["config"].erase("msg_bytes");
   out["seeds"] = seeds;
   if (!out_json.empty() || !plot.empty()) {
-    std::string path = out_json;
-    if (path.empty()) {
-      const auto dot = plot.rfind('.');
-      path = (dot == std::string::npos || plot.find('/', dot) != std::string::npos
-                  ? plot
-                  : plot.substr(0, dot)) +
-             ".json";
-    }
-    std::ofstream f(path);
-    if (!f) {
-      std::cerr << "ofan-sim: cannot write " << path << "\n";
+    if (Status st = WriteAndPlot(JsonText(out, 2), out_json, plot, plot_script); !st) {
+      std::cerr << "ofan-sim: " << st.error().message << "\n";
       return kExitFailed;
-    }
-    f << JsonText(out, 2) << "\n";
-    f.close();
-    if (!plot.empty()) {
-      // Spawned without a shell: any character may be in a path.
-      if (!RunPlot(plot_script, path, plot)) {
-        std::cerr << "ofan-sim: plotting failed (is python3-matplotlib installed? run "
-                     "scripts/setup.sh)\n";
-        return kExitFailed;
-      }
     }
   }
   if (as_json) {
@@ -498,7 +390,7 @@ int Main(int argc, char** argv) {
     if (Status s = c.Validate(); !s) return usage(s.error().message);
     std::string plot_script;
     if (!plot.empty()) {  // before the sweep, not after minutes of it
-      auto found = FindPlotScript();
+      auto found = FindPlotScript("plot_sweep.py", "OFAN_PLOT_SCRIPT");
       if (!found) {
         std::cerr << "ofan-sim: " << found.error().message << "\n";
         return kExitFailed;
