@@ -26,6 +26,7 @@
 #include "common/version.h"
 #include "dataplane/lb/policy.h"
 #include "sim/config.h"
+#include "sim/paper/paper.h"
 #include "sim/plot.h"
 #include "sim/report.h"
 #include "sim/runner.h"
@@ -195,10 +196,13 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
 }
 
 int Main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "paper") return PaperMain(argc - 1, argv + 1);
   CLI::App app{
       "ofan-sim: packet-level fat-tree simulator for the LB policies of dataplane/lb.\n"
       "Defaults are the paper's §6 scenario: k=12 3-level fat tree (432 hosts), 800 Gb/s,\n"
-      "0.5 us links, 4096 B payload + 62 B header, 64 B ACKs, 20 B gap, 1 MiB permutation."};
+      "0.5 us links, 4096 B payload + 62 B header, 64 B ACKs, 20 B gap, 1 MiB permutation.\n"
+      "ofan-sim paper --list | --figure F: one §6 figure's sweep beside the paper's claims\n"
+      "(ofan-sim paper --help)."};
   app.set_version_flag("--version", fmt::format("ofan-sim {}", kOfanVersion));
   SimConfig c;
   std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
