@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "dataplane/lb/types.h"
+#include "sim/packet.h"
 
 namespace ofan::sim {
 
@@ -38,12 +39,11 @@ enum class EventType : uint8_t {
 struct Event {
   TimePs t;
   uint64_t seq;
-  uint32_t pkt;
   uint32_t node;
+  uint32_t gen;  // host wake generation: stale wakes are ignored
   uint16_t port;
   EventType type;
-  uint8_t pad;
-  uint32_t gen;  // host wake generation: stale wakes are ignored
+  Packet pk;  // kArrive: the packet itself (packet.h)
 };
 
 inline bool EventBefore(const Event& a, const Event& b) {

@@ -38,30 +38,6 @@ struct OutPort {
   fabric::EgressTimeline q;
 };
 
-struct Packet {
-  uint32_t src, dst;
-  uint32_t flow;
-  uint32_t entropy;  // hashed by the switches (UDP source port of RoCEv2)
-  uint32_t echo;     // ACK: the entropy of the data packet it acknowledges (REPS)
-  uint16_t frame;
-  SizeClass cls;
-  uint8_t ecn;       // data: CE; ACK: ECE echoed
-  uint8_t route[2];  // DRB source route: edge uplink, agg uplink
-  // CONGA's overlay fields (policies/conga.h): the uplink chosen at the edge
-  // and at the agg, and for each the max level of the links crossed since;
-  // an ACK carries those of the data packet it acknowledges as feedback.
-  uint8_t tag[2];
-  uint8_t ce[2];
-  uint8_t fb_tag[2];
-  uint8_t fb_ce[2];
-  // Transport (--cca): the flow's sequence number, a retransmission, the
-  // flow's timeout epoch when sent; an ACK keeps its data packet's.
-  uint8_t rtx;
-  uint8_t epoch;
-  uint32_t seq;
-  TimePs sent;  // when the data packet left its host
-};
-
 // A flow's sender side under a CCA (unused with --cca none).
 struct TxState {
   CcState cc;
@@ -104,7 +80,7 @@ struct HostState {
   TimePs next_data = 0;  // when the pacer's bucket next holds a frame
   double tokens = 0;     // frames in the bucket as of tok_time (at most host_burst)
   TimePs tok_time = 0;
-  std::vector<uint32_t> acks;  // ACK packets waiting for the NIC (FIFO)
+  std::vector<Packet> acks;  // ACK packets waiting for the NIC (FIFO)
   uint32_t acks_head = 0;
   bool last_was_ack = false;
   TimePs nic_free = 0;
@@ -165,14 +141,14 @@ class Simulator {
     }
     uint64_t next_progress = 1u << 20;
     while (!events_.empty()) {
-      const Event e = events_.Pop();
+      Event e = events_.Pop();
       now_ = e.t;
       ++processed_;
       if (e.type == EventType::kArrive) {
         if (e.node < n_) {
-          HostReceive(e.node, e.pkt);
+          HostReceive(e.node, e.pk);
         } else {
-          SwitchReceive(e.node - n_, e.port, e.pkt);
+          SwitchReceive(e.node - n_, e.port, e.pk);
         }
       } else if (e.type == EventType::kRto) {
         OnRto(e.node);
@@ -385,7 +361,7 @@ class Simulator {
   void ArmTimer(uint32_t fi, TimePs at) {
     TxState& tx = tx_[fi];
     tx.timer_armed = true;
-    Push(at, EventType::kRto, fi, 0, 0);
+    Push(at, EventType::kRto, fi, 0);
   }
   // A full timeout from now.
   void RestartTimer(uint32_t fi) {
@@ -491,37 +467,38 @@ class Simulator {
   }
 
   // ---- events -------------------------------------------------------------
-  void Push(TimePs t, EventType type, uint32_t node, uint32_t port, uint32_t pkt,
-            uint32_t gen = 0) {
+  void Push(TimePs t, EventType type, uint32_t node, uint32_t port, uint32_t gen = 0) {
     Event e{};
     e.t = t;
     e.type = type;
     e.node = node;
     e.port = static_cast<uint16_t>(port);
-    e.pkt = pkt;
     e.gen = gen;
     events_.Push(e);
   }
-
-  uint32_t NewPacket() {
-    if (!free_.empty()) {
-      const uint32_t i = free_.back();
-      free_.pop_back();
-      return i;
-    }
-    pkts_.emplace_back();
-    peak_in_flight_ = std::max<uint64_t>(peak_in_flight_, pkts_.size());
-    return static_cast<uint32_t>(pkts_.size() - 1);
+  void PushArrival(TimePs t, uint32_t node, uint32_t port, const Packet& pk) {
+    Event e{};
+    e.t = t;
+    e.type = EventType::kArrive;
+    e.node = node;
+    e.port = static_cast<uint16_t>(port);
+    e.pk = pk;
+    events_.Push(e);
   }
-  void FreePacket(uint32_t i) { free_.push_back(i); }
+
+  // Packets live in their events (packet.h); only their number is kept.
+  void NewPacket() {
+    ++in_flight_;
+    peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
+  }
+  void FreePacket() { --in_flight_; }
 
   // Enqueue on an output port: the FIFO start time is known now.
-  void Enqueue(uint32_t pi, uint32_t pkt) {
+  void Enqueue(uint32_t pi, Packet& pk) {
     OutPort& p = ports_[pi];
-    Packet& pk = pkts_[pkt];
     if (p.failed) {
       ++drops_link_down_;
-      FreePacket(pkt);
+      FreePacket();
       return;
     }
     const bool data = pk.cls == SizeClass::kData;
@@ -529,7 +506,7 @@ class Simulator {
                                             {c_.buffer_bytes, c_.ecn_bytes}, data);
     if (!r.queued) {
       ++drops_buffer_;
-      FreePacket(pkt);
+      FreePacket();
       return;
     }
     if (r.ce) {
@@ -547,12 +524,11 @@ class Simulator {
         }
       }
     }
-    Push(r.last_bit + prop_, EventType::kArrive, p.peer_node, p.peer_port, pkt);
+    PushArrival(r.last_bit + prop_, p.peer_node, p.peer_port, pk);
   }
 
-  void SwitchReceive(uint32_t s, uint32_t in_port, uint32_t pkt) {
+  void SwitchReceive(uint32_t s, uint32_t in_port, Packet& pk) {
     SwitchState& st = switches_[s];
-    Packet& pk = pkts_[pkt];
     const HostId dst(pk.dst);
     uint32_t out;
     if (t_.is_below(st.id, dst)) {
@@ -589,7 +565,7 @@ class Simulator {
       const uint8_t u = policies_[s].Pick(key, view);
       if (u == lb::kNoUplink) {
         ++drops_no_route_;
-        FreePacket(pkt);
+        FreePacket();
         return;
       }
       if constexpr (kFeed == lb::RemoteFeed::kLeafFeedback) {
@@ -597,15 +573,14 @@ class Simulator {
       }
       out = w_ + u;
     }
-    Enqueue(PortIndex(n_ + s, out), pkt);
+    Enqueue(PortIndex(n_ + s, out), pk);
   }
 
-  void HostReceive(uint32_t h, uint32_t pkt) {
-    Packet& pk = pkts_[pkt];
+  void HostReceive(uint32_t h, Packet& pk) {
     FlowState& f = flows_[pk.flow];
     if (pk.dst != h) {
       ++misdelivered_;
-      FreePacket(pkt);
+      FreePacket();
       return;
     }
     if (pk.cls == SizeClass::kData) {
@@ -640,7 +615,7 @@ class Simulator {
       // route, which read from the destination's side is the reverse path.
       if (c_.host == HostScheme::kDrb) DrbRoute(f, /*ack=*/true, pk);
       HostState& hs = hosts_[h];
-      hs.acks.push_back(pkt);
+      hs.acks.push_back(pk);
       HostTry(h);
       return;
     }
@@ -652,7 +627,7 @@ class Simulator {
       const uint32_t before = f.acked;
       TxOnAck(pk.flow, f, pk);
       const uint32_t fi = pk.flow;
-      FreePacket(pkt);
+      FreePacket();
       if (f.acked != before && f.acked == f.total) {
         ++flows_done_;
         cct_ = std::max(cct_, now_);
@@ -665,7 +640,7 @@ class Simulator {
       ++flows_done_;
       cct_ = std::max(cct_, now_);
     }
-    FreePacket(pkt);
+    FreePacket();
   }
 
   // CONGA (conga.h): an ACK on its way down carries the CE its data packet
@@ -813,7 +788,7 @@ class Simulator {
     HostState& hs = hosts_[h];
     if (hs.wake_at <= t) return;
     hs.wake_at = t;
-    Push(t, EventType::kHostWake, h, 0, 0, ++hs.wake_gen);
+    Push(t, EventType::kHostWake, h, 0, ++hs.wake_gen);
   }
 
   // The host's pacer: a bucket of host_burst frames filling at one frame
@@ -855,10 +830,10 @@ class Simulator {
       return;
     }
     const bool send_ack = ack_ready && (!data_ready || !hs.last_was_ack);
-    uint32_t pkt;
+    Packet pk{};
     TimePs ser;
     if (send_ack) {
-      pkt = hs.acks[hs.acks_head++];
+      pk = hs.acks[hs.acks_head++];
       if (hs.acks_head == hs.acks.size()) {
         hs.acks.clear();
         hs.acks_head = 0;
@@ -869,8 +844,7 @@ class Simulator {
       if (hs.rr >= hs.active.size()) hs.rr = 0;
       const uint32_t fi = hs.active[hs.rr];
       FlowState& f = flows_[fi];
-      pkt = NewPacket();
-      Packet& pk = pkts_[pkt];
+      NewPacket();
       pk.src = f.src;
       pk.dst = f.dst;
       pk.flow = fi;
@@ -925,7 +899,7 @@ class Simulator {
     hs.last_was_ack = send_ack;
     hs.nic_free = now_ + ser + gap_;
     const OutPort& up = ports_[h];
-    Push(now_ + pre_ + ser + prop_, EventType::kArrive, up.peer_node, up.peer_port, pkt);
+    PushArrival(now_ + pre_ + ser + prop_, up.peer_node, up.peer_port, pk);
     if (!hs.active.empty() || hs.acks_head < hs.acks.size()) ScheduleWake(h, hs.nic_free);
   }
 
@@ -1025,15 +999,13 @@ class Simulator {
   std::vector<OutPort> ports_;
   std::vector<HostState> hosts_;
   std::vector<FlowState> flows_;
-  std::vector<Packet> pkts_;
-  std::vector<uint32_t> free_;
   EventQueue events_;
   TimePs now_ = 0;
   TimePs cct_ = 0;
   uint64_t processed_ = 0, total_data_ = 0, acks_received_ = 0, flows_done_ = 0;
   uint64_t data_sent_ = 0, ack_sent_ = 0, ecn_marks_ = 0;
   uint64_t drops_no_route_ = 0, drops_link_down_ = 0, drops_buffer_ = 0;
-  uint64_t peak_in_flight_ = 0;
+  uint64_t in_flight_ = 0, peak_in_flight_ = 0;
   uint64_t data_received_ = 0, misdelivered_ = 0;
   // Transport (--cca): per flow, and per (flow, sequence number).
   std::vector<TxState> tx_;

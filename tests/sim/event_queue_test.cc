@@ -19,7 +19,7 @@ TEST(EventQueue, PopsInTheOrderOfOneGlobalHeap) {
     auto push = [&](TimePs t) {
       Event e{};
       e.t = t;
-      e.pkt = static_cast<uint32_t>(seq);
+      e.node = static_cast<uint32_t>(seq);
       q.Push(e);
       e.seq = seq++;
       ref.Push(e);
@@ -30,7 +30,7 @@ TEST(EventQueue, PopsInTheOrderOfOneGlobalHeap) {
       const Event got = q.Pop();
       ASSERT_EQ(got.t, want.t);
       ASSERT_EQ(got.seq, want.seq);
-      ASSERT_EQ(got.pkt, want.pkt);
+      ASSERT_EQ(got.node, want.node);
       now = got.t;
       // Pushes: same time (ties), same bucket, within the horizon, far
       // beyond it; sometimes none (the queue drains and jumps).

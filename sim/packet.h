@@ -1,0 +1,42 @@
+// Packet: one frame in flight in ofan-sim, data or ACK (sim.h's model).
+//
+// expects:   filled by the sending host (sim.cc HostTry), turned into its ACK
+//            by the receiving host
+// modifies:  nothing; switches set the CE and CONGA fields as it passes
+// next:      travels inside its arrival Event (event_queue.h): a packet has
+//            exactly one pending event, so it is stored there, read in time
+//            order with its event, and never looked up in a pool (at k=64 a
+//            pool of some 10 M packets made each hop a DRAM miss)
+#pragma once
+
+#include <cstdint>
+
+#include "dataplane/lb/types.h"
+
+namespace ofan::sim {
+
+struct Packet {
+  uint32_t src, dst;
+  uint32_t flow;
+  uint32_t entropy;  // hashed by the switches (UDP source port of RoCEv2)
+  uint32_t echo;     // ACK: the entropy of the data packet it acknowledges (REPS)
+  uint16_t frame;
+  lb::SizeClass cls;
+  uint8_t ecn;       // data: CE; ACK: ECE echoed
+  uint8_t route[2];  // DRB source route: edge uplink, agg uplink
+  // CONGA's overlay fields (policies/conga.h): the uplink chosen at the edge
+  // and at the agg, and for each the max level of the links crossed since;
+  // an ACK carries those of the data packet it acknowledges as feedback.
+  uint8_t tag[2];
+  uint8_t ce[2];
+  uint8_t fb_tag[2];
+  uint8_t fb_ce[2];
+  // Transport (--cca): the flow's sequence number, a retransmission, the
+  // flow's timeout epoch when sent; an ACK keeps its data packet's.
+  uint8_t rtx;
+  uint8_t epoch;
+  uint32_t seq;
+  lb::TimePs sent;  // when the data packet left its host
+};
+
+}  // namespace ofan::sim
