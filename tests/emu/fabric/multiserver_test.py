@@ -33,7 +33,7 @@ cores c0, c2 on srv0; 8 links cross), with:
     throwaway host key and client key: every part up (shared engine),
     all-pairs ping from each server and ping --plan (240 pairs), status
     --plan (each server's part); run --plan, a 256 KiB permutation of the
-    16 hosts, a uroce process on each server: it verifies, 8 ranks on
+    16 hosts (--ooo), a uroce process on each server: it verifies, 8 ranks on
     each, and against the same run on the same fabric whole on srv0 (up
     and down first) the exact figures match (verified, workload, bytes,
     ranks' hosts, every switch's queues reported), the CCT ratio printed;
@@ -456,7 +456,11 @@ def coordinator_checks(ssh_config, single):
 
 
 # The permutation both runs make: the single-server fabric's and the split one's.
-RUN_ARGS = ("run", "--workload", "perm", "--msg", "256KiB", "--lbs", "ofan", "--json")
+# Out-of-order placement (--ooo): Ofan sprays a flow's packets over paths
+# that, split, differ by the kernel's VXLAN hop; without it the receivers
+# NAK the reordering and go back N, and the split run's CCT is 2-3x the
+# single one's (bench/RESULTS.md, "One fabric over two servers").
+RUN_ARGS = ("run", "--workload", "perm", "--msg", "256KiB", "--lbs", "ofan", "--ooo", "--json")
 
 
 def single_server_run():
