@@ -14,8 +14,8 @@
 // horizon (kBuckets buckets from the current one) is appended to its bucket,
 // unsorted; one beyond goes to a 4-ary heap (`far_`: retransmission timers,
 // rare). When the current bucket runs out, the next non-empty one is sorted
-// once and read in order; the few events pushed into the bucket being read
-// (host wake-ups) go to a small heap (`near_`) that Pop merges with it.
+// once (a stable counting sort on time) and read in order; the few events pushed into the bucket
+// being read (host wake-ups) go to a small heap (`near_`) that Pop merges with it.
 #pragma once
 
 #include <algorithm>
@@ -123,9 +123,9 @@ class EventQueue {
   uint64_t pushed() const { return next_seq_; }
 
   Event Pop() {
-    if (pos_ == sorted_.size() && near_.empty()) Advance();
+    if (pos_ == end_ && near_.empty()) Advance();
     --size_;
-    if (pos_ < sorted_.size() && (near_.empty() || EventBefore(sorted_[pos_], near_.top()))) {
+    if (pos_ < end_ && (near_.empty() || EventBefore(sorted_[pos_], near_.top()))) {
       return sorted_[pos_++];
     }
     return near_.Pop();
@@ -135,7 +135,7 @@ class EventQueue {
   // The current bucket is exhausted (and empty() is false): move to the next
   // non-empty one and sort it.
   void Advance() {
-    sorted_.clear();
+    end_ = 0;
     pos_ = 0;
     // The next bucket holding anything: in the ring, or the far heap's first
     // (then the horizon catches up with it).
@@ -153,20 +153,48 @@ class EventQueue {
     }
     Bucket& bucket = ring_[cur_ & (kBuckets - 1)];
     if (bucket.head != kNone) {
-      // Gather the bucket's chunks (in push order) and recycle them.
+      // Read the bucket out in (t, seq) order and recycle its chunks. The
+      // chunks hold its events in sequence order: those that came from the
+      // far heap first (moved in (t, seq) order as soon as the horizon
+      // reached them, before anything could be pushed into the bucket
+      // directly), then the direct pushes. So a sort by time that is
+      // stable suffices: counting on the time within the bucket (kShift
+      // bits), or insertion for a few events.
+      size_t n = 0;
+      uint32_t count[kSpan + 1] = {};
+      for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
+        const Chunk& ch = chunks_[c];
+        for (uint32_t i = 0; i < ch.n; ++i) ++count[(ch.ev[i].t & (kSpan - 1)) + 1];
+        n += ch.n;
+      }
+      if (sorted_.size() < n) sorted_.resize(n);
+      end_ = n;
+      if (n <= kInsertionMax) {
+        size_t at = 0;
+        for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
+          const Chunk& ch = chunks_[c];
+          for (uint32_t i = 0; i < ch.n; ++i) {
+            size_t j = at++;
+            for (; j > 0 && sorted_[j - 1].t > ch.ev[i].t; --j) sorted_[j] = sorted_[j - 1];
+            sorted_[j] = ch.ev[i];
+          }
+        }
+      } else {
+        for (uint32_t v = 1; v <= kSpan; ++v) count[v] += count[v - 1];
+        for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
+          const Chunk& ch = chunks_[c];
+          for (uint32_t i = 0; i < ch.n; ++i) sorted_[count[ch.ev[i].t & (kSpan - 1)]++] = ch.ev[i];
+        }
+      }
       for (uint32_t c = bucket.head; c != kNone;) {
-        Chunk& ch = chunks_[c];
-        sorted_.insert(sorted_.end(), ch.ev, ch.ev + ch.n);
-        const uint32_t next = ch.next;
-        ch.next = free_;
+        const uint32_t next = chunks_[c].next;
+        chunks_[c].next = free_;
         free_ = c;
         c = next;
       }
       bucket.head = bucket.tail = kNone;
       occupied_[(cur_ & (kBuckets - 1)) / 64] &= ~(uint64_t{1} << (cur_ % 64));
-      in_ring_ -= sorted_.size();
-      std::sort(sorted_.begin(), sorted_.end(),
-                [](const Event& a, const Event& b) { return EventBefore(a, b); });
+      in_ring_ -= n;
     }
   }
 
@@ -190,6 +218,8 @@ class EventQueue {
   // A bucket's events live in a list of fixed-size chunks from one pool, so
   // that memory follows the events pending, not every bucket's peak.
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint32_t kSpan = 1u << kShift;  // ps per bucket
+  static constexpr size_t kInsertionMax = 32;
   static constexpr uint64_t kNoBucket = UINT64_MAX;
   static constexpr uint32_t kChunk = 63;
   struct Chunk {
@@ -233,8 +263,8 @@ class EventQueue {
   std::vector<Chunk> chunks_;
   uint32_t free_ = kNone;                  // recycled chunks, linked by next
   uint64_t occupied_[kBuckets / 64] = {};  // ring buckets holding events
-  std::vector<Event> sorted_;              // the current bucket, in order
-  size_t pos_ = 0;                         // next to pop from sorted_
+  std::vector<Event> sorted_;              // the current bucket, in order, up to end_
+  size_t pos_ = 0, end_ = 0;               // next to pop from sorted_, and its end
   EventHeap near_;                         // pushed into the current bucket
   EventHeap far_;                          // beyond the ring's horizon
   uint64_t cur_ = 0;                       // the current bucket (t >> kShift)

@@ -36,7 +36,7 @@ TEST(EventQueue, PopsInTheOrderOfOneGlobalHeap) {
       // beyond it; sometimes none (the queue drains and jumps).
       const uint32_t n = step < 150000 ? rng.Below(3) : 0;
       for (uint32_t j = 0; j < n; ++j) {
-        switch (rng.Below(5)) {
+        switch (rng.Below(7)) {
           case 0:
             push(now);
             break;
