@@ -171,6 +171,7 @@ class Simulator {
   // ---- construction -------------------------------------------------------
   void BuildSwitches() {
     const uint32_t ns = static_cast<uint32_t>(t_.num_switches());
+    no_failures_ = failed_.count() == 0;
     switches_.resize(ns);
     policies_.reserve(ns);
     for (uint32_t s = 0; s < ns; ++s) {
@@ -200,7 +201,7 @@ class Simulator {
   // the first one's masks are computed.
   const lb::UplinkTable* SharedTable(SwitchId s, const lb::SwitchInfo& in) {
     const size_t role = static_cast<size_t>(in.role);
-    if (failed_.count() == 0 && role_table_[role] != nullptr) return role_table_[role];
+    if (no_failures_ && role_table_[role] != nullptr) return role_table_[role];
     std::vector<lb::PortMask> masks = t_.valid_uplink_table(s, failed_);
     const size_t own = in.role == lb::Role::kEdge ? s.value() : static_cast<size_t>(in.pod);
     if (own < masks.size()) masks[own] = lb::PortMask{(uint64_t{1} << t_.num_uplinks(s)) - 1};
@@ -994,6 +995,7 @@ class Simulator {
   std::vector<std::vector<lb::PortMask>> table_masks_;    // each table's masks
   std::unordered_map<uint64_t, std::vector<uint32_t>> tables_by_hash_;
   const lb::UplinkTable* role_table_[3] = {};  // without failures: per role
+  bool no_failures_ = false;                   // failed_.count() == 0 (counts every link)
   std::vector<SwitchState> switches_;
   std::vector<Policy> policies_;
   std::vector<OutPort> ports_;

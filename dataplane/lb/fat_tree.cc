@@ -34,15 +34,6 @@ std::string FatTree::Describe() const {
                      num_edges(), num_aggs());
 }
 
-SwitchInfo FatTree::info(SwitchId s) const {
-  int v = static_cast<int>(s.value());
-  if (v < num_edges()) return {Role::kEdge, v / edges_per_pod_, v % edges_per_pod_};
-  v -= num_edges();
-  if (v < num_aggs()) return {Role::kAgg, v / w(), v % w()};
-  v -= num_aggs();
-  return {Role::kCore, 0, v};
-}
-
 int FatTree::num_ports(SwitchId) const { return k_; }
 
 int FatTree::num_uplinks(SwitchId s) const {
@@ -137,31 +128,6 @@ int FatTree::num_dests(SwitchId s) const {
 
 int FatTree::dest_of(SwitchId s, HostId dst) const {
   return role(s) == Role::kEdge ? edge_of(dst) : pod_of(dst);
-}
-
-bool FatTree::is_below(SwitchId s, HostId dst) const {
-  const SwitchInfo in = info(s);
-  switch (in.role) {
-    case Role::kEdge:
-      return edge_of(dst) == static_cast<int>(s.value());
-    case Role::kAgg:
-      return levels_ == 2 || pod_of(dst) == in.pod;
-    case Role::kCore:
-      return true;
-  }
-  return false;
-}
-
-int FatTree::down_port(SwitchId s, HostId dst) const {
-  switch (role(s)) {
-    case Role::kEdge:
-      return slot_of(dst);
-    case Role::kAgg:
-      return levels_ == 2 ? edge_of(dst) : edge_of(dst) % edges_per_pod_;
-    case Role::kCore:
-      return pod_of(dst);
-  }
-  return 0;
 }
 
 uint32_t FatTree::num_links() const {

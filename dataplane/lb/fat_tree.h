@@ -170,4 +170,39 @@ class FatTree {
   int edges_per_pod_ = 0;
 };
 
+// Per packet in the simulator: inline.
+inline SwitchInfo FatTree::info(SwitchId s) const {
+  int v = static_cast<int>(s.value());
+  if (v < num_edges()) return {Role::kEdge, v / edges_per_pod_, v % edges_per_pod_};
+  v -= num_edges();
+  if (v < num_aggs()) return {Role::kAgg, v / w(), v % w()};
+  v -= num_aggs();
+  return {Role::kCore, 0, v};
+}
+
+inline bool FatTree::is_below(SwitchId s, HostId dst) const {
+  const SwitchInfo in = info(s);
+  switch (in.role) {
+    case Role::kEdge:
+      return edge_of(dst) == static_cast<int>(s.value());
+    case Role::kAgg:
+      return levels_ == 2 || pod_of(dst) == in.pod;
+    case Role::kCore:
+      return true;
+  }
+  return false;
+}
+
+inline int FatTree::down_port(SwitchId s, HostId dst) const {
+  switch (role(s)) {
+    case Role::kEdge:
+      return slot_of(dst);
+    case Role::kAgg:
+      return levels_ == 2 ? edge_of(dst) : edge_of(dst) % edges_per_pod_;
+    case Role::kCore:
+      return pod_of(dst);
+  }
+  return 0;
+}
+
 }  // namespace ofan::lb
