@@ -130,9 +130,11 @@ Row Aggregate(const PointKey& key, const SimConfig& cfg, const std::vector<SimRe
   return r;
 }
 
+// The figure's fields, and the fabric (k, hosts) of every figure.
 json RowJson(const Figure& f, const Row& r) {
   json j{{"lb", r.key.lb}};
   for (Field x : f.fields) j[std::string(FieldName(x))] = FieldJson(x, r);
+  for (Field x : {Field::kK, Field::kHosts}) j[std::string(FieldName(x))] = FieldJson(x, r);
   j["seeds"] = r.seeds;
   j["cct_us"] = r.cct_us;
   j["cct_lower_bound_us"] = r.cct_lower_bound_us;

@@ -13,7 +13,7 @@ SIM = os.environ.get("OFAN_SIM", "build/sim/ofan-sim")
 FIGURES = ["5a", "5b", "5c", "6", "7a", "7b", "8a", "8b", "9", "10", "11", "12", "13", "14"]
 # Figures whose engine feature is missing: they exit 2 with one line.
 NOT_YET = {"11"}
-ROW_FIELDS = {"lb", "cct_inflation", "queue_max_pkts"}
+ROW_FIELDS = {"lb", "k", "hosts", "cct_inflation", "queue_max_pkts"}
 KEY_FIELDS = {"cca", "k", "hosts", "msg_bytes", "packet_bytes", "fail_prob", "placement",
               "model", "eplb"}
 
