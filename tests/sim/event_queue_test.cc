@@ -33,7 +33,8 @@ TEST(EventQueue, PopsInTheOrderOfOneGlobalHeap) {
       ASSERT_EQ(got.node, want.node);
       now = got.t;
       // Pushes: same time (ties), same bucket, within the horizon, far
-      // beyond it; sometimes none (the queue drains and jumps).
+      // beyond it, ties around the horizon, crowded buckets; sometimes none
+      // (the queue drains and jumps).
       const uint32_t n = step < 150000 ? rng.Below(3) : 0;
       for (uint32_t j = 0; j < n; ++j) {
         switch (rng.Below(7)) {
@@ -49,8 +50,17 @@ TEST(EventQueue, PopsInTheOrderOfOneGlobalHeap) {
           case 3:
             push(now + rng.Below(1u << 24));
             break;
-          default:
+          case 4:
             push(now + (uint64_t{1} << 30) + rng.Below(1u << 30));
+            break;
+          case 5:  // ties on a coarse grid around the horizon (far and direct)
+            push((now / 4096 + 1) * 4096 + (uint64_t{1} << 22) - 4096 * rng.Below(3));
+            break;
+          default:
+            if (rng.Below(50) == 0) {  // 80 events, many tied, in one 256 ps bucket
+              const TimePs at = (now / 256 + 4 + rng.Below(20)) * 256;
+              for (int b = 0; b < 80; ++b) push(at + rng.Below(64));
+            }
             break;
         }
       }
