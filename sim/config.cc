@@ -107,6 +107,7 @@ Status SimConfig::Validate() const {
         "--host {0} needs switches that follow the host's path (--lb source); use --lb {0}",
         HostSchemeName(host)));
   }
+  if (Status s = ValidateMix(*this); !s) return s;
   return {};
 }
 

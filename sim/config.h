@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "dataplane/lb/policy.h"
+#include "sim/placement.h"
 #include "sim/transport/cca.h"
 
 namespace ofan::sim {
@@ -38,6 +39,9 @@ struct SimConfig {
   int k = 12;
   int levels = 3;
   lb::PolicyConfig policy;  // policy.kind, pipe size, AR quanta, ...
+  // Incremental deployment (sim/placement.h): which switches run `policy`
+  // and which another; placement kAll: every switch runs `policy`.
+  LbMix mix;
   HostScheme host = HostScheme::kFixed;
   WorkloadKind workload = WorkloadKind::kPerm;
   std::string matrix_file;  // "src dst bytes" lines, for kMatrix

@@ -207,6 +207,7 @@ int Main(int argc, char** argv) {
   SimConfig c;
   std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
               ecn = "80000", cca = "none";
+  std::string lb_tiers, lb_placement, lb_rest = "ar";
   std::string ar_quanta, msgs_list, lbs_list = "ecmp,rps,rr,ar,ofan,pofan", plot, out_json;
   uint32_t seeds = 1;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
@@ -225,6 +226,14 @@ int Main(int argc, char** argv) {
              "or a host scheme with its switch side: drb (host rotation + source routing),\n"
              "ethereal (one source-routed subflow per path, ACKs on the reverse path),\n"
              "reps (recycled entropies + ECMP), spray (random entropy per packet + ECMP)")
+      ->capture_default_str();
+  app.add_option("--lb-tiers", lb_tiers,
+                 "incremental deployment (§6.4): a policy per switch tier, e.g. "
+                 "edge=4ofan,agg=ar (tiers edge|agg|core; a tier not named runs --lb)");
+  app.add_option("--lb-placement", lb_placement,
+                 "incremental deployment (§6.4, Fig. 11): --lb on half of the edge and agg "
+                 "switches, --lb-rest on the others: random-switches|random-pods|agg|edge");
+  app.add_option("--lb-rest", lb_rest, "--lb-placement: the policy of the switches outside it")
       ->capture_default_str();
   app.add_option(
       "--host", host_name,
@@ -331,6 +340,16 @@ int Main(int argc, char** argv) {
     auto h = ParseHostScheme(host_name);
     if (!h) return usage(h.error().message);
     c.host = *h;
+  }
+  if (!lb_tiers.empty() && !lb_placement.empty())
+    return usage("--lb-tiers and --lb-placement are two ways to mix; give one");
+  if (app.count("--lb-rest") && lb_placement.empty())
+    return usage("--lb-rest needs --lb-placement");
+  if (!lb_tiers.empty()) {
+    if (Status s = ApplyLbTiers(lb_tiers, c); !s) return usage(s.error().message);
+  }
+  if (!lb_placement.empty()) {
+    if (Status s = ApplyLbPlacement(lb_placement, lb_rest, c); !s) return usage(s.error().message);
   }
   auto w = ParseWorkload(workload);
   if (!w) return usage(w.error().message);

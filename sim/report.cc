@@ -33,6 +33,18 @@ json ConfigJson(const SimConfig& c) {
          {"cca", CcaName(c.cca)},
          {"init_window_bdps", c.init_window_bdps},
          {"fail_prob", c.fail_prob}};
+  if (c.mix.mixed()) {  // absent otherwise: single-policy reports stay as they were
+    j["lb_placement"] = PlacementName(c.mix.placement);
+    if (c.mix.placement == Placement::kTiers) {
+      json tiers = json::object();
+      for (size_t i = 0; i < kTierNames.size(); ++i) {
+        if (c.mix.has_tier[i]) tiers[std::string(kTierNames[i])] = c.mix.tier_name[i];
+      }
+      j["lb_tiers"] = tiers;
+    } else {
+      j["lb_rest"] = c.mix.rest_name;
+    }
+  }
   if (c.workload == WorkloadKind::kMoe) {
     j["moe_matrix"] = c.moe_matrix_file.empty() ? "generated" : c.moe_matrix_file;
     j["moe_eplb"] = c.moe_eplb;

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <unordered_map>
+#include <variant>
 
 #include "common/rng.h"
 #include "dataplane/fabric/egress_timeline.h"
@@ -17,6 +19,7 @@
 #include "sim/event_queue.h"
 #include "sim/failures.h"
 #include "sim/lower_bound.h"
+#include "sim/placement.h"
 #include "sim/transport/cca.h"
 #include "sim/workload.h"
 
@@ -94,25 +97,48 @@ struct SwitchState {
   int pod;
   int index;
   uint32_t num_dests;
+  uint32_t pipe_size;                      // its policy's ports per pipe (POfan), at least 1
   const lb::UplinkTable* table = nullptr;  // Simulator::tables_ (shared)
   // LbView::remote: per (dest, uplink), the level of the path beyond, for
   // policies that hear from the fabric (CONGA's feedback, SGLB's sync).
   std::vector<uint8_t> remote;
 };
 
+// A switch of a mixed run (sim/placement.h): its own policy, chosen once at
+// construction. Pick dispatches on the variant's index (std::visit: a jump
+// table, no virtual call, no allocation). The mix holds no policy that hears
+// from the fabric (ValidateMix), so kFeed is kNone as RemoteFeedOf says.
+class MixedPolicy {
+ public:
+  MixedPolicy(const lb::PolicyConfig& c, const lb::SwitchLbSetup& s)
+      : p_(c, s), queue_aware_(lb::IsQueueAware(c.kind)) {}
+  uint8_t Pick(const lb::PacketKey& key, lb::LbView& view) {
+    return std::visit([&](auto& p) { return p.Pick(key, view); }, p_.variant());
+  }
+  bool queue_aware() const { return queue_aware_; }
+
+ private:
+  lb::AnyPolicy p_;
+  bool queue_aware_;
+};
+
 template <class Policy>
 class Simulator {
   static constexpr lb::RemoteFeed kFeed = lb::RemoteFeedOf<Policy>();
+  static constexpr bool kMixed = std::is_same_v<Policy, MixedPolicy>;
 
  public:
+  // mix: each switch's policy (SwitchPolicies) for a MixedPolicy run, else
+  // empty and every switch runs c.policy.
   Simulator(const SimConfig& c, const lb::FatTree& tree, std::vector<Flow> flows,
-            const lb::LinkSet& failed, double rho)
+            const lb::LinkSet& failed, double rho, std::vector<lb::PolicyConfig> mix = {})
       : c_(c),
         t_(tree),
         failed_(failed),
         rho_(rho),
         rng_(SplitMix64(c.seed) ^ 0x51Aull),
-        meter_(c.policy) {
+        meter_(c.policy),
+        mix_(std::move(mix)) {
     const double ps_per_byte = 8000.0 / c.link_gbps;
     ser_data_ = static_cast<TimePs>(std::llround(c.frame_bytes() * ps_per_byte));
     ser_ack_ = static_cast<TimePs>(std::llround(c.ack_bytes * ps_per_byte));
@@ -188,7 +214,9 @@ class Simulator {
       }
       lb::SwitchLbSetup setup{st.table, k_,
                               static_cast<uint32_t>(SplitMix64(c_.seed * 1315423911ull + s))};
-      policies_.emplace_back(c_.policy, setup);
+      const lb::PolicyConfig& pc = mix_.empty() ? c_.policy : mix_[s];
+      st.pipe_size = std::max(1u, pc.pipe_size);
+      policies_.emplace_back(pc, setup);
     }
   }
 
@@ -547,7 +575,7 @@ class Simulator {
       key.key = static_cast<uint16_t>(key.dest + st.num_dests * static_cast<uint32_t>(pk.cls));
       key.frame_bytes = pk.frame;
       key.slice = static_cast<uint8_t>(t_.slot_of(dst));
-      key.pipe = static_cast<uint8_t>(in_port / std::max(1u, c_.policy.pipe_size));
+      key.pipe = static_cast<uint8_t>(in_port / st.pipe_size);
       key.source_uplink = pk.route[st.role == lb::Role::kEdge ? 0 : 1];
       uint32_t qbytes[lb::kMaxUplinks];
       lb::LbView view{st.table, nullptr, now_, nullptr};
@@ -555,7 +583,7 @@ class Simulator {
         if (kFeed == lb::RemoteFeed::kPathQuality && now_ >= next_sync_) SyncPathQuality();
         view.remote = st.remote.data();
       }
-      if constexpr (lb::IsQueueAware(lb::kKindOf<Policy>)) {
+      if (QueueAware(s)) {
         for (uint32_t u = 0; u < w_; ++u) {
           OutPort& p = ports_[PortIndex(n_ + s, w_ + u)];
           p.q.Advance(now_);
@@ -575,6 +603,16 @@ class Simulator {
       out = w_ + u;
     }
     Enqueue(PortIndex(n_ + s, out), pk);
+  }
+
+  // Does switch s's policy read its uplinks' queues? Known at compile time
+  // unless the run is mixed.
+  bool QueueAware(uint32_t s) const {
+    if constexpr (kMixed) {
+      return policies_[s].queue_aware();
+    } else {
+      return lb::IsQueueAware(lb::kKindOf<Policy>);
+    }
   }
 
   void HostReceive(uint32_t h, Packet& pk) {
@@ -984,6 +1022,7 @@ class Simulator {
   // measure their own uplinks; SGLB's levels of every port and each agg's
   // best onward level per pod, as of the last sync.
   lb::LinkMeter meter_;
+  std::vector<lb::PolicyConfig> mix_;  // per switch, mixed runs only
   std::vector<lb::Dre> port_dre_;
   std::vector<uint8_t> port_level_;
   std::vector<uint8_t> agg_best_;
@@ -1035,11 +1074,18 @@ Result<SimResult> RunSim(const SimConfig& c) {
   // rate.
   SimConfig run = c;
   run.policy.link_gbps = c.link_gbps;
-  SimResult r = lb::WithPolicyType(c.policy.kind, [&](auto type) {
-    using P = typename decltype(type)::type;
-    Simulator<P> sim(run, *tree, std::move(*flows), *failed, rho);
-    return sim.Run();
-  });
+  SimResult r;
+  if (c.mix.mixed()) {
+    std::vector<lb::PolicyConfig> mix = SwitchPolicies(run, *tree);
+    Simulator<MixedPolicy> sim(run, *tree, std::move(*flows), *failed, rho, std::move(mix));
+    r = sim.Run();
+  } else {
+    r = lb::WithPolicyType(c.policy.kind, [&](auto type) {
+      using P = typename decltype(type)::type;
+      Simulator<P> sim(run, *tree, std::move(*flows), *failed, rho);
+      return sim.Run();
+    });
+  }
   r.workload = std::move(info);
   r.cct_lower_bound_us = bound.seconds * 1e6;
   r.lower_bound_kind = bound.kind;

@@ -28,7 +28,7 @@ class Cli(unittest.TestCase):
                     "--ack-bytes", "--gap-bytes", "--load", "--buffer", "--ecn", "--fail-prob",
                     "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host", "--moe-matrix",
                     "--eplb", "--moe-scale", "--model", "--fsdp-layers", "--fsdp-phases", "--cca",
-                    "--init-window"]:
+                    "--init-window", "--lb-tiers", "--lb-placement", "--lb-rest"]:
             self.assertIn(opt, p.stdout, opt)
 
     def test_version_is_the_projects(self):
@@ -67,6 +67,42 @@ class Cli(unittest.TestCase):
             self.assertEqual(d["flows_incomplete"], 0, lb)
             # CONGA's feedback and SGLB's dissemination are heard; nobody else listens.
             self.assertEqual(d["remote_updates"] > 0, lb in ("conga", "sglb"), lb)
+
+    def test_a_mixed_run_completes_and_is_deterministic(self):
+        def mixed(*extra):
+            p = run("--k", "4", "--lb", "4ofan", "--msg", "32KiB", "--json", *extra, check_rc=0)
+            d = json.loads(p.stdout)
+            d.pop("wall_s")
+            return d
+        for mix in (["--lb-placement", "random-pods"], ["--lb-placement", "random-switches"],
+                    ["--lb-placement", "edge", "--lb-rest", "ecmp"],
+                    ["--lb-tiers", "edge=ar,agg=4ofan,core=ar"]):
+            a, b = mixed(*mix), mixed(*mix)
+            self.assertEqual(a, b, mix)
+            self.assertEqual(a["flows_incomplete"], 0, mix)
+            self.assertEqual(a["misdelivered"], 0, mix)
+        d = mixed("--lb-placement", "agg")
+        self.assertEqual((d["config"]["lb_placement"], d["config"]["lb_rest"]), ("agg", "ar"))
+        self.assertNotIn("lb_placement", json.loads(run("--k", "4", "--msg", "16KiB", "--json",
+                                                        check_rc=0).stdout)["config"])
+        # A mix whose every switch runs --lb is the single-policy run.
+        same = mixed("--lb-tiers", "edge=4ofan")
+        single = mixed()
+        self.assertEqual(same["cct_us"], single["cct_us"])
+        self.assertEqual(same["events"], single["events"])
+
+    def test_bad_mixes_exit_2_with_one_line(self):
+        for args in (["--lb-tiers", "spine=ar"], ["--lb-tiers", "edge=nope"],
+                     ["--lb-tiers", "edge=ar,edge=4ofan"], ["--lb-tiers", "edge"],
+                     ["--lb-tiers", "edge=drb"], ["--lb-placement", "nowhere"],
+                     ["--lb-placement", "edge", "--lb-rest", "conga"],
+                     ["--lb", "sglb", "--lb-tiers", "agg=ar"], ["--lb-rest", "ecmp"],
+                     ["--levels", "2", "--lb-tiers", "edge=ar"],
+                     ["--lb-tiers", "edge=ar", "--lb-placement", "edge"]):
+            p = run("--k", "4", *args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertEqual(len([ln for ln in p.stderr.splitlines()
+                                  if ln.startswith("ofan-sim:")]), 1, f"{args}: {p.stderr}")
 
     def test_pair_reproduces_appendix_a_bound(self):
         d = json.loads(run("--k", "4", "--workload", "pair", "--msg", "1MiB", "--json",
