@@ -1,6 +1,7 @@
-// ofan-sim: packet-level simulation of a fat tree running one LB policy, to
-// reproduce the paper's queue laws (Thm. 1, 2, 5, 7; Fig. 4) and CCTs on the
-// same LB code the dataplane runs.
+// ofan-sim: packet-level simulation of a fat tree running one LB policy (or,
+// for incremental deployment, a mix of them: sim/placement.h), to reproduce
+// the paper's queue laws (Thm. 1, 2, 5, 7; Fig. 4) and CCTs on the same LB
+// code the dataplane runs.
 //
 // Exit codes: 0 success; 1 the run failed (the message says why); 2 bad
 // command line; 3 the run finished but some flows did not complete (packets
