@@ -283,8 +283,9 @@ def leashed(plan: Plan, plan_file: Path, remote: Remote,
     --part) on every server at once, each part's stdin its leash: a part
     run with --part stops once its stdin closes, which happens to all the
     others as soon as one fails, when `timeout` passes, and when the
-    coordinator stops or dies. {server: its JSON}; CoordinatorError naming
-    the part that failed first (its exit code where it is 2 or 3)."""
+    coordinator stops or dies. {server: its JSON}, in the plan's order;
+    CoordinatorError naming the part that failed first (its exit code
+    where it is 2 or 3)."""
     where = plan_path(plan, plan_file)
     text = plan_file.read_text()
     opened = remote.open(plan.servers)
@@ -326,7 +327,9 @@ def leashed(plan: Plan, plan_file: Path, remote: Remote,
             time.sleep(0.1)
         if first is not None:
             raise first
-        return res
+        # The plan's order, not the order the parts finished in: merged
+        # reports list the servers as the plan does.
+        return {name: res[name] for name in procs}
     finally:
         _let_go(procs.values())
         for _, p, out, err in procs.values():
