@@ -674,11 +674,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         plan, _ = plan_mod.load(args.plan)
         res = coordinator.everywhere(plan, remote(args), ["status", "--name", plan.name,
                                                           "--json"], progress)
-        bad = [str(e) for e in res.values() if isinstance(e, Exception)]
-        emit(args, {n: (str(e) if isinstance(e, Exception) else e) for n, e in res.items()},
-             "\n".join(f"{n}: {e}" if isinstance(e, Exception) else status_text(e)
-                       for n, e in res.items()))
-        return EXIT_FAIL if bad else EXIT_OK
+        return emit_everywhere(args, plan, res, "status", "\n".join(
+            f"{n}: {e}" if isinstance(e, Exception) else status_text(e) for n, e in res.items()))
     if args.name is None:
         names = State.names()
         if len(names) != 1:
@@ -739,11 +736,12 @@ def cmd_fail_restore(args: argparse.Namespace) -> int:
 
 
 def emit_everywhere(args: argparse.Namespace, plan: plan_mod.Plan, res: dict[str, Any],
-                    what: str) -> int:
-    """What a verb on every server gave; exit 1 if it failed on any."""
+                    what: str, text: str | None = None) -> int:
+    """What a verb on every server gave (for people: `text`, or one line
+    of what it did and where it failed); exit 1 if it failed on any."""
     bad = [str(e) for e in res.values() if isinstance(e, Exception)]
     emit(args, {n: (str(e) if isinstance(e, Exception) else e) for n, e in res.items()},
-         f"{what}: {plan.name} on {len(plan.servers)} servers"
+         text if text is not None else f"{what}: {plan.name} on {len(plan.servers)} servers"
          + (f"; failed: {'; '.join(bad)}" if bad else ""))
     return EXIT_FAIL if bad else EXIT_OK
 
