@@ -336,9 +336,8 @@ class Fabric:
         want = total + (need - free * page + page - 1) // page
         # The reservation before the first fabric raised it, restored when
         # the last one is down (teardown.py).
-        mark = HUGEPAGES_MARK
-        if not mark.exists():
-            mark.write_text(str(total))
+        if not HUGEPAGES_MARK.exists():
+            HUGEPAGES_MARK.write_text(str(total))
         with open("/proc/sys/vm/nr_hugepages", "w") as f:
             f.write(str(want))
         got = int(open("/proc/sys/vm/nr_hugepages").read())

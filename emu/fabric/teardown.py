@@ -128,14 +128,13 @@ def down(name: str) -> dict[str, Any]:
     if d.exists():
         shutil.rmtree(d, ignore_errors=True)
         report["files"].append(str(d))
-    mark = HUGEPAGES_MARK
-    if mark.exists() and not State.names() and hugepages_idle():
+    if HUGEPAGES_MARK.exists() and not State.names() and hugepages_idle():
         try:
-            before = int(mark.read_text())
+            before = int(HUGEPAGES_MARK.read_text())
             with open("/proc/sys/vm/nr_hugepages", "w") as f:
                 f.write(str(before))
             report["hugepages_restored"] = before
-            mark.unlink()
+            HUGEPAGES_MARK.unlink()
         except (OSError, ValueError):
             pass
     return report
