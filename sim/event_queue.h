@@ -16,13 +16,32 @@
 // rare). When the current bucket runs out, the next non-empty one is sorted
 // once (a stable counting sort on time) and read in order; the few events pushed into the bucket
 // being read (host wake-ups) go to a small heap (`near_`) that Pop merges with it.
+//
+// Order without a sequence number per event: a bucket's chunks hold its
+// events in push order (an event goes to the far heap only while its bucket
+// is beyond the horizon, and the horizon's advance moves it into the ring
+// before anything can be pushed there directly), and the sort is stable; an
+// event in `near_` was pushed after the bucket was read, so it follows every
+// event of equal time in `sorted_`. Only the heaps keep a sequence number.
+// At k=64 some 10 M events are pending (640 MB): chunk lines are written
+// with non-temporal stores once the queue is that large, so that they do not
+// evict the ports and policies from the last-level cache (bench/RESULTS.md).
 #pragma once
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "common/huge_alloc.h"
 #include "dataplane/lb/types.h"
 #include "sim/packet.h"
 
@@ -36,32 +55,35 @@ enum class EventType : uint8_t {
   kRto,       // a flow's retransmission timer (node: the flow)
 };
 
+// 64 bytes, one cache line in the queue's chunks: no sequence number (see
+// above) and no field outside the packet that only one type uses.
 struct Event {
   TimePs t;
-  uint64_t seq;
-  uint32_t node;
-  uint32_t gen;  // host wake generation: stale wakes are ignored
+  uint32_t node;  // kArrive, kHostWake: the node; kRto: the flow
   uint16_t port;
   EventType type;
-  Packet pk;  // kArrive: the packet itself (packet.h)
+  // kArrive: the packet itself (packet.h). kHostWake: no packet; its wake
+  // generation (stale wakes are ignored) rides in pk.flow: gen().
+  Packet pk;
+
+  uint32_t gen() const { return pk.flow; }
+  void set_gen(uint32_t g) { pk.flow = g; }
 };
+static_assert(sizeof(Event) == 64, "an event is one cache line");
 
-inline bool EventBefore(const Event& a, const Event& b) {
-  return a.t < b.t || (a.t == b.t && a.seq < b.seq);
-}
-
-// A 4-ary min-heap on (t, seq).
+// A 4-ary min-heap of events on (t, seq); seq, the push order, is the
+// caller's and is kept beside the event.
 class EventHeap {
  public:
-  void Push(const Event& e) {
-    heap_.push_back(e);
+  void Push(const Event& e, uint64_t seq) {
+    heap_.push_back({e, seq});
     SiftUp(heap_.size() - 1);
   }
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
-  const Event& top() const { return heap_.front(); }
+  const Event& top() const { return heap_.front().e; }
   Event Pop() {
-    Event e = heap_.front();
+    Event e = heap_.front().e;
     heap_.front() = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) SiftDown(0);
@@ -69,11 +91,18 @@ class EventHeap {
   }
 
  private:
+  struct Entry {
+    Event e;
+    uint64_t seq;
+  };
+  static bool Before(const Entry& a, const Entry& b) {
+    return a.e.t < b.e.t || (a.e.t == b.e.t && a.seq < b.seq);
+  }
   void SiftUp(size_t i) {
-    Event e = heap_[i];
+    Entry e = heap_[i];
     while (i > 0) {
       const size_t parent = (i - 1) / 4;
-      if (!EventBefore(e, heap_[parent])) break;
+      if (!Before(e, heap_[parent])) break;
       heap_[i] = heap_[parent];
       i = parent;
     }
@@ -81,22 +110,22 @@ class EventHeap {
   }
   void SiftDown(size_t i) {
     const size_t n = heap_.size();
-    Event e = heap_[i];
+    Entry e = heap_[i];
     for (;;) {
       const size_t first = 4 * i + 1;
       if (first >= n) break;
       size_t best = first;
       const size_t last = first + 4 < n ? first + 4 : n;
       for (size_t c = first + 1; c < last; ++c) {
-        if (EventBefore(heap_[c], heap_[best])) best = c;
+        if (Before(heap_[c], heap_[best])) best = c;
       }
-      if (!EventBefore(heap_[best], e)) break;
+      if (!Before(heap_[best], e)) break;
       heap_[i] = heap_[best];
       i = best;
     }
     heap_[i] = e;
   }
-  std::vector<Event> heap_;
+  std::vector<Entry> heap_;
 };
 
 class EventQueue {
@@ -106,26 +135,51 @@ class EventQueue {
 
   EventQueue() : ring_(kBuckets) {}
 
-  void Push(Event e) {
-    e.seq = next_seq_++;
+  // An event given by its fields, written straight into its chunk: built
+  // first on the stack in pieces, it was read back whole before those
+  // stores had landed (a store-forwarding stall on every push).
+  void Push(TimePs t, uint32_t node, uint16_t port, EventType type, const Packet& pk) {
+    const uint64_t b = t >> kShift;
+    if (b > cur_ && b < cur_ + kBuckets) {
+      ++next_seq_;
+      ++size_;
+      Write(Slot(b), t, node, port, type, pk);
+      return;
+    }
+    Event e;
+    e.t = t;
+    e.node = node;
+    e.port = port;
+    e.type = type;
+    e.pk = pk;
+    Push(e);
+  }
+
+  void Push(const Event& e) {
+    const uint64_t seq = next_seq_++;
     ++size_;
     const uint64_t b = e.t >> kShift;
     if (b <= cur_) {
-      near_.Push(e);  // the bucket being read (never earlier: see expects)
+      near_.Push(e, seq);  // the bucket being read (never earlier: see expects)
     } else if (b < cur_ + kBuckets) {
       Append(b, e);
     } else {
-      far_.Push(e);
+      far_.Push(e, seq);
     }
   }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   uint64_t pushed() const { return next_seq_; }
 
+  // The event d pops ahead, if it is in the sorted bucket being read (a
+  // hint for prefetching: near_ may put others before it); else null.
+  const Event* Ahead(size_t d) const { return pos_ + d < end_ ? &sorted_[pos_ + d] : nullptr; }
+
   Event Pop() {
     if (pos_ == end_ && near_.empty()) Advance();
     --size_;
-    if (pos_ < end_ && (near_.empty() || EventBefore(sorted_[pos_], near_.top()))) {
+    // At equal times the bucket's events go first (pushed before near_'s).
+    if (pos_ < end_ && (near_.empty() || sorted_[pos_].t <= near_.top().t)) {
       return sorted_[pos_++];
     }
     return near_.Pop();
@@ -141,15 +195,12 @@ class EventQueue {
     // (then the horizon catches up with it).
     const uint64_t next_far = far_.empty() ? kNoBucket : far_.top().t >> kShift;
     cur_ = std::min(NextOccupied(), next_far);
-    // Far events that the horizon now reaches join the ring.
+    // Far events that the horizon now reaches join the ring, in (t, seq)
+    // order, ahead of anything pushed there later; the current bucket too
+    // (it is read below; it holds nothing else: see the order above).
     while (!far_.empty() && (far_.top().t >> kShift) < cur_ + kBuckets) {
       const Event e = far_.Pop();
-      const uint64_t b = e.t >> kShift;
-      if (b <= cur_) {
-        near_.Push(e);
-      } else {
-        Append(b, e);
-      }
+      Append(e.t >> kShift, e);
     }
     Bucket& bucket = ring_[cur_ & (kBuckets - 1)];
     if (bucket.head != kNone) {
@@ -162,8 +213,8 @@ class EventQueue {
       // bits), or insertion for a few events.
       size_t n = 0;
       uint32_t count[kSpan + 1] = {};
-      for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
-        const Chunk& ch = chunks_[c];
+      for (uint32_t c = bucket.head; c != kNone; c = chunk(c).next) {
+        const Chunk& ch = chunk(c);
         for (uint32_t i = 0; i < ch.n; ++i) ++count[(ch.ev[i].t & (kSpan - 1)) + 1];
         n += ch.n;
       }
@@ -171,8 +222,8 @@ class EventQueue {
       end_ = n;
       if (n <= kInsertionMax) {
         size_t at = 0;
-        for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
-          const Chunk& ch = chunks_[c];
+        for (uint32_t c = bucket.head; c != kNone; c = chunk(c).next) {
+          const Chunk& ch = chunk(c);
           for (uint32_t i = 0; i < ch.n; ++i) {
             size_t j = at++;
             for (; j > 0 && sorted_[j - 1].t > ch.ev[i].t; --j) sorted_[j] = sorted_[j - 1];
@@ -181,14 +232,14 @@ class EventQueue {
         }
       } else {
         for (uint32_t v = 1; v <= kSpan; ++v) count[v] += count[v - 1];
-        for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
-          const Chunk& ch = chunks_[c];
+        for (uint32_t c = bucket.head; c != kNone; c = chunk(c).next) {
+          const Chunk& ch = chunk(c);
           for (uint32_t i = 0; i < ch.n; ++i) sorted_[count[ch.ev[i].t & (kSpan - 1)]++] = ch.ev[i];
         }
       }
       for (uint32_t c = bucket.head; c != kNone;) {
-        const uint32_t next = chunks_[c].next;
-        chunks_[c].next = free_;
+        const uint32_t next = chunk(c).next;
+        chunk(c).next = free_;
         free_ = c;
         c = next;
       }
@@ -222,45 +273,86 @@ class EventQueue {
   static constexpr size_t kInsertionMax = 32;
   static constexpr uint64_t kNoBucket = UINT64_MAX;
   static constexpr uint32_t kChunk = 63;
-  struct Chunk {
-    Event ev[kChunk];
+  struct alignas(64) Chunk {
+    Event ev[kChunk];  // each on its own cache line
     uint32_t n = 0;
     uint32_t next = kNone;
   };
+  static_assert(sizeof(Chunk) == 4096);
+  // Chunks come in slabs of one huge page each (common/huge_alloc.h) that
+  // never move: a growing vector of chunks copied every pending event at
+  // each doubling (some 1 GB at k=64).
+  static constexpr uint32_t kSlabShift = 9;
+  static constexpr uint32_t kSlabChunks = 1u << kSlabShift;
+  static_assert(sizeof(Chunk) * kSlabChunks == kHugePage);
+  struct FreeSlab {
+    void operator()(Chunk* p) const { std::free(p); }
+  };
+  Chunk& chunk(uint32_t c) { return slabs_[c >> kSlabShift][c & (kSlabChunks - 1)]; }
+  const Chunk& chunk(uint32_t c) const { return slabs_[c >> kSlabShift][c & (kSlabChunks - 1)]; }
+  uint32_t NewChunk() {
+    if (made_ == slabs_.size() * kSlabChunks) {
+      auto* slab = static_cast<Chunk*>(HugeAllocate(kHugePage));
+      std::uninitialized_default_construct_n(slab, kSlabChunks);
+      slabs_.emplace_back(slab);
+    }
+    return made_++;
+  }
   struct Bucket {
     uint32_t head = kNone, tail = kNone;
   };
-  void Append(uint64_t b, const Event& e) {
+  // Pending events beyond this many (64 MB) are written around the caches.
+  static constexpr size_t kStreamFrom = size_t{1} << 20;
+  void Write(Event& to, TimePs t, uint32_t node, uint16_t port, EventType type, const Packet& pk) {
+    static_assert(offsetof(Event, node) == 8 && offsetof(Event, port) == 12 &&
+                  offsetof(Event, type) == 14 && offsetof(Event, pk) == 16);
+    uint64_t w[8];
+    w[0] = t;
+    w[1] = node | uint64_t{port} << 32 | uint64_t{static_cast<uint8_t>(type)} << 48;
+    std::memcpy(&w[2], &pk, sizeof(Packet));
+    auto* dst = reinterpret_cast<uint64_t*>(&to);
+#if defined(__SSE2__)
+    if (size_ > kStreamFrom) {
+      for (int i = 0; i < 8; ++i) {
+        _mm_stream_si64(reinterpret_cast<long long*>(dst + i), static_cast<long long>(w[i]));
+      }
+      return;
+    }
+#endif
+    std::memcpy(dst, w, sizeof(w));
+  }
+  void Append(uint64_t b, const Event& e) { Write(Slot(b), e.t, e.node, e.port, e.type, e.pk); }
+  // The next free slot of bucket b (within the horizon), counted in.
+  Event& Slot(uint64_t b) {
     Bucket& bucket = ring_[b & (kBuckets - 1)];
     ++in_ring_;
-    if (bucket.tail != kNone && chunks_[bucket.tail].n < kChunk) {
-      Chunk& ch = chunks_[bucket.tail];
-      ch.ev[ch.n++] = e;
-      return;
+    if (bucket.tail != kNone && chunk(bucket.tail).n < kChunk) {
+      Chunk& ch = chunk(bucket.tail);
+      return ch.ev[ch.n++];
     }
     uint32_t c;
     if (free_ != kNone) {
       c = free_;
-      free_ = chunks_[c].next;
+      free_ = chunk(c).next;
     } else {
-      c = static_cast<uint32_t>(chunks_.size());
-      chunks_.emplace_back();
+      c = NewChunk();
     }
-    Chunk& ch = chunks_[c];
-    ch.ev[0] = e;
+    Chunk& ch = chunk(c);
     ch.n = 1;
     ch.next = kNone;
     if (bucket.tail == kNone) {
       bucket.head = c;
       occupied_[(b & (kBuckets - 1)) / 64] |= uint64_t{1} << (b % 64);
     } else {
-      chunks_[bucket.tail].next = c;
+      chunk(bucket.tail).next = c;
     }
     bucket.tail = c;
+    return ch.ev[0];
   }
 
   std::vector<Bucket> ring_;  // bucket b at ring_[b % kBuckets]
-  std::vector<Chunk> chunks_;
+  std::vector<std::unique_ptr<Chunk[], FreeSlab>> slabs_;
+  uint32_t made_ = 0;                      // chunks handed out so far
   uint32_t free_ = kNone;                  // recycled chunks, linked by next
   uint64_t occupied_[kBuckets / 64] = {};  // ring buckets holding events
   std::vector<Event> sorted_;              // the current bucket, in order, up to end_

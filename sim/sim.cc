@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "common/huge_alloc.h"
 #include "common/rng.h"
 #include "dataplane/fabric/egress_timeline.h"
 #include "dataplane/lb/any_policy.h"
@@ -32,7 +33,13 @@ using lb::SwitchId;
 
 constexpr TimePs kNever = std::numeric_limits<TimePs>::max();
 
-struct OutPort {
+// The arrays an event reads at random: on huge pages (common/huge_alloc.h).
+template <class T>
+using HugeVector = std::vector<T, HugeAllocator<T>>;
+
+// One output port in two cache lines (aligned: the adjacent-line prefetch
+// brings both), its shallow frame FIFO inside: a hop touches one port.
+struct alignas(64) OutPort {
   uint32_t peer_node = 0;
   uint16_t peer_port = 0;
   Stage stage = Stage::kEdgeUp;
@@ -40,6 +47,7 @@ struct OutPort {
   // The queue in emulated time: the model the shared fabric engine uses too.
   fabric::EgressTimeline q;
 };
+static_assert(sizeof(OutPort) == 320);
 
 // A flow's sender side under a CCA (unused with --cca none).
 struct TxState {
@@ -167,6 +175,7 @@ class Simulator {
     }
     uint64_t next_progress = 1u << 20;
     while (!events_.empty()) {
+      if (const Event* ahead = events_.Ahead(kPrefetchAhead)) Prefetch(*ahead);
       Event e = events_.Pop();
       now_ = e.t;
       ++processed_;
@@ -178,7 +187,7 @@ class Simulator {
         }
       } else if (e.type == EventType::kRto) {
         OnRto(e.node);
-      } else if (e.gen == hosts_[e.node].wake_gen && hosts_[e.node].wake_at == e.t) {
+      } else if (e.gen() == hosts_[e.node].wake_gen && hosts_[e.node].wake_at == e.t) {
         hosts_[e.node].wake_at = kNever;
         HostTry(e.node);
       }
@@ -496,23 +505,42 @@ class Simulator {
   }
 
   // ---- events -------------------------------------------------------------
+  // At k=64 the state an event touches (its out port, host, flow) is a
+  // DRAM miss each: the pending events (640 MB) stream through the caches
+  // between two visits. The events a few pops ahead are known (the bucket
+  // is sorted), so their state is fetched while this one is handled.
+  static constexpr size_t kPrefetchAhead = 4;
+  void PrefetchPort(uint32_t pi) const {
+    const char* p = reinterpret_cast<const char*>(&ports_[pi]);
+    for (size_t off = 0; off < sizeof(OutPort); off += 64) __builtin_prefetch(p + off, 1);
+  }
+  void Prefetch(const Event& e) const {
+    if (e.type != EventType::kArrive) {
+      if (e.type == EventType::kHostWake) __builtin_prefetch(&hosts_[e.node], 1);
+      return;
+    }
+    __builtin_prefetch(&flows_[e.pk.flow], 1);
+    if (e.node < n_) {
+      __builtin_prefetch(&hosts_[e.node], 1);
+      return;
+    }
+    const SwitchId s(e.node - n_);
+    const HostId dst(e.pk.dst);
+    if (t_.is_below(s, dst))
+      PrefetchPort(PortIndex(e.node, static_cast<uint32_t>(t_.down_port(s, dst))));
+  }
+
   void Push(TimePs t, EventType type, uint32_t node, uint32_t port, uint32_t gen = 0) {
     Event e{};
     e.t = t;
     e.type = type;
     e.node = node;
     e.port = static_cast<uint16_t>(port);
-    e.gen = gen;
+    e.set_gen(gen);
     events_.Push(e);
   }
   void PushArrival(TimePs t, uint32_t node, uint32_t port, const Packet& pk) {
-    Event e{};
-    e.t = t;
-    e.type = EventType::kArrive;
-    e.node = node;
-    e.port = static_cast<uint16_t>(port);
-    e.pk = pk;
-    events_.Push(e);
+    events_.Push(t, node, static_cast<uint16_t>(port), EventType::kArrive, pk);
   }
 
   // Packets live in their events (packet.h); only their number is kept.
@@ -1035,11 +1063,11 @@ class Simulator {
   std::unordered_map<uint64_t, std::vector<uint32_t>> tables_by_hash_;
   const lb::UplinkTable* role_table_[3] = {};  // without failures: per role
   bool no_failures_ = false;                   // failed_.count() == 0 (counts every link)
-  std::vector<SwitchState> switches_;
-  std::vector<Policy> policies_;
-  std::vector<OutPort> ports_;
-  std::vector<HostState> hosts_;
-  std::vector<FlowState> flows_;
+  HugeVector<SwitchState> switches_;
+  HugeVector<Policy> policies_;
+  HugeVector<OutPort> ports_;
+  HugeVector<HostState> hosts_;
+  HugeVector<FlowState> flows_;
   EventQueue events_;
   TimePs now_ = 0;
   TimePs cct_ = 0;
@@ -1049,7 +1077,7 @@ class Simulator {
   uint64_t in_flight_ = 0, peak_in_flight_ = 0;
   uint64_t data_received_ = 0, misdelivered_ = 0;
   // Transport (--cca): per flow, and per (flow, sequence number).
-  std::vector<TxState> tx_;
+  HugeVector<TxState> tx_;
   std::vector<uint8_t> seq_;
   std::vector<uint32_t> rtx_ring_;  // every flow's retransmission FIFO, at TxState::base
   std::vector<std::pair<double, double>> trace_;
