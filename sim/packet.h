@@ -22,7 +22,8 @@ struct Packet {
   uint32_t echo;     // ACK: the entropy of the data packet it acknowledges (REPS)
   uint16_t frame;
   lb::SizeClass cls;
-  uint8_t ecn;       // data: CE; ACK: ECE echoed
+  uint8_t ecn : 1;   // data: CE; ACK: ECE echoed
+  uint8_t rtx : 1;   // --cca: a retransmission (an ACK keeps its data packet's)
   uint8_t route[2];  // DRB source route: edge uplink, agg uplink
   // CONGA's overlay fields (policies/conga.h): the uplink chosen at the edge
   // and at the agg, and for each the max level of the links crossed since;
@@ -31,12 +32,14 @@ struct Packet {
   uint8_t ce[2];
   uint8_t fb_tag[2];
   uint8_t fb_ce[2];
-  // Transport (--cca): the flow's sequence number, a retransmission, the
-  // flow's timeout epoch when sent; an ACK keeps its data packet's.
-  uint8_t rtx;
-  uint8_t epoch;
+  // Transport (--cca): the flow's timeout epoch when sent (its timeouts so
+  // far, mod 2^16: a packet would have to outlive 65,536 timeouts of its
+  // flow, each at least two base RTTs, to be mistaken for a current one)
+  // and its sequence number; an ACK keeps its data packet's.
+  uint16_t epoch;
   uint32_t seq;
   lb::TimePs sent;  // when the data packet left its host
 };
+static_assert(sizeof(Packet) == 48, "a packet fills its event's last 48 bytes");
 
 }  // namespace ofan::sim

@@ -64,7 +64,7 @@ struct TxState {
   uint32_t cap = 0, rtx_head = 0, rtx_len = 0;
   bool in_active = true;  // listed in its host's active flows
   bool timer_armed = false;
-  uint8_t epoch = 0;  // timeouts so far (mod 256)
+  uint16_t epoch = 0;  // timeouts so far (mod 2^16: packet.h)
   TimePs rto = 0, rto_deadline = 0;
   double srtt = 0, rttvar = 0;
 };
