@@ -407,9 +407,12 @@ int Main(int argc, char** argv) {
     auto names = SplitList(lbs_list);
     if (names.empty() || msgs.empty())
       return usage("--sweep needs at least one --lbs and one --msgs entry");
-    SimConfig probe = c;
+    // Every point's configuration, before the first runs (a mix refuses
+    // some policies: not after minutes of sweeping).
     for (const auto& n : names) {
+      SimConfig probe = c;
       if (Status s = ApplyLbName(n, probe); !s) return usage("--lbs: " + s.error().message);
+      if (Status s = probe.Validate(); !s) return usage("--lbs " + n + ": " + s.error().message);
     }
     if (Status s = c.Validate(); !s) return usage(s.error().message);
     std::string plot_script;

@@ -98,9 +98,14 @@ class Cli(unittest.TestCase):
                      ["--lb-placement", "edge", "--lb-rest", "conga"],
                      ["--lb", "sglb", "--lb-tiers", "agg=ar"], ["--lb-rest", "ecmp"],
                      ["--levels", "2", "--lb-tiers", "edge=ar"],
-                     ["--lb-tiers", "edge=ar", "--lb-placement", "edge"]):
+                     ["--lb-tiers", "edge=ar", "--lb-placement", "edge"],
+                     # A sweep checks every point before it runs any.
+                     ["--sweep", "--lbs", "ofan,conga", "--msgs", "16KiB",
+                      "--lb-placement", "edge"],
+                     ["--sweep", "--lbs", "sglb", "--msgs", "16KiB", "--lb-tiers", "agg=ar"]):
             p = run("--k", "4", *args)
             self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertNotIn("sweep 1/", p.stderr, args)
             self.assertEqual(len([ln for ln in p.stderr.splitlines()
                                   if ln.startswith("ofan-sim:")]), 1, f"{args}: {p.stderr}")
 
