@@ -175,7 +175,8 @@ class Simulator {
     }
     uint64_t next_progress = 1u << 20;
     while (!events_.empty()) {
-      if (const Event* ahead = events_.Ahead(kPrefetchAhead)) Prefetch(*ahead);
+      if (const Event* far = events_.Ahead(kPrefetchFar)) PrefetchFar(*far);
+      if (const Event* near = events_.Ahead(kPrefetchNear)) PrefetchNear(*near);
       Event e = events_.Pop();
       now_ = e.t;
       ++processed_;
@@ -505,29 +506,67 @@ class Simulator {
   }
 
   // ---- events -------------------------------------------------------------
-  // At k=64 the state an event touches (its out port, host, flow) is a
-  // DRAM miss each: the pending events (640 MB) stream through the caches
-  // between two visits. The events a few pops ahead are known (the bucket
-  // is sorted), so their state is fetched while this one is handled.
-  static constexpr size_t kPrefetchAhead = 4;
-  void PrefetchPort(uint32_t pi) const {
-    const char* p = reinterpret_cast<const char*>(&ports_[pi]);
-    for (size_t off = 0; off < sizeof(OutPort); off += 64) __builtin_prefetch(p + off, 1);
+  // At k=64 the state an event touches (its out port, its switch's
+  // pointer, host, flow) is a DRAM miss each: the pending events (640 MB)
+  // stream through the caches between two visits. The events a few pops
+  // ahead are known (the bucket is sorted), so their state is fetched while
+  // this one is handled, in two stages: far ahead what the event's own
+  // fields locate, near what that state then locates (the port a policy
+  // would pick: Peek, where the policy offers it).
+  static constexpr size_t kPrefetchFar = 8, kPrefetchNear = 4;
+  static constexpr bool kHints =
+      requires(const Policy& p, const lb::PacketKey& k, const lb::UplinkTable& t) {
+    p.StateOf(k);
+    p.Peek(k, t);
+  };
+  // Always inline: GCC deems a function that only prefetches pure and drops
+  // calls to it as having no effect.
+  template <class T>
+  [[gnu::always_inline]] static void PrefetchLines(const T* p) {
+    const char* c = reinterpret_cast<const char*>(p);
+    for (size_t off = 0; off < sizeof(T); off += 64) __builtin_prefetch(c + off);
   }
-  void Prefetch(const Event& e) const {
-    if (e.type != EventType::kArrive) {
-      if (e.type == EventType::kHostWake) __builtin_prefetch(&hosts_[e.node], 1);
-      return;
-    }
-    __builtin_prefetch(&flows_[e.pk.flow], 1);
+  [[gnu::always_inline]] void PrefetchFar(const Event& e) const {
     if (e.node < n_) {
-      __builtin_prefetch(&hosts_[e.node], 1);
+      PrefetchLines(&hosts_[e.node]);
+      if (e.type == EventType::kArrive) __builtin_prefetch(&flows_[e.pk.flow]);
       return;
     }
-    const SwitchId s(e.node - n_);
+    if (e.type != EventType::kArrive) return;
+    const uint32_t s = e.node - n_;
+    if (t_.is_below(SwitchId(s), HostId(e.pk.dst))) return;
+    __builtin_prefetch(&flows_[e.pk.flow]);
+    if constexpr (kHints) {
+      lb::PacketKey key;
+      RouteKey(switches_[s], e.port, e.pk, key);
+      __builtin_prefetch(policies_[s].StateOf(key));
+    }
+  }
+  [[gnu::always_inline]] void PrefetchNear(const Event& e) const {
+    if (e.node < n_) {
+      const HostState& hs = hosts_[e.node];
+      if (e.type == EventType::kArrive && e.pk.cls == SizeClass::kData) {
+        __builtin_prefetch(hs.acks.data() + hs.acks.size());
+      } else if (e.type == EventType::kHostWake && hs.rr < hs.active.size()) {
+        __builtin_prefetch(hs.active.data() + hs.rr);
+      }
+      return;
+    }
+    if (e.type != EventType::kArrive) return;
+    const uint32_t s = e.node - n_;
     const HostId dst(e.pk.dst);
-    if (t_.is_below(s, dst))
-      PrefetchPort(PortIndex(e.node, static_cast<uint32_t>(t_.down_port(s, dst))));
+    if (t_.is_below(SwitchId(s), dst)) {
+      PrefetchLines(
+          &ports_[PortIndex(e.node, static_cast<uint32_t>(t_.down_port(SwitchId(s), dst)))]);
+      return;
+    }
+    if constexpr (kHints) {
+      const SwitchState& st = switches_[s];
+      lb::PacketKey key;
+      RouteKey(st, e.port, e.pk, key);
+      const uint8_t u = policies_[s].Peek(key, *st.table);
+      if (u != lb::kNoUplink) PrefetchLines(&ports_[PortIndex(e.node, w_ + u)]);
+    }
   }
 
   void Push(TimePs t, EventType type, uint32_t node, uint32_t port, uint32_t gen = 0) {
@@ -584,6 +623,18 @@ class Simulator {
     PushArrival(r.last_bit + prop_, p.peer_node, p.peer_port, pk);
   }
 
+  // The fields of a packet's key that pick its table row and pointer: the
+  // destination edge (at an edge) or pod (at an agg), its size class, the
+  // pipe it came in on.
+  void RouteKey(const SwitchState& st, uint32_t in_port, const Packet& pk,
+                lb::PacketKey& key) const {
+    const HostId dst(pk.dst);
+    key.dest = static_cast<uint16_t>(st.role == lb::Role::kEdge ? t_.edge_of(dst) : t_.pod_of(dst));
+    key.cls = pk.cls;
+    key.key = static_cast<uint16_t>(key.dest + st.num_dests * static_cast<uint32_t>(pk.cls));
+    key.pipe = static_cast<uint8_t>(in_port / st.pipe_size);
+  }
+
   void SwitchReceive(uint32_t s, uint32_t in_port, Packet& pk) {
     SwitchState& st = switches_[s];
     const HostId dst(pk.dst);
@@ -595,15 +646,11 @@ class Simulator {
       out = static_cast<uint32_t>(t_.down_port(st.id, dst));
     } else {
       lb::PacketKey key;
+      RouteKey(st, in_port, pk, key);
       key.flow_hash = pk.entropy;
       key.dst_qp = flows_[pk.flow].qp;
-      key.dest =
-          static_cast<uint16_t>(st.role == lb::Role::kEdge ? t_.edge_of(dst) : t_.pod_of(dst));
-      key.cls = pk.cls;
-      key.key = static_cast<uint16_t>(key.dest + st.num_dests * static_cast<uint32_t>(pk.cls));
       key.frame_bytes = pk.frame;
       key.slice = static_cast<uint8_t>(t_.slot_of(dst));
-      key.pipe = static_cast<uint8_t>(in_port / st.pipe_size);
       key.source_uplink = pk.route[st.role == lb::Role::kEdge ? 0 : 1];
       uint32_t qbytes[lb::kMaxUplinks];
       lb::LbView view{st.table, nullptr, now_, nullptr};

@@ -79,6 +79,12 @@ inline uint8_t OfanStep(const UplinkList& l, uint8_t& last_used) {
   return l.ports[last_used];
 }
 
+// The uplink OfanStep would return, without moving the pointer.
+inline uint8_t PeekStep(const UplinkTable& t, uint32_t key, uint8_t last_used) {
+  const UplinkList& l = t.list(key);
+  return l.n == 0 ? kNoUplink : l.ports[NextRank(last_used, l.n)];
+}
+
 class Ofan {
  public:
   Ofan(const PolicyParams& c, const SwitchLbSetup& s) {
@@ -89,6 +95,12 @@ class Ofan {
   }
   uint8_t Pick(const PacketKey& k, LbView& v) {
     return OfanStep(v.table->list(k.key), ptr_[k.key]);
+  }
+  // Prefetch hints (ofan-sim reads them a few events ahead): the state
+  // Pick(k) reads, and the uplink it would pick if nothing else came first.
+  const void* StateOf(const PacketKey& k) const { return &ptr_[k.key]; }
+  uint8_t Peek(const PacketKey& k, const UplinkTable& t) const {
+    return PeekStep(t, k.key, ptr_[k.key]);
   }
   // The stored pointer (the rank used last), and the rank the next packet
   // of the key uses with table t.
@@ -116,6 +128,12 @@ class Pofan {
   }
   uint8_t Pick(const PacketKey& k, LbView& v) {
     return OfanStep(v.table->list(k.key), ptr_[static_cast<size_t>(k.pipe) * keys_ + k.key]);
+  }
+  const void* StateOf(const PacketKey& k) const {
+    return &ptr_[static_cast<size_t>(k.pipe) * keys_ + k.key];
+  }
+  uint8_t Peek(const PacketKey& k, const UplinkTable& t) const {
+    return PeekStep(t, k.key, ptr_[static_cast<size_t>(k.pipe) * keys_ + k.key]);
   }
   uint32_t num_pipes() const { return pipes_; }
   uint8_t last_used(uint32_t pipe, uint32_t key) const { return ptr_[pipe * keys_ + key]; }
