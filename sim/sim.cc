@@ -514,9 +514,11 @@ class Simulator {
   // fields locate, near what that state then locates (the port a policy
   // would pick: Peek, where the policy offers it).
   static constexpr size_t kPrefetchFar = 8, kPrefetchNear = 4;
-  static constexpr bool kHints =
-      requires(const Policy& p, const lb::PacketKey& k, const lb::UplinkTable& t) {
+  static constexpr bool kHasState = requires(const Policy& p, const lb::PacketKey& k) {
     p.StateOf(k);
+  };
+  static constexpr bool kHasPeek =
+      requires(const Policy& p, const lb::PacketKey& k, const lb::UplinkTable& t) {
     p.Peek(k, t);
   };
   // Always inline: GCC deems a function that only prefetches pure and drops
@@ -536,7 +538,7 @@ class Simulator {
     const uint32_t s = e.node - n_;
     if (t_.is_below(SwitchId(s), HostId(e.pk.dst))) return;
     __builtin_prefetch(&flows_[e.pk.flow]);
-    if constexpr (kHints) {
+    if constexpr (kHasState) {
       lb::PacketKey key;
       RouteKey(switches_[s], e.port, e.pk, key);
       __builtin_prefetch(policies_[s].StateOf(key));
@@ -560,7 +562,7 @@ class Simulator {
           &ports_[PortIndex(e.node, static_cast<uint32_t>(t_.down_port(SwitchId(s), dst)))]);
       return;
     }
-    if constexpr (kHints) {
+    if constexpr (kHasPeek) {
       const SwitchState& st = switches_[s];
       lb::PacketKey key;
       RouteKey(st, e.port, e.pk, key);
@@ -623,9 +625,9 @@ class Simulator {
     PushArrival(r.last_bit + prop_, p.peer_node, p.peer_port, pk);
   }
 
-  // The fields of a packet's key that pick its table row and pointer: the
+  // The fields of a packet's key that the packet itself gives: the
   // destination edge (at an edge) or pod (at an agg), its size class, the
-  // pipe it came in on.
+  // pipe it came in on, its entropy and source route.
   void RouteKey(const SwitchState& st, uint32_t in_port, const Packet& pk,
                 lb::PacketKey& key) const {
     const HostId dst(pk.dst);
@@ -633,6 +635,8 @@ class Simulator {
     key.cls = pk.cls;
     key.key = static_cast<uint16_t>(key.dest + st.num_dests * static_cast<uint32_t>(pk.cls));
     key.pipe = static_cast<uint8_t>(in_port / st.pipe_size);
+    key.flow_hash = pk.entropy;
+    key.source_uplink = pk.route[st.role == lb::Role::kEdge ? 0 : 1];
   }
 
   void SwitchReceive(uint32_t s, uint32_t in_port, Packet& pk) {
@@ -647,11 +651,9 @@ class Simulator {
     } else {
       lb::PacketKey key;
       RouteKey(st, in_port, pk, key);
-      key.flow_hash = pk.entropy;
       key.dst_qp = flows_[pk.flow].qp;
       key.frame_bytes = pk.frame;
       key.slice = static_cast<uint8_t>(t_.slot_of(dst));
-      key.source_uplink = pk.route[st.role == lb::Role::kEdge ? 0 : 1];
       uint32_t qbytes[lb::kMaxUplinks];
       lb::LbView view{st.table, nullptr, now_, nullptr};
       if constexpr (kFeed != lb::RemoteFeed::kNone) {

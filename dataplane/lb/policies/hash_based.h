@@ -26,6 +26,10 @@ class Ecmp {
     return HashPick(v.table->list(k.dest), k.flow_hash,
                     salt_);  // any key row lists all valid ports
   }
+  // Prefetch hint (ofan-sim): the uplink Pick(k) returns (stateless).
+  uint8_t Peek(const PacketKey& k, const UplinkTable& t) const {
+    return HashPick(t.list(k.dest), k.flow_hash, salt_);
+  }
 
  private:
   uint32_t salt_;
@@ -68,6 +72,13 @@ class SourceRouted {
       return k.source_uplink;
     }
     return HashPick(v.table->list(k.dest), k.flow_hash, salt_);
+  }
+  uint8_t Peek(const PacketKey& k, const UplinkTable& t) const {
+    const PortMask m = t.mask(k.dest);
+    if (k.source_uplink < kMaxUplinks && (m & (PortMask{1} << k.source_uplink))) {
+      return k.source_uplink;
+    }
+    return HashPick(t.list(k.dest), k.flow_hash, salt_);
   }
 
  private:
