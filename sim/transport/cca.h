@@ -68,12 +68,15 @@ struct CcState {
   double alpha = 0;
   double win_len = 0;
   uint32_t win_acks = 0, win_marks = 0;
-  // NSCC: the queueing delay's average (ps); quick adapt's packets
-  // acknowledged since qa_start.
+  // NSCC: the queueing delay's average (ps), valid once have_delay is set
+  // (the first sample is taken as is); quick adapt's packets acknowledged
+  // in the base RTT that began at qa_start, and in the full base RTT before
+  // that period (0 if no ACK came in it).
   double avg_delay = 0;
+  bool have_delay = false;
   uint32_t qa_acked = 0;
   TimePs qa_start = 0;
-  uint32_t qa_last = 0;  // acked over the last full base RTT
+  uint32_t qa_last = 0;
   // MSwift: a ring of the latest delays.
   TimePs delays[kMedianSamples] = {};
   uint8_t ndelays = 0, dpos = 0;

@@ -6,7 +6,9 @@ namespace ofan::sim::mswift {
 
 // Swift's law on the median m of the last kMedianSamples queueing delays
 // (RTT - base RTT): below the target, grow by kAi packets per RTT; above it,
-// cut by min(kBeta (m - target) / m, kMaxMdf) at most once per RTT. A loss
+// cut by min(kBeta (m - target) / m, kMaxMdf) at most once per RTT; at
+// exactly the target, neither (Swift's cut there is by zero, so it is not a
+// cut and does not hold back the next one for an RTT). A loss
 // cuts by kMaxMdf (once per RTT), a timeout sets the window to one packet.
 // Window in [1, kMaxBdps BDPs], starting at one BDP (--init-window). Swift's fabric/host
 // split and its flow-scaled target are not modelled: one target per flow.
@@ -30,7 +32,7 @@ void Mswift::OnAck(CcState& s, const CcParams& p, const AckSignal& a) {
   const double target = kTarget * static_cast<double>(p.base_rtt);
   if (m < target) {
     s.cwnd += kAi / s.cwnd;
-  } else if (MayCut(s, a.now, p.base_rtt + static_cast<TimePs>(m))) {
+  } else if (m > target && MayCut(s, a.now, p.base_rtt + static_cast<TimePs>(m))) {
     s.cwnd *= 1 - std::min(kBeta * (m - target) / m, kMaxMdf);
     NoteCut(s, a.now);
   }

@@ -4,10 +4,13 @@
 //  - DCTCP: 1/cwnd per unmarked ACK, alpha's EWMA per window of ACKs, the cut
 //    by alpha/2 at the end of a marked window only, slow start after a
 //    timeout up to max(2, cwnd/2), loss halving once per base RTT, the cap;
-//  - NSCC: the four ECN x delay quadrants, the delay EWMA, quick adapt on
-//    loss (once per RTT) and on timeout (always);
+//  - NSCC: the four ECN x delay quadrants, the delay EWMA (only the first
+//    sample taken as is, even a zero one), quick adapt on loss (once per
+//    RTT) and on timeout (always) to the last full base RTT's ACKs, none
+//    after a silence;
 //  - MSwift: the median of the last kMedianSamples delays, kAi/cwnd below
-//    target, the capped cut once per RTT, loss and timeout;
+//    target, neither growth nor cut at it, the capped cut once per RTT above
+//    it, loss and timeout;
 //  - every algorithm keeps the window in [1, kMaxBdps BDPs]; none touches
 //    nothing.
 // Expected values come from the laws in closed form or a few steps by hand.
@@ -240,6 +243,23 @@ TEST(CcaLawNscc, DelayAverageTakesTheFirstSampleThenGainOneEighth) {
   CcOnAck(Cca::kNscc, s, p, early);
   avg = (1 - nscc::kDelayGain) * avg;
   EXPECT_DOUBLE_EQ(s.avg_delay, avg);
+
+  // A flow whose first ACKs see no queue: 0 is a sample like any other, so
+  // a first queued sample of 8 us moves the average by 1/8 of it, to 1 us.
+  CcState z = Start(Cca::kNscc, p);
+  CcOnAck(Cca::kNscc, z, p, Ack(1));
+  EXPECT_EQ(z.avg_delay, 0);
+  CcOnAck(Cca::kNscc, z, p, Ack(2, 8'000'000));
+  EXPECT_DOUBLE_EQ(z.avg_delay, 1'000'000);
+  CcOnAck(Cca::kNscc, z, p, Ack(3, 8'000'000));
+  EXPECT_DOUBLE_EQ(z.avg_delay, (1 - nscc::kDelayGain) * 1'000'000 + nscc::kDelayGain * 8'000'000);
+  // The average back at exactly 0 is still an average, not "no sample".
+  CcState b = Start(Cca::kNscc, p);
+  CcOnAck(Cca::kNscc, b, p, Ack(1));
+  CcOnAck(Cca::kNscc, b, p, Ack(2));
+  ASSERT_EQ(b.avg_delay, 0);
+  CcOnAck(Cca::kNscc, b, p, Ack(3, 16'000'000));
+  EXPECT_DOUBLE_EQ(b.avg_delay, 2'000'000);
 }
 
 TEST(CcaLawNscc, NoCeBelowTargetIncreasesProportionally) {
@@ -378,6 +398,57 @@ TEST(CcaLawNscc, QuickAdaptOnTimeoutAlways) {
   EXPECT_EQ(s.last_cut, 2 * kBase);
 }
 
+TEST(CcaLawNscc, QuickAdaptCountsTheLastFullBaseRttBeforeNow) {
+  const CcParams p = Params();
+  // Seven ACKs in [0, base RTT), one at base RTT opens the next period and
+  // two more fall in it: 3 acknowledged over [base RTT, 2 base RTTs).
+  auto seven_then_three = [&] {
+    CcState s = Start(Cca::kNscc, p);
+    for (int i = 0; i < 7; ++i) CcOnAck(Cca::kNscc, s, p, Ack(i * kBase / 10));
+    CcOnAck(Cca::kNscc, s, p, Ack(kBase));
+    CcOnAck(Cca::kNscc, s, p, Ack(kBase + 3'000'000));
+    CcOnAck(Cca::kNscc, s, p, Ack(kBase + 6'000'000));
+    return s;
+  };
+  // No ACK since: at 2 base RTTs + 1 the period with 3 has ended and is the
+  // last full base RTT (not the one with 7 before it).
+  CcState s = seven_then_three();
+  ASSERT_GT(s.cwnd, 7);
+  CcOnLoss(Cca::kNscc, s, p, 2 * kBase + 1);
+  EXPECT_EQ(s.cwnd, 3);
+  // Its last instant still counts 3; a base RTT later nothing was
+  // acknowledged over the last base RTT: one packet.
+  CcState edge = seven_then_three();
+  CcOnTimeout(Cca::kNscc, edge, p, 3 * kBase - 1);
+  EXPECT_EQ(edge.cwnd, 3);
+  CcState gone = seven_then_three();
+  CcOnTimeout(Cca::kNscc, gone, p, 3 * kBase);
+  EXPECT_EQ(gone.cwnd, 1);
+
+  // A timeout after a silence of many base RTTs: one packet, not a count
+  // from before the silence; a loss as well (once its RTT has passed).
+  CcState t = seven_then_three();
+  CcOnTimeout(Cca::kNscc, t, p, 50 * kBase);
+  EXPECT_EQ(t.cwnd, 1);
+  EXPECT_EQ(t.last_cut, 50 * kBase);
+  CcState l = seven_then_three();
+  CcOnLoss(Cca::kNscc, l, p, 50 * kBase);
+  EXPECT_EQ(l.cwnd, 1);
+
+  // An ACK after the silence opens a period; until it ends, the last full
+  // base RTT is the silent one before it: one packet, not 3.
+  CcState a = seven_then_three();
+  CcOnAck(Cca::kNscc, a, p, Ack(50 * kBase));
+  ASSERT_GT(a.cwnd, 3);
+  CcOnLoss(Cca::kNscc, a, p, 50 * kBase + 1);
+  EXPECT_EQ(a.cwnd, 1);
+  // Right after the period with 3, without a silent base RTT, it counts.
+  CcState c = seven_then_three();
+  CcOnAck(Cca::kNscc, c, p, Ack(3 * kBase - 1));
+  CcOnLoss(Cca::kNscc, c, p, 3 * kBase);
+  EXPECT_EQ(c.cwnd, 3);
+}
+
 // --------------------------------------------------------------- MSwift
 
 constexpr double kSwiftTarget = mswift::kTarget * kBase;  // 2.5 us
@@ -398,6 +469,26 @@ TEST(CcaLawMswift, IncreaseBelowTarget) {
     }
   }
   EXPECT_FALSE(s.cut_once);
+}
+
+TEST(CcaLawMswift, AtTheTargetNeitherGrowsNorCuts) {
+  const CcParams p = Params();
+  CcState s = Start(Cca::kMswift, p);
+  const TimePs t = static_cast<TimePs>(kSwiftTarget);
+  ASSERT_EQ(static_cast<double>(t), mswift::kTarget * static_cast<double>(kBase));
+  TimePs now = kBase;
+  for (int i = 0; i < kMedianSamples; ++i) {
+    CcOnAck(Cca::kMswift, s, p, Ack(now += 1000, t));
+    EXPECT_EQ(s.cwnd, kBdp) << "ACK " << i;
+  }
+  EXPECT_FALSE(s.cut_once);  // not a cut: the next one need not wait
+  // A median above the target right after: cut at once.
+  const TimePs high = 2 * t;
+  for (int i = 0; i < kMedianSamples / 2; ++i) CcOnAck(Cca::kMswift, s, p, Ack(now += 1000, high));
+  EXPECT_EQ(s.cwnd, kBdp);  // median still at the target
+  CcOnAck(Cca::kMswift, s, p, Ack(now += 1000, high));
+  EXPECT_DOUBLE_EQ(s.cwnd, kBdp * SwiftCut(static_cast<double>(high)));
+  EXPECT_EQ(s.last_cut, now);
 }
 
 TEST(CcaLawMswift, TheMedianOfTheLatestDelaysDecides) {
@@ -519,7 +610,7 @@ INSTANTIATE_TEST_SUITE_P(CcaLaw, EveryCca, ::testing::Values(Cca::kDctcp, Cca::k
 // Every field of a CcState, comparable and printable in one go.
 auto Fields(const CcState& s) {
   return std::tuple(s.cwnd, s.ssthresh, s.last_cut, s.cut_once, s.alpha, s.win_len, s.win_acks,
-                    s.win_marks, s.avg_delay, s.qa_acked, s.qa_start, s.qa_last,
+                    s.win_marks, s.avg_delay, s.have_delay, s.qa_acked, s.qa_start, s.qa_last,
                     std::vector<TimePs>(s.delays, s.delays + kMedianSamples), int{s.ndelays},
                     int{s.dpos});
 }
@@ -536,6 +627,7 @@ TEST(CcaLawNone, LeavesTheStateAlone) {
   s.win_acks = 2;
   s.win_marks = 1;
   s.avg_delay = 1234;
+  s.have_delay = true;
   s.qa_acked = 5;
   s.qa_start = 99;
   s.qa_last = 4;
