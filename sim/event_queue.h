@@ -310,11 +310,14 @@ class EventQueue {
     w[0] = t;
     w[1] = node | uint64_t{port} << 32 | uint64_t{static_cast<uint8_t>(type)} << 48;
     std::memcpy(&w[2], &pk, sizeof(Packet));
-    auto* dst = reinterpret_cast<uint64_t*>(&to);
+    void* dst = &to;
 #if defined(__SSE2__)
     if (size_ > kStreamFrom) {
-      for (int i = 0; i < 8; ++i) {
-        _mm_stream_si64(reinterpret_cast<long long*>(dst + i), static_cast<long long>(w[i]));
+      // __m128i may alias anything (unlike a long long*).
+      auto* line = static_cast<__m128i*>(dst);
+      for (int i = 0; i < 4; ++i) {
+        _mm_stream_si128(line + i, _mm_set_epi64x(static_cast<long long>(w[2 * i + 1]),
+                                                  static_cast<long long>(w[2 * i])));
       }
       return;
     }
