@@ -37,8 +37,9 @@ constexpr TimePs kNever = std::numeric_limits<TimePs>::max();
 template <class T>
 using HugeVector = std::vector<T, HugeAllocator<T>>;
 
-// One output port in two cache lines (aligned: the adjacent-line prefetch
-// brings both), its shallow frame FIFO inside: a hop touches one port.
+// One output port in five whole cache lines (aligned), its first 16 frames
+// inside (fifo.h SmallFifo): a hop touches this and nothing else of the
+// port's, and the prefetch (PrefetchLines) brings all of it.
 struct alignas(64) OutPort {
   uint32_t peer_node = 0;
   uint16_t peer_port = 0;

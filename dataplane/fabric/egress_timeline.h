@@ -92,7 +92,7 @@ class EgressTimeline {
   uint64_t bytes_ = 0, max_bytes_ = 0;
   TimePs last_ = 0;  // time up to which area_ is integrated
   double area_ = 0;  // integral of bytes over time
-  // The frames not yet fully sent: the first four inside the timeline
+  // The frames not yet fully sent: the first 16 inside the timeline
   // (fifo.h SmallFifo: a shallow backlog costs no extra cache miss), the
   // rest in a Fifo that allocates no more once it has held the deepest.
   SmallFifo<Frame, 16> frames_;
