@@ -140,14 +140,13 @@ class Simulator {
   // mix: each switch's policy (SwitchPolicies) for a MixedPolicy run, else
   // empty and every switch runs c.policy.
   Simulator(const SimConfig& c, const lb::FatTree& tree, std::vector<Flow> flows,
-            const lb::LinkSet& failed, double rho, std::vector<lb::PolicyConfig> mix = {})
+            const lb::LinkSet& failed, double rho, const std::vector<lb::PolicyConfig>& mix = {})
       : c_(c),
         t_(tree),
         failed_(failed),
         rho_(rho),
         rng_(SplitMix64(c.seed) ^ 0x51Aull),
-        meter_(c.policy),
-        mix_(std::move(mix)) {
+        meter_(c.policy) {
     const double ps_per_byte = 8000.0 / c.link_gbps;
     ser_data_ = static_cast<TimePs>(std::llround(c.frame_bytes() * ps_per_byte));
     ser_ack_ = static_cast<TimePs>(std::llround(c.ack_bytes * ps_per_byte));
@@ -161,7 +160,7 @@ class Simulator {
     n_ = static_cast<uint32_t>(t_.num_hosts());
     k_ = static_cast<uint32_t>(t_.k());
     w_ = static_cast<uint32_t>(t_.w());
-    BuildSwitches();
+    BuildSwitches(mix);
     BuildPorts();
     BuildFlows(flows);
     if (c_.cca != Cca::kNone) BuildTransport();
@@ -206,7 +205,8 @@ class Simulator {
 
  private:
   // ---- construction -------------------------------------------------------
-  void BuildSwitches() {
+  // mix: as the constructor's (only construction reads it).
+  void BuildSwitches(const std::vector<lb::PolicyConfig>& mix) {
     const uint32_t ns = static_cast<uint32_t>(t_.num_switches());
     no_failures_ = failed_.count() == 0;
     switches_.resize(ns);
@@ -225,7 +225,7 @@ class Simulator {
       }
       lb::SwitchLbSetup setup{st.table, k_,
                               static_cast<uint32_t>(SplitMix64(c_.seed * 1315423911ull + s))};
-      const lb::PolicyConfig& pc = mix_.empty() ? c_.policy : mix_[s];
+      const lb::PolicyConfig& pc = mix.empty() ? c_.policy : mix[s];
       st.pipe_size = std::max(1u, pc.pipe_size);
       policies_.emplace_back(pc, setup);
     }
@@ -1100,7 +1100,6 @@ class Simulator {
   // measure their own uplinks; SGLB's levels of every port and each agg's
   // best onward level per pod, as of the last sync.
   lb::LinkMeter meter_;
-  std::vector<lb::PolicyConfig> mix_;  // per switch, mixed runs only
   std::vector<lb::Dre> port_dre_;
   std::vector<uint8_t> port_level_;
   std::vector<uint8_t> agg_best_;
@@ -1155,7 +1154,7 @@ Result<SimResult> RunSim(const SimConfig& c) {
   SimResult r;
   if (c.mix.mixed()) {
     std::vector<lb::PolicyConfig> mix = SwitchPolicies(run, *tree);
-    Simulator<MixedPolicy> sim(run, *tree, std::move(*flows), *failed, rho, std::move(mix));
+    Simulator<MixedPolicy> sim(run, *tree, std::move(*flows), *failed, rho, mix);
     r = sim.Run();
   } else {
     r = lb::WithPolicyType(c.policy.kind, [&](auto type) {
