@@ -68,7 +68,7 @@ scripts_of() {
 
 lint_format() {
   need clang-format
-  local fs=("$@") bad=0 f
+  local fs=("$@") bad=0 f bad_files=()
   if [ ${#fs[@]} = 0 ]; then
     mapfile -t fs < <(tracked '*.cc' '*.h' | grep -E '\.(cc|h)$')
   fi
@@ -76,31 +76,42 @@ lint_format() {
     clang-format -i --style=file "${fs[@]}"
     return 0
   fi
-  for f in "${fs[@]}"; do
-    if ! clang-format --style=file --dry-run -Werror "$f" >/dev/null 2>&1; then
-      echo "not formatted: $f  (scripts/lint.sh --fix)"
-      bad=$((bad + 1))
-    fi
+  # One clang-format over every file (one process per file took 50 s of CPU
+  # on a loaded CI machine, issue 32); it names each file that differs in a
+  # "FILE:LINE:COL: error: code should be clang-formatted" line.
+  local out rc
+  out=$(clang-format --style=file --dry-run -Werror --ferror-limit=1 "${fs[@]}" 2>&1)
+  rc=$?
+  mapfile -t bad_files < <(printf '%s\n' "$out" |
+    sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | sort -u)
+  for f in "${bad_files[@]}"; do
+    echo "not formatted: $f  (scripts/lint.sh --fix)"
   done
+  bad=${#bad_files[@]}
+  if [ $rc != 0 ] && [ "$bad" = 0 ]; then
+    # Not a formatting finding: a missing file, a bad .clang-format.
+    printf '%s\n' "$out" >&2
+    echo "lint.sh: clang-format failed (exit $rc)" >&2
+    return 2
+  fi
   echo "lint.sh: ${#fs[@]} files checked, $bad not formatted"
-  [ $bad = 0 ]
+  [ "$bad" = 0 ]
 }
 
 lint_python() {
   need flake8
   need mypy
-  local py scripts rc=0 s pending=scripts/lint-python-pending.txt skip=()
+  local py scripts rc=0 pending=scripts/lint-python-pending.txt skip=()
   if [ $all_py = 0 ] && [ -f $pending ]; then
     mapfile -t skip < <(grep -v '^#' $pending | grep .)
   fi
   mapfile -t py < <(tracked '*.py' | grep -E '\.py$' | grep -vxF -f <(printf '%s\n' "${skip[@]}"))
   mapfile -t scripts < <(scripts_of python | grep -vxF -f <(printf '%s\n' "${skip[@]}"))
   flake8 "${py[@]}" "${scripts[@]}" || rc=1
-  # One mypy run for the modules; each script alone (they are all __main__).
-  mypy --no-error-summary "${py[@]}" || rc=1
-  for s in "${scripts[@]}"; do
-    mypy --no-error-summary "$s" || rc=1
-  done
+  # One mypy run for the modules and the scripts, each script a module named
+  # by its file (otherwise they are all __main__ and need a run each: 11 s
+  # instead of 7.6 s, issue 32).
+  mypy --no-error-summary --scripts-are-modules "${py[@]}" "${scripts[@]}" || rc=1
   echo "lint.sh: flake8 and mypy over ${#py[@]} Python files and ${#scripts[@]} scripts:" \
     "$([ $rc = 0 ] && echo clean || echo findings above)" \
     "(${#skip[@]} not yet checked: $pending)"
