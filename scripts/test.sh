@@ -3,7 +3,8 @@
 #   1. all meson test suites on the release build (-Werror);
 #   2. the unit, simulator and ring suites again under ASan + UBSan (./build-san, clang);
 #   3. each libFuzzer target for a fixed budget (scripts/fuzz.sh).
-# Ends with one 'N passed, N failed' line; exit code 0 iff everything passed.
+# Ends with every suite's time against its timeout and one line, PASS or FAIL,
+# that agrees with the exit code (scripts/ci_summary.py).
 # usage: scripts/test.sh [--quick]   (--quick: step 1 only)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -22,14 +23,16 @@ stage_start() { stage_t0=$SECONDS; }
 stage_end() { stages+=("$(printf '%6d s  %s' $((SECONDS - stage_t0)) "$1")"); }
 
 stage_start
-bash scripts/setup.sh || exit 1
+# A stage that stops the run says so as its last line.
+bash scripts/setup.sh || { echo "FAIL: scripts/setup.sh could not install what the tests need"; exit 1; }
 stage_end "setup"
 stage_start
-bash scripts/build.sh || exit 1
+bash scripts/build.sh || { echo "FAIL: the release build failed (above)"; exit 1; }
 stage_end "release build"
 
 rc=0
-logs=()
+trees=()        # meson trees whose suites ran, as TREE[:TIMEOUT_MULTIPLIER]
+extra_stages=() # stages that failed outside meson test
 san_pid=
 if [ $quick = 0 ]; then
   # One clang tree for the sanitizer suites and the fuzz targets
@@ -44,10 +47,9 @@ fi
 echo "== release build: all suites"
 stage_start
 meson test -C build --print-errorlogs --num-processes 2 || rc=1
-logs+=(build/meson-logs/testlog.junit.xml)
+trees+=(build)
 stage_end "release suites (the sanitizer tree compiling beside them)"
 
-extra_failed=0
 if [ $quick = 0 ]; then
   echo "== ASan + UBSan (clang): unit, simulator and ring suites"
   stage_start
@@ -61,49 +63,22 @@ if [ $quick = 0 ]; then
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
       meson test -C build-san --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite sim --suite ring \
       --no-suite py --timeout-multiplier 4 || rc=1
-    logs+=(build-san/meson-logs/testlog.junit.xml)
+    trees+=(build-san:4)
   else
-    echo "sanitizer build failed"; rc=1; extra_failed=$((extra_failed + 1))
+    echo "sanitizer build failed"; rc=1; extra_stages+=("the sanitizer build")
   fi
   stage_end "sanitizer build (the rest of it) and suites"
   echo "== fuzzing"
   stage_start
   # 8 s per target: ten targets, and the VM and agent suites need the minutes.
-  if ! bash scripts/fuzz.sh 8; then rc=1; extra_failed=$((extra_failed + 1)); fi
+  if ! bash scripts/fuzz.sh 8; then rc=1; extra_stages+=(fuzzing); fi
   stage_end "fuzzing"
 fi
 
-echo "== wall time per stage (total $SECONDS s), then the slowest suites"
+echo "== wall time per stage (total $SECONDS s)"
 printf '%s\n' "${stages[@]}"
-/usr/bin/python3 - "${logs[@]}" <<'PY' || true
-import json, os, sys
-rows = []
-for junit in sys.argv[1:]:
-    path = os.path.join(os.path.dirname(junit), "testlog.json")
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                if line.strip():
-                    t = json.loads(line)
-                    rows.append((t["duration"], t["name"], path.split("/")[0]))
-for d, name, tree in sorted(rows, reverse=True)[:12]:
-    print(f"{d:6.0f} s  {name} ({tree})")
-PY
-/usr/bin/python3 - "$extra_failed" "${logs[@]}" <<'PY' || true
-import os, sys, xml.etree.ElementTree as ET
-passed = failed = skipped = 0
-failed += int(sys.argv[1])
-for path in sys.argv[2:]:
-    if not os.path.exists(path):
-        failed += 1
-        continue
-    for case in ET.parse(path).getroot().iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            failed += 1
-        elif case.find("skipped") is not None:
-            skipped += 1
-        else:
-            passed += 1
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-PY
-exit $rc
+# Every suite's time against its timeout, then the verdict as the last line:
+# PASS or FAIL, with the exit code to match (scripts/ci_summary.py).
+failed_stages=()
+for s in "${extra_stages[@]}"; do failed_stages+=(--failed-stage "$s"); done
+/usr/bin/python3 scripts/ci_summary.py --rc "$rc" "${failed_stages[@]}" "${trees[@]}"
