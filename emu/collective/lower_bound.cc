@@ -51,6 +51,20 @@ Result<double> NicBoundUs(const Schedule& s, std::span<const uint32_t> hosts,
     const double nic = 8.0 * static_cast<double>(wire) / (p.rho * bits_per_us);
     bound = std::max(bound, nic + tail);
   }
+  // The receivers' links: what reaches a rank crosses its one link at R,
+  // after at least the shortest path's propagation.
+  for (Rank r = 0; r < n; ++r) {
+    const RankPlan& plan = s.ranks[r];
+    if (plan.arrivals.empty()) continue;
+    uint64_t wire = 0;
+    int hmin = INT32_MAX;
+    for (const PlannedArrival& a : plan.arrivals) {
+      wire += WriteWireBytes(a.len, p.mtu);
+      hmin = std::min(hmin, p.hops ? p.hops(host(a.from), host(r)) : 2);
+    }
+    bound =
+        std::max(bound, 8.0 * static_cast<double>(wire) / bits_per_us + hmin * p.link_latency_us);
+  }
   return bound;
 }
 

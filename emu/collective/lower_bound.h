@@ -9,7 +9,9 @@
 //           headers, trailer and gaps, plus the tail of one write (the
 //           cheapest: any write may be the last) -- its last frame stored and
 //           forwarded at each switch at R, propagation both ways, and the
-//           ACK's serialisation on each link
+//           ACK's serialisation on each link; and over receivers: the time
+//           its link needs to bring in everything sent to it at R (what an
+//           incast waits for), plus the shortest path's propagation
 // next:     the report's cct_lower_bound_us, next to the measured CCT
 //
 // Why not sim/lower_bound (App. A): its bound is exact for the simulator's

@@ -58,8 +58,8 @@ Result<std::vector<uint32_t>> ParseHosts(const std::string& text) {
 
 int Main(int argc, char** argv) {
   CLI::App app{
-      "ofan-coll: one collective (permutation, all-to-all, ring all-gather or ring\n"
-      "reduce-scatter) of ofan-emu's engine, verified, with nccl-tests' algbw/busbw."};
+      "ofan-coll: one collective (permutation, all-to-all, ring all-gather, ring\n"
+      "reduce-scatter or incast) of ofan-emu's engine, verified, with nccl-tests' algbw/busbw."};
   app.set_version_flag("--version", fmt::format("ofan-coll {}", kOfanVersion));
   std::string workload = "allgather", msg = "1MiB", chunk = "64KiB", transport = "loopback";
   ScheduleParams sp;
@@ -80,7 +80,10 @@ int Main(int argc, char** argv) {
   app.add_option("--transport", transport,
                  "loopback (in memory, every rank here) or verbs (rxe: one rank, --rank/--addrs)")
       ->capture_default_str();
-  app.add_option("--workload", workload, "permutation, alltoall, allgather, reducescatter")
+  app.add_option("--workload", workload, "permutation, alltoall, allgather, reducescatter, incast")
+      ->capture_default_str();
+  app.add_option("--incast-senders", sp.incast_senders,
+                 "incast: ranks that send to rank 0, evenly spaced (0: every other rank)")
       ->capture_default_str();
   CLI::Option* ranks_opt =
       app.add_option("--ranks", sp.num_ranks, "number of ranks, 2..4096 (verbs: --addrs' count)")

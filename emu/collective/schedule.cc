@@ -11,8 +11,8 @@
 namespace ofan::emu {
 namespace {
 
-constexpr std::array<std::string_view, 4> kNames = {"permutation", "alltoall", "allgather",
-                                                    "reducescatter"};
+constexpr std::array<std::string_view, 5> kNames = {"permutation", "alltoall", "allgather",
+                                                    "reducescatter", "incast"};
 
 // Reduce-scatter adds uint32 words, so its blocks and chunks start on words.
 constexpr uint32_t kWord = 4;
@@ -120,6 +120,23 @@ class Builder {
     return std::move(s_);
   }
 
+  // Every sender's S bytes to rank 0, sender j's at j * S there (senders in
+  // ascending order keep the receiver's arrivals sorted).
+  Result<Schedule> Incast() {
+    const std::vector<Rank> senders = IncastSenders(p_.num_ranks, p_.incast_senders);
+    RankPlan& dst = s_.ranks[0];
+    dst.recv_bytes = p_.msg_bytes * senders.size();
+    for (size_t j = 0; j < senders.size(); ++j) {
+      const Rank i = senders[j];
+      const uint64_t slot = j * p_.msg_bytes;
+      auto k = Transfer(i, 0, 0, 0, slot, p_.msg_bytes, 1, OnArrival::kNone);
+      if (!k) return k.error();
+      dst.expect.push_back({.recv_off = slot, .len = p_.msg_bytes, .src = i, .src_off = 0});
+      s_.ranks[i].send_bytes = p_.msg_bytes;
+    }
+    return std::move(s_);
+  }
+
   // All-gather (reduce = false): at step s rank r forwards block r - s.
   // Reduce-scatter: at step s rank r sends its partial sum of block r - s - 1,
   // and the last block it receives, r, is its result.
@@ -194,8 +211,17 @@ Result<Workload> ParseWorkload(std::string_view name) {
   if (name == "a2a") return Workload::kAllToAll;
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("unknown workload '{}' (permutation or perm, alltoall or a2a, "
-                               "allgather, reducescatter)",
+                               "allgather, reducescatter, incast)",
                                name));
+}
+
+std::vector<Rank> IncastSenders(uint32_t num_ranks, uint32_t senders) {
+  std::vector<Rank> out;
+  if (num_ranks < 2) return out;
+  const uint32_t others = num_ranks - 1;
+  const uint32_t n = senders == 0 || senders > others ? others : senders;
+  for (uint32_t j = 0; j < n; ++j) out.push_back(1 + static_cast<Rank>(uint64_t{j} * others / n));
+  return out;
 }
 
 uint64_t SplitBegin(uint64_t total, uint32_t parts, uint32_t align, uint32_t i) {
@@ -254,6 +280,14 @@ Result<Schedule> MakeSchedule(const ScheduleParams& p) {
     return bad(
         fmt::format("chunk size {} B: expected a multiple of 4 in 4 B .. 2 GiB", p.chunk_bytes));
   }
+  if (p.workload == Workload::kIncast && p.incast_senders > p.num_ranks - 1) {
+    return bad(fmt::format("{} incast senders: {} ranks have at most {} besides the receiver",
+                           p.incast_senders, p.num_ranks, p.num_ranks - 1));
+  }
+  if (p.workload == Workload::kIncast && p.msg_bytes > kMaxMsgBytes / p.num_ranks) {
+    return bad(fmt::format("incast of {} B from {} senders: the receiver's buffer would pass 1 TiB",
+                           p.msg_bytes, p.num_ranks - 1));
+  }
   Builder b(p);
   switch (p.workload) {
     case Workload::kPermutation:
@@ -264,12 +298,14 @@ Result<Schedule> MakeSchedule(const ScheduleParams& p) {
       return b.Ring(false);
     case Workload::kReduceScatter:
       return b.Ring(true);
+    case Workload::kIncast:
+      return b.Incast();
   }
   return bad("unknown workload");
 }
 
 double BusBwFactor(Workload w, uint32_t n) {
-  if (w == Workload::kPermutation || n == 0) return 1.0;
+  if (w == Workload::kPermutation || w == Workload::kIncast || n == 0) return 1.0;
   return static_cast<double>(n - 1) / static_cast<double>(n);
 }
 

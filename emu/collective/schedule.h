@@ -21,7 +21,11 @@
 //                   count/nranks per peer); the chunk to itself is a local
 //                   copy;
 //   all-gather      the gathered buffer: rank r contributes block r of S;
-//   reduce-scatter  each rank's input: rank r ends with block r of the sum.
+//   reduce-scatter  each rank's input: rank r ends with block r of the sum;
+//   incast          what each sender writes to rank 0, the one receiver,
+//                   which keeps sender j's bytes at j * S (the senders:
+//                   incast_senders of ranks 1..n-1, evenly spaced, so that
+//                   ranks in host order spread over pods and edges).
 // Where S is not a multiple of n, nccl-tests rounds the count down to one;
 // we keep every byte instead: the split in n is as even as it gets (block
 // sizes differ by at most one unit), so S is exactly what is reported and
@@ -47,10 +51,10 @@
 
 namespace ofan::emu {
 
-enum class Workload : uint8_t { kPermutation, kAllToAll, kAllGather, kReduceScatter };
+enum class Workload : uint8_t { kPermutation, kAllToAll, kAllGather, kReduceScatter, kIncast };
 
-// "permutation", "alltoall", "allgather", "reducescatter"; Parse also takes
-// ofan-emu's "perm" and "a2a".
+// "permutation", "alltoall", "allgather", "reducescatter", "incast"; Parse
+// also takes ofan-emu's "perm" and "a2a".
 std::string_view WorkloadName(Workload w);
 Result<Workload> ParseWorkload(std::string_view name);
 
@@ -78,7 +82,13 @@ struct ScheduleParams {
   // Largest write (a multiple of 4). A transfer is cut into at least
   // qps_per_peer chunks when it is big enough, so that every QP carries some.
   uint64_t chunk_bytes = 64 * 1024;
+  // incast: how many ranks send to rank 0 (0: every other rank).
+  uint32_t incast_senders = 0;
 };
+
+// The incast's senders, in ascending order: `senders` of ranks 1..n-1,
+// evenly spaced (all of them for 0 or n-1).
+std::vector<Rank> IncastSenders(uint32_t num_ranks, uint32_t senders);
 
 // What a rank does with a message once it is in its receive buffer.
 enum class OnArrival : uint8_t {
@@ -160,7 +170,7 @@ Result<Schedule> MakeSchedule(const ScheduleParams& p);
 uint64_t SplitBegin(uint64_t total, uint32_t parts, uint32_t align, uint32_t i);
 
 // nccl-tests' bus bandwidth factor: (n-1)/n for all-gather, reduce-scatter
-// and all-to-all; 1 for the permutation, which is Send/Receive ("algorithm
+// and all-to-all; 1 for the permutation and the incast, Send/Receive ("algorithm
 // bandwidth makes sense for point-to-point operations like Send/Receive",
 // doc/PERFORMANCE.md; sendrecv.cu uses factor 1).
 double BusBwFactor(Workload w, uint32_t n);

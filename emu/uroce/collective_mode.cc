@@ -71,6 +71,7 @@ Result<Spec> ParseSpec(const json& j) {
     s.sp.msg_bytes = j.at("msg_bytes").get<uint64_t>();
     s.sp.seed = j.value("seed", uint64_t{1});
     s.sp.qps_per_peer = j.value("qps_per_peer", 1u);
+    s.sp.incast_senders = j.value("incast_senders", 0u);
     s.sp.chunk_bytes = j.value("chunk_bytes", uint64_t{64 * 1024});
     const std::string e = j.value("entropy", std::string("qp"));
     if (e == "qp" || e == "per-qp") {

@@ -74,7 +74,8 @@ TEST_P(EveryWorkload, CompletesAndVerifiesWithReorderedCompletions) {
 INSTANTIATE_TEST_SUITE_P(Collective, EveryWorkload,
                          testing::Combine(testing::Values(Workload::kPermutation,
                                                           Workload::kAllToAll, Workload::kAllGather,
-                                                          Workload::kReduceScatter),
+                                                          Workload::kReduceScatter,
+                                                          Workload::kIncast),
                                           testing::Range(2u, 17u)),
                          [](const auto& p) {
                            return std::string(WorkloadName(std::get<0>(p.param))) + "_" +

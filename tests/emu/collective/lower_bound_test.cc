@@ -63,6 +63,17 @@ TEST(LowerBound, GrowsWithBytesAndChunks) {
   EXPECT_GT(one, 83.88);
 }
 
+// An incast waits for the receiver's link: 15 writes of 4096 B (4280 B on
+// the wire each) at 100 Gb/s = 5.136 us, plus 2 links of 1 us; each sender
+// alone would be done in 4.87 us at rho 0.5.
+TEST(LowerBound, AnIncastIsBoundByTheReceiversLink) {
+  const Schedule s = *MakeSchedule(
+      {.workload = Workload::kIncast, .num_ranks = 16, .msg_bytes = 4096, .chunk_bytes = 65536});
+  auto b = NicBoundUs(s, {}, {.link_gbps = 100, .rho = 0.5, .link_latency_us = 1, .mtu = 2048});
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_NEAR(*b, 15 * 4280 * 8.0 / 1e5 + 2.0, 1e-9);
+}
+
 TEST(LowerBound, RejectsBadParameters) {
   const Schedule s = Perm(2, 4096);
   EXPECT_FALSE(NicBoundUs(s, {}, {.link_gbps = 0}).ok());

@@ -39,7 +39,7 @@ void ExpectTiles(std::vector<std::pair<uint64_t, uint64_t>> r, uint64_t lo, uint
 
 TEST(Schedule, NamesRoundTrip) {
   for (Workload w : {Workload::kPermutation, Workload::kAllToAll, Workload::kAllGather,
-                     Workload::kReduceScatter}) {
+                     Workload::kReduceScatter, Workload::kIncast}) {
     auto p = ParseWorkload(WorkloadName(w));
     ASSERT_TRUE(p.ok());
     EXPECT_EQ(*p, w);
@@ -253,6 +253,46 @@ TEST(Schedule, RingStepsSendEachChunkExactlyOncePerStep) {
       }
     }
   }
+}
+
+TEST(Schedule, IncastSendsEverySendersBytesToRankZeroSideBySide) {
+  const Schedule s = Make(Workload::kIncast, 16, 10'000, 2);
+  ASSERT_EQ(s.ranks[0].writes.size(), 0u);
+  EXPECT_EQ(s.ranks[0].recv_bytes, 15u * 10'000);
+  std::vector<std::pair<uint64_t, uint64_t>> tiles;
+  for (Rank r = 1; r < 16; ++r) {
+    EXPECT_EQ(s.ranks[r].send_bytes, 10'000u);
+    for (const PlannedWrite& w : s.ranks[r].writes) {
+      EXPECT_EQ(w.peer, 0u);
+      tiles.push_back({w.dst_off, w.dst_off + w.len});
+    }
+    EXPECT_TRUE(s.ranks[r].arrivals.empty());
+  }
+  ExpectTiles(tiles, 0, 15u * 10'000);
+  EXPECT_TRUE(std::is_sorted(s.ranks[0].arrivals.begin(), s.ranks[0].arrivals.end(),
+                             [](const PlannedArrival& a, const PlannedArrival& b) {
+                               return std::tie(a.from, a.step, a.chunk) <
+                                      std::tie(b.from, b.step, b.chunk);
+                             }));
+  EXPECT_EQ(s.ranks[0].expect.size(), 15u);
+}
+
+TEST(Schedule, IncastSendersAreSpreadAndBounded) {
+  // Three of 15: one in each other pod of a k=4 fat tree's 16 hosts.
+  EXPECT_EQ(IncastSenders(16, 3), (std::vector<Rank>{1, 6, 11}));
+  EXPECT_EQ(IncastSenders(16, 0).size(), 15u);
+  EXPECT_EQ(IncastSenders(16, 15).size(), 15u);
+  EXPECT_EQ(IncastSenders(2, 1), (std::vector<Rank>{1}));
+  auto s = MakeSchedule(
+      {.workload = Workload::kIncast, .num_ranks = 16, .msg_bytes = 4096, .incast_senders = 3});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->ranks[0].recv_bytes, 3u * 4096);
+  EXPECT_FALSE(s->ranks[6].writes.empty());
+  EXPECT_TRUE(s->ranks[2].writes.empty());
+  auto too_many = MakeSchedule(
+      {.workload = Workload::kIncast, .num_ranks = 4, .msg_bytes = 4096, .incast_senders = 4});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.error().message.find("at most 3"), std::string::npos);
 }
 
 TEST(Schedule, FindArrivalByImmediate) {
