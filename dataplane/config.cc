@@ -169,7 +169,11 @@ Status DpConfig::Validate() const {
     return Bad("egress.ring_slots must be a power of two in [64, 1Mi]");
   }
   if (pfc.priority > 7) return Bad("pfc.priority must be in 0..7");
-  if (pfc.enabled && pfc.xon_bytes >= pfc.xoff_bytes) return Bad("pfc.xon must be below pfc.xoff");
+  if (pfc.enabled && pfc.xoff_bytes && pfc.xon_bytes >= pfc.xoff_bytes)
+    return Bad("pfc.xon must be below pfc.xoff");
+  if (pfc.dscp > 63) return Bad("pfc.dscp must be in 0..63");
+  if (pfc.quanta == 0) return Bad("pfc.quanta must be in 1..65535");
+  if (pfc.response_quanta > 65535) return Bad("pfc.response_quanta must be in 0..65535");
   if (burst == 0 || burst > 64) return Bad("burst must be in 1..64");
   if (max_sleep_us > 100000) return Bad("idle.max_sleep_us must be <= 100000");
   if (max_wait_us < 1 || max_wait_us > 1000000)
@@ -324,7 +328,8 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
     }
   }
   if (const YAML::Node p = root["pfc"]) {
-    OFAN_CHECK(CheckKeys(p, "pfc", {"enabled", "priority", "xoff", "xon", "quanta"}));
+    OFAN_CHECK(CheckKeys(
+        p, "pfc", {"enabled", "priority", "dscp", "xoff", "xon", "quanta", "response_quanta"}));
     OFAN_CHECK(ReadIf(p, "pfc", "enabled", c.pfc.enabled));
     if (p["priority"]) {
       OFAN_TRY(v, Get<uint32_t>(p["priority"], "pfc.priority"));
@@ -335,8 +340,18 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
     OFAN_CHECK(ReadSizeIf(p, "pfc", "xon", c.pfc.xon_bytes));
     if (p["quanta"]) {
       OFAN_TRY(v, Get<uint32_t>(p["quanta"], "pfc.quanta"));
-      if (v > 0xFFFF) return Bad("pfc.quanta must be <= 65535");
+      if (v < 1 || v > 0xFFFF) return Bad("pfc.quanta must be in 1..65535");
       c.pfc.quanta = static_cast<uint16_t>(v);
+    }
+    if (p["dscp"]) {
+      OFAN_TRY(v, Get<uint32_t>(p["dscp"], "pfc.dscp"));
+      if (v > 63) return Bad("pfc.dscp must be in 0..63");
+      c.pfc.dscp = static_cast<uint8_t>(v);
+    }
+    if (p["response_quanta"]) {
+      OFAN_TRY(v, Get<uint32_t>(p["response_quanta"], "pfc.response_quanta"));
+      if (v > 0xFFFF) return Bad("pfc.response_quanta must be in 0..65535");
+      c.pfc.response_quanta = v;
     }
   }
   if (const YAML::Node s = root["control"]) {

@@ -13,7 +13,8 @@
 //   netns: ofe-f1-e0-0            # shared engine: where the device ports are
 //   (a port's dev "mem:SWITCH:PORT": the shared engine's in-memory link to
 //   port PORT of the switch named SWITCH; egress.latency_us: its latency)
-//   pfc: {enabled: false, priority: 3, xoff: 256KiB, xon: 128KiB}
+//   pfc: {enabled: false, priority: 3, dscp: 26, xoff: 0, xon: 0, quanta: 65535,
+//         response_quanta: 394}      # xoff/xon 0: derived per port
 //   control: {socket: /run/ofan/e0.sock}
 //   idle: {max_sleep_us: 1000, max_wait_us: 100000}
 #pragma once
@@ -25,6 +26,7 @@
 
 #include "common/result.h"
 #include "common/units.h"
+#include "dataplane/fabric/pfc.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/policy.h"
 #include "dataplane/lb_choice.h"
@@ -70,12 +72,18 @@ struct EgressConfig {
   double latency_us = 0;            // one-way link latency (shared engine)
 };
 
+// PFC (802.1Qbb): one lossless priority, the normal queue's frames whose
+// DSCP maps to it; thresholds per ingress port (fabric/pfc.h): xoff and
+// xon where given, else derived from the port's buffer and the headroom
+// its link needs.
 struct PfcConfig {
   bool enabled = false;  // generate PAUSE at xoff; received PFC is always honoured
-  uint8_t priority = 3;  // the class our normal queue belongs to
-  uint64_t xoff_bytes = 256 * kKiB;
-  uint64_t xon_bytes = 128 * kKiB;
-  uint16_t quanta = 0xFFFF;
+  uint8_t priority = fabric::kDefaultPfcPriority;         // the class our normal queue belongs to
+  uint8_t dscp = fabric::kRoceDscp;                       // the DSCP that maps to it
+  uint64_t xoff_bytes = 0;                                // 0: buffer - headroom
+  uint64_t xon_bytes = 0;                                 // 0: xoff - 2 data frames
+  uint16_t quanta = fabric::kPfcMaxQuanta;                // what XOFF asks
+  uint32_t response_quanta = fabric::kPfcResponseQuanta;  // the peer's, in the headroom
 };
 
 struct DpConfig {

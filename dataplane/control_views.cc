@@ -93,6 +93,26 @@ json CountersJson(const Snapshot& s) {
   return {{"total", total}, {"drops", drops}, {"drops_total", drop_sum}, {"per_worker", per}};
 }
 
+namespace {
+// A port's PFC (null when off): its thresholds as an ingress port and what
+// it did both ways since the last reset (QueueStats::Pfc).
+json PfcJson(const PortSnapshot& p) {
+  if (!p.pfc_thresholds) return nullptr;
+  const QueueStats::Pfc& f = p.queue.pfc;
+  return {{"xoff_bytes", p.pfc_thresholds->xoff},
+          {"xon_bytes", p.pfc_thresholds->xon},
+          {"headroom_bytes", p.pfc_thresholds->headroom},
+          {"sent", f.sent},
+          {"received", f.received},
+          {"paused_us", f.paused_us},
+          {"xoff_events", f.xoff_events},
+          {"headroom_max_bytes", f.headroom_max_bytes},
+          {"held_bytes", f.held_bytes},
+          {"held_max_bytes", f.max_bytes},
+          {"lossless_drops", f.lossless_drops}};
+}
+}  // namespace
+
 json PortsJson(const Snapshot& s) {
   json out = json::array();
   for (const PortSnapshot& p : s.ports) {
@@ -136,7 +156,8 @@ json PortsJson(const Snapshot& s) {
                    {"rx_missed", p.rx_missed},
                    {"tx_packets", p.queue.tx_packets},
                    {"tx_bytes", p.queue.tx_bytes},
-                   {"kernel", kernel}});
+                   {"kernel", kernel},
+                   {"pfc", PfcJson(p)}});
   }
   return out;
 }
@@ -158,7 +179,8 @@ json QueuesJson(const Snapshot& s) {
                    {"shaper_lag_bytes", q.shaper_lag_bytes},
                    {"paused", q.paused},
                    {"limit_bytes", p.limit_bytes},
-                   {"ecn_bytes", p.ecn_bytes}});
+                   {"ecn_bytes", p.ecn_bytes},
+                   {"pfc", PfcJson(p)}});
   }
   return out;
 }

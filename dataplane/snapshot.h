@@ -46,6 +46,8 @@ struct PortSnapshot {
   uint64_t rx_missed = 0;
   QueueStats queue;  // tx_* and the queue's own
   uint64_t limit_bytes = 0, ecn_bytes = 0;
+  // PFC on: the port's lossless thresholds as an ingress port.
+  std::optional<fabric::PfcThresholds> pfc_thresholds;
   // The port's kernel interface, if it has one: its name and the frames
   // each way. via "tap": the shared engine's TAP (exception/kernel_ports.h);
   // via "xdp": the per-switch engine's veth, split by its XDP trap

@@ -55,8 +55,7 @@ Switch::Switch(const DpConfig& c)
       // A salt of its own (no worker has this index): fragments' uplinks do
       // not follow any policy's hashing.
       frag_salt_(lb::SwitchSalt(c.switch_id, 0xF4A6)),
-      neighbors_(static_cast<uint32_t>(c.k)),
-      pfc_gen_(static_cast<uint32_t>(c.k), c.pfc.xoff_bytes, c.pfc.xon_bytes) {
+      neighbors_(static_cast<uint32_t>(c.k)) {
   for (int roce = 0; roce < 2; ++roce) {
     for (lb::SizeClass cls : {lb::SizeClass::kData, lb::SizeClass::kAck}) {
       const bool prio = (c.egress.priority_ack && cls == lb::SizeClass::kAck) ||
@@ -103,6 +102,7 @@ Result<std::unique_ptr<Switch>> Switch::Create(const DpConfig& c, uint32_t worke
   sw->start_tsc_ = sw->Now();
   sw->capture_ = std::make_unique<PortCapture>(static_cast<uint32_t>(c.k), c.name, sw->tsc_hz_);
   if (engine) sw->capture_->SetClock(sw->tsc_hz_, 0, engine->wall_origin_ns);
+  if (Status s = sw->SetupPfcThresholds(); !s) return s.error();
   if (Status s = sw->SetupPorts(); !s) return s.error();
   if (Status s = sw->SetupException(); !s) return s.error();
   if (Status s = sw->SetupWorkers(workers); !s) return s.error();
@@ -121,6 +121,40 @@ Result<uint16_t> Switch::DpdkPort(uint32_t port) const {
   return rx_[port].dpdk_port;
 }
 
+Status Switch::SetupPfcThresholds() {
+  if (!cfg_.pfc.enabled) return {};
+  pfc_th_.assign(static_cast<size_t>(cfg_.k), fabric::PfcThresholds{});
+  std::vector<fabric::TimePs> refresh(static_cast<size_t>(cfg_.k), 0);
+  for (const PortConfig& pc : cfg_.ports) {
+    // The link as the port's egress emulates it (10 Gb/s if unshaped: a
+    // per-switch engine's veth with no rate).
+    const double rate = pc.rate_gbps.value_or(cfg_.egress.rate_gbps);
+    const fabric::EmuWire w = fabric::EmuWire::AtGbps(
+        rate > 0 ? rate : 10.0, pc.latency_us.value_or(cfg_.egress.latency_us));
+    const uint64_t headroom = fabric::PfcHeadroomBytes(w.ps_per_byte, w.latency, pkt::kMaxDataFrame,
+                                                       cfg_.pfc.response_quanta);
+    auto th = fabric::MakePfcThresholds(pc.buffer_bytes.value_or(cfg_.egress.buffer_bytes),
+                                        headroom, cfg_.pfc.xoff_bytes, cfg_.pfc.xon_bytes,
+                                        2ull * pkt::kMaxDataFrame);
+    if (!th) {
+      return MakeError(ErrorCode::kInvalidArgument, fmt::format("switch {} port {}: {}", cfg_.name,
+                                                                pc.port, th.error().message));
+    }
+    pfc_th_[pc.port] = *th;
+    refresh[pc.port] = fabric::PauseQuantaPs(cfg_.pfc.quanta, w.ps_per_byte) / 2;
+  }
+  pfc_gen_ = PfcGenerator(pfc_th_);
+  if (engine_now_) {
+    emu_pfc_ = std::make_unique<EmuPfc>(fabric::PfcIngress(pfc_th_, refresh, cfg_.pfc.quanta),
+                                        cfg_.pfc.dscp);
+    // Room for every port's XOFF and XON several times over: FlushPfc
+    // swaps the two, and neither grows on the engine's thread.
+    emu_pfc_->pending.reserve(64 * static_cast<size_t>(cfg_.k));
+    pfc_flushing_.reserve(64 * static_cast<size_t>(cfg_.k));
+  }
+  return {};
+}
+
 Status Switch::SetupPorts() {
   const size_t k = static_cast<size_t>(cfg_.k);
   rx_ = std::vector<PortRx>(k);
@@ -130,7 +164,10 @@ Status Switch::SetupPorts() {
   port_mac_.assign(k, pkt::MacAddr{});
   // Hosted by the engine, a frame's mbuf port is its fat-tree port.
   port_of_dpdk_.assign(std::max<size_t>(RTE_MAX_ETHPORTS, k), -1);
-  if (cfg_.pfc.enabled) {
+  // The per-switch engine's PFC counts every queued frame by ingress port
+  // (a tally the control thread polls); the shared engine's, the lossless
+  // ones, exactly (EmuPfc).
+  if (cfg_.pfc.enabled && !engine_now_) {
     tally_ = std::make_unique<IngressTally>(port_of_dpdk_.data(),
                                             static_cast<uint32_t>(port_of_dpdk_.size()),
                                             static_cast<uint32_t>(k));
@@ -249,6 +286,7 @@ Status Switch::SetupEnginePorts(const QueueConfig& queue_config) {
     }
     q.set_admin(pc.admin_up);
     q.set_waker(engine_.waker);
+    q.set_emu_pfc(emu_pfc_.get());
   }
   return {};
 }
@@ -380,6 +418,8 @@ bool Switch::InjectFrame(uint32_t port, std::span<const uint8_t> frame) {
 
 void Switch::GeneratePfc() {
   // Off the fast path, at the control thread's polling rate (egress/pfc.h).
+  // The shared engine's PFC runs on its own thread, in emulated time.
+  if (!tally_) return;
   for (uint32_t p = 0; p < rx_.size(); ++p) {
     if (!rx_[p].present) continue;
     const PfcGenerator::Action a = pfc_gen_.Step(p, tally_->Bytes(p));
@@ -600,8 +640,47 @@ Status Switch::LoadMasks(const std::vector<lb::PortMask>& masks) {
   return {};
 }
 
+void Switch::FlushPfc(LcoreCounters& ctr) {
+  EmuPfc& pfc = *emu_pfc_;
+  // Queueing one may start frames, whose releases decide more: until none.
+  while (!pfc.pending.empty()) {
+    pfc_flushing_.swap(pfc.pending);
+    // In time order (a port takes its frames in time order); few at once,
+    // and an insertion sort allocates nothing.
+    for (size_t i = 1; i < pfc_flushing_.size(); ++i) {
+      for (size_t j = i; j > 0 && pfc_flushing_[j - 1].t > pfc_flushing_[j].t; --j)
+        std::swap(pfc_flushing_[j - 1], pfc_flushing_[j]);
+    }
+    for (const fabric::PfcAction& a : pfc_flushing_) {
+      rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
+      if (!m) {
+        ctr.Add(Counter::kDropControlFull);
+        continue;
+      }
+      const auto f = BuildPfcFrame(port_mac_[a.port], cfg_.pfc.priority, a.quanta);
+      std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
+      FrameTime(m) = a.t;
+      m->port = RTE_MBUF_PORT_INVALID;  // from no ingress port
+      queues_[a.port].EnqueueEmuFrame(kPrioQueue, m, ctr);
+      ctr.Add(Counter::kPfcTx);
+    }
+    pfc_flushing_.clear();
+  }
+  for (const uint32_t p : workers_[0]->ports) {
+    const fabric::PfcPortCounters& c = pfc.model.counters(p);
+    QueueStats::Pfc in;
+    in.xoff_events = c.xoff_events;
+    in.headroom_max_bytes = c.headroom_max_bytes;
+    in.max_bytes = c.max_bytes;
+    in.held_bytes = pfc.model.held(p);
+    in.lossless_drops = c.lossless_drops;
+    queues_[p].PublishPfcIngress(in);
+  }
+}
+
 void Switch::ResetQueueStats() {
   const uint64_t now = Now();
+  if (emu_pfc_) pfc_reset_.store(true);      // the engine's thread does it
   if (engine_.lag) engine_.lag->Reset(now);  // a new measurement starts: lag too
   for (PortQueue& q : queues_) q.ResetStats(now);
 }
@@ -684,6 +763,7 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       ps.queue = queues_[p].Stats(now);
       ps.limit_bytes = queues_[p].config().limit_bytes;
       ps.ecn_bytes = queues_[p].config().ecn_bytes;
+      if (cfg_.pfc.enabled) ps.pfc_thresholds = pfc_th_[p];
       if (kernel_ && kernel_->has(p)) {
         const KernelPorts::PortCounters& kc = kernel_->counters(p);
         PortSnapshot::Kernel k;
@@ -758,12 +838,22 @@ uint32_t Switch::EngineDrain(uint64_t now) {
   } else {
     dropped_when_stopped_ = false;
   }
+  if (emu_pfc_) [[unlikely]] {
+    if (pfc_reset_.load(std::memory_order_relaxed)) {
+      emu_pfc_->model.ResetMaxima();
+      pfc_reset_.store(false, std::memory_order_relaxed);
+    }
+    emu_pfc_->model.Due(now, emu_pfc_->pending);  // XOFF refreshes
+    FlushPfc(wk.counters);
+  }
   for (const uint32_t p : wk.ports) sent += queues_[p].Drain(now, wk.counters);
+  if (emu_pfc_) [[unlikely]]
+    FlushPfc(wk.counters);  // XONs of what started
   return sent;
 }
 
 uint64_t Switch::EngineNextEvent() const {
-  uint64_t next = fabric::kNever;
+  uint64_t next = emu_pfc_ ? emu_pfc_->model.NextRefresh() : fabric::kNever;
   for (const uint32_t p : workers_[0]->ports) {
     const PortQueue& q = queues_[p];
     if (q.inbox_pending()) return 0;

@@ -32,6 +32,7 @@
 #include "dataplane/capture/port_capture.h"
 #include "dataplane/config.h"
 #include "dataplane/counters.h"
+#include "dataplane/egress/emu_pfc.h"
 #include "dataplane/egress/pfc.h"
 #include "dataplane/egress/port_queue.h"
 #include "dataplane/exception/exception_path.h"
@@ -272,6 +273,12 @@ class Switch {
                                                std::vector<lb::PortMask> base) const;
   void Publish(std::unique_ptr<FwdState> next);
   void GeneratePfc();
+  // The ports' lossless thresholds (fabric/pfc.h), from their buffers and
+  // links; an error names the port that cannot hold its headroom.
+  Status SetupPfcThresholds();
+  // Shared engine: the PFC frames EmuPfc decided, each queued on its port's
+  // priority queue at its time; the ingress side's figures published.
+  void FlushPfc(LcoreCounters& ctr);
 
   // The pipeline over one vector (dataplane/vector.cc), for a switch of
   // role kRole whose policy runs through Lane.
@@ -303,6 +310,15 @@ class Switch {
   ExceptionPath exception_;
   std::unique_ptr<KernelPorts> kernel_;
   PfcGenerator pfc_gen_;
+  // Per port (size k): the lossless thresholds when PFC is on (immutable
+  // once set up: the control thread reads them).
+  std::vector<fabric::PfcThresholds> pfc_th_;
+  // Shared engine with PFC: the engine thread's accounting and the frames
+  // it decided; pfc_flushing_ is FlushPfc's (swapped with pending, no
+  // allocation); a reset the control thread asked.
+  std::unique_ptr<EmuPfc> emu_pfc_;
+  std::vector<fabric::PfcAction> pfc_flushing_;
+  std::atomic<bool> pfc_reset_{false};
   // Egress queue by [RoCE][size class], from the config: the priority queue
   // for ACK/NAK/CNP (priority_ack) and non-RoCE control (priority_control).
   uint8_t queue_of_[2][lb::kNumSizeClasses] = {};

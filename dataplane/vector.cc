@@ -79,6 +79,8 @@ void Switch::EngineRun(RxVector& v) {
   const FwdState* st = state_.load(std::memory_order_acquire);
   for (uint32_t i = v.n; i < v.n + kMbufAhead; ++i) v.pkts[i] = &pad_mbuf;
   (this->*st->run)(wk, *st, v.pkts, v.seg, v.nseg, v.n);
+  if (emu_pfc_ && !emu_pfc_->pending.empty()) [[unlikely]]
+    FlushPfc(wk.counters);  // XOFFs of what arrived, at their times
 }
 
 template <lb::Role kRole, class Lane>
@@ -174,13 +176,21 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
           case Verdict::kException:
             exc[nexc++] = m;
             break;
-          case Verdict::kPfc:
-            // Received on in_port: pause our transmission on that same port.
-            wk.counters.Add(Counter::kPfcRx);
-            if (const auto q = ReceivedPauseQuanta({d, len}, cfg_.pfc.priority))
-              queues_[in_port].Pause(*q, now);
+          case Verdict::kPfc: {
+            // Received on in_port: pause our transmission on that same
+            // port, from the frame's arrival (its emulated time in the
+            // shared engine).
+            const ReceivedPause rp = ReadPause({d, len}, cfg_.pfc.priority, cfg_.pfc.enabled);
+            if (rp.kind == PauseRx::kMalformed) {
+              wk.counters.Add(Counter::kDropPfcMalformed);
+            } else {
+              wk.counters.Add(Counter::kPfcRx);
+              if (rp.kind == PauseRx::kOurs)
+                queues_[in_port].Pause(rp.quanta, engine_now_ ? FrameTime(m) : now, wk.counters);
+            }
             rte_pktmbuf_free(m);
             break;
+          }
           default:
             wk.counters.Add(p.drop);
             rte_pktmbuf_free(m);

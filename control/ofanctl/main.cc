@@ -410,13 +410,18 @@ int Main(int argc, char** argv) {
           "from_kernel, from_kernel_lost} or {name, via: \"xdp\" (per-switch engine: the\n"
           "veth's XDP trap), to_kernel, to_kernel_by_class: {arp, lldp, nd, bgp, bfd},\n"
           "to_dataplane, no_socket (for ofan-dp, but its queue had no socket yet), and\n"
-          "from_kernel null: the kernel sends on the veth itself; \"error\" if unreadable})}].");
+          "from_kernel null: the kernel sends on the veth itself; \"error\" if unreadable}),\n"
+          "pfc (null, or with PFC on: {xoff_bytes, xon_bytes, headroom_bytes: the port's\n"
+          "thresholds as an ingress port; since the switch started: sent, received (pause\n"
+          "frames), paused_us, xoff_events, lossless_drops; held_bytes now; since the last\n"
+          "reset-queues: headroom_max_bytes, held_max_bytes})}].");
   CLI::App* queues =
       sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
           "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"
           "priority_packets, max_bytes, max_packets, avg_bytes, avg_packets, drops_buffer,\n"
           "ecn_marked, shaper_lag_bytes (line time lost while frames waited, since the last\n"
-          "reset: the switch lacked CPU), paused, limit_bytes, ecn_bytes}].");
+          "reset: the switch lacked CPU), paused, limit_bytes, ecn_bytes, pfc (as ports\n"
+          "has it)}].");
   uint32_t key = 0;
   CLI::App* pointers = sub(
       "pointers", "the forwarding table: per key (destination x class) the uplink order",

@@ -207,6 +207,25 @@ std::string RenderPorts(const json& ports) {
   std::string out = FormatTable({"port", "dir", "admin", "link", "wire", "mac", "neighbor",
                                  "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "dpdk", "dev"},
                                 rows, "rllllllrrrrrl");
+  // PFC (a switch with it on): each port's thresholds as an ingress port,
+  // then its counts since the switch started (headroom_max: since the last
+  // reset-queues).
+  std::vector<std::vector<std::string>> pfc_rows;
+  for (const json& p : ports) {
+    const json f = p.value("pfc", json());
+    if (!f.is_object()) continue;
+    pfc_rows.push_back({Cell(p.at("port")), Cell(f.at("xoff_bytes")), Cell(f.at("xon_bytes")),
+                        Cell(f.at("headroom_bytes")), Cell(f.at("sent")), Cell(f.at("received")),
+                        Cell(f.at("paused_us"), 1), Cell(f.at("xoff_events")),
+                        Cell(f.at("headroom_max_bytes")), Cell(f.at("held_bytes")),
+                        Cell(f.at("lossless_drops"))});
+  }
+  if (!pfc_rows.empty()) {
+    out += "\nPFC (lossless priority; sent/received: pause frames, XOFF and XON):\n";
+    out += FormatTable({"port", "xoff", "xon", "headroom", "sent", "received", "paused_us",
+                        "xoff_events", "headroom_max", "held", "lossless_drops"},
+                       pfc_rows, "rrrrrrrrrrr");
+  }
   // The ports' kernel interfaces (the switch's control plane): what went where.
   for (const json& p : ports) {
     const json k = p.value("kernel", json());

@@ -49,6 +49,8 @@ namespace ofan::control {
   X(kDropNoUplink, "drop_no_uplink", "no valid uplink for the destination")                      \
   X(kDropPortDown, "drop_port_down", "output port administratively down")                        \
   X(kDropBufferFull, "drop_buffer_full", "tail drop: the port's buffer or ring is full")         \
+  X(kDropLossless, "drop_lossless",                                                              \
+    "a lossless (PFC) frame found its ingress port's headroom full: never expected")             \
   X(kDropExceptionFull, "drop_exception_full", "the exception path's ring is full")              \
   X(kDropControlFull, "drop_control_full", "a control frame (ARP/ICMP reply, PFC) not queued")   \
   X(kDropSwitchDown, "drop_switch_down", "received or queued while the switch was stopped")      \

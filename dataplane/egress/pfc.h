@@ -9,9 +9,11 @@
 // next:      generated PFC frames go out through ControlSender (the port's
 //            priority queue), counted kPfcTx
 //
-// Generation runs on the control thread, off the fast path, at its polling
-// rate: a port sends XOFF when the bytes queued anywhere in the switch that
-// arrived on it pass xoff, and XON when they fall below xon.
+// Generation (the per-switch engine) runs on the control thread, off the
+// fast path, at its polling rate: a port sends XOFF when the bytes queued
+// anywhere in the switch that arrived on it pass xoff, and XON when they
+// fall to xon. The shared engine decides in emulated time instead
+// (fabric/pfc.h, egress/emu_pfc.h).
 #pragma once
 
 #include <array>
@@ -20,6 +22,7 @@
 #include <span>
 #include <vector>
 
+#include "dataplane/fabric/pfc.h"
 #include "dataplane/packet/headers.h"
 
 namespace ofan::dp {
@@ -29,22 +32,35 @@ namespace ofan::dp {
 // short. 802.3x PAUSE pauses every class.
 std::optional<uint32_t> ReceivedPauseQuanta(std::span<const uint8_t> frame, uint8_t priority);
 
+// A received MAC control frame (parse said kPfc), read for our class.
+// kMalformed: cut short, or, with `strict` (PFC enabled on the port), a
+// class-enable vector that is empty or names a priority without PFC here:
+// counted (drop_pfc_malformed) and ignored.
+enum class PauseRx : uint8_t { kOurs, kNotOurs, kMalformed };
+struct ReceivedPause {
+  PauseRx kind = PauseRx::kMalformed;
+  uint32_t quanta = 0;  // kOurs: the pause asked (0 = resume)
+};
+ReceivedPause ReadPause(std::span<const uint8_t> frame, uint8_t priority, bool strict);
+
 inline constexpr size_t kPfcFrameBytes = sizeof(pkt::EtherHdr) + sizeof(pkt::PfcFrame);
 // A PFC frame from `src` pausing (quanta > 0) or resuming (0) one class.
 std::array<uint8_t, kPfcFrameBytes> BuildPfcFrame(const pkt::MacAddr& src, uint8_t priority,
                                                   uint16_t quanta);
 
-// Per port: has it sent XOFF? Decides, from the tally, what to send now.
+// Per port: has it sent XOFF? Decides, from the tally, what to send now
+// (the per-switch engine's, polled; the shared engine's is exact:
+// fabric/pfc.h's PfcIngress, with the same thresholds).
 class PfcGenerator {
  public:
   enum class Action : uint8_t { kNone, kXoff, kXon };
   PfcGenerator() = default;
-  PfcGenerator(uint32_t ports, uint64_t xoff_bytes, uint64_t xon_bytes)
-      : xoff_(xoff_bytes), xon_(xon_bytes), sent_xoff_(ports, false) {}
+  explicit PfcGenerator(std::vector<fabric::PfcThresholds> th)
+      : th_(std::move(th)), sent_xoff_(th_.size(), false) {}
   Action Step(uint32_t port, uint64_t ingress_bytes);
 
  private:
-  uint64_t xoff_ = 0, xon_ = 0;
+  std::vector<fabric::PfcThresholds> th_;
   std::vector<bool> sent_xoff_;
 };
 

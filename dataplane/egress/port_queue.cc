@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "dataplane/egress/emu_pfc.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/stages/rewrite.h"
@@ -190,10 +191,13 @@ bool PortQueue::EnqueueOne(int queue, rte_mbuf* m) {
   return true;
 }
 
-void PortQueue::Pause(uint32_t quanta, uint64_t now) {
+void PortQueue::Pause(uint32_t quanta, uint64_t now, LcoreCounters& ctr) {
+  if (emu_) {
+    PauseEmu(quanta, now, ctr);
+    return;
+  }
   paused_until_tsc_ =
       quanta == 0 ? 0 : now + static_cast<uint64_t>(quanta * cfg_.pfc_tsc_per_quantum);
-  if (emu_) emu_->PauseUntil(paused_until_tsc_);
 }
 
 void PortQueue::Integrate(uint64_t now, uint64_t backlog) {
@@ -365,6 +369,14 @@ QueueStats PortQueue::Stats(uint64_t now) const {
   s.tx_bytes = tx_bytes_.load();
   s.shaper_lag_bytes = shaper_lag_bytes_.load();
   s.paused = now < paused_until_tsc_;
+  s.pfc.sent = pfc_sent_.load();
+  s.pfc.received = pfc_received_.load();
+  s.pfc.paused_us = static_cast<double>(paused_ps_.load()) / 1e6;
+  s.pfc.xoff_events = pfc_xoff_events_.load();
+  s.pfc.headroom_max_bytes = pfc_headroom_max_.load();
+  s.pfc.max_bytes = pfc_max_.load();
+  s.pfc.held_bytes = pfc_held_.load();
+  s.pfc.lossless_drops = pfc_lossless_drops_.load();
   return s;
 }
 
@@ -392,9 +404,11 @@ struct PortQueue::EmuBatch {
   rte_mbuf* b[kMaxBurst];
   uint32_t n = 0;
   uint32_t sent = 0;
-  void operator()(rte_mbuf* m, fabric::TimePs /*start*/, fabric::TimePs last_bit) {
+  void operator()(rte_mbuf* m, fabric::TimePs start, fabric::TimePs last_bit) {
     FrameTime(m) = last_bit + q.cfg_.wire.latency;
     if (q.tally_) q.tally_->Release(m);
+    if (EmuPfc::Marked(m)) [[unlikely]]
+      q.pfc_->Release(m, start);
     b[n++] = m;
     if (n == kMaxBurst) Flush();
   }
@@ -421,7 +435,8 @@ struct PortQueue::EmuBatch {
 
 void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr) {
   EmuBatch tx(*this, ctr);
-  uint32_t dropped = 0, marked = 0, queued = 0;
+  uint32_t dropped = 0, marked = 0, queued = 0, lossless_dropped = 0;
+  const bool pfc = pfc_ && queue == kNormalQueue;
   for (uint32_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
     // Frames reach a port in the order of their times (the engine merges
@@ -430,7 +445,19 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
     const fabric::TimePs t = std::max<fabric::TimePs>(FrameTime(m), emu_last_);
     emu_last_ = t;
     const uint32_t len = rte_pktmbuf_pkt_len(m);
-    const fabric::EmuVerdict v = emu_->Offer(t, queue, len, true, m, tx);
+    // PFC's class: admitted by its ingress port's account, not this
+    // port's buffer (egress/emu_pfc.h, fabric/pfc.h).
+    bool lossless = false;
+    if (pfc && pfc_->Lossless(m)) [[unlikely]] {
+      emu_->StartBefore(t, tx);  // releases before t come before this admission
+      if (!pfc_->Admit(m, t)) {
+        ++lossless_dropped;
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      lossless = true;
+    }
+    const fabric::EmuVerdict v = emu_->Offer(t, queue, len, true, m, tx, lossless);
     if (!v.queued) {
       ++dropped;
       rte_pktmbuf_free(m);
@@ -444,6 +471,8 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
     if (tally_) tally_->Add(m);
   }
   tx.Flush();
+  if (lossless_dropped) [[unlikely]]
+    ctr.Add(Counter::kDropLossless, lossless_dropped);
   if (dropped) {
     ctr.Add(Counter::kDropBufferFull, dropped);
     drops_buffer_.store(drops_buffer_.load(std::memory_order_relaxed) + dropped,
@@ -494,6 +523,37 @@ void PortQueue::PublishEmu() {
   tx_bytes_.store(e.tx_bytes(), std::memory_order_relaxed);
   stat_start_tsc_ = e.stat_start();
   stat_last_tsc_ = e.integrated_to();
+  pfc_sent_.store(pfc_sent_n_, std::memory_order_relaxed);
+  pfc_received_.store(pfc_received_n_, std::memory_order_relaxed);
+  paused_ps_.store(pause_clock_.paused_ps(e.integrated_to()), std::memory_order_relaxed);
+}
+
+void PortQueue::PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr) {
+  // What begins before the pause arrives goes; the queue stops at the next
+  // frame boundary after it (or resumes at it: XON).
+  EmuBatch tx(*this, ctr);
+  emu_->StartBefore(now, tx);
+  tx.Flush();
+  const fabric::TimePs until = now + fabric::PauseQuantaPs(quanta, emu_->wire().ps_per_byte);
+  emu_->PauseUntil(until);
+  pause_clock_.Received(now, until);
+  paused_until_tsc_ = until;
+  ++pfc_received_n_;
+  PublishEmu();
+}
+
+void PortQueue::EnqueueEmuFrame(int queue, rte_mbuf* m, LcoreCounters& ctr) {
+  EnqueueEmu(queue, &m, 1, ctr);
+  ++pfc_sent_n_;
+  PublishEmu();
+}
+
+void PortQueue::PublishPfcIngress(const QueueStats::Pfc& in) {
+  pfc_xoff_events_.store(in.xoff_events, std::memory_order_relaxed);
+  pfc_headroom_max_.store(in.headroom_max_bytes, std::memory_order_relaxed);
+  pfc_max_.store(in.max_bytes, std::memory_order_relaxed);
+  pfc_held_.store(in.held_bytes, std::memory_order_relaxed);
+  pfc_lossless_drops_.store(in.lossless_drops, std::memory_order_relaxed);
 }
 
 bool PortQueue::inbox_pending() const {
@@ -503,8 +563,10 @@ bool PortQueue::inbox_pending() const {
 uint32_t PortQueue::DropWaiting(LcoreCounters& ctr) {
   uint32_t n = 0;
   if (emu_) {
+    const fabric::TimePs t = emu_last_;
     n = emu_->Flush([&](rte_mbuf* m) {
       if (tally_) tally_->Release(m);
+      if (EmuPfc::Marked(m)) pfc_->Release(m, t);
       rte_pktmbuf_free(m);
     });
     PublishEmu();

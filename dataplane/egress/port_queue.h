@@ -35,6 +35,7 @@
 #include "common/result.h"
 #include "dataplane/counters.h"
 #include "dataplane/fabric/emu_port.h"
+#include "dataplane/fabric/pfc.h"
 #include "dataplane/vector_constants.h"
 
 struct rte_ring;
@@ -43,6 +44,7 @@ struct rte_mbuf;
 namespace ofan::dp {
 
 class IdleWait;
+struct EmuPfc;
 
 // Where a queue's frames leave: the device's TX burst, or a test's capture.
 // Called once per burst, never per packet; returns how many frames it took
@@ -110,6 +112,20 @@ struct QueueStats {
   // want of CPU (the emulator flags such runs as CPU-bound).
   uint64_t shaper_lag_bytes = 0;
   bool paused = false;
+  // PFC on this port, both directions (the shared engine's; counts since
+  // the switch started, as ecn_marked: readers take differences): frames
+  // sent (XOFF and XON) and received, how long its lossless queue was
+  // paused; as an ingress port, how often it went above xoff, lossless
+  // frames it dropped for a full headroom (never expected), what it holds
+  // now; and, since the last reset, the most it held above xoff (headroom
+  // used) and in all.
+  struct Pfc {
+    uint64_t sent = 0, received = 0, xoff_events = 0;
+    double paused_us = 0;
+    uint64_t headroom_max_bytes = 0, max_bytes = 0, held_bytes = 0;
+    uint64_t lossless_drops = 0;
+  };
+  Pfc pfc;
 };
 
 inline constexpr uint64_t kPfcWatchdogNs = 200'000'000;  // 200 ms (Meta's PFC watchdog)
@@ -169,8 +185,10 @@ class alignas(64) PortQueue {
   void set_waker(IdleWait* w) { waker_ = w; }
 
   // A received PFC/PAUSE for our class: pause the normal queue for `quanta`
-  // (0 resumes). Called by the owner's RX pass.
-  void Pause(uint32_t quanta, uint64_t now);
+  // (0 resumes). Called by the owner's RX pass; `now` is the frame's
+  // arrival (emulated: what began before it still goes, what would begin
+  // after waits: fabric/emu_port.h).
+  void Pause(uint32_t quanta, uint64_t now, LcoreCounters& ctr);
   bool paused(uint64_t now) const { return now < paused_until_tsc_; }
 
   QueueStats Stats(uint64_t now) const;
@@ -185,6 +203,15 @@ class alignas(64) PortQueue {
   bool inbox_pending() const;
   // Drops every waiting frame (a stopped switch), counted; returns them.
   uint32_t DropWaiting(LcoreCounters& ctr);
+  // Emulated, owner only: PFC's accounting for the switch (nullptr: off;
+  // egress/emu_pfc.h), which this queue's lossless frames go through.
+  void set_emu_pfc(EmuPfc* pfc) { pfc_ = pfc; }
+  // Emulated, owner only: one frame the owner made (a PFC frame), queued
+  // at its FrameTime (or the latest time this port has seen, if later).
+  void EnqueueEmuFrame(int queue, rte_mbuf* m, LcoreCounters& ctr);
+  // The PFC figures only the owner knows (the ingress side's, from the
+  // switch's EmuPfc), published for Stats.
+  void PublishPfcIngress(const QueueStats::Pfc& in);
 
  private:
   rte_mbuf* NextFrame(bool paused);
@@ -197,6 +224,7 @@ class alignas(64) PortQueue {
   uint16_t Transmit(rte_mbuf** pkts, uint16_t n, LcoreCounters& ctr);
   void EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr);
   uint32_t DrainEmu(uint64_t now, LcoreCounters& ctr);
+  void PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr);
   void PublishEmu();
   struct EmuBatch;
 
@@ -239,6 +267,13 @@ class alignas(64) PortQueue {
   fabric::TimePs emu_last_ = 0;  // the latest arrival offered: offers never go back
   std::atomic<uint64_t> emu_pkts_{0}, emu_prio_pkts_{0};
   std::atomic<bool> emu_reset_{false};  // ResetStats asked; the owner does it
+  EmuPfc* pfc_ = nullptr;
+  fabric::PauseClock pause_clock_;  // emulated: the pauses received
+  // PFC figures, owner-written, read by Stats.
+  std::atomic<uint64_t> pfc_sent_{0}, pfc_received_{0}, paused_ps_{0};
+  std::atomic<uint64_t> pfc_xoff_events_{0}, pfc_headroom_max_{0}, pfc_max_{0}, pfc_held_{0},
+      pfc_lossless_drops_{0};
+  uint64_t pfc_sent_n_ = 0, pfc_received_n_ = 0;  // owner's, since the start
 };
 
 }  // namespace ofan::dp

@@ -82,17 +82,24 @@ class EmuPort {
   const QueueLimits& limits() const { return lim_; }
 
   // A frame arriving at `t` on queue q. Starts what begins before t first
-  // (through emit), then judges it against the backlog at t.
+  // (through emit), then judges it against the backlog at t. A lossless
+  // frame (PFC's class, admitted by its ingress port's accounting:
+  // fabric/pfc.h) is never tail-dropped here.
   template <class Emit>
-  EmuVerdict Offer(TimePs t, int q, uint32_t bytes, bool ecn_capable, H h, Emit&& emit) {
+  EmuVerdict Offer(TimePs t, int q, uint32_t bytes, bool ecn_capable, H h, Emit&& emit,
+                   bool lossless = false) {
     StartBefore(t, emit);
     Integrate(t);
     EmuVerdict v;
-    if (lim_.buffer_bytes && bytes_ + bytes > lim_.buffer_bytes) return v;
+    // The lossy frames' share of the buffer is the port's own (the lossless
+    // class's bytes are its ingress ports': fabric/pfc.h).
+    if (!lossless && lim_.buffer_bytes && bytes_ - lossless_bytes_ + bytes > lim_.buffer_bytes)
+      return v;
     v.queued = true;
     v.ce = ecn_capable && lim_.ecn_bytes && bytes_ > lim_.ecn_bytes;
-    wait_[q].push(Waiting{t, bytes, h});
+    wait_[q].push(Waiting{t, bytes, lossless, h});
     bytes_ += bytes;
+    if (lossless) lossless_bytes_ += bytes;
     ++pkts_;
     max_bytes_ = std::max(max_bytes_, bytes_);
     max_pkts_ = std::max(max_pkts_, pkts_);
@@ -112,7 +119,7 @@ class EmuPort {
       const TimePs ser = wire_.Ser(f.bytes);
       const TimePs last_bit = s + wire_.pre + ser;
       busy_until_ = s + ser + wire_.gap;
-      sending_.push(Sent{last_bit, f.bytes});
+      sending_.push(Sent{last_bit, f.bytes, f.lossless});
       ++tx_packets_;
       tx_bytes_ += f.bytes;
       emit(f.h, s, last_bit);
@@ -134,6 +141,7 @@ class EmuPort {
       const Sent f = sending_.front();
       Accumulate(f.done);
       bytes_ -= f.bytes;
+      if (f.lossless) lossless_bytes_ -= f.bytes;
       --pkts_;
       sending_.pop();
     }
@@ -141,6 +149,8 @@ class EmuPort {
   }
 
   // PFC: the normal queue sends nothing that would start before `until`.
+  // A pause received at t stops the queue at its next frame boundary: call
+  // StartBefore(t) first, so that what began before t is on its way.
   void PauseUntil(TimePs until) { paused_until_ = until; }
   TimePs paused_until() const { return paused_until_; }
 
@@ -152,6 +162,7 @@ class EmuPort {
     for (auto& w : wait_) {
       while (!w.empty()) {
         bytes_ -= w.front().bytes;
+        if (w.front().lossless) lossless_bytes_ -= w.front().bytes;
         --pkts_;
         drop(w.front().h);
         w.pop();
@@ -186,11 +197,13 @@ class EmuPort {
   struct Waiting {
     TimePs arrival;
     uint32_t bytes;
+    bool lossless;
     H h;
   };
   struct Sent {
     TimePs done;
     uint32_t bytes;
+    bool lossless;
   };
 
   TimePs StartOf(int q) const {
@@ -220,6 +233,7 @@ class EmuPort {
   Fifo<Sent> sending_;  // started, last bit not yet out
   TimePs busy_until_ = 0, paused_until_ = 0;
   uint64_t bytes_ = 0, pkts_ = 0, max_bytes_ = 0, max_pkts_ = 0;
+  uint64_t lossless_bytes_ = 0;  // of bytes_, the lossless class's
   uint64_t tx_packets_ = 0, tx_bytes_ = 0;
   TimePs last_ = 0, stat_start_ = 0;
   double area_bytes_ = 0, area_pkts_ = 0;

@@ -24,6 +24,8 @@
 
 #include "common/netns.h"
 #include "common/rng.h"
+#include "dataplane/egress/emu_pfc.h"
+#include "dataplane/egress/pfc.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/packet/frame_budget.h"
 #include "dataplane/port_device.h"
@@ -35,9 +37,9 @@ constexpr uint16_t kHostRxDesc = 512, kHostTxDesc = 512;
 // The shortest frame a port carries (Ethernet's minimum without FCS): the
 // lookahead is a preamble and this long on the fastest link, plus its latency.
 constexpr uint32_t kMinFrame = 60;
-// The largest data frame of the fabric (RoCE MTU 2048: 2110 B): the lag
-// threshold is its time on the fastest link.
-constexpr uint32_t kLagFrame = 2110;
+// The largest data frame of the fabric: the lag threshold is its time on
+// the fastest link.
+constexpr uint32_t kLagFrame = pkt::kMaxDataFrame;
 // A pass of this many windows or more is a busy fabric's: the next pass
 // waits for the batch (Loop).
 constexpr uint32_t kBusyWindows = 4;
@@ -175,6 +177,7 @@ Engine::~Engine() {
       rte_pktmbuf_free(h.out.front());
       h.out.pop();
     }
+    if (h.nic) h.nic->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
   }
   switches_.clear();
   for (HostPort& h : hosts_) {
@@ -315,6 +318,14 @@ Status Engine::Build(const EngineConfig& c) {
         h.sw = s;
         h.port = pc.port;
         h.wire = w;
+        h.pfc = sc.pfc.enabled;
+        h.pfc_priority = sc.pfc.priority;
+        h.pfc_dscp = sc.pfc.dscp;
+        if (h.pfc) {
+          h.nic = std::make_unique<fabric::EmuPort<rte_mbuf*>>();
+          h.nic->Configure(w, fabric::QueueLimits{});  // the host's memory: no tail drop
+          has_host_nics_ = true;
+        }
         if (Status st = OpenHostPort(sc, pc, h); !st) return st;
         ctx->host = static_cast<int32_t>(hosts_.size());
         host_of_[s][pc.port] = ctx->host;
@@ -458,8 +469,73 @@ uint16_t Engine::ToHost(void* ctx, rte_mbuf** pkts, uint16_t n) {
   Engine& e = *l->engine;
   CaptureSent(*l, pkts, n);
   HostPort& h = e.hosts_[static_cast<size_t>(l->host)];
-  for (uint16_t i = 0; i < n; ++i) h.out.push(pkts[i]);
+  for (uint16_t i = 0; i < n; ++i) {
+    rte_mbuf* m = pkts[i];
+    h.out.push(m);
+    // A pause frame for the host's NIC: its MAC obeys it from the frame's
+    // arrival (the frame goes on to the host too, for its counters and
+    // captures).
+    if (h.pfc && rte_pktmbuf_data_len(m) >= 14 &&
+        pkt::Rd16(rte_pktmbuf_mtod(m, const uint8_t*) + 12) == pkt::ethertype::kMacControl)
+        [[unlikely]] {
+      const ReceivedPause rp = ReadPause(
+          {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m)}, h.pfc_priority, false);
+      if (rp.kind == PauseRx::kOurs) {
+        const fabric::TimePs at = FrameTime(m);
+        h.pause_changes.push({at, at + fabric::PauseQuantaPs(rp.quanta, h.wire.ps_per_byte)});
+      }
+    }
+  }
   return n;
+}
+
+// -- PFC at the hosts' wires -----------------------------------------------
+
+namespace {
+// A host NIC's emit: the frame reaches the edge a serialisation and a
+// latency after its start, into the edge port's input in time order.
+struct ToEdge {
+  fabric::Fifo<rte_mbuf*>& in;
+  uint64_t& next;
+  uint16_t port;
+  fabric::TimePs latency;
+  void operator()(rte_mbuf* m, fabric::TimePs /*start*/, fabric::TimePs last_bit) {
+    FrameTime(m) = last_bit + latency;
+    m->port = port;
+    in.push(m);
+    next = std::min<uint64_t>(next, FrameTime(m));
+  }
+};
+}  // namespace
+
+void Engine::ApplyHostPauses(HostPort& h, fabric::TimePs t) {
+  ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
+  while (!h.pause_changes.empty() && h.pause_changes.front().at <= t) {
+    const HostPort::PauseChange c = h.pause_changes.front();
+    h.pause_changes.pop();
+    h.nic->StartBefore(c.at, emit);  // what began before it goes
+    h.nic->PauseUntil(c.until);
+  }
+}
+
+void Engine::AdvanceHostNics(uint64_t end) {
+  for (HostPort& h : hosts_) {
+    if (!h.nic) continue;
+    // Every pause that reaches the host before `end` is known by now: the
+    // edge sent it a transit (at least the lookahead) earlier.
+    ApplyHostPauses(h, end);
+    ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
+    h.nic->StartBefore(end, emit);
+    h.nic->Integrate(end);  // retires what has left (no statistics are kept)
+  }
+}
+
+uint64_t Engine::NextHostStart() const {
+  uint64_t next = fabric::kNever;
+  for (const HostPort& h : hosts_) {
+    if (h.nic) next = std::min<uint64_t>(next, h.nic->NextStart());
+  }
+  return next;
 }
 
 // -- the loop --------------------------------------------------------------
@@ -499,6 +575,18 @@ uint32_t Engine::PollHost(HostPort& h, fabric::TimePs done) {
     n = rte_eth_rx_burst(h.dev, 0, b, kMaxBurst);
   }
   if (!n) return 0;
+  if (h.nic) [[unlikely]] {
+    // PFC: into the NIC's queues as of the time the fabric has run to; the
+    // engine sends each when it reaches its start (AdvanceHostNics).
+    ApplyHostPauses(h, done);
+    ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
+    for (uint16_t i = 0; i < n; ++i) {
+      const bool lossless = IsLosslessFrame(rte_pktmbuf_mtod(b[i], const uint8_t*),
+                                            rte_pktmbuf_data_len(b[i]), h.pfc_dscp);
+      h.nic->Offer(done, lossless ? 1 : 0, rte_pktmbuf_pkt_len(b[i]), false, b[i], emit);
+    }
+    return n;
+  }
   InPort& in = in_[h.sw][h.port];
   for (uint16_t i = 0; i < n; ++i) {
     // The host put it on its wire no earlier than the time the fabric has
@@ -553,7 +641,7 @@ uint64_t Engine::NextSwitchEvent() const {
 }
 
 uint64_t Engine::NextEvent() const {
-  uint64_t next = NextSwitchEvent();
+  uint64_t next = std::min(NextSwitchEvent(), NextHostStart());
   for (const HostPort& h : hosts_) {
     if (!h.out.empty()) next = std::min<uint64_t>(next, FrameTime(h.out.front()));
   }
@@ -621,7 +709,7 @@ void Engine::RunSwitch(uint32_t s, fabric::TimePs end) {
 uint32_t Engine::RunDue() {
   const uint64_t wall = WallPs();
   // Nothing due before the wall clock: the fabric was idle up to it.
-  if (NextSwitchEvent() > wall) {
+  if (std::min(NextSwitchEvent(), NextHostStart()) > wall) {
     now_.store(std::max<uint64_t>(now_.load(std::memory_order_relaxed), wall),
                std::memory_order_relaxed);
   }
@@ -640,13 +728,18 @@ uint32_t Engine::RunDue() {
   PollHosts();
   uint32_t windows = 0;
   uint64_t worst = 0;  // how far behind the wall clock this pass found the fabric
+  const bool nics = has_host_nics_;
   for (;;) {
-    const uint64_t next = NextSwitchEvent();
+    const uint64_t next = nics ? std::min(NextSwitchEvent(), NextHostStart()) : NextSwitchEvent();
     if (next > wall) break;
     worst = std::max(worst, wall - next);
     // The window: from the earliest event, a lookahead long, never past
     // the wall clock.
     const uint64_t end = std::min<uint64_t>(next + lookahead_, wall + 1);
+    // PFC hosts' frames that start before the window ends: they arrive
+    // after it, or, started before it began, in it (so, sent first).
+    if (nics) [[unlikely]]
+      AdvanceHostNics(end);
     for (uint32_t s = 0; s < switches_.size(); ++s) {
       if (next_[s] < end) RunSwitch(s, end);
     }

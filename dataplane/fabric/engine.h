@@ -124,6 +124,21 @@ class Engine {
     fabric::Fifo<rte_mbuf*> out;    // to the host, in time order, until due
     int fd = -1;                    // its AF_XDP socket, to sleep on
     uint64_t rx_nombuf = 0;         // frames dropped for want of an mbuf
+    // PFC (the edge's pfc.enabled): the host NIC's MAC, emulated here,
+    // honours the pause frames the edge sends it. Its wire is then a port
+    // in emulated time (fabric/emu_port.h: queue 0 the other classes, 1 the
+    // lossless one, which a pause stops at the next frame boundary): a
+    // frame read from the host waits there until the engine reaches its
+    // start, so that a pause that reaches the host first holds it. Each
+    // pause frame reaches the host at a known time: `pause_changes` (when,
+    // and until when it pauses), applied in time order.
+    bool pfc = false;
+    uint8_t pfc_priority = 0, pfc_dscp = 0;
+    struct PauseChange {
+      fabric::TimePs at = 0, until = 0;
+    };
+    fabric::Fifo<PauseChange> pause_changes;
+    std::unique_ptr<fabric::EmuPort<rte_mbuf*>> nic;
   };
   explicit Engine(EngineClock clock);
   Status Build(const EngineConfig& c);
@@ -133,8 +148,14 @@ class Engine {
   uint32_t PollHosts();
   uint32_t PollHost(HostPort& h, fabric::TimePs done);
   uint64_t ReleaseToHosts(uint64_t wall);  // returns the latest release's lateness
-  uint64_t NextEvent() const;              // a switch's or a frame to a host
-  uint64_t NextSwitchEvent() const;        // a switch's only
+  // PFC at the hosts' wires (HostPort::nic): the pauses that reached the
+  // host by t applied; every frame that starts before `end` sent to the
+  // edge; when the next one starts (kNever: none waits).
+  void ApplyHostPauses(HostPort& h, fabric::TimePs t);
+  void AdvanceHostNics(uint64_t end);
+  uint64_t NextHostStart() const;
+  uint64_t NextEvent() const;        // a switch's or a frame to a host
+  uint64_t NextSwitchEvent() const;  // a switch's only
   void RunSwitch(uint32_t s, fabric::TimePs end);
   static void CaptureSent(const LinkCtx& l, rte_mbuf** pkts, uint16_t n);
   static uint16_t ToPeer(void* ctx, rte_mbuf** pkts, uint16_t n);
@@ -162,6 +183,7 @@ class Engine {
   std::vector<std::unique_ptr<LinkCtx>> links_;
   std::vector<HostPort> hosts_;
   std::vector<uint64_t> next_;  // per switch: when it next has something to do
+  bool has_host_nics_ = false;  // some host's wire is a PFC NIC (HostPort::nic)
   // The wait's count of control-thread notes when the switches' inboxes
   // were last looked at (none pending then).
   uint64_t notes_seen_ = UINT64_MAX;

@@ -23,5 +23,9 @@ inline constexpr uint32_t kMaxPortFrame = kMbufDataRoom - kMbufHeadroom - kXdpHe
 // silently drops, counted nowhere. RoCE MTU 2048 frames (2110 B) fit.
 inline constexpr uint32_t kNetdevMtu = kMaxPortFrame - 14 - 4;
 static_assert(kNetdevMtu == 3438);
+// The largest data frame of an emulated fabric: RoCE MTU 2048's (2110 B,
+// as uroce and rxe send it). The engine's lag threshold and PFC's headroom
+// (fabric/pfc.h) count in it.
+inline constexpr uint32_t kMaxDataFrame = 2110;
 
 }  // namespace ofan::pkt

@@ -1,11 +1,16 @@
 // libFuzzer target: the dataplane's parse stage, then route and rewrite on
 // whatever it accepts. Any input must end in a verdict, never a crash, and a
 // forwarded frame must stay a valid IPv4 frame after the rewrite, and the
-// fast parser must give exactly what the full one gives.
+// fast parser must give exactly what the full one gives. A MAC control
+// frame goes to the PFC reader (egress/pfc.h) as the switch hands it on,
+// both strict and not, and to the lossless classifier (egress/emu_pfc.h's
+// byte-level part) as any frame.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "dataplane/egress/lossless.h"
+#include "dataplane/egress/pfc.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/stages/parse.h"
 #include "dataplane/stages/rewrite.h"
@@ -22,6 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     __builtin_trap();
   }
   if (p.verdict == ofan::dp::Verdict::kDrop && !ofan::dp::IsDrop(p.drop)) __builtin_trap();
+  (void)ofan::dp::IsLosslessFrame(frame.data(), static_cast<uint32_t>(frame.size()), 26);
+  if (p.verdict == ofan::dp::Verdict::kPfc) {
+    for (const bool strict : {false, true}) {
+      const ofan::dp::ReceivedPause r = ofan::dp::ReadPause(frame, 3, strict);
+      if (r.kind != ofan::dp::PauseRx::kOurs && r.quanta != 0) __builtin_trap();
+      if (r.quanta > 0xFFFF) __builtin_trap();
+    }
+  }
   if (p.verdict != ofan::dp::Verdict::kForward) return 0;
   (void)router.Route(p.dst_ip);
   // Egress finds the IPv4 header again from the frame (for ECN marking).

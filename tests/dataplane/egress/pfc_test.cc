@@ -51,8 +51,30 @@ TEST(Pfc, ReceivedFramesPauseOnlyTheirClasses) {
   EXPECT_EQ(ReceivedPauseQuanta({}, 3), std::nullopt);
 }
 
+TEST(Pfc, ReadPauseSaysOursNotOursOrMalformed) {
+  const auto build = [](uint16_t classes, uint16_t quanta) {
+    return pkt::PacketBuilder().Eth(pkt::kPfcDstMac, kSrc).Pfc(classes, quanta).PadTo(60).Build();
+  };
+  const ReceivedPause ours = ReadPause(build(1u << 3, 500), 3, true);
+  EXPECT_EQ(ours.kind, PauseRx::kOurs);
+  EXPECT_EQ(ours.quanta, 500u);
+  // Another class only: ours is not paused; with PFC on here, a class
+  // without PFC is a malformed frame (counted and dropped), as is an empty
+  // vector.
+  EXPECT_EQ(ReadPause(build(1u << 4, 500), 3, false).kind, PauseRx::kNotOurs);
+  EXPECT_EQ(ReadPause(build(1u << 4, 500), 3, true).kind, PauseRx::kMalformed);
+  EXPECT_EQ(ReadPause(build((1u << 3) | (1u << 5), 500), 3, true).kind, PauseRx::kMalformed);
+  EXPECT_EQ(ReadPause(build(0, 500), 3, true).kind, PauseRx::kMalformed);
+  std::vector<uint8_t> bad_op = build(1u << 3, 500);
+  bad_op[15] = 0x07;
+  EXPECT_EQ(ReadPause(bad_op, 3, false).kind, PauseRx::kMalformed);
+  const std::vector<uint8_t> whole = build(1u << 3, 500);
+  EXPECT_EQ(ReadPause({whole.data(), 20}, 3, false).kind, PauseRx::kMalformed);
+  EXPECT_EQ(ReadPause({}, 3, false).kind, PauseRx::kMalformed);
+}
+
 TEST(Pfc, GeneratorSendsXoffAndXonOnceEachWithHysteresis) {
-  PfcGenerator g(4, /*xoff=*/1000, /*xon=*/500);
+  PfcGenerator g(std::vector<fabric::PfcThresholds>(4, {/*xoff=*/1000, /*xon=*/500, 100}));
   using A = PfcGenerator::Action;
   EXPECT_EQ(g.Step(1, 900), A::kNone);
   EXPECT_EQ(g.Step(1, 1001), A::kXoff);

@@ -141,7 +141,7 @@ TEST_F(PortQueueTest, StrictPriorityDrainsThePriorityQueueFirst) {
 
 TEST_F(PortQueueTest, PfcPausesTheNormalQueueOnlyAndTheWatchdogFires) {
   Init(Config());
-  q_.Pause(0xFFFF, 0);  // 65535 quanta x 51.2 ns: ~3.36 ms
+  q_.Pause(0xFFFF, 0, ctr_);  // 65535 quanta x 51.2 ns: ~3.36 ms
   EXPECT_TRUE(q_.paused(1));
   Put(kNormalQueue, {Data(2, 1)}, 1);
   Put(kPrioQueue, {Data(2, 9)}, 1);
@@ -151,12 +151,12 @@ TEST_F(PortQueueTest, PfcPausesTheNormalQueueOnlyAndTheWatchdogFires) {
   // Paused again and again (a peer that never resumes): 200 ms later the
   // watchdog counts it, once.
   for (uint64_t t = 1'000'000; t <= 250'000'000; t += 1'000'000) {
-    q_.Pause(0xFFFF, t);
+    q_.Pause(0xFFFF, t, ctr_);
     q_.Drain(t, ctr_);
   }
   EXPECT_EQ(Count(Counter::kPfcWatchdog), 1u);
   EXPECT_EQ(cap_.sent.size(), 1u);
-  q_.Pause(0, 260'000'000);  // resume
+  q_.Pause(0, 260'000'000, ctr_);  // resume
   q_.Drain(260'000'001, ctr_);
   EXPECT_EQ(cap_.sent, (std::vector<Frame>{Data(2, 9), Data(2, 1)}));
 }

@@ -420,6 +420,89 @@ TEST_F(EngineKernelPorts, ADaemonsFramesCrossTheLinkBetweenKernelInterfaces) {
   }
 }
 
+// PFC on the line: a0-0's port toward e0-1 runs at a quarter of the rest,
+// so two hosts at line rate fill a0-0; a0-0 pauses e0-0's uplink, e0-0
+// fills and pauses the hosts' NICs (the engine emulates their MACs). Buffers
+// of 32 KiB a port: without PFC most frames would be tail-dropped.
+class EnginePfc : public EngineLine {
+ protected:
+  void AdjustSwitches(DpConfig& e, DpConfig& a) override {
+    for (DpConfig* c : {&e, &a}) {
+      c->pfc.enabled = pfc_;
+      c->pfc.response_quanta = 0;  // the engine's MACs respond at the frame boundary
+      c->egress.buffer_bytes = 32 * 1024;
+    }
+    a.ports[1].rate_gbps = kGbps / 4;
+  }
+  // `per_host` lossless frames (DSCP 26) from each host, read by the engine
+  // in passes 20 us apart, then a second for the rest.
+  uint32_t Run(uint32_t per_host) {
+    for (uint32_t i = 0; i < per_host; ++i) {
+      Send(0, Lossless(Ip(10, 0, 0, 2), i));
+      Send(1, Lossless(Ip(10, 0, 0, 3), i));
+    }
+    for (uint64_t t = 5'000'000; t < 50'000'000'000; t += 20'000'000) {
+      clock_.ps = t;
+      engine_->RunDue();
+    }
+    clock_.ps = 1'000'000'000'000;
+    engine_->RunDue();
+    return static_cast<uint32_t>(OutPsns().size());
+  }
+  static Frame Lossless(uint32_t src, uint32_t psn) {
+    return pkt::PacketBuilder()
+        .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, pkt::MacAddr{{0x02, 0xAA, 0, 0, 0, 1}})
+        .Ipv4(src, Ip(10, 0, 1, 2), 64, static_cast<uint8_t>(fabric::kRoceDscp << 2 | 2))
+        .Udp(0xC000, 4791)
+        .Bth(0x0A, 0x111, psn)
+        .Payload(1000)
+        .Build();
+  }
+  QueueStats::Pfc PfcOf(uint32_t sw, uint32_t port) { return Queue(sw, port).pfc; }
+  bool pfc_ = true;
+};
+
+TEST_F(EnginePfc, PausesInsteadOfDroppingAndEveryFrameArrives) {
+  ASSERT_EQ(Run(200), 400u);
+  const Counters ce = engine_->switches()[0]->TotalCounters();
+  const Counters ca = engine_->switches()[1]->TotalCounters();
+  EXPECT_EQ(ce.Drops() + ca.Drops(), 0u);
+  // a0-0 paused e0-0's uplink; e0-0 paused both hosts.
+  const QueueStats::Pfc a_in = PfcOf(1, 0), e_up = PfcOf(0, 2);
+  EXPECT_GT(a_in.xoff_events, 0u);
+  EXPECT_GT(a_in.sent, 0u);
+  EXPECT_EQ(e_up.received, a_in.sent) << "every pause a0-0 sent reached e0-0";
+  EXPECT_GT(e_up.paused_us, 0.0);
+  for (uint32_t h = 0; h < 2; ++h) {
+    const QueueStats::Pfc e_host = PfcOf(0, h);
+    EXPECT_GT(e_host.sent, 0u) << "host " << h;
+    EXPECT_EQ(e_host.lossless_drops, 0u);
+    // Never more than xoff + headroom from one ingress port.
+    const fabric::PfcThresholds th =
+        *engine_->switches()[0]->TakeSnapshot().ports[h].pfc_thresholds;
+    EXPECT_LE(e_host.max_bytes, th.xoff + th.headroom);
+    EXPECT_GT(e_host.max_bytes, th.xoff);  // it did go above xoff
+  }
+  EXPECT_EQ(a_in.lossless_drops, 0u);
+  // Paused at e0-0's uplink, the frames waited past its own buffer's size
+  // nowhere: a0-0's port toward e0-1 holds at most its ingress's share.
+  EXPECT_LE(Queue(1, 1).max_bytes, 32u * 1024);
+}
+
+// The baseline the test above is measured against: the same line, lossy.
+class EngineNoPfc : public EnginePfc {
+ protected:
+  EngineNoPfc() { pfc_ = false; }
+};
+
+TEST_F(EngineNoPfc, TheSameLoadWithoutPfcDrops) {
+  const uint32_t arrived = Run(200);
+  EXPECT_LT(arrived, 400u);
+  EXPECT_GT(engine_->switches()[1]->TotalCounters().Get(Counter::kDropBufferFull) +
+                engine_->switches()[0]->TotalCounters().Get(Counter::kDropBufferFull),
+            0u);
+}
+
 TEST(EngineConfigCheck, MemPortsMustNameEachOther) {
   DpConfig a;
   a.name = "x";

@@ -1,0 +1,38 @@
+// The lossless class (PFC's one priority) of a frame, from its bytes: what
+// the shared engine's switches (egress/emu_pfc.h) and the hosts' NICs it
+// emulates (fabric/engine.cc) pause instead of dropping. No DPDK: the parse
+// fuzz target runs it on any input.
+//
+// expects:   a frame (data, length), any content
+// modifies:  nothing
+// next:      true: the normal queue's lossless frames (EmuPfc::Admit); the
+//            host's NIC queue 1 (paused); false: lossy
+#pragma once
+
+#include <cstdint>
+
+#include "dataplane/packet/headers.h"
+#include "dataplane/packet/roce.h"
+#include "dataplane/stages/rewrite.h"
+
+namespace ofan::dp {
+
+// Is this frame of the lossless class? An IPv4 frame whose DSCP is `dscp`,
+// unless it is a RoCE ACK/NAK/CNP (those go in the strict-priority class,
+// as the switch queues them: switch.cc's queue_of_). The switch asks it of
+// its normal queue's frames, the engine of a host's (its NIC's MAC pauses
+// only this class).
+inline bool IsLosslessFrame(const uint8_t* f, uint32_t len, uint8_t dscp) {
+  if (len < 14 + 20) return false;
+  const uint16_t l3 = ForwardedL3Offset(f);
+  if (len < l3 + 20u || pkt::Rd16(f + l3 - 2) != pkt::ethertype::kIpv4) return false;
+  const uint8_t* ip = f + l3;
+  if ((ip[1] >> 2) != dscp) return false;
+  const uint32_t ihl = (ip[0] & 0xFu) * 4u;
+  if (ip[9] != pkt::ipproto::kUdp || ihl < 20 || len < l3 + ihl + 8 + 1) return true;
+  const uint8_t* udp = ip + ihl;
+  if (pkt::Rd16(udp + 2) != pkt::kRoceV2Port) return true;
+  return !pkt::IsAckClass(udp[8]);  // the BTH's opcode
+}
+
+}  // namespace ofan::dp
