@@ -16,7 +16,7 @@ from types import FrameType
 from typing import Any, NoReturn, Sequence
 
 from . import fabric as fabric_mod, nodes, plan as plan_mod, teardown
-from .fabric import Fabric, load
+from .fabric import Fabric, check_pfc, load
 from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
 from . import containerlab, coordinator
@@ -120,6 +120,12 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--bfd-multiplier", type=int, default=None, metavar="N",
                     help="with --control agent: BFD packets missed before a session is down "
                          "(default: ofan-agent's, 3)")
+    up.add_argument("--pfc", action="store_true",
+                    help="a lossless fabric: PFC (802.1Qbb) on every link, RoCE data (DSCP 26) "
+                         "in one lossless priority, thresholds and headroom per ingress port "
+                         "(shared engine; docs/emu.md)")
+    up.add_argument("--pfc-priority", type=int, default=None, metavar="P",
+                    help="with --pfc: the lossless priority, 0-7 (default 3)")
     up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
@@ -404,7 +410,8 @@ def write_output(path: str, text: str) -> None:
 
 def add_run_args(rn: argparse.ArgumentParser) -> None:
     rn.add_argument("--workload", default="perm", choices=WORKLOADS)
-    rn.add_argument("--msg", default="1MiB", help="bytes per host (perm: to its peer; a2a, "
+    rn.add_argument("--msg", default="1MiB", help="bytes per host (perm: to its peer; incast: "
+                    "each sender's to the first host; a2a, "
                     "allgather, reducescatter: the whole buffer, nccl-tests' size)")
     rn.add_argument("--lbs", default="ecmp,rps,ar,ofan,pofan",
                     help="LB policies, comma separated; one run each")
@@ -413,6 +420,9 @@ def add_run_args(rn: argparse.ArgumentParser) -> None:
     rn.add_argument("--qps", type=int, default=1, help="RC QPs per peer (E-ECMP entropy)")
     rn.add_argument("--entropy", default="qp", choices=("qp", "spray", "reps"),
                     help="UDP source port: per QP as rxe (qp), per packet (spray), REPS-like")
+    rn.add_argument("--incast-senders", type=int, default=0, metavar="N",
+                    help="with --workload incast: N hosts send --msg each to the first host, "
+                         "spread evenly over the others (default: all of them)")
     rn.add_argument("--ooo", action="store_true", help="out-of-order placement at receivers")
     rn.add_argument("--pace", type=float, default=0.8,
                     help="hosts send at this fraction of their link rate (default 0.8)")
@@ -428,6 +438,18 @@ def add_run_args(rn: argparse.ArgumentParser) -> None:
                          "and buffers; seven in a row fail a QP)")
     rn.add_argument("--plot", default=None, metavar="PNG")
     rn.add_argument("--json", action="store_true")
+
+
+def pfc_from_args(args: argparse.Namespace) -> int | None:
+    """up's PFC priority (None: no --pfc); exit 2 for --pfc-priority alone."""
+    if not args.pfc:
+        if args.pfc_priority is not None:
+            raise TopologyError("--pfc-priority: needs --pfc")
+        return None
+    if args.pfc_priority is None:
+        from . import facts
+        return facts.pfc_priority()
+    return int(args.pfc_priority)
 
 
 def pick_name(args: argparse.Namespace) -> str:
@@ -526,9 +548,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
         raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
     check_control(args.control, args.switch)  # exit 2 before anything is made
+    pfc_priority = pfc_from_args(args)
     fab = Fabric(name, topo, log=progress, plan=part[0] if part else None,
                  server=part[2] if part else None)
     kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
+    check_pfc(pfc_priority, kind, part is not None)
     need_root()
     fab.check_part(kind, args.control, vm_hosts)  # and the underlay's MTU: exit 3
     fab.ensure_new()  # before the try below, which removes what has that name
@@ -543,7 +567,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         took = fab.up(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
                       seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem,
                       engine=args.engine, control=args.control, miswire=args.miswire,
-                      bfd_ms=args.bfd_ms, bfd_multiplier=args.bfd_multiplier)
+                      bfd_ms=args.bfd_ms, bfd_multiplier=args.bfd_multiplier,
+                      pfc_priority=pfc_priority)
     except (FabricError, KeyboardInterrupt, Exception) as e:
         if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
             progress(f"up failed; left as it is (--keep-on-error): {e}")
@@ -879,7 +904,8 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
     rto = getattr(args, "rto_us", None)
     res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
-                     deadline_s=args.deadline_s, hosts=args.hosts, log=progress, rto_us=rto)
+                     deadline_s=args.deadline_s, hosts=args.hosts, log=progress, rto_us=rto,
+                     incast_senders=args.incast_senders)
     return report_run(args, res)
 
 

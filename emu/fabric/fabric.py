@@ -40,6 +40,28 @@ from .topology import Endpoint, HostInfo, Link, SwitchInfo, Topology, parse_tabl
 __all__ = ["Fabric", "down", "host_if", "load", "port_if"]
 
 
+PFC_PRIORITIES = range(8)  # 802.1Qbb's eight classes
+
+
+def check_pfc(priority: int | None, kind: SwitchKind, planned: bool) -> None:
+    """FabricError (exit 2) for PFC (up --pfc) where it cannot run, before
+    anything is made."""
+    if priority is None:
+        return
+    if priority not in PFC_PRIORITIES:
+        raise FabricError(f"--pfc-priority {priority}: a priority from 0 to 7", code=2)
+    if kind.switch != "ofan":
+        raise FabricError("--pfc: the kernel switch's Linux routers cannot pause a link "
+                          "(no PFC in the kernel's forwarding); use --switch ofan", code=2)
+    if kind.engine != "shared":
+        raise FabricError("--pfc runs on the shared engine (--engine shared), whose time is "
+                          "emulated; the per-switch engine's PFC is not built yet", code=2)
+    if planned:
+        raise FabricError("--pfc across servers: the servers' engines keep separate emulated "
+                          "clocks, so a pause crossing a VXLAN stitch would land at the wrong "
+                          "time; not built yet", code=2)
+
+
 class Fabric:
     def __init__(self, name: str, topo: Topology, state: State | None = None,
                  log: Callable[[str], None] = print, plan: Plan | None = None,
@@ -200,13 +222,15 @@ class Fabric:
            seed: int = 1, pipe_size: int | None = None, vm_hosts: Iterable[str] = (),
            vm_mem_mb: int | None = None, engine: str | None = None,
            control: str = "tables", miswire: str | None = None,
-           bfd_ms: int | None = None, bfd_multiplier: int | None = None) -> float:
+           bfd_ms: int | None = None, bfd_multiplier: int | None = None,
+           pfc_priority: int | None = None) -> float:
         """vm_hosts: host names whose slot a soft-RoCE VM takes (nodes/rxe_vm.py);
         engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE);
         control: who computes the masks (control_plane.py); miswire:
         'SW:PORT,SW:PORT', two ports whose cables are swapped (a cabling
         error for the control plane to find: Topology.cabling); bfd_ms,
-        bfd_multiplier: the agents' BFD timers (None: ofan-agent's default)."""
+        bfd_multiplier: the agents' BFD timers (None: ofan-agent's default);
+        pfc_priority: PFC's lossless priority on every link (None: off)."""
         t = self.topo
         if (bfd_ms is not None or bfd_multiplier is not None) and control != "agent":
             raise FabricError("--bfd-ms and --bfd-multiplier are the agents' (--control agent)",
@@ -214,6 +238,7 @@ class Fabric:
         swapped = t.parse_miswire(miswire) if miswire else None
         kind = self.use(switch, engine)
         check_control(control, switch)
+        check_pfc(pfc_priority, kind, self.plan is not None)
         if control == "agent":
             AgentControl.check()
         vm_hosts = list(vm_hosts)
@@ -229,7 +254,8 @@ class Fabric:
                          pipe_size=pipe_size or t.k, topology_source=t.source,
                          created=time.time(), control=control,
                          miswire=tuple(f"{n}:{p}" for n, p in swapped) if swapped else (),
-                         bfd_ms=bfd_ms, bfd_multiplier=bfd_multiplier, server=self.server),
+                         bfd_ms=bfd_ms, bfd_multiplier=bfd_multiplier,
+                         pfc_priority=pfc_priority, server=self.server),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self, vm_hosts, vm_mem_mb)
         d = self.state.dir

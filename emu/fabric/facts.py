@@ -9,7 +9,9 @@ gives:    policies() -> the LB policies, as `ofanctl --list-policies --json`
           ports (dataplane/packet/frame_budget.h; `ofan-topo facts`);
           stages() -> the queue stages in report order, as ofan-sim reports
           them (dataplane/lb/fat_tree.h; `ofan-topo facts`; `ofan-topo
-          describe` gives each switch port's)
+          describe` gives each switch port's);
+          pfc_priority() -> PFC's default lossless priority
+          (dataplane/fabric/pfc.h; `ofan-topo facts`)
 errors:   FabricError naming the binary when it is missing (tools.tool says
           where it looked) or answers something that is not the list
 """
@@ -62,18 +64,33 @@ def emu_policies() -> tuple[str, ...]:
     return tuple(p.name for p in policies() if not p.host_chooses)
 
 
+@dataclass(frozen=True)
+class TopoFacts:
+    """What `ofan-topo facts` prints."""
+    netdev_mtu: int
+    stages: tuple[str, ...]
+    pfc_priority: int
+    pfc_dscp: int
+
+
 @lru_cache(maxsize=None)
-def _topo_facts() -> tuple[int, tuple[str, ...]]:
-    d = _ask_json("ofan-topo", ["facts"], {"netdev_mtu": int, "stages": [str]})
-    mtu, stages = d["netdev_mtu"], tuple(d["stages"])
-    if mtu < 1280 or not stages:
-        raise FabricError(f"ofan-topo facts: MTU {mtu}, stages {stages}: not usable")
-    return mtu, stages
+def _topo_facts() -> TopoFacts:
+    d = _ask_json("ofan-topo", ["facts"], {"netdev_mtu": int, "stages": [str],
+                                           "pfc_priority": int, "pfc_dscp": int})
+    f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"])
+    if f.netdev_mtu < 1280 or not f.stages or not 0 <= f.pfc_priority <= 7:
+        raise FabricError(f"ofan-topo facts: {f}: not usable")
+    return f
 
 
 def netdev_mtu() -> int:
-    return _topo_facts()[0]
+    return _topo_facts().netdev_mtu
 
 
 def stages() -> tuple[str, ...]:
-    return _topo_facts()[1]
+    return _topo_facts().stages
+
+
+def pfc_priority() -> int:
+    """PFC's default lossless priority (dataplane/fabric/pfc.h)."""
+    return _topo_facts().pfc_priority

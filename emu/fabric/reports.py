@@ -43,7 +43,9 @@ ENGINE_SHAPE = {"kind": OneOf("shared", "per-switch"), "lag_events?": int,
 # One switch's ofanctl queues, ports and counters (control/protocol), and
 # (the shared engine) its status.
 SNAPSHOT_SHAPE = {
-    "queues": [{"port": int, "max_bytes": int, "ecn_marked": int, "shaper_lag_bytes?": int}],
+    "queues": [{"port": int, "max_bytes": int, "ecn_marked": int, "shaper_lag_bytes?": int,
+                "pfc?": Optional({"sent": int, "received": int, "paused_us": float,
+                                  "lossless_drops": int})}],
     "ports": [{"port": int, "tx_bytes": int, "rx_missed?": int}],
     "counters": {"drops?": MapOf(int)},
     "status?": {"engine?": ENGINE_SHAPE},

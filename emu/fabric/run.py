@@ -58,7 +58,7 @@ RC_PORT = 18515
 # queues are the CPU's). On the shared engine time is emulated: a run is
 # CPU-bound when the engine says so (its status: engine.cpu_bound, reason).
 SHAPER_LAG_LIMIT = 0.05
-WORKLOADS = ("perm", "a2a", "allgather", "reducescatter")
+WORKLOADS = ("perm", "a2a", "allgather", "reducescatter", "incast")
 # Per switch: its {queues, ports, counters} as ofanctl gives them (checked by
 # reports.check_snapshot); and a run's records, as `ofan-emu run --json`
 # prints them.
@@ -93,6 +93,7 @@ class Runner:
         self.ofan = fab.kind.switch == "ofan"
         self.shared = fab.kind.engine == "shared"
         self.bad_progress = 0  # malformed "progress" lines from uroce, skipped
+        self.incast_senders = 0  # run --incast-senders (0: every other host)
 
     # -- switches ----------------------------------------------------------
     def live_switches(self) -> list[SwitchInfo]:
@@ -136,10 +137,15 @@ class Runner:
 
     def switch_report(self, before: Snapshot, after: Snapshot) -> Record:
         """Queue maxima per stage, ECN marks, drops, and the CPU-bound signals."""
+        # Per stage (its egress ports'): the max queue, and with PFC the
+        # pause frames those ports received and the time they were paused.
         stages: dict[str, dict[str, Any]] = {
-            st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0} for st in facts.stages()}
+            st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0, "pause_frames": 0,
+                 "paused_us": 0.0} for st in facts.stages()}
         reasons: list[str] = []
         ecn = 0
+        pfc_sent = 0
+        pfc_paused_us = 0.0
         drops: dict[str, int] = {}
         lag_worst: tuple[float, str | None] = (0.0, None)
         for name, a in after.items():
@@ -154,6 +160,14 @@ class Runner:
                 s["max_bytes"] = max(s["max_bytes"], q["max_bytes"])
                 s["max_pkts"] = max(s["max_pkts"], q["max_bytes"] / DATA_FRAME_BYTES)
                 ecn += q["ecn_marked"] - bqueues.get(port, {}).get("ecn_marked", 0)
+                f, bf = q.get("pfc"), bqueues.get(port, {}).get("pfc") or {}
+                if f:
+                    received = f["received"] - bf.get("received", 0)
+                    paused = f["paused_us"] - bf.get("paused_us", 0.0)
+                    s["pause_frames"] += received
+                    s["paused_us"] += paused
+                    pfc_sent += f["sent"] - bf.get("sent", 0)
+                    pfc_paused_us += paused
             for p in a["ports"]:
                 bp = bports.get(p["port"], {})
                 missed = p.get("rx_missed", 0) - bp.get("rx_missed", 0)
@@ -176,6 +190,8 @@ class Runner:
                            f"time while frames waited (limit {SHAPER_LAG_LIMIT:.0%})")
         qmax = max(s["max_pkts"] for s in stages.values())
         return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
+                "pfc_pause_frames": pfc_sent, "pfc_paused_us": pfc_paused_us,
+                "lossless_drops": drops.get("lossless", 0),
                 "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons,
                 "engine_lag_events": engine["lag_events"],
                 "engine_lag_max_us": engine["lag_max_us"]}
@@ -274,7 +290,7 @@ class Runner:
                 "entropy": entropy, "ooo": ooo, "pace_fraction": pace, "mtu": PAYLOAD,
                 "deadline_s": deadline_s,
                 "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + 20),
-                "rto_us": rto_us,
+                "rto_us": rto_us, "incast_senders": self.incast_senders,
                 "k": self.topo.k, "levels": self.topo.levels,
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
                            "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
@@ -299,6 +315,7 @@ class Runner:
                 "--ack-timeout", str(ack_exp), "--rc-port", str(RC_PORT),
                 "--ranks", str(len(hosts)), "--addrs", ",".join(h["addr"] for h in hosts),
                 "--workload", workload, "--msg", str(msg), "--qps", str(qps),
+                "--incast-senders", str(self.incast_senders),
                 "--seed", str(seed), "--deadline-ms", str(int(deadline_s * 1000)),
                 "--link-gbps", f"{rate:g}", "--rho", "1",
                 "--k", str(self.topo.k), "--levels", str(self.topo.levels),
@@ -534,9 +551,14 @@ def coll_partial(host: str, rc: int, out: str, err: str) -> Record:
 def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, seed: int = 1,
         qps: int = 1, entropy: str = "qp", ooo: bool = False, pace: float = 0.8,
         with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
-        log: Callable[[str], None] = print, rto_us: int | None = None) -> Record:
+        log: Callable[[str], None] = print, rto_us: int | None = None,
+        incast_senders: int = 0) -> Record:
+    """incast_senders: with workload incast, how many hosts send to the first
+    (0: every other one), spread evenly over the hosts' order."""
     if workload not in WORKLOADS:
         raise FabricError(f"--workload {workload}: one of {', '.join(WORKLOADS)}", code=2)
+    if incast_senders and workload != "incast":
+        raise FabricError("--incast-senders: with --workload incast", code=2)
     known = facts.emu_policies()  # ofanctl --list-policies: the one list
     for lb in lbs:
         if lb not in known:
@@ -545,6 +567,10 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
         raise FabricError(f"fabric {fab.name} is not ready (phase {fab.state.phase})")
     r = Runner(fab, log, rto_us)
     hs = pick_hosts(fab, hosts)
+    if incast_senders and not 1 <= incast_senders < len(hs):
+        raise FabricError(f"--incast-senders {incast_senders}: 1 to {len(hs) - 1} of the "
+                          f"{len(hs)} hosts (the first receives)", code=2)
+    r.incast_senders = incast_senders
     kinds = {fab.host_kind(h["name"]).kind for h in hs}  # uroce, vm or both
     kind = kinds.pop() if len(kinds) == 1 else "mixed"
     if kind == "vm" and (entropy != "qp" or ooo):
@@ -626,6 +652,8 @@ def record(lb: str, seed: int, coll: Record, sw: Record, counts: dict[str, int],
            "verified": bool(coll.get("verified")), "error": coll.get("error"),
            "queue_max_pkts": sw["queue_max_pkts"], "stages": sw["stages"],
            "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
+           "pfc_pause_frames": sw["pfc_pause_frames"], "pfc_paused_us": sw["pfc_paused_us"],
+           "lossless_drops": sw["lossless_drops"],
            "shaper_lag_max_fraction": sw["shaper_lag_max_fraction"],
            "engine_lag_events": sw["engine_lag_events"],
            "engine_lag_max_us": sw["engine_lag_max_us"], **counts,
@@ -669,7 +697,9 @@ def merge_seed(recs: dict[str, Record], where: str | None) -> Record:
     coll = merge_results([r["partial"] for r in rs], where)
     stages = {st: {"max_pkts": max(r["stages"][st]["max_pkts"] for r in rs),
                    "max_bytes": max(r["stages"][st]["max_bytes"] for r in rs),
-                   "queues": sum(r["stages"][st]["queues"] for r in rs)}
+                   "queues": sum(r["stages"][st]["queues"] for r in rs),
+                   "pause_frames": sum(r["stages"][st].get("pause_frames", 0) for r in rs),
+                   "paused_us": sum(r["stages"][st].get("paused_us", 0.0) for r in rs)}
               for st in rs[0]["stages"]}
     drops: dict[str, int] = {}
     for r in rs:
@@ -679,6 +709,9 @@ def merge_seed(recs: dict[str, Record], where: str | None) -> Record:
             for k in ("engine_lag_events", "engine_lag_max_us")}
     sw = {"stages": stages, "queue_max_pkts": max(r["queue_max_pkts"] for r in rs),
           "ecn_marks": sum(r["ecn_marks"] for r in rs), "drops": drops,
+          "pfc_pause_frames": sum(r.get("pfc_pause_frames", 0) for r in rs),
+          "pfc_paused_us": sum(r.get("pfc_paused_us", 0.0) for r in rs),
+          "lossless_drops": sum(r.get("lossless_drops", 0) for r in rs),
           "shaper_lag_max_fraction": max(r["shaper_lag_max_fraction"] for r in rs),
           **{k: max(v) if v else None for k, v in lags.items()}}
     one = record(rs[0]["lb"], rs[0]["seed"], coll, sw,
@@ -726,8 +759,10 @@ def _merge(per_seed: list[Record]) -> Record:
               "cct_inflation", "shaper_lag_max_fraction"):
         vals = [x[k] for x in per_seed if x.get(k) is not None]
         out[k] = statistics.mean(vals) if vals else None
-    for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks"):
+    for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks",
+              "pfc_pause_frames", "lossless_drops"):
         out[k] = sum(x.get(k, 0) for x in per_seed)
+    out["pfc_paused_us"] = statistics.mean(x.get("pfc_paused_us", 0.0) for x in per_seed)
     out["verified"] = all(x["verified"] for x in per_seed)
     out["hosts"] = per_seed[0].get("hosts")
     if per_seed[0].get("rxe_counters") is not None:
@@ -744,8 +779,8 @@ def _merge(per_seed: list[Record]) -> Record:
                               "cpu_bound_reasons": [r for x in per_seed
                                                     for r in x["servers"][n]["cpu_bound_reasons"]]}
                           for n in per_seed[0]["servers"]}
-    out["stages"] = {st: {"max_pkts": statistics.mean(x["stages"][st]["max_pkts"]
-                                                      for x in per_seed)}
+    out["stages"] = {st: {k: statistics.mean(x["stages"][st].get(k, 0) for x in per_seed)
+                          for k in ("max_pkts", "pause_frames", "paused_us")}
                      for st in per_seed[0]["stages"]}  # switch_report's order: facts.stages()
     if per_seed[0].get("sim"):
         sims = [x["sim"] for x in per_seed if x.get("sim")]
@@ -791,8 +826,12 @@ def table(res: Record) -> str:
                if res.get("host_kind") == "mixed" else
                f"uroce hosts paced at {res['pace_fraction']:.0%}"))
     stages = list(res["runs"][0]["stages"]) if res["runs"] else []  # in report order
+    # A lossless fabric's (up --pfc): pause frames the switches sent, the
+    # ports' paused time, lossless drops (0, or a bug).
+    pfc = any(r.get("pfc_pause_frames") or r.get("lossless_drops") for r in res["runs"])
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
-        stages + ["ecn", "retx", "naks", "oos", "tmo", "verified", "cpu"]
+        stages + ["ecn", "retx", "naks", "oos", "tmo"] + \
+        (["pauses", "paused_ms", "ll_drops"] if pfc else []) + ["verified", "cpu"]
     if sim:
         cols += ["sim_qmax", "sim_infl"]
     rows = []
@@ -803,6 +842,9 @@ def table(res: Record) -> str:
         row += [_f(r["stages"][s]["max_pkts"], 1) for s in stages]
         row += [str(r.get(k, 0)) for k in ("ecn_marks", "retransmissions", "naks",
                                            "out_of_sequence", "timeouts")]
+        if pfc:
+            row += [str(r.get("pfc_pause_frames", 0)),
+                    _f(r.get("pfc_paused_us", 0.0) / 1000, 1), str(r.get("lossless_drops", 0))]
         row += ["yes" if r["verified"] else "NO", "BOUND" if r["cpu_bound"] else "ok"]
         if sim:
             s = r.get("sim") or {}

@@ -69,6 +69,7 @@ STATE_SHAPE = {
     "failed_links?": [int], "silent_links?": [int], "failed_switches?": [str],
     "links?": MapOf(_LINK_ATTRS), "control?": OneOf("tables", "agent"), "miswire?": [str],
     "bfd_ms?": Optional(int), "bfd_multiplier?": Optional(int),
+    "pfc_priority?": Optional(int),
     "wires?": [int], "vm_hosts?": [str],
     # A server's part of a plan (up --plan FILE --server S): the server, and
     # the interfaces its crossing links' stitches made in its own namespace.
@@ -212,6 +213,9 @@ class Setup:
     # up --bfd-ms / --bfd-multiplier: the agents' BFD timers (None: ofan-agent's default)
     bfd_ms: int | None = None
     bfd_multiplier: int | None = None
+    # up --pfc [--pfc-priority P]: the lossless priority of every switch's
+    # PFC (dataplane/fabric/pfc.h), None: PFC off (a lossy fabric)
+    pfc_priority: int | None = None
     # up --plan FILE --server S: this server's part of a plan (plan.py; a
     # copy of the file is the state directory's plan.json), else None
     server: str | None = None
@@ -349,7 +353,8 @@ def parse(name: str, data: bytes) -> State:
                       pipe_size=doc["pipe_size"], topology_source=doc.get("topology_source"),
                       created=doc.get("created"), control=doc.get("control", "tables"),
                       miswire=tuple(doc.get("miswire", [])), bfd_ms=doc.get("bfd_ms"),
-                      bfd_multiplier=doc.get("bfd_multiplier"), server=doc.get("server"))
+                      bfd_multiplier=doc.get("bfd_multiplier"),
+                      pfc_priority=doc.get("pfc_priority"), server=doc.get("server"))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
                             for k, r in doc.get("processes", {}).items()},

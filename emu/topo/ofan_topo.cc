@@ -37,6 +37,7 @@
 #include "common/cli.h"
 #include "common/main_guard.h"
 #include "common/version.h"
+#include "dataplane/fabric/pfc.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/names.h"
 #include "dataplane/packet/frame_budget.h"
@@ -227,7 +228,8 @@ int Run(int argc, char** argv) {
   CLI::App* facts = app.add_subcommand(
       "facts",
       "what ofan-emu takes from the C++ side instead of a copy: {\"netdev_mtu\" (every fabric "
-      "link's, as ofan-dp sets it), \"stages\" (the queue stages, in report order)}");
+      "link's, as ofan-dp sets it), \"stages\" (the queue stages, in report order), "
+      "\"pfc_priority\" and \"pfc_dscp\" (PFC's default lossless priority and its DSCP)}");
   facts->add_flag("--pretty", pretty, "indent the JSON");
   bool as_json = true;  // JSON is all ofan-topo prints; --json is accepted as elsewhere
   facts->add_flag("--json", as_json, "JSON (the only output)");
@@ -240,7 +242,10 @@ int Run(int argc, char** argv) {
   if (facts->parsed()) {
     json stages = json::array();
     for (std::string_view n : lb::kStageNames) stages.push_back(n);
-    const json out = {{"netdev_mtu", pkt::kNetdevMtu}, {"stages", std::move(stages)}};
+    const json out = {{"netdev_mtu", pkt::kNetdevMtu},
+                      {"stages", std::move(stages)},
+                      {"pfc_priority", fabric::kDefaultPfcPriority},
+                      {"pfc_dscp", fabric::kRoceDscp}};
     std::cout << out.dump(pretty ? 2 : -1) << "\n";
     return kExitOk;
   }

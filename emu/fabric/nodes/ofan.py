@@ -52,6 +52,10 @@ class OfanKind(SwitchKind):
                "egress": {"ring_slots": RING_SLOTS},
                "control": {"socket": fab.sock(s["name"])},
                "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
+        if st.pfc_priority is not None:
+            # One lossless priority, RoCE data's DSCP (uroce marks 26), the
+            # thresholds derived per port from its buffer and link.
+            cfg["pfc"] = {"enabled": True, "priority": st.pfc_priority}
         if st.control == "agent":
             self.kernel_ports(cfg, s)
         return cfg
