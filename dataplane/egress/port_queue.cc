@@ -457,7 +457,13 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
       }
       lossless = true;
     }
-    const fabric::EmuVerdict v = emu_->Offer(t, queue, len, true, m, tx, lossless);
+    // Only IPv4 frames can carry CE: the control thread's frames (PFC,
+    // LLDP, IPv6 from the kernel ports) come through here too, and marking
+    // one would rewrite its bytes (a PFC frame's opcode and pause time).
+    const uint8_t* head = rte_pktmbuf_mtod(m, const uint8_t*);
+    const bool ipv4 = rte_pktmbuf_data_len(m) >= 38 &&
+                      pkt::Rd16(head + ForwardedL3Offset(head) - 2) == pkt::ethertype::kIpv4;
+    const fabric::EmuVerdict v = emu_->Offer(t, queue, len, ipv4, m, tx, lossless);
     if (!v.queued) {
       ++dropped;
       rte_pktmbuf_free(m);

@@ -9,8 +9,9 @@ before anything is made; a k=4 fat tree up with --pfc shows each port's
 thresholds (xoff + headroom within its buffer) and PFC counters in ofanctl
 ports; a 15-to-1 incast at 256 KiB buffers, under ECMP and Ofan, pauses
 (pause frames, paused time in the stages) and drops no lossless frame and
-no frame at all, every buffer verified; the same incast on the same fabric
-without --pfc drops at the receiver's edge; down leaves nothing.
+no frame at all, every buffer verified; so does an ECMP permutation, whose
+collisions queue pause frames beside CE-marked data; the same incast on the
+same fabric without --pfc drops at the receiver's edge; down leaves nothing.
 
 Exit: 0 pass, 1 fail, 77 skip (not root).
 """
@@ -107,6 +108,18 @@ def lossless_incast(name):
               f"cct {r['cct_us']} bound {r['cct_lower_bound_us']}")
 
 
+def lossless_permutation(name):
+    """ECMP's collisions under PFC: queues past the ECN threshold, where pause
+    frames wait beside CE-marked data (a mark on a pause frame once rewrote
+    its opcode: the peer ignored it and the headroom overflowed)."""
+    rc, res = run_json(name, "--workload", "perm", "--msg", "1MiB", "--lbs", "ecmp", "--ooo")
+    ok = rc in (0, 3) and res is not None and res["runs"]
+    r = res["runs"][0] if ok else {}
+    check("--pfc: an ECMP permutation pauses, verified, with no lossless drop and no malformed "
+          "pause frame", ok and r["verified"] and r["pfc_pause_frames"] > 0
+          and r["lossless_drops"] == 0 and not r["drops"], f"rc={rc} drops={r.get('drops')}")
+
+
 def lossy_incast(name):
     rc, res = run_json(name, *INCAST, "--lbs", "ofan")
     ok = rc in (0, 3) and res is not None and res["runs"]
@@ -128,6 +141,7 @@ def main():
              emu("up", "--k", "4", "--name", LOSSLESS, "--pfc").returncode == 0):
         thresholds(LOSSLESS)
         lossless_incast(LOSSLESS)
+        lossless_permutation(LOSSLESS)
         emu("down", "--name", LOSSLESS)
     if check("up --k 4 without --pfc", emu("up", "--k", "4", "--name", LOSSY).returncode == 0):
         lossy_incast(LOSSY)
