@@ -118,6 +118,27 @@ Result<pkt::MacAddr> ParseMac(std::string_view s) {
   return m;
 }
 
+std::string_view PfcWdActionName(fabric::PfcWdAction a) {
+  switch (a) {
+    case fabric::PfcWdAction::kDrop:
+      return "drop";
+    case fabric::PfcWdAction::kForward:
+      return "forward";
+    case fabric::PfcWdAction::kAlert:
+      return "alert";
+  }
+  return "drop";
+}
+
+Result<fabric::PfcWdAction> ParsePfcWdAction(std::string_view s) {
+  for (auto a :
+       {fabric::PfcWdAction::kDrop, fabric::PfcWdAction::kForward, fabric::PfcWdAction::kAlert}) {
+    if (s == PfcWdActionName(a)) return a;
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("pfc.watchdog.action '{}': drop, forward or alert", s));
+}
+
 std::string FormatMac(const pkt::MacAddr& m) {
   return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m.b[0], m.b[1], m.b[2], m.b[3],
                      m.b[4], m.b[5]);
@@ -174,6 +195,13 @@ Status DpConfig::Validate() const {
   if (pfc.dscp > 63) return Bad("pfc.dscp must be in 0..63");
   if (pfc.quanta == 0) return Bad("pfc.quanta must be in 1..65535");
   if (pfc.response_quanta > 65535) return Bad("pfc.response_quanta must be in 0..65535");
+  if (pfc.wd_detect_ms < fabric::kPfcWdDetectMinMs || pfc.wd_detect_ms > fabric::kPfcWdDetectMaxMs)
+    return Bad(fmt::format("pfc.watchdog.detect_ms must be in {}..{}", fabric::kPfcWdDetectMinMs,
+                           fabric::kPfcWdDetectMaxMs));
+  if (pfc.wd_restore_ms < fabric::kPfcWdRestoreMinMs ||
+      pfc.wd_restore_ms > fabric::kPfcWdRestoreMaxMs)
+    return Bad(fmt::format("pfc.watchdog.restore_ms must be in {}..{}", fabric::kPfcWdRestoreMinMs,
+                           fabric::kPfcWdRestoreMaxMs));
   if (burst == 0 || burst > 64) return Bad("burst must be in 1..64");
   if (max_sleep_us > 100000) return Bad("idle.max_sleep_us must be <= 100000");
   if (max_wait_us < 1 || max_wait_us > 1000000)
@@ -329,7 +357,19 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
   }
   if (const YAML::Node p = root["pfc"]) {
     OFAN_CHECK(CheckKeys(
-        p, "pfc", {"enabled", "priority", "dscp", "xoff", "xon", "quanta", "response_quanta"}));
+        p, "pfc",
+        {"enabled", "priority", "dscp", "xoff", "xon", "quanta", "response_quanta", "watchdog"}));
+    if (const YAML::Node w = p["watchdog"]) {
+      OFAN_CHECK(CheckKeys(w, "pfc.watchdog", {"detect_ms", "restore_ms", "action"}));
+      OFAN_CHECK(ReadIf(w, "pfc.watchdog", "detect_ms", c.pfc.wd_detect_ms));
+      OFAN_CHECK(ReadIf(w, "pfc.watchdog", "restore_ms", c.pfc.wd_restore_ms));
+      if (w["action"]) {
+        OFAN_TRY(a, Get<std::string>(w["action"], "pfc.watchdog.action"));
+        auto act = ParsePfcWdAction(a);
+        if (!act) return act.error();
+        c.pfc.wd_action = *act;
+      }
+    }
     OFAN_CHECK(ReadIf(p, "pfc", "enabled", c.pfc.enabled));
     if (p["priority"]) {
       OFAN_TRY(v, Get<uint32_t>(p["priority"], "pfc.priority"));

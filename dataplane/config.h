@@ -14,7 +14,8 @@
 //   (a port's dev "mem:SWITCH:PORT": the shared engine's in-memory link to
 //   port PORT of the switch named SWITCH; egress.latency_us: its latency)
 //   pfc: {enabled: false, priority: 3, dscp: 26, xoff: 0, xon: 0, quanta: 65535,
-//         response_quanta: 394}      # xoff/xon 0: derived per port
+//         response_quanta: 394,      # xoff/xon 0: derived per port
+//         watchdog: {detect_ms: 200, restore_ms: 200, action: drop}}
 //   control: {socket: /run/ofan/e0.sock}
 //   idle: {max_sleep_us: 1000, max_wait_us: 100000}
 #pragma once
@@ -84,7 +85,16 @@ struct PfcConfig {
   uint64_t xon_bytes = 0;                                 // 0: xoff - 2 data frames
   uint16_t quanta = fabric::kPfcMaxQuanta;                // what XOFF asks
   uint32_t response_quanta = fabric::kPfcResponseQuanta;  // the peer's, in the headroom
+  // The watchdog (fabric/pfc.h's PfcWatchdog, shared engine): detection and
+  // restoration times, and what a stormed queue does.
+  uint32_t wd_detect_ms = fabric::kPfcWdDetectMs;
+  uint32_t wd_restore_ms = fabric::kPfcWdRestoreMs;
+  fabric::PfcWdAction wd_action = fabric::PfcWdAction::kDrop;
 };
+
+// "drop" | "forward" | "alert", and back.
+std::string_view PfcWdActionName(fabric::PfcWdAction a);
+Result<fabric::PfcWdAction> ParsePfcWdAction(std::string_view s);
 
 struct DpConfig {
   std::string name = "ofan-dp";

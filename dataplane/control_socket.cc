@@ -162,10 +162,21 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
               return Fail(ReplyError::kBadArgument, "'wire' must be ok or cut");
             wire_cut = w == "cut";
           }
-          if (!admin_up && !wire_cut)
+          // pfc_storm_ms: the host behind the port sends continuous pause
+          // that long (0 ends it): a broken NIC, for the PFC watchdog.
+          std::optional<uint32_t> storm_ms;
+          if (req.contains("pfc_storm_ms")) {
+            const auto v = IntIn(req["pfc_storm_ms"], 0, 3'600'000);
+            if (!v) return Fail(ReplyError::kBadArgument, "'pfc_storm_ms' must be in 0..3600000");
+            storm_ms = static_cast<uint32_t>(*v);
+          }
+          if (!admin_up && !wire_cut && !storm_ms)
             return Fail(ReplyError::kBadArgument,
-                        "set_port needs 'admin': up|down, or 'wire': ok|cut");
+                        "set_port needs 'admin': up|down, 'wire': ok|cut, or 'pfc_storm_ms'");
           const auto pn = static_cast<uint32_t>(*port);
+          if (storm_ms) {
+            if (Status s = sw.SetPortPfcStorm(pn, *storm_ms); !s) return Fail(s.error());
+          }
           if (wire_cut) {
             if (Status s = sw.SetPortWire(pn, *wire_cut); !s) return Fail(s.error());
           }

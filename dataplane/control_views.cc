@@ -107,6 +107,12 @@ json PfcJson(const PortSnapshot& p) {
           {"paused_us", f.paused_us},
           {"xoff_events", f.xoff_events},
           {"headroom_max_bytes", f.headroom_max_bytes},
+          {"watchdog",
+           {{"fired", f.wd_fired},
+            {"restored", f.wd_restored},
+            {"active", f.wd_active},
+            {"dropped", f.wd_dropped},
+            {"action", p.pfc_wd_action}}},
           {"held_bytes", f.held_bytes},
           {"held_max_bytes", f.max_bytes},
           {"lossless_drops", f.lossless_drops}};

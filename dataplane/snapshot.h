@@ -48,6 +48,7 @@ struct PortSnapshot {
   uint64_t limit_bytes = 0, ecn_bytes = 0;
   // PFC on: the port's lossless thresholds as an ingress port.
   std::optional<fabric::PfcThresholds> pfc_thresholds;
+  std::string pfc_wd_action;  // the watchdog's action ("drop", "forward", "alert")
   // The port's kernel interface, if it has one: its name and the frames
   // each way. via "tap": the shared engine's TAP (exception/kernel_ports.h);
   // via "xdp": the per-switch engine's veth, split by its XDP trap

@@ -147,6 +147,9 @@ Status Switch::SetupPfcThresholds() {
   if (engine_now_) {
     emu_pfc_ = std::make_unique<EmuPfc>(fabric::PfcIngress(pfc_th_, refresh, cfg_.pfc.quanta),
                                         cfg_.pfc.dscp);
+    emu_pfc_->wd_detect_ps = fabric::TimePs{cfg_.pfc.wd_detect_ms} * 1'000'000'000;
+    emu_pfc_->wd_restore_ps = fabric::TimePs{cfg_.pfc.wd_restore_ms} * 1'000'000'000;
+    emu_pfc_->wd_action = cfg_.pfc.wd_action;
     // Room for every port's XOFF and XON several times over: FlushPfc
     // swaps the two, and neither grows on the engine's thread.
     emu_pfc_->pending.reserve(64 * static_cast<size_t>(cfg_.k));
@@ -609,6 +612,27 @@ Status Switch::SetPortAdmin(uint32_t port, bool up) {
   return {};
 }
 
+Status Switch::SetPortPfcStorm(uint32_t port, uint32_t for_ms) {
+  if (!port_present(port)) {
+    return MakeError(ErrorCode::kNotFound, fmt::format("port {} is not configured", port));
+  }
+  if (!engine_now_ || !cfg_.pfc.enabled) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "pfc_storm: a switch of the shared engine with pfc.enabled only");
+  }
+  std::atomic<uint64_t>* until =
+      port < engine_.storm_until.size() ? engine_.storm_until[port] : nullptr;
+  if (!until) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("pfc_storm: port {} is not a host's (a storm is a host NIC's)", port));
+  }
+  // From the engine's time now; 0 ends a storm.
+  until->store(for_ms ? Now() + uint64_t{for_ms} * 1'000'000'000 : 0, std::memory_order_relaxed);
+  if (engine_.waker) engine_.waker->Kick();
+  return {};
+}
+
 Status Switch::SetPortWire(uint32_t port, bool cut) {
   if (!port_present(port)) {
     return MakeError(ErrorCode::kNotFound, fmt::format("port {} is not configured", port));
@@ -763,7 +787,10 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       ps.queue = queues_[p].Stats(now);
       ps.limit_bytes = queues_[p].config().limit_bytes;
       ps.ecn_bytes = queues_[p].config().ecn_bytes;
-      if (cfg_.pfc.enabled) ps.pfc_thresholds = pfc_th_[p];
+      if (cfg_.pfc.enabled) {
+        ps.pfc_thresholds = pfc_th_[p];
+        ps.pfc_wd_action = std::string(PfcWdActionName(cfg_.pfc.wd_action));
+      }
       if (kernel_ && kernel_->has(p)) {
         const KernelPorts::PortCounters& kc = kernel_->counters(p);
         PortSnapshot::Kernel k;
@@ -858,6 +885,8 @@ uint64_t Switch::EngineNextEvent() const {
     const PortQueue& q = queues_[p];
     if (q.inbox_pending()) return 0;
     next = std::min<uint64_t>(next, q.NextStart());
+    if (emu_pfc_) [[unlikely]]
+      next = std::min<uint64_t>(next, q.WatchdogDeadline());
   }
   return next;
 }

@@ -166,6 +166,10 @@ struct EngineAttach {
   IdleWait* waker = nullptr;                   // told when the control thread queues frames
   const std::atomic<bool>* running = nullptr;  // the engine's thread runs
   EngineLag* lag = nullptr;
+  // Per fat-tree port: a host's, the emulated time its PFC storm ends
+  // (Switch::SetPortPfcStorm writes it, the engine reads it); nullptr for
+  // the others.
+  std::vector<std::atomic<uint64_t>*> storm_until;
 };
 
 class Switch {
@@ -202,6 +206,9 @@ class Switch {
   // The port's cable cut (or whole again) behind the switch's back
   // (PortQueue::set_wire_cut): nothing is recomputed, the LB keeps the port.
   Status SetPortWire(uint32_t port, bool cut);
+  // The host behind `port` sends continuous pause for `for_ms` of emulated
+  // time, as a broken NIC does (0 ends it): the shared engine's, with PFC.
+  Status SetPortPfcStorm(uint32_t port, uint32_t for_ms);
   // Valid-uplink masks per destination (the agent's tables).
   Status LoadMasks(const std::vector<lb::PortMask>& masks);
   // The control agent's last report (agent_report), kept as JSON text for

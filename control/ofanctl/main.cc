@@ -414,7 +414,8 @@ int Main(int argc, char** argv) {
           "pfc (null, or with PFC on: {xoff_bytes, xon_bytes, headroom_bytes: the port's\n"
           "thresholds as an ingress port; since the switch started: sent, received (pause\n"
           "frames), paused_us, xoff_events, lossless_drops; held_bytes now; since the last\n"
-          "reset-queues: headroom_max_bytes, held_max_bytes})}].");
+          "reset-queues: headroom_max_bytes, held_max_bytes; watchdog: {fired, restored,\n"
+          "active, dropped, action}})}].");
   CLI::App* queues =
       sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
           "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"
@@ -448,11 +449,16 @@ int Main(int argc, char** argv) {
           "Prints the port's new state; --json: every port (see ports --help).\n"
           "--wire cut: the port's cable is cut behind the switch's back (an emulated\n"
           "silent failure: the port stays up and in use, what it sends is lost and\n"
-          "counted drop_link_loss); --wire ok mends it.");
+          "counted drop_link_loss); --wire ok mends it. --pfc-storm-ms N: the host behind\n"
+          "the port sends continuous PFC pause for N ms of emulated time, as a broken\n"
+          "NIC does (0 ends it; the shared engine with PFC).");
   port_cmd->add_option("N", port, "fat-tree port index")->required();
   port_cmd->add_option("STATE", admin, "up or down (optional with --wire)")
       ->check(CLI::IsMember({"up", "down"}));
   port_cmd->add_option("--wire", wire, "ok or cut")->check(CLI::IsMember({"ok", "cut"}));
+  int64_t storm_ms = -1;
+  port_cmd->add_option("--pfc-storm-ms", storm_ms, "a PFC storm from the port's host, ms")
+      ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
   std::string switch_state;
   CLI::App* switch_cmd =
       sub("switch", "stop or resume this switch (shared engine: the process stays)",
@@ -571,11 +577,12 @@ int Main(int argc, char** argv) {
     if (!ofan_mode.empty()) args["ofan_mode"] = ofan_mode;
   }
   if (port_cmd->parsed()) {
-    if (admin.empty() && wire.empty())
-      return usage("port: give STATE (up|down), --wire, or both", "port");
+    if (admin.empty() && wire.empty() && storm_ms < 0)
+      return usage("port: give STATE (up|down), --wire, --pfc-storm-ms, or several", "port");
     args["port"] = port;
     if (!admin.empty()) args["admin"] = admin;
     if (!wire.empty()) args["wire"] = wire;
+    if (storm_ms >= 0) args["pfc_storm_ms"] = storm_ms;
   }
   if (switch_cmd->parsed()) args["admin"] = switch_state;
   if (load_tables->parsed()) {

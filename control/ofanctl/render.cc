@@ -193,6 +193,19 @@ std::string RenderCounters(const json& c, bool all) {
   return out;
 }
 
+namespace {
+// A port's PFC watchdog in a cell: its action, how often it fired and
+// restored, STORM while it is on, what its drop action discarded.
+std::string Watchdog(const json& w) {
+  if (!w.is_object()) return "-";
+  std::string s =
+      fmt::format("{} {}/{}", Cell(w.at("action")), Cell(w.at("fired")), Cell(w.at("restored")));
+  if (w.value("active", false)) s += " STORM";
+  if (w.value("dropped", 0) > 0) s += fmt::format(" dropped {}", Cell(w.at("dropped")));
+  return s;
+}
+}  // namespace
+
 std::string RenderPorts(const json& ports) {
   if (ports.empty()) return "no ports\n";
   std::vector<std::vector<std::string>> rows;
@@ -218,13 +231,13 @@ std::string RenderPorts(const json& ports) {
                         Cell(f.at("headroom_bytes")), Cell(f.at("sent")), Cell(f.at("received")),
                         Cell(f.at("paused_us"), 1), Cell(f.at("xoff_events")),
                         Cell(f.at("headroom_max_bytes")), Cell(f.at("held_bytes")),
-                        Cell(f.at("lossless_drops"))});
+                        Cell(f.at("lossless_drops")), Watchdog(f.value("watchdog", json()))});
   }
   if (!pfc_rows.empty()) {
     out += "\nPFC (lossless priority; sent/received: pause frames, XOFF and XON):\n";
     out += FormatTable({"port", "xoff", "xon", "headroom", "sent", "received", "paused_us",
-                        "xoff_events", "headroom_max", "held", "lossless_drops"},
-                       pfc_rows, "rrrrrrrrrrr");
+                        "xoff_events", "headroom_max", "held", "lossless_drops", "watchdog"},
+                       pfc_rows, "rrrrrrrrrrrl");
   }
   // The ports' kernel interfaces (the switch's control plane): what went where.
   for (const json& p : ports) {

@@ -45,7 +45,9 @@
 //   set_port      port: a port number; admin: "up" | "down" (the port, as
 //                 the switch sees it); wire: "ok" | "cut" (its cable, cut
 //                 behind the switch's back: a silent failure, frames counted
-//                 sent and drop_link_loss); at least one of them -> the ports
+//                 sent and drop_link_loss); pfc_storm_ms: the host behind the
+//                 port sends continuous pause that long (0 ends it; shared
+//                 engine with PFC); at least one of them -> the ports
 //   load_tables   masks: [m0, m1, ...], one valid-uplink mask per destination
 //                 (bit i = uplink i), each a non-negative integer or a string
 //                 that is one in C notation ("0x3")  -> the status

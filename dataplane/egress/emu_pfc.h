@@ -31,6 +31,10 @@ struct EmuPfc {
 
   fabric::PfcIngress model;
   uint8_t dscp = fabric::kRoceDscp;
+  // The watchdog every port's lossless queue runs (PortQueue keeps its own
+  // fabric::PfcWatchdog with these).
+  fabric::TimePs wd_detect_ps = 0, wd_restore_ps = 0;
+  fabric::PfcWdAction wd_action = fabric::PfcWdAction::kDrop;
   std::vector<fabric::PfcAction> pending;
 
   // The marked port of a lossless frame between Admit and Release.

@@ -377,6 +377,10 @@ QueueStats PortQueue::Stats(uint64_t now) const {
   s.pfc.max_bytes = pfc_max_.load();
   s.pfc.held_bytes = pfc_held_.load();
   s.pfc.lossless_drops = pfc_lossless_drops_.load();
+  s.pfc.wd_fired = wd_fired_.load();
+  s.pfc.wd_restored = wd_restored_.load();
+  s.pfc.wd_dropped = wd_dropped_.load();
+  s.pfc.wd_active = wd_active_.load();
   return s;
 }
 
@@ -435,7 +439,7 @@ struct PortQueue::EmuBatch {
 
 void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr) {
   EmuBatch tx(*this, ctr);
-  uint32_t dropped = 0, marked = 0, queued = 0, lossless_dropped = 0;
+  uint32_t dropped = 0, marked = 0, queued = 0, lossless_dropped = 0, wd_drop = 0;
   const bool pfc = pfc_ && queue == kNormalQueue;
   for (uint32_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
@@ -449,6 +453,13 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
     // port's buffer (egress/emu_pfc.h, fabric/pfc.h).
     bool lossless = false;
     if (pfc && pfc_->Lossless(m)) [[unlikely]] {
+      if (wd_ignores_pause_ && pfc_->wd_action == fabric::PfcWdAction::kDrop) {
+        // The watchdog's drop action: this queue's lossless frames are
+        // discarded until it restores.
+        ++wd_drop;
+        rte_pktmbuf_free(m);
+        continue;
+      }
       emu_->StartBefore(t, tx);  // releases before t come before this admission
       if (!pfc_->Admit(m, t)) {
         ++lossless_dropped;
@@ -479,6 +490,11 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
   tx.Flush();
   if (lossless_dropped) [[unlikely]]
     ctr.Add(Counter::kDropLossless, lossless_dropped);
+  if (wd_drop) [[unlikely]] {
+    ctr.Add(Counter::kDropPfcWatchdog, wd_drop);
+    wd_dropped_.store(wd_dropped_.load(std::memory_order_relaxed) + wd_drop,
+                      std::memory_order_relaxed);
+  }
   if (dropped) {
     ctr.Add(Counter::kDropBufferFull, dropped);
     drops_buffer_.store(drops_buffer_.load(std::memory_order_relaxed) + dropped,
@@ -494,6 +510,8 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
 }
 
 uint32_t PortQueue::DrainEmu(uint64_t now, LcoreCounters& ctr) {
+  if (pfc_) [[unlikely]]
+    WatchdogCheck(now, ctr);
   // The control thread's frames, as arriving now.
   for (int q = 0; q < static_cast<int>(kQueuesPerPort); ++q) {
     rte_mbuf* in[kMaxBurst];
@@ -541,11 +559,62 @@ void PortQueue::PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr
   emu_->StartBefore(now, tx);
   tx.Flush();
   const fabric::TimePs until = now + fabric::PauseQuantaPs(quanta, emu_->wire().ps_per_byte);
-  emu_->PauseUntil(until);
-  pause_clock_.Received(now, until);
-  paused_until_tsc_ = until;
   ++pfc_received_n_;
+  if (pfc_) {
+    WatchdogCheck(now, ctr);  // what it decided before this pause
+    wd_.Paused(now, until, emu_->waiting(kNormalQueue) != 0);
+  }
+  if (!wd_ignores_pause_) {  // a stormed queue (watchdog: drop, forward) ignores pause
+    emu_->PauseUntil(until);
+    pause_clock_.Received(now, until);
+    paused_until_tsc_ = until;
+  }
   PublishEmu();
+}
+
+void PortQueue::set_emu_pfc(EmuPfc* pfc) {
+  pfc_ = pfc;
+  if (pfc) wd_ = fabric::PfcWatchdog(pfc->wd_detect_ps, pfc->wd_restore_ps);
+}
+
+fabric::TimePs PortQueue::WatchdogDeadline() const {
+  if (!pfc_) return fabric::kNever;
+  const fabric::TimePs d = wd_.Deadline();
+  return d == std::numeric_limits<fabric::TimePs>::max() ? fabric::kNever : d;
+}
+
+void PortQueue::WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr) {
+  const fabric::PfcWatchdog::Event ev = wd_.Check(t, emu_->waiting(kNormalQueue) != 0);
+  if (ev == fabric::PfcWatchdog::Event::kNone) return;
+  const fabric::TimePs at = wd_.event_time();
+  if (ev == fabric::PfcWatchdog::Event::kFire) {
+    ctr.Add(Counter::kPfcWatchdog);
+    wd_fired_.store(wd_.fired_count(), std::memory_order_relaxed);
+    wd_active_.store(true, std::memory_order_relaxed);
+    if (pfc_->wd_action == fabric::PfcWdAction::kAlert) return;
+    // Drop and forward: the queue ignores pause from the storm's detection
+    // on (the engine ran up to it: WatchdogDeadline is one of its events).
+    wd_ignores_pause_ = true;
+    emu_->PauseUntil(at);
+    pause_clock_.Received(at, at);
+    paused_until_tsc_ = at;
+    if (pfc_->wd_action == fabric::PfcWdAction::kDrop) {
+      const uint32_t n = emu_->FlushQueue(kNormalQueue, [&](rte_mbuf* m) {
+        if (tally_) tally_->Release(m);
+        if (EmuPfc::Marked(m)) pfc_->Release(m, at);
+        rte_pktmbuf_free(m);
+      });
+      if (n) {
+        ctr.Add(Counter::kDropPfcWatchdog, n);
+        wd_dropped_.store(wd_dropped_.load(std::memory_order_relaxed) + n,
+                          std::memory_order_relaxed);
+      }
+    }
+  } else {
+    wd_ignores_pause_ = false;
+    wd_restored_.store(wd_.restored_count(), std::memory_order_relaxed);
+    wd_active_.store(false, std::memory_order_relaxed);
+  }
 }
 
 void PortQueue::EnqueueEmuFrame(int queue, rte_mbuf* m, LcoreCounters& ctr) {

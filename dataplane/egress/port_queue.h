@@ -124,6 +124,11 @@ struct QueueStats {
     double paused_us = 0;
     uint64_t headroom_max_bytes = 0, max_bytes = 0, held_bytes = 0;
     uint64_t lossless_drops = 0;
+    // The watchdog on this port's lossless queue: storms detected, queues
+    // restored, whether one is on now, lossless frames its drop action
+    // discarded.
+    uint64_t wd_fired = 0, wd_restored = 0, wd_dropped = 0;
+    bool wd_active = false;
   };
   Pfc pfc;
 };
@@ -204,8 +209,11 @@ class alignas(64) PortQueue {
   // Drops every waiting frame (a stopped switch), counted; returns them.
   uint32_t DropWaiting(LcoreCounters& ctr);
   // Emulated, owner only: PFC's accounting for the switch (nullptr: off;
-  // egress/emu_pfc.h), which this queue's lossless frames go through.
-  void set_emu_pfc(EmuPfc* pfc) { pfc_ = pfc; }
+  // egress/emu_pfc.h), which this queue's lossless frames go through, and
+  // its watchdog's settings for this queue.
+  void set_emu_pfc(EmuPfc* pfc);
+  // Emulated: when the watchdog next needs a look (fabric::kNever: none).
+  fabric::TimePs WatchdogDeadline() const;
   // Emulated, owner only: one frame the owner made (a PFC frame), queued
   // at its FrameTime (or the latest time this port has seen, if later).
   void EnqueueEmuFrame(int queue, rte_mbuf* m, LcoreCounters& ctr);
@@ -225,6 +233,8 @@ class alignas(64) PortQueue {
   void EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr);
   uint32_t DrainEmu(uint64_t now, LcoreCounters& ctr);
   void PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr);
+  // The watchdog's verdict by t, acted on (drop, forward, alert).
+  void WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr);
   void PublishEmu();
   struct EmuBatch;
 
@@ -269,6 +279,10 @@ class alignas(64) PortQueue {
   std::atomic<bool> emu_reset_{false};  // ResetStats asked; the owner does it
   EmuPfc* pfc_ = nullptr;
   fabric::PauseClock pause_clock_;  // emulated: the pauses received
+  fabric::PfcWatchdog wd_;
+  bool wd_ignores_pause_ = false;  // fired with action drop or forward
+  std::atomic<uint64_t> wd_fired_{0}, wd_restored_{0}, wd_dropped_{0};
+  std::atomic<bool> wd_active_{false};
   // PFC figures, owner-written, read by Stats.
   std::atomic<uint64_t> pfc_sent_{0}, pfc_received_{0}, paused_ps_{0};
   std::atomic<uint64_t> pfc_xoff_events_{0}, pfc_headroom_max_{0}, pfc_max_{0}, pfc_held_{0},

@@ -172,6 +172,23 @@ class EmuPort {
     return n;
   }
 
+  // The frames waiting in queue q, handed to `drop` (the PFC watchdog's
+  // drop action); the frame on the wire finishes.
+  template <class Drop>
+  uint32_t FlushQueue(int q, Drop&& drop) {
+    uint32_t n = 0;
+    Fifo<Waiting>& w = wait_[q];
+    while (!w.empty()) {
+      bytes_ -= w.front().bytes;
+      if (w.front().lossless) lossless_bytes_ -= w.front().bytes;
+      --pkts_;
+      drop(w.front().h);
+      w.pop();
+      ++n;
+    }
+    return n;
+  }
+
   void ResetStats(TimePs t) {
     Integrate(t);
     area_bytes_ = area_pkts_ = 0;

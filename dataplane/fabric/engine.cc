@@ -34,6 +34,11 @@ namespace ofan::dp {
 namespace {
 
 constexpr uint16_t kHostRxDesc = 512, kHostTxDesc = 512;
+// A PFC storm (Switch::SetPortPfcStorm): the broken NIC's XOFFs, one every
+// millisecond of emulated time (each asks the longest pause), from a MAC of
+// its own (locally administered).
+constexpr fabric::TimePs kStormEveryPs = 1'000'000'000;
+constexpr pkt::MacAddr kStormMac{{0x02, 0x5C, 0x00, 0x00, 0x00, 0x01}};
 // The shortest frame a port carries (Ethernet's minimum without FCS): the
 // lookahead is a preamble and this long on the fastest link, plus its latency.
 constexpr uint32_t kMinFrame = 60;
@@ -262,6 +267,7 @@ Status Engine::Build(const EngineConfig& c) {
   host_of_.resize(n);
   next_.assign(n, fabric::kNever);
   hosts_.reserve(host_ports);
+  storm_until_ = std::make_unique<std::atomic<uint64_t>[]>(std::max<size_t>(1, host_ports));
   vec_ = std::make_unique<RxVector>();
   uint64_t fastest_ps_per_kb = UINT64_MAX;
   lookahead_ = fabric::kNever;
@@ -280,6 +286,7 @@ Status Engine::Build(const EngineConfig& c) {
                                   .count() -
                               static_cast<int64_t>(WallPs() / 1000));
     a.tx.assign(static_cast<size_t>(sc.k), TxHook{});
+    a.storm_until.assign(static_cast<size_t>(sc.k), nullptr);
     for (const PortConfig& pc : sc.ports) {
       const double gbps = pc.rate_gbps.value_or(sc.egress.rate_gbps);
       if (!(gbps > 0)) {
@@ -329,6 +336,7 @@ Status Engine::Build(const EngineConfig& c) {
         if (Status st = OpenHostPort(sc, pc, h); !st) return st;
         ctx->host = static_cast<int32_t>(hosts_.size());
         host_of_[s][pc.port] = ctx->host;
+        if (h.nic) a.storm_until[pc.port] = &storm_until_[hosts_.size()];
         hosts_.push_back(std::move(h));
         a.tx[pc.port] = TxHook{&Engine::ToHost, ctx.get()};
       }
@@ -518,9 +526,35 @@ void Engine::ApplyHostPauses(HostPort& h, fabric::TimePs t) {
   }
 }
 
+void Engine::StormFrames(uint32_t host, fabric::TimePs end) {
+  HostPort& h = hosts_[host];
+  const uint64_t until = storm_until_[host].load(std::memory_order_relaxed);
+  if (until == 0) {
+    h.storm_next = 0;
+    return;
+  }
+  const fabric::TimePs done = now_.load(std::memory_order_relaxed);
+  if (h.storm_next == 0) h.storm_next = done;  // a new storm: from now
+  ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
+  while (h.storm_next < end && h.storm_next < until) {
+    rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
+    if (!m) break;  // the pool is the fabric's: try again next window
+    const auto f = BuildPfcFrame(kStormMac, h.pfc_priority, fabric::kPfcMaxQuanta);
+    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
+    const fabric::TimePs t = std::max(h.storm_next, h.nic_offered);
+    h.nic_offered = t;
+    ApplyHostPauses(h, t);
+    h.nic->Offer(t, 0, static_cast<uint32_t>(f.size()), false, m, emit);
+    h.storm_next += kStormEveryPs;
+  }
+  if (h.storm_next >= until) storm_until_[host].store(0, std::memory_order_relaxed);  // over
+}
+
 void Engine::AdvanceHostNics(uint64_t end) {
-  for (HostPort& h : hosts_) {
+  for (uint32_t i = 0; i < hosts_.size(); ++i) {
+    HostPort& h = hosts_[i];
     if (!h.nic) continue;
+    StormFrames(i, end);
     // Every pause that reaches the host before `end` is known by now: the
     // edge sent it a transit (at least the lookahead) earlier.
     ApplyHostPauses(h, end);
@@ -532,8 +566,15 @@ void Engine::AdvanceHostNics(uint64_t end) {
 
 uint64_t Engine::NextHostStart() const {
   uint64_t next = fabric::kNever;
-  for (const HostPort& h : hosts_) {
-    if (h.nic) next = std::min<uint64_t>(next, h.nic->NextStart());
+  for (uint32_t i = 0; i < hosts_.size(); ++i) {
+    const HostPort& h = hosts_[i];
+    if (!h.nic) continue;
+    next = std::min<uint64_t>(next, h.nic->NextStart());
+    if (storm_until_[i].load(std::memory_order_relaxed) != 0) {
+      // A storm's next XOFF (a new one: at once).
+      next = std::min<uint64_t>(next,
+                                h.storm_next ? h.storm_next : now_.load(std::memory_order_relaxed));
+    }
   }
   return next;
 }
@@ -578,12 +619,14 @@ uint32_t Engine::PollHost(HostPort& h, fabric::TimePs done) {
   if (h.nic) [[unlikely]] {
     // PFC: into the NIC's queues as of the time the fabric has run to; the
     // engine sends each when it reaches its start (AdvanceHostNics).
-    ApplyHostPauses(h, done);
+    const fabric::TimePs t = std::max(done, h.nic_offered);
+    h.nic_offered = t;
+    ApplyHostPauses(h, t);
     ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
     for (uint16_t i = 0; i < n; ++i) {
       const bool lossless = IsLosslessFrame(rte_pktmbuf_mtod(b[i], const uint8_t*),
                                             rte_pktmbuf_data_len(b[i]), h.pfc_dscp);
-      h.nic->Offer(done, lossless ? 1 : 0, rte_pktmbuf_pkt_len(b[i]), false, b[i], emit);
+      h.nic->Offer(t, lossless ? 1 : 0, rte_pktmbuf_pkt_len(b[i]), false, b[i], emit);
     }
     return n;
   }

@@ -139,6 +139,11 @@ class Engine {
     };
     fabric::Fifo<PauseChange> pause_changes;
     std::unique_ptr<fabric::EmuPort<rte_mbuf*>> nic;
+    fabric::TimePs nic_offered = 0;  // the latest time offered to nic (offers never go back)
+    // A PFC storm (a broken NIC's continuous pause: Switch::SetPortPfcStorm):
+    // until when (storm_until_[this host's index], the control thread's),
+    // and when its next XOFF leaves.
+    fabric::TimePs storm_next = 0;
   };
   explicit Engine(EngineClock clock);
   Status Build(const EngineConfig& c);
@@ -152,6 +157,8 @@ class Engine {
   // host by t applied; every frame that starts before `end` sent to the
   // edge; when the next one starts (kNever: none waits).
   void ApplyHostPauses(HostPort& h, fabric::TimePs t);
+  // A storming host's XOFFs due before `end`, onto its NIC (strict priority).
+  void StormFrames(uint32_t host, fabric::TimePs end);
   void AdvanceHostNics(uint64_t end);
   uint64_t NextHostStart() const;
   uint64_t NextEvent() const;        // a switch's or a frame to a host
@@ -182,6 +189,7 @@ class Engine {
   std::vector<std::vector<int32_t>> host_of_;  // [switch][port] -> hosts_ index, -1
   std::vector<std::unique_ptr<LinkCtx>> links_;
   std::vector<HostPort> hosts_;
+  std::unique_ptr<std::atomic<uint64_t>[]> storm_until_;  // per hosts_ index
   std::vector<uint64_t> next_;  // per switch: when it next has something to do
   bool has_host_nics_ = false;  // some host's wire is a PFC NIC (HostPort::nic)
   // The wait's count of control-thread notes when the switches' inboxes

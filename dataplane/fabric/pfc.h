@@ -223,6 +223,84 @@ class PfcIngress {
   TimePs next_refresh_ = kNoRefresh;
 };
 
+// The PFC watchdog of one port's lossless queue, as SONiC's pfcwd has it
+// (sonic-utilities pfcwd): a queue paused without a break, with frames
+// waiting, for `detect` is in a storm (a peer that never resumes: a broken
+// NIC); the watchdog fires and the queue acts (PfcWdAction); once no pause
+// has come for `restore`, it is restored. Fed the pauses the port receives
+// and, at any time the caller reaches, whether frames wait; Deadline() says
+// when it next needs a look.
+enum class PfcWdAction : uint8_t { kDrop, kForward, kAlert };
+inline constexpr uint32_t kPfcWdDetectMs = 200, kPfcWdRestoreMs = 200;  // SONiC's defaults
+inline constexpr uint32_t kPfcWdDetectMinMs = 100, kPfcWdDetectMaxMs = 5000;
+inline constexpr uint32_t kPfcWdRestoreMinMs = 100, kPfcWdRestoreMaxMs = 60000;
+
+class PfcWatchdog {
+ public:
+  enum class Event : uint8_t { kNone, kFire, kRestore };
+  PfcWatchdog() = default;
+  PfcWatchdog(TimePs detect, TimePs restore) : detect_(detect), restore_(restore) {}
+
+  // A pause frame received at t asking until `until` (t: XON).
+  void Paused(TimePs t, TimePs until, bool waiting) {
+    if (t > covered_until_) storm_since_ = kNone;  // the pause had lapsed
+    covered_until_ = until;
+    if (until > t) last_xoff_ = t;
+    if (until <= t)
+      storm_since_ = kNone;
+    else if (waiting && storm_since_ == kNone)
+      storm_since_ = t;
+  }
+  // At t (non-decreasing): frames waiting or not. Returns what happened by
+  // t and when (fired_at / restored_at), at most one event per call.
+  Event Check(TimePs t, bool waiting) {
+    if (fired_) {
+      if (t >= last_xoff_ + restore_) {
+        fired_ = false;
+        storm_since_ = kNone;
+        at_ = last_xoff_ + restore_;
+        ++restored_;
+        return Event::kRestore;
+      }
+      return Event::kNone;
+    }
+    if (storm_since_ != kNone && covered_until_ < storm_since_ + detect_ && t >= covered_until_) {
+      storm_since_ = kNone;  // the pause ended before the detection time
+    }
+    if (storm_since_ == kNone) {
+      if (waiting && covered_until_ > t) storm_since_ = t;
+      return Event::kNone;
+    }
+    if (!waiting) {
+      storm_since_ = kNone;
+      return Event::kNone;
+    }
+    if (t >= storm_since_ + detect_) {
+      fired_ = true;
+      at_ = storm_since_ + detect_;
+      ++fired_count_;
+      return Event::kFire;
+    }
+    return Event::kNone;
+  }
+  // When Check next has something to decide (max: nothing pending).
+  TimePs Deadline() const {
+    if (fired_) return last_xoff_ + restore_;
+    return storm_since_ == kNone ? kNone : storm_since_ + detect_;
+  }
+  bool fired() const { return fired_; }
+  TimePs event_time() const { return at_; }  // of the last event Check returned
+  uint64_t fired_count() const { return fired_count_; }
+  uint64_t restored_count() const { return restored_; }
+
+ private:
+  static constexpr TimePs kNone = std::numeric_limits<TimePs>::max();
+  TimePs detect_ = 0, restore_ = 0;
+  TimePs covered_until_ = 0, storm_since_ = kNone, last_xoff_ = 0, at_ = 0;
+  bool fired_ = false;
+  uint64_t fired_count_ = 0, restored_ = 0;
+};
+
 // How long a port's lossless queue has been paused: the union of the pause
 // intervals a port received, in emulated time.
 class PauseClock {

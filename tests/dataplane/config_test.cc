@@ -19,7 +19,8 @@ ports:
 pipe_size: 2
 lb: {policy: ofan, ofan_mode: atomic, seed: 9, flowlet_gap_us: 50}
 egress: {rate_gbps: 25, buffer: 2MiB, ecn: 64KiB, priority: [control], ring_slots: 512}
-pfc: {enabled: true, priority: 5, xoff: 300KiB, xon: 100KiB, quanta: 1000}
+pfc: {enabled: true, priority: 5, xoff: 300KiB, xon: 100KiB, quanta: 1000, dscp: 24,
+      watchdog: {detect_ms: 400, restore_ms: 1000, action: forward}}
 control: {socket: /tmp/e0.sock, kernel_ports: true}
 idle: {max_sleep_us: 200}
 burst: 16
@@ -49,6 +50,10 @@ burst: 16
   EXPECT_EQ(c->pfc.priority, 5);
   EXPECT_EQ(c->pfc.xoff_bytes, 300 * kKiB);
   EXPECT_EQ(c->pfc.quanta, 1000);
+  EXPECT_EQ(c->pfc.dscp, 24);
+  EXPECT_EQ(c->pfc.wd_detect_ms, 400u);
+  EXPECT_EQ(c->pfc.wd_restore_ms, 1000u);
+  EXPECT_EQ(c->pfc.wd_action, fabric::PfcWdAction::kForward);
   EXPECT_EQ(c->socket_path, "/tmp/e0.sock");
   EXPECT_TRUE(c->kernel_ports);
   EXPECT_EQ(c->max_sleep_us, 200u);
@@ -134,6 +139,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"ports: [{port: 0, dev: a}]\negress: {ring_slots: 100}\n", "power of two"},
         BadCase{"pfc: {priority: 8}\n", "pfc.priority must be in 0..7"},
         BadCase{"pfc: {quanta: 70000}\n", "pfc.quanta"},
+        BadCase{"pfc: {dscp: 64}\n", "pfc.dscp must be in 0..63"},
+        BadCase{"pfc: {watchdog: {action: explode}}\n", "drop, forward or alert"},
+        BadCase{"pfc: {watchdog: {detect: 5}}\n", "unknown key 'detect'"},
+        BadCase{"ports: [{port: 0, dev: a}]\npfc: {watchdog: {detect_ms: 50}}\n",
+                "pfc.watchdog.detect_ms must be in 100..5000"},
+        BadCase{"ports: [{port: 0, dev: a}]\npfc: {watchdog: {restore_ms: 70000}}\n",
+                "pfc.watchdog.restore_ms must be in 100..60000"},
         BadCase{"ports: [{port: 0, dev: a}]\npfc: {enabled: true, xon: 1MiB, xoff: 1KiB}\n",
                 "pfc.xon must be below"},
         BadCase{"ports: [{port: 0, dev: a}]\nburst: 0\n", "burst must be in 1..64"},

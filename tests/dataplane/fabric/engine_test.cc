@@ -489,6 +489,54 @@ TEST_F(EnginePfc, PausesInsteadOfDroppingAndEveryFrameArrives) {
   EXPECT_LE(Queue(1, 1).max_bytes, 32u * 1024);
 }
 
+// A PFC storm: host 0's NIC pauses e0-0's port 0 without end (as a broken
+// NIC does). Frames host 1 sends host 0 wait there; 200 ms of emulated
+// time later the watchdog fires and (action drop) discards them, and
+// restores 200 ms after the storm ends. Host 1's traffic to the far host,
+// which does not cross the stormed port, keeps moving throughout.
+TEST_F(EnginePfc, AStormFiresTheWatchdogAndSparesTheOtherTraffic) {
+  Switch& e = *engine_->switches()[0];
+  const uint64_t t0 = 1'000'000'000;  // 1 ms
+  clock_.ps = t0;
+  engine_->RunDue();
+  ASSERT_TRUE(e.SetPortPfcStorm(0, 500).ok());  // 500 ms
+  EXPECT_FALSE(e.SetPortPfcStorm(2, 500).ok()) << "an uplink has no host NIC";
+  for (uint32_t i = 0; i < 20; ++i) {
+    Send(1, Lossless(Ip(10, 0, 0, 3), i));  // to the far host, as Run's
+    rte_mbuf* m = testing::MbufOf(pkt::PacketBuilder()
+                                      .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, Mac(0, 1))
+                                      .Ipv4(Ip(10, 0, 0, 3), Ip(10, 0, 0, 2), 64,
+                                            static_cast<uint8_t>(fabric::kRoceDscp << 2 | 2))
+                                      .Udp(0xC002, 4791)
+                                      .Bth(0x0A, 0x333, i)
+                                      .Payload(1000)
+                                      .Build());
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(rte_ring_enqueue(hosts_[1].rx, m), 0);  // to host 0, behind the storm
+  }
+  auto run_to = [&](uint64_t until) {
+    for (; clock_.ps < until; clock_.ps += 1'000'000'000) engine_->RunDue();
+  };
+  run_to(t0 + 150 * 1'000'000'000ull);
+  QueueStats::Pfc p0 = PfcOf(0, 0);
+  EXPECT_GT(p0.received, 100u) << "a pause a millisecond";
+  EXPECT_EQ(p0.wd_fired, 0u) << "not yet 200 ms";
+  EXPECT_EQ(OutPsns().size(), 20u) << "the traffic that does not cross port 0 went on";
+  run_to(t0 + 300 * 1'000'000'000ull);
+  p0 = PfcOf(0, 0);
+  EXPECT_EQ(p0.wd_fired, 1u);
+  EXPECT_TRUE(p0.wd_active);
+  EXPECT_EQ(p0.wd_dropped, 20u) << "action drop: the queue's lossless frames";
+  EXPECT_EQ(e.TotalCounters().Get(Counter::kDropPfcWatchdog), 20u);
+  EXPECT_EQ(e.TotalCounters().Get(Counter::kPfcWatchdog), 1u);
+  EXPECT_EQ(p0.lossless_drops, 0u);
+  // The storm ends at 501 ms; 200 ms without pause later, restored.
+  run_to(t0 + 800 * 1'000'000'000ull);
+  p0 = PfcOf(0, 0);
+  EXPECT_EQ(p0.wd_restored, 1u);
+  EXPECT_FALSE(p0.wd_active);
+}
+
 // The baseline the test above is measured against: the same line, lossy.
 class EngineNoPfc : public EnginePfc {
  protected:

@@ -166,6 +166,58 @@ TEST_F(PfcIngressTest, RandomAdmitsAndReleasesKeepTheInvariants) {
   }
 }
 
+// SONiC's pfcwd semantics on a fake clock: 200 ms detection, 200 ms
+// restoration, in ps.
+constexpr TimePs kMs = 1'000'000'000;
+
+TEST(PfcWatchdogTest, AStormFiresAtExactlyTheDetectionTimeAndRestoresAfterIt) {
+  PfcWatchdog wd(200 * kMs, 200 * kMs);
+  // A broken NIC: XOFF every ms, each asking 2 ms, frames waiting.
+  TimePs t = 5 * kMs;
+  for (; t < 300 * kMs; t += kMs) {
+    wd.Paused(t, t + 2 * kMs, true);
+    if (wd.Check(t, true) == PfcWatchdog::Event::kFire) break;
+  }
+  ASSERT_TRUE(wd.fired());
+  EXPECT_EQ(wd.event_time(), 205 * kMs);  // the first pause + 200 ms
+  EXPECT_EQ(t, 205 * kMs);
+  EXPECT_EQ(wd.fired_count(), 1u);
+  // The storm goes on: no restore while pauses keep coming.
+  for (t += kMs; t < 400 * kMs; t += kMs) {
+    wd.Paused(t, t + 2 * kMs, true);
+    EXPECT_EQ(wd.Check(t, true), PfcWatchdog::Event::kNone);
+  }
+  const TimePs last = t - kMs;
+  EXPECT_EQ(wd.Deadline(), last + 200 * kMs);
+  EXPECT_EQ(wd.Check(last + 199 * kMs, true), PfcWatchdog::Event::kNone);
+  EXPECT_EQ(wd.Check(last + 250 * kMs, true), PfcWatchdog::Event::kRestore);
+  EXPECT_EQ(wd.event_time(), last + 200 * kMs);
+  EXPECT_FALSE(wd.fired());
+  EXPECT_EQ(wd.restored_count(), 1u);
+}
+
+TEST(PfcWatchdogTest, NoFireWhenThePauseLapsesOrNothingWaits) {
+  PfcWatchdog wd(200 * kMs, 200 * kMs);
+  // Paused 150 ms, then a lapse of 10 ms, then 150 ms more: never 200 in a row.
+  for (TimePs t = 0; t < 150 * kMs; t += kMs) wd.Paused(t, t + 2 * kMs, true);
+  EXPECT_EQ(wd.Check(160 * kMs, true), PfcWatchdog::Event::kNone);
+  for (TimePs t = 160 * kMs; t < 310 * kMs; t += kMs) {
+    wd.Paused(t, t + 2 * kMs, true);
+    ASSERT_EQ(wd.Check(t, true), PfcWatchdog::Event::kNone) << t / kMs;
+  }
+  // Paused for long with nothing waiting: not a storm (nothing is held).
+  PfcWatchdog idle(200 * kMs, 200 * kMs);
+  for (TimePs t = 0; t < 500 * kMs; t += kMs) {
+    idle.Paused(t, t + 2 * kMs, false);
+    ASSERT_EQ(idle.Check(t, false), PfcWatchdog::Event::kNone);
+  }
+  // XON ends a pause at once.
+  PfcWatchdog xon(200 * kMs, 200 * kMs);
+  xon.Paused(0, 300 * kMs, true);
+  xon.Paused(100 * kMs, 100 * kMs, true);
+  EXPECT_EQ(xon.Check(250 * kMs, true), PfcWatchdog::Event::kNone);
+}
+
 TEST(PauseClockTest, PausedTimeIsTheUnionOfTheIntervals) {
   PauseClock c;
   EXPECT_EQ(c.paused_ps(1'000), 0u);
