@@ -5,6 +5,7 @@ Exit codes: 0 ok; 1 the operation or run failed (or a buffer did not verify);
 environment is missing something: root, hugepages, a binary).
 """
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn, Sequence
 
-from . import fabric as fabric_mod, nodes, plan as plan_mod, teardown
+from . import control, fabric as fabric_mod, nodes, plan as plan_mod, teardown
 from .fabric import Fabric, check_pfc, load
 from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
@@ -126,6 +127,15 @@ def parser() -> argparse.ArgumentParser:
                          "(shared engine; docs/emu.md)")
     up.add_argument("--pfc-priority", type=int, default=None, metavar="P",
                     help="with --pfc: the lossless priority, 0-7 (default 3)")
+    up.add_argument("--pfcwd-detect-ms", type=int, default=None, metavar="N",
+                    help="with --pfc: the PFC watchdog fires when a queue stays paused, frames "
+                         "waiting, this long (100-5000, default 200)")
+    up.add_argument("--pfcwd-restore-ms", type=int, default=None, metavar="N",
+                    help="with --pfc: ... and restores it after this long without pause "
+                         "(100-60000, default 200)")
+    up.add_argument("--pfcwd-action", default=None, metavar="drop|forward|alert",
+                    help="with --pfc: what a stormed queue does: drop its lossless frames and "
+                         "ignore pause (default), forward (ignore pause), or alert (count)")
     up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
@@ -171,6 +181,15 @@ def parser() -> argparse.ArgumentParser:
         # What the coordinator runs on each server of a plan.
         f.add_argument("--part", action="store_true", help=argparse.SUPPRESS)
         f.add_argument("--json", action="store_true")
+
+    ft = sub.add_parser("fault", help="a fault a lossless fabric must survive: a host's NIC "
+                        "sending continuous PFC pause (up --pfc)")
+    ft.add_argument("--name", default=None)
+    ft.add_argument("--pfc-storm", metavar="HOST", required=True,
+                    help="the host whose NIC storms its edge port with pause frames")
+    ft.add_argument("--for-ms", type=int, default=1000, metavar="N",
+                    help="how long, in emulated ms (default 1000; 0 ends a storm)")
+    ft.add_argument("--json", action="store_true")
 
     vm_ = sub.add_parser("verify-masks", help="every switch's live masks against the "
                          "brute-force valid sets for the fabric's failures (exit 0 all agree, "
@@ -440,12 +459,63 @@ def add_run_args(rn: argparse.ArgumentParser) -> None:
     rn.add_argument("--json", action="store_true")
 
 
-def pfc_from_args(args: argparse.Namespace) -> int | None:
-    """up's PFC priority (None: no --pfc); exit 2 for --pfc-priority alone."""
+def cmd_fault(args: argparse.Namespace) -> int:
+    """fault --pfc-storm HOST [--for-ms N]: the host's NIC pauses its edge
+    port without end, as a broken NIC does; the edge's PFC watchdog is what
+    should act (ofanctl ports, status)."""
+    if not 0 <= args.for_ms <= 3_600_000:
+        raise TopologyError("--for-ms: 0 to 3600000")
+    need_root()
+    fab = load(pick_name(args), log=progress)
+    if fab.setup.pfc_priority is None:
+        raise FabricError(f"fault --pfc-storm: fabric {fab.name} has no PFC (up --pfc)", code=2)
+    if args.pfc_storm not in fab.topo.host_by_name:
+        raise FabricError(f"--pfc-storm {args.pfc_storm}: no such host (ofan-emu status)",
+                          code=2)
+    if fab.host_kind(args.pfc_storm).kind != "uroce":
+        raise FabricError(f"--pfc-storm {args.pfc_storm}: a VM host's NIC is qemu's (storms "
+                          "are the engine's emulated NICs: uroce hosts)", code=2)
+    edge, port = fab.topo.link_at(args.pfc_storm, 0).b
+    control.request(fab.sock(edge), "set_port", port=port, pfc_storm_ms=args.for_ms)
+    res = {"host": args.pfc_storm, "edge": edge, "port": port, "for_ms": args.for_ms}
+    emit(args, res, f"{args.pfc_storm} storms {edge} port {port} with pause for "
+         f"{args.for_ms} ms" if args.for_ms else f"{args.pfc_storm}'s storm ended")
+    return EXIT_OK
+
+
+@dataclasses.dataclass(frozen=True)
+class PfcArgs:
+    """up's PFC options, checked: the lossless priority, the watchdog's."""
+    priority: int
+    wd_detect_ms: int
+    wd_restore_ms: int
+    wd_action: str
+
+
+def pfc_from_args(args: argparse.Namespace) -> PfcArgs | None:
+    """up's PFC (None: no --pfc); exit 2 for a PFC option alone or out of
+    range (the ranges and defaults are ofan-dp's: ofan-topo facts)."""
+    wd = (args.pfcwd_detect_ms, args.pfcwd_restore_ms, args.pfcwd_action)
     if not args.pfc:
-        if args.pfc_priority is not None:
-            raise TopologyError("--pfc-priority: needs --pfc")
+        if args.pfc_priority is not None or any(v is not None for v in wd):
+            raise TopologyError("--pfc-priority and --pfcwd-*: need --pfc")
         return None
+    from . import facts
+    f = facts.pfc_watchdog()
+    detect = f.detect_ms if args.pfcwd_detect_ms is None else args.pfcwd_detect_ms
+    restore = f.restore_ms if args.pfcwd_restore_ms is None else args.pfcwd_restore_ms
+    for opt, v, (lo, hi) in (("--pfcwd-detect-ms", detect, f.detect_range_ms),
+                             ("--pfcwd-restore-ms", restore, f.restore_range_ms)):
+        if not lo <= v <= hi:
+            raise TopologyError(f"{opt} {v}: {lo} to {hi}")
+    action = args.pfcwd_action or f.actions[0]
+    if action not in f.actions:
+        raise TopologyError(f"--pfcwd-action {action}: one of {', '.join(f.actions)}")
+    return PfcArgs(priority=pfc_priority_from_args(args), wd_detect_ms=detect,
+                   wd_restore_ms=restore, wd_action=action)
+
+
+def pfc_priority_from_args(args: argparse.Namespace) -> int:
     if args.pfc_priority is None:
         from . import facts
         return facts.pfc_priority()
@@ -548,11 +618,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
         raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
     check_control(args.control, args.switch)  # exit 2 before anything is made
-    pfc_priority = pfc_from_args(args)
+    pfc = pfc_from_args(args)
     fab = Fabric(name, topo, log=progress, plan=part[0] if part else None,
                  server=part[2] if part else None)
     kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
-    check_pfc(pfc_priority, kind, part is not None)
+    check_pfc(pfc.priority if pfc else None, kind, part is not None)
     need_root()
     fab.check_part(kind, args.control, vm_hosts)  # and the underlay's MTU: exit 3
     fab.ensure_new()  # before the try below, which removes what has that name
@@ -568,7 +638,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                       seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem,
                       engine=args.engine, control=args.control, miswire=args.miswire,
                       bfd_ms=args.bfd_ms, bfd_multiplier=args.bfd_multiplier,
-                      pfc_priority=pfc_priority)
+                      pfc_priority=pfc.priority if pfc else None,
+                      pfcwd=(pfc.wd_detect_ms, pfc.wd_restore_ms, pfc.wd_action) if pfc else None)
     except (FabricError, KeyboardInterrupt, Exception) as e:
         if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
             progress(f"up failed; left as it is (--keep-on-error): {e}")
@@ -689,6 +760,13 @@ def status_text(s: dict[str, Any]) -> str:
             x + (" (silent)" if x in silent else "") for x in s["failed_links"]))
     if s["failed_switches"]:
         lines.append("  failed switches: " + ", ".join(s["failed_switches"]))
+    if s.get("pfc"):
+        pfc = [p["pfc"] for w in s["switches"] for p in w.get("ports", [])]
+        lines.append(f"  PFC on priority {s['pfc']['priority']}: "
+                     f"{sum(p['sent'] for p in pfc)} pause frames sent, "
+                     f"{sum(p['paused_us'] for p in pfc) / 1000:.1f} ms paused (ports summed), "
+                     f"{sum(p['lossless_drops'] for p in pfc)} lossless drops "
+                     "(per port: ofanctl ports, status --json)")
     return "\n".join(lines)
 
 
@@ -1162,6 +1240,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
+                "fault": cmd_fault,
                 "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
                 "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm,
                 "exec": cmd_exec, "capture": cmd_capture, "verify-masks": cmd_verify_masks,

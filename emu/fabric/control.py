@@ -18,7 +18,9 @@ def _argv(cmd: str, args: dict[str, Any]) -> tuple[list[str], str | None]:
         return ["load-tables", "-"], json.dumps({"masks": args["masks"]})
     if cmd == "set_port":
         return (["port", str(args["port"])] + ([args["admin"]] if "admin" in args else [])
-                + (["--wire", args["wire"]] if "wire" in args else [])), None
+                + (["--wire", args["wire"]] if "wire" in args else [])
+                + (["--pfc-storm-ms", str(args["pfc_storm_ms"])]
+                   if "pfc_storm_ms" in args else [])), None
     if cmd == "set_policy":
         a = ["set-policy", args["policy"]]
         if args.get("ofan_mode"):

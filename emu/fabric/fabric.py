@@ -223,14 +223,17 @@ class Fabric:
            vm_mem_mb: int | None = None, engine: str | None = None,
            control: str = "tables", miswire: str | None = None,
            bfd_ms: int | None = None, bfd_multiplier: int | None = None,
-           pfc_priority: int | None = None) -> float:
+           pfc_priority: int | None = None,
+           pfcwd: tuple[int, int, str] | None = None) -> float:
         """vm_hosts: host names whose slot a soft-RoCE VM takes (nodes/rxe_vm.py);
         engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE);
         control: who computes the masks (control_plane.py); miswire:
         'SW:PORT,SW:PORT', two ports whose cables are swapped (a cabling
         error for the control plane to find: Topology.cabling); bfd_ms,
         bfd_multiplier: the agents' BFD timers (None: ofan-agent's default);
-        pfc_priority: PFC's lossless priority on every link (None: off)."""
+        pfc_priority: PFC's lossless priority on every link (None: off);
+        pfcwd: its watchdog's (detect ms, restore ms, action), None: ofan-dp's
+        defaults."""
         t = self.topo
         if (bfd_ms is not None or bfd_multiplier is not None) and control != "agent":
             raise FabricError("--bfd-ms and --bfd-multiplier are the agents' (--control agent)",
@@ -255,7 +258,11 @@ class Fabric:
                          created=time.time(), control=control,
                          miswire=tuple(f"{n}:{p}" for n, p in swapped) if swapped else (),
                          bfd_ms=bfd_ms, bfd_multiplier=bfd_multiplier,
-                         pfc_priority=pfc_priority, server=self.server),
+                         pfc_priority=pfc_priority,
+                         pfcwd_detect_ms=pfcwd[0] if pfcwd else None,
+                         pfcwd_restore_ms=pfcwd[1] if pfcwd else None,
+                         pfcwd_action=pfcwd[2] if pfcwd else None,
+                         server=self.server),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self, vm_hosts, vm_mem_mb)
         d = self.state.dir
@@ -572,10 +579,13 @@ class Fabric:
                 entry.update(dataclasses.asdict(proc))
             if self.agents is not None:
                 entry["control"] = self.agents.summary(s["name"])
+            if setup.pfc_priority is not None and entry.get("alive") and not entry["failed"]:
+                entry["ports"] = self.pfc_ports(s["name"])
             sws.append(entry)
         return {"name": self.name, "switch": setup.switch, "engine": self.kind.engine,
                 "k": t.k, "levels": t.levels, "policy": setup.policy,
                 "ofan_mode": setup.ofan_mode, "control": setup.control,
+                "pfc": None if setup.pfc_priority is None else {"priority": setup.pfc_priority},
                 "phase": st.phase, "up_s": st.up_s,
                 "switches": sws,
                 "hosts": [self.host_kind(h["name"]).status(h["name"]).to_json()
@@ -585,6 +595,15 @@ class Fabric:
                 "silent_links": [t.links[i].name() for i in st.silent_links],
                 "failed_switches": list(st.failed_switches),
                 "wires": len(st.wires)}
+
+    def pfc_ports(self, name: str) -> list[dict[str, Any]]:
+        """Switch `name`'s ports' PFC (ofanctl ports' pfc: thresholds and
+        counts), [] when its socket does not answer."""
+        ports = control.request(self.sock(name), "ports", check=False, timeout=5)
+        if not isinstance(ports, list):
+            return []
+        return [{"port": p.get("port"), "pfc": p.get("pfc")} for p in ports
+                if isinstance(p, dict) and isinstance(p.get("pfc"), dict)]
 
     # -- masks -------------------------------------------------------------
     def live_masks(self, name: str) -> list[int]:

@@ -65,19 +65,38 @@ def emu_policies() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class PfcWatchdogFacts:
+    """The PFC watchdog's defaults, ranges and actions (dataplane/fabric/pfc.h)."""
+    detect_ms: int
+    restore_ms: int
+    detect_range_ms: tuple[int, int]
+    restore_range_ms: tuple[int, int]
+    actions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TopoFacts:
     """What `ofan-topo facts` prints."""
     netdev_mtu: int
     stages: tuple[str, ...]
     pfc_priority: int
     pfc_dscp: int
+    pfc_watchdog: PfcWatchdogFacts
 
 
 @lru_cache(maxsize=None)
 def _topo_facts() -> TopoFacts:
-    d = _ask_json("ofan-topo", ["facts"], {"netdev_mtu": int, "stages": [str],
-                                           "pfc_priority": int, "pfc_dscp": int})
-    f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"])
+    d = _ask_json("ofan-topo", ["facts"], {
+        "netdev_mtu": int, "stages": [str], "pfc_priority": int, "pfc_dscp": int,
+        "pfc_watchdog": {"detect_ms": int, "restore_ms": int, "detect_range_ms": [int],
+                         "restore_range_ms": [int], "actions": [str]}})
+    w = d["pfc_watchdog"]
+    if len(w["detect_range_ms"]) != 2 or len(w["restore_range_ms"]) != 2 or not w["actions"]:
+        raise FabricError(f"ofan-topo facts: pfc_watchdog {w}: not usable")
+    dr, rr = w["detect_range_ms"], w["restore_range_ms"]
+    wd = PfcWatchdogFacts(w["detect_ms"], w["restore_ms"], (dr[0], dr[1]), (rr[0], rr[1]),
+                          tuple(w["actions"]))
+    f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"], wd)
     if f.netdev_mtu < 1280 or not f.stages or not 0 <= f.pfc_priority <= 7:
         raise FabricError(f"ofan-topo facts: {f}: not usable")
     return f
@@ -94,3 +113,8 @@ def stages() -> tuple[str, ...]:
 def pfc_priority() -> int:
     """PFC's default lossless priority (dataplane/fabric/pfc.h)."""
     return _topo_facts().pfc_priority
+
+
+def pfc_watchdog() -> PfcWatchdogFacts:
+    """The PFC watchdog's defaults, ranges and actions (dataplane/fabric/pfc.h)."""
+    return _topo_facts().pfc_watchdog

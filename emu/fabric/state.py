@@ -69,7 +69,8 @@ STATE_SHAPE = {
     "failed_links?": [int], "silent_links?": [int], "failed_switches?": [str],
     "links?": MapOf(_LINK_ATTRS), "control?": OneOf("tables", "agent"), "miswire?": [str],
     "bfd_ms?": Optional(int), "bfd_multiplier?": Optional(int),
-    "pfc_priority?": Optional(int),
+    "pfc_priority?": Optional(int), "pfcwd_detect_ms?": Optional(int),
+    "pfcwd_restore_ms?": Optional(int), "pfcwd_action?": Optional(str),
     "wires?": [int], "vm_hosts?": [str],
     # A server's part of a plan (up --plan FILE --server S): the server, and
     # the interfaces its crossing links' stitches made in its own namespace.
@@ -216,6 +217,10 @@ class Setup:
     # up --pfc [--pfc-priority P]: the lossless priority of every switch's
     # PFC (dataplane/fabric/pfc.h), None: PFC off (a lossy fabric)
     pfc_priority: int | None = None
+    # its watchdog: detection and restoration times, action (None: ofan-dp's)
+    pfcwd_detect_ms: int | None = None
+    pfcwd_restore_ms: int | None = None
+    pfcwd_action: str | None = None
     # up --plan FILE --server S: this server's part of a plan (plan.py; a
     # copy of the file is the state directory's plan.json), else None
     server: str | None = None
@@ -354,7 +359,10 @@ def parse(name: str, data: bytes) -> State:
                       created=doc.get("created"), control=doc.get("control", "tables"),
                       miswire=tuple(doc.get("miswire", [])), bfd_ms=doc.get("bfd_ms"),
                       bfd_multiplier=doc.get("bfd_multiplier"),
-                      pfc_priority=doc.get("pfc_priority"), server=doc.get("server"))
+                      pfc_priority=doc.get("pfc_priority"),
+                      pfcwd_detect_ms=doc.get("pfcwd_detect_ms"),
+                      pfcwd_restore_ms=doc.get("pfcwd_restore_ms"),
+                      pfcwd_action=doc.get("pfcwd_action"), server=doc.get("server"))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
                             for k, r in doc.get("processes", {}).items()},

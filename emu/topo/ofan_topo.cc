@@ -229,7 +229,8 @@ int Run(int argc, char** argv) {
       "facts",
       "what ofan-emu takes from the C++ side instead of a copy: {\"netdev_mtu\" (every fabric "
       "link's, as ofan-dp sets it), \"stages\" (the queue stages, in report order), "
-      "\"pfc_priority\" and \"pfc_dscp\" (PFC's default lossless priority and its DSCP)}");
+      "\"pfc_priority\" and \"pfc_dscp\" (PFC's default lossless priority and its DSCP), "
+      "\"pfc_watchdog\" (its defaults, ranges and actions)}");
   facts->add_flag("--pretty", pretty, "indent the JSON");
   bool as_json = true;  // JSON is all ofan-topo prints; --json is accepted as elsewhere
   facts->add_flag("--json", as_json, "JSON (the only output)");
@@ -242,10 +243,17 @@ int Run(int argc, char** argv) {
   if (facts->parsed()) {
     json stages = json::array();
     for (std::string_view n : lb::kStageNames) stages.push_back(n);
-    const json out = {{"netdev_mtu", pkt::kNetdevMtu},
-                      {"stages", std::move(stages)},
-                      {"pfc_priority", fabric::kDefaultPfcPriority},
-                      {"pfc_dscp", fabric::kRoceDscp}};
+    const json out = {
+        {"netdev_mtu", pkt::kNetdevMtu},
+        {"stages", std::move(stages)},
+        {"pfc_priority", fabric::kDefaultPfcPriority},
+        {"pfc_dscp", fabric::kRoceDscp},
+        {"pfc_watchdog",
+         {{"detect_ms", fabric::kPfcWdDetectMs},
+          {"restore_ms", fabric::kPfcWdRestoreMs},
+          {"detect_range_ms", {fabric::kPfcWdDetectMinMs, fabric::kPfcWdDetectMaxMs}},
+          {"restore_range_ms", {fabric::kPfcWdRestoreMinMs, fabric::kPfcWdRestoreMaxMs}},
+          {"actions", {"drop", "forward", "alert"}}}}};
     std::cout << out.dump(pretty ? 2 : -1) << "\n";
     return kExitOk;
   }

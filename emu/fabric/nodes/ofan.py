@@ -55,7 +55,10 @@ class OfanKind(SwitchKind):
         if st.pfc_priority is not None:
             # One lossless priority, RoCE data's DSCP (uroce marks 26), the
             # thresholds derived per port from its buffer and link.
-            cfg["pfc"] = {"enabled": True, "priority": st.pfc_priority}
+            wd = {k: v for k, v in (("detect_ms", st.pfcwd_detect_ms),
+                                    ("restore_ms", st.pfcwd_restore_ms),
+                                    ("action", st.pfcwd_action)) if v is not None}
+            cfg["pfc"] = {"enabled": True, "priority": st.pfc_priority, "watchdog": wd}
         if st.control == "agent":
             self.kernel_ports(cfg, s)
         return cfg

@@ -10,17 +10,21 @@ thresholds (xoff + headroom within its buffer) and PFC counters in ofanctl
 ports; a 15-to-1 incast at 256 KiB buffers, under ECMP and Ofan, pauses
 (pause frames, paused time in the stages) and drops no lossless frame and
 no frame at all, every buffer verified; so does an ECMP permutation, whose
-collisions queue pause frames beside CE-marked data; the same incast on the
+collisions queue pause frames beside CE-marked data; a PFC storm from h0
+(fault --pfc-storm) during an incast to it fires e0-0's watchdog, which
+drops and then restores, and the incast still verifies; the same incast on the
 same fabric without --pfc drops at the receiver's edge; down leaves nothing.
 
 Exit: 0 pass, 1 fail, 77 skip (not root).
 """
 import atexit
+import glob
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -66,6 +70,12 @@ def refusals():
     p = emu("up", "--k", "4", "--name", LOSSLESS, "--pfc-priority", "3")
     check("up --pfc-priority without --pfc: exit 2", p.returncode == 2 and "--pfc" in p.stderr,
           p.stderr[-300:])
+    for args, why in ((["--pfcwd-detect-ms", "50"], "100 to 5000"),
+                      (["--pfcwd-restore-ms", "70000"], "100 to 60000"),
+                      (["--pfcwd-action", "explode"], "drop, forward, alert")):
+        p = emu("up", "--k", "4", "--name", LOSSLESS, "--pfc", *args)
+        check(f"up --pfc {' '.join(args)}: exit 2 naming the range",
+              p.returncode == 2 and why in p.stderr, p.stderr[-300:])
     check("... and nothing was made", not any(leftovers(LOSSLESS).values()),
           str(leftovers(LOSSLESS)))
 
@@ -85,6 +95,15 @@ def thresholds(name):
                            timeout=30).stdout
     check("ofanctl ports: a PFC table for people", "PFC" in table and "headroom" in table,
           table[-400:])
+    p = emu("status", "--name", name, "--json")
+    st = json.loads(p.stdout) if p.returncode == 0 else {}
+    ports = [q for w in st.get("switches", []) for q in w.get("ports", [])]
+    check("status --json: pfc's priority, and every switch port's PFC (20 switches x 4)",
+          st.get("pfc") == {"priority": 3} and len(ports) == 80
+          and all({"sent", "received", "paused_us", "xoff_events", "headroom_max_bytes"}
+                  <= set(q["pfc"]) for q in ports), f"pfc={st.get('pfc')} ports={len(ports)}")
+    text = emu("status", "--name", name).stdout
+    check("status: a PFC line for people", "PFC on priority 3" in text, text[-300:])
 
 
 def lossless_incast(name):
@@ -120,7 +139,42 @@ def lossless_permutation(name):
           and r["lossless_drops"] == 0 and not r["drops"], f"rc={rc} drops={r.get('drops')}")
 
 
+def storm(name):
+    """fault --pfc-storm h0 while h0 receives an incast: e0-0's watchdog
+    fires on port 0 (action drop), the senders recover once the storm ends
+    and the queue restores, every buffer verified."""
+    p = subprocess.Popen([EMU, "run", "--name", name, "--json", *INCAST, "--msg", "256KiB",
+                          "--lbs", "ofan"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and not glob.glob(f"/run/ofan-emu/{name}/uroce-*.proc.json"):
+        time.sleep(0.05)
+    time.sleep(0.1)
+    f = emu("fault", "--name", name, "--pfc-storm", "h0", "--for-ms", "400", "--json")
+    out, err = p.communicate(timeout=300)
+    try:
+        res = json.loads(out)
+    except ValueError:
+        res = None
+    check("fault --pfc-storm h0 --for-ms 400 during an incast to h0",
+          f.returncode == 0 and json.loads(f.stdout or "{}").get("edge") == "e0-0", f.stderr)
+    check("... the incast still completes, every buffer verified (the senders recover)",
+          p.returncode in (0, 3) and res is not None and res["runs"][0]["verified"],
+          f"rc={p.returncode} {err[-400:]}")
+    time.sleep(1.0)  # 200 ms of emulated time without pause: restored
+    sock = f"/run/ofan-emu/{name}/sock/e0-0.sock"
+    q = subprocess.run([OFANCTL, "--socket", sock, "ports", "--json"], capture_output=True,
+                       text=True, timeout=30)
+    wd = (json.loads(q.stdout)[0]["pfc"] or {}).get("watchdog", {}) if q.returncode == 0 else {}
+    check("e0-0 port 0's watchdog fired (drop), discarded the stormed queue's frames, restored",
+          wd.get("fired", 0) >= 1 and wd.get("restored", 0) >= 1 and not wd.get("active")
+          and wd.get("action") == "drop" and wd.get("dropped", 0) > 0, str(wd))
+
+
 def lossy_incast(name):
+    p = emu("fault", "--name", name, "--pfc-storm", "h0")
+    check("fault --pfc-storm on a fabric without --pfc: exit 2", p.returncode == 2
+          and "no PFC" in p.stderr, p.stderr[-300:])
     rc, res = run_json(name, *INCAST, "--lbs", "ofan")
     ok = rc in (0, 3) and res is not None and res["runs"]
     r = res["runs"][0] if ok else {}
@@ -142,6 +196,7 @@ def main():
         thresholds(LOSSLESS)
         lossless_incast(LOSSLESS)
         lossless_permutation(LOSSLESS)
+        storm(LOSSLESS)
         emu("down", "--name", LOSSLESS)
     if check("up --k 4 without --pfc", emu("up", "--k", "4", "--name", LOSSY).returncode == 0):
         lossy_incast(LOSSY)
