@@ -241,11 +241,21 @@ class PfcWatchdog {
   PfcWatchdog() = default;
   PfcWatchdog(TimePs detect, TimePs restore) : detect_(detect), restore_(restore) {}
 
-  // A pause frame received at t asking until `until` (t: XON).
+  // A pause frame received at t asking until `until` (t: XON). While the
+  // watchdog has fired, the queue ignores pause (drop, forward): such a
+  // pause only keeps the storm going. It restores once the peer has asked
+  // no pause for `restore` (its last pause's end, or its XON, that long
+  // ago: on a slow link one XOFF covers seconds, and frames that stop
+  // coming do not mean the peer stopped pausing); restored, nothing it
+  // ignored pauses it.
   void Paused(TimePs t, TimePs until, bool waiting) {
+    if (fired_) {
+      pause_end_ = until > t ? std::max(pause_end_, until) : t;
+      return;
+    }
+    pause_end_ = until;
     if (t > covered_until_) storm_since_ = kNone;  // the pause had lapsed
     covered_until_ = until;
-    if (until > t) last_xoff_ = t;
     if (until <= t)
       storm_since_ = kNone;
     else if (waiting && storm_since_ == kNone)
@@ -255,10 +265,10 @@ class PfcWatchdog {
   // t and when (fired_at / restored_at), at most one event per call.
   Event Check(TimePs t, bool waiting) {
     if (fired_) {
-      if (t >= last_xoff_ + restore_) {
+      if (t >= pause_end_ + restore_) {
         fired_ = false;
         storm_since_ = kNone;
-        at_ = last_xoff_ + restore_;
+        at_ = pause_end_ + restore_;
         ++restored_;
         return Event::kRestore;
       }
@@ -278,6 +288,7 @@ class PfcWatchdog {
     if (t >= storm_since_ + detect_) {
       fired_ = true;
       at_ = storm_since_ + detect_;
+      covered_until_ = at_;  // from here the queue ignores the pause
       ++fired_count_;
       return Event::kFire;
     }
@@ -285,7 +296,7 @@ class PfcWatchdog {
   }
   // When Check next has something to decide (max: nothing pending).
   TimePs Deadline() const {
-    if (fired_) return last_xoff_ + restore_;
+    if (fired_) return pause_end_ + restore_;
     return storm_since_ == kNone ? kNone : storm_since_ + detect_;
   }
   bool fired() const { return fired_; }
@@ -296,7 +307,9 @@ class PfcWatchdog {
  private:
   static constexpr TimePs kNone = std::numeric_limits<TimePs>::max();
   TimePs detect_ = 0, restore_ = 0;
-  TimePs covered_until_ = 0, storm_since_ = kNone, last_xoff_ = 0, at_ = 0;
+  // covered_until_: the pause in effect (the queue's view: cut at the
+  // watchdog's fire); pause_end_: the one the peer asked (ignored or not).
+  TimePs covered_until_ = 0, storm_since_ = kNone, pause_end_ = 0, at_ = 0;
   bool fired_ = false;
   uint64_t fired_count_ = 0, restored_ = 0;
 };

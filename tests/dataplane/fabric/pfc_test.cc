@@ -187,13 +187,32 @@ TEST(PfcWatchdogTest, AStormFiresAtExactlyTheDetectionTimeAndRestoresAfterIt) {
     wd.Paused(t, t + 2 * kMs, true);
     EXPECT_EQ(wd.Check(t, true), PfcWatchdog::Event::kNone);
   }
-  const TimePs last = t - kMs;
-  EXPECT_EQ(wd.Deadline(), last + 200 * kMs);
-  EXPECT_EQ(wd.Check(last + 199 * kMs, true), PfcWatchdog::Event::kNone);
-  EXPECT_EQ(wd.Check(last + 250 * kMs, true), PfcWatchdog::Event::kRestore);
-  EXPECT_EQ(wd.event_time(), last + 200 * kMs);
+  // The last pause asked 2 ms: 200 ms after it ends, restored.
+  const TimePs end = t - kMs + 2 * kMs;
+  EXPECT_EQ(wd.Deadline(), end + 200 * kMs);
+  EXPECT_EQ(wd.Check(end + 199 * kMs, true), PfcWatchdog::Event::kNone);
+  EXPECT_EQ(wd.Check(end + 250 * kMs, true), PfcWatchdog::Event::kRestore);
+  EXPECT_EQ(wd.event_time(), end + 200 * kMs);
   EXPECT_FALSE(wd.fired());
   EXPECT_EQ(wd.restored_count(), 1u);
+  // A pause that covers a second (a slow link's XOFF): frames stop at
+  // 300 ms, but the peer still asks pause until 1.3 s; restored 200 ms
+  // after that, or at once 200 ms after an XON. Restored, nothing it
+  // ignored pauses it again.
+  PfcWatchdog again(200 * kMs, 200 * kMs);
+  for (TimePs u = 0; u <= 300 * kMs; u += kMs) {
+    again.Paused(u, u + 1'000 * kMs, true);  // each asks a second
+    (void)again.Check(u, true);
+  }
+  ASSERT_TRUE(again.fired());
+  EXPECT_EQ(again.Check(600 * kMs, true), PfcWatchdog::Event::kNone);
+  EXPECT_EQ(again.Deadline(), 1'500 * kMs);
+  again.Paused(700 * kMs, 700 * kMs, true);  // XON
+  EXPECT_EQ(again.Check(899 * kMs, true), PfcWatchdog::Event::kNone);
+  EXPECT_EQ(again.Check(900 * kMs, true), PfcWatchdog::Event::kRestore);
+  for (TimePs u = 900 * kMs; u < 2'000 * kMs; u += 10 * kMs)
+    ASSERT_EQ(again.Check(u, true), PfcWatchdog::Event::kNone) << u / kMs;
+  EXPECT_EQ(again.fired_count(), 1u);
 }
 
 TEST(PfcWatchdogTest, NoFireWhenThePauseLapsesOrNothingWaits) {
