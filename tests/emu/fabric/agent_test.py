@@ -132,12 +132,10 @@ class Run:
             return False, f"exit {self.p.returncode}: " + " | ".join(tail)
 
 
-def learned(name: str, what: str, miswired: dict[str, list[int]]) -> None:
-    s = status(name)
-    sws = s.get("switches", [])
-    check(f"{what}: status says control agent", s.get("control") == "agent", str(s)[:200])
+def unlearned(s: dict, miswired: dict[str, list[int]]) -> list[str]:
+    """What in status `s` is not yet as a converged control plane has it."""
     wrong = []
-    for w in sws:
+    for w in s.get("switches", []):
         a = (w.get("control") or {}).get("agent") or {}
         procs = (w.get("control") or {}).get("processes", {})
         # k=4: an edge has two ports to switches, the others four.
@@ -149,6 +147,22 @@ def learned(name: str, what: str, miswired: dict[str, list[int]]) -> None:
         elif not (len(a["usable_fabric_ports"]) == a["bgp_established"] == a["bfd_up"]
                   == fabric_ports) or not a["converged"]:
             wrong.append(f"{w['name']}: {a}")
+    return wrong
+
+
+def learned(name: str, what: str, miswired: dict[str, list[int]]) -> None:
+    s = status(name)
+    check(f"{what}: status says control agent", s.get("control") == "agent", str(s)[:200])
+    # An agent reports converged once BGP is; a BFD session may come up a
+    # detection interval later (seen once in CI: bfd_up 0 of 1 on l1). Wait
+    # for it, bounded.
+    wrong = unlearned(s, miswired)
+    end = time.monotonic() + 15
+    while wrong and time.monotonic() < end:
+        time.sleep(0.5)
+        s = status(name)
+        wrong = unlearned(s, miswired)
+    sws = s.get("switches", [])
     check(f"{what}: every switch's neighbours place it where it is, sessions Established and "
           "BFD up on every usable fabric port", bool(sws) and not wrong, "; ".join(wrong[:3]))
     mis = {w["name"]: [m["port"] for m in ((w.get("control") or {}).get("agent") or {})
