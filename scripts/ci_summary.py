@@ -30,7 +30,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 OK_RESULTS = frozenset({"OK", "EXPECTEDFAIL", "SKIP"})
-# Above this share of its timeout a suite is marked (issue 32: at least 3x).
+# Above this share of its timeout a suite is marked (timeouts are at least 3x:
+# tests/emu/meson.build).
 MARGIN_SHARE = 1.0 / 3.0
 
 

@@ -77,7 +77,7 @@ lint_format() {
     return 0
   fi
   # One clang-format over every file (one process per file took 50 s of CPU
-  # on a loaded CI machine, issue 32); it names each file that differs in a
+  # on a loaded CI machine: bench/RESULTS.md, CI); it names each file that differs in a
   # "FILE:LINE:COL: error: code should be clang-formatted" line.
   local out rc
   out=$(clang-format --style=file --dry-run -Werror --ferror-limit=1 "${fs[@]}" 2>&1)
@@ -110,7 +110,7 @@ lint_python() {
   flake8 "${py[@]}" "${scripts[@]}" || rc=1
   # One mypy run for the modules and the scripts, each script a module named
   # by its file (otherwise they are all __main__ and need a run each: 11 s
-  # instead of 7.6 s, issue 32).
+  # instead of 7.6 s: bench/RESULTS.md, CI).
   mypy --no-error-summary --scripts-are-modules "${py[@]}" "${scripts[@]}" || rc=1
   echo "lint.sh: flake8 and mypy over ${#py[@]} Python files and ${#scripts[@]} scripts:" \
     "$([ $rc = 0 ] && echo clean || echo findings above)" \
