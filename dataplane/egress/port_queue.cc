@@ -115,7 +115,7 @@ uint16_t PortQueue::Transmit(rte_mbuf** pkts, uint16_t n, LcoreCounters& ctr) {
 void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, uint64_t now,
                         bool owner, LcoreCounters& ctr) {
   if (emu_) [[unlikely]] {
-    EnqueueEmu(queue, pkts, n, ctr);
+    EnqueueEmu(queue, pkts, n, ctr, true);
     return;
   }
   if (owner && cfg_.bytes_per_tsc == 0 && staged_n_ == 0 &&
@@ -437,7 +437,8 @@ struct PortQueue::EmuBatch {
   }
 };
 
-void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr) {
+void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr,
+                           bool forwarded) {
   EmuBatch tx(*this, ctr);
   uint32_t dropped = 0, marked = 0, queued = 0, lossless_dropped = 0, wd_drop = 0;
   const bool pfc = pfc_ && queue == kNormalQueue;
@@ -468,13 +469,16 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
       }
       lossless = true;
     }
-    // Only IPv4 frames can carry CE: the control thread's frames (PFC,
-    // LLDP, IPv6 from the kernel ports) come through here too, and marking
-    // one would rewrite its bytes (a PFC frame's opcode and pause time).
-    const uint8_t* head = rte_pktmbuf_mtod(m, const uint8_t*);
-    const bool ipv4 = rte_pktmbuf_data_len(m) >= 38 &&
-                      pkt::Rd16(head + ForwardedL3Offset(head) - 2) == pkt::ethertype::kIpv4;
-    const fabric::EmuVerdict v = emu_->Offer(t, queue, len, ipv4, m, tx, lossless);
+    // Only IPv4 frames can carry CE: marking another would rewrite its
+    // bytes (a PFC frame's opcode and pause time). Forwarded frames are
+    // IPv4 by the pipeline's parse; the others are looked at.
+    bool ecn_capable = forwarded;
+    if (!forwarded) {
+      const uint8_t* head = rte_pktmbuf_mtod(m, const uint8_t*);
+      ecn_capable = rte_pktmbuf_data_len(m) >= 38 &&
+                    pkt::Rd16(head + ForwardedL3Offset(head) - 2) == pkt::ethertype::kIpv4;
+    }
+    const fabric::EmuVerdict v = emu_->Offer(t, queue, len, ecn_capable, m, tx, lossless);
     if (!v.queued) {
       ++dropped;
       rte_pktmbuf_free(m);
@@ -519,7 +523,7 @@ uint32_t PortQueue::DrainEmu(uint64_t now, LcoreCounters& ctr) {
     while ((got = rte_ring_sc_dequeue_burst(ring_[q], reinterpret_cast<void**>(in), kMaxBurst,
                                             nullptr)) != 0) {
       for (unsigned i = 0; i < got; ++i) FrameTime(in[i]) = now;
-      EnqueueEmu(q, in, got, ctr);
+      EnqueueEmu(q, in, got, ctr, false);
     }
   }
   EmuBatch tx(*this, ctr);
@@ -618,7 +622,7 @@ void PortQueue::WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr) {
 }
 
 void PortQueue::EnqueueEmuFrame(int queue, rte_mbuf* m, LcoreCounters& ctr) {
-  EnqueueEmu(queue, &m, 1, ctr);
+  EnqueueEmu(queue, &m, 1, ctr, false);
   ++pfc_sent_n_;
   PublishEmu();
 }

@@ -230,7 +230,10 @@ class alignas(64) PortQueue {
   void CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr);
   // The TX hook, or the cut wire's bin (set_wire_cut).
   uint16_t Transmit(rte_mbuf** pkts, uint16_t n, LcoreCounters& ctr);
-  void EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr);
+  // forwarded: the pipeline's frames, IPv4 all (ECN-capable as such); else
+  // the control thread's or the switch's own (ARP, ICMP, LLDP, IPv6 from
+  // the kernel ports, PFC), which only an IPv4 header makes ECN-capable.
+  void EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr, bool forwarded);
   uint32_t DrainEmu(uint64_t now, LcoreCounters& ctr);
   void PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr);
   // The watchdog's verdict by t, acted on (drop, forward, alert).

@@ -159,16 +159,7 @@ class EmuPort {
   template <class Drop>
   uint32_t Flush(Drop&& drop) {
     uint32_t n = 0;
-    for (auto& w : wait_) {
-      while (!w.empty()) {
-        bytes_ -= w.front().bytes;
-        if (w.front().lossless) lossless_bytes_ -= w.front().bytes;
-        --pkts_;
-        drop(w.front().h);
-        w.pop();
-        ++n;
-      }
-    }
+    for (int q = 0; q < kQueues; ++q) n += FlushQueue(q, drop);
     return n;
   }
 
