@@ -28,4 +28,9 @@ Result<std::vector<Flow>> ParseMatrix(const std::string& text, const lb::FatTree
 // (p[i] != i), a pure function of (n, seed). n >= 2.
 std::vector<uint32_t> RandomDerangement(uint32_t n, uint64_t seed);
 
+// The incast's senders to host (rank) 0, ascending: `senders` of 1..n-1,
+// evenly spaced so that they spread over the pods (0, or more than n-1:
+// every other one). Empty for n < 2.
+std::vector<uint32_t> IncastSenders(uint32_t n, uint32_t senders);
+
 }  // namespace ofan::workload

@@ -216,12 +216,7 @@ Result<Workload> ParseWorkload(std::string_view name) {
 }
 
 std::vector<Rank> IncastSenders(uint32_t num_ranks, uint32_t senders) {
-  std::vector<Rank> out;
-  if (num_ranks < 2) return out;
-  const uint32_t others = num_ranks - 1;
-  const uint32_t n = senders == 0 || senders > others ? others : senders;
-  for (uint32_t j = 0; j < n; ++j) out.push_back(1 + static_cast<Rank>(uint64_t{j} * others / n));
-  return out;
+  return workload::IncastSenders(num_ranks, senders);  // the one rule ofan-sim runs too
 }
 
 uint64_t SplitBegin(uint64_t total, uint32_t parts, uint32_t align, uint32_t i) {
