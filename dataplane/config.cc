@@ -118,25 +118,10 @@ Result<pkt::MacAddr> ParseMac(std::string_view s) {
   return m;
 }
 
-std::string_view PfcWdActionName(fabric::PfcWdAction a) {
-  switch (a) {
-    case fabric::PfcWdAction::kDrop:
-      return "drop";
-    case fabric::PfcWdAction::kForward:
-      return "forward";
-    case fabric::PfcWdAction::kAlert:
-      return "alert";
-  }
-  return "drop";
-}
-
 Result<fabric::PfcWdAction> ParsePfcWdAction(std::string_view s) {
-  for (auto a :
-       {fabric::PfcWdAction::kDrop, fabric::PfcWdAction::kForward, fabric::PfcWdAction::kAlert}) {
-    if (s == PfcWdActionName(a)) return a;
-  }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("pfc.watchdog.action '{}': drop, forward or alert", s));
+  auto a = fabric::ParsePfcWdAction(s);
+  if (!a) return MakeError(ErrorCode::kInvalidArgument, "pfc.watchdog.action " + a.error().message);
+  return *a;
 }
 
 std::string FormatMac(const pkt::MacAddr& m) {

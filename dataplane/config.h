@@ -92,8 +92,8 @@ struct PfcConfig {
   fabric::PfcWdAction wd_action = fabric::PfcWdAction::kDrop;
 };
 
-// "drop" | "forward" | "alert", and back.
-std::string_view PfcWdActionName(fabric::PfcWdAction a);
+// pfc.watchdog.action: "drop" | "forward" | "alert" (fabric/pfc.h's
+// PfcWdActionName and back).
 Result<fabric::PfcWdAction> ParsePfcWdAction(std::string_view s);
 
 struct DpConfig {

@@ -789,7 +789,7 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       ps.ecn_bytes = queues_[p].config().ecn_bytes;
       if (cfg_.pfc.enabled) {
         ps.pfc_thresholds = pfc_th_[p];
-        ps.pfc_wd_action = std::string(PfcWdActionName(cfg_.pfc.wd_action));
+        ps.pfc_wd_action = std::string(fabric::PfcWdActionName(cfg_.pfc.wd_action));
       }
       if (kernel_ && kernel_->has(p)) {
         const KernelPorts::PortCounters& kc = kernel_->counters(p);

@@ -43,7 +43,10 @@ struct ReceivedPause {
 };
 ReceivedPause ReadPause(std::span<const uint8_t> frame, uint8_t priority, bool strict);
 
-inline constexpr size_t kPfcFrameBytes = sizeof(pkt::EtherHdr) + sizeof(pkt::PfcFrame);
+// Padded to Ethernet's minimum, as a NIC sends it (fabric/pfc.h: the
+// simulator's PFC frame is this one).
+inline constexpr size_t kPfcFrameBytes = fabric::kPfcFrameBytes;
+static_assert(sizeof(pkt::EtherHdr) + sizeof(pkt::PfcFrame) <= kPfcFrameBytes);
 // A PFC frame from `src` pausing (quanta > 0) or resuming (0) one class.
 std::array<uint8_t, kPfcFrameBytes> BuildPfcFrame(const pkt::MacAddr& src, uint8_t priority,
                                                   uint16_t quanta);

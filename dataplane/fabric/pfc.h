@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -45,6 +47,10 @@ inline constexpr uint16_t kPfcMaxQuanta = 0xFFFF;
 // deployments configure them (../shared/seeds/meta-roce-at-scale-reading-guide.txt).
 inline constexpr uint8_t kDefaultPfcPriority = 3;
 inline constexpr uint8_t kRoceDscp = 26;
+// A PFC frame on the wire, without FCS: 14 B Ethernet header, 20 B of MAC
+// control (opcode, class-enable vector, eight times), zero padding to
+// Ethernet's 60 B minimum.
+inline constexpr uint32_t kPfcFrameBytes = 60;
 // The peer's response time counted into the headroom: IEEE 802.3 31B.3.7's
 // bound at 100 Gb/s, in quanta (docs/design.md, lossless facts).
 inline constexpr uint32_t kPfcResponseQuanta = 394;
@@ -234,6 +240,28 @@ enum class PfcWdAction : uint8_t { kDrop, kForward, kAlert };
 inline constexpr uint32_t kPfcWdDetectMs = 200, kPfcWdRestoreMs = 200;  // SONiC's defaults
 inline constexpr uint32_t kPfcWdDetectMinMs = 100, kPfcWdDetectMaxMs = 5000;
 inline constexpr uint32_t kPfcWdRestoreMinMs = 100, kPfcWdRestoreMaxMs = 60000;
+
+// "drop" | "forward" | "alert", and back (an error names the choices).
+inline std::string_view PfcWdActionName(PfcWdAction a) {
+  switch (a) {
+    case PfcWdAction::kDrop:
+      return "drop";
+    case PfcWdAction::kForward:
+      return "forward";
+    case PfcWdAction::kAlert:
+      return "alert";
+  }
+  return "drop";
+}
+inline Result<PfcWdAction> ParsePfcWdAction(std::string_view s) {
+  for (auto a : {PfcWdAction::kDrop, PfcWdAction::kForward, PfcWdAction::kAlert}) {
+    if (s == PfcWdActionName(a)) return a;
+  }
+  std::string m = "'";
+  m.append(s);
+  m.append("': drop, forward or alert");
+  return MakeError(ErrorCode::kInvalidArgument, std::move(m));
+}
 
 class PfcWatchdog {
  public:
