@@ -4,6 +4,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <system_error>
 
 #include "dataplane/lb/fat_tree.h"
@@ -12,8 +13,8 @@ namespace ofan::sim {
 namespace {
 constexpr std::array<std::string_view, 5> kHostNames = {"fixed", "spray", "drb", "reps",
                                                         "ethereal"};
-constexpr std::array<std::string_view, 7> kWorkloadNames = {"perm",     "a2a", "pair", "matrix",
-                                                            "a2a-host", "moe", "fsdp"};
+constexpr std::array<std::string_view, 8> kWorkloadNames = {"perm",     "a2a", "pair", "matrix",
+                                                            "a2a-host", "moe", "fsdp", "incast"};
 }  // namespace
 
 std::string_view HostSchemeName(HostScheme s) { return kHostNames[static_cast<size_t>(s)]; }
@@ -34,7 +35,8 @@ Result<WorkloadKind> ParseWorkload(std::string_view s) {
   }
   return MakeError(
       ErrorCode::kInvalidArgument,
-      fmt::format("unknown workload '{}' (expected perm|a2a|a2a-host|pair|matrix|moe|fsdp)", s));
+      fmt::format("unknown workload '{}' (expected perm|a2a|a2a-host|pair|matrix|moe|fsdp|incast)",
+                  s));
 }
 
 Status ApplyLbName(std::string_view name, SimConfig& c) {
@@ -108,7 +110,43 @@ Status SimConfig::Validate() const {
         HostSchemeName(host)));
   }
   if (Status s = ValidateMix(*this); !s) return s;
+  if (workload != WorkloadKind::kIncast && incast_senders)
+    return bad("--incast-senders: with --workload incast");
+  if (workload == WorkloadKind::kIncast) {
+    const auto hosts = static_cast<uint32_t>(lb::FatTree::Make(k, levels)->num_hosts());
+    if (incast_senders >= hosts) {
+      return bad(fmt::format("--incast-senders {}: 1 to {} of the {} hosts (host 0 receives)",
+                             incast_senders, hosts - 1, hosts));
+    }
+  }
+  if (pfc) {
+    if (buffer_bytes == 0) {
+      return bad(
+          "--pfc needs --buffer: PFC's thresholds are shares of a port's buffer (an infinite "
+          "buffer never pauses)");
+    }
+    if (pfcwd_detect_ms < fabric::kPfcWdDetectMinMs || pfcwd_detect_ms > fabric::kPfcWdDetectMaxMs)
+      return bad(fmt::format("--pfcwd-detect-ms must be in [{}, {}], got {}",
+                             fabric::kPfcWdDetectMinMs, fabric::kPfcWdDetectMaxMs,
+                             pfcwd_detect_ms));
+    if (pfcwd_restore_ms < fabric::kPfcWdRestoreMinMs ||
+        pfcwd_restore_ms > fabric::kPfcWdRestoreMaxMs)
+      return bad(fmt::format("--pfcwd-restore-ms must be in [{}, {}], got {}",
+                             fabric::kPfcWdRestoreMinMs, fabric::kPfcWdRestoreMaxMs,
+                             pfcwd_restore_ms));
+    if (pfc_quanta == 0) return bad("--pfc-quanta must be in [1, 65535]");
+    if (auto th = PfcPortThresholds(); !th) return bad("--pfc: " + th.error().message);
+  }
   return {};
+}
+
+Result<fabric::PfcThresholds> SimConfig::PfcPortThresholds() const {
+  const double ps_per_byte = 8000.0 / link_gbps;
+  const auto latency = static_cast<lb::TimePs>(std::llround(latency_us * 1e6));
+  const uint64_t headroom =
+      fabric::PfcHeadroomBytes(ps_per_byte, latency, frame_bytes(), pfc_response_quanta);
+  // xon two data frames below xoff, as ofan-dp derives it (dataplane/switch.cc).
+  return fabric::MakePfcThresholds(buffer_bytes, headroom, 0, 0, 2ull * frame_bytes());
 }
 
 }  // namespace ofan::sim

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "dataplane/fabric/pfc.h"
 #include "dataplane/lb/policy.h"
 #include "sim/placement.h"
 #include "sim/transport/cca.h"
@@ -30,8 +31,10 @@ Result<HostScheme> ParseHostScheme(std::string_view s);
 // perm: random derangement; a2a: all-to-all, --msg per flow (Fig. 5b);
 // a2a-host: all-to-all, --msg per host split over its n-1 flows (Fig. 5c);
 // pair: App. A; matrix: flows from a file; moe: §6.6's dispatch
-// (workload/moe.h); fsdp: §6.7's FSDP2 backward pass (workload/fsdp.h).
-enum class WorkloadKind : uint8_t { kPerm, kA2a, kPair, kMatrix, kA2aHost, kMoe, kFsdp };
+// (workload/moe.h); fsdp: §6.7's FSDP2 backward pass (workload/fsdp.h);
+// incast: --incast-senders hosts send --msg each to host 0
+// (workload::IncastSenders, as ofan-coll's incast picks them).
+enum class WorkloadKind : uint8_t { kPerm, kA2a, kPair, kMatrix, kA2aHost, kMoe, kFsdp, kIncast };
 std::string_view WorkloadName(WorkloadKind w);
 Result<WorkloadKind> ParseWorkload(std::string_view s);
 
@@ -57,7 +60,8 @@ struct SimConfig {
   std::string fsdp_model = "8b";
   uint32_t fsdp_layers = 1;
   uint32_t fsdp_phases = 2;
-  uint32_t server_gpus = 8;  // GPUs per server (moe, fsdp)
+  uint32_t server_gpus = 8;     // GPUs per server (moe, fsdp)
+  uint32_t incast_senders = 0;  // incast: hosts that send to host 0 (0: every other one)
 
   double link_gbps = 800.0;
   double latency_us = 0.5;  // per link
@@ -78,6 +82,18 @@ struct SimConfig {
   // none: today's fixed-rate senders (§2.2). ofan-sim's --cca also sets
   // 800 KB buffers unless --buffer is given.
   Cca cca = Cca::kNone;
+  // PFC on every link (dataplane/fabric/pfc.h, as ofan-emu up --pfc has
+  // it): data in the lossless class, held per ingress port against
+  // thresholds that are shares of buffer_bytes (headroom from the link's
+  // rate and latency), XOFF/XON as frames of kPfcFrameBytes on each port's
+  // strict-priority queue, which the ACKs share; the PFC watchdog. Needs a
+  // buffer.
+  bool pfc = false;
+  uint16_t pfc_quanta = fabric::kPfcMaxQuanta;                // what XOFF asks
+  uint32_t pfc_response_quanta = fabric::kPfcResponseQuanta;  // the peer's, in the headroom
+  uint32_t pfcwd_detect_ms = fabric::kPfcWdDetectMs;
+  uint32_t pfcwd_restore_ms = fabric::kPfcWdRestoreMs;
+  fabric::PfcWdAction pfcwd_action = fabric::PfcWdAction::kDrop;
   double init_window_bdps = 1.0;  // a CCA's first window, in BDPs of the flow's path
   // Record this flow's window at each of its ACKs (SimResult::cwnd_trace);
   // -1: none.
@@ -87,6 +103,9 @@ struct SimConfig {
   bool progress = false;  // progress bar on stderr
 
   uint32_t frame_bytes() const { return payload + header; }
+  // With pfc: every port's thresholds (the links are alike), or the error
+  // that says why they do not fit its buffer.
+  Result<fabric::PfcThresholds> PfcPortThresholds() const;
   Status Validate() const;
 };
 

@@ -53,6 +53,11 @@ enum class EventType : uint8_t {
   kArrive,    // a packet's last bit reaches node/port
   kHostWake,  // a host's NIC may send (link free or pacing timer)
   kRto,       // a flow's retransmission timer (node: the flow)
+  // --pfc (sim.h): node is a port's index (kPortTx, kPortCheck) or a switch
+  // (kPfcRefresh); each is ignored unless its time is the one still pending.
+  kPortTx,      // the port's next transmission may start
+  kPortCheck,   // the port's PFC watchdog has something to decide
+  kPfcRefresh,  // the switch's XOFF refreshes are due
 };
 
 // 64 bytes, one cache line in the queue's chunks: no sequence number (see

@@ -207,7 +207,7 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("ofan-sim {}", kOfanVersion));
   SimConfig c;
   std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
-              ecn = "80000", cca = "none";
+              ecn = "80000", cca = "none", pfcwd_action = "drop";
   std::string lb_tiers, lb_placement, lb_rest = "ar";
   std::string ar_quanta, msgs_list, lbs_list = "ecmp,rps,rr,ar,ofan,pofan", plot, out_json;
   uint32_t seeds = 1;
@@ -245,7 +245,11 @@ int Main(int argc, char** argv) {
                  "perm (random derangement) | a2a (all-to-all, --msg per flow: Fig. 5b) | a2a-host "
                  "(all-to-all, --msg per host: Fig. 5c) | pair (App. A: host 0 <-> last host) | "
                  "matrix | moe (§6.6 MoE dispatch, k=8: 128 GPUs) | fsdp (§6.7 FSDP2 backward, "
-                 "k=16: 1,024 GPUs)")
+                 "k=16: 1,024 GPUs) | incast (--incast-senders hosts to host 0, --msg each)")
+      ->capture_default_str();
+  app.add_option("--incast-senders", c.incast_senders,
+                 "incast: hosts that send to host 0, evenly spaced over the others (0: every "
+                 "other host), as ofan-emu run --workload incast picks them")
       ->capture_default_str();
   app.add_option("--matrix", c.matrix_file,
                  "traffic matrix file for --workload matrix: lines 'SRC DST SIZE'");
@@ -295,6 +299,22 @@ int Main(int argc, char** argv) {
                  "the hosts' congestion control and loss recovery (retransmission after 3 + "
                  "the flow's paths later packets were acked, or at the timeout):" +
                      CcaHelp())
+      ->capture_default_str();
+  app.add_flag("--pfc", c.pfc,
+               "PFC on every link, as ofan-emu up --pfc: data lossless (per ingress port XOFF "
+               "at buffer - headroom, XON two frames below), ACKs and PFC frames in a "
+               "strict-priority queue; needs --buffer");
+  app.add_option("--pfc-quanta", c.pfc_quanta,
+                 "--pfc: the pause an XOFF asks (quanta of 512 bit times)")
+      ->capture_default_str();
+  app.add_option("--pfcwd-detect-ms", c.pfcwd_detect_ms,
+                 "--pfc: a data queue paused with frames waiting this long fires the watchdog")
+      ->capture_default_str();
+  app.add_option("--pfcwd-restore-ms", c.pfcwd_restore_ms,
+                 "--pfc: the watchdog restores after this long without pause")
+      ->capture_default_str();
+  app.add_option("--pfcwd-action", pfcwd_action,
+                 "--pfc: what a stormed queue does: drop | forward | alert")
       ->capture_default_str();
   app.add_option("--init-window", c.init_window_bdps,
                  "with a --cca: the first window, in BDPs of the flow's path (base RTT x line "
@@ -367,6 +387,13 @@ int Main(int argc, char** argv) {
   c.cca = *cc;
   // The paper runs its CCAs over 800 KB buffers (§6, footnote 6).
   if (c.cca != Cca::kNone && app.count("--buffer") == 0) c.buffer_bytes = kCcaBufferBytes;
+  auto wd = fabric::ParsePfcWdAction(pfcwd_action);
+  if (!wd) return usage("--pfcwd-action " + wd.error().message);
+  c.pfcwd_action = *wd;
+  for (const char* opt :
+       {"--pfc-quanta", "--pfcwd-detect-ms", "--pfcwd-restore-ms", "--pfcwd-action"}) {
+    if (app.count(opt) && !c.pfc) return usage(std::string(opt) + " is --pfc's: give --pfc");
+  }
   auto e = ParseSize(ecn);
   if (!e) return usage("--ecn: " + e.error().message);
   c.ecn_bytes = *e;

@@ -24,6 +24,7 @@ struct Packet {
   lb::SizeClass cls;
   uint8_t ecn : 1;   // data: CE; ACK: ECE echoed
   uint8_t rtx : 1;   // --cca: a retransmission (an ACK keeps its data packet's)
+  uint8_t pfc : 1;   // --pfc: a PFC frame (seq: the quanta it asks, 0 = XON)
   uint8_t route[2];  // DRB source route: edge uplink, agg uplink
   // CONGA's overlay fields (policies/conga.h): the uplink chosen at the edge
   // and at the agg, and for each the max level of the links crossed since;

@@ -58,6 +58,15 @@ json ConfigJson(const SimConfig& c) {
   if (c.workload == WorkloadKind::kMoe || c.workload == WorkloadKind::kFsdp) {
     j["server_gpus"] = c.server_gpus;
   }
+  if (c.workload == WorkloadKind::kIncast) j["incast_senders"] = c.incast_senders;
+  if (c.pfc) {  // absent otherwise, as the mix's keys
+    j["pfc"] = {{"quanta", c.pfc_quanta},
+                {"response_quanta", c.pfc_response_quanta},
+                {"watchdog",
+                 {{"detect_ms", c.pfcwd_detect_ms},
+                  {"restore_ms", c.pfcwd_restore_ms},
+                  {"action", fabric::PfcWdActionName(c.pfcwd_action)}}}};
+  }
   return j;
 }
 
@@ -66,42 +75,65 @@ json ResultJson(const SimResult& r) {
   for (const StageStats& s : r.stages) {
     if (s.queues == 0) continue;
     stages[s.name] = {{"queues", s.queues}, {"max_pkts", s.max_pkts}, {"avg_pkts", s.avg_pkts}};
+    if (r.pfc.on) {
+      stages[s.name]["pause_frames"] = s.pause_frames;
+      stages[s.name]["paused_us"] = s.paused_us;
+    }
   }
-  return json{{"cct_us", r.cct_us},
-              {"cct_lower_bound_us", r.cct_lower_bound_us},
-              {"cct_lower_bound_kind", r.lower_bound_kind},
-              {"cct_inflation", r.cct_inflation},
-              {"queue_max_pkts", r.queue_max_pkts},
-              {"queue_avg_pkts", r.queue_avg_pkts},
-              {"stages", stages},
-              {"utilization", r.utilization},
-              {"rho", r.rho},
-              {"events", r.events},
-              {"wall_s", r.wall_s},
-              {"hosts", r.hosts},
-              {"flows", r.flows},
-              {"flows_incomplete", r.flows_incomplete},
-              {"data_packets", r.data_packets},
-              {"ack_packets", r.ack_packets},
-              {"data_received", r.data_received},
-              {"acks_received", r.acks_received},
-              {"misdelivered", r.misdelivered},
-              {"ecn_marks", r.ecn_marks},
-              {"drops",
-               {{"no_route", r.drops_no_route},
-                {"link_down", r.drops_link_down},
-                {"buffer", r.drops_buffer}}},
-              {"failed_links", r.failed_links},
-              {"peak_packets_in_flight", r.peak_packets_in_flight},
-              {"retransmits", r.retransmits},
-              {"timeouts", r.timeouts},
-              {"duplicates", r.duplicates},
-              {"remote_updates", r.remote_updates},
-              {"workload_info",
-               {{"note", r.workload.note},
-                {"mean_sent_bytes", r.workload.mean_sent_bytes},
-                {"busiest_ratio", r.workload.busiest_ratio},
-                {"local_bytes", r.workload.local_bytes}}}};
+  json j{{"cct_us", r.cct_us},
+         {"cct_lower_bound_us", r.cct_lower_bound_us},
+         {"cct_lower_bound_kind", r.lower_bound_kind},
+         {"cct_inflation", r.cct_inflation},
+         {"queue_max_pkts", r.queue_max_pkts},
+         {"queue_avg_pkts", r.queue_avg_pkts},
+         {"stages", stages},
+         {"utilization", r.utilization},
+         {"rho", r.rho},
+         {"events", r.events},
+         {"wall_s", r.wall_s},
+         {"hosts", r.hosts},
+         {"flows", r.flows},
+         {"flows_incomplete", r.flows_incomplete},
+         {"data_packets", r.data_packets},
+         {"ack_packets", r.ack_packets},
+         {"data_received", r.data_received},
+         {"acks_received", r.acks_received},
+         {"misdelivered", r.misdelivered},
+         {"ecn_marks", r.ecn_marks},
+         {"drops",
+          {{"no_route", r.drops_no_route},
+           {"link_down", r.drops_link_down},
+           {"buffer", r.drops_buffer}}},
+         {"failed_links", r.failed_links},
+         {"peak_packets_in_flight", r.peak_packets_in_flight},
+         {"retransmits", r.retransmits},
+         {"timeouts", r.timeouts},
+         {"duplicates", r.duplicates},
+         {"remote_updates", r.remote_updates},
+         {"workload_info",
+          {{"note", r.workload.note},
+           {"mean_sent_bytes", r.workload.mean_sent_bytes},
+           {"busiest_ratio", r.workload.busiest_ratio},
+           {"local_bytes", r.workload.local_bytes}}}};
+  if (r.pfc.on) {  // ofan-emu run's names for the same counts
+    const PfcStats& p = r.pfc;
+    j["pfc_pause_frames"] = p.pause_frames;
+    j["pfc_paused_us"] = p.paused_us;
+    j["lossless_drops"] = p.lossless_drops;
+    j["pfc"] = {{"xoff_events", p.xoff_events},
+                {"headroom_max_bytes", p.headroom_max_bytes},
+                {"host_pause_frames", p.host_pause_frames},
+                {"host_paused_us", p.host_paused_us},
+                {"xoff_bytes", p.xoff_bytes},
+                {"xon_bytes", p.xon_bytes},
+                {"headroom_bytes", p.headroom_bytes},
+                {"frames_lost", p.frames_lost},
+                {"watchdog",
+                 {{"fired", p.watchdog_fired},
+                  {"restored", p.watchdog_restored},
+                  {"dropped", p.watchdog_dropped}}}};
+  }
+  return j;
 }
 
 namespace {
@@ -227,13 +259,32 @@ std::string SummaryTable(const json& a) {
   }
   out += fmt::format("flows: {} ({} incomplete)\n", a.at("flows").get<double>(),
                      a.at("flows_incomplete").get<double>());
+  const bool pfc = a.contains("pfc");
   std::vector<std::vector<std::string>> st;
   for (auto it = a.at("stages").begin(); it != a.at("stages").end(); ++it) {
     st.push_back({it.key(), num(*it, "max_pkts", 2), num(*it, "avg_pkts", 4),
                   fmt::format("{}", it->at("queues").get<double>())});
+    if (pfc) {
+      st.back().push_back(fmt::format("{:.0f}", it->at("pause_frames").get<double>()));
+      st.back().push_back(num(*it, "paused_us", 1));
+    }
   }
   out += "\n";
-  out += FormatTable({"stage", "max (pkts)", "avg (pkts)", "queues"}, st);
+  std::vector<std::string> head = {"stage", "max (pkts)", "avg (pkts)", "queues"};
+  if (pfc) head.insert(head.end(), {"pause frames rx", "paused (us)"});
+  out += FormatTable(head, st);
+  if (pfc) {
+    const json& p = a.at("pfc");
+    out += fmt::format(
+        "PFC: {:.0f} pause frames sent by switches ({:.0f} XOFF events), {:.1f} us paused (switch "
+        "ports summed), hosts {:.0f} pause frames / {:.1f} us; {:.0f} lossless drops; headroom "
+        "max {:.0f} of {:.0f} B; watchdog fired {:.0f}\n",
+        a.at("pfc_pause_frames").get<double>(), p.at("xoff_events").get<double>(),
+        a.at("pfc_paused_us").get<double>(), p.at("host_pause_frames").get<double>(),
+        p.at("host_paused_us").get<double>(), a.at("lossless_drops").get<double>(),
+        p.at("headroom_max_bytes").get<double>(), p.at("headroom_bytes").get<double>(),
+        p.at("watchdog").at("fired").get<double>());
+  }
   if (cfg.at("cca").get<std::string>() != "none") {
     out += fmt::format("transport: {}, {} retransmits, {} timeouts, {} duplicates\n",
                        cfg.at("cca").get<std::string>(), a.at("retransmits").get<double>(),

@@ -13,6 +13,8 @@
 #include "common/huge_alloc.h"
 #include "common/rng.h"
 #include "dataplane/fabric/egress_timeline.h"
+#include "dataplane/fabric/emu_port.h"
+#include "dataplane/fabric/pfc.h"
 #include "dataplane/lb/any_policy.h"
 #include "dataplane/lb/congestion.h"
 #include "dataplane/lb/fat_tree.h"
@@ -100,6 +102,28 @@ struct HostState {
   uint32_t wake_gen = 0;
 };
 
+// --pfc: a frame waiting in a port's EmuPort (its handle is the frame's
+// slot), with the ingress port whose lossless share holds it (kNoPort: ACKs
+// and PFC frames, which no share holds).
+constexpr uint32_t kNoPort = std::numeric_limits<uint32_t>::max();
+struct SimFrame {
+  Packet pk;
+  uint32_t in_port;
+};
+
+// --pfc: one output port's queues and what PFC keeps of it. A port's data
+// queue pauses for what its peer asks, unless its watchdog fired (drop,
+// forward: it ignores pause until restored).
+struct PfcPort {
+  fabric::EmuPort<uint32_t> q;
+  fabric::PauseClock clock;
+  fabric::PfcWatchdog wd;
+  bool ignores_pause = false;
+  TimePs tx_at = kNever;     // the pending kPortTx's time
+  TimePs check_at = kNever;  // the pending kPortCheck's time
+  uint64_t pause_rx = 0;     // PFC frames received
+};
+
 struct SwitchState {
   SwitchId id;
   lb::Role role;
@@ -164,6 +188,7 @@ class Simulator {
     BuildPorts();
     BuildFlows(flows);
     if (c_.cca != Cca::kNone) BuildTransport();
+    if (c_.pfc) BuildPfc();
   }
 
   SimResult Run() {
@@ -181,13 +206,21 @@ class Simulator {
       now_ = e.t;
       ++processed_;
       if (e.type == EventType::kArrive) {
-        if (e.node < n_) {
+        if (e.pk.pfc) [[unlikely]] {
+          OnPause(e.node, e.port, static_cast<uint16_t>(e.pk.seq));
+        } else if (e.node < n_) {
           HostReceive(e.node, e.pk);
         } else {
           SwitchReceive(e.node - n_, e.port, e.pk);
         }
       } else if (e.type == EventType::kRto) {
         OnRto(e.node);
+      } else if (e.type == EventType::kPortTx) {
+        OnPortTx(e.node);
+      } else if (e.type == EventType::kPortCheck) {
+        OnPortCheck(e.node);
+      } else if (e.type == EventType::kPfcRefresh) {
+        OnRefresh(e.node);
       } else if (e.gen() == hosts_[e.node].wake_gen && hosts_[e.node].wake_at == e.t) {
         hosts_[e.node].wake_at = kNever;
         HostTry(e.node);
@@ -359,6 +392,33 @@ class Simulator {
     if (c_.trace_flow >= 0 && static_cast<size_t>(c_.trace_flow) < flows_.size()) {
       trace_.reserve(2 * size_t{flows_[static_cast<size_t>(c_.trace_flow)].total} + 16);
     }
+  }
+
+  // Every switch port an EmuPort on the sim's wire (its preamble and gap:
+  // with one queue and no pause, EgressTimeline's schedule), every switch's
+  // ingress accounting with the thresholds SimConfig::PfcPortThresholds
+  // validated.
+  void BuildPfc() {
+    wire_.ps_per_byte = 8000.0 / c_.link_gbps;
+    wire_.pre = pre_;
+    wire_.gap = gap_;
+    wire_.latency = prop_;
+    pfc_th_ = *c_.PfcPortThresholds();
+    pfc_ports_.resize(ports_.size());
+    for (size_t i = n_; i < ports_.size(); ++i) {
+      pfc_ports_[i].q.Configure(wire_, {c_.buffer_bytes, c_.ecn_bytes});
+      pfc_ports_[i].wd = fabric::PfcWatchdog(TimePs{c_.pfcwd_detect_ms} * 1'000'000'000,
+                                             TimePs{c_.pfcwd_restore_ms} * 1'000'000'000);
+    }
+    host_pause_.resize(n_);
+    host_pause_rx_.assign(n_, 0);
+    const TimePs refresh = fabric::PauseQuantaPs(c_.pfc_quanta, wire_.ps_per_byte) / 2;
+    pfc_in_.reserve(switches_.size());
+    for (size_t s = 0; s < switches_.size(); ++s) {
+      pfc_in_.emplace_back(std::vector<fabric::PfcThresholds>(k_, pfc_th_),
+                           std::vector<TimePs>(k_, refresh), c_.pfc_quanta);
+    }
+    refresh_at_.assign(switches_.size(), kNever);
   }
 
   // ---- transport ----------------------------------------------------------
@@ -592,12 +652,17 @@ class Simulator {
   }
   void FreePacket() { --in_flight_; }
 
-  // Enqueue on an output port: the FIFO start time is known now.
-  void Enqueue(uint32_t pi, Packet& pk) {
+  // Enqueue on an output port: the FIFO start time is known now (with
+  // --pfc: EnqueuePfc). in_port: where the packet came into the switch.
+  void Enqueue(uint32_t pi, Packet& pk, uint32_t in_port) {
     OutPort& p = ports_[pi];
     if (p.failed) {
       ++drops_link_down_;
       FreePacket();
+      return;
+    }
+    if (c_.pfc) [[unlikely]] {
+      EnqueuePfc(pi, pk, in_port);
       return;
     }
     const bool data = pk.cls == SizeClass::kData;
@@ -612,6 +677,13 @@ class Simulator {
       pk.ecn = 1;
       ++ecn_marks_;
     }
+    Meter(pi, p, pk, data);
+    PushArrival(r.last_bit + prop_, p.peer_node, p.peer_port, pk);
+  }
+
+  // The rate meters of the policies that hear from the fabric: a queued
+  // packet charges its port's.
+  void Meter(uint32_t pi, const OutPort& p, Packet& pk, bool data) {
     if constexpr (kFeed != lb::RemoteFeed::kNone) {
       lb::Dre& d = port_dre_[pi];
       meter_.Charge(d, pk.frame, now_);
@@ -622,8 +694,239 @@ class Simulator {
           if (pk.tag[i] != lb::kNoUplink) pk.ce[i] = std::max(pk.ce[i], level);
         }
       }
+    } else {
+      (void)pi, (void)p, (void)pk, (void)data;
     }
-    PushArrival(r.last_bit + prop_, p.peer_node, p.peer_port, pk);
+  }
+
+  // A port's backlog now (bytes not yet fully sent).
+  uint64_t PortBytes(OutPort& p, uint32_t pi) {
+    if (c_.pfc) {
+      fabric::EmuPort<uint32_t>& q = pfc_ports_[pi].q;
+      q.Integrate(std::max(now_, q.integrated_to()));
+      return q.bytes();
+    }
+    p.q.Advance(now_);
+    return p.q.bytes();
+  }
+
+  // ---- PFC (--pfc) ---------------------------------------------------------
+  // A switch's PFC decisions, kept to be sent once the port calls that made
+  // them have returned (FlushActions).
+  struct PfcSink {
+    Simulator* sim;
+    uint32_t sw;
+    void push_back(const fabric::PfcAction& a) { sim->actions_.emplace_back(sw, a); }
+  };
+  // A port's transmission starts, handed out by its EmuPort: the frame leaves
+  // its ingress port's share and is on its way.
+  struct PortEmit {
+    Simulator* sim;
+    uint32_t pi;
+    void operator()(uint32_t slot, TimePs start, TimePs last_bit) const {
+      sim->OnStart(pi, slot, start, last_bit);
+    }
+  };
+
+  uint32_t SwitchOf(uint32_t pi) const { return (pi - n_) / k_; }
+  uint32_t AllocSlot(const Packet& pk, uint32_t in_port) {
+    if (free_slots_.empty()) {
+      slots_.push_back({pk, in_port});
+      return static_cast<uint32_t>(slots_.size() - 1);
+    }
+    const uint32_t i = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[i] = {pk, in_port};
+    return i;
+  }
+
+  // A packet for switch port pi, from its ingress port in_port. Data is
+  // lossless: its ingress port's share admits it (or, its headroom full, a
+  // lossless drop: never expected) and the egress never tail-drops it; ACKs
+  // take the strict-priority queue and the port's buffer.
+  void EnqueuePfc(uint32_t pi, Packet& pk, uint32_t in_port) {
+    PfcPort& pp = pfc_ports_[pi];
+    const bool data = pk.cls == SizeClass::kData;
+    const uint32_t sw = SwitchOf(pi);
+    if (data) {
+      if (pp.ignores_pause && c_.pfcwd_action == fabric::PfcWdAction::kDrop) {
+        ++wd_dropped_;  // a stormed queue discards what comes for it
+        FreePacket();
+        return;
+      }
+      PfcSink sink{this, sw};
+      if (!pfc_in_[sw].Admit(in_port, pk.frame, now_, sink)) {
+        ++drops_lossless_;
+        FreePacket();
+        FlushActions();
+        return;
+      }
+    }
+    Meter(pi, ports_[pi], pk, data);
+    const uint32_t slot = AllocSlot(pk, data ? in_port : kNoPort);
+    const fabric::EmuVerdict v =
+        pp.q.Offer(now_, data ? 1 : 0, pk.frame, data, slot, PortEmit{this, pi}, data);
+    if (!v.queued) {
+      free_slots_.push_back(slot);
+      ++drops_buffer_;
+      FreePacket();
+      FlushActions();
+      return;
+    }
+    if (v.ce) {
+      slots_[slot].pk.ecn = 1;
+      ++ecn_marks_;
+    }
+    if (data && pp.q.paused_until() > now_) {
+      WatchdogCheck(pi);  // frames wait behind a pause: the watchdog looks
+      ScheduleCheck(pi);
+    }
+    ScheduleTx(pi);
+    FlushActions();
+  }
+
+  void OnStart(uint32_t pi, uint32_t slot, TimePs start, TimePs last_bit) {
+    const SimFrame f = slots_[slot];
+    free_slots_.push_back(slot);
+    if (f.in_port != kNoPort) {
+      PfcSink sink{this, SwitchOf(pi)};
+      pfc_in_[sink.sw].Release(f.in_port, f.pk.frame, start, sink);
+    }
+    const OutPort& p = ports_[pi];
+    PushArrival(last_bit + prop_, p.peer_node, p.peer_port, f.pk);
+  }
+
+  // A switch's PFC frame (fabric::PfcAction) on its port's strict-priority
+  // queue at the time the decision was made.
+  void SendPfc(uint32_t sw, const fabric::PfcAction& a) {
+    const uint32_t pi = PortIndex(n_ + sw, a.port);
+    if (ports_[pi].failed) return;  // a down link carries nothing
+    Packet pk{};
+    pk.pfc = 1;
+    pk.cls = SizeClass::kAck;
+    pk.frame = fabric::kPfcFrameBytes;
+    pk.seq = a.quanta;
+    const uint32_t slot = AllocSlot(pk, kNoPort);
+    PfcPort& pp = pfc_ports_[pi];
+    if (!pp.q.Offer(std::max(a.t, pp.q.integrated_to()), 0, pk.frame, false, slot,
+                    PortEmit{this, pi})
+             .queued) {
+      free_slots_.push_back(slot);
+      ++pfc_lost_;
+      return;
+    }
+    ++pfc_sent_;
+    ScheduleTx(pi);
+  }
+
+  // The decisions made so far, sent; sending starts transmissions, whose
+  // releases may decide more (an XON), sent in turn.
+  void FlushActions() {
+    for (size_t i = 0; i < actions_.size(); ++i) {
+      const auto [sw, a] = actions_[i];
+      SendPfc(sw, a);
+      ScheduleRefresh(sw);
+    }
+    actions_.clear();
+  }
+
+  // One pending event of a kind per port (switch): pushed when it would
+  // come earlier than the one pending; a later one finds it superseded.
+  void PushEarlier(TimePs t, TimePs& pending, EventType type, uint32_t node) {
+    if (t < pending) {
+      pending = t;
+      Push(t, type, node, 0);
+    }
+  }
+  void ScheduleTx(uint32_t pi) {
+    PfcPort& pp = pfc_ports_[pi];
+    PushEarlier(pp.q.NextStart(), pp.tx_at, EventType::kPortTx, pi);
+  }
+  void OnPortTx(uint32_t pi) {
+    PfcPort& pp = pfc_ports_[pi];
+    if (now_ != pp.tx_at) return;  // superseded
+    pp.tx_at = kNever;
+    pp.q.StartBefore(now_ + 1, PortEmit{this, pi});
+    ScheduleTx(pi);
+    FlushActions();
+  }
+
+  void ScheduleRefresh(uint32_t sw) {
+    PushEarlier(pfc_in_[sw].NextRefresh(), refresh_at_[sw], EventType::kPfcRefresh, sw);
+  }
+  void OnRefresh(uint32_t sw) {
+    if (now_ != refresh_at_[sw]) return;
+    refresh_at_[sw] = kNever;
+    PfcSink sink{this, sw};
+    pfc_in_[sw].Due(now_ + 1, sink);
+    ScheduleRefresh(sw);
+    FlushActions();
+  }
+
+  // A PFC frame's last bit reaches node/port at now_: that port's data (a
+  // host's NIC's data) pauses for its quanta at the link's rate, or resumes
+  // (0). What began before now goes on.
+  void OnPause(uint32_t node, uint32_t port, uint16_t quanta) {
+    const TimePs until = now_ + fabric::PauseQuantaPs(quanta, wire_.ps_per_byte);
+    if (node < n_) {
+      host_pause_[node].Received(now_, until);
+      ++host_pause_rx_[node];
+      if (until <= now_) HostTry(node);  // XON: its data may go now
+      return;
+    }
+    const uint32_t pi = PortIndex(node, port);
+    PfcPort& pp = pfc_ports_[pi];
+    pp.q.StartBefore(now_, PortEmit{this, pi});
+    ++pp.pause_rx;
+    WatchdogCheck(pi);  // what it decided before this pause
+    pp.wd.Paused(now_, until, pp.q.waiting(1) != 0);
+    if (!pp.ignores_pause) {
+      pp.q.PauseUntil(until);
+      pp.clock.Received(now_, until);
+    }
+    ScheduleTx(pi);
+    ScheduleCheck(pi);
+    FlushActions();
+  }
+
+  // The watchdog (fabric::PfcWatchdog, as the engine's ports run it): a
+  // data queue paused with frames waiting for the detection time fires.
+  void WatchdogCheck(uint32_t pi) {
+    PfcPort& pp = pfc_ports_[pi];
+    const fabric::PfcWatchdog::Event ev = pp.wd.Check(now_, pp.q.waiting(1) != 0);
+    if (ev == fabric::PfcWatchdog::Event::kNone) return;
+    const TimePs at = pp.wd.event_time();
+    if (ev == fabric::PfcWatchdog::Event::kRestore) {
+      pp.ignores_pause = false;
+      return;
+    }
+    if (c_.pfcwd_action == fabric::PfcWdAction::kAlert) return;
+    pp.ignores_pause = true;
+    pp.q.PauseUntil(at);
+    pp.clock.Received(at, at);
+    if (c_.pfcwd_action == fabric::PfcWdAction::kDrop) {
+      PfcSink sink{this, SwitchOf(pi)};
+      pp.q.FlushQueue(1, [&](uint32_t slot) {
+        const SimFrame f = slots_[slot];
+        free_slots_.push_back(slot);
+        if (f.in_port != kNoPort) pfc_in_[sink.sw].Release(f.in_port, f.pk.frame, at, sink);
+        ++wd_dropped_;
+        FreePacket();
+      });
+    }
+  }
+  void ScheduleCheck(uint32_t pi) {
+    PfcPort& pp = pfc_ports_[pi];
+    PushEarlier(pp.wd.Deadline(), pp.check_at, EventType::kPortCheck, pi);
+  }
+  void OnPortCheck(uint32_t pi) {
+    PfcPort& pp = pfc_ports_[pi];
+    if (now_ != pp.check_at) return;
+    pp.check_at = kNever;
+    WatchdogCheck(pi);
+    ScheduleTx(pi);
+    ScheduleCheck(pi);
+    FlushActions();
   }
 
   // The fields of a packet's key that the packet itself gives: the
@@ -664,8 +967,8 @@ class Simulator {
       if (QueueAware(s)) {
         for (uint32_t u = 0; u < w_; ++u) {
           OutPort& p = ports_[PortIndex(n_ + s, w_ + u)];
-          p.q.Advance(now_);
-          qbytes[u] = static_cast<uint32_t>(std::min<uint64_t>(p.q.bytes(), UINT32_MAX));
+          qbytes[u] = static_cast<uint32_t>(
+              std::min<uint64_t>(PortBytes(p, PortIndex(n_ + s, w_ + u)), UINT32_MAX));
         }
         view.queue_bytes = qbytes;
       }
@@ -680,7 +983,7 @@ class Simulator {
       }
       out = w_ + u;
     }
-    Enqueue(PortIndex(n_ + s, out), pk);
+    Enqueue(PortIndex(n_ + s, out), pk, in_port);
   }
 
   // Does switch s's policy read its uplinks' queues? Known at compile time
@@ -792,9 +1095,9 @@ class Simulator {
       for (uint32_t port = 0; port < k_; ++port) {
         const uint32_t pi = PortIndex(n_ + s, port);
         OutPort& p = ports_[pi];
-        p.q.Advance(now_);
+        const uint64_t bytes = PortBytes(p, pi);
         port_level_[pi] = p.failed ? lb::kMaxCongestionLevel
-                                   : meter_.DlbLevel(meter_.Read(port_dre_[pi], now_), p.q.bytes());
+                                   : meter_.DlbLevel(meter_.Read(port_dre_[pi], now_), bytes);
       }
     }
     const uint32_t pods = static_cast<uint32_t>(t_.num_pods());
@@ -940,10 +1243,13 @@ class Simulator {
         hs.active.pop_back();
       }
     }
-    const bool data_ready = !hs.active.empty() && hs.next_data <= now_;
+    bool data_ready = !hs.active.empty() && hs.next_data <= now_;
+    // --pfc: a paused NIC sends its ACKs (the strict-priority class) only.
+    const TimePs paused_until = c_.pfc ? host_pause_[h].until() : 0;
+    if (paused_until > now_) data_ready = false;
     const bool ack_ready = hs.acks_head < hs.acks.size();
     if (!data_ready && !ack_ready) {
-      if (!hs.active.empty()) ScheduleWake(h, hs.next_data);
+      if (!hs.active.empty()) ScheduleWake(h, std::max(hs.next_data, paused_until));
       return;
     }
     const bool send_ack = ack_ready && (!data_ready || !hs.last_was_ack);
@@ -1020,6 +1326,29 @@ class Simulator {
     if (!hs.active.empty() || hs.acks_head < hs.acks.size()) ScheduleWake(h, hs.nic_free);
   }
 
+  void CollectPfc(SimResult& r, TimePs end) const {
+    PfcStats& p = r.pfc;
+    p.on = true;
+    p.pause_frames = pfc_sent_;
+    p.lossless_drops = drops_lossless_;
+    p.watchdog_dropped = wd_dropped_;
+    p.frames_lost = pfc_lost_;
+    for (const StageStats& st : r.stages) p.paused_us += st.paused_us;
+    for (const fabric::PfcIngress& in : pfc_in_) {
+      for (uint32_t port = 0; port < in.ports(); ++port) {
+        p.xoff_events += in.counters(port).xoff_events;
+        p.headroom_max_bytes = std::max(p.headroom_max_bytes, in.counters(port).headroom_max_bytes);
+      }
+    }
+    for (uint32_t h = 0; h < n_; ++h) {
+      p.host_pause_frames += host_pause_rx_[h];
+      p.host_paused_us += static_cast<double>(host_pause_[h].paused_ps(end)) * 1e-6;
+    }
+    p.xoff_bytes = pfc_th_.xoff;
+    p.xon_bytes = pfc_th_.xon;
+    p.headroom_bytes = pfc_th_.headroom;
+  }
+
   void Progress(bool done) {
     const double frac =
         total_data_ ? static_cast<double>(acks_received_) / static_cast<double>(total_data_) : 1.0;
@@ -1040,11 +1369,26 @@ class Simulator {
     uint32_t nq = 0;
     for (uint32_t s = 0; s < switches_.size(); ++s) {
       for (uint32_t port = 0; port < k_; ++port) {
-        OutPort& p = ports_[PortIndex(n_ + s, port)];
-        p.q.Advance(end);
-        const double avg = end ? p.q.area() / static_cast<double>(end) / frame : 0.0;
-        const double mx = static_cast<double>(p.q.max_bytes()) / frame;
+        const uint32_t pi = PortIndex(n_ + s, port);
+        OutPort& p = ports_[pi];
+        double area, max_bytes;
         StageStats& st = r.stages[static_cast<int>(p.stage)];
+        if (c_.pfc) {
+          PfcPort& pp = pfc_ports_[pi];
+          pp.q.Integrate(std::max(end, pp.q.integrated_to()));
+          area = pp.q.area_bytes();
+          max_bytes = static_cast<double>(pp.q.max_bytes());
+          st.pause_frames += pp.pause_rx;
+          st.paused_us += static_cast<double>(pp.clock.paused_ps(end)) * 1e-6;
+          r.pfc.watchdog_fired += pp.wd.fired_count();
+          r.pfc.watchdog_restored += pp.wd.restored_count();
+        } else {
+          p.q.Advance(end);
+          area = p.q.area();
+          max_bytes = static_cast<double>(p.q.max_bytes());
+        }
+        const double avg = end ? area / static_cast<double>(end) / frame : 0.0;
+        const double mx = max_bytes / frame;
         st.queues++;
         st.max_pkts = std::max(st.max_pkts, mx);
         st.avg_pkts += avg;
@@ -1069,6 +1413,7 @@ class Simulator {
     r.drops_no_route = drops_no_route_;
     r.drops_link_down = drops_link_down_;
     r.drops_buffer = drops_buffer_;
+    if (c_.pfc) CollectPfc(r, end);
     r.flows = flows_.size();
     r.flows_incomplete = flows_.size() - flows_done_;
     r.rho = rho_;
@@ -1131,6 +1476,20 @@ class Simulator {
   std::vector<uint32_t> rtx_ring_;  // every flow's retransmission FIFO, at TxState::base
   std::vector<std::pair<double, double>> trace_;
   uint64_t retransmits_ = 0, timeouts_ = 0, duplicates_ = 0;
+  // --pfc: per port (indexed as ports_; the hosts' entries unused), per
+  // switch, the frames waiting in ports (slots, reused), the decisions not
+  // yet sent, per host its NIC's pause.
+  fabric::EmuWire wire_;
+  fabric::PfcThresholds pfc_th_;
+  std::vector<PfcPort> pfc_ports_;
+  std::vector<fabric::PfcIngress> pfc_in_;
+  std::vector<TimePs> refresh_at_;
+  std::vector<SimFrame> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<std::pair<uint32_t, fabric::PfcAction>> actions_;
+  std::vector<fabric::PauseClock> host_pause_;
+  std::vector<uint64_t> host_pause_rx_;
+  uint64_t pfc_sent_ = 0, pfc_lost_ = 0, drops_lossless_ = 0, wd_dropped_ = 0;
 };
 
 }  // namespace

@@ -15,6 +15,13 @@
 // A port's FIFO is kept as its departure schedule: a frame's start time is
 // max(now, busy_until) when it is enqueued, so only arrivals are events and a
 // queue's size at any instant is the bytes not yet fully serialised.
+//
+// With --pfc a frame's start is no longer known at enqueue (a pause may
+// come first): every port is then the shared engine's EmuPort
+// (dataplane/fabric/emu_port.h), a strict-priority queue (ACKs, PFC frames)
+// before the data queue, each transmission start an event; switches hold
+// data per ingress port and pause their peers as the engine's do
+// (dataplane/fabric/pfc.h), and a paused host sends only ACKs.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +45,26 @@ struct StageStats {
   uint32_t queues = 0;
   double max_pkts = 0;  // largest backlog seen on any queue of the stage
   double avg_pkts = 0;  // mean over the stage's queues of their time-average backlog
+  // --pfc: the PFC frames the stage's ports received (each pausing or
+  // resuming the port's data) and the time they were paused, summed over
+  // the stage's ports, as ofan-emu's run rows count them per stage.
+  uint64_t pause_frames = 0;
+  double paused_us = 0;
+};
+
+// --pfc's account of the run (sim.h's model, dataplane/fabric/pfc.h).
+struct PfcStats {
+  bool on = false;
+  uint64_t pause_frames = 0;        // PFC frames the switches sent (XOFF, refreshes, XON)
+  uint64_t xoff_events = 0;         // ingress ports crossing xoff
+  double paused_us = 0;             // switch ports' paused time, summed
+  uint64_t lossless_drops = 0;      // data a full headroom refused: must stay 0
+  uint64_t headroom_max_bytes = 0;  // the most any ingress port held above xoff
+  uint64_t host_pause_frames = 0;   // received by the hosts' NICs
+  double host_paused_us = 0;        // the hosts' data paused, summed
+  uint64_t xoff_bytes = 0, xon_bytes = 0, headroom_bytes = 0;  // every port's thresholds
+  uint64_t watchdog_fired = 0, watchdog_restored = 0, watchdog_dropped = 0;
+  uint64_t frames_lost = 0;  // PFC frames a full port could not queue
 };
 
 struct SimResult {
@@ -61,6 +88,7 @@ struct SimResult {
   uint64_t drops_no_route = 0;
   uint64_t drops_link_down = 0;
   uint64_t drops_buffer = 0;
+  PfcStats pfc;
   uint64_t flows = 0;
   uint64_t flows_incomplete = 0;
   uint64_t failed_links = 0;

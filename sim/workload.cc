@@ -102,6 +102,10 @@ Result<std::vector<Flow>> MakeWorkload(const SimConfig& c, const lb::FatTree& tr
       if (!text) return text.error();
       return ParseMatrix(*text, tree);
     }
+    case WorkloadKind::kIncast:
+      for (const uint32_t s : workload::IncastSenders(n, c.incast_senders))
+        flows.push_back({s, 0, c.msg_bytes});
+      break;
     case WorkloadKind::kMoe:
       return Moe(c, n, info);
     case WorkloadKind::kFsdp: {

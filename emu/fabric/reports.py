@@ -33,8 +33,12 @@ HOST_REPORT_SHAPE = {
 # ofan-sim --json (sim/main.cc).
 SIM_REPORT_SHAPE = {
     "queue_max_pkts": float, "cct_inflation": float, "cct_us": float,
-    "cct_lower_bound_us": float, "stages": MapOf({"max_pkts": float}),
+    "cct_lower_bound_us": float,
+    "stages": MapOf({"max_pkts": float, "pause_frames?": int, "paused_us?": float}),
     "flows_incomplete?": int,
+    # --pfc (ofan-sim's names are ofan-emu run's); stages then carry
+    # pause_frames and paused_us too.
+    "pfc_pause_frames?": int, "pfc_paused_us?": float, "lossless_drops?": int,
 }
 # ofan-dp's status: its engine (per-switch, or the shared engine's instance),
 # with the shared engine's lag behind wall-clock time and its verdict.

@@ -458,23 +458,39 @@ class Runner:
         return args, notes
 
     def sim(self, lb: str, workload: str, msg: int, seed: int, pace: float,
-            nhosts: int) -> Record | None:
+            hosts: list[HostInfo]) -> Record | None:
         """The same scenario in ofan-sim, like for like: the fabric's link
-        rate, buffers, ECN threshold and latency, and the hosts' pacer (rate
-        and bucket). A buffer that drops in the simulator ends its flows
-        (it recovers nothing): its queues still compare, its CCT does not."""
-        if workload not in ("perm", "a2a"):
+        rate, buffers, ECN threshold and latency, the hosts' pacer (rate
+        and bucket), and PFC with its watchdog where the fabric has it (up
+        --pfc). A buffer that drops in the simulator ends its flows (it
+        recovers nothing): its queues still compare, its CCT does not."""
+        if workload not in ("perm", "a2a", "incast"):
+            return None
+        if workload == "incast" and [h["name"] for h in hosts] != [
+                h["name"] for h in self.topo.hosts]:
+            # ofan-sim's host i is the fabric's i-th: the ranks must be all of them.
+            self.log("  sim: the incast runs in ofan-sim over every host (--hosts all) only")
             return None
         rate, note = self.sim_link_gbps()
         link_args, notes = self.sim_link_args()
         for n in ([note] if note else []) + notes:
             self.log(f"  sim: {n}")
-        sim_msg = msg if workload == "perm" else max(1, msg // nhosts)
+        sim_msg = msg if workload != "a2a" else max(1, msg // len(hosts))
         cmd = [tool("ofan-sim"), "--k", str(self.topo.k), "--levels", str(self.topo.levels),
                "--lb", lb, "--workload", workload, "--msg", str(sim_msg), "--seed", str(seed),
                "--link-gbps", str(rate), "--payload", str(PAYLOAD), "--header", str(HEADER),
                "--load", str(pace), "--host-burst", str(HOST_BURST_FRAMES), *link_args,
                "--json", "--no-progress"]
+        if workload == "incast" and self.incast_senders:
+            cmd += ["--incast-senders", str(self.incast_senders)]
+        setup = self.fab.setup
+        if setup.pfc_priority is not None:
+            cmd.append("--pfc")
+            for flag, v in (("--pfcwd-detect-ms", setup.pfcwd_detect_ms),
+                            ("--pfcwd-restore-ms", setup.pfcwd_restore_ms),
+                            ("--pfcwd-action", setup.pfcwd_action)):
+                if v is not None:
+                    cmd += [flag, str(v)]
         p = run_cmd(cmd, check=False, timeout=600)
         if p.returncode not in (0, 3):
             raise FabricError(f"ofan-sim failed ({p.returncode}): {last_words(p.stderr)}")
@@ -483,12 +499,20 @@ class Runner:
         if incomplete:
             notes.append(f"ofan-sim dropped at a full buffer and recovers nothing: "
                          f"{d['flows_incomplete']} flows incomplete, its CCT is not comparable")
-        return {"queue_max_pkts": d["queue_max_pkts"],
-                "cct_inflation": None if incomplete else d["cct_inflation"],
-                "cct_us": None if incomplete else d["cct_us"],
-                "cct_lower_bound_us": d["cct_lower_bound_us"],
-                "stages": {k: v["max_pkts"] for k, v in d["stages"].items()},
-                "link_gbps": rate, "note": "; ".join(([note] if note else []) + notes) or None}
+        out: Record = {
+            "queue_max_pkts": d["queue_max_pkts"],
+            "cct_inflation": None if incomplete else d["cct_inflation"],
+            "cct_us": None if incomplete else d["cct_us"],
+            "cct_lower_bound_us": d["cct_lower_bound_us"],
+            "stages": {k: v["max_pkts"] for k, v in d["stages"].items()},
+            "link_gbps": rate, "note": "; ".join(([note] if note else []) + notes) or None}
+        if "pfc_pause_frames" in d:  # --pfc: the counts the run rows have, per stage too
+            out.update(pfc_pause_frames=d["pfc_pause_frames"], pfc_paused_us=d["pfc_paused_us"],
+                       lossless_drops=d["lossless_drops"],
+                       pfc_stages={k: {"pause_frames": v.get("pause_frames", 0),
+                                       "paused_us": v.get("paused_us", 0.0)}
+                                   for k, v in d["stages"].items()})
+        return out
 
 
 def exchange_spec(spec: Record, hosts: list[HostInfo], elsewhere: set[str]) -> Record:
@@ -621,7 +645,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             if fab.plan is not None:
                 one["partial"] = coll  # this server's ranks': merge_parts() merges them
             if with_sim:
-                one["sim"] = r.sim(lb, workload, msg, s, pace, len(hs))
+                one["sim"] = r.sim(lb, workload, msg, s, pace, hs)
             per_seed.append(one)
             log(f"  cct {one['cct_us'] or 0:.0f} us, max queue {one['queue_max_pkts']:.1f} pkts, "
                 f"verified {one['verified']}, retx {one['retransmissions']}"
@@ -632,7 +656,8 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
             "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
-            "runs": runs, "comparison": _compare(runs) if with_sim else None}
+            "runs": runs, "comparison": _compare(runs) if with_sim else None,
+            "pfc_comparison": pfc_compare(runs) if with_sim else None}
 
 
 # A run's host counters: its record's name -> uroce's totals' name (rxe's
@@ -688,7 +713,8 @@ def merge_parts(parts: dict[str, Record], where: str | None = None) -> Record:
         runs.append(_merge([merge_seed({n: parts[n]["runs"][i]["per_seed"][j] for n in names},
                                        where) for j in range(len(run0["per_seed"]))]))
     with_sim = any(r.get("sim") for r in runs)
-    return dict(first, runs=runs, servers=names, comparison=_compare(runs) if with_sim else None)
+    return dict(first, runs=runs, servers=names, comparison=_compare(runs) if with_sim else None,
+                pfc_comparison=pfc_compare(runs) if with_sim else None)
 
 
 def merge_seed(recs: dict[str, Record], where: str | None) -> Record:
@@ -789,6 +815,13 @@ def _merge(per_seed: list[Record]) -> Record:
                       "cct_inflation": statistics.mean(infl) if len(infl) == len(sims) else None,
                       "stages": {st: statistics.mean(s["stages"].get(st, 0) for s in sims)
                                  for st in sims[0]["stages"]}}
+        if "pfc_stages" in sims[0]:
+            out["sim"]["pfc_pause_frames"] = sum(s["pfc_pause_frames"] for s in sims)
+            out["sim"]["pfc_paused_us"] = statistics.mean(s["pfc_paused_us"] for s in sims)
+            out["sim"]["lossless_drops"] = sum(s["lossless_drops"] for s in sims)
+            out["sim"]["pfc_stages"] = {
+                st: {k: statistics.mean(s["pfc_stages"][st][k] for s in sims)
+                     for k in ("pause_frames", "paused_us")} for st in sims[0]["pfc_stages"]}
     return out
 
 
@@ -813,6 +846,37 @@ def _compare(runs: list[Record]) -> Record | None:
             "disagreements": disagree}
 
 
+# Emulated vs simulated pause, per stage: paused time within the larger of
+# 1 ms and 30 %, pause frames within 30 % (the lossless fabric's fidelity aim).
+PAUSE_TIME_SLACK_US = 1000.0
+PAUSE_REL_SLACK = 0.30
+
+
+def pfc_compare(runs: list[Record]) -> list[Record] | None:
+    """Per policy and stage, the emulator's pause frames and paused time
+    beside the simulator's, and whether each is within the aim; None
+    when no run had PFC in both."""
+    out = []
+    for r in runs:
+        s = r.get("sim") or {}
+        if "pfc_stages" not in s:
+            continue
+        for st, e in r["stages"].items():
+            m = s["pfc_stages"].get(st)
+            if m is None:
+                continue
+            dt = abs(e.get("paused_us", 0.0) - m["paused_us"])
+            df = abs(e.get("pause_frames", 0) - m["pause_frames"])
+            out.append({"lb": r["lb"], "stage": st,
+                        "emu_pause_frames": e.get("pause_frames", 0),
+                        "sim_pause_frames": m["pause_frames"],
+                        "emu_paused_us": e.get("paused_us", 0.0), "sim_paused_us": m["paused_us"],
+                        "paused_within": dt <= max(PAUSE_TIME_SLACK_US,
+                                                   PAUSE_REL_SLACK * m["paused_us"]),
+                        "frames_within": df <= PAUSE_REL_SLACK * max(m["pause_frames"], 1)})
+    return out or None
+
+
 def table(res: Record) -> str:
     sim = any(r.get("sim") for r in res["runs"])
     head = (f"{res['workload']} of {res['msg_bytes']} B on {res['hosts']} hosts of a k={res['k']} "
@@ -833,7 +897,7 @@ def table(res: Record) -> str:
         stages + ["ecn", "retx", "naks", "oos", "tmo"] + \
         (["pauses", "paused_ms", "ll_drops"] if pfc else []) + ["verified", "cpu"]
     if sim:
-        cols += ["sim_qmax", "sim_infl"]
+        cols += ["sim_qmax", "sim_infl"] + (["sim_pauses", "sim_paused_ms"] if pfc else [])
     rows = []
     for r in res["runs"]:
         row = [r["lb"], _f(r.get("cct_us"), 0), _f(r.get("cct_lower_bound_us"), 0),
@@ -849,6 +913,9 @@ def table(res: Record) -> str:
         if sim:
             s = r.get("sim") or {}
             row += [_f(s.get("queue_max_pkts"), 1), _f(s.get("cct_inflation"), 2)]
+            if pfc:
+                row += [str(s.get("pfc_pause_frames", "-")),
+                        _f(s["pfc_paused_us"] / 1000 if "pfc_paused_us" in s else None, 1)]
         rows.append(row)
     widths = [max(len(c), *(len(x[i]) for x in rows)) for i, c in enumerate(cols)]
     lines = [head, "  ".join(c.rjust(w) for c, w in zip(cols, widths)),
@@ -862,6 +929,14 @@ def table(res: Record) -> str:
                          f"{d['pair'][0]} vs {d['pair'][1]} (emu {d['emu_pkts'][0]:.1f} vs "
                          f"{d['emu_pkts'][1]:.1f}, sim {d['sim_pkts'][0]:.1f} vs "
                          f"{d['sim_pkts'][1]:.1f} pkts)" for d in cmp_["disagreements"])))
+    for c in res.get("pfc_comparison") or []:
+        if c["emu_pause_frames"] or c["sim_pause_frames"]:
+            lines.append(
+                f"pause {c['lb']} {c['stage']}: emu {c['emu_pause_frames']} frames "
+                f"{c['emu_paused_us'] / 1000:.1f} ms, sim {c['sim_pause_frames']:.0f} frames "
+                f"{c['sim_paused_us'] / 1000:.1f} ms"
+                + ("" if c["paused_within"] and c["frames_within"] else
+                   " -- outside max(1 ms, 30 %) / 30 %"))
     for r in res["runs"]:
         if r.get("servers"):  # across servers: each server's verdict
             lines.append(f"{r['lb']} per server: " + ", ".join(

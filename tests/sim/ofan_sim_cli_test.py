@@ -28,7 +28,9 @@ class Cli(unittest.TestCase):
                     "--ack-bytes", "--gap-bytes", "--load", "--buffer", "--ecn", "--fail-prob",
                     "--sweep", "--msgs", "--lbs", "--plot", "--matrix", "--host", "--moe-matrix",
                     "--eplb", "--moe-scale", "--model", "--fsdp-layers", "--fsdp-phases", "--cca",
-                    "--init-window", "--lb-tiers", "--lb-placement", "--lb-rest"]:
+                    "--init-window", "--lb-tiers", "--lb-placement", "--lb-rest", "--pfc",
+                    "--pfc-quanta", "--pfcwd-detect-ms", "--pfcwd-restore-ms", "--pfcwd-action",
+                    "--incast-senders"]:
             self.assertIn(opt, p.stdout, opt)
 
     def test_version_is_the_projects(self):
@@ -235,6 +237,52 @@ class Cli(unittest.TestCase):
         p = run("--k", "4", "--msg", "64KiB", "--json", check_rc=0)
         self.assertEqual(json.loads(p.stdout)["config"]["buffer_bytes"], 0)
         self.assertEqual(json.loads(p.stdout)["config"]["cca"], "none")
+
+    def test_pfc_incast_is_lossless_and_reports_pause_per_stage(self):
+        emu_scale = ["--k", "4", "--link-gbps", "0.025", "--latency-us", "1", "--payload", "2048",
+                     "--header", "62", "--buffer", "256KiB", "--workload", "incast", "--msg",
+                     "1MiB", "--lb", "ecmp"]
+        # Lossy: the incast drops and its flows stay incomplete (exit 3).
+        self.assertEqual(run(*emu_scale, "--json").returncode, 3)
+        p = run(*emu_scale, "--pfc", "--pfcwd-detect-ms", "5000", "--json", check_rc=0)
+        d = json.loads(p.stdout)
+        self.assertEqual(d["config"]["pfc"]["watchdog"],
+                         {"detect_ms": 5000, "restore_ms": 200, "action": "drop"})
+        self.assertEqual(d["config"]["incast_senders"], 0)
+        self.assertEqual(d["flows"], 15)
+        self.assertEqual(d["lossless_drops"], 0)
+        self.assertEqual(d["drops"]["buffer"], 0)
+        self.assertGreater(d["pfc_pause_frames"], 0)
+        self.assertGreater(d["pfc_paused_us"], 0)
+        self.assertAlmostEqual(sum(s["paused_us"] for s in d["stages"].values()),
+                               d["pfc_paused_us"], delta=1e-6 * d["pfc_paused_us"])
+        self.assertEqual(d["stages"]["E->H"]["pause_frames"], 0)
+        self.assertEqual(d["pfc"]["watchdog"]["fired"], 0)
+        table = run(*emu_scale, "--pfc", "--pfcwd-detect-ms", "5000", check_rc=0).stdout
+        self.assertIn("pause frames rx", table)
+        self.assertIn("0 lossless drops", table)
+        # Without --pfc the report has none of PFC's keys.
+        d = json.loads(run("--k", "4", "--msg", "64KiB", "--json", check_rc=0).stdout)
+        self.assertNotIn("pfc_pause_frames", d)
+        self.assertNotIn("pause_frames", d["stages"]["E->A"])
+
+    def test_bad_pfc_arguments_exit_2_naming_the_option(self):
+        for args, says in ((["--pfc"], "--pfc needs --buffer"),
+                           (["--pfc", "--buffer", "8KB"], "headroom"),
+                           (["--pfc-quanta", "100"], "--pfc-quanta is --pfc's"),
+                           (["--pfc", "--buffer", "1MiB", "--pfcwd-detect-ms", "50"],
+                            "--pfcwd-detect-ms must be in [100, 5000]"),
+                           (["--pfc", "--buffer", "1MiB", "--pfcwd-restore-ms", "70000"],
+                            "--pfcwd-restore-ms must be in [100, 60000]"),
+                           (["--pfc", "--buffer", "1MiB", "--pfcwd-action", "panic"],
+                            "'panic': drop, forward or alert"),
+                           (["--workload", "incast", "--incast-senders", "16"],
+                            "--incast-senders 16: 1 to 15"),
+                           (["--incast-senders", "3"], "with --workload incast")):
+            p = run("--k", "4", *args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertIn(says, p.stderr, args)
+            self.assertTrue(p.stderr.startswith("ofan-sim: "), p.stderr)
 
 
 if __name__ == "__main__":

@@ -93,13 +93,14 @@ def sim_rate():
     real = run.run_cmd
     run.run_cmd = fake_run
     try:
-        def gbps_passed(topo):
+        def gbps_passed(topo, setup=None, workload="perm"):
             calls.clear()
             lines = []
-            fab = SimpleNamespace(topo=topo, kind=SimpleNamespace(switch="ofan", engine="shared"))
-            res = run.Runner(fab, lines.append).sim("ofan", "perm", 65536, 1, 0.8, 16)
-            argv = calls[-1]
-            return float(argv[argv.index("--link-gbps") + 1]), res, lines
+            fab = SimpleNamespace(topo=topo, kind=SimpleNamespace(switch="ofan", engine="shared"),
+                                  setup=setup or SimpleNamespace(pfc_priority=None))
+            res = run.Runner(fab, lines.append).sim("ofan", workload, 65536, 1, 0.8, topo.hosts)
+            argv = calls[-1] if calls else []
+            return (float(argv[argv.index("--link-gbps") + 1]) if argv else 0.0), res, lines
 
         # `ofan-emu up --topology FILE --link-mbps 100` sets every link's rate,
         # the file's defaults stay 25: ofan-sim used to get 0.025 Gb/s.
@@ -110,6 +111,16 @@ def sim_rate():
         check("--with-sim runs ofan-sim at the links' rate, not the defaults'",
               g == 0.1 and res["link_gbps"] == 0.1 and res["note"] is None,
               f"--link-gbps {g}, defaults {topo.defaults['rate_mbps']} Mb/s")
+        # A fabric with PFC (up --pfc) runs ofan-sim with PFC and its watchdog.
+        pfc = SimpleNamespace(pfc_priority=3, pfcwd_detect_ms=5000, pfcwd_restore_ms=None,
+                              pfcwd_action="alert")
+        gbps_passed(topo, pfc, "incast")
+        argv = calls[-1]
+        check("--with-sim on a PFC fabric: ofan-sim --pfc with the fabric's watchdog",
+              "--pfc" in argv and argv[argv.index("--pfcwd-detect-ms") + 1] == "5000"
+              and argv[argv.index("--pfcwd-action") + 1] == "alert"
+              and "--pfcwd-restore-ms" not in argv
+              and argv[argv.index("--workload") + 1] == "incast", " ".join(argv))
 
         topo = Topology(4, 3)
         topo.links[0].attrs = attrs_with(topo.links[0].attrs, {"rate_mbps": 10}, "test")
