@@ -124,9 +124,8 @@ class Runner:
             sock = self.fab.sock(s["name"])
             snap = {"queues": control.request(sock, "queues"),
                     "ports": control.request(sock, "ports"),
-                    "counters": control.request(sock, "counters")}
-            if self.shared:
-                snap["status"] = control.request(sock, "status")
+                    "counters": control.request(sock, "counters"),
+                    "status": control.request(sock, "status")}
             out[s["name"]] = reports.check_snapshot(snap, s["name"], nports=len(s["ports"]))
         return out
 
@@ -182,6 +181,18 @@ class Runner:
                 d = v - b.get("counters", {}).get("drops", {}).get(k, 0)
                 if d:
                     drops[k] = drops.get(k, 0) + d
+        # The switches' buffers: the most any held (of its capacity, since
+        # reset_queues) and the 80 % alarms raised during the run.
+        buffer_max_pct = 0.0
+        buffer_alarms = 0
+        for name, a in after.items():
+            ba = a.get("status", {}).get("buffer")
+            if not ba:
+                continue
+            bb = before.get(name, {}).get("status", {}).get("buffer") or {}
+            buffer_alarms += ba["alarms"] - bb.get("alarms", 0)
+            if ba["capacity_bytes"]:
+                buffer_max_pct = max(buffer_max_pct, 100.0 * ba["max_bytes"] / ba["capacity_bytes"])
         engine: dict[str, Any] = {"lag_events": None, "lag_max_us": None}
         if self.shared:
             engine = self.engine_report(before, after, reasons)
@@ -192,6 +203,7 @@ class Runner:
         return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
                 "pfc_pause_frames": pfc_sent, "pfc_paused_us": pfc_paused_us,
                 "lossless_drops": drops.get("lossless", 0),
+                "buffer_max_pct": buffer_max_pct, "buffer_alarms": buffer_alarms,
                 "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons,
                 "engine_lag_events": engine["lag_events"],
                 "engine_lag_max_us": engine["lag_max_us"]}
@@ -273,12 +285,23 @@ class Runner:
         buffer's drain time, and at least 20 ms. uroce asks for ACKs every
         quarter of it. run --rto-us overrides it: a silent failure blackholes
         a path until BFD sees it (0.9 s at 300 ms x 3), longer than the
-        seven retries of a timeout this short last."""
+        seven retries of a timeout this short last.
+
+        With PFC (up --pfc) nothing is dropped, but a port's lossless
+        backlog is bounded by its ingress ports' shares, not its buffer:
+        up to k - 1 buffers per hop, every switch hop of the longest path
+        at once (a congestion tree). A timeout below that fires on packets
+        that are only paused, and their copies feed the tree (measured: a
+        15-to-1 incast of 256 KiB at 25 Mb/s, 8,796 retransmissions at
+        168 ms, none and the bound's CCT at 2.5 s). Twice that bound."""
         if self.rto_override_us is not None:
             return self.rto_override_us
         slowest = min(li.attrs["rate_mbps"] for li in self.topo.links)
         drain_us = max(parse_size(li.attrs["buffer"], "buffer") * 8 / li.attrs["rate_mbps"]
                        for li in self.topo.links)
+        if self.fab.setup.pfc_priority is not None:
+            switch_hops = 5 if self.topo.levels == 3 else 3
+            drain_us *= (self.topo.k - 1) * switch_hops
         return int(max(20000, 100 * DATA_FRAME_BYTES * 8 / slowest, 2 * drain_us))
 
     def spec(self, workload: str, msg: int, seed: int, qps: int, entropy: str, ooo: bool,
@@ -679,6 +702,8 @@ def record(lb: str, seed: int, coll: Record, sw: Record, counts: dict[str, int],
            "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
            "pfc_pause_frames": sw["pfc_pause_frames"], "pfc_paused_us": sw["pfc_paused_us"],
            "lossless_drops": sw["lossless_drops"],
+           "buffer_max_pct": sw.get("buffer_max_pct", 0.0),
+           "buffer_alarms": sw.get("buffer_alarms", 0),
            "shaper_lag_max_fraction": sw["shaper_lag_max_fraction"],
            "engine_lag_events": sw["engine_lag_events"],
            "engine_lag_max_us": sw["engine_lag_max_us"], **counts,
@@ -738,6 +763,8 @@ def merge_seed(recs: dict[str, Record], where: str | None) -> Record:
           "pfc_pause_frames": sum(r.get("pfc_pause_frames", 0) for r in rs),
           "pfc_paused_us": sum(r.get("pfc_paused_us", 0.0) for r in rs),
           "lossless_drops": sum(r.get("lossless_drops", 0) for r in rs),
+          "buffer_max_pct": max(r.get("buffer_max_pct", 0.0) for r in rs),
+          "buffer_alarms": sum(r.get("buffer_alarms", 0) for r in rs),
           "shaper_lag_max_fraction": max(r["shaper_lag_max_fraction"] for r in rs),
           **{k: max(v) if v else None for k, v in lags.items()}}
     one = record(rs[0]["lb"], rs[0]["seed"], coll, sw,
@@ -786,8 +813,9 @@ def _merge(per_seed: list[Record]) -> Record:
         vals = [x[k] for x in per_seed if x.get(k) is not None]
         out[k] = statistics.mean(vals) if vals else None
     for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks",
-              "pfc_pause_frames", "lossless_drops"):
+              "pfc_pause_frames", "lossless_drops", "buffer_alarms"):
         out[k] = sum(x.get(k, 0) for x in per_seed)
+    out["buffer_max_pct"] = max(x.get("buffer_max_pct", 0.0) for x in per_seed)
     out["pfc_paused_us"] = statistics.mean(x.get("pfc_paused_us", 0.0) for x in per_seed)
     out["verified"] = all(x["verified"] for x in per_seed)
     out["hosts"] = per_seed[0].get("hosts")
