@@ -68,7 +68,15 @@ json StatusJson(const Snapshot& s) {
           {"running", s.running},
           {"uptime_s", s.uptime_s},
           {"workers", workers},
-          {"engine", EngineJson(s.engine)}};
+          {"engine", EngineJson(s.engine)},
+          {"buffer",
+           {{"capacity_bytes", s.buffer.capacity_bytes},
+            {"bytes", s.buffer.bytes},
+            {"max_bytes", s.buffer.max_bytes},
+            {"alarm_pct", s.buffer.alarm_pct},
+            {"alarms", s.buffer.alarms},
+            {"alarm_active", s.buffer.alarm_active},
+            {"alarm_us", s.buffer.alarm_us}}}};
 }
 
 json CountersJson(const Snapshot& s) {

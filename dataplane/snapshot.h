@@ -89,6 +89,16 @@ struct EngineSnapshot {
   bool stopped = false;  // this switch (switch_admin down)
 };
 
+// The switch's buffer (fabric/buffer_alarm.h): every port's backlog against
+// the sum of their buffers, and the 80 % alarm.
+struct BufferSnapshot {
+  uint64_t capacity_bytes = 0, bytes = 0, max_bytes = 0;
+  uint32_t alarm_pct = 0;
+  uint64_t alarms = 0;  // times raised
+  bool alarm_active = false;
+  double alarm_us = 0;  // time up, in all
+};
+
 struct Snapshot {
   std::string name;
   int k = 0, levels = 0;
@@ -101,6 +111,7 @@ struct Snapshot {
   bool running = false;
   double uptime_s = 0;
   EngineSnapshot engine;
+  BufferSnapshot buffer;
   std::vector<WorkerSnapshot> workers;
   Counters total;  // workers and the control thread
   std::vector<PortSnapshot> ports;

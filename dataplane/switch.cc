@@ -196,6 +196,15 @@ Status Switch::SetupPorts() {
     return qc;
   };
 
+  // The switch's buffer: its ports' (0 where a port's is unlimited: no alarm).
+  uint64_t capacity = 0;
+  bool unlimited = false;
+  for (const PortConfig& pc : cfg_.ports) {
+    const uint64_t b = pc.buffer_bytes.value_or(cfg_.egress.buffer_bytes);
+    unlimited |= b == 0;
+    capacity += b;
+  }
+  buffer_alarm_ = fabric::BufferAlarm(unlimited ? 0 : capacity);
   const uint32_t slots = cfg_.egress.ring_slots;
   const uint32_t nports = static_cast<uint32_t>(cfg_.ports.size());
   // Hosted by the engine, the pool holds only the control thread's frames
@@ -451,6 +460,11 @@ void Switch::ServiceControl() {
     if (f) f();
   }
   if (cfg_.pfc.enabled) GeneratePfc();
+  if (!engine_now_) {  // the shared engine samples in emulated time (EngineDrain)
+    const double ps_per_tick = 1e12 / static_cast<double>(tsc_hz_);
+    SampleBuffer(
+        static_cast<uint64_t>(static_cast<double>(rte_rdtsc() - start_tsc_) * ps_per_tick));
+  }
 }
 
 size_t Switch::AddControlService(std::function<void()> f) {
@@ -702,8 +716,26 @@ void Switch::FlushPfc(LcoreCounters& ctr) {
   }
 }
 
+void Switch::SampleBuffer(uint64_t now_ps) {
+  if (buffer_pub_.reset.load(std::memory_order_relaxed)) {
+    buffer_alarm_.ResetMax();
+    buffer_pub_.reset.store(false, std::memory_order_relaxed);
+  }
+  uint64_t held = 0;
+  for (const PortQueue& q : queues_) {
+    if (q.present()) held += q.backlog_bytes();
+  }
+  buffer_alarm_.Sample(now_ps, held);
+  buffer_pub_.bytes.store(held, std::memory_order_relaxed);
+  buffer_pub_.max_bytes.store(buffer_alarm_.max_bytes(), std::memory_order_relaxed);
+  buffer_pub_.raised.store(buffer_alarm_.raised(), std::memory_order_relaxed);
+  buffer_pub_.up_ps.store(buffer_alarm_.up_ps(now_ps), std::memory_order_relaxed);
+  buffer_pub_.active.store(buffer_alarm_.active(), std::memory_order_relaxed);
+}
+
 void Switch::ResetQueueStats() {
   const uint64_t now = Now();
+  buffer_pub_.reset.store(true);             // the sampler's thread does it
   if (emu_pfc_) pfc_reset_.store(true);      // the engine's thread does it
   if (engine_.lag) engine_.lag->Reset(now);  // a new measurement starts: lag too
   for (PortQueue& q : queues_) q.ResetStats(now);
@@ -723,6 +755,13 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
   s.uplinks = w_;
   s.running = running_.load();
   s.uptime_s = static_cast<double>(Now() - start_tsc_) / static_cast<double>(tsc_hz_);
+  s.buffer.capacity_bytes = buffer_alarm_.capacity();  // set once, before the threads
+  s.buffer.bytes = buffer_pub_.bytes.load();
+  s.buffer.max_bytes = buffer_pub_.max_bytes.load();
+  s.buffer.alarm_pct = fabric::kBufferAlarmPct;
+  s.buffer.alarms = buffer_pub_.raised.load();
+  s.buffer.alarm_active = buffer_pub_.active.load();
+  s.buffer.alarm_us = static_cast<double>(buffer_pub_.up_ps.load()) / 1e6;
   if (engine_now_) {
     s.engine.shared = true;
     s.engine.now_s = static_cast<double>(Now()) / 1e12;
@@ -876,6 +915,7 @@ uint32_t Switch::EngineDrain(uint64_t now) {
   for (const uint32_t p : wk.ports) sent += queues_[p].Drain(now, wk.counters);
   if (emu_pfc_) [[unlikely]]
     FlushPfc(wk.counters);  // XONs of what started
+  SampleBuffer(now);
   return sent;
 }
 

@@ -37,6 +37,7 @@
 #include "dataplane/egress/port_queue.h"
 #include "dataplane/exception/exception_path.h"
 #include "dataplane/exception/kernel_ports.h"
+#include "dataplane/fabric/buffer_alarm.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb_choice.h"
@@ -326,6 +327,17 @@ class Switch {
   std::unique_ptr<EmuPfc> emu_pfc_;
   std::vector<fabric::PfcAction> pfc_flushing_;
   std::atomic<bool> pfc_reset_{false};
+  // The switch's buffer against its capacity (fabric/buffer_alarm.h): the
+  // shared engine's thread samples it at the end of each window, in
+  // emulated time; the per-switch engine's control thread as it polls.
+  // Published for status; a reset (reset_queues) the sampler does.
+  struct BufferPub {
+    std::atomic<uint64_t> bytes{0}, max_bytes{0}, raised{0}, up_ps{0};
+    std::atomic<bool> active{false}, reset{false};
+  };
+  fabric::BufferAlarm buffer_alarm_;
+  BufferPub buffer_pub_;
+  void SampleBuffer(uint64_t now_ps);
   // Egress queue by [RoCE][size class], from the config: the priority queue
   // for ACK/NAK/CNP (priority_ack) and non-RoCE control (priority_control).
   uint8_t queue_of_[2][lb::kNumSizeClasses] = {};

@@ -127,6 +127,25 @@ std::string RenderStatus(const json& s) {
       {"uptime", Duration(s.at("uptime_s").get<double>())},
       {"workers", fmt::format("{}", s.at("workers").size())},
   };
+  // The buffer and its alarm (an older switch has no "buffer").
+  if (s.contains("buffer")) {
+    const json& b = s.at("buffer");
+    const uint64_t cap = b.at("capacity_bytes").get<uint64_t>();
+    const auto pct = [&](const char* k) {
+      return cap ? fmt::format(" ({:.0f} %)",
+                               100.0 * b.at(k).get<double>() / static_cast<double>(cap))
+                 : std::string();
+    };
+    kv.emplace_back("buffer",
+                    cap ? fmt::format("{} of {} B held{}, at most {}{}", Cell(b.at("bytes")), cap,
+                                      pct("bytes"), Cell(b.at("max_bytes")), pct("max_bytes"))
+                        : fmt::format("{} B held, unlimited (no alarm)", Cell(b.at("bytes"))));
+    kv.emplace_back(
+        "buffer alarm",
+        fmt::format("{} above {} %: raised {} times, up {:.1f} ms in all",
+                    b.at("alarm_active").get<bool>() ? "ON" : "off", Cell(b.at("alarm_pct")),
+                    Cell(b.at("alarms")), b.at("alarm_us").get<double>() / 1000));
+  }
   std::string out = KeyValues(kv);
   if (!s.at("workers").empty()) {
     std::vector<std::vector<std::string>> rows;

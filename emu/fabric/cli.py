@@ -760,6 +760,15 @@ def status_text(s: dict[str, Any]) -> str:
             x + (" (silent)" if x in silent else "") for x in s["failed_links"]))
     if s["failed_switches"]:
         lines.append("  failed switches: " + ", ".join(s["failed_switches"]))
+    bufs = [(w["name"], w["buffer"]) for w in s["switches"] if w.get("buffer")]
+    if bufs:
+        def pct(b: dict[str, Any]) -> float:
+            return 100.0 * b["max_bytes"] / b["capacity_bytes"] if b["capacity_bytes"] else 0.0
+        name, top = max(bufs, key=lambda nb: pct(nb[1]))
+        active = [n for n, b in bufs if b["alarm_active"]]
+        lines.append(f"  buffers: at most {pct(top):.0f} % held ({name}); alarms above "
+                     f"{top['alarm_pct']} %: {sum(b['alarms'] for _, b in bufs)} raised"
+                     + (f", ON at {', '.join(active)}" if active else ""))
     if s.get("pfc"):
         pfc = [p["pfc"] for w in s["switches"] for p in w.get("ports", [])]
         lines.append(f"  PFC on priority {s['pfc']['priority']}: "

@@ -581,6 +581,8 @@ class Fabric:
                 entry["control"] = self.agents.summary(s["name"])
             if setup.pfc_priority is not None and entry.get("alive") and not entry["failed"]:
                 entry["ports"] = self.pfc_ports(s["name"])
+            if setup.switch == "ofan" and entry.get("alive") and not entry["failed"]:
+                entry["buffer"] = self.buffer_of(s["name"])
             sws.append(entry)
         return {"name": self.name, "switch": setup.switch, "engine": self.kind.engine,
                 "k": t.k, "levels": t.levels, "policy": setup.policy,
@@ -595,6 +597,13 @@ class Fabric:
                 "silent_links": [t.links[i].name() for i in st.silent_links],
                 "failed_switches": list(st.failed_switches),
                 "wires": len(st.wires)}
+
+    def buffer_of(self, name: str) -> dict[str, Any] | None:
+        """Switch `name`'s buffer and its 80 % alarm (ofanctl status's
+        buffer), None when its socket does not answer or has none."""
+        st = control.request(self.sock(name), "status", check=False, timeout=5)
+        b = st.get("buffer") if isinstance(st, dict) else None
+        return b if isinstance(b, dict) else None
 
     def pfc_ports(self, name: str) -> list[dict[str, Any]]:
         """Switch `name`'s ports' PFC (ofanctl ports' pfc: thresholds and

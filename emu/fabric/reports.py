@@ -52,7 +52,9 @@ SNAPSHOT_SHAPE = {
                                   "lossless_drops": int})}],
     "ports": [{"port": int, "tx_bytes": int, "rx_missed?": int}],
     "counters": {"drops?": MapOf(int)},
-    "status?": {"engine?": ENGINE_SHAPE},
+    "status?": {"engine?": ENGINE_SHAPE,
+                "buffer?": {"capacity_bytes": int, "max_bytes": int, "alarms": int,
+                            "alarm_active": bool}},
 }
 
 

@@ -43,6 +43,8 @@ STATUS = {
          "sleeps": 4321, "sleep_us": 1000},
         {"worker": 1, "lcore": 2, "ports": [2, 3], "busy_loops": 800, "idle_loops": 99000},
     ],
+    "buffer": {"capacity_bytes": 1048576, "bytes": 4220, "max_bytes": 943718, "alarm_pct": 80,
+               "alarms": 2, "alarm_active": False, "alarm_us": 1234.5},
 }
 
 
@@ -420,7 +422,9 @@ class OfanctlTest(unittest.TestCase):
     def test_status(self):
         p = self.run_ctl("status", rc=0)
         for s in ["e0", "k=4, 3 levels", "0: edge, pod 0, index 0", "ofan", "combined",
-                  "1h 02m 03.4s", "busy_loops", "0,1", "2,3", "98000", "sleeps", "4321"]:
+                  "1h 02m 03.4s", "busy_loops", "0,1", "2,3", "98000", "sleeps", "4321",
+                  "4220 of 1048576 B held (0 %), at most 943718 (90 %)",
+                  "off above 80 %: raised 2 times, up 1.2 ms in all"]:
             self.assertIn(s, p.stdout, s)
         self.assertEqual(json.loads(self.run_ctl("status", "--json", rc=0).stdout), STATUS)
 

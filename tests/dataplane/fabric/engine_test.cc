@@ -487,6 +487,16 @@ TEST_F(EnginePfc, PausesInsteadOfDroppingAndEveryFrameArrives) {
   // Paused at e0-0's uplink, the frames waited past its own buffer's size
   // nowhere: a0-0's port toward e0-1 holds at most its ingress's share.
   EXPECT_LE(Queue(1, 1).max_bytes, 32u * 1024);
+  // The switch's buffer (status "buffer"): its ports' 32 KiB each; a0-0
+  // held at least what its paused port did, short of the 80 % alarm.
+  const Snapshot sa = engine_->switches()[1]->TakeSnapshot();
+  EXPECT_EQ(sa.buffer.capacity_bytes, 32u * 1024 * sa.ports.size());
+  EXPECT_GE(sa.buffer.max_bytes, Queue(1, 1).max_bytes);
+  EXPECT_GT(Queue(1, 1).max_bytes, 0u);
+  EXPECT_EQ(sa.buffer.alarm_pct, fabric::kBufferAlarmPct);
+  EXPECT_EQ(sa.buffer.alarms, 0u);
+  EXPECT_FALSE(sa.buffer.alarm_active);
+  EXPECT_LE(sa.buffer.bytes, sa.buffer.max_bytes);
 }
 
 // A PFC storm: host 0's NIC pauses e0-0's port 0 without end (as a broken
