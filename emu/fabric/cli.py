@@ -22,7 +22,7 @@ from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
 from . import containerlab, coordinator
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl, check_control
-from .run import WORKLOADS
+from .run import CONGESTION_CONTROLS, WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
                        parse_size)
 
@@ -360,12 +360,20 @@ def add_shape_args(p: argparse.ArgumentParser) -> None:
                         "or the file's)")
     p.add_argument("--buffer", default=None, help="every switch port's buffer (e.g. 256KiB)")
     p.add_argument("--ecn", default=None, help="every switch port's ECN threshold (e.g. 64KiB)")
+    p.add_argument("--ecn-kb", type=int, default=None, metavar="N",
+                   help="the same in KiB (--ecn NKiB): a relaxed threshold for PFC + DCQCN")
     p.add_argument("--latency-us", type=float, default=None, help="every link's latency (netem)")
 
 
 def shape_from_args(args: argparse.Namespace) -> tuple[str, Topology]:
     """(the fabric's name, its Topology) from add_shape_args' options."""
     overrides = {}
+    if args.ecn_kb is not None:
+        if args.ecn is not None:
+            raise TopologyError("--ecn and --ecn-kb say the same thing: give one")
+        if args.ecn_kb < 0:
+            raise TopologyError(f"--ecn-kb {args.ecn_kb}: a size in KiB, 0 or more")
+        args.ecn = f"{args.ecn_kb}KiB"
     for key, val in (("rate_mbps", args.link_mbps), ("buffer", args.buffer),
                      ("ecn", args.ecn), ("latency_us", args.latency_us)):
         if val is not None:
@@ -443,6 +451,10 @@ def add_run_args(rn: argparse.ArgumentParser) -> None:
                     help="with --workload incast: N hosts send --msg each to the first host, "
                          "spread evenly over the others (default: all of them)")
     rn.add_argument("--ooo", action="store_true", help="out-of-order placement at receivers")
+    rn.add_argument("--cc", default="none", choices=CONGESTION_CONTROLS,
+                    help="the uroce hosts' congestion control: none (fixed rate) or dcqcn "
+                         "(a DCQCN-like rate cut on CNPs, the receivers sending CNPs for "
+                         "CE-marked data: up --ecn / --ecn-kb sets where switches mark)")
     rn.add_argument("--pace", type=float, default=0.8,
                     help="hosts send at this fraction of their link rate (default 0.8)")
     rn.add_argument("--hosts", default=None, metavar="vm|uroce|all|NAMES",
@@ -546,7 +558,8 @@ def no_shape_with_plan(args: argparse.Namespace, verb: str, *more: tuple[str, ob
     given = [o for o, v in (("--topology", args.topology), ("--k", args.k),
                             ("--levels", args.levels), ("--name", args.name),
                             ("--link-mbps", args.link_mbps), ("--buffer", args.buffer),
-                            ("--ecn", args.ecn), ("--latency-us", args.latency_us)) + more
+                            ("--ecn", args.ecn), ("--ecn-kb", args.ecn_kb),
+                            ("--latency-us", args.latency_us)) + more
              if v is not None]
     if given:
         raise TopologyError(f"{verb} --plan FILE: the plan gives the fabric; not {given[0]}")
@@ -992,7 +1005,7 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
     res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
                      deadline_s=args.deadline_s, hosts=args.hosts, log=progress, rto_us=rto,
-                     incast_senders=args.incast_senders)
+                     incast_senders=args.incast_senders, cc=args.cc)
     return report_run(args, res)
 
 
@@ -1078,6 +1091,8 @@ def run_everywhere(args: argparse.Namespace) -> int:
     opts += ["--ooo"] if args.ooo else []
     opts += ["--hosts", args.hosts] if args.hosts else []
     opts += ["--rto-us", str(args.rto_us)] if args.rto_us is not None else []
+    opts += ["--incast-senders", str(args.incast_senders)] if args.incast_senders else []
+    opts += ["--cc", args.cc]
 
     def args_of(s: plan_mod.Server, where: str) -> list[str]:
         # ofan-sim sees one fabric: the first server's part runs it.

@@ -59,6 +59,8 @@ RC_PORT = 18515
 # CPU-bound when the engine says so (its status: engine.cpu_bound, reason).
 SHAPER_LAG_LIMIT = 0.05
 WORKLOADS = ("perm", "a2a", "allgather", "reducescatter", "incast")
+# run --cc: the uroce hosts' congestion control (uroce's dcqcn.h).
+CONGESTION_CONTROLS = ("none", "dcqcn")
 # Per switch: its {queues, ports, counters} as ofanctl gives them (checked by
 # reports.check_snapshot); and a run's records, as `ofan-emu run --json`
 # prints them.
@@ -94,6 +96,7 @@ class Runner:
         self.shared = fab.kind.engine == "shared"
         self.bad_progress = 0  # malformed "progress" lines from uroce, skipped
         self.incast_senders = 0  # run --incast-senders (0: every other host)
+        self.cc = "none"  # run --cc
 
     # -- switches ----------------------------------------------------------
     def live_switches(self) -> list[SwitchInfo]:
@@ -314,6 +317,7 @@ class Runner:
                 "deadline_s": deadline_s,
                 "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + 20),
                 "rto_us": rto_us, "incast_senders": self.incast_senders,
+                "dcqcn": self.cc == "dcqcn",
                 "k": self.topo.k, "levels": self.topo.levels,
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
                            "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
@@ -395,7 +399,8 @@ class Runner:
                 "retransmissions": counters.get("rcvd_seq_err", 0)
                 + counters.get("completer_retry_err", 0),
                 "out_of_sequence": counters.get("out_of_seq_request", 0),
-                "duplicates": counters.get("duplicate_request", 0)}
+                "duplicates": counters.get("duplicate_request", 0),
+                "cnps_received": 0}  # rxe is no DCQCN reaction point
 
     def run_vms(self, workload: str, msg: int, seed: int, qps: int, deadline_s: float,
                 hosts: list[HostInfo]) -> Record:
@@ -496,6 +501,8 @@ class Runner:
             return None
         rate, note = self.sim_link_gbps()
         link_args, notes = self.sim_link_args()
+        if self.cc != "none":
+            notes.append(f"ofan-sim has no {self.cc}: its hosts send at the pacer's rate")
         for n in ([note] if note else []) + notes:
             self.log(f"  sim: {n}")
         sim_msg = msg if workload != "a2a" else max(1, msg // len(hosts))
@@ -599,9 +606,12 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
         qps: int = 1, entropy: str = "qp", ooo: bool = False, pace: float = 0.8,
         with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
         log: Callable[[str], None] = print, rto_us: int | None = None,
-        incast_senders: int = 0) -> Record:
+        incast_senders: int = 0, cc: str = "none") -> Record:
     """incast_senders: with workload incast, how many hosts send to the first
-    (0: every other one), spread evenly over the hosts' order."""
+    (0: every other one), spread evenly over the hosts' order. cc: the
+    uroce hosts' congestion control (CONGESTION_CONTROLS)."""
+    if cc not in CONGESTION_CONTROLS:
+        raise FabricError(f"--cc {cc}: one of {', '.join(CONGESTION_CONTROLS)}", code=2)
     if workload not in WORKLOADS:
         raise FabricError(f"--workload {workload}: one of {', '.join(WORKLOADS)}", code=2)
     if incast_senders and workload != "incast":
@@ -620,6 +630,12 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
     r.incast_senders = incast_senders
     kinds = {fab.host_kind(h["name"]).kind for h in hs}  # uroce, vm or both
     kind = kinds.pop() if len(kinds) == 1 else "mixed"
+    if cc != "none" and kind == "vm":
+        raise FabricError(f"--cc {cc}: uroce's; rxe (the VM hosts) has no DCQCN reaction point",
+                          code=2)
+    if cc != "none" and kind == "mixed":
+        log(f"--cc {cc}: the uroce hosts only; the rxe VM hosts send at their NICs' rate")
+    r.cc = cc
     if kind == "vm" and (entropy != "qp" or ooo):
         raise FabricError("--entropy and --ooo are uroce's: rxe has one UDP port per QP pair "
                           "and no out-of-order placement", code=2)
@@ -679,6 +695,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
             "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
+            "cc": cc,
             "runs": runs, "comparison": _compare(runs) if with_sim else None,
             "pfc_comparison": pfc_compare(runs) if with_sim else None}
 
@@ -686,7 +703,8 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
 # A run's host counters: its record's name -> uroce's totals' name (rxe's
 # in Runner.rxe_totals).
 HOST_COUNTS = {"retransmissions": "retransmissions", "naks": "naks_received",
-               "out_of_sequence": "out_of_sequence", "timeouts": "timeouts"}
+               "out_of_sequence": "out_of_sequence", "timeouts": "timeouts",
+               "cnps": "cnps_received"}
 
 
 def record(lb: str, seed: int, coll: Record, sw: Record, counts: dict[str, int],
@@ -812,7 +830,7 @@ def _merge(per_seed: list[Record]) -> Record:
               "cct_inflation", "shaper_lag_max_fraction"):
         vals = [x[k] for x in per_seed if x.get(k) is not None]
         out[k] = statistics.mean(vals) if vals else None
-    for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks",
+    for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks", "cnps",
               "pfc_pause_frames", "lossless_drops", "buffer_alarms"):
         out[k] = sum(x.get(k, 0) for x in per_seed)
     out["buffer_max_pct"] = max(x.get("buffer_max_pct", 0.0) for x in per_seed)
@@ -907,11 +925,13 @@ def pfc_compare(runs: list[Record]) -> list[Record] | None:
 
 def table(res: Record) -> str:
     sim = any(r.get("sim") for r in res["runs"])
+    cc = res.get("cc", "none") != "none"  # run --cc dcqcn: the CNPs the senders heard
     head = (f"{res['workload']} of {res['msg_bytes']} B on {res['hosts']} hosts of a k={res['k']} "
             f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches"
             + (f", {res['engine']} engine" if res.get("engine", "kernel") != "kernel" else "")
             + "), "
             f"{res['seeds']} seed(s), {res['qps_per_peer']} QP(s) per peer, "
+            + (f"congestion control {res['cc']}, " if cc else "")
             + ("rxe hosts in VMs, NICs at the link rate (retx = go-back-N episodes: NAKs + "
                "timeouts)" if res.get("host_kind") == "vm" else
                f"rxe VMs and uroce hosts (paced at {res['pace_fraction']:.0%}) together"
@@ -922,7 +942,7 @@ def table(res: Record) -> str:
     # ports' paused time, lossless drops (0, or a bug).
     pfc = any(r.get("pfc_pause_frames") or r.get("lossless_drops") for r in res["runs"])
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
-        stages + ["ecn", "retx", "naks", "oos", "tmo"] + \
+        stages + ["ecn", "retx", "naks", "oos", "tmo"] + (["cnps"] if cc else []) + \
         (["pauses", "paused_ms", "ll_drops"] if pfc else []) + ["verified", "cpu"]
     if sim:
         cols += ["sim_qmax", "sim_infl"] + (["sim_pauses", "sim_paused_ms"] if pfc else [])
@@ -934,6 +954,7 @@ def table(res: Record) -> str:
         row += [_f(r["stages"][s]["max_pkts"], 1) for s in stages]
         row += [str(r.get(k, 0)) for k in ("ecn_marks", "retransmissions", "naks",
                                            "out_of_sequence", "timeouts")]
+        row += [str(r.get("cnps", 0))] if cc else []
         if pfc:
             row += [str(r.get("pfc_pause_frames", 0)),
                     _f(r.get("pfc_paused_us", 0.0) / 1000, 1), str(r.get("lossless_drops", 0))]

@@ -7,7 +7,7 @@ namespace ofan::uroce {
 
 void CnpSender::OnCe(Ns now) {
   ++c_->ce_rx;
-  if (!ever_ || now - last_ >= cfg_.cnp_interval_ns) owed_ = true;
+  if (!ever_ || now - last_ >= DcqcnTime(cfg_.cnp_interval_ns, cfg_.line_rate_gbps)) owed_ = true;
 }
 
 uint32_t CnpSender::Build(uint8_t* out, Ns now) {
@@ -37,14 +37,14 @@ void RateLimiter::OnCnp(Ns now) {
 }
 
 void RateLimiter::OnTimer(Ns now) {
-  if (limiting() && now - updated_ >= kRecoveryNs) {
+  if (limiting() && now - updated_ >= recovery()) {
     alpha_ *= 15.0 / 16.0;
     rate_ = std::min(1.0, (rate_ + 1.0) / 2.0);  // fast recovery towards line rate
     updated_ = now;
   }
 }
 
-Ns RateLimiter::NextDeadline() const { return limiting() ? updated_ + kRecoveryNs : ~Ns{0}; }
+Ns RateLimiter::NextDeadline() const { return limiting() ? updated_ + recovery() : ~Ns{0}; }
 
 Ns RateLimiter::Spacing(uint32_t frame_len) const {
   const double ns = (frame_len + 24) * 8.0 / (rate_ * cfg_.line_rate_gbps);

@@ -77,6 +77,12 @@ def refusals():
         p = emu("up", "--k", "4", "--name", LOSSLESS, "--pfc", *args)
         check(f"up --pfc {' '.join(args)}: exit 2 naming the range",
               p.returncode == 2 and why in p.stderr, p.stderr[-300:])
+    p = emu("up", "--k", "4", "--name", LOSSLESS, "--ecn", "64KiB", "--ecn-kb", "32")
+    check("up --ecn and --ecn-kb together: exit 2", p.returncode == 2
+          and "give one" in p.stderr, p.stderr[-300:])
+    p = emu("run", "--name", LOSSLESS, "--cc", "reno")
+    check("run --cc reno: exit 2 naming the choices", p.returncode == 2
+          and "dcqcn" in p.stderr, p.stderr[-300:])
     check("... and nothing was made", not any(leftovers(LOSSLESS).values()),
           str(leftovers(LOSSLESS)))
 
@@ -191,6 +197,14 @@ def lossy_incast(name):
     check("without --pfc: the same incast drops at a full buffer (and recovers, verified)",
           ok and r["verified"] and r["drops"].get("buffer_full", 0) > 0
           and r["pfc_pause_frames"] == 0, f"rc={rc} drops={r.get('drops')}")
+    # DCQCN (run --cc dcqcn): the receivers' CNPs reach the senders, which
+    # cut their rates; without it none is counted.
+    rc, res = run_json(name, *INCAST, "--lbs", "ecmp", "--cc", "dcqcn")
+    ok = rc in (0, 3) and res is not None and res["runs"]
+    r = res["runs"][0] if ok else {}
+    check("run --cc dcqcn: the senders hear CNPs for the CE marks, the run verifies",
+          ok and res["cc"] == "dcqcn" and r["cnps"] > 0 and r["ecn_marks"] > 0 and r["verified"],
+          f"rc={rc} cnps={r.get('cnps')} ecn={r.get('ecn_marks')}")
 
 
 def main():

@@ -63,11 +63,19 @@ TEST(RateLimiter, CutOnCnpRecoverOverTime) {
   EXPECT_DOUBLE_EQ(r.rate(), 0.5);  // alpha stays 1 after the first cut
   // 1000 bytes + 24 of preamble, FCS and gap at half of 1 byte/ns.
   EXPECT_EQ(r.Spacing(1000), 2048u);
-  EXPECT_EQ(r.NextDeadline(), 1000u + 55'000u);
-  r.OnTimer(1000 + 54'999);
+  // 55 us at 40 Gb/s: five times as long at 8 Gb/s.
+  EXPECT_EQ(r.NextDeadline(), 1000u + 275'000u);
+  r.OnTimer(1000 + 274'999);
   EXPECT_DOUBLE_EQ(r.rate(), 0.5);
-  r.OnTimer(1000 + 55'000);
+  r.OnTimer(1000 + 275'000);
   EXPECT_DOUBLE_EQ(r.rate(), 0.75);
+}
+
+TEST(RateLimiter, TimersAreTheReferenceLineTime) {
+  EXPECT_EQ(DcqcnTime(55'000, 100), 55'000u);  // as given at 40 Gb/s and above
+  EXPECT_EQ(DcqcnTime(55'000, 40), 55'000u);
+  EXPECT_EQ(DcqcnTime(55'000, 0.025), 88'000'000u);  // ofan-emu's 25 Mb/s: 88 ms
+  EXPECT_EQ(DcqcnTime(55'000, 0), 55'000u);          // no rate known: as given
 }
 
 TEST(RateLimiter, CountsCnpsButIgnoresThemWithoutDcqcn) {
@@ -83,6 +91,7 @@ TEST(RateLimiter, CountsCnpsButIgnoresThemWithoutDcqcn) {
 TEST(CnpSender, OnePerIntervalNotEcnCapable) {
   EngineConfig cfg;
   cfg.cnp_interval_ns = 50'000;
+  cfg.line_rate_gbps = 40;  // the interval as given
   QpCounters c;
   Framer f(cfg);
   f.Connect(Peer());
