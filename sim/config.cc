@@ -110,13 +110,16 @@ Status SimConfig::Validate() const {
         HostSchemeName(host)));
   }
   if (Status s = ValidateMix(*this); !s) return s;
-  if (workload != WorkloadKind::kIncast && incast_senders)
-    return bad("--incast-senders: with --workload incast");
+  if (workload != WorkloadKind::kIncast && (incast_senders || incast_victim))
+    return bad(incast_victim ? "--victim: with --workload incast"
+                             : "--incast-senders: with --workload incast");
   if (workload == WorkloadKind::kIncast) {
     const auto hosts = static_cast<uint32_t>(lb::FatTree::Make(k, levels)->num_hosts());
-    if (incast_senders >= hosts) {
-      return bad(fmt::format("--incast-senders {}: 1 to {} of the {} hosts (host 0 receives)",
-                             incast_senders, hosts - 1, hosts));
+    const uint32_t most = incast_victim ? hosts - 3 : hosts - 1;
+    if (incast_senders > most) {
+      return bad(fmt::format("--incast-senders {}: 1 to {} of the {} hosts (host 0 receives{})",
+                             incast_senders, most, hosts,
+                             incast_victim ? "; the victim's two ends do not send to it" : ""));
     }
   }
   if (pfc) {

@@ -62,6 +62,7 @@ struct SimConfig {
   uint32_t fsdp_phases = 2;
   uint32_t server_gpus = 8;     // GPUs per server (moe, fsdp)
   uint32_t incast_senders = 0;  // incast: hosts that send to host 0 (0: every other one)
+  bool incast_victim = false;   // incast: and the victim flow (workload::VictimSrc)
 
   double link_gbps = 800.0;
   double latency_us = 0.5;  // per link

@@ -247,6 +247,9 @@ int Main(int argc, char** argv) {
                  "matrix | moe (§6.6 MoE dispatch, k=8: 128 GPUs) | fsdp (§6.7 FSDP2 backward, "
                  "k=16: 1,024 GPUs) | incast (--incast-senders hosts to host 0, --msg each)")
       ->capture_default_str();
+  app.add_flag("--victim", c.incast_victim,
+               "incast: and a victim flow, the last host to host 1 (the receiver's edge "
+               "neighbour), as ofan-emu run --victim");
   app.add_option("--incast-senders", c.incast_senders,
                  "incast: hosts that send to host 0, evenly spaced over the others (0: every "
                  "other host), as ofan-emu run --workload incast picks them")

@@ -58,7 +58,10 @@ json ConfigJson(const SimConfig& c) {
   if (c.workload == WorkloadKind::kMoe || c.workload == WorkloadKind::kFsdp) {
     j["server_gpus"] = c.server_gpus;
   }
-  if (c.workload == WorkloadKind::kIncast) j["incast_senders"] = c.incast_senders;
+  if (c.workload == WorkloadKind::kIncast) {
+    j["incast_senders"] = c.incast_senders;
+    j["victim"] = c.incast_victim;
+  }
   if (c.pfc) {  // absent otherwise, as the mix's keys
     j["pfc"] = {{"quanta", c.pfc_quanta},
                 {"response_quanta", c.pfc_response_quanta},

@@ -103,8 +103,10 @@ Result<std::vector<Flow>> MakeWorkload(const SimConfig& c, const lb::FatTree& tr
       return ParseMatrix(*text, tree);
     }
     case WorkloadKind::kIncast:
-      for (const uint32_t s : workload::IncastSenders(n, c.incast_senders))
+      for (const uint32_t s : workload::IncastSenders(n, c.incast_senders, c.incast_victim))
         flows.push_back({s, 0, c.msg_bytes});
+      if (c.incast_victim)
+        flows.push_back({workload::VictimSrc(n), workload::kVictimDst, c.msg_bytes});
       break;
     case WorkloadKind::kMoe:
       return Moe(c, n, info);

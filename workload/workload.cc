@@ -96,13 +96,14 @@ std::vector<uint32_t> RandomDerangement(uint32_t n, uint64_t seed) {
   }
 }
 
-std::vector<uint32_t> IncastSenders(uint32_t n, uint32_t senders) {
+std::vector<uint32_t> IncastSenders(uint32_t n, uint32_t senders, bool victim) {
   std::vector<uint32_t> out;
-  if (n < 2) return out;
-  const uint32_t others = n - 1;
+  const uint32_t first = victim ? 2 : 1, end = victim ? n - 1 : n;  // candidates [first, end)
+  if (n < (victim ? 4u : 2u)) return out;
+  const uint32_t others = end - first;
   const uint32_t m = senders == 0 || senders > others ? others : senders;
   for (uint32_t j = 0; j < m; ++j)
-    out.push_back(1 + static_cast<uint32_t>(uint64_t{j} * others / m));
+    out.push_back(first + static_cast<uint32_t>(uint64_t{j} * others / m));
   return out;
 }
 

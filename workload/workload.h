@@ -29,8 +29,16 @@ Result<std::vector<Flow>> ParseMatrix(const std::string& text, const lb::FatTree
 std::vector<uint32_t> RandomDerangement(uint32_t n, uint64_t seed);
 
 // The incast's senders to host (rank) 0, ascending: `senders` of 1..n-1,
-// evenly spaced so that they spread over the pods (0, or more than n-1:
-// every other one). Empty for n < 2.
-std::vector<uint32_t> IncastSenders(uint32_t n, uint32_t senders);
+// evenly spaced so that they spread over the pods (0, or more than there
+// are: every one of them). Empty for n < 2. With a victim flow, neither of
+// its ends sends: the candidates are 2..n-2.
+std::vector<uint32_t> IncastSenders(uint32_t n, uint32_t senders, bool victim = false);
+
+// The incast's victim flow (ofan-emu run --victim): the last host sends as
+// much as an incast sender to host 1, the receiver's neighbour on its edge
+// in a fat tree's host order. It crosses the ports upstream of the
+// receiver's edge that the incast pauses, but not the receiver's link. n >= 4.
+inline constexpr uint32_t kVictimDst = 1;
+inline uint32_t VictimSrc(uint32_t n) { return n - 1; }
 
 }  // namespace ofan::workload

@@ -82,6 +82,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--workload", workload, "permutation, alltoall, allgather, reducescatter, incast")
       ->capture_default_str();
+  app.add_flag("--victim", sp.victim,
+               "incast: the last rank also sends --msg to rank 1, the receiver's edge neighbour "
+               "(a flow that shares the incast's upstream ports, not its last hop)");
   app.add_option("--incast-senders", sp.incast_senders,
                  "incast: ranks that send to rank 0, evenly spaced (0: every other rank)")
       ->capture_default_str();

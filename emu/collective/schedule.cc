@@ -123,7 +123,7 @@ class Builder {
   // Every sender's S bytes to rank 0, sender j's at j * S there (senders in
   // ascending order keep the receiver's arrivals sorted).
   Result<Schedule> Incast() {
-    const std::vector<Rank> senders = IncastSenders(p_.num_ranks, p_.incast_senders);
+    const std::vector<Rank> senders = IncastSenders(p_.num_ranks, p_.incast_senders, p_.victim);
     RankPlan& dst = s_.ranks[0];
     dst.recv_bytes = p_.msg_bytes * senders.size();
     for (size_t j = 0; j < senders.size(); ++j) {
@@ -133,6 +133,14 @@ class Builder {
       if (!k) return k.error();
       dst.expect.push_back({.recv_off = slot, .len = p_.msg_bytes, .src = i, .src_off = 0});
       s_.ranks[i].send_bytes = p_.msg_bytes;
+    }
+    if (p_.victim) {
+      const Rank v = workload::VictimSrc(p_.num_ranks), d = workload::kVictimDst;
+      auto k = Transfer(v, d, 0, 0, 0, p_.msg_bytes, 1, OnArrival::kNone);
+      if (!k) return k.error();
+      s_.ranks[d].recv_bytes = p_.msg_bytes;
+      s_.ranks[d].expect.push_back({.recv_off = 0, .len = p_.msg_bytes, .src = v, .src_off = 0});
+      s_.ranks[v].send_bytes = p_.msg_bytes;
     }
     return std::move(s_);
   }
@@ -215,8 +223,8 @@ Result<Workload> ParseWorkload(std::string_view name) {
                                name));
 }
 
-std::vector<Rank> IncastSenders(uint32_t num_ranks, uint32_t senders) {
-  return workload::IncastSenders(num_ranks, senders);  // the one rule ofan-sim runs too
+std::vector<Rank> IncastSenders(uint32_t num_ranks, uint32_t senders, bool victim) {
+  return workload::IncastSenders(num_ranks, senders, victim);  // the one rule ofan-sim runs too
 }
 
 uint64_t SplitBegin(uint64_t total, uint32_t parts, uint32_t align, uint32_t i) {
@@ -274,6 +282,17 @@ Result<Schedule> MakeSchedule(const ScheduleParams& p) {
   if (p.chunk_bytes < kWord || p.chunk_bytes % kWord != 0 || p.chunk_bytes > (uint64_t{1} << 31)) {
     return bad(
         fmt::format("chunk size {} B: expected a multiple of 4 in 4 B .. 2 GiB", p.chunk_bytes));
+  }
+  if (p.victim && p.workload != Workload::kIncast)
+    return bad("a victim flow runs beside an incast");
+  if (p.victim && p.num_ranks < 4) {
+    return bad(fmt::format("a victim flow beside an incast needs 4 ranks, not {}", p.num_ranks));
+  }
+  if (p.victim && p.incast_senders > p.num_ranks - 3) {
+    return bad(
+        fmt::format("{} incast senders: with the victim flow, {} ranks have at most {} "
+                    "(neither the receiver nor the victim's two ends)",
+                    p.incast_senders, p.num_ranks, p.num_ranks - 3));
   }
   if (p.workload == Workload::kIncast && p.incast_senders > p.num_ranks - 1) {
     return bad(fmt::format("{} incast senders: {} ranks have at most {} besides the receiver",

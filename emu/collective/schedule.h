@@ -82,13 +82,16 @@ struct ScheduleParams {
   // Largest write (a multiple of 4). A transfer is cut into at least
   // qps_per_peer chunks when it is big enough, so that every QP carries some.
   uint64_t chunk_bytes = 64 * 1024;
-  // incast: how many ranks send to rank 0 (0: every other rank).
+  // incast: how many ranks send to rank 0 (0: every other rank), and
+  // whether the victim flow runs beside it (workload::VictimSrc to
+  // workload::kVictimDst, msg_bytes; neither end an incast sender).
   uint32_t incast_senders = 0;
+  bool victim = false;
 };
 
-// The incast's senders, in ascending order: `senders` of ranks 1..n-1,
-// evenly spaced (all of them for 0 or n-1).
-std::vector<Rank> IncastSenders(uint32_t num_ranks, uint32_t senders);
+// The incast's senders, in ascending order: `senders` of ranks 1..n-1
+// (2..n-2 with the victim), evenly spaced (all of them for 0).
+std::vector<Rank> IncastSenders(uint32_t num_ranks, uint32_t senders, bool victim = false);
 
 // What a rank does with a message once it is in its receive buffer.
 enum class OnArrival : uint8_t {

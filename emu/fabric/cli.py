@@ -450,6 +450,10 @@ def add_run_args(rn: argparse.ArgumentParser) -> None:
     rn.add_argument("--incast-senders", type=int, default=0, metavar="N",
                     help="with --workload incast: N hosts send --msg each to the first host, "
                          "spread evenly over the others (default: all of them)")
+    rn.add_argument("--victim", action="store_true",
+                    help="with --workload incast: the last host also sends --msg to the second "
+                         "(the receiver's edge neighbour): a flow that shares the incast's "
+                         "upstream ports, not its last hop; rows give its rate (victim_gbps)")
     rn.add_argument("--ooo", action="store_true", help="out-of-order placement at receivers")
     rn.add_argument("--cc", default="none", choices=CONGESTION_CONTROLS,
                     help="the uroce hosts' congestion control: none (fixed rate) or dcqcn "
@@ -1005,7 +1009,7 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
     res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
                      deadline_s=args.deadline_s, hosts=args.hosts, log=progress, rto_us=rto,
-                     incast_senders=args.incast_senders, cc=args.cc)
+                     incast_senders=args.incast_senders, cc=args.cc, victim=args.victim)
     return report_run(args, res)
 
 
@@ -1092,7 +1096,7 @@ def run_everywhere(args: argparse.Namespace) -> int:
     opts += ["--hosts", args.hosts] if args.hosts else []
     opts += ["--rto-us", str(args.rto_us)] if args.rto_us is not None else []
     opts += ["--incast-senders", str(args.incast_senders)] if args.incast_senders else []
-    opts += ["--cc", args.cc]
+    opts += ["--cc", args.cc] + (["--victim"] if args.victim else [])
 
     def args_of(s: plan_mod.Server, where: str) -> list[str]:
         # ofan-sim sees one fabric: the first server's part runs it.

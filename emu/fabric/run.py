@@ -97,6 +97,7 @@ class Runner:
         self.bad_progress = 0  # malformed "progress" lines from uroce, skipped
         self.incast_senders = 0  # run --incast-senders (0: every other host)
         self.cc = "none"  # run --cc
+        self.victim = False  # run --victim
 
     # -- switches ----------------------------------------------------------
     def live_switches(self) -> list[SwitchInfo]:
@@ -317,7 +318,7 @@ class Runner:
                 "deadline_s": deadline_s,
                 "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + 20),
                 "rto_us": rto_us, "incast_senders": self.incast_senders,
-                "dcqcn": self.cc == "dcqcn",
+                "victim": self.victim, "dcqcn": self.cc == "dcqcn",
                 "k": self.topo.k, "levels": self.topo.levels,
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
                            "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
@@ -343,6 +344,7 @@ class Runner:
                 "--ranks", str(len(hosts)), "--addrs", ",".join(h["addr"] for h in hosts),
                 "--workload", workload, "--msg", str(msg), "--qps", str(qps),
                 "--incast-senders", str(self.incast_senders),
+                *(["--victim"] if self.victim else []),
                 "--seed", str(seed), "--deadline-ms", str(int(deadline_s * 1000)),
                 "--link-gbps", f"{rate:g}", "--rho", "1",
                 "--k", str(self.topo.k), "--levels", str(self.topo.levels),
@@ -513,6 +515,8 @@ class Runner:
                "--json", "--no-progress"]
         if workload == "incast" and self.incast_senders:
             cmd += ["--incast-senders", str(self.incast_senders)]
+        if self.victim:
+            cmd.append("--victim")
         setup = self.fab.setup
         if setup.pfc_priority is not None:
             cmd.append("--pfc")
@@ -543,6 +547,20 @@ class Runner:
                                        "paused_us": v.get("paused_us", 0.0)}
                                    for k, v in d["stages"].items()})
         return out
+
+
+def victim_rate(coll: Record, msg: int, hosts: list[HostInfo], fab: Fabric) -> Record:
+    """run --victim: the victim flow's rate (its `msg` over its sender's
+    time, first post to last completion) and its share of the sender's
+    link; None where the sender's rank did not finish."""
+    ranks = coll.get("rank_us") or []
+    v = len(hosts) - 1  # the last host sends it (workload::VictimSrc)
+    us = ranks[v] if v < len(ranks) else 0
+    if not us:
+        return {"victim_gbps": None, "victim_share": None}
+    gbps = msg * 8 / (us * 1e3)
+    line = rate_gbps(fab.topo.link_at(hosts[v]["name"], 0).attrs)
+    return {"victim_gbps": gbps, "victim_share": gbps / line}
 
 
 def exchange_spec(spec: Record, hosts: list[HostInfo], elsewhere: set[str]) -> Record:
@@ -606,10 +624,13 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
         qps: int = 1, entropy: str = "qp", ooo: bool = False, pace: float = 0.8,
         with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
         log: Callable[[str], None] = print, rto_us: int | None = None,
-        incast_senders: int = 0, cc: str = "none") -> Record:
+        incast_senders: int = 0, cc: str = "none", victim: bool = False) -> Record:
     """incast_senders: with workload incast, how many hosts send to the first
     (0: every other one), spread evenly over the hosts' order. cc: the
-    uroce hosts' congestion control (CONGESTION_CONTROLS)."""
+    uroce hosts' congestion control (CONGESTION_CONTROLS). victim: with
+    the incast, the last host also sends `msg` to the second (the
+    receiver's edge neighbour in host order): its rate is the run's
+    victim_gbps."""
     if cc not in CONGESTION_CONTROLS:
         raise FabricError(f"--cc {cc}: one of {', '.join(CONGESTION_CONTROLS)}", code=2)
     if workload not in WORKLOADS:
@@ -624,10 +645,19 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
         raise FabricError(f"fabric {fab.name} is not ready (phase {fab.state.phase})")
     r = Runner(fab, log, rto_us)
     hs = pick_hosts(fab, hosts)
-    if incast_senders and not 1 <= incast_senders < len(hs):
-        raise FabricError(f"--incast-senders {incast_senders}: 1 to {len(hs) - 1} of the "
-                          f"{len(hs)} hosts (the first receives)", code=2)
+    if victim and workload != "incast":
+        raise FabricError("--victim: with --workload incast", code=2)
+    if victim and len(hs) < 4:
+        raise FabricError(f"--victim: 4 hosts or more (the receiver, its neighbour, a sender "
+                          f"and the victim's), not {len(hs)}", code=2)
+    most = len(hs) - (3 if victim else 1)
+    if incast_senders and not 1 <= incast_senders <= most:
+        raise FabricError(f"--incast-senders {incast_senders}: 1 to {most} of the "
+                          f"{len(hs)} hosts (the first receives"
+                          + ("; the victim's two ends do not send to it)" if victim else ")"),
+                          code=2)
     r.incast_senders = incast_senders
+    r.victim = victim
     kinds = {fab.host_kind(h["name"]).kind for h in hs}  # uroce, vm or both
     kind = kinds.pop() if len(kinds) == 1 else "mixed"
     if cc != "none" and kind == "vm":
@@ -678,6 +708,8 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             totals = res.get("totals", {})
             one = record(lb, s, coll, sw, {k: totals.get(u, 0) for k, u in HOST_COUNTS.items()},
                          sw["cpu_reasons"] + host_reasons, wall, kind)
+            if victim:
+                one.update(victim_rate(coll, msg, hs, fab))
             if kind != "uroce":
                 one["rxe_counters"] = res["rxe_counters"]
                 one["duplicates"] = res["totals"]["duplicates"]
@@ -695,7 +727,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
             "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
-            "cc": cc,
+            "cc": cc, "victim": victim,
             "runs": runs, "comparison": _compare(runs) if with_sim else None,
             "pfc_comparison": pfc_compare(runs) if with_sim else None}
 
@@ -827,7 +859,7 @@ def _merge(per_seed: list[Record]) -> Record:
         return dict(per_seed[0], per_seed=per_seed)
     out: Record = {"lb": per_seed[0]["lb"], "per_seed": per_seed}
     for k in ("cct_us", "cct_lower_bound_us", "algbw_gbps", "busbw_gbps", "queue_max_pkts",
-              "cct_inflation", "shaper_lag_max_fraction"):
+              "cct_inflation", "shaper_lag_max_fraction", "victim_gbps", "victim_share"):
         vals = [x[k] for x in per_seed if x.get(k) is not None]
         out[k] = statistics.mean(vals) if vals else None
     for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks", "cnps",
@@ -943,6 +975,7 @@ def table(res: Record) -> str:
     pfc = any(r.get("pfc_pause_frames") or r.get("lossless_drops") for r in res["runs"])
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
         stages + ["ecn", "retx", "naks", "oos", "tmo"] + (["cnps"] if cc else []) + \
+        (["victim"] if res.get("victim") else []) + \
         (["pauses", "paused_ms", "ll_drops"] if pfc else []) + ["verified", "cpu"]
     if sim:
         cols += ["sim_qmax", "sim_infl"] + (["sim_pauses", "sim_paused_ms"] if pfc else [])
@@ -955,6 +988,9 @@ def table(res: Record) -> str:
         row += [str(r.get(k, 0)) for k in ("ecn_marks", "retransmissions", "naks",
                                            "out_of_sequence", "timeouts")]
         row += [str(r.get("cnps", 0))] if cc else []
+        if res.get("victim"):  # the victim flow's share of its link
+            share = r.get("victim_share")
+            row += ["-" if share is None else f"{share:.0%}"]
         if pfc:
             row += [str(r.get("pfc_pause_frames", 0)),
                     _f(r.get("pfc_paused_us", 0.0) / 1000, 1), str(r.get("lossless_drops", 0))]

@@ -72,6 +72,7 @@ Result<Spec> ParseSpec(const json& j) {
     s.sp.seed = j.value("seed", uint64_t{1});
     s.sp.qps_per_peer = j.value("qps_per_peer", 1u);
     s.sp.incast_senders = j.value("incast_senders", 0u);
+    s.sp.victim = j.value("victim", false);
     s.sp.chunk_bytes = j.value("chunk_bytes", uint64_t{64 * 1024});
     const std::string e = j.value("entropy", std::string("qp"));
     if (e == "qp" || e == "per-qp") {

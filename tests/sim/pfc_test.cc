@@ -154,6 +154,32 @@ TEST(SimPfc, BadConfigurationsSayWhy) {
             std::string::npos);
 }
 
+TEST(SimPfc, TheVictimFlowRunsBesideTheIncast) {
+  SimConfig c = EmuScale("ecmp", 64 * kKiB);
+  c.workload = WorkloadKind::kIncast;
+  c.incast_victim = true;
+  auto t = lb::FatTree::Make(4, 3);
+  auto flows = MakeWorkload(c, *t);
+  ASSERT_TRUE(flows.ok());
+  ASSERT_EQ(flows->size(), 14u);  // 13 to host 0, the victim 15 -> 1
+  EXPECT_EQ(flows->back().src, 15u);
+  EXPECT_EQ(flows->back().dst, 1u);
+  for (size_t i = 0; i + 1 < flows->size(); ++i) {
+    EXPECT_EQ((*flows)[i].dst, 0u);
+    EXPECT_NE((*flows)[i].src, 1u);
+    EXPECT_NE((*flows)[i].src, 15u);
+  }
+  c.pfc = true;
+  auto r = RunSim(c);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->flows_incomplete, 0u);
+  c.incast_senders = 14;
+  EXPECT_FALSE(RunSim(c).ok());
+  c.incast_senders = 0;
+  c.workload = WorkloadKind::kPerm;
+  EXPECT_FALSE(RunSim(c).ok());
+}
+
 TEST(SimPfc, IncastSendersAreOfanCollsSpreadOverPods) {
   SimConfig c = EmuScale("ecmp", kMiB);
   c.workload = WorkloadKind::kIncast;

@@ -295,6 +295,44 @@ TEST(Schedule, IncastSendersAreSpreadAndBounded) {
   EXPECT_NE(too_many.error().message.find("at most 3"), std::string::npos);
 }
 
+TEST(Schedule, TheVictimFlowSharesNoEndWithTheIncast) {
+  // Neither rank 1 (the receiver's neighbour) nor rank 15 (the victim's
+  // sender) sends to rank 0; 15 sends to 1 what a sender sends to 0.
+  EXPECT_EQ(IncastSenders(16, 0, true).size(), 13u);
+  EXPECT_EQ(IncastSenders(16, 0, true).front(), 2u);
+  EXPECT_EQ(IncastSenders(16, 0, true).back(), 14u);
+  EXPECT_EQ(IncastSenders(16, 3, true), (std::vector<Rank>{2, 6, 10}));
+  EXPECT_TRUE(IncastSenders(3, 0, true).empty());
+  auto s = MakeSchedule({.workload = Workload::kIncast,
+                         .num_ranks = 16,
+                         .msg_bytes = 4096,
+                         .incast_senders = 0,
+                         .victim = true});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->ranks[0].recv_bytes, 13u * 4096);
+  EXPECT_EQ(s->ranks[1].recv_bytes, 4096u);
+  ASSERT_EQ(s->ranks[1].expect.size(), 1u);
+  EXPECT_EQ(s->ranks[1].expect[0].src, 15u);
+  ASSERT_FALSE(s->ranks[15].writes.empty());
+  for (const PlannedWrite& w : s->ranks[15].writes) EXPECT_EQ(w.peer, 1u);
+  EXPECT_TRUE(s->ranks[1].writes.empty());
+  auto bad = [](ScheduleParams p, const char* says) {
+    auto r = MakeSchedule(p);
+    ASSERT_FALSE(r.ok()) << says;
+    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
+  };
+  bad({.workload = Workload::kPermutation, .num_ranks = 16, .msg_bytes = 4096, .victim = true},
+      "beside an incast");
+  bad({.workload = Workload::kIncast, .num_ranks = 3, .msg_bytes = 4096, .victim = true},
+      "needs 4 ranks");
+  bad({.workload = Workload::kIncast,
+       .num_ranks = 16,
+       .msg_bytes = 4096,
+       .incast_senders = 14,
+       .victim = true},
+      "at most 13");
+}
+
 TEST(Schedule, FindArrivalByImmediate) {
   const Schedule s = Make(Workload::kAllGather, 4, 40000, 2, 1024);
   const RankPlan& p = s.ranks[2];

@@ -135,6 +135,18 @@ def lossless_incast(name):
         check(f"--pfc {r['lb']}: the incast's bound is the receiver's link",
               payload_us < r["cct_lower_bound_us"] < 1.1 * payload_us,
               f"bound {r['cct_lower_bound_us']} us (payload alone {payload_us:.0f} us)")
+    # The victim flow (run --victim): h15 -> h1 beside a 13-to-1 incast to h0,
+    # through the ports upstream of e0-0 that the incast pauses.
+    rc, res = run_json(name, *INCAST, "--lbs", "ecmp", "--victim", "--hosts", "all")
+    ok = rc in (0, 3) and res is not None and res["runs"]
+    r = res["runs"][0] if ok else {}
+    check("--pfc --victim: the incast and the victim flow verified, its rate reported, "
+          "nothing dropped", ok and res["victim"] and r["verified"] and r["lossless_drops"] == 0
+          and not r["drops"] and (r.get("victim_gbps") or 0) > 0
+          and 0 < r["victim_share"] <= 1.0, f"rc={rc} victim={r.get('victim_gbps')}")
+    p = emu("run", "--name", name, "--json", "--workload", "perm", "--victim")
+    check("run --victim without the incast: exit 2", p.returncode == 2
+          and "--victim: with --workload incast" in p.stderr, p.stderr[-300:])
 
 
 def lossless_permutation(name):
