@@ -19,7 +19,8 @@ namespace ofan::dp {
 
 // Is this frame of the lossless class? An IPv4 frame whose DSCP is `dscp`,
 // unless it is a RoCE ACK/NAK/CNP (those go in the strict-priority class,
-// as the switch queues them: switch.cc's queue_of_). The switch asks it of
+// as the switch queues them: switch.cc's queue_of_; a frame marked
+// kPriorityDscp is not `dscp`'s). The switch asks it of
 // its normal queue's frames, the engine of a host's (its NIC's MAC pauses
 // only this class).
 inline bool IsLosslessFrame(const uint8_t* f, uint32_t len, uint8_t dscp) {

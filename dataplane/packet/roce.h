@@ -111,6 +111,15 @@ constexpr bool HasAeth(Opcode op) { return HasAeth(Raw(op)); }
 constexpr bool HasImmDt(Opcode op) { return HasImmDt(Raw(op)); }
 constexpr bool IsAckClass(Opcode op) { return IsAckClass(Raw(op)); }
 
+// The DSCP that puts any RoCE frame in the ACK class (the strict-priority
+// queue, never paused): CS6, as RoCE deployments mark CNPs; the
+// collectives' clear-to-send messages (emu/collective, --cts) carry it.
+inline constexpr uint8_t kPriorityDscp = 48;
+// The class of a RoCE frame from its BTH opcode and its IPv4 TOS byte.
+constexpr bool IsAckClassFrame(uint8_t op, uint8_t tos) {
+  return IsAckClass(op) || (tos >> 2) == kPriorityDscp;
+}
+
 // Bytes of the extension headers between the BTH and the payload, in the
 // order IBA puts them (RETH / AtomicETH, AETH, AtomicAckETH, ImmDt).
 constexpr uint32_t ExtHeaderBytes(uint8_t op) {

@@ -72,12 +72,13 @@ inline void Reset(ParsedPacket& p, uint32_t len) {
 }
 
 // The RoCEv2 fields of a BTH known to be in bounds (roce.h's single-field
-// readers: one load each, no header copy).
-inline void ReadBth(const uint8_t* bth, ParsedPacket& p) {
+// readers: one load each, no header copy); tos: the IPv4 header's (a frame
+// marked kPriorityDscp is of the ACK class, whatever its opcode).
+inline void ReadBth(const uint8_t* bth, uint8_t tos, ParsedPacket& p) {
   p.roce = true;
   p.bth_opcode = BthOpcodeAt(bth);
   p.dst_qp = BthDqpnAt(bth);
-  p.cls = IsAckClass(p.bth_opcode) ? lb::SizeClass::kAck : lb::SizeClass::kData;
+  p.cls = IsAckClassFrame(p.bth_opcode, tos) ? lb::SizeClass::kAck : lb::SizeClass::kData;
 }
 
 // Fills p in place (no 40-byte copy per packet in the burst loop).
@@ -147,7 +148,7 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
     ports = Rd32(l4);  // source and destination port
     if ((ports & 0xFFFF) == kRoceV2Port) {
       if (total < ihl + sizeof(UdpHdr) + sizeof(BthHdr)) return Drop(p, Counter::kDropBthTruncated);
-      ReadBth(l4 + sizeof(UdpHdr), p);
+      ReadBth(l4 + sizeof(UdpHdr), ip[offsetof(Ipv4Hdr, tos)], p);
     }
   } else if (proto == ipproto::kTcp && total >= ihl + 4) {
     ports = Rd32(l4);
@@ -191,7 +192,7 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
     p.src_ip = Rd32(d + kL3 + offsetof(Ipv4Hdr, src));
     p.dst_ip = Rd32(d + kL3 + offsetof(Ipv4Hdr, dst));
     p.ecn = static_cast<uint8_t>((w0 >> 24) & 3);
-    ReadBth(d + kL3 + sizeof(Ipv4Hdr) + sizeof(UdpHdr), p);
+    ReadBth(d + kL3 + sizeof(Ipv4Hdr) + sizeof(UdpHdr), d[kL3 + offsetof(Ipv4Hdr, tos)], p);
     p.flow_hash = FlowHash(p.src_ip, p.dst_ip, ipproto::kUdp, ByteSwap32(ports_raw));
     p.verdict = Verdict::kForward;
     return true;

@@ -60,6 +60,18 @@ TEST(Parse, RoceDataAndAckClasses) {
        {pkt::bth_opcode::kRcAck, pkt::bth_opcode::kRcAtomicAck, pkt::bth_opcode::kCnp}) {
     EXPECT_EQ(Parse(Roce(op)).cls, lb::SizeClass::kAck) << static_cast<int>(op);
   }
+  // A clear-to-send (a zero-length WRITE ONLY WITH IMMEDIATE) marked CS6 is
+  // of the ACK class, on the fast path and the full parser alike; the same
+  // frame at DSCP 26 is data.
+  for (const uint8_t dscp : {pkt::kPriorityDscp, uint8_t{26}}) {
+    // WRITE ONLY WITH IMMEDIATE, no payload.
+    const auto f = Roce(0x0B, 0x123456, static_cast<uint8_t>(dscp << 2 | pkt::ecn::kEct0), 9, 0);
+    const auto n = static_cast<uint32_t>(f.size());
+    const ParsedPacket p = ParseFrame(f.data(), n);
+    EXPECT_EQ(p.verdict, Verdict::kForward);
+    EXPECT_EQ(p.cls, dscp == 26 ? lb::SizeClass::kData : lb::SizeClass::kAck) << int{dscp};
+    EXPECT_TRUE(SameParse(p, ParseFrameReference(f.data(), n)));
+  }
 }
 
 TEST(Parse, FlowHashFollowsTheFiveTuple) {
