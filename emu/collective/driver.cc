@@ -19,6 +19,9 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
   res.num_ranks = n;
   res.msg_bytes = s.params.msg_bytes;
   res.qps_per_peer = s.params.qps_per_peer;
+  res.cts_channels = s.params.cts_channels;
+  res.cts_channel_bytes = s.params.cts_channel_bytes;
+  res.cts_priority = s.params.cts_priority;
   res.seed = s.params.seed;
   res.hosts = o.hosts;
   if (res.hosts.empty()) {
@@ -127,6 +130,10 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
   if (o.progress) o.progress(done_bytes(), total);
 
   for (auto& e : engines) res.rank_us.push_back(static_cast<double>(e->elapsed_ns()) / 1e3);
+  for (auto& e : engines) {
+    for (const int64_t w : e->cts_waits_ns())
+      res.cts_waits_us.push_back(static_cast<double>(w) / 1e3);
+  }
   ComputeBandwidths(&res);
   if (!o.verify) return res;
   std::optional<Mismatch> first;

@@ -39,6 +39,7 @@ LoopbackFabric::LoopbackFabric(const LoopbackOptions& o)
       ready_(o.num_ranks),
       outstanding_(size_t{o.num_ranks} * o.num_ranks * std::max(1u, o.qps_per_peer), 0),
       posts_(o.num_ranks, 0),
+      pair_inflight_(size_t{o.num_ranks} * o.num_ranks, 0),
       rng_state_(SplitMix64(o.seed ^ 0x100Bull)) {
   for (Rank r = 0; r < o.num_ranks; ++r) eps_.push_back(std::make_unique<Endpoint>(this, r));
 }
@@ -82,8 +83,8 @@ Status LoopbackFabric::Post(Rank src, const WriteRequest& w) {
   };
   if (w.peer >= o_.num_ranks || w.peer == src) return bad(fmt::format("bad peer {}", w.peer));
   if (w.qp >= o_.qps_per_peer) return bad(fmt::format("bad QP {}", w.qp));
-  if (w.len == 0 || w.src_off > o_.send_bytes || w.len > o_.send_bytes - w.src_off ||
-      w.dst_off > o_.recv_bytes || w.len > o_.recv_bytes - w.dst_off) {
+  if (w.src_off > o_.send_bytes || w.len > o_.send_bytes - w.src_off || w.dst_off > o_.recv_bytes ||
+      w.len > o_.recv_bytes - w.dst_off) {
     return bad(fmt::format("range src {} dst {} len {} is outside the {} / {} B buffers", w.src_off,
                            w.dst_off, w.len, o_.send_bytes, o_.recv_bytes));
   }
@@ -109,6 +110,10 @@ Status LoopbackFabric::Post(Rank src, const WriteRequest& w) {
   }
   const int64_t due = o_.delay_us == 0 ? 0 : SteadyNowNs() + int64_t{o_.delay_us} * 1000;
   inflight_.push_back({src, w, due, DrawHold()});
+  if (w.len > 0) {
+    uint32_t& pair = pair_inflight_[size_t{src} * o_.num_ranks + w.peer];
+    stats_.max_pair_inflight = std::max(stats_.max_pair_inflight, ++pair);
+  }
   return {};
 }
 
@@ -126,6 +131,7 @@ void LoopbackFabric::Deliver(const Message& m) {
     }
   }
   ++stats_.delivered;
+  if (w.len > 0) --pair_inflight_[size_t{m.src} * o_.num_ranks + w.peer];
   Completion arrived;
   arrived.kind = CompletionKind::kWriteArrived;
   arrived.peer = m.src;

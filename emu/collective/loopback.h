@@ -46,6 +46,9 @@ struct LoopbackStats {
   uint64_t posted = 0;
   uint64_t delivered = 0;
   uint64_t rejected = 0;  // Post errors
+  // The most writes with data (len > 0) one rank had posted to another and
+  // not yet delivered at once: what CTS admission bounds (rank_engine.h).
+  uint32_t max_pair_inflight = 0;
 };
 
 class LoopbackFabric {
@@ -93,6 +96,7 @@ class LoopbackFabric {
   std::vector<std::vector<Held>> ready_;  // per rank
   std::vector<uint32_t> outstanding_;     // per (src, peer, qp)
   std::vector<uint64_t> posts_;           // per rank
+  std::vector<uint32_t> pair_inflight_;   // per (src, dst): data writes posted, not delivered
   std::vector<Message> inflight_;
   uint64_t rng_state_;
   LoopbackStats stats_;

@@ -85,6 +85,21 @@ int Main(int argc, char** argv) {
   app.add_flag("--victim", sp.victim,
                "incast: the last rank also sends --msg to rank 1, the receiver's edge neighbour "
                "(a flow that shares the incast's upstream ports, not its last hop)");
+  bool cts = false;
+  std::string channel_bytes = "64KiB", cts_class = "prio";
+  uint32_t channels = 2;
+  app.add_flag("--cts", cts,
+               "receiver-driven admission (NCCL's simple protocol): a chunk goes only into one "
+               "of --channels slots of --channel-bytes its receiver cleared, and the receiver "
+               "clears a slot again once its chunk arrived");
+  app.add_option("--channels", channels, "--cts: slots per (sender, receiver) pair")
+      ->capture_default_str();
+  app.add_option("--channel-bytes", channel_bytes, "--cts: a slot's bytes (the chunk size then)")
+      ->capture_default_str();
+  app.add_option("--cts-class", cts_class,
+                 "--cts: the clear-to-sends' class, prio (DSCP 48: the switches' strict-priority "
+                 "queue) or data (the data's DSCP)")
+      ->capture_default_str();
   app.add_option("--incast-senders", sp.incast_senders,
                  "incast: ranks that send to rank 0, evenly spaced (0: every other rank)")
       ->capture_default_str();
@@ -178,6 +193,22 @@ int Main(int argc, char** argv) {
   auto c = ParseSize(chunk);
   if (!c) return usage("--chunk: " + c.error().message);
   sp.chunk_bytes = *c;
+  for (const char* opt : {"--channels", "--channel-bytes", "--cts-class"}) {
+    if (app.count(opt) && !cts) return usage(std::string(opt) + " is --cts's: give --cts");
+  }
+  if (cts) {
+    auto cb = ParseSize(channel_bytes);
+    if (!cb) return usage("--channel-bytes: " + cb.error().message);
+    if (channels == 0) return usage("--channels must be at least 1");
+    if (cts_class != "prio" && cts_class != "data")
+      return usage("--cts-class: prio or data, not '" + cts_class + "'");
+    if (app.count("--chunk"))
+      return usage("--chunk and --cts: a chunk is a slot (--channel-bytes)");
+    sp.cts_channels = channels;
+    sp.cts_channel_bytes = *cb;
+    sp.cts_priority = cts_class == "prio";
+    sp.chunk_bytes = *cb;
+  }
   auto s = MakeSchedule(sp);
   if (!s) return usage(s.error().message);
 

@@ -56,6 +56,21 @@ RankEngine::RankEngine(const Schedule& s, Transport* t)
     queue_of_write_[w] = q;
     if (pw.after == kNoDep) state_[w] = WriteState::kReady;
   }
+  cts_ = s.params.cts_channels > 0;
+  if (cts_) {
+    const uint32_t n = s.params.num_ranks;
+    for (auto* v : {&credits_, &to_grant_, &granted_, &owed_, &cts_out_}) v->assign(n, 0);
+    qp0_queue_.assign(n, UINT32_MAX);
+    queues_of_peer_.assign(n, {});
+    for (uint32_t q = 0; q < queues_.size(); ++q) {
+      queues_of_peer_[queues_[q].peer].push_back(q);
+      if (queues_[q].qp == 0) qp0_queue_[queues_[q].peer] = q;
+    }
+    for (const PlannedArrival& a : plan_.arrivals) ++to_grant_[a.from];
+    for (const uint32_t g : to_grant_) cts_total_ += g;
+    blocked_since_.assign(queues_.size(), -1);
+    cts_waits_.reserve(plan_.writes.size());  // one wait at most per write
+  }
 }
 
 void RankEngine::Prepare() {
@@ -73,8 +88,47 @@ Status RankEngine::Start(int64_t now_ns) {
     started_ = true;
     first_post_ns_ = now_ns;
   }
+  if (cts_) {  // every sender's first slots
+    for (Rank p = 0; p < to_grant_.size(); ++p) {
+      for (uint32_t i = 0; i < s_.params.cts_channels && granted_[p] < to_grant_[p]; ++i) {
+        if (Status st = Grant(p); !st) return st;
+      }
+    }
+  }
   for (uint32_t q = 0; q < queues_.size(); ++q) {
     if (Status st = Pump(q, now_ns); !st) return st;
+  }
+  return {};
+}
+
+uint32_t RankEngine::Qp0Outstanding(Rank peer) const {
+  const uint32_t q = qp0_queue_[peer];
+  return (q == UINT32_MAX ? 0 : queues_[q].outstanding) + cts_out_[peer];
+}
+
+Status RankEngine::Grant(Rank peer) {
+  if (granted_[peer] >= to_grant_[peer]) return {};
+  ++granted_[peer];
+  ++owed_[peer];
+  return FlushGrants(peer);
+}
+
+Status RankEngine::FlushGrants(Rank peer) {
+  while (owed_[peer] > 0 && Qp0Outstanding(peer) < max_outstanding_) {
+    // The immediate names the slot (the grant's number modulo the slots).
+    const WriteRequest req{.peer = peer,
+                           .qp = 0,
+                           .src_off = 0,
+                           .dst_off = 0,
+                           .len = 0,
+                           .imm = (granted_[peer] - owed_[peer]) % s_.params.cts_channels,
+                           .wr_id = kCtsWrId | peer,
+                           .priority = s_.params.cts_priority};
+    if (Status st = t_->Post(req); !st) {
+      return Fail(fmt::format("clear-to-send to rank {} failed: {}", peer, st.error().message));
+    }
+    --owed_[peer];
+    ++cts_out_[peer];
   }
   return {};
 }
@@ -85,9 +139,22 @@ Status RankEngine::Fail(std::string what) const {
 
 Status RankEngine::Pump(uint32_t queue, int64_t now_ns) {
   Queue& q = queues_[queue];
-  while (q.next < q.writes.size() && q.outstanding < max_outstanding_) {
+  while (q.next < q.writes.size() &&
+         (cts_ && q.qp == 0 ? Qp0Outstanding(q.peer) : q.outstanding) < max_outstanding_) {
     const uint32_t w = q.writes[q.next];
     if (state_[w] != WriteState::kReady) break;
+    if (cts_) {  // a chunk goes only into a slot its receiver granted
+      int64_t& since = blocked_since_[queue];
+      if (credits_[q.peer] == 0) {
+        if (since < 0) since = now_ns;
+        break;
+      }
+      --credits_[q.peer];
+      if (since >= 0) {
+        cts_waits_.push_back(now_ns - since);
+        since = -1;
+      }
+    }
     const PlannedWrite& pw = plan_.writes[w];
     const WriteRequest req{.peer = pw.peer,
                            .qp = pw.qp,
@@ -117,6 +184,17 @@ Status RankEngine::OnCompletion(const Completion& c, int64_t now_ns) {
     case CompletionKind::kError:
       return Fail(fmt::format("QP {} to rank {} failed: {}", c.qp, c.peer, c.error));
     case CompletionKind::kWriteDone: {
+      if (cts_ && (c.wr_id & kCtsWrId)) {  // a clear-to-send this rank granted
+        const uint64_t peer = c.wr_id & ~kCtsWrId;
+        if (peer >= cts_out_.size() || cts_out_[peer] == 0 || c.peer != peer || c.qp != 0) {
+          return Fail(
+              fmt::format("completion of a clear-to-send to rank {} not outstanding", peer));
+        }
+        --cts_out_[peer];
+        ++cts_done_;
+        if (Status st = FlushGrants(c.peer); !st) return st;
+        return qp0_queue_[c.peer] == UINT32_MAX ? Status{} : Pump(qp0_queue_[c.peer], now_ns);
+      }
       if (c.wr_id >= plan_.writes.size() || state_[c.wr_id] != WriteState::kPosted) {
         return Fail(fmt::format("completion of write {} that is not outstanding", c.wr_id));
       }
@@ -129,9 +207,20 @@ Status RankEngine::OnCompletion(const Completion& c, int64_t now_ns) {
       ++writes_done_;
       const uint32_t q = queue_of_write_[w];
       --queues_[q].outstanding;
+      if (cts_ && queues_[q].qp == 0) {  // room on QP 0 for a clear-to-send owed
+        if (Status st = FlushGrants(c.peer); !st) return st;
+      }
       return Pump(q, now_ns);
     }
     case CompletionKind::kWriteArrived: {
+      if (cts_ && c.len == 0) {  // a slot at c.peer: its clear-to-send
+        if (c.peer >= credits_.size()) return Fail(fmt::format("CTS from rank {}", c.peer));
+        ++credits_[c.peer];
+        for (const uint32_t q : queues_of_peer_[c.peer]) {
+          if (Status st = Pump(q, now_ns); !st) return st;
+        }
+        return {};
+      }
       const uint32_t a = plan_.FindArrival(c.peer, c.imm);
       if (a == kNoDep) {
         return Fail(fmt::format("unexpected message from rank {} (step {}, chunk {})", c.peer,
@@ -163,6 +252,9 @@ Status RankEngine::OnCompletion(const Completion& c, int64_t now_ns) {
         case OnArrival::kReduceToRecv:
           ReduceAdd({recv, pa.len}, {send, pa.len});
           break;
+      }
+      if (cts_) {  // the slot is consumed: the sender may have it again
+        if (Status st = Grant(c.peer); !st) return st;
       }
       if (pa.unblocks == kNoDep) return {};
       state_[pa.unblocks] = WriteState::kReady;

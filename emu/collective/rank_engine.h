@@ -18,6 +18,15 @@
 // next:     the driver (driver.h) polls and feeds it; Verify (verify.h)
 //           checks the receive buffer afterwards
 //
+// With CTS (ScheduleParams::cts_channels, NCCL's simple protocol): a rank
+// grants each peer that sends to it that many slots at the start, one
+// clear-to-send each (a write of its immediate alone, on QP 0, in the
+// strict-priority class unless cts_priority is off), and one more each time
+// a chunk from that peer arrives, until the peer has had a slot for every
+// chunk it sends; a sender posts a chunk only with a slot of its receiver's
+// in hand. cts_waits_ns(): how long each chunk that was ready waited for its
+// slot (the CTS delay).
+//
 // OnCompletion allocates nothing and logs nothing on success; an unexpected
 // completion (unknown wr_id or message, a duplicate, a wrong length) or a
 // transport error comes back as an error Status naming the rank.
@@ -46,7 +55,8 @@ class RankEngine {
   Status OnCompletion(const Completion& c, int64_t now_ns);
 
   bool done() const {
-    return writes_done_ == plan_.writes.size() && arrived_ == plan_.arrivals.size();
+    return writes_done_ == plan_.writes.size() && arrived_ == plan_.arrivals.size() &&
+           cts_done_ == cts_total_;
   }
   Rank rank() const { return rank_; }
   Transport& transport() { return *t_; }
@@ -57,6 +67,8 @@ class RankEngine {
   int64_t elapsed_ns() const { return started_ ? last_ns_ - first_post_ns_ : 0; }
   // For a deadline's error message: what this rank still waits for.
   std::string Pending() const;
+  // CTS: per chunk that was ready before its receiver's slot, the wait.
+  const std::vector<int64_t>& cts_waits_ns() const { return cts_waits_; }
 
  private:
   enum class WriteState : uint8_t { kWaiting, kReady, kPosted, kDone };
@@ -69,6 +81,13 @@ class RankEngine {
   };
   RankEngine(const Schedule& s, Transport* t);
   Status Pump(uint32_t queue, int64_t now_ns);
+  // CTS: the writes outstanding on (peer, QP 0), data and clear-to-sends.
+  uint32_t Qp0Outstanding(Rank peer) const;
+  // CTS: grants `peer` one more slot if it has chunks left without one; a
+  // clear-to-send that finds QP 0 full waits for a completion there.
+  Status Grant(Rank peer);
+  Status FlushGrants(Rank peer);
+  static constexpr uint64_t kCtsWrId = uint64_t{1} << 63;  // | peer
   Status Fail(std::string what) const;
 
   const Schedule& s_;
@@ -87,6 +106,17 @@ class RankEngine {
   bool started_ = false;
   int64_t first_post_ns_ = 0;
   int64_t last_ns_ = 0;
+  // CTS (off: cts_ false and the vectors empty). Per peer: slots held to
+  // write to it (credits_), chunks it sends here and slots granted it so
+  // far, clear-to-sends owed (not yet posted) and outstanding; per queue,
+  // since when its head has waited for a slot (-1: not waiting).
+  bool cts_ = false;
+  std::vector<uint32_t> credits_, to_grant_, granted_, owed_, cts_out_;
+  std::vector<uint32_t> qp0_queue_;  // per peer: its (peer, QP 0) queue, or UINT32_MAX
+  std::vector<std::vector<uint32_t>> queues_of_peer_;
+  std::vector<int64_t> blocked_since_;
+  std::vector<int64_t> cts_waits_;
+  uint64_t cts_total_ = 0, cts_done_ = 0;
 };
 
 }  // namespace ofan::emu

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace ofan::emu {
@@ -19,6 +20,13 @@ void ComputeBandwidths(CollectiveResult* r) {
   r->busbw_gbps = r->algbw_gbps * BusBwFactor(r->workload, r->num_ranks);
 }
 
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * v.size())) - (q > 0));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
 Result<CollectiveResult> MergeResults(std::span<const CollectiveResult> parts) {
   auto bad = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
   if (parts.empty()) return bad("no results to merge");
@@ -30,6 +38,7 @@ Result<CollectiveResult> MergeResults(std::span<const CollectiveResult> parts) {
   m.verified = true;
   m.bad_ranks = 0;
   m.error.clear();
+  m.cts_waits_us.clear();
   std::vector<bool> seen(a.num_ranks, false);
   for (const CollectiveResult& p : parts) {
     if (p.workload != a.workload || p.num_ranks != a.num_ranks || p.msg_bytes != a.msg_bytes ||
@@ -45,6 +54,7 @@ Result<CollectiveResult> MergeResults(std::span<const CollectiveResult> parts) {
     if (!m.cct_lower_bound_us) m.cct_lower_bound_us = p.cct_lower_bound_us;
     m.verified = m.verified && p.verified;
     m.bad_ranks += p.bad_ranks;
+    m.cts_waits_us.insert(m.cts_waits_us.end(), p.cts_waits_us.begin(), p.cts_waits_us.end());
     if (m.error.empty()) m.error = p.error;
   }
   // A part that failed early may not know its ranks; its error stands.
@@ -78,6 +88,15 @@ nlohmann::json ResultJson(const CollectiveResult& r) {
       {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)},
   };
   if (r.cct_lower_bound_us) j["cct_lower_bound_us"] = *r.cct_lower_bound_us;
+  if (r.cts_channels) {
+    j["cts"] = {{"channels", r.cts_channels},
+                {"channel_bytes", r.cts_channel_bytes},
+                {"priority", r.cts_priority},
+                {"waits_us", r.cts_waits_us}};
+    j["cts_delay_us"] = {{"p50", Quantile(r.cts_waits_us, 0.5)},
+                         {"p90", Quantile(r.cts_waits_us, 0.9)},
+                         {"waits", r.cts_waits_us.size()}};
+  }
   return j;
 }
 
@@ -145,6 +164,22 @@ Result<CollectiveResult> ParseResultJson(const nlohmann::json& j) {
   if (j.contains("cct_lower_bound_us") && !j["cct_lower_bound_us"].is_null()) {
     if (!j["cct_lower_bound_us"].is_number()) return bad("'cct_lower_bound_us' must be a number");
     r.cct_lower_bound_us = j["cct_lower_bound_us"].get<double>();
+  }
+  if (j.contains("cts")) {
+    const auto& c = j["cts"];
+    if (!c.is_object() || !c.contains("channels") || !c["channels"].is_number_unsigned() ||
+        c["channels"].get<uint64_t>() > kMaxCtsChannels || !c.contains("channel_bytes") ||
+        !c["channel_bytes"].is_number_unsigned() || !c.contains("priority") ||
+        !c["priority"].is_boolean() || !c.contains("waits_us") || !c["waits_us"].is_array()) {
+      return bad("'cts' must be {channels, channel_bytes, priority, waits_us}");
+    }
+    r.cts_channels = c["channels"].get<uint32_t>();
+    r.cts_channel_bytes = c["channel_bytes"].get<uint64_t>();
+    r.cts_priority = c["priority"].get<bool>();
+    for (const auto& v : c["waits_us"]) {
+      if (!v.is_number() || !(v.get<double>() >= 0)) return bad("'cts.waits_us' must hold times");
+      r.cts_waits_us.push_back(v.get<double>());
+    }
   }
   if (!j["error"].is_null() && !j["error"].is_string()) return bad("'error' must be null or text");
   if (j["error"].is_string()) {

@@ -37,7 +37,14 @@ struct CollectiveResult {
   std::optional<double> cct_lower_bound_us;  // NIC-bound (lower_bound.h), when asked for
   bool verified = false;
   uint32_t bad_ranks = 0;  // ranks whose receive buffer failed verification
-  std::string error;       // empty when the run completed and verified
+  // CTS (schedule.h's cts_*; channels 0: off): the channels, and every wait
+  // of a ready chunk for its receiver's clear-to-send, in microseconds
+  // (rank_engine.h), of the ranks this result covers.
+  uint32_t cts_channels = 0;
+  uint64_t cts_channel_bytes = 0;
+  bool cts_priority = true;
+  std::vector<double> cts_waits_us;
+  std::string error;  // empty when the run completed and verified
   bool ok() const { return error.empty(); }
   bool partial() const { return local_ranks.size() < num_ranks; }
 };
@@ -55,6 +62,9 @@ double AlgBwGbps(uint64_t bytes, double us);
 
 // Fills cct_us, algbw_gbps and busbw_gbps from rank_us.
 void ComputeBandwidths(CollectiveResult* r);
+
+// The q-quantile (0..1) of `v`, by nearest rank; 0 for none.
+double Quantile(std::vector<double> v, double q);
 
 nlohmann::json ResultJson(const CollectiveResult& r);
 // The inverse of ResultJson, for merging the outputs of processes (ofan-coll

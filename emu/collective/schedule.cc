@@ -283,6 +283,15 @@ Result<Schedule> MakeSchedule(const ScheduleParams& p) {
     return bad(
         fmt::format("chunk size {} B: expected a multiple of 4 in 4 B .. 2 GiB", p.chunk_bytes));
   }
+  if (p.cts_channels > kMaxCtsChannels) {
+    return bad(fmt::format("{} CTS channels: expected 1..{}", p.cts_channels, kMaxCtsChannels));
+  }
+  if (p.cts_channels && (p.cts_channel_bytes == 0 || p.chunk_bytes > p.cts_channel_bytes)) {
+    return bad(
+        fmt::format("CTS channels of {} B: a chunk ({} B) must fit one (a channel's bytes "
+                    "> 0, the chunk size at most that)",
+                    p.cts_channel_bytes, p.chunk_bytes));
+  }
   if (p.victim && p.workload != Workload::kIncast)
     return bad("a victim flow runs beside an incast");
   if (p.victim && p.num_ranks < 4) {

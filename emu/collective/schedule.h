@@ -87,7 +87,16 @@ struct ScheduleParams {
   // workload::kVictimDst, msg_bytes; neither end an incast sender).
   uint32_t incast_senders = 0;
   bool victim = false;
+  // Receiver-driven admission (NCCL's simple protocol, rank_engine.h): per
+  // (sender, receiver) pair, `cts_channels` slots of `cts_channel_bytes`; a
+  // sender writes a chunk (at most a slot) only on a clear-to-send of its
+  // receiver, which grants the slot again once the chunk has arrived. 0:
+  // off. cts_priority: the clear-to-sends go in the strict-priority class.
+  uint32_t cts_channels = 0;
+  uint64_t cts_channel_bytes = 0;
+  bool cts_priority = true;
 };
+inline constexpr uint32_t kMaxCtsChannels = 1024;
 
 // The incast's senders, in ascending order: `senders` of ranks 1..n-1
 // (2..n-2 with the victim), evenly spaced (all of them for 0).

@@ -35,9 +35,12 @@ struct WriteRequest {
   uint32_t qp = 0;       // which of the QPs to that peer, 0..qps_per_peer()-1
   uint64_t src_off = 0;  // into this rank's send buffer
   uint64_t dst_off = 0;  // into the peer's receive buffer
-  uint64_t len = 0;      // bytes, > 0
+  uint64_t len = 0;      // bytes; 0: the immediate alone (a clear-to-send)
   uint32_t imm = 0;      // delivered with the peer's kWriteArrived
   uint64_t wr_id = 0;    // returned with this rank's kWriteDone
+  // Send it in the switches' strict-priority class (DSCP 48) where the
+  // transport can mark a write so; the data class otherwise.
+  bool priority = false;
 };
 
 enum class CompletionKind : uint8_t {

@@ -74,6 +74,15 @@ Result<Spec> ParseSpec(const json& j) {
     s.sp.incast_senders = j.value("incast_senders", 0u);
     s.sp.victim = j.value("victim", false);
     s.sp.chunk_bytes = j.value("chunk_bytes", uint64_t{64 * 1024});
+    // Receiver-driven admission (rank_engine.h): {channels, channel_bytes,
+    // priority}; a chunk is a slot.
+    if (j.contains("cts") && !j["cts"].is_null()) {
+      const json& c = j.at("cts");
+      s.sp.cts_channels = c.at("channels").get<uint32_t>();
+      s.sp.cts_channel_bytes = c.at("channel_bytes").get<uint64_t>();
+      s.sp.cts_priority = c.value("priority", true);
+      s.sp.chunk_bytes = s.sp.cts_channel_bytes;
+    }
     const std::string e = j.value("entropy", std::string("qp"));
     if (e == "qp" || e == "per-qp") {
       s.entropy = EntropyMode::kPerQp;

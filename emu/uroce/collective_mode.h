@@ -10,6 +10,8 @@
 //           gateway_mac, line_rate_gbps; optional: io ("auto", "afxdp",
 //           "afpacket"), chunk_bytes, max_outstanding, rto_us, dcqcn, dscp,
 //           k and levels (the fat tree, for the NIC-bound's path lengths);
+//           incast_senders and victim (incast); cts ({channels,
+//           channel_bytes, priority}: receiver-driven admission);
 //           exchange (connect by ofan-rc-1, rank_exchange.h, instead of the
 //           computed plan; AF_XDP then takes only RoCEv2, the kernel keeps
 //           the TCP; gateway_mac may be left out: each peer's next hop then

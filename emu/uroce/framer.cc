@@ -22,14 +22,15 @@ void Framer::Connect(const QpPeer& peer) {
   base_sport_ = RxeUdpSport(peer.local_qpn, peer.remote_qpn);
 }
 
-uint32_t Framer::Header(uint8_t* out, uint32_t ip_len, uint16_t sport, bool ect) {
+uint32_t Framer::Header(uint8_t* out, uint32_t ip_len, uint16_t sport, bool ect, bool priority) {
   pkt::EtherHdr eth{};
   eth.dst = peer_.next_hop_mac;
   eth.src = peer_.local_mac;
   eth.type = pkt::Be16::FromHost(pkt::ethertype::kIpv4);
   pkt::Ipv4Hdr ip{};
   ip.version_ihl = 0x45;
-  ip.tos = static_cast<uint8_t>(cfg_.dscp << 2 | (ect ? pkt::ecn::kEct0 : 0));
+  const uint8_t dscp = priority ? pkt::kPriorityDscp : cfg_.dscp;
+  ip.tos = static_cast<uint8_t>(dscp << 2 | (ect ? pkt::ecn::kEct0 : 0));
   ip.total_length = pkt::Be16::FromHost(static_cast<uint16_t>(ip_len));
   ip.id = pkt::Be16::FromHost(ip_id_++);
   ip.frag = pkt::Be16::FromHost(0x4000);  // DF, as rxe sends

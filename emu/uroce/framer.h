@@ -42,9 +42,11 @@ class Framer {
   uint16_t base_sport() const { return base_sport_; }
 
   // Ethernet, IPv4 and UDP headers of a datagram of `ip_len` bytes (IPv4
-  // header to ICRC) from `sport`; ECN-capable (ECT(0)) when `ect`. Returns
-  // kL2L4, where the BTH goes.
-  uint32_t Header(uint8_t* out, uint32_t ip_len, uint16_t sport, bool ect = true);
+  // header to ICRC) from `sport`; ECN-capable (ECT(0)) when `ect`; marked
+  // pkt::kPriorityDscp (the switches' strict-priority class) when
+  // `priority`, else the engine's DSCP. Returns kL2L4, where the BTH goes.
+  uint32_t Header(uint8_t* out, uint32_t ip_len, uint16_t sport, bool ect = true,
+                  bool priority = false);
   // Stores the ICRC in the last 4 bytes of the `frame_len`-byte frame at
   // `out`; returns frame_len.
   static uint32_t Finish(uint8_t* out, uint32_t frame_len);

@@ -82,6 +82,9 @@ struct SendWr {
   uint32_t rkey = 0;       // WRITE
   uint32_t imm = 0;        // *_IMM
   uint64_t wr_id = 0;
+  // Marked for the strict-priority class (framer.h), not ECN-capable: a
+  // collective's clear-to-send (emu/collective, --cts).
+  bool priority = false;
 };
 
 enum class QpEventKind : uint8_t { kSendDone, kRecvDone, kError };

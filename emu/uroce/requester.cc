@@ -99,7 +99,8 @@ uint32_t Requester::Emit(uint8_t* out, const Wqe& w, uint32_t idx, bool force_ac
     sq_->sent_hi = PsnAdd(psn, 1);
   }
 
-  uint8_t* p = out + framer_->Header(out, frame_len - sizeof(pkt::EtherHdr), entropy_->Next());
+  uint8_t* p = out + framer_->Header(out, frame_len - sizeof(pkt::EtherHdr), entropy_->Next(),
+                                     /*ect=*/!w.wr.priority, w.wr.priority);
   pkt::BthHdr bth = pkt::BthHdr::Make(op, framer_->peer().remote_qpn, psn);
   bth.set_ack_req(ack_req);
   bth.set_pad_count(static_cast<uint8_t>(pad));

@@ -119,8 +119,9 @@ Status UroceTransport::Post(const emu::WriteRequest& w) {
   if (w.qp >= cfg_.qps_per_peer)
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("bad qp {}", w.qp));
   const PeerInfo& peer = cfg_.peers[w.peer];
-  if (w.len == 0 || w.len > (1u << 31) || w.src_off > send_.size() ||
-      w.len > send_.size() - w.src_off || w.dst_off > peer.len || w.len > peer.len - w.dst_off) {
+  // len 0: a message of its immediate only (a collective's clear-to-send).
+  if (w.len > (1u << 31) || w.src_off > send_.size() || w.len > send_.size() - w.src_off ||
+      w.dst_off > peer.len || w.len > peer.len - w.dst_off) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("range src {}+{} dst {}+{} out of the buffers", w.src_off, w.len,
                                  w.dst_off, w.len));
@@ -137,6 +138,7 @@ Status UroceTransport::Post(const emu::WriteRequest& w) {
   wr.rkey = peer.rkey;
   wr.imm = w.imm;
   wr.wr_id = w.wr_id;
+  wr.priority = w.priority;
   if (!qp->Post(wr)) return MakeError(ErrorCode::kInvalidArgument, "send queue full");
   return {};
 }

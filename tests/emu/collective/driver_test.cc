@@ -82,6 +82,69 @@ INSTANTIATE_TEST_SUITE_P(Collective, EveryWorkload,
                                   std::to_string(std::get<1>(p.param));
                          });
 
+// Receiver-driven admission (--cts): every workload completes and verifies
+// with clear-to-sends reordered among the data, no rank ever has more
+// chunks in flight to one receiver than it has slots there, and each
+// granted slot's clear-to-send went over the fabric once.
+TEST(Driver, CtsAdmitsNoMoreThanTheSlotsAndEveryWorkloadVerifies) {
+  for (Workload w : {Workload::kPermutation, Workload::kAllToAll, Workload::kAllGather,
+                     Workload::kReduceScatter, Workload::kIncast}) {
+    for (uint32_t channels : {1u, 3u}) {
+      for (uint32_t qps : {1u, 3u}) {
+        SCOPED_TRACE(testing::Message()
+                     << WorkloadName(w) << " channels=" << channels << " qps=" << qps);
+        const uint32_t n = 7;
+        auto s = MakeSchedule({.workload = w,
+                               .num_ranks = n,
+                               .msg_bytes = 40'000 + qps,
+                               .seed = 5,
+                               .qps_per_peer = qps,
+                               .chunk_bytes = 1024,
+                               .cts_channels = channels,
+                               .cts_channel_bytes = 1024});
+        ASSERT_TRUE(s.ok()) << s.error().message;
+        LoopbackOptions lo{.num_ranks = n,
+                           .qps_per_peer = qps,
+                           .max_outstanding = 2,
+                           .send_bytes = s->MaxSendBytes(),
+                           .recv_bytes = s->MaxRecvBytes(),
+                           .max_hold = 4,
+                           .seed = channels * 31 + qps};
+        Harness run{std::move(*s), std::make_unique<LoopbackFabric>(lo)};
+        const CollectiveResult r = Go(run);
+        ASSERT_TRUE(r.ok()) << r.error;
+        EXPECT_TRUE(r.verified);
+        EXPECT_LE(run.fabric->stats().max_pair_inflight, channels);
+        EXPECT_GE(run.fabric->stats().max_pair_inflight, 1u);
+        uint64_t writes = 0;
+        for (const RankPlan& p : run.schedule.ranks) writes += p.writes.size();
+        // Every chunk, and one clear-to-send per chunk (a slot granted per chunk).
+        EXPECT_EQ(run.fabric->stats().delivered, 2 * writes);
+        EXPECT_EQ(r.cts_channels, channels);
+        EXPECT_LE(r.cts_waits_us.size(), writes);
+        const nlohmann::json j = ResultJson(r);
+        ASSERT_TRUE(j.contains("cts_delay_us"));
+        EXPECT_LE(j["cts_delay_us"]["p50"].get<double>(), j["cts_delay_us"]["p90"].get<double>());
+      }
+    }
+  }
+}
+
+TEST(Driver, CtsParametersThatCannotWorkAreRefused) {
+  for (auto [channels, bytes, chunk] :
+       {std::tuple{1u, 0ull, 1024ull}, std::tuple{1u, 512ull, 1024ull},
+        std::tuple{kMaxCtsChannels + 1, 4096ull, 1024ull}}) {
+    auto s = MakeSchedule({.workload = Workload::kPermutation,
+                           .num_ranks = 4,
+                           .msg_bytes = 4096,
+                           .chunk_bytes = chunk,
+                           .cts_channels = channels,
+                           .cts_channel_bytes = bytes});
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("CTS"), std::string::npos) << s.error().message;
+  }
+}
+
 // Default chunks (64 KiB), 1 MiB + 5 B, 16 ranks, 4 QPs, heavy reordering.
 TEST(Driver, LargeMessagesOnSixteenRanks) {
   for (Workload w : {Workload::kPermutation, Workload::kAllToAll, Workload::kAllGather,

@@ -79,10 +79,26 @@ class Cli(unittest.TestCase):
                      ["--transport", "uroce"], ["--max-outstanding", "0"], ["--bogus"],
                      ["--ranks", "2", "--hosts", "0"], ["--ranks", "2", "--hosts", "1,1"],
                      ["--ranks", "2", "--hosts", "0,x"], ["--k", "5"],
-                     ["--ranks", "2", "--k", "4", "--hosts", "0,16"]):
+                     ["--ranks", "2", "--k", "4", "--hosts", "0,16"],
+                     ["--channels", "2"], ["--cts", "--channels", "0"],
+                     ["--cts", "--channel-bytes", "6"], ["--cts", "--cts-class", "gold"],
+                     ["--cts", "--chunk", "4KiB"], ["--workload", "perm", "--victim"]):
             p = run(*args)
             self.assertEqual(p.returncode, 2, f"{args}: {p.stdout} {p.stderr}")
             self.assertTrue(p.stderr.strip(), args)
+
+    def test_cts_reports_its_delay(self):
+        p = run("--workload", "incast", "--ranks", "8", "--msg", "64KiB", "--cts", "--channels",
+                "1", "--channel-bytes", "8KiB", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = json.loads(p.stdout)
+        self.assertTrue(d["verified"])
+        self.assertEqual(d["cts"]["channels"], 1)
+        self.assertEqual(d["cts"]["channel_bytes"], 8192)
+        self.assertTrue(d["cts"]["priority"])
+        self.assertLessEqual(d["cts_delay_us"]["p50"], d["cts_delay_us"]["p90"])
+        self.assertNotIn("cts", json.loads(run("--workload", "incast", "--ranks", "4", "--msg",
+                                               "4KiB", "--json").stdout))
 
     def test_merge_combines_outputs_and_refuses_what_is_not_one_run(self):
         p = run("--workload", "perm", "--ranks", "3", "--msg", "64KiB", "--json")

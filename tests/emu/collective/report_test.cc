@@ -117,6 +117,45 @@ TEST(Report, MergeRejectsPartsOfDifferentRuns) {
 
 // What one process prints comes back whole through ParseResultJson (ofan-coll
 // merge reads the ranks' outputs), and a malformed one is refused by name.
+TEST(Report, CtsWaitsMergeAndGiveTheirQuantiles) {
+  EXPECT_EQ(Quantile({}, 0.5), 0);
+  EXPECT_EQ(Quantile({5}, 0.9), 5);
+  EXPECT_EQ(Quantile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.5), 5);
+  EXPECT_EQ(Quantile({10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, 0.9), 9);
+  CollectiveResult a;
+  a.workload = Workload::kIncast;
+  a.num_ranks = 4;
+  a.msg_bytes = 100;
+  a.qps_per_peer = 1;
+  a.local_ranks = {0, 1};
+  a.rank_us = {10, 20};
+  a.cts_channels = 2;
+  a.cts_channel_bytes = 4096;
+  a.cts_waits_us = {1, 2};
+  CollectiveResult b = a;
+  b.local_ranks = {2, 3};
+  b.cts_waits_us = {30};
+  b.cts_priority = false;
+  const CollectiveResult parts[] = {a, b};
+  auto m = MergeResults(parts);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->cts_waits_us.size(), 3u);
+  const nlohmann::json j = ResultJson(*m);
+  EXPECT_EQ(j["cts"]["channels"], 2);
+  EXPECT_EQ(j["cts_delay_us"]["p50"], 2.0);
+  EXPECT_EQ(j["cts_delay_us"]["p90"], 30.0);
+  auto back = ParseResultJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->cts_waits_us, m->cts_waits_us);
+  EXPECT_EQ(back->cts_channel_bytes, 4096u);
+  nlohmann::json broken = j;
+  broken["cts"]["waits_us"] = "soon";
+  EXPECT_FALSE(ParseResultJson(broken).ok());
+  // Without CTS the result has neither key.
+  a.cts_channels = 0;
+  EXPECT_FALSE(ResultJson(a).contains("cts"));
+}
+
 TEST(Report, ParseResultJsonInvertsResultJson) {
   CollectiveResult r = Part({2, 0}, {30, 10});
   r.hosts = {5, 6, 7, 8};
