@@ -133,6 +133,8 @@ CollectiveResult RunCollective(const Schedule& s, std::span<Transport* const> tr
   for (auto& e : engines) {
     for (const int64_t w : e->cts_waits_ns())
       res.cts_waits_us.push_back(static_cast<double>(w) / 1e3);
+    for (const int64_t f : e->cts_flights_ns())
+      res.cts_flights_us.push_back(static_cast<double>(f) / 1e3);
   }
   ComputeBandwidths(&res);
   if (!o.verify) return res;

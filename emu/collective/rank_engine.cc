@@ -69,7 +69,8 @@ RankEngine::RankEngine(const Schedule& s, Transport* t)
     for (const PlannedArrival& a : plan_.arrivals) ++to_grant_[a.from];
     for (const uint32_t g : to_grant_) cts_total_ += g;
     blocked_since_.assign(queues_.size(), -1);
-    cts_waits_.reserve(plan_.writes.size());  // one wait at most per write
+    cts_waits_.reserve(plan_.writes.size());    // one wait at most per write
+    cts_flights_.reserve(plan_.writes.size());  // a clear-to-send per write
   }
 }
 
@@ -91,7 +92,7 @@ Status RankEngine::Start(int64_t now_ns) {
   if (cts_) {  // every sender's first slots
     for (Rank p = 0; p < to_grant_.size(); ++p) {
       for (uint32_t i = 0; i < s_.params.cts_channels && granted_[p] < to_grant_[p]; ++i) {
-        if (Status st = Grant(p); !st) return st;
+        if (Status st = Grant(p, now_ns); !st) return st;
       }
     }
   }
@@ -106,22 +107,24 @@ uint32_t RankEngine::Qp0Outstanding(Rank peer) const {
   return (q == UINT32_MAX ? 0 : queues_[q].outstanding) + cts_out_[peer];
 }
 
-Status RankEngine::Grant(Rank peer) {
+Status RankEngine::Grant(Rank peer, int64_t now_ns) {
   if (granted_[peer] >= to_grant_[peer]) return {};
   ++granted_[peer];
   ++owed_[peer];
-  return FlushGrants(peer);
+  return FlushGrants(peer, now_ns);
 }
 
-Status RankEngine::FlushGrants(Rank peer) {
+Status RankEngine::FlushGrants(Rank peer, int64_t now_ns) {
   while (owed_[peer] > 0 && Qp0Outstanding(peer) < max_outstanding_) {
-    // The immediate names the slot (the grant's number modulo the slots).
+    // The immediate names the slot (the grant's number modulo the slots)
+    // and when it was granted.
+    const auto stamp = static_cast<uint32_t>(now_ns / 1000) << kCtsSlotBits;
     const WriteRequest req{.peer = peer,
                            .qp = 0,
                            .src_off = 0,
                            .dst_off = 0,
                            .len = 0,
-                           .imm = (granted_[peer] - owed_[peer]) % s_.params.cts_channels,
+                           .imm = stamp | (granted_[peer] - owed_[peer]) % s_.params.cts_channels,
                            .wr_id = kCtsWrId | peer,
                            .priority = s_.params.cts_priority};
     if (Status st = t_->Post(req); !st) {
@@ -192,7 +195,7 @@ Status RankEngine::OnCompletion(const Completion& c, int64_t now_ns) {
         }
         --cts_out_[peer];
         ++cts_done_;
-        if (Status st = FlushGrants(c.peer); !st) return st;
+        if (Status st = FlushGrants(c.peer, now_ns); !st) return st;
         return qp0_queue_[c.peer] == UINT32_MAX ? Status{} : Pump(qp0_queue_[c.peer], now_ns);
       }
       if (c.wr_id >= plan_.writes.size() || state_[c.wr_id] != WriteState::kPosted) {
@@ -208,7 +211,7 @@ Status RankEngine::OnCompletion(const Completion& c, int64_t now_ns) {
       const uint32_t q = queue_of_write_[w];
       --queues_[q].outstanding;
       if (cts_ && queues_[q].qp == 0) {  // room on QP 0 for a clear-to-send owed
-        if (Status st = FlushGrants(c.peer); !st) return st;
+        if (Status st = FlushGrants(c.peer, now_ns); !st) return st;
       }
       return Pump(q, now_ns);
     }
@@ -216,6 +219,11 @@ Status RankEngine::OnCompletion(const Completion& c, int64_t now_ns) {
       if (cts_ && c.len == 0) {  // a slot at c.peer: its clear-to-send
         if (c.peer >= credits_.size()) return Fail(fmt::format("CTS from rank {}", c.peer));
         ++credits_[c.peer];
+        constexpr uint32_t kStampMask = (1u << (32 - kCtsSlotBits)) - 1;
+        const uint32_t flight_us =
+            (static_cast<uint32_t>(now_ns / 1000) - (c.imm >> kCtsSlotBits)) & kStampMask;
+        if (cts_flights_.size() < cts_flights_.capacity())  // one per chunk: reserved
+          cts_flights_.push_back(int64_t{flight_us} * 1000);
         for (const uint32_t q : queues_of_peer_[c.peer]) {
           if (Status st = Pump(q, now_ns); !st) return st;
         }
@@ -254,7 +262,7 @@ Status RankEngine::OnCompletion(const Completion& c, int64_t now_ns) {
           break;
       }
       if (cts_) {  // the slot is consumed: the sender may have it again
-        if (Status st = Grant(c.peer); !st) return st;
+        if (Status st = Grant(c.peer, now_ns); !st) return st;
       }
       if (pa.unblocks == kNoDep) return {};
       state_[pa.unblocks] = WriteState::kReady;

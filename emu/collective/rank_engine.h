@@ -25,7 +25,10 @@
 // a chunk from that peer arrives, until the peer has had a slot for every
 // chunk it sends; a sender posts a chunk only with a slot of its receiver's
 // in hand. cts_waits_ns(): how long each chunk that was ready waited for its
-// slot (the CTS delay).
+// slot (cts_waits_ns), and each clear-to-send's flight from its grant to
+// its arrival (cts_flights_ns: its immediate carries the slot and the grant
+// time, in microseconds modulo 2^22, so the flight is right only where both
+// ranks read one clock: the ranks of one process).
 //
 // OnCompletion allocates nothing and logs nothing on success; an unexpected
 // completion (unknown wr_id or message, a duplicate, a wrong length) or a
@@ -69,6 +72,10 @@ class RankEngine {
   std::string Pending() const;
   // CTS: per chunk that was ready before its receiver's slot, the wait.
   const std::vector<int64_t>& cts_waits_ns() const { return cts_waits_; }
+  const std::vector<int64_t>& cts_flights_ns() const { return cts_flights_; }
+  // A clear-to-send's immediate: the slot in the low kCtsSlotBits, the grant
+  // time above them (us, modulo 2^(32 - kCtsSlotBits)).
+  static constexpr uint32_t kCtsSlotBits = 10;  // kMaxCtsChannels
 
  private:
   enum class WriteState : uint8_t { kWaiting, kReady, kPosted, kDone };
@@ -85,8 +92,8 @@ class RankEngine {
   uint32_t Qp0Outstanding(Rank peer) const;
   // CTS: grants `peer` one more slot if it has chunks left without one; a
   // clear-to-send that finds QP 0 full waits for a completion there.
-  Status Grant(Rank peer);
-  Status FlushGrants(Rank peer);
+  Status Grant(Rank peer, int64_t now_ns);
+  Status FlushGrants(Rank peer, int64_t now_ns);
   static constexpr uint64_t kCtsWrId = uint64_t{1} << 63;  // | peer
   Status Fail(std::string what) const;
 
@@ -115,7 +122,7 @@ class RankEngine {
   std::vector<uint32_t> qp0_queue_;  // per peer: its (peer, QP 0) queue, or UINT32_MAX
   std::vector<std::vector<uint32_t>> queues_of_peer_;
   std::vector<int64_t> blocked_since_;
-  std::vector<int64_t> cts_waits_;
+  std::vector<int64_t> cts_waits_, cts_flights_;
   uint64_t cts_total_ = 0, cts_done_ = 0;
 };
 

@@ -39,6 +39,7 @@ Result<CollectiveResult> MergeResults(std::span<const CollectiveResult> parts) {
   m.bad_ranks = 0;
   m.error.clear();
   m.cts_waits_us.clear();
+  m.cts_flights_us.clear();  // several processes: several clocks
   std::vector<bool> seen(a.num_ranks, false);
   for (const CollectiveResult& p : parts) {
     if (p.workload != a.workload || p.num_ranks != a.num_ranks || p.msg_bytes != a.msg_bytes ||
@@ -55,6 +56,7 @@ Result<CollectiveResult> MergeResults(std::span<const CollectiveResult> parts) {
     m.verified = m.verified && p.verified;
     m.bad_ranks += p.bad_ranks;
     m.cts_waits_us.insert(m.cts_waits_us.end(), p.cts_waits_us.begin(), p.cts_waits_us.end());
+    if (parts.size() == 1) m.cts_flights_us = p.cts_flights_us;
     if (m.error.empty()) m.error = p.error;
   }
   // A part that failed early may not know its ranks; its error stands.
@@ -92,10 +94,18 @@ nlohmann::json ResultJson(const CollectiveResult& r) {
     j["cts"] = {{"channels", r.cts_channels},
                 {"channel_bytes", r.cts_channel_bytes},
                 {"priority", r.cts_priority},
-                {"waits_us", r.cts_waits_us}};
-    j["cts_delay_us"] = {{"p50", Quantile(r.cts_waits_us, 0.5)},
-                         {"p90", Quantile(r.cts_waits_us, 0.9)},
-                         {"waits", r.cts_waits_us.size()}};
+                {"waits_us", r.cts_waits_us},
+                {"flights_us", r.cts_flights_us}};
+    // The CTS delay: a clear-to-send's flight (null without one clock);
+    // the CTS wait: a ready chunk's for its slot.
+    j["cts_delay_us"] = r.cts_flights_us.empty()
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json{{"p50", Quantile(r.cts_flights_us, 0.5)},
+                                             {"p90", Quantile(r.cts_flights_us, 0.9)},
+                                             {"n", r.cts_flights_us.size()}};
+    j["cts_wait_us"] = {{"p50", Quantile(r.cts_waits_us, 0.5)},
+                        {"p90", Quantile(r.cts_waits_us, 0.9)},
+                        {"n", r.cts_waits_us.size()}};
   }
   return j;
 }
@@ -170,8 +180,9 @@ Result<CollectiveResult> ParseResultJson(const nlohmann::json& j) {
     if (!c.is_object() || !c.contains("channels") || !c["channels"].is_number_unsigned() ||
         c["channels"].get<uint64_t>() > kMaxCtsChannels || !c.contains("channel_bytes") ||
         !c["channel_bytes"].is_number_unsigned() || !c.contains("priority") ||
-        !c["priority"].is_boolean() || !c.contains("waits_us") || !c["waits_us"].is_array()) {
-      return bad("'cts' must be {channels, channel_bytes, priority, waits_us}");
+        !c["priority"].is_boolean() || !c.contains("waits_us") || !c["waits_us"].is_array() ||
+        !c.contains("flights_us") || !c["flights_us"].is_array()) {
+      return bad("'cts' must be {channels, channel_bytes, priority, waits_us, flights_us}");
     }
     r.cts_channels = c["channels"].get<uint32_t>();
     r.cts_channel_bytes = c["channel_bytes"].get<uint64_t>();
@@ -179,6 +190,10 @@ Result<CollectiveResult> ParseResultJson(const nlohmann::json& j) {
     for (const auto& v : c["waits_us"]) {
       if (!v.is_number() || !(v.get<double>() >= 0)) return bad("'cts.waits_us' must hold times");
       r.cts_waits_us.push_back(v.get<double>());
+    }
+    for (const auto& v : c["flights_us"]) {
+      if (!v.is_number() || !(v.get<double>() >= 0)) return bad("'cts.flights_us' must hold times");
+      r.cts_flights_us.push_back(v.get<double>());
     }
   }
   if (!j["error"].is_null() && !j["error"].is_string()) return bad("'error' must be null or text");

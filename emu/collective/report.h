@@ -37,13 +37,15 @@ struct CollectiveResult {
   std::optional<double> cct_lower_bound_us;  // NIC-bound (lower_bound.h), when asked for
   bool verified = false;
   uint32_t bad_ranks = 0;  // ranks whose receive buffer failed verification
-  // CTS (schedule.h's cts_*; channels 0: off): the channels, and every wait
-  // of a ready chunk for its receiver's clear-to-send, in microseconds
-  // (rank_engine.h), of the ranks this result covers.
+  // CTS (schedule.h's cts_*; channels 0: off): the channels; every wait of
+  // a ready chunk for its receiver's clear-to-send and every clear-to-send's
+  // flight (rank_engine.h), in microseconds, of the ranks this result
+  // covers. Flights are kept only from one process's ranks (one clock): a
+  // merge of several parts drops them.
   uint32_t cts_channels = 0;
   uint64_t cts_channel_bytes = 0;
   bool cts_priority = true;
-  std::vector<double> cts_waits_us;
+  std::vector<double> cts_waits_us, cts_flights_us;
   std::string error;  // empty when the run completed and verified
   bool ok() const { return error.empty(); }
   bool partial() const { return local_ranks.size() < num_ranks; }

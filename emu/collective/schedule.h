@@ -96,7 +96,7 @@ struct ScheduleParams {
   uint64_t cts_channel_bytes = 0;
   bool cts_priority = true;
 };
-inline constexpr uint32_t kMaxCtsChannels = 1024;
+inline constexpr uint32_t kMaxCtsChannels = 1024;  // 2^RankEngine::kCtsSlotBits
 
 // The incast's senders, in ascending order: `senders` of ranks 1..n-1
 // (2..n-2 with the victim), evenly spaced (all of them for 0).

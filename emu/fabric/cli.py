@@ -450,6 +450,17 @@ def add_run_args(rn: argparse.ArgumentParser) -> None:
     rn.add_argument("--incast-senders", type=int, default=0, metavar="N",
                     help="with --workload incast: N hosts send --msg each to the first host, "
                          "spread evenly over the others (default: all of them)")
+    rn.add_argument("--cts", action="store_true",
+                    help="receiver-driven admission (NCCL's simple protocol): a chunk goes only "
+                         "into one of --channels slots of --channel-bytes its receiver cleared; "
+                         "rows give the CTS delay (cts_delay_us p50, p90)")
+    rn.add_argument("--channels", type=int, default=None, metavar="N",
+                    help="with --cts: slots per (sender, receiver) pair (default 2)")
+    rn.add_argument("--channel-bytes", default=None, metavar="S",
+                    help="with --cts: a slot's bytes, the chunk size then (default 64KiB)")
+    rn.add_argument("--cts-class", default=None, choices=("prio", "data"),
+                    help="with --cts: the clear-to-sends in the switches' strict-priority class "
+                         "(prio, DSCP 48: the default) or the data's (data)")
     rn.add_argument("--victim", action="store_true",
                     help="with --workload incast: the last host also sends --msg to the second "
                          "(the receiver's edge neighbour): a flow that shares the incast's "
@@ -1002,6 +1013,25 @@ def check_run_args(args: argparse.Namespace) -> tuple[int, list[str]]:
     return msg, [x for x in args.lbs.split(",") if x]
 
 
+def cts_from_args(args: argparse.Namespace) -> dict[str, Any] | None:
+    """run --cts [--channels N] [--channel-bytes S] [--cts-class C]: the
+    spec's cts ({channels, channel_bytes, priority}), None without --cts;
+    exit 2 for a channel option without it or a value out of range."""
+    given = [o for o, v in (("--channels", args.channels), ("--channel-bytes", args.channel_bytes),
+                            ("--cts-class", args.cts_class)) if v is not None]
+    if not args.cts:
+        if given:
+            raise TopologyError(f"{given[0]} is --cts's: give --cts")
+        return None
+    channels = 2 if args.channels is None else args.channels
+    if not 1 <= channels <= 1024:
+        raise TopologyError(f"--channels {channels}: 1 to 1024")
+    size = parse_size(args.channel_bytes or "64KiB", "--channel-bytes")
+    if size < 4 or size % 4:
+        raise TopologyError(f"--channel-bytes {args.channel_bytes}: a multiple of 4 bytes")
+    return {"channels": channels, "channel_bytes": size, "priority": args.cts_class != "data"}
+
+
 def do_run(fab: Fabric, args: argparse.Namespace) -> int:
     from . import run as runmod
     msg, lbs = check_run_args(args)
@@ -1009,7 +1039,8 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
     res = runmod.run(fab, args.workload, msg, lbs, seeds=args.seeds, seed=args.seed, qps=args.qps,
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
                      deadline_s=args.deadline_s, hosts=args.hosts, log=progress, rto_us=rto,
-                     incast_senders=args.incast_senders, cc=args.cc, victim=args.victim)
+                     incast_senders=args.incast_senders, cc=args.cc, victim=args.victim,
+                     cts=cts_from_args(args))
     return report_run(args, res)
 
 
@@ -1097,6 +1128,10 @@ def run_everywhere(args: argparse.Namespace) -> int:
     opts += ["--rto-us", str(args.rto_us)] if args.rto_us is not None else []
     opts += ["--incast-senders", str(args.incast_senders)] if args.incast_senders else []
     opts += ["--cc", args.cc] + (["--victim"] if args.victim else [])
+    for flag, v in (("--channels", args.channels), ("--channel-bytes", args.channel_bytes),
+                    ("--cts-class", args.cts_class)):
+        opts += [flag, str(v)] if v is not None else []
+    opts += ["--cts"] if args.cts else []
 
     def args_of(s: plan_mod.Server, where: str) -> list[str]:
         # ofan-sim sees one fabric: the first server's part runs it.

@@ -98,6 +98,7 @@ class Runner:
         self.incast_senders = 0  # run --incast-senders (0: every other host)
         self.cc = "none"  # run --cc
         self.victim = False  # run --victim
+        self.cts: Record | None = None  # run --cts: the spec's cts
 
     # -- switches ----------------------------------------------------------
     def live_switches(self) -> list[SwitchInfo]:
@@ -318,7 +319,7 @@ class Runner:
                 "deadline_s": deadline_s,
                 "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + 20),
                 "rto_us": rto_us, "incast_senders": self.incast_senders,
-                "victim": self.victim, "dcqcn": self.cc == "dcqcn",
+                "victim": self.victim, "dcqcn": self.cc == "dcqcn", "cts": self.cts,
                 "k": self.topo.k, "levels": self.topo.levels,
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
                            "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
@@ -505,6 +506,8 @@ class Runner:
         link_args, notes = self.sim_link_args()
         if self.cc != "none":
             notes.append(f"ofan-sim has no {self.cc}: its hosts send at the pacer's rate")
+        if self.cts is not None:
+            notes.append("ofan-sim has no CTS admission: its hosts send without clear-to-send")
         for n in ([note] if note else []) + notes:
             self.log(f"  sim: {n}")
         sim_msg = msg if workload != "a2a" else max(1, msg // len(hosts))
@@ -624,13 +627,15 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
         qps: int = 1, entropy: str = "qp", ooo: bool = False, pace: float = 0.8,
         with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
         log: Callable[[str], None] = print, rto_us: int | None = None,
-        incast_senders: int = 0, cc: str = "none", victim: bool = False) -> Record:
+        incast_senders: int = 0, cc: str = "none", victim: bool = False,
+        cts: Record | None = None) -> Record:
     """incast_senders: with workload incast, how many hosts send to the first
     (0: every other one), spread evenly over the hosts' order. cc: the
     uroce hosts' congestion control (CONGESTION_CONTROLS). victim: with
     the incast, the last host also sends `msg` to the second (the
     receiver's edge neighbour in host order): its rate is the run's
-    victim_gbps."""
+    victim_gbps. cts: receiver-driven admission, the spec's cts
+    ({channels, channel_bytes, priority}: cli.cts_from_args), or None."""
     if cc not in CONGESTION_CONTROLS:
         raise FabricError(f"--cc {cc}: one of {', '.join(CONGESTION_CONTROLS)}", code=2)
     if workload not in WORKLOADS:
@@ -666,6 +671,11 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
     if cc != "none" and kind == "mixed":
         log(f"--cc {cc}: the uroce hosts only; the rxe VM hosts send at their NICs' rate")
     r.cc = cc
+    if cts is not None and kind != "uroce":
+        raise FabricError("--cts: the uroce hosts' (rxe sets a QP's DSCP for all its writes, so "
+                          "its clear-to-sends could not go in their own class; not built for VM "
+                          "hosts yet)", code=2)
+    r.cts = cts
     if kind == "vm" and (entropy != "qp" or ooo):
         raise FabricError("--entropy and --ooo are uroce's: rxe has one UDP port per QP pair "
                           "and no out-of-order placement", code=2)
@@ -727,7 +737,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
             "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
-            "cc": cc, "victim": victim,
+            "cc": cc, "victim": victim, "cts": cts,
             "runs": runs, "comparison": _compare(runs) if with_sim else None,
             "pfc_comparison": pfc_compare(runs) if with_sim else None}
 
@@ -752,6 +762,7 @@ def record(lb: str, seed: int, coll: Record, sw: Record, counts: dict[str, int],
            "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
            "pfc_pause_frames": sw["pfc_pause_frames"], "pfc_paused_us": sw["pfc_paused_us"],
            "lossless_drops": sw["lossless_drops"],
+           "cts_delay_us": coll.get("cts_delay_us"), "cts_wait_us": coll.get("cts_wait_us"),
            "buffer_max_pct": sw.get("buffer_max_pct", 0.0),
            "buffer_alarms": sw.get("buffer_alarms", 0),
            "shaper_lag_max_fraction": sw["shaper_lag_max_fraction"],
@@ -866,6 +877,10 @@ def _merge(per_seed: list[Record]) -> Record:
               "pfc_pause_frames", "lossless_drops", "buffer_alarms"):
         out[k] = sum(x.get(k, 0) for x in per_seed)
     out["buffer_max_pct"] = max(x.get("buffer_max_pct", 0.0) for x in per_seed)
+    for key in ("cts_delay_us", "cts_wait_us"):
+        cts = [x[key] for x in per_seed if x.get(key)]
+        out[key] = {q: statistics.mean(c[q] for c in cts) for q in ("p50", "p90")} \
+            if cts else None
     out["pfc_paused_us"] = statistics.mean(x.get("pfc_paused_us", 0.0) for x in per_seed)
     out["verified"] = all(x["verified"] for x in per_seed)
     out["hosts"] = per_seed[0].get("hosts")
@@ -976,6 +991,7 @@ def table(res: Record) -> str:
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
         stages + ["ecn", "retx", "naks", "oos", "tmo"] + (["cnps"] if cc else []) + \
         (["victim"] if res.get("victim") else []) + \
+        (["cts_p50_us", "cts_p90_us", "wait_p90_us"] if res.get("cts") else []) + \
         (["pauses", "paused_ms", "ll_drops"] if pfc else []) + ["verified", "cpu"]
     if sim:
         cols += ["sim_qmax", "sim_infl"] + (["sim_pauses", "sim_paused_ms"] if pfc else [])
@@ -991,6 +1007,9 @@ def table(res: Record) -> str:
         if res.get("victim"):  # the victim flow's share of its link
             share = r.get("victim_share")
             row += ["-" if share is None else f"{share:.0%}"]
+        if res.get("cts"):  # how long ready chunks waited for their slot
+            d, wt = r.get("cts_delay_us") or {}, r.get("cts_wait_us") or {}
+            row += [_f(d.get("p50"), 0), _f(d.get("p90"), 0), _f(wt.get("p90"), 0)]
         if pfc:
             row += [str(r.get("pfc_pause_frames", 0)),
                     _f(r.get("pfc_paused_us", 0.0) / 1000, 1), str(r.get("lossless_drops", 0))]

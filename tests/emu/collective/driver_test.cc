@@ -122,9 +122,11 @@ TEST(Driver, CtsAdmitsNoMoreThanTheSlotsAndEveryWorkloadVerifies) {
         EXPECT_EQ(run.fabric->stats().delivered, 2 * writes);
         EXPECT_EQ(r.cts_channels, channels);
         EXPECT_LE(r.cts_waits_us.size(), writes);
+        EXPECT_EQ(r.cts_flights_us.size(), writes) << "a clear-to-send per chunk, each timed";
         const nlohmann::json j = ResultJson(r);
-        ASSERT_TRUE(j.contains("cts_delay_us"));
+        ASSERT_TRUE(j["cts_delay_us"].is_object());
         EXPECT_LE(j["cts_delay_us"]["p50"].get<double>(), j["cts_delay_us"]["p90"].get<double>());
+        EXPECT_LE(j["cts_wait_us"]["p50"].get<double>(), j["cts_wait_us"]["p90"].get<double>());
       }
     }
   }

@@ -97,6 +97,8 @@ class Cli(unittest.TestCase):
         self.assertEqual(d["cts"]["channel_bytes"], 8192)
         self.assertTrue(d["cts"]["priority"])
         self.assertLessEqual(d["cts_delay_us"]["p50"], d["cts_delay_us"]["p90"])
+        self.assertLessEqual(d["cts_wait_us"]["p50"], d["cts_wait_us"]["p90"])
+        self.assertEqual(d["cts_delay_us"]["n"], len(d["cts"]["flights_us"]))
         self.assertNotIn("cts", json.loads(run("--workload", "incast", "--ranks", "4", "--msg",
                                                "4KiB", "--json").stdout))
 

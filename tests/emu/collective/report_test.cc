@@ -132,6 +132,7 @@ TEST(Report, CtsWaitsMergeAndGiveTheirQuantiles) {
   a.cts_channels = 2;
   a.cts_channel_bytes = 4096;
   a.cts_waits_us = {1, 2};
+  a.cts_flights_us = {0.5};
   CollectiveResult b = a;
   b.local_ranks = {2, 3};
   b.cts_waits_us = {30};
@@ -140,10 +141,14 @@ TEST(Report, CtsWaitsMergeAndGiveTheirQuantiles) {
   auto m = MergeResults(parts);
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->cts_waits_us.size(), 3u);
+  EXPECT_TRUE(m->cts_flights_us.empty()) << "two processes' clocks";
   const nlohmann::json j = ResultJson(*m);
   EXPECT_EQ(j["cts"]["channels"], 2);
-  EXPECT_EQ(j["cts_delay_us"]["p50"], 2.0);
-  EXPECT_EQ(j["cts_delay_us"]["p90"], 30.0);
+  EXPECT_EQ(j["cts_wait_us"]["p50"], 2.0);
+  EXPECT_EQ(j["cts_wait_us"]["p90"], 30.0);
+  EXPECT_TRUE(j["cts_delay_us"].is_null());
+  const nlohmann::json one = ResultJson(a);
+  EXPECT_EQ(one["cts_delay_us"]["p90"], 0.5);
   auto back = ParseResultJson(j);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->cts_waits_us, m->cts_waits_us);

@@ -144,6 +144,22 @@ def lossless_incast(name):
           "nothing dropped", ok and res["victim"] and r["verified"] and r["lossless_drops"] == 0
           and not r["drops"] and (r.get("victim_gbps") or 0) > 0
           and 0 < r["victim_share"] <= 1.0, f"rc={rc} victim={r.get('victim_gbps')}")
+    # CTS (run --cts): 15 senders with one 16 KiB slot each at the receiver
+    # have 240 KiB in flight, which the receiver's edge holds: no pause
+    # frame reaches past the last hop (A->E).
+    rc, res = run_json(name, *INCAST, "--lbs", "ecmp", "--cts", "--channels", "1",
+                       "--channel-bytes", "16KiB")
+    ok = rc in (0, 3) and res is not None and res["runs"]
+    r = res["runs"][0] if ok else {}
+    beyond = {s: v["pause_frames"] for s, v in r.get("stages", {}).items()
+              if s != "A->E" and v["pause_frames"]}
+    check("--pfc --cts: verified, the CTS delay and wait reported, no pause beyond the last hop",
+          ok and r["verified"] and res["cts"]["channels"] == 1 and not beyond
+          and r["lossless_drops"] == 0 and r["cts_delay_us"]["p50"] <= r["cts_delay_us"]["p90"]
+          and r["cts_wait_us"]["p90"] >= 0, f"rc={rc} beyond={beyond} cts={r.get('cts_delay_us')}")
+    p = emu("run", "--name", name, "--json", "--workload", "incast", "--channels", "2")
+    check("run --channels without --cts: exit 2", p.returncode == 2
+          and "--cts" in p.stderr, p.stderr[-300:])
     p = emu("run", "--name", name, "--json", "--workload", "perm", "--victim")
     check("run --victim without the incast: exit 2", p.returncode == 2
           and "--victim: with --workload incast" in p.stderr, p.stderr[-300:])
