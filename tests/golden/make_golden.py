@@ -15,6 +15,15 @@ that read them check ofan against an independent implementation:
                  (builder=1). One frame has a payload byte changed after its
                  ICRC was computed (icrc_ok=0).
 
+  pfc.golden     IEEE 802.1Qbb PFC frames (and one 802.3x PAUSE) as
+                 scapy.contrib.mac_control builds them, padded to Ethernet's
+                 60-byte minimum: the frames ofan-dp sends (build=1: the
+                 source MAC, priority and quanta BuildPfcFrame takes) and
+                 what a switch with PFC on priority 3 reads from each
+                 (read=ours|notours|malformed, quanta), malformed ones among
+                 them: cut short, a class-enable vector with no class or
+                 only classes without PFC.
+
   stages.golden  whole frames through the DPDK-free stages (parse, route,
                  rewrite; the ring tests take the same entries through a whole
                  switch): for three switches of a k=4, 3-level fat tree (an
@@ -49,6 +58,7 @@ import struct
 import sys
 
 from scapy.compat import raw
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl, MACControlPause
 from scapy.contrib.roce import AETH, BTH, CNPPadding, cnp, opcode
 from scapy.layers.inet import ICMP, IP, UDP, IPOption_NOP, IPOption_EOL
 from scapy.layers.l2 import Dot1Q, Ether
@@ -444,7 +454,48 @@ def stages_golden():
     return w.text()
 
 
-FIXTURES = {"roce.golden": roce_golden, "stages.golden": stages_golden}
+PFC_SRC = "02:00:00:00:0a:03"
+
+
+def pfc_frame(w, name, what, frame, **attrs):
+    w.comment(what)
+    w.line(f"frame {name} " + " ".join(f"{k}={v}" for k, v in attrs.items()))
+    w.line("in " + frame.hex())
+    w.line("")
+
+
+def pfc_golden():
+    w = Writer("PFC (IEEE 802.1Qbb) and PAUSE frames, read for priority 3 (egress/pfc_test.cc)")
+    w.comment("strict: a port with PFC on priority 3 only (a vector naming another priority is")
+    w.comment("malformed there); lenient: a port without PFC, that only honours what it receives")
+    w.line("")
+    eth = Ether(dst="01:80:c2:00:00:01", src=PFC_SRC)
+
+    def pfc(**classes):
+        return raw(eth / MACControlClassBasedFlowControl(**classes))
+
+    pfc_frame(w, "xoff_p3", "XOFF of priority 3 for the longest pause, as a switch sends it",
+              pfc(c3_enabled=1, c3_pause_time=0xFFFF), build=1, src=PFC_SRC, priority=3,
+              quanta=65535, strict="ours", lenient="ours")
+    pfc_frame(w, "xon_p3", "XON of priority 3 (time 0)", pfc(c3_enabled=1, c3_pause_time=0),
+              build=1, src=PFC_SRC, priority=3, quanta=0, strict="ours", lenient="ours")
+    pfc_frame(w, "xoff_p5", "XOFF of priority 5, 394 quanta: another class's",
+              pfc(c5_enabled=1, c5_pause_time=394), build=1, src=PFC_SRC, priority=5,
+              quanta=394, strict="malformed", lenient="notours")
+    pfc_frame(w, "xoff_p3_and_p4", "priorities 3 and 4 at once",
+              pfc(c3_enabled=1, c3_pause_time=1000, c4_enabled=1, c4_pause_time=7),
+              quanta=1000, strict="malformed", lenient="ours")
+    pfc_frame(w, "pfc_no_class", "a class-enable vector naming no class",
+              pfc(), strict="malformed", lenient="notours")
+    pfc_frame(w, "pfc_short", "cut after the class-enable vector",
+              pfc(c3_enabled=1, c3_pause_time=5)[:18], strict="malformed", lenient="malformed")
+    pfc_frame(w, "pause_8023x", "802.3x PAUSE (opcode 1): every class, ours included",
+              raw(eth / MACControlPause(pause_time=300)), quanta=300, strict="ours",
+              lenient="ours")
+    return w.text()
+
+
+FIXTURES = {"roce.golden": roce_golden, "stages.golden": stages_golden, "pfc.golden": pfc_golden}
 
 
 def main():
