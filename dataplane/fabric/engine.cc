@@ -35,8 +35,9 @@ namespace {
 
 constexpr uint16_t kHostRxDesc = 512, kHostTxDesc = 512;
 // A PFC storm (Switch::SetPortPfcStorm): the broken NIC's XOFFs, one every
-// millisecond of emulated time (each asks the longest pause), from a MAC of
-// its own (locally administered).
+// millisecond of emulated time (each asks the longest pause). The host NICs
+// the engine emulates send their PFC frames (storms, HostRxPause) from a
+// MAC of their own (locally administered).
 constexpr fabric::TimePs kStormEveryPs = 1'000'000'000;
 constexpr pkt::MacAddr kStormMac{{0x02, 0x5C, 0x00, 0x00, 0x00, 0x01}};
 // The shortest frame a port carries (Ethernet's minimum without FCS): the
@@ -535,19 +536,48 @@ void Engine::StormFrames(uint32_t host, fabric::TimePs end) {
   }
   const fabric::TimePs done = now_.load(std::memory_order_relaxed);
   if (h.storm_next == 0) h.storm_next = done;  // a new storm: from now
-  ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
   while (h.storm_next < end && h.storm_next < until) {
-    rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
-    if (!m) break;  // the pool is the fabric's: try again next window
-    const auto f = BuildPfcFrame(kStormMac, h.pfc_priority, fabric::kPfcMaxQuanta);
-    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
-    const fabric::TimePs t = std::max(h.storm_next, h.nic_offered);
-    h.nic_offered = t;
-    ApplyHostPauses(h, t);
-    h.nic->Offer(t, 0, static_cast<uint32_t>(f.size()), false, m, emit);
+    if (!SendHostPause(h, h.storm_next, fabric::kPfcMaxQuanta)) break;  // no mbuf: next window
     h.storm_next += kStormEveryPs;
   }
   if (h.storm_next >= until) storm_until_[host].store(0, std::memory_order_relaxed);  // over
+}
+
+bool Engine::SendHostPause(HostPort& h, fabric::TimePs t, uint16_t quanta) {
+  rte_mbuf* m = rte_pktmbuf_alloc(pool_.get());
+  if (!m) return false;  // the pool is the fabric's: try again later
+  const auto f = BuildPfcFrame(kStormMac, h.pfc_priority, quanta);
+  std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
+  t = std::max(t, h.nic_offered);
+  h.nic_offered = t;
+  ApplyHostPauses(h, t);
+  ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
+  h.nic->Offer(t, 0, static_cast<uint32_t>(f.size()), false, m, emit);
+  return true;
+}
+
+void Engine::HostRxPause(HostPort& h, fabric::TimePs t) {
+  // The frames due by t that the host's device has not taken (they wait at
+  // the front of `out`, in time order).
+  uint64_t behind = 0;
+  for (size_t i = 0; i < h.out.size() && FrameTime(h.out[i]) <= t; ++i) {
+    behind += rte_pktmbuf_pkt_len(h.out[i]);
+    if (behind > fabric::kHostRxBufferBytes) break;  // enough to decide
+  }
+  const fabric::TimePs refresh =
+      fabric::PauseQuantaPs(fabric::kPfcMaxQuanta, h.wire.ps_per_byte) / 2;
+  if (!h.rx_xoff) {
+    if (behind <= fabric::kHostRxBufferBytes) return;
+    h.rx_xoff = true;
+  } else if (behind <= fabric::kHostRxBufferBytes / 2) {
+    h.rx_xoff = false;
+    h.rx_pause_frames += SendHostPause(h, t, 0);  // XON
+    return;
+  } else if (t < h.rx_refresh_at) {
+    return;
+  }
+  h.rx_refresh_at = t + refresh;
+  h.rx_pause_frames += SendHostPause(h, t, fabric::kPfcMaxQuanta);
 }
 
 void Engine::AdvanceHostNics(uint64_t end) {
@@ -795,6 +825,11 @@ uint32_t Engine::RunDue() {
   // Frames to hosts once per pass, after every window: one Send (and its
   // kicks) per host per pass, not per window. Their times are all past.
   worst = std::max(worst, ReleaseToHosts(wall));
+  if (nics) [[unlikely]] {
+    for (HostPort& h : hosts_) {
+      if (h.nic) HostRxPause(h, wall);
+    }
+  }
   // Lag: a pass that found the fabric behind by more than the threshold.
   // The time spent behind is at most the wall time since the last pass
   // (a fabric behind on every pass is counted once per stretch of time).

@@ -144,6 +144,11 @@ class Engine {
     // until when (storm_until_[this host's index], the control thread's),
     // and when its next XOFF leaves.
     fabric::TimePs storm_next = 0;
+    // Its receive side (HostRxPause): XOFF out since, refreshed at, and the
+    // pause frames it sent that way.
+    bool rx_xoff = false;
+    fabric::TimePs rx_refresh_at = 0;
+    uint64_t rx_pause_frames = 0;
   };
   explicit Engine(EngineClock clock);
   Status Build(const EngineConfig& c);
@@ -153,6 +158,13 @@ class Engine {
   uint32_t PollHosts();
   uint32_t PollHost(HostPort& h, fabric::TimePs done);
   uint64_t ReleaseToHosts(uint64_t wall);  // returns the latest release's lateness
+  // PFC: a host whose device falls behind (frames due at it that it has not
+  // taken, past fabric::kHostRxBufferBytes) pauses its edge, as a NIC whose
+  // receive buffer fills does, and resumes it at half.
+  void HostRxPause(HostPort& h, fabric::TimePs t);
+  // A PFC frame from the host's NIC at t (or its last offer) asking
+  // `quanta` (0: XON); false if no mbuf was to be had.
+  bool SendHostPause(HostPort& h, fabric::TimePs t, uint16_t quanta);
   // PFC at the hosts' wires (HostPort::nic): the pauses that reached the
   // host by t applied; every frame that starts before `end` sent to the
   // edge; when the next one starts (kNever: none waits).

@@ -51,6 +51,10 @@ inline constexpr uint8_t kRoceDscp = 26;
 // control (opcode, class-enable vector, eight times), zero padding to
 // Ethernet's 60 B minimum.
 inline constexpr uint32_t kPfcFrameBytes = 60;
+// A host NIC's receive buffer, as the shared engine emulates its MAC: when
+// the frames due at a host that its device (AF_XDP socket, tap) has not
+// taken pass it, the NIC sends XOFF to its edge; at half of it, XON.
+inline constexpr uint64_t kHostRxBufferBytes = 64 * 1024;
 // The peer's response time counted into the headroom: IEEE 802.3 31B.3.7's
 // bound at 100 Gb/s, in quanta (docs/design.md, lossless facts).
 inline constexpr uint32_t kPfcResponseQuanta = 394;

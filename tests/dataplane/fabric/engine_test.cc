@@ -547,7 +547,54 @@ TEST_F(EnginePfc, AStormFiresTheWatchdogAndSparesTheOtherTraffic) {
   EXPECT_FALSE(p0.wd_active);
 }
 
-// The baseline the test above is measured against: the same line, lossy.
+// A host that falls behind: host 1 takes nothing for a while (its ring of
+// 1,023 frames fills), so frames due at it wait in the engine; past the
+// NIC's receive buffer (fabric::kHostRxBufferBytes) its NIC pauses e0-0's
+// port toward it, and resumes it once the host takes them again. Host 0's
+// 1,200 frames all arrive, nothing is dropped.
+TEST_F(EnginePfc, AHostThatFallsBehindPausesItsEdge) {
+  auto to_host1 = [](uint32_t psn) {
+    return pkt::PacketBuilder()
+        .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, Mac(0, 0))
+        .Ipv4(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3), 64,
+              static_cast<uint8_t>(fabric::kRoceDscp << 2 | 2))
+        .Udp(0xC001, 4791)
+        .Bth(0x0A, 0x222, psn)
+        .Payload(1000)
+        .Build();
+  };
+  uint64_t t = 1'000'000;
+  auto run_for = [&](uint64_t ps) {
+    for (const uint64_t end = t + ps; t < end; t += 20'000'000) {
+      clock_.ps = t;
+      engine_->RunDue();
+    }
+  };
+  for (uint32_t i = 0; i < 1000; ++i) Send(0, to_host1(i));
+  run_for(20'000'000'000);  // 20 ms: 1,000 frames of 1 us each, and more
+  for (uint32_t i = 1000; i < 1200; ++i) Send(0, to_host1(i));
+  run_for(20'000'000'000);
+  const QueueStats::Pfc paused = PfcOf(0, 1);
+  EXPECT_GE(paused.received, 1u) << "host 1's NIC sent XOFF";
+  EXPECT_GT(paused.paused_us, 0.0);
+  // Host 1 takes its frames again: all of them arrive, and it resumes e0-0.
+  uint32_t got = 0;
+  for (int round = 0; round < 20 && got < 1200; ++round) {
+    rte_mbuf* m;
+    while (rte_ring_dequeue(hosts_[1].tx, reinterpret_cast<void**>(&m)) == 0) {
+      rte_pktmbuf_free(m);
+      ++got;
+    }
+    run_for(5'000'000'000);
+  }
+  EXPECT_EQ(got, 1200u);
+  EXPECT_GE(PfcOf(0, 1).received, paused.received + 1) << "and XON when it caught up";
+  const Counters ce = engine_->switches()[0]->TotalCounters();
+  EXPECT_EQ(ce.Drops(), 0u);
+}
+
+// The baseline PausesInsteadOfDroppingAndEveryFrameArrives is measured
+// against: the same line, lossy.
 class EngineNoPfc : public EnginePfc {
  protected:
   EngineNoPfc() { pfc_ = false; }
