@@ -117,7 +117,6 @@ TEST(UroceTransport, PostRejectsBadRequestsAndQueuesNothing) {
   EXPECT_FALSE(r.t[0]->Post({.peer = 0, .len = 10}).ok());  // itself
   EXPECT_FALSE(r.t[0]->Post({.peer = 2, .len = 10}).ok());
   EXPECT_FALSE(r.t[0]->Post({.peer = 1, .qp = 3, .len = 10}).ok());
-  EXPECT_FALSE(r.t[0]->Post({.peer = 1, .len = 0}).ok());
   EXPECT_FALSE(r.t[0]->Post({.peer = 1, .src_off = (1 << 20) - 5, .len = 10}).ok());
   EXPECT_FALSE(r.t[0]->Post({.peer = 1, .dst_off = 1 << 20, .len = 1}).ok());
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(r.t[0]->Post(w).ok());
@@ -126,6 +125,23 @@ TEST(UroceTransport, PostRejectsBadRequestsAndQueuesNothing) {
   EXPECT_NE(full.error().message.find("outstanding"), std::string::npos);
   ASSERT_TRUE(r.Run([&] { return r.Count(0, emu::CompletionKind::kWriteDone) == 4; }));
   EXPECT_EQ(r.Count(1, emu::CompletionKind::kWriteArrived), 4u);
+}
+
+// A write of its immediate alone (a collective's clear-to-send, marked for
+// the strict-priority class): one packet, no payload, both completions.
+TEST(UroceTransport, AnEmptyWriteCarriesItsImmediate) {
+  Ranks r;
+  ASSERT_TRUE(r.t[0]->Post({.peer = 1, .len = 0, .imm = 0x3FF, .wr_id = 9, .priority = true}).ok());
+  ASSERT_TRUE(r.Run([&] {
+    return r.Count(0, emu::CompletionKind::kWriteDone) == 1 &&
+           r.Count(1, emu::CompletionKind::kWriteArrived) == 1;
+  }));
+  for (const auto& c : r.c[1]) {
+    if (c.kind != emu::CompletionKind::kWriteArrived) continue;
+    EXPECT_EQ(c.len, 0u);
+    EXPECT_EQ(c.imm, 0x3FFu);
+    EXPECT_EQ(c.peer, 0u);
+  }
 }
 
 TEST(UroceTransport, UnreachablePeerEndsInKError) {
