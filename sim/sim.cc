@@ -113,12 +113,11 @@ struct SimFrame {
 
 // --pfc: one output port's queues and what PFC keeps of it. A port's data
 // queue pauses for what its peer asks, unless its watchdog fired (drop,
-// forward: it ignores pause until restored).
+// forward: it ignores pause until restored): fabric::PfcPauseState, as the
+// engine's ports.
 struct PfcPort {
   fabric::EmuPort<uint32_t> q;
-  fabric::PauseClock clock;
-  fabric::PfcWatchdog wd;
-  bool ignores_pause = false;
+  fabric::PfcPauseState pause;
   TimePs tx_at = kNever;     // the pending kPortTx's time
   TimePs check_at = kNever;  // the pending kPortCheck's time
   uint64_t pause_rx = 0;     // PFC frames received
@@ -407,8 +406,9 @@ class Simulator {
     pfc_ports_.resize(ports_.size());
     for (size_t i = n_; i < ports_.size(); ++i) {
       pfc_ports_[i].q.Configure(wire_, {c_.buffer_bytes, c_.ecn_bytes});
-      pfc_ports_[i].wd = fabric::PfcWatchdog(TimePs{c_.pfcwd_detect_ms} * 1'000'000'000,
-                                             TimePs{c_.pfcwd_restore_ms} * 1'000'000'000);
+      pfc_ports_[i].pause =
+          fabric::PfcPauseState(TimePs{c_.pfcwd_detect_ms} * 1'000'000'000,
+                                TimePs{c_.pfcwd_restore_ms} * 1'000'000'000, c_.pfcwd_action);
     }
     host_pause_.resize(n_);
     host_pause_rx_.assign(n_, 0);
@@ -749,7 +749,7 @@ class Simulator {
     const bool data = pk.cls == SizeClass::kData;
     const uint32_t sw = SwitchOf(pi);
     if (data) {
-      if (pp.ignores_pause && c_.pfcwd_action == fabric::PfcWdAction::kDrop) {
+      if (pp.pause.dropping()) {
         ++wd_dropped_;  // a stormed queue discards what comes for it
         FreePacket();
         return;
@@ -879,11 +879,7 @@ class Simulator {
     pp.q.StartBefore(now_, PortEmit{this, pi});
     ++pp.pause_rx;
     WatchdogCheck(pi);  // what it decided before this pause
-    pp.wd.Paused(now_, until, pp.q.waiting(1) != 0);
-    if (!pp.ignores_pause) {
-      pp.q.PauseUntil(until);
-      pp.clock.Received(now_, until);
-    }
+    if (const auto to = pp.pause.Paused(now_, until, pp.q.waiting(1) != 0)) pp.q.PauseUntil(*to);
     ScheduleTx(pi);
     ScheduleCheck(pi);
     FlushActions();
@@ -893,18 +889,11 @@ class Simulator {
   // data queue paused with frames waiting for the detection time fires.
   void WatchdogCheck(uint32_t pi) {
     PfcPort& pp = pfc_ports_[pi];
-    const fabric::PfcWatchdog::Event ev = pp.wd.Check(now_, pp.q.waiting(1) != 0);
-    if (ev == fabric::PfcWatchdog::Event::kNone) return;
-    const TimePs at = pp.wd.event_time();
-    if (ev == fabric::PfcWatchdog::Event::kRestore) {
-      pp.ignores_pause = false;
-      return;
-    }
-    if (c_.pfcwd_action == fabric::PfcWdAction::kAlert) return;
-    pp.ignores_pause = true;
+    const fabric::PfcPauseState::Verdict v = pp.pause.Check(now_, pp.q.waiting(1) != 0);
+    if (!v.stop_pausing) return;  // nothing, a restore, or alert only
+    const TimePs at = v.at;
     pp.q.PauseUntil(at);
-    pp.clock.Received(at, at);
-    if (c_.pfcwd_action == fabric::PfcWdAction::kDrop) {
+    if (v.drop) {
       PfcSink sink{this, SwitchOf(pi)};
       pp.q.FlushQueue(1, [&](uint32_t slot) {
         const SimFrame f = slots_[slot];
@@ -917,7 +906,7 @@ class Simulator {
   }
   void ScheduleCheck(uint32_t pi) {
     PfcPort& pp = pfc_ports_[pi];
-    PushEarlier(pp.wd.Deadline(), pp.check_at, EventType::kPortCheck, pi);
+    PushEarlier(pp.pause.Deadline(), pp.check_at, EventType::kPortCheck, pi);
   }
   void OnPortCheck(uint32_t pi) {
     PfcPort& pp = pfc_ports_[pi];
@@ -1379,9 +1368,9 @@ class Simulator {
           area = pp.q.area_bytes();
           max_bytes = static_cast<double>(pp.q.max_bytes());
           st.pause_frames += pp.pause_rx;
-          st.paused_us += static_cast<double>(pp.clock.paused_ps(end)) * 1e-6;
-          r.pfc.watchdog_fired += pp.wd.fired_count();
-          r.pfc.watchdog_restored += pp.wd.restored_count();
+          st.paused_us += static_cast<double>(pp.pause.clock().paused_ps(end)) * 1e-6;
+          r.pfc.watchdog_fired += pp.pause.watchdog().fired_count();
+          r.pfc.watchdog_restored += pp.pause.watchdog().restored_count();
         } else {
           p.q.Advance(end);
           area = p.q.area();

@@ -454,7 +454,7 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
     // port's buffer (egress/emu_pfc.h, fabric/pfc.h).
     bool lossless = false;
     if (pfc && pfc_->Lossless(m)) [[unlikely]] {
-      if (wd_ignores_pause_ && pfc_->wd_action == fabric::PfcWdAction::kDrop) {
+      if (pause_.dropping()) {
         // The watchdog's drop action: this queue's lossless frames are
         // discarded until it restores.
         ++wd_drop;
@@ -553,7 +553,7 @@ void PortQueue::PublishEmu() {
   stat_last_tsc_ = e.integrated_to();
   pfc_sent_.store(pfc_sent_n_, std::memory_order_relaxed);
   pfc_received_.store(pfc_received_n_, std::memory_order_relaxed);
-  paused_ps_.store(pause_clock_.paused_ps(e.integrated_to()), std::memory_order_relaxed);
+  paused_ps_.store(pause_.clock().paused_ps(e.integrated_to()), std::memory_order_relaxed);
 }
 
 void PortQueue::PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr) {
@@ -564,45 +564,40 @@ void PortQueue::PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr
   tx.Flush();
   const fabric::TimePs until = now + fabric::PauseQuantaPs(quanta, emu_->wire().ps_per_byte);
   ++pfc_received_n_;
-  if (pfc_) {
-    WatchdogCheck(now, ctr);  // what it decided before this pause
-    wd_.Paused(now, until, emu_->waiting(kNormalQueue) != 0);
-  }
-  if (!wd_ignores_pause_) {  // a stormed queue (watchdog: drop, forward) ignores pause
-    emu_->PauseUntil(until);
-    pause_clock_.Received(now, until);
-    paused_until_tsc_ = until;
+  if (pfc_) WatchdogCheck(now, ctr);  // what it decided before this pause
+  // A stormed queue (watchdog: drop, forward) ignores pause.
+  if (const auto to = pause_.Paused(now, until, emu_->waiting(kNormalQueue) != 0)) {
+    emu_->PauseUntil(*to);
+    paused_until_tsc_ = *to;
   }
   PublishEmu();
 }
 
 void PortQueue::set_emu_pfc(EmuPfc* pfc) {
   pfc_ = pfc;
-  if (pfc) wd_ = fabric::PfcWatchdog(pfc->wd_detect_ps, pfc->wd_restore_ps);
+  if (pfc) pause_ = fabric::PfcPauseState(pfc->wd_detect_ps, pfc->wd_restore_ps, pfc->wd_action);
 }
 
 fabric::TimePs PortQueue::WatchdogDeadline() const {
   if (!pfc_) return fabric::kNever;
-  const fabric::TimePs d = wd_.Deadline();
+  const fabric::TimePs d = pause_.Deadline();
   return d == std::numeric_limits<fabric::TimePs>::max() ? fabric::kNever : d;
 }
 
 void PortQueue::WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr) {
-  const fabric::PfcWatchdog::Event ev = wd_.Check(t, emu_->waiting(kNormalQueue) != 0);
-  if (ev == fabric::PfcWatchdog::Event::kNone) return;
-  const fabric::TimePs at = wd_.event_time();
-  if (ev == fabric::PfcWatchdog::Event::kFire) {
+  const fabric::PfcPauseState::Verdict v = pause_.Check(t, emu_->waiting(kNormalQueue) != 0);
+  if (v.event == fabric::PfcWatchdog::Event::kNone) return;
+  const fabric::TimePs at = v.at;
+  if (v.event == fabric::PfcWatchdog::Event::kFire) {
     ctr.Add(Counter::kPfcWatchdog);
-    wd_fired_.store(wd_.fired_count(), std::memory_order_relaxed);
+    wd_fired_.store(pause_.watchdog().fired_count(), std::memory_order_relaxed);
     wd_active_.store(true, std::memory_order_relaxed);
-    if (pfc_->wd_action == fabric::PfcWdAction::kAlert) return;
+    if (!v.stop_pausing) return;  // alert
     // Drop and forward: the queue ignores pause from the storm's detection
     // on (the engine ran up to it: WatchdogDeadline is one of its events).
-    wd_ignores_pause_ = true;
     emu_->PauseUntil(at);
-    pause_clock_.Received(at, at);
     paused_until_tsc_ = at;
-    if (pfc_->wd_action == fabric::PfcWdAction::kDrop) {
+    if (v.drop) {
       const uint32_t n = emu_->FlushQueue(kNormalQueue, [&](rte_mbuf* m) {
         if (tally_) tally_->Release(m);
         if (EmuPfc::Marked(m)) pfc_->Release(m, at);
@@ -615,8 +610,7 @@ void PortQueue::WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr) {
       }
     }
   } else {
-    wd_ignores_pause_ = false;
-    wd_restored_.store(wd_.restored_count(), std::memory_order_relaxed);
+    wd_restored_.store(pause_.watchdog().restored_count(), std::memory_order_relaxed);
     wd_active_.store(false, std::memory_order_relaxed);
   }
 }

@@ -281,9 +281,7 @@ class alignas(64) PortQueue {
   std::atomic<uint64_t> emu_pkts_{0}, emu_prio_pkts_{0};
   std::atomic<bool> emu_reset_{false};  // ResetStats asked; the owner does it
   EmuPfc* pfc_ = nullptr;
-  fabric::PauseClock pause_clock_;  // emulated: the pauses received
-  fabric::PfcWatchdog wd_;
-  bool wd_ignores_pause_ = false;  // fired with action drop or forward
+  fabric::PfcPauseState pause_;  // emulated: the pauses received, the watchdog (PFC on)
   std::atomic<uint64_t> wd_fired_{0}, wd_restored_{0}, wd_dropped_{0};
   std::atomic<bool> wd_active_{false};
   // PFC figures, owner-written, read by Stats.

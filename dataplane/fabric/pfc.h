@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -366,6 +367,70 @@ class PauseClock {
     return std::min(t, end_) > start_ ? std::min(t, end_) - start_ : 0;
   }
   TimePs start_ = 0, end_ = 0, total_ = 0;
+};
+
+// One lossless queue's view of the pauses it receives, watchdog included:
+// what the engine's ports (egress/port_queue.cc) and the simulator's
+// (sim/sim.cc) do with a pause and with the watchdog's verdicts, in one
+// place. The caller owns the queue: it stops it until what Paused returns,
+// and on a watchdog fire (Check) stops it no longer and, for kDrop,
+// discards its frames.
+class PfcPauseState {
+ public:
+  PfcPauseState() = default;
+  PfcPauseState(TimePs detect, TimePs restore, PfcWdAction action)
+      : wd_(detect, restore), action_(action), watched_(true) {}
+
+  // A pause received at t asking until `until` (t: XON), frames waiting or
+  // not. Returns when the queue may send again, or nothing: a stormed queue
+  // (the watchdog fired, drop or forward) ignores pause. Call Check(t)
+  // first, for what the watchdog decided before it.
+  std::optional<TimePs> Paused(TimePs t, TimePs until, bool waiting) {
+    if (watched_) wd_.Paused(t, until, waiting);
+    if (ignores_) return std::nullopt;
+    clock_.Received(t, until);
+    return until;
+  }
+
+  // The watchdog at t (frames waiting or not). kFire: at `at` it fired;
+  // `stop_pausing`: the queue ignores pause from then on (its pause ends
+  // at `at`), `drop`: and discards its frames (action drop). kRestore: it
+  // heeds pause again.
+  struct Verdict {
+    PfcWatchdog::Event event = PfcWatchdog::Event::kNone;
+    TimePs at = 0;
+    bool stop_pausing = false, drop = false;
+  };
+  Verdict Check(TimePs t, bool waiting) {
+    Verdict v;
+    if (!watched_) return v;
+    v.event = wd_.Check(t, waiting);
+    if (v.event == PfcWatchdog::Event::kNone) return v;
+    v.at = wd_.event_time();
+    if (v.event == PfcWatchdog::Event::kRestore) {
+      ignores_ = false;
+    } else if (action_ != PfcWdAction::kAlert) {
+      ignores_ = v.stop_pausing = true;
+      v.drop = action_ == PfcWdAction::kDrop;
+      clock_.Received(v.at, v.at);
+    }
+    return v;
+  }
+
+  // A frame for the queue while the watchdog has it dropping.
+  bool dropping() const { return ignores_ && action_ == PfcWdAction::kDrop; }
+  bool ignores_pause() const { return ignores_; }
+  const PauseClock& clock() const { return clock_; }
+  const PfcWatchdog& watchdog() const { return wd_; }
+  // When Check next has something to decide (max: nothing, or no watchdog).
+  TimePs Deadline() const { return watched_ ? wd_.Deadline() : std::numeric_limits<TimePs>::max(); }
+
+ private:
+  PauseClock clock_;
+  PfcWatchdog wd_;
+  PfcWdAction action_ = PfcWdAction::kDrop;
+  bool watched_ = false;  // a watchdog configured (PFC on)
+  bool ignores_ = false;  // fired with action drop or forward
 };
 
 }  // namespace ofan::fabric
