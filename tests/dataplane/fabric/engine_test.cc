@@ -449,10 +449,12 @@ class EnginePfc : public EngineLine {
     engine_->RunDue();
     return static_cast<uint32_t>(OutPsns().size());
   }
-  static Frame Lossless(uint32_t src, uint32_t psn) {
+  // A lossless RoCE write from `src` to `dst` (default: the far host, behind
+  // a0-0).
+  static Frame Lossless(uint32_t src, uint32_t psn, uint32_t dst = Ip(10, 0, 1, 2)) {
     return pkt::PacketBuilder()
         .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, pkt::MacAddr{{0x02, 0xAA, 0, 0, 0, 1}})
-        .Ipv4(src, Ip(10, 0, 1, 2), 64, static_cast<uint8_t>(fabric::kRoceDscp << 2 | 2))
+        .Ipv4(src, dst, 64, static_cast<uint8_t>(fabric::kRoceDscp << 2 | 2))
         .Udp(0xC000, 4791)
         .Bth(0x0A, 0x111, psn)
         .Payload(1000)
@@ -512,17 +514,8 @@ TEST_F(EnginePfc, AStormFiresTheWatchdogAndSparesTheOtherTraffic) {
   ASSERT_TRUE(e.SetPortPfcStorm(0, 500).ok());  // 500 ms
   EXPECT_FALSE(e.SetPortPfcStorm(2, 500).ok()) << "an uplink has no host NIC";
   for (uint32_t i = 0; i < 20; ++i) {
-    Send(1, Lossless(Ip(10, 0, 0, 3), i));  // to the far host, as Run's
-    rte_mbuf* m = testing::MbufOf(pkt::PacketBuilder()
-                                      .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, Mac(0, 1))
-                                      .Ipv4(Ip(10, 0, 0, 3), Ip(10, 0, 0, 2), 64,
-                                            static_cast<uint8_t>(fabric::kRoceDscp << 2 | 2))
-                                      .Udp(0xC002, 4791)
-                                      .Bth(0x0A, 0x333, i)
-                                      .Payload(1000)
-                                      .Build());
-    ASSERT_NE(m, nullptr);
-    ASSERT_EQ(rte_ring_enqueue(hosts_[1].rx, m), 0);  // to host 0, behind the storm
+    Send(1, Lossless(Ip(10, 0, 0, 3), i));                   // to the far host, as Run's
+    Send(1, Lossless(Ip(10, 0, 0, 3), i, Ip(10, 0, 0, 2)));  // to host 0, behind the storm
   }
   auto run_to = [&](uint64_t until) {
     for (; clock_.ps < until; clock_.ps += 1'000'000'000) engine_->RunDue();
@@ -553,16 +546,6 @@ TEST_F(EnginePfc, AStormFiresTheWatchdogAndSparesTheOtherTraffic) {
 // port toward it, and resumes it once the host takes them again. Host 0's
 // 1,200 frames all arrive, nothing is dropped.
 TEST_F(EnginePfc, AHostThatFallsBehindPausesItsEdge) {
-  auto to_host1 = [](uint32_t psn) {
-    return pkt::PacketBuilder()
-        .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, Mac(0, 0))
-        .Ipv4(Ip(10, 0, 0, 2), Ip(10, 0, 0, 3), 64,
-              static_cast<uint8_t>(fabric::kRoceDscp << 2 | 2))
-        .Udp(0xC001, 4791)
-        .Bth(0x0A, 0x222, psn)
-        .Payload(1000)
-        .Build();
-  };
   uint64_t t = 1'000'000;
   auto run_for = [&](uint64_t ps) {
     for (const uint64_t end = t + ps; t < end; t += 20'000'000) {
@@ -570,9 +553,9 @@ TEST_F(EnginePfc, AHostThatFallsBehindPausesItsEdge) {
       engine_->RunDue();
     }
   };
-  for (uint32_t i = 0; i < 1000; ++i) Send(0, to_host1(i));
+  for (uint32_t i = 0; i < 1000; ++i) Send(0, Lossless(Ip(10, 0, 0, 2), i, Ip(10, 0, 0, 3)));
   run_for(20'000'000'000);  // 20 ms: 1,000 frames of 1 us each, and more
-  for (uint32_t i = 1000; i < 1200; ++i) Send(0, to_host1(i));
+  for (uint32_t i = 1000; i < 1200; ++i) Send(0, Lossless(Ip(10, 0, 0, 2), i, Ip(10, 0, 0, 3)));
   run_for(20'000'000'000);
   const QueueStats::Pfc paused = PfcOf(0, 1);
   EXPECT_GE(paused.received, 1u) << "host 1's NIC sent XOFF";
