@@ -131,11 +131,9 @@ Status Switch::SetupPfcThresholds() {
     const double rate = pc.rate_gbps.value_or(cfg_.egress.rate_gbps);
     const fabric::EmuWire w = fabric::EmuWire::AtGbps(
         rate > 0 ? rate : 10.0, pc.latency_us.value_or(cfg_.egress.latency_us));
-    const uint64_t headroom = fabric::PfcHeadroomBytes(w.ps_per_byte, w.latency, pkt::kMaxDataFrame,
-                                                       cfg_.pfc.response_quanta);
-    auto th = fabric::MakePfcThresholds(pc.buffer_bytes.value_or(cfg_.egress.buffer_bytes),
-                                        headroom, cfg_.pfc.xoff_bytes, cfg_.pfc.xon_bytes,
-                                        2ull * pkt::kMaxDataFrame);
+    auto th = fabric::PortPfcThresholds(
+        pc.buffer_bytes.value_or(cfg_.egress.buffer_bytes), w.ps_per_byte, w.latency,
+        pkt::kMaxDataFrame, cfg_.pfc.response_quanta, cfg_.pfc.xoff_bytes, cfg_.pfc.xon_bytes);
     if (!th) {
       return MakeError(ErrorCode::kInvalidArgument, fmt::format("switch {} port {}: {}", cfg_.name,
                                                                 pc.port, th.error().message));

@@ -144,12 +144,9 @@ Status SimConfig::Validate() const {
 }
 
 Result<fabric::PfcThresholds> SimConfig::PfcPortThresholds() const {
-  const double ps_per_byte = 8000.0 / link_gbps;
-  const auto latency = static_cast<lb::TimePs>(std::llround(latency_us * 1e6));
-  const uint64_t headroom =
-      fabric::PfcHeadroomBytes(ps_per_byte, latency, frame_bytes(), pfc_response_quanta);
-  // xon two data frames below xoff, as ofan-dp derives it (dataplane/switch.cc).
-  return fabric::MakePfcThresholds(buffer_bytes, headroom, 0, 0, 2ull * frame_bytes());
+  return fabric::PortPfcThresholds(buffer_bytes, 8000.0 / link_gbps,
+                                   static_cast<lb::TimePs>(std::llround(latency_us * 1e6)),
+                                   frame_bytes(), pfc_response_quanta);
 }
 
 }  // namespace ofan::sim

@@ -117,6 +117,18 @@ inline Result<PfcThresholds> MakePfcThresholds(uint64_t buffer, uint64_t headroo
   return th;
 }
 
+// The thresholds of a port whose buffer is `buffer` bytes on a link of
+// `ps_per_byte` and `latency_ps`, frames up to `mtu_bytes`: headroom as
+// PfcHeadroomBytes sizes it, xon two frames below xoff unless given. What
+// ofan-dp's switches (switch.cc) and ofan-sim (sim/config.cc) both set.
+inline Result<PfcThresholds> PortPfcThresholds(uint64_t buffer, double ps_per_byte,
+                                               TimePs latency_ps, uint32_t mtu_bytes,
+                                               uint32_t response_quanta, uint64_t xoff = 0,
+                                               uint64_t xon = 0) {
+  const uint64_t headroom = PfcHeadroomBytes(ps_per_byte, latency_ps, mtu_bytes, response_quanta);
+  return MakePfcThresholds(buffer, headroom, xoff, xon, 2ull * mtu_bytes);
+}
+
 // A PFC frame to send: out of `port`, at `t`, pausing for `quanta` (0: XON).
 struct PfcAction {
   uint32_t port = 0;
