@@ -11,7 +11,9 @@
 # --arch t2na`, with -g for its resources.json, at the table sizes of each
 # network in BF_P4C_EDGES (default 64 and 2,048 edge switches of 32 uplinks:
 # the paper's Table 2 and the program's own sizes), then its assembler bfas
-# (BFAS, or the bfas beside p4c-barefoot) where there is one. For each it
+# (BFAS, or the bfas beside p4c-barefoot) where there is one, over the
+# OUT/pipe/pofan.bfa it wrote, into OUT/pipe (tofino.bin, tofino2.bin: what
+# bf-p4c's own driver does). For each it
 # prints the compiler's figures (stages, RAMs, hash bits, crossbar bytes,
 # gateways, ALUs, PHV containers; tools/bf_resources.py). BF_P4C_INCLUDE
 # names the folders holding core.p4 and tna.p4/t2na.p4 when p4c-barefoot does
@@ -96,6 +98,10 @@ run_bf_p4c() {
       exit 2
     fi
   done
+  if [[ -n "${BFAS:-}" && ! -x "$BFAS" ]]; then
+    echo "$me: BFAS=$BFAS is not an executable" >&2
+    exit 2
+  fi
   if [[ ! -x "$bfas" ]]; then
     echo "$me: no bfas (BFAS, or beside $BF_P4C): bf-p4c's output is not assembled"
     bfas=""
@@ -114,12 +120,24 @@ run_bf_p4c() {
         status=1
         continue
       fi
-      if [[ -n "$bfas" ]] && ! "$bfas" --target "$target" -o "$out" "$out/pofan.bfa" \
-             >"$out.bfas.log" 2>&1; then
-        echo "$me: bfas fails on bf-p4c's output for $name at $edges edge switches:" >&2
-        cat "$out.bfas.log" >&2
-        status=1
-        continue
+      # bf-p4c writes a pipe's assembly to OUT/PIPE/pofan.bfa (PIPE: the
+      # Pipeline's name in main, `pipe`); bfas writes the binary and its
+      # context.json beside it, as bf-p4c's own driver runs it.
+      if [[ -n "$bfas" ]]; then
+        if [[ ! -f "$out/pipe/pofan.bfa" ]]; then
+          echo "$me: bf-p4c wrote no $out/pipe/pofan.bfa for $name at $edges edge switches;" \
+               "it wrote:" >&2
+          (cd "$out" && find . -type f | sort) >&2
+          status=1
+          continue
+        fi
+        if ! "$bfas" --target "$target" -o "$out/pipe" "$out/pipe/pofan.bfa" \
+               >"$out.bfas.log" 2>&1 || [[ ! -s "$out/pipe/$target.bin" ]]; then
+          echo "$me: bfas fails on bf-p4c's output for $name at $edges edge switches:" >&2
+          cat "$out.bfas.log" >&2
+          status=1
+          continue
+        fi
       fi
       echo "$me: pofan.p4 compiles with bf-p4c for $name ($target/$arch) at $edges edge" \
            "switches${bfas:+ and assembles}, with no error; the compiler's figures per pipe:"
