@@ -65,20 +65,10 @@ run_p4test() {
 }
 
 # --------------------------------------------------------------- bf-p4c
-# The table sizes that grow with the network (include/pofan_defs.h), for a
-# fat tree of `edges` edge switches of 32 uplinks (a host per down port):
-# a route per host and the gateway, a key and a pointer per (edge, class).
-size_defines() {
-  local edges=$1
-  defs=("-DOFAN_P4_ROUTE_TABLE_SIZE=$((edges * 32 + 1))"
-        "-DOFAN_P4_KEY_TABLE_SIZE=$((edges * 2))"
-        "-DOFAN_P4_POINTER_REGISTER_SIZE=$((edges * 2))")
-}
-
 run_bf_p4c() {
   local bfas="${BFAS:-$(dirname "$BF_P4C")/bfas}"
   local edges_list="${BF_P4C_EDGES:-64 2048}"
-  local incs=() defs=() dir t target arch name edges out
+  local incs=() dir t target arch name edges out
   if [[ ! -x "$BF_P4C" ]]; then
     echo "$me: BF_P4C=$BF_P4C is not an executable" >&2
     exit 2
@@ -111,9 +101,10 @@ run_bf_p4c() {
     [[ $t == 2 ]] && target=tofino2 arch=t2na name="Tofino 2"
     for edges in $edges_list; do
       out="$work/bf.$target.$edges"
-      size_defines "$edges"
+      # The table sizes that grow with the network follow from the count of
+      # edge switches (include/pofan_defs.h has the rule).
       if ! "$BF_P4C" --std p4-16 --target "$target" --arch "$arch" -g \
-             -D__TARGET_TOFINO__="$t" "${defs[@]}" "${incs[@]}" -I "$here" \
+             -D__TARGET_TOFINO__="$t" -DOFAN_P4_EDGE_SWITCHES="$edges" "${incs[@]}" -I "$here" \
              -o "$out" "$here/pofan.p4" >"$out.log" 2>&1; then
         echo "$me: pofan.p4 fails bf-p4c for $name at $edges edge switches:" >&2
         cat "$out.log" >&2

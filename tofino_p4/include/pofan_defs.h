@@ -31,21 +31,22 @@
 #define OFAN_P4_CLASS_DATA 0
 #define OFAN_P4_CLASS_ACK 1
 
-/* Table and register sizes: a k = 64 fat tree (65,536 hosts, 2,048 edge
- * switches, 32 uplinks per switch) fits. The three that grow with the
- * network can be given on the P4 compiler's command line (check.sh compiles
- * the program for Table 2's 64 edge switches that way: 2,049, 128, 128); the
- * C++ side always uses these. */
+/* Table and register sizes. Three grow with the network: for a fat tree of
+ * OFAN_P4_EDGE_SWITCHES edge switches of OFAN_P4_MAX_UPLINKS uplinks and a
+ * host per down port, a route per host and one for the switch's gateway
+ * address, and a key and a pointer per (destination edge, class) at an edge switch. The
+ * default, 2,048, is a k = 64 fat tree (65,536 hosts): 65,537 routes, 4,096
+ * keys and pointers. The P4 compiler can be given another count
+ * (-DOFAN_P4_EDGE_SWITCHES=64: check.sh compiles the program for Table 2's
+ * 64 edge switches that way: 2,049, 128, 128); the C++ side always uses the
+ * default. */
 #define OFAN_P4_MAX_UPLINKS 32
-#ifndef OFAN_P4_ROUTE_TABLE_SIZE
-#define OFAN_P4_ROUTE_TABLE_SIZE 65600 /* every host, and the gateway */
+#ifndef OFAN_P4_EDGE_SWITCHES
+#define OFAN_P4_EDGE_SWITCHES 2048
 #endif
-#ifndef OFAN_P4_KEY_TABLE_SIZE
-#define OFAN_P4_KEY_TABLE_SIZE 4096 /* (destination, class) pairs */
-#endif
-#ifndef OFAN_P4_POINTER_REGISTER_SIZE
-#define OFAN_P4_POINTER_REGISTER_SIZE 4096 /* one pointer per key, per pipe */
-#endif
+#define OFAN_P4_ROUTE_TABLE_SIZE (OFAN_P4_EDGE_SWITCHES * OFAN_P4_MAX_UPLINKS + 1)
+#define OFAN_P4_KEY_TABLE_SIZE (OFAN_P4_EDGE_SWITCHES * 2)        /* (destination, class) */
+#define OFAN_P4_POINTER_REGISTER_SIZE (OFAN_P4_EDGE_SWITCHES * 2) /* per key, per pipe */
 #define OFAN_P4_LIST_TABLE_SIZE 16384 /* ranks of keys that lost uplinks */
 #define OFAN_P4_F2_TABLE_SIZE 1024    /* w * 2^ceil(log2 w), and w * w */
 #define OFAN_P4_PORT_TABLE_SIZE 512   /* device ports (9 bits) */
