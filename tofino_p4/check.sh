@@ -13,12 +13,12 @@
 # the paper's Table 2 and the program's own sizes), then its assembler bfas
 # (BFAS, or the bfas beside p4c-barefoot) where there is one, over the
 # OUT/pipe/pofan.bfa it wrote, into OUT/pipe (tofino.bin, tofino2.bin: what
-# bf-p4c's own driver does). For each it
-# prints the compiler's figures (stages, RAMs, hash bits, crossbar bytes,
-# gateways, ALUs, PHV containers; tools/bf_resources.py). BF_P4C_INCLUDE
-# names the folders holding core.p4 and tna.p4/t2na.p4 when p4c-barefoot does
-# not find them itself (default: TNA_INCLUDE). BF_P4C_KEEP keeps the
-# compiler's output there.
+# bf-p4c's own driver does). For each it prints the compiler's figures
+# (stages, RAMs, hash bits, crossbar bytes, gateways, ALUs, PHV containers;
+# tools/bf_resources.py). BF_P4C_INCLUDE names the folders holding core.p4
+# and tna.p4/t2na.p4 when p4c-barefoot does not find them itself (default:
+# TNA_INCLUDE). BF_P4C_KEEP keeps each compile's output and logs there
+# (bf-p4c.log, bfas.log), failed or not.
 #
 # p4c is not packaged for Debian, and neither it, nor anything built from it,
 # nor the TNA headers may be committed here; tofino_p4/README.md says how they
@@ -65,6 +65,14 @@ run_p4test() {
 }
 
 # --------------------------------------------------------------- bf-p4c
+# BF_P4C_KEEP/NAME: a copy of one compile's output and logs, failed or not.
+keep_output() {
+  [[ -n "${BF_P4C_KEEP:-}" ]] || return 0
+  mkdir -p "$BF_P4C_KEEP"
+  rm -rf "${BF_P4C_KEEP:?}/$2"
+  cp -r "$1" "$BF_P4C_KEEP/$2"
+}
+
 run_bf_p4c() {
   local bfas="${BFAS:-$(dirname "$BF_P4C")/bfas}"
   local edges_list="${BF_P4C_EDGES:-64 2048}"
@@ -101,14 +109,16 @@ run_bf_p4c() {
     [[ $t == 2 ]] && target=tofino2 arch=t2na name="Tofino 2"
     for edges in $edges_list; do
       out="$work/bf.$target.$edges"
+      mkdir -p "$out"   # for the logs, kept with the output (BF_P4C_KEEP)
       # The table sizes that grow with the network follow from the count of
       # edge switches (include/pofan_defs.h has the rule).
       if ! "$BF_P4C" --std p4-16 --target "$target" --arch "$arch" -g \
              -D__TARGET_TOFINO__="$t" -DOFAN_P4_EDGE_SWITCHES="$edges" "${incs[@]}" -I "$here" \
-             -o "$out" "$here/pofan.p4" >"$out.log" 2>&1; then
+             -o "$out" "$here/pofan.p4" >"$out/bf-p4c.log" 2>&1; then
         echo "$me: pofan.p4 fails bf-p4c for $name at $edges edge switches:" >&2
-        cat "$out.log" >&2
+        cat "$out/bf-p4c.log" >&2
         status=1
+        keep_output "$out" "$target.$edges"
         continue
       fi
       # bf-p4c writes a pipe's assembly to OUT/PIPE/pofan.bfa (PIPE: the
@@ -120,26 +130,29 @@ run_bf_p4c() {
                "it wrote:" >&2
           (cd "$out" && find . -type f | sort) >&2
           status=1
+          keep_output "$out" "$target.$edges"
           continue
         fi
         if ! "$bfas" --target "$target" -o "$out/pipe" "$out/pipe/pofan.bfa" \
-               >"$out.bfas.log" 2>&1 || [[ ! -s "$out/pipe/$target.bin" ]]; then
+               >"$out/bfas.log" 2>&1 || [[ ! -s "$out/pipe/$target.bin" ]]; then
           echo "$me: bfas fails on bf-p4c's output for $name at $edges edge switches:" >&2
-          cat "$out.bfas.log" >&2
+          cat "$out/bfas.log" >&2
           status=1
+          keep_output "$out" "$target.$edges"
           continue
         fi
       fi
       echo "$me: pofan.p4 compiles with bf-p4c for $name ($target/$arch) at $edges edge" \
            "switches${bfas:+ and assembles}, with no error; the compiler's figures per pipe:"
-      # Warnings are shown, not fatal.
-      grep -i "warning:" "$out.log" | sort -u || true
-      python3 "$here/tools/bf_resources.py" --indent 2 "$out"
-      if [[ -n "${BF_P4C_KEEP:-}" ]]; then
-        mkdir -p "$BF_P4C_KEEP"
-        rm -rf "${BF_P4C_KEEP:?}/$target.$edges"
-        cp -r "$out" "$BF_P4C_KEEP/$target.$edges"
+      # Warnings are shown, not fatal; bfas's (parser matches it finds
+      # shadowed by earlier ones) are counted, and in its log.
+      grep -i "warning:" "$out/bf-p4c.log" | sort -u || true
+      if [[ -n "$bfas" ]] && grep -q "warning:" "$out/bfas.log"; then
+        echo "bfas: $(grep "warning:" "$out/bfas.log" | grep -vc ": warning: here$") warnings" \
+             "(bfas.log; BF_P4C_KEEP keeps it)"
       fi
+      python3 "$here/tools/bf_resources.py" --indent 2 "$out"
+      keep_output "$out" "$target.$edges"
     done
   done
 }
