@@ -2,8 +2,8 @@
 # Checks pofan.p4 with p4c: its p4test front and mid end (P4's rules), and
 # its open Tofino back end bf-p4c (whether Tofino can run it, and with what).
 #
-#   P4TEST=/path/to/p4test TNA_INCLUDE=/dir/holding/tna.p4 \
-#   BF_P4C=/path/to/p4c-barefoot [BF_P4C_INCLUDE=/dir1:/dir2] [BFAS=/path/to/bfas] \
+#   [P4TEST=/path/to/p4test TNA_INCLUDE=/dir/holding/tna.p4] \
+#   [BF_P4C=/path/to/p4c-barefoot] [BF_P4C_INCLUDE=/dir1:/dir2] [BFAS=/path/to/bfas] \
 #   [BF_P4C_EDGES="64 2048"] [BF_P4C_KEEP=/dir] bash tofino_p4/check.sh
 #
 # p4test: for Tofino 1 (tna.p4) and Tofino 2 (t2na.p4).
@@ -19,6 +19,11 @@
 # and tna.p4/t2na.p4 when p4c-barefoot does not find them itself (default:
 # TNA_INCLUDE). BF_P4C_KEEP keeps each compile's output and logs there
 # (bf-p4c.log, bfas.log), failed or not.
+#
+# Without BF_P4C, the project's prebuilt bf-p4c is used where it is:
+# ../shared/tools/bf-p4c from the repository's root (CI's machines; its
+# p4include and tofino-p4include folders unless BF_P4C_INCLUDE is set, its
+# bfas unless BFAS is). BF_P4C set but empty compiles nothing.
 #
 # p4c is not packaged for Debian, and neither it, nor anything built from it,
 # nor the TNA headers may be committed here; tofino_p4/README.md says how they
@@ -117,6 +122,9 @@ run_bf_p4c() {
              -o "$out" "$here/pofan.p4" >"$out/bf-p4c.log" 2>&1; then
         echo "$me: pofan.p4 fails bf-p4c for $name at $edges edge switches:" >&2
         cat "$out/bf-p4c.log" >&2
+        if grep -q "error while loading shared libraries" "$out/bf-p4c.log"; then
+          echo "$me: $BF_P4C lacks a runtime library: scripts/setup.sh installs them" >&2
+        fi
         status=1
         keep_output "$out" "$target.$edges"
         continue
@@ -164,13 +172,27 @@ else
   echo "$me: SKIPPED p4test: pofan.p4 was not type-checked: set P4TEST to p4c's p4test" \
        "and TNA_INCLUDE to the folder holding tna.p4 (tofino_p4/README.md says how to get both)"
 fi
+# The project's prebuilt bf-p4c, when BF_P4C is not set: CI clones the
+# repository to X/main beside X/shared, so it is ../shared/tools/bf-p4c from
+# the repository's root, with p4c's and bf-p4c's include folders and bfas.
+shared_bf="$here/../../shared/tools/bf-p4c"
+if [[ -z "${BF_P4C+set}" && -x "$shared_bf/p4c-barefoot" ]]; then
+  shared_bf="$(cd "$shared_bf" && pwd)"
+  BF_P4C="$shared_bf/p4c-barefoot"
+  BF_P4C_INCLUDE="${BF_P4C_INCLUDE-$shared_bf/p4include:$shared_bf/tofino-p4include}"
+  echo "$me: bf-p4c: $BF_P4C (beside the repository; BF_P4C, BF_P4C_INCLUDE and BFAS" \
+       "choose others)"
+fi
 if [[ -n "${BF_P4C:-}" ]]; then
   ran=1
   run_bf_p4c
+elif [[ -n "${BF_P4C+set}" ]]; then
+  echo "$me: SKIPPED bf-p4c: pofan.p4 was not compiled for Tofino: BF_P4C is empty"
 else
-  echo "$me: SKIPPED bf-p4c: pofan.p4 was not compiled for Tofino: set BF_P4C to p4c's" \
-       "p4c-barefoot (and BF_P4C_INCLUDE to the folders of core.p4 and tna.p4 if it does not" \
-       "find them; tofino_p4/README.md says how to build it)"
+  echo "$me: SKIPPED bf-p4c: pofan.p4 was not compiled for Tofino: no ../shared/tools/bf-p4c" \
+       "beside the repository, and BF_P4C not set: set it to p4c's p4c-barefoot (and" \
+       "BF_P4C_INCLUDE to the folders of core.p4 and tna.p4 if it does not find them;" \
+       "tofino_p4/README.md says how to build it)"
 fi
 ((ran)) || exit 77
 exit $status
