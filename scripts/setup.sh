@@ -38,6 +38,10 @@ PKGS=(
   # fabrics across servers: the coordinator's ssh, and an sshd in the test's
   # second namespace "server" (tests/emu/fabric/multiserver_test.py)
   openssh-client openssh-server
+  # what the project's prebuilt Tofino compiler needs at run time
+  # (../shared/tools/bf-p4c/README.md; tofino_p4/check.sh runs it): its
+  # libraries, and the C preprocessor it runs over pofan.p4. Never a p4c build.
+  libboost-iostreams1.74.0 libgc1 libz3-4 cpp
 )
 
 missing=()
