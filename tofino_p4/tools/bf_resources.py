@@ -135,31 +135,60 @@ def _stage(report: Report, st: Json) -> None:
         report.stages_used = max(report.stages_used, s + 1)
 
 
+class ReportError(Exception):
+    """The compiler's report is missing or is not what bf-p4c writes."""
+
+
+def _load(path: str) -> Json:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise ReportError(f"{path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ReportError(f"{path}: not JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: not a JSON object")
+    return data
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, KeyError):
+        return f"no field {e.args[0]!r}"
+    return f"{type(e).__name__}: {e}"
+
+
 def read_report(out_dir: str) -> Report:
+    if not os.path.isdir(out_dir):
+        raise ReportError(f"{out_dir}: no such folder")
     res_path = _find(out_dir, "resources.json")
     if res_path is None:
-        raise FileNotFoundError(f"no resources.json under {out_dir} (compile with -g)")
-    with open(res_path) as f:
-        res: Json = json.load(f)
+        raise ReportError(f"no resources.json under {out_dir} (compile with -g)")
+    res = _load(res_path)
     report = Report()
-    mau = res["resources"]["mau"]
-    report.stages_available = int(mau["nStages"])
-    for st in mau["mau_stages"]:
-        _stage(report, st)
+    try:
+        mau = res["resources"]["mau"]
+        report.stages_available = int(mau["nStages"])
+        for st in mau["mau_stages"]:
+            _stage(report, st)
+        avail = res["resources"].get("phv_containers", {})
+        for kind in ("normal", "mocha", "dark"):
+            for t in avail.get(kind, []):
+                report.phv_available += int(t.get("units", 0))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ReportError(f"{res_path}: not bf-p4c's resources.json: {_why(e)}") from None
     phv_path = _find(out_dir, "phv.json")
     if phv_path is not None:
-        with open(phv_path) as f:
-            phv: Json = json.load(f)
-        report.target = str(phv.get("target", ""))
-        for c in phv.get("containers", []):
-            if c.get("slices"):
-                report.phv_containers += 1
-                w = int(c.get("bit_width", 0))
-                report.phv_bits[w] = report.phv_bits.get(w, 0) + 1
-    avail = res["resources"].get("phv_containers", {})
-    for kind in ("normal", "mocha", "dark"):
-        for t in avail.get(kind, []):
-            report.phv_available += int(t.get("units", 0))
+        phv = _load(phv_path)
+        try:
+            report.target = str(phv.get("target", ""))
+            for c in phv.get("containers", []):
+                if c.get("slices"):
+                    report.phv_containers += 1
+                    w = int(c.get("bit_width", 0))
+                    report.phv_bits[w] = report.phv_bits.get(w, 0) + 1
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ReportError(f"{phv_path}: not bf-p4c's phv.json: {_why(e)}") from None
     return report
 
 
@@ -197,9 +226,8 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     try:
         r = read_report(args.out_dir)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        print(f"bf_resources.py: {args.out_dir}: cannot read the compiler's report: {e!r}",
-              file=sys.stderr)
+    except ReportError as e:
+        print(f"bf_resources.py: cannot read the compiler's report: {e}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(asdict(r), indent=1, sort_keys=True))
