@@ -15,7 +15,8 @@
 # OUT/pipe/pofan.bfa it wrote, into OUT/pipe (tofino.bin, tofino2.bin: what
 # bf-p4c's own driver does). For each it prints the compiler's figures
 # (stages, RAMs, hash bits, crossbar bytes, gateways, ALUs, PHV containers;
-# tools/bf_resources.py). BF_P4C_INCLUDE names the folders holding core.p4
+# tools/bf_resources.py) and fails where tofino_p4/README.md's resource table
+# gives other figures for that target and size. BF_P4C_INCLUDE names the folders holding core.p4
 # and tna.p4/t2na.p4 when p4c-barefoot does not find them itself (default:
 # TNA_INCLUDE). BF_P4C_KEEP keeps each compile's output and logs there
 # (bf-p4c.log, bfas.log), failed or not.
@@ -159,7 +160,13 @@ run_bf_p4c() {
         echo "bfas: $(grep "warning:" "$out/bfas.log" | grep -vc ": warning: here$") warnings" \
              "(bfas.log; BF_P4C_KEEP keeps it)"
       fi
-      python3 "$here/tools/bf_resources.py" --indent 2 "$out"
+      # The figures, and the README's resource table held to them.
+      if ! python3 "$here/tools/bf_resources.py" --indent 2 --readme "$here/README.md" \
+             --target "$target" --edges "$edges" "$out"; then
+        echo "$me: tofino_p4/README.md's resource table does not hold for $name at $edges" \
+             "edge switches (above)" >&2
+        status=1
+      fi
       keep_output "$out" "$target.$edges"
     done
   done
