@@ -35,6 +35,7 @@
 
 #include "common/result.h"
 #include "dataplane/lb/types.h"
+#include "dataplane/packet/roce.h"
 
 namespace ofan::fabric {
 
@@ -44,10 +45,11 @@ using lb::TimePs;
 inline constexpr uint32_t kPfcQuantumBytes = 64;
 // The longest pause a frame can ask (its time fields are 16 bits).
 inline constexpr uint16_t kPfcMaxQuanta = 0xFFFF;
-// The lossless priority and the DSCP that maps to it, as common RoCE
-// deployments configure them (../shared/seeds/meta-roce-at-scale-reading-guide.txt).
+// The lossless priority and the DSCP that maps to it (the RoCE data's), as
+// common RoCE deployments configure them
+// (../shared/seeds/meta-roce-at-scale-reading-guide.txt).
 inline constexpr uint8_t kDefaultPfcPriority = 3;
-inline constexpr uint8_t kRoceDscp = 26;
+inline constexpr uint8_t kRoceDscp = pkt::kRoceDscp;
 // A PFC frame on the wire, without FCS: 14 B Ethernet header, 20 B of MAC
 // control (opcode, class-enable vector, eight times), zero padding to
 // Ethernet's 60 B minimum.

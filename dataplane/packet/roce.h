@@ -111,6 +111,10 @@ constexpr bool HasAeth(Opcode op) { return HasAeth(Raw(op)); }
 constexpr bool HasImmDt(Opcode op) { return HasImmDt(Raw(op)); }
 constexpr bool IsAckClass(Opcode op) { return IsAckClass(Raw(op)); }
 
+// The DSCP of RoCE data, as common RoCE deployments mark it and map it to
+// the lossless priority (../shared/seeds/meta-roce-at-scale-reading-guide.txt):
+// uroce's and the verbs hosts' QPs send with it.
+inline constexpr uint8_t kRoceDscp = 26;
 // The DSCP that puts any RoCE frame in the ACK class (the strict-priority
 // queue, never paused): CS6, as RoCE deployments mark CNPs; the
 // collectives' clear-to-send messages (emu/collective, --cts) carry it.

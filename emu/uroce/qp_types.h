@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "dataplane/packet/headers.h"
+#include "dataplane/packet/roce.h"
 
 namespace ofan::uroce {
 
@@ -25,8 +26,8 @@ enum class EntropyMode : uint8_t {
 };
 
 struct EngineConfig {
-  uint32_t mtu = 2048;  // RoCE path MTU: payload bytes per packet
-  uint8_t dscp = 26;
+  uint32_t mtu = 2048;                // RoCE path MTU: payload bytes per packet
+  uint8_t dscp = pkt::kRoceDscp;      // the lossless class's
   bool ooo = false;                   // out-of-order placement at the responder
   uint32_t ack_every = 64;            // rxe's RXE_MAX_PKT_PER_ACK
   uint32_t max_inflight_pkts = 1024;  // unacknowledged packets per QP
