@@ -70,7 +70,7 @@ Result<QpTransition> RtrTransition(const LocalEnd& local, const RemoteEnd& remot
   t.attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(local.gid_index);
   t.attr.ah_attr.grh.hop_limit = kHopLimit;
   t.attr.ah_attr.grh.flow_label = 0;
-  t.attr.ah_attr.grh.traffic_class = 0;
+  t.attr.ah_attr.grh.traffic_class = local.traffic_class;
   t.attr.ah_attr.dlid = 0;
   t.attr.ah_attr.sl = 0;
   t.attr.ah_attr.src_path_bits = 0;

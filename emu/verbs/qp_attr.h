@@ -12,7 +12,10 @@
 //           costs time, never the run), local ACK timeout 14 (4.096 us x
 //           2^14 = 67 ms: above a TCG guest's scheduling hiccups, so that
 //           slow is not mistaken for lost), one outstanding RDMA read or
-//           atomic each way (the engines never read)
+//           atomic each way (the engines never read); the QP's traffic
+//           class (rxe puts it in every packet's IPv4 TOS): RoCE data's DSCP
+//           (the lossless class under PFC), or the switches'
+//           strict-priority DSCP for a QP of clear-to-sends
 // next:     RcQp (rc_qp.h) hands them to ibv_modify_qp
 #pragma once
 
@@ -21,6 +24,7 @@
 #include <cstdint>
 
 #include "common/result.h"
+#include "dataplane/packet/roce.h"
 
 namespace ofan::verbs {
 
@@ -30,6 +34,10 @@ inline constexpr uint8_t kRnrRetry = 7;
 inline constexpr uint8_t kLocalAckTimeout = 14;
 inline constexpr uint8_t kMinRnrTimer = 12;  // 0.64 ms
 inline constexpr uint8_t kHopLimit = 64;
+// GRH traffic classes: the DSCP in the TOS byte's upper six bits, ECN's two
+// bits 0 (rxe is no ECN-capable transport).
+inline constexpr uint8_t kDataTrafficClass = pkt::kRoceDscp << 2;
+inline constexpr uint8_t kPriorityTrafficClass = pkt::kPriorityDscp << 2;
 
 // 256..4096 bytes <-> IBV_MTU_256..IBV_MTU_4096.
 Result<ibv_mtu> MtuFromBytes(uint32_t bytes);
@@ -41,6 +49,7 @@ struct LocalEnd {
   uint32_t psn = 0;     // the first PSN this end sends
   // The local ACK timeout's exponent: 4.096 us x 2^ack_timeout, 1..31.
   uint8_t ack_timeout = kLocalAckTimeout;
+  uint8_t traffic_class = kDataTrafficClass;  // of every packet the QP sends
 };
 
 struct RemoteEnd {

@@ -65,8 +65,8 @@ Status RcQp::PostSendWr(ibv_wr_opcode opcode, uint64_t wr_id, const uint8_t* src
   ibv_sge sge{reinterpret_cast<uint64_t>(src), len, lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+  wr.sg_list = len ? &sge : nullptr;  // zero length: no gather entry
+  wr.num_sge = len ? 1 : 0;
   wr.opcode = opcode;
   wr.send_flags = IBV_SEND_SIGNALED;
   if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {

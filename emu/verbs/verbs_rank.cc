@@ -65,6 +65,8 @@ VerbsRankOutcome RunVerbsRank(const emu::Schedule& s, const VerbsRankOptions& o,
   tc.gid = *gid;
   tc.mtu = o.mtu;
   tc.ack_timeout = o.ack_timeout;
+  // Clear-to-sends in the strict-priority class need a QP of their own.
+  tc.priority_qp = s.params.cts_channels > 0 && s.params.cts_priority;
   tc.watch = [&rv]() { return rv ? rv->Watch() : Status{}; };
   auto t = VerbsTransport::Create(**dev, tc);
   if (!t) return fail(t.error().message);

@@ -19,7 +19,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const Device& dev
   std::unique_ptr<VerbsTransport> t(new VerbsTransport(dev, cfg));
   t->mtu_ = dev.active_mtu();
   if (cfg.mtu) t->mtu_ = std::min(t->mtu_, cfg.mtu);
-  const uint64_t nqps = uint64_t{cfg.num_ranks - 1} * cfg.qps_per_peer;
+  const uint64_t nqps = uint64_t{cfg.num_ranks - 1} * t->QpsPerPeer();
   const uint64_t cqe = nqps * (cfg.max_outstanding + cfg.recv_depth);
   if (cqe > static_cast<uint64_t>(dev.attr().max_cqe)) {
     return bad(fmt::format(
@@ -37,11 +37,11 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const Device& dev
                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   if (!r) return r.error();
   t->recv_ = std::move(*r);
-  t->qps_.resize(size_t{cfg.num_ranks} * cfg.qps_per_peer);
+  t->qps_.resize(size_t{cfg.num_ranks} * t->QpsPerPeer());
   t->outstanding_.assign(t->qps_.size(), 0);
   for (emu::Rank p = 0; p < cfg.num_ranks; ++p) {
     if (p == cfg.rank) continue;
-    for (uint32_t q = 0; q < cfg.qps_per_peer; ++q) {
+    for (uint32_t q = 0; q < t->QpsPerPeer(); ++q) {
       auto qp = RcQp::Create(dev, *t->cq_, {cfg.max_outstanding, cfg.recv_depth});
       if (!qp) return qp.error();
       t->slot_of_qpn_[(*qp)->qpn()] = t->Slot(p, q);
@@ -66,7 +66,7 @@ rcx::Hello VerbsTransport::HelloTo(emu::Rank peer) const {
   h.addr = recv_->addr();
   h.len = recv_->size();
   if (peer < cfg_.num_ranks && peer != cfg_.rank) {
-    for (uint32_t q = 0; q < cfg_.qps_per_peer; ++q) {
+    for (uint32_t q = 0; q < QpsPerPeer(); ++q) {
       const auto& qp = qps_[Slot(peer, q)];
       h.qps.push_back({qp->qpn(), qp->psn()});
     }
@@ -83,14 +83,17 @@ Status VerbsTransport::Connect(const std::vector<rcx::Hello>& peers) {
   for (emu::Rank p = 0; p < cfg_.num_ranks; ++p) {
     if (p == cfg_.rank) continue;
     const rcx::Hello& h = peers[p];
-    if (h.qps.size() != cfg_.qps_per_peer) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("rank {} lists {} QPs, rank {} {}", p, h.qps.size(), cfg_.rank,
-                                   cfg_.qps_per_peer));
+    if (h.qps.size() != QpsPerPeer()) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("rank {} lists {} QPs, rank {} {}{}", p, h.qps.size(), cfg_.rank,
+                      QpsPerPeer(), cfg_.priority_qp ? " (one of them for clear-to-sends)" : ""));
     }
-    for (uint32_t q = 0; q < cfg_.qps_per_peer; ++q) {
+    for (uint32_t q = 0; q < QpsPerPeer(); ++q) {
       RcQp& qp = *qps_[Slot(p, q)];
-      const LocalEnd l{cfg_.gid.index, mtu_, qp.psn(), cfg_.ack_timeout};
+      const bool prio = q == cfg_.qps_per_peer;  // the priority QP
+      const LocalEnd l{cfg_.gid.index, mtu_, qp.psn(), cfg_.ack_timeout,
+                       prio ? kPriorityTrafficClass : kDataTrafficClass};
       const RemoteEnd r{h.qps[q].qpn, h.qps[q].psn, h.ip, h.mtu};
       if (Status s = qp.Connect(l, r); !s) {
         return MakeError(s.error().code, fmt::format("rank {}: {}", p, s.error().message));
@@ -110,15 +113,19 @@ Status VerbsTransport::Post(const emu::WriteRequest& w) {
   if (w.peer >= cfg_.num_ranks || w.peer == cfg_.rank) return bad(fmt::format("peer {}", w.peer));
   if (w.qp >= cfg_.qps_per_peer) return bad(fmt::format("QP {} of {}", w.qp, cfg_.qps_per_peer));
   if (peers_.empty()) return bad("a write before Connect()");
+  if (w.priority && (!cfg_.priority_qp || w.qp != 0)) {
+    return bad(cfg_.priority_qp ? fmt::format("a priority write on QP {}: QP 0's only", w.qp)
+                                : "a priority write without a priority QP");
+  }
   const rcx::Hello& h = peers_[w.peer];
-  if (w.len == 0 || w.len > dev_.port().max_msg_sz || w.src_off + w.len > send_->size() ||
+  if (w.len > dev_.port().max_msg_sz || w.src_off + w.len > send_->size() ||
       w.src_off + w.len < w.src_off || w.dst_off + w.len > h.len || w.dst_off + w.len < w.dst_off) {
     return bad(
         fmt::format("write of {} bytes from {} to {} of rank {} (send buffer {}, its "
                     "receive buffer {})",
                     w.len, w.src_off, w.dst_off, w.peer, send_->size(), h.len));
   }
-  const uint32_t slot = Slot(w.peer, w.qp);
+  const uint32_t slot = Slot(w.peer, w.priority ? cfg_.qps_per_peer : w.qp);
   if (outstanding_[slot] >= cfg_.max_outstanding) {
     return bad(fmt::format("{} writes already outstanding on QP {} to rank {}", outstanding_[slot],
                            w.qp, w.peer));
@@ -141,8 +148,9 @@ void VerbsTransport::Convert(const ibv_wc& wc, std::vector<emu::Completion>* out
     out->push_back(std::move(c));
     return;
   }
-  c.peer = it->second / cfg_.qps_per_peer;
-  c.qp = it->second % cfg_.qps_per_peer;
+  c.peer = it->second / QpsPerPeer();
+  c.qp = it->second % QpsPerPeer();
+  if (c.qp == cfg_.qps_per_peer) c.qp = 0;  // the priority QP's writes are QP 0's
   if (wc.status != IBV_WC_SUCCESS) {
     c.kind = emu::CompletionKind::kError;
     c.error = fmt::format("rank {}: QP {} to rank {} (qpn {}): {} (vendor error {:#x})", cfg_.rank,

@@ -1,6 +1,9 @@
 // VerbsTransport: emu/collective/transport.h over libibverbs, one rank of a
 // collective per process (one per VM with rxe): qps_per_peer RC QPs to
-// every other rank, connected from the peers' ofan-rc-1 hellos.
+// every other rank, connected from the peers' ofan-rc-1 hellos, and with
+// priority_qp one more: writes marked priority (the clear-to-sends) go on it
+// in the switches' strict-priority class, as rxe marks a whole QP's packets
+// with its traffic class (qp_attr.h), never a single write's.
 //
 // expects:  a Device that outlives it; HelloTo(peer) goes into the
 //           rendezvous, the peers' hellos come back to Connect(), and only
@@ -8,7 +11,9 @@
 //           as large as what is written into them (checked per write)
 // gives:    Post() as RDMA WRITE WITH IMMEDIATE from the send buffer into
 //           the peer's receive buffer at dst_off (its hello's addr +
-//           dst_off), signaled: exactly one kWriteDone when the peer
+//           dst_off; zero length: the immediate alone), a priority write
+//           on the peer's priority QP (named QP 0 in its completions at
+//           both ends), signaled: exactly one kWriteDone when the peer
 //           acknowledged it; kWriteArrived with the immediate and the
 //           write's length when a peer's write has landed (one receive WR
 //           per incoming write, recv_depth posted per QP and reposted as
@@ -48,6 +53,9 @@ struct VerbsTransportConfig {
   GidChoice gid;                           // this rank's address and GID index on the device
   uint32_t mtu = 0;                        // 0: the port's active MTU
   uint8_t ack_timeout = kLocalAckTimeout;  // 4.096 us x 2^this (qp_attr.h)
+  // One more QP per peer, in the strict-priority class, for writes marked
+  // priority (both ends must agree: the hellos' QP counts are compared).
+  bool priority_qp = false;
   // Called when Poll found nothing, at most every watch_every; an error
   // becomes a kError.
   std::function<Status()> watch;
@@ -81,7 +89,9 @@ class VerbsTransport : public emu::Transport {
 
  private:
   VerbsTransport(const Device& dev, const VerbsTransportConfig& cfg) : dev_(dev), cfg_(cfg) {}
-  uint32_t Slot(emu::Rank peer, uint32_t q) const { return peer * cfg_.qps_per_peer + q; }
+  // The QPs to one peer: qps_per_peer, then the priority QP if any.
+  uint32_t QpsPerPeer() const { return cfg_.qps_per_peer + (cfg_.priority_qp ? 1 : 0); }
+  uint32_t Slot(emu::Rank peer, uint32_t q) const { return peer * QpsPerPeer() + q; }
   void Convert(const ibv_wc& wc, std::vector<emu::Completion>* out);
 
   const Device& dev_;

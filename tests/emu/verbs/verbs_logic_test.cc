@@ -51,6 +51,21 @@ TEST(QpAttr, RtrFollowsThePeersHello) {
   EXPECT_TRUE(t->mask & IBV_QP_MIN_RNR_TIMER);
 }
 
+// rxe puts the GRH traffic class in every packet's TOS: RoCE data's DSCP
+// (26, the lossless class under PFC) by default, the strict-priority DSCP
+// (48) for a QP of clear-to-sends; ECN's bits stay 0.
+TEST(QpAttr, TrafficClassCarriesTheQpsDscp) {
+  const RemoteEnd remote{0x11, 0, 0x0A090002, 1024};
+  auto data = RtrTransition(LocalEnd{0, 1024, 0}, remote);
+  ASSERT_TRUE(data.ok());
+  EXPECT_EQ(data->attr.ah_attr.grh.traffic_class, 26 << 2);
+  LocalEnd prio{0, 1024, 0};
+  prio.traffic_class = kPriorityTrafficClass;
+  auto cts = RtrTransition(prio, remote);
+  ASSERT_TRUE(cts.ok());
+  EXPECT_EQ(cts->attr.ah_attr.grh.traffic_class, 48 << 2);
+}
+
 TEST(QpAttr, RtsRetriesAndStartsAtOurPsn) {
   auto t = RtsTransition({0, 2048, 0x1FFFFFF});
   EXPECT_EQ(t.attr.qp_state, IBV_QPS_RTS);
