@@ -345,7 +345,7 @@ class Runner:
                 "--ranks", str(len(hosts)), "--addrs", ",".join(h["addr"] for h in hosts),
                 "--workload", workload, "--msg", str(msg), "--qps", str(qps),
                 "--incast-senders", str(self.incast_senders),
-                *(["--victim"] if self.victim else []),
+                *(["--victim"] if self.victim else []), *self.cts_args(),
                 "--seed", str(seed), "--deadline-ms", str(int(deadline_s * 1000)),
                 "--link-gbps", f"{rate:g}", "--rho", "1",
                 "--k", str(self.topo.k), "--levels", str(self.topo.levels),
@@ -364,6 +364,14 @@ class Runner:
                 job.threads.append(threading.Thread(target=rank, args=(i, h)))
                 job.threads[-1].start()
         return job
+
+    def cts_args(self) -> list[str]:
+        """ofan-coll's flags for the run's CTS (none without it)."""
+        if self.cts is None:
+            return []
+        return ["--cts", "--channels", str(self.cts["channels"]), "--channel-bytes",
+                str(self.cts["channel_bytes"]),
+                "--cts-class", "prio" if self.cts["priority"] else "data"]
 
     def finish_vm_ranks(self, job: VmRanks) -> tuple[list[Record], dict[str, int]]:
         """Waits for the VM ranks; their partial results and rxe's counter
@@ -671,10 +679,10 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
     if cc != "none" and kind == "mixed":
         log(f"--cc {cc}: the uroce hosts only; the rxe VM hosts send at their NICs' rate")
     r.cc = cc
-    if cts is not None and kind != "uroce":
-        raise FabricError("--cts: the uroce hosts' (rxe sets a QP's DSCP for all its writes, so "
-                          "its clear-to-sends could not go in their own class; not built for VM "
-                          "hosts yet)", code=2)
+    if cts is not None and kind == "mixed":
+        raise FabricError("--cts: uroce hosts or VM hosts, not both in one run (uroce marks "
+                          "each clear-to-send's class, rxe a whole QP's: a VM rank sends them "
+                          "on a QP of their own, which uroce's ranks do not open)", code=2)
     r.cts = cts
     if kind == "vm" and (entropy != "qp" or ooo):
         raise FabricError("--entropy and --ooo are uroce's: rxe has one UDP port per QP pair "

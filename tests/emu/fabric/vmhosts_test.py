@@ -14,9 +14,10 @@ Ofan, and rxe's hw_counters show what spraying did to it (out-of-sequence
 requests at the receiver, retries at the sender: rxe places nothing out of
 order); ib_send_lat completes under ECMP; a ring all-gather of ofan-coll
 ranks over libibverbs in the two VMs (`run --hosts vm`) verifies every buffer
-under ECMP and Ofan and reports rxe's counters; a mixed one over rxe and
-uroce ranks verifies too; down leaves no namespace, process (qemu included)
-or file behind.
+under ECMP and Ofan and reports rxe's counters; with --cts too (its
+clear-to-sends on a priority QP), which a run over both stacks refuses; a
+mixed all-gather over rxe and uroce ranks verifies too; down leaves no
+namespace, process (qemu included) or file behind.
 """
 import atexit
 import json
@@ -157,6 +158,21 @@ def main():
               and (x.get("busbw_gbps") or 0) > 0, str(x.get("rxe_counters"))[:300])
         log(f"  {lb}: cct {x.get('cct_us')} us, go-back-N {x.get('retransmissions')}, "
             f"out of sequence {x.get('out_of_sequence')}")
+    # Receiver-driven admission over rxe: the clear-to-sends are zero-length
+    # writes on a QP of their own in the strict-priority class.
+    p = emu("run", "--name", NAME, "--workload", "perm", "--msg", "128KiB", "--hosts", "vm",
+            "--lbs", "ecmp", "--cts", "--channels", "1", "--channel-bytes", "16KiB", "--json",
+            timeout=900)
+    res = json.loads(p.stdout) if p.stdout.strip() else {}
+    x = (res.get("runs") or [{}])[0]
+    check("run --cts over h0 and h8 (rxe): verified, with the chunks' waits for a slot",
+          x.get("verified") is True and not x.get("error") and
+          (x.get("cts_wait_us") or {}).get("n", 0) > 0,
+          f"rc {p.returncode} {x.get('error')} {x.get('cts_wait_us')} {p.stderr.strip()[-400:]}")
+    p = emu("run", "--name", NAME, "--workload", "perm", "--msg", "64KiB", "--hosts",
+            "h0,h1,h8,h9", "--lbs", "ecmp", "--cts")
+    check("run --cts over rxe and uroce ranks together: refused, exit 2", p.returncode == 2 and
+          "not both" in p.stderr, p.stderr.strip()[-300:])
     # Both stacks in one collective: uroce connects by ofan-rc-1 too.
     p = emu("run", "--name", NAME, "--workload", "allgather", "--msg", "128KiB",
             "--hosts", "h0,h1,h8,h9", "--lbs", "ecmp", "--json", timeout=900)
