@@ -107,6 +107,13 @@ namespace {
 json PfcJson(const PortSnapshot& p) {
   if (!p.pfc_thresholds) return nullptr;
   const QueueStats::Pfc& f = p.queue.pfc;
+  // Emulated times in ms since the engine started (null: never).
+  auto ms = [](uint64_t ps) -> json {
+    return ps == fabric::kNever ? json(nullptr) : json(static_cast<double>(ps) / 1e9);
+  };
+  json storm = nullptr;
+  if (p.pfc_storm)
+    storm = {{"started_ms", ms(p.pfc_storm->started_ps)}, {"until_ms", ms(p.pfc_storm->until_ps)}};
   return {{"xoff_bytes", p.pfc_thresholds->xoff},
           {"xon_bytes", p.pfc_thresholds->xon},
           {"headroom_bytes", p.pfc_thresholds->headroom},
@@ -120,7 +127,10 @@ json PfcJson(const PortSnapshot& p) {
             {"restored", f.wd_restored},
             {"active", f.wd_active},
             {"dropped", f.wd_dropped},
-            {"action", p.pfc_wd_action}}},
+            {"action", p.pfc_wd_action},
+            {"fired_at_ms", ms(f.wd_fired_at_ps)},
+            {"restored_at_ms", ms(f.wd_restored_at_ps)}}},
+          {"storm", storm},
           {"held_bytes", f.held_bytes},
           {"held_max_bytes", f.max_bytes},
           {"lossless_drops", f.lossless_drops}};

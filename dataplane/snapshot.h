@@ -49,6 +49,12 @@ struct PortSnapshot {
   // PFC on: the port's lossless thresholds as an ingress port.
   std::optional<fabric::PfcThresholds> pfc_thresholds;
   std::string pfc_wd_action;  // the watchdog's action ("drop", "forward", "alert")
+  // The last PFC storm asked of the port's host (fault --pfc-storm), in the
+  // engine's ps: [started, until).
+  struct Storm {
+    uint64_t started_ps = 0, until_ps = 0;
+  };
+  std::optional<Storm> pfc_storm;
   // The port's kernel interface, if it has one: its name and the frames
   // each way. via "tap": the shared engine's TAP (exception/kernel_ports.h);
   // via "xdp": the per-switch engine's veth, split by its XDP trap

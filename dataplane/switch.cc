@@ -124,6 +124,7 @@ Result<uint16_t> Switch::DpdkPort(uint32_t port) const {
 Status Switch::SetupPfcThresholds() {
   if (!cfg_.pfc.enabled) return {};
   pfc_th_.assign(static_cast<size_t>(cfg_.k), fabric::PfcThresholds{});
+  storms_ = std::make_unique<StormWindow[]>(static_cast<size_t>(cfg_.k));
   std::vector<fabric::TimePs> refresh(static_cast<size_t>(cfg_.k), 0);
   for (const PortConfig& pc : cfg_.ports) {
     // The link as the port's egress emulates it (10 Gb/s if unshaped: a
@@ -640,7 +641,11 @@ Status Switch::SetPortPfcStorm(uint32_t port, uint32_t for_ms) {
         fmt::format("pfc_storm: port {} is not a host's (a storm is a host NIC's)", port));
   }
   // From the engine's time now; 0 ends a storm.
-  until->store(for_ms ? Now() + uint64_t{for_ms} * 1'000'000'000 : 0, std::memory_order_relaxed);
+  const uint64_t now = Now();
+  until->store(for_ms ? now + uint64_t{for_ms} * 1'000'000'000 : 0, std::memory_order_relaxed);
+  if (for_ms) storms_[port].started.store(now, std::memory_order_relaxed);
+  storms_[port].until.store(for_ms ? now + uint64_t{for_ms} * 1'000'000'000 : now,
+                            std::memory_order_relaxed);
   if (engine_.waker) engine_.waker->Kick();
   return {};
 }
@@ -827,6 +832,8 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       if (cfg_.pfc.enabled) {
         ps.pfc_thresholds = pfc_th_[p];
         ps.pfc_wd_action = std::string(fabric::PfcWdActionName(cfg_.pfc.wd_action));
+        if (const uint64_t from = storms_[p].started.load(); from != fabric::kNever)
+          ps.pfc_storm = {from, storms_[p].until.load()};
       }
       if (kernel_ && kernel_->has(p)) {
         const KernelPorts::PortCounters& kc = kernel_->counters(p);

@@ -321,6 +321,13 @@ class Switch {
   // Per port (size k): the lossless thresholds when PFC is on (immutable
   // once set up: the control thread reads them).
   std::vector<fabric::PfcThresholds> pfc_th_;
+  // Per port (size k, PFC on): the last storm asked of its host, in the
+  // engine's ps [started, until) (kNever: none yet); the control thread
+  // writes it (SetPortPfcStorm) and reads it (TakeSnapshot).
+  struct StormWindow {
+    std::atomic<uint64_t> started{fabric::kNever}, until{fabric::kNever};
+  };
+  std::unique_ptr<StormWindow[]> storms_;
   // Shared engine with PFC: the engine thread's accounting and the frames
   // it decided; pfc_flushing_ is FlushPfc's (swapped with pending, no
   // allocation); a reset the control thread asked.

@@ -381,6 +381,8 @@ QueueStats PortQueue::Stats(uint64_t now) const {
   s.pfc.wd_restored = wd_restored_.load();
   s.pfc.wd_dropped = wd_dropped_.load();
   s.pfc.wd_active = wd_active_.load();
+  s.pfc.wd_fired_at_ps = wd_fired_at_.load();
+  s.pfc.wd_restored_at_ps = wd_restored_at_.load();
   return s;
 }
 
@@ -591,6 +593,7 @@ void PortQueue::WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr) {
   if (v.event == fabric::PfcWatchdog::Event::kFire) {
     ctr.Add(Counter::kPfcWatchdog);
     wd_fired_.store(pause_.watchdog().fired_count(), std::memory_order_relaxed);
+    wd_fired_at_.store(at, std::memory_order_relaxed);
     wd_active_.store(true, std::memory_order_relaxed);
     if (!v.stop_pausing) return;  // alert
     // Drop and forward: the queue ignores pause from the storm's detection
@@ -611,6 +614,7 @@ void PortQueue::WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr) {
     }
   } else {
     wd_restored_.store(pause_.watchdog().restored_count(), std::memory_order_relaxed);
+    wd_restored_at_.store(at, std::memory_order_relaxed);
     wd_active_.store(false, std::memory_order_relaxed);
   }
 }

@@ -129,6 +129,9 @@ struct QueueStats {
     // discarded.
     uint64_t wd_fired = 0, wd_restored = 0, wd_dropped = 0;
     bool wd_active = false;
+    // When it last fired and restored, in emulated ps since the engine
+    // started (fabric::kNever: not since the port came up).
+    uint64_t wd_fired_at_ps = fabric::kNever, wd_restored_at_ps = fabric::kNever;
   };
   Pfc pfc;
 };
@@ -283,6 +286,7 @@ class alignas(64) PortQueue {
   EmuPfc* pfc_ = nullptr;
   fabric::PfcPauseState pause_;  // emulated: the pauses received, the watchdog (PFC on)
   std::atomic<uint64_t> wd_fired_{0}, wd_restored_{0}, wd_dropped_{0};
+  std::atomic<uint64_t> wd_fired_at_{fabric::kNever}, wd_restored_at_{fabric::kNever};
   std::atomic<bool> wd_active_{false};
   // PFC figures, owner-written, read by Stats.
   std::atomic<uint64_t> pfc_sent_{0}, pfc_received_{0}, paused_ps_{0};

@@ -529,6 +529,16 @@ TEST_F(EnginePfc, AStormFiresTheWatchdogAndSparesTheOtherTraffic) {
   p0 = PfcOf(0, 0);
   EXPECT_EQ(p0.wd_fired, 1u);
   EXPECT_TRUE(p0.wd_active);
+  // Fired 200 ms (the detection time) after the storm's first pause found
+  // frames waiting: they were there from its start.
+  const Snapshot se = e.TakeSnapshot();
+  ASSERT_TRUE(se.ports[0].pfc_storm);
+  const uint64_t started = se.ports[0].pfc_storm->started_ps;
+  EXPECT_EQ(se.ports[0].pfc_storm->until_ps, started + 500'000'000'000ull);
+  EXPECT_GE(p0.wd_fired_at_ps, started + 200'000'000'000ull);
+  EXPECT_LE(p0.wd_fired_at_ps, started + 201'000'000'000ull) << "within a ms of 200 ms";
+  EXPECT_EQ(p0.wd_restored_at_ps, fabric::kNever);
+  EXPECT_FALSE(se.ports[1].pfc_storm) << "no storm asked of host 1";
   EXPECT_EQ(p0.wd_dropped, 20u) << "action drop: the queue's lossless frames";
   EXPECT_EQ(e.TotalCounters().Get(Counter::kDropPfcWatchdog), 20u);
   EXPECT_EQ(e.TotalCounters().Get(Counter::kPfcWatchdog), 1u);
@@ -538,6 +548,8 @@ TEST_F(EnginePfc, AStormFiresTheWatchdogAndSparesTheOtherTraffic) {
   p0 = PfcOf(0, 0);
   EXPECT_EQ(p0.wd_restored, 1u);
   EXPECT_FALSE(p0.wd_active);
+  EXPECT_GT(p0.wd_restored_at_ps, started + 500'000'000'000ull + 200'000'000'000ull - 1)
+      << "200 ms after the storm's last pause ended";
 }
 
 // A host that falls behind: host 1 takes nothing for a while (its ring of
