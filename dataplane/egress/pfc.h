@@ -24,32 +24,17 @@
 
 #include "dataplane/fabric/pfc.h"
 #include "dataplane/packet/headers.h"
+#include "dataplane/packet/pfc_frame.h"
 
 namespace ofan::dp {
 
-// The pause time a received PFC/PAUSE frame asks of class `priority`, in
-// quanta (0 = resume); nullopt if it does not concern that class or is cut
-// short. 802.3x PAUSE pauses every class.
-std::optional<uint32_t> ReceivedPauseQuanta(std::span<const uint8_t> frame, uint8_t priority);
-
-// A received MAC control frame (parse said kPfc), read for our class.
-// kMalformed: cut short, or, with `strict` (PFC enabled on the port), a
-// class-enable vector that is empty or names a priority without PFC here:
-// counted (drop_pfc_malformed) and ignored.
-enum class PauseRx : uint8_t { kOurs, kNotOurs, kMalformed };
-struct ReceivedPause {
-  PauseRx kind = PauseRx::kMalformed;
-  uint32_t quanta = 0;  // kOurs: the pause asked (0 = resume)
-};
-ReceivedPause ReadPause(std::span<const uint8_t> frame, uint8_t priority, bool strict);
-
-// Padded to Ethernet's minimum, as a NIC sends it (fabric/pfc.h: the
-// simulator's PFC frame is this one).
-inline constexpr size_t kPfcFrameBytes = fabric::kPfcFrameBytes;
-static_assert(sizeof(pkt::EtherHdr) + sizeof(pkt::PfcFrame) <= kPfcFrameBytes);
-// A PFC frame from `src` pausing (quanta > 0) or resuming (0) one class.
-std::array<uint8_t, kPfcFrameBytes> BuildPfcFrame(const pkt::MacAddr& src, uint8_t priority,
-                                                  uint16_t quanta);
+// The frames themselves: dataplane/packet/pfc_frame.h.
+using pkt::BuildPfcFrame;
+using pkt::PauseRx;
+using pkt::ReadPause;
+using pkt::ReceivedPause;
+using pkt::ReceivedPauseQuanta;
+inline constexpr size_t kPfcFrameBytes = pkt::kPfcFrameBytes;
 
 // Per port: has it sent XOFF? Decides, from the tally, what to send now
 // (the per-switch engine's, polled; the shared engine's is exact:

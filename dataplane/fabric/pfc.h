@@ -35,14 +35,15 @@
 
 #include "common/result.h"
 #include "dataplane/lb/types.h"
+#include "dataplane/packet/pfc_frame.h"
 #include "dataplane/packet/roce.h"
 
 namespace ofan::fabric {
 
 using lb::TimePs;
 
-// 802.1Qbb's pause quantum: 512 bit times of the link (64 bytes' time).
-inline constexpr uint32_t kPfcQuantumBytes = 64;
+// 802.1Qbb's pause quantum (packet/pfc_frame.h).
+inline constexpr uint32_t kPfcQuantumBytes = pkt::kPfcQuantumBytes;
 // The longest pause a frame can ask (its time fields are 16 bits).
 inline constexpr uint16_t kPfcMaxQuanta = 0xFFFF;
 // The lossless priority and the DSCP that maps to it (the RoCE data's), as
@@ -50,10 +51,8 @@ inline constexpr uint16_t kPfcMaxQuanta = 0xFFFF;
 // (../shared/seeds/meta-roce-at-scale-reading-guide.txt).
 inline constexpr uint8_t kDefaultPfcPriority = 3;
 inline constexpr uint8_t kRoceDscp = pkt::kRoceDscp;
-// A PFC frame on the wire, without FCS: 14 B Ethernet header, 20 B of MAC
-// control (opcode, class-enable vector, eight times), zero padding to
-// Ethernet's 60 B minimum.
-inline constexpr uint32_t kPfcFrameBytes = 60;
+// A PFC frame on the wire (packet/pfc_frame.h).
+inline constexpr uint32_t kPfcFrameBytes = pkt::kPfcFrameBytes;
 // A host NIC's receive buffer, as the shared engine emulates its MAC: when
 // the frames due at a host that its device (AF_XDP socket, tap) has not
 // taken pass it, the NIC sends XOFF to its edge; at half of it, XON.
