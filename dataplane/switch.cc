@@ -142,7 +142,7 @@ Status Switch::SetupPfcThresholds() {
     pfc_th_[pc.port] = *th;
     refresh[pc.port] = fabric::PauseQuantaPs(cfg_.pfc.quanta, w.ps_per_byte) / 2;
   }
-  pfc_gen_ = PfcGenerator(pfc_th_);
+  pfc_gen_ = PfcGenerator(pfc_th_, refresh);
   if (engine_now_) {
     emu_pfc_ = std::make_unique<EmuPfc>(fabric::PfcIngress(pfc_th_, refresh, cfg_.pfc.quanta),
                                         cfg_.pfc.dscp);
@@ -431,9 +431,12 @@ void Switch::GeneratePfc() {
   // Off the fast path, at the control thread's polling rate (egress/pfc.h).
   // The shared engine's PFC runs on its own thread, in emulated time.
   if (!tally_) return;
+  // The TSC in ps, for the refresh times (the control thread's clock).
+  const auto now = static_cast<fabric::TimePs>(static_cast<double>(rte_rdtsc()) /
+                                               static_cast<double>(tsc_hz_) * 1e12);
   for (uint32_t p = 0; p < rx_.size(); ++p) {
     if (!rx_[p].present) continue;
-    const PfcGenerator::Action a = pfc_gen_.Step(p, tally_->Bytes(p));
+    const PfcGenerator::Action a = pfc_gen_.Step(p, tally_->Bytes(p), now);
     if (a == PfcGenerator::Action::kNone) continue;
     const auto f = BuildPfcFrame(port_mac_[p], cfg_.pfc.priority,
                                  a == PfcGenerator::Action::kXoff ? cfg_.pfc.quanta : 0);

@@ -36,20 +36,32 @@ using pkt::ReceivedPause;
 using pkt::ReceivedPauseQuanta;
 inline constexpr size_t kPfcFrameBytes = pkt::kPfcFrameBytes;
 
-// Per port: has it sent XOFF? Decides, from the tally, what to send now
-// (the per-switch engine's, polled; the shared engine's is exact:
-// fabric/pfc.h's PfcIngress, with the same thresholds).
+// Per port: has it sent XOFF, and when? Decides, from the tally, what to
+// send now (the per-switch engine's, polled; the shared engine's is exact:
+// fabric/pfc.h's PfcIngress, with the same thresholds and the same
+// refresh): XOFF above xoff, again every `refresh` (half the pause it asks)
+// while above xon, so that the peer never resumes while the port is still
+// full; XON at or below xon.
 class PfcGenerator {
  public:
   enum class Action : uint8_t { kNone, kXoff, kXon };
   PfcGenerator() = default;
-  explicit PfcGenerator(std::vector<fabric::PfcThresholds> th)
-      : th_(std::move(th)), sent_xoff_(th_.size(), false) {}
-  Action Step(uint32_t port, uint64_t ingress_bytes);
+  // Per port: thresholds and refresh interval (ps, 0: never refresh).
+  PfcGenerator(std::vector<fabric::PfcThresholds> th, std::vector<fabric::TimePs> refresh)
+      : th_(std::move(th)),
+        refresh_(std::move(refresh)),
+        sent_xoff_(th_.size(), false),
+        next_refresh_(th_.size(), 0) {
+    refresh_.resize(th_.size(), 0);
+  }
+  // At `now` (ps, non-decreasing per port).
+  Action Step(uint32_t port, uint64_t ingress_bytes, fabric::TimePs now);
 
  private:
   std::vector<fabric::PfcThresholds> th_;
+  std::vector<fabric::TimePs> refresh_;
   std::vector<bool> sent_xoff_;
+  std::vector<fabric::TimePs> next_refresh_;
 };
 
 }  // namespace ofan::dp

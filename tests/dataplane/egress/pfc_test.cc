@@ -78,15 +78,31 @@ TEST(Pfc, ReadPauseSaysOursNotOursOrMalformed) {
 }
 
 TEST(Pfc, GeneratorSendsXoffAndXonOnceEachWithHysteresis) {
-  PfcGenerator g(std::vector<fabric::PfcThresholds>(4, {/*xoff=*/1000, /*xon=*/500, 100}));
+  PfcGenerator g(std::vector<fabric::PfcThresholds>(4, {/*xoff=*/1000, /*xon=*/500, 100}), {});
   using A = PfcGenerator::Action;
-  EXPECT_EQ(g.Step(1, 900), A::kNone);
-  EXPECT_EQ(g.Step(1, 1001), A::kXoff);
-  EXPECT_EQ(g.Step(1, 2000), A::kNone);  // already paused
-  EXPECT_EQ(g.Step(1, 700), A::kNone);   // between xon and xoff
-  EXPECT_EQ(g.Step(1, 499), A::kXon);
-  EXPECT_EQ(g.Step(1, 0), A::kNone);
-  EXPECT_EQ(g.Step(2, 0), A::kNone);  // ports are independent
+  EXPECT_EQ(g.Step(1, 900, 0), A::kNone);
+  EXPECT_EQ(g.Step(1, 1001, 1), A::kXoff);
+  EXPECT_EQ(g.Step(1, 2000, 2), A::kNone);             // already paused (no refresh asked)
+  EXPECT_EQ(g.Step(1, 700, 1'000'000'000), A::kNone);  // between xon and xoff
+  EXPECT_EQ(g.Step(1, 499, 1'000'000'001), A::kXon);
+  EXPECT_EQ(g.Step(1, 0, 1'000'000'002), A::kNone);
+  EXPECT_EQ(g.Step(2, 0, 1'000'000'003), A::kNone);  // ports are independent
+}
+
+// Above xon, XOFF again every refresh interval (half the pause it asks):
+// the peer never resumes while the port is still full; at xon, XON.
+TEST(Pfc, GeneratorRefreshesXoffWhileAboveXon) {
+  const fabric::TimePs every = 1'000'000;  // 1 us
+  PfcGenerator g(std::vector<fabric::PfcThresholds>(2, {1000, 500, 100}), {every, every});
+  using A = PfcGenerator::Action;
+  EXPECT_EQ(g.Step(0, 1001, 10), A::kXoff);
+  EXPECT_EQ(g.Step(0, 900, 10 + every - 1), A::kNone);
+  EXPECT_EQ(g.Step(0, 900, 10 + every), A::kXoff) << "still above xon: refreshed";
+  EXPECT_EQ(g.Step(0, 2000, 10 + every + 5), A::kNone);
+  EXPECT_EQ(g.Step(0, 600, 10 + 2 * every), A::kXoff);
+  EXPECT_EQ(g.Step(0, 500, 10 + 2 * every + 1), A::kXon);
+  EXPECT_EQ(g.Step(0, 501, 10 + 5 * every), A::kNone) << "below xoff: no new XOFF";
+  EXPECT_EQ(g.Step(1, 0, 0), A::kNone);
 }
 
 }  // namespace
