@@ -1,8 +1,8 @@
 // RoceXdpFilter: the XDP program that hands a host's AF_XDP socket only its
-// RoCEv2 frames (IPv4, UDP destination port 4791) and passes everything else
-// to the kernel. libxdp's default program redirects every frame of the
-// queue, so the host's kernel would never see the ARP and the TCP of an
-// ofan-rc-1 connection (docs/rc-exchange.md) that share the interface.
+// RoCEv2 frames (IPv4, UDP destination port 4791) and MAC control frames
+// (PFC, PAUSE: the NIC's to obey) and passes everything else to the kernel. libxdp's default
+// program redirects every frame of the queue, so the host's kernel would never see the ARP and the
+// TCP of an ofan-rc-1 connection (docs/rc-exchange.md) that share the interface.
 //
 // expects:  to be attached from inside the interface's network namespace
 //           (the ifindex is that namespace's); no XDP program already on

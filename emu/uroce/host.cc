@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dataplane/packet/pfc_frame.h"
+
 namespace ofan::uroce {
 namespace {
 
@@ -76,6 +78,10 @@ void Host::HandleFrame(const uint8_t* f, uint32_t len, Ns now, std::vector<QpEve
     return;
   }
   const auto eth = pkt::Load<pkt::EtherHdr>(f);
+  if (eth.dst == pkt::kPfcDstMac && eth.type.host() == pkt::ethertype::kMacControl) {
+    HandlePause(f, len, now);
+    return;
+  }
   if (!(eth.dst == cfg_.mac) && !(eth.dst == kBroadcast)) {
     ++c_.not_for_us;
     return;
@@ -142,6 +148,29 @@ void Host::HandleFrame(const uint8_t* f, uint32_t len, Ns now, std::vector<QpEve
   q->OnPacket(bth, bth_len, sport, ce, now, events);
 }
 
+void Host::HandlePause(const uint8_t* f, uint32_t len, Ns now) {
+  if (!cfg_.pfc_priority) {  // not a lossless host: the MAC ignores it
+    ++c_.not_for_us;
+    return;
+  }
+  const pkt::ReceivedPause rp = pkt::ReadPause({f, len}, *cfg_.pfc_priority, false);
+  if (rp.kind != pkt::PauseRx::kOurs) {
+    ++(rp.kind == pkt::PauseRx::kMalformed ? c_.malformed : c_.not_for_us);
+    return;
+  }
+  ++c_.pfc_rx;
+  // The pause asked, in this link's time: quanta of 512 bit times.
+  const double bits = static_cast<double>(rp.quanta) * pkt::kPfcQuantumBytes * 8;
+  const Ns until = now + static_cast<Ns>(bits / cfg_.engine.line_rate_gbps);
+  // Paused time, all told: what this frame adds to (or, XON, takes off) the
+  // pause already running.
+  const Ns from = std::max(now, paused_until_);
+  if (until > from) c_.pfc_paused_ns += until - from;
+  if (until < paused_until_ && paused_until_ > now)
+    c_.pfc_paused_ns -= paused_until_ - std::max(now, until);
+  paused_until_ = until;
+}
+
 bool Host::Step(std::vector<QpEvent>* events) {
   Ns now = clock_->Now();
   bool moved = false;
@@ -177,7 +206,8 @@ bool Host::Step(std::vector<QpEvent>* events) {
   last_refill_ = now;
   const uint32_t nq = static_cast<uint32_t>(qp_list_.size());
   uint32_t idle = 0;
-  while (!backlog && nq && idle < nq && (bytes_per_ns_ <= 0 || tokens_ > 0)) {
+  const bool paused = now < paused_until_;  // PFC: data waits, control went above
+  while (!backlog && !paused && nq && idle < nq && (bytes_per_ns_ <= 0 || tokens_ > 0)) {
     uint8_t* out = TxSlot();
     if (!out) break;
     Qp& q = *qp_list_[rr_++ % nq];
@@ -206,7 +236,9 @@ Ns Host::IdleFor(Ns max_ns) {
     until = std::min(until, std::max(q->NextDeadline(), now));
     data |= q->HasData(now);
   }
-  if (data) {
+  if (data && paused_until_ > now) {
+    until = std::min(until, paused_until_);  // the pause's end
+  } else if (data) {
     if (bytes_per_ns_ <= 0 || tokens_ > 0) return 0;
     until = std::min(until, now + static_cast<Ns>(-tokens_ / bytes_per_ns_) + 1);
   }
@@ -277,6 +309,8 @@ nlohmann::json Host::CountersJson() {
           {"arp_replies", c_.arp_replies},
           {"tx_refused", c_.tx_refused},
           {"pace_waits", c_.pace_waits},
+          {"pfc_rx", c_.pfc_rx},
+          {"pfc_paused_us", static_cast<double>(c_.pfc_paused_ns) / 1e3},
           {"kernel_rx_ring_full", k.kernel_rx_ring_full},
           {"kernel_fill_empty", k.kernel_fill_empty},
           {"kernel_rx_dropped", k.kernel_rx_dropped},

@@ -9,7 +9,11 @@
 //           ICRC is a counted drop), then retransmission timers, the ACKs / NAKs / CNPs owed (not
 //           paced: they are small and the peer's progress depends on them), then data frames from
 //           the QPs in round robin while the token bucket has credit (line
-//           rate x pace fraction, bucket depth `burst_bytes`)
+//           rate x pace fraction, bucket depth `burst_bytes`) and, with
+//           pfc_priority, while the edge has not paused that class: a PFC
+//           frame for it stops data for its quanta at the line rate (XON:
+//           at once), as a NIC's MAC obeys it; ACKs, NAKs and CNPs go on
+//           (the switches' strict-priority class, never paused)
 // decides:  ARP is answered here, not left to the kernel: on AF_XDP the
 //           kernel never sees the frames, and ofan-dp's exception path
 //           (dataplane/exception/) ARPs for hosts it has not learned. On
@@ -23,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -59,6 +64,9 @@ struct HostConfig {
   double pace_fraction = 1.0;  // of engine.line_rate_gbps; <= 0: unpaced
   uint32_t burst_bytes = 32 * 1024;
   uint32_t stash_slots = 256;
+  // Obey the edge's PFC frames for this priority (the per-switch engine's
+  // fabrics; the shared engine emulates the NIC's MAC itself).
+  std::optional<uint8_t> pfc_priority;
 };
 
 struct HostCounters {
@@ -70,6 +78,8 @@ struct HostCounters {
   uint64_t arp_replies = 0;
   uint64_t tx_refused = 0;  // Steps whose frames the PacketIo did not all take (they wait)
   uint64_t pace_waits = 0;  // Steps that left data unsent for lack of tokens
+  uint64_t pfc_rx = 0;      // PFC frames for our priority (pfc_priority)
+  Ns pfc_paused_ns = 0;     // time they paused our data, all told
 };
 
 class Host {
@@ -104,6 +114,7 @@ class Host {
 
  private:
   void HandleFrame(const uint8_t* f, uint32_t len, Ns now, std::vector<QpEvent>* events);
+  void HandlePause(const uint8_t* f, uint32_t len, Ns now);
   uint8_t* TxSlot();
   void FlushTx();
 
@@ -121,6 +132,7 @@ class Host {
   double tokens_ = 0;
   double bytes_per_ns_ = 0;
   Ns last_refill_ = 0;
+  Ns paused_until_ = 0;  // PFC: no data before this
   std::vector<uint8_t> tx_buf_;
   std::vector<FrameView> tx_views_;
   uint32_t tx_head_ = 0, tx_n_ = 0;  // [tx_head_, tx_n_) not yet taken by io_

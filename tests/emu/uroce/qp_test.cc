@@ -7,9 +7,11 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "dataplane/hostio/loopback_wire.h"
+#include "dataplane/packet/pfc_frame.h"
 #include "emu/uroce/host.h"
 
 namespace ofan::uroce {
@@ -31,7 +33,8 @@ struct Pair {
   std::vector<QpEvent> ea, eb;
 
   explicit Pair(EngineConfig ec = {}, Impairment ab = {}, Impairment ba = {}, double pace = 0,
-                uint32_t sq = 64, uint32_t start_psn = 0xFFFFF0) {
+                uint32_t sq = 64, uint32_t start_psn = 0xFFFFF0,
+                std::optional<uint8_t> pfc_a = std::nullopt) {
     lp = MakeLoopbackPair(ab, ba);
     HostConfig ha, hb;
     ha.engine = hb.engine = ec;
@@ -40,6 +43,7 @@ struct Pair {
     hb.mac = kMacB;
     hb.ip = kIpB;
     ha.pace_fraction = hb.pace_fraction = pace;
+    ha.pfc_priority = pfc_a;
     a = std::make_unique<Host>(ha, std::move(lp.a), &clock);
     b = std::make_unique<Host>(hb, std::move(lp.b), &clock);
     src.resize(kMem);
@@ -569,6 +573,54 @@ TEST(Host, ReadsWhatArrivedBeforeTheTimersFire) {
   EXPECT_EQ(p.qa->counters().timeouts, 0u);
   EXPECT_EQ(p.qa->counters().retransmits, 0u);
   EXPECT_EQ(p.Count(p.ea, QpEventKind::kSendDone), 1u);
+}
+
+// A lossless host's MAC obeys its edge's PFC: a pause for its priority
+// stops its data for the quanta asked at its line rate (1,000 quanta at 8
+// Gb/s: 64 us), XON resumes it at once; a pause for another priority, or at
+// a host without PFC, stops nothing.
+TEST(Host, PfcFromTheEdgePausesDataForItsQuanta) {
+  EngineConfig ec;
+  ec.line_rate_gbps = 8;
+  Pair p(ec, {}, {}, 0, 64, 0xFFFFF0, /*pfc_a=*/3);
+  auto& to_b = p.lp.wire->dir[0].q;
+  auto pause = [&](uint8_t prio, uint16_t quanta) {
+    const auto f = pkt::BuildPfcFrame(kMacB, prio, quanta);
+    p.lp.wire->Push(1, std::vector<uint8_t>(f.begin(), f.end()));  // to A
+  };
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, 1 << 20, 0, 1)));  // a batch of 64 frames a Step
+  pause(3, 1000);
+  p.a->Step(&p.ea);
+  EXPECT_TRUE(to_b.empty()) << "paused before its first frame";
+  EXPECT_EQ(p.a->counters().pfc_rx, 1u);
+  p.clock.Advance(63'000);
+  p.a->Step(&p.ea);
+  EXPECT_TRUE(to_b.empty()) << "63 us into a 64 us pause";
+  p.clock.Advance(1'000);
+  p.a->Step(&p.ea);
+  EXPECT_FALSE(to_b.empty()) << "the pause is over";
+  EXPECT_EQ(p.a->counters().pfc_paused_ns, 64'000);
+  to_b.clear();
+  pause(3, 0xFFFF);  // 4.2 ms
+  p.a->Step(&p.ea);
+  EXPECT_TRUE(to_b.empty());
+  p.clock.Advance(10'000);
+  pause(3, 0);  // XON after 10 us
+  p.a->Step(&p.ea);
+  EXPECT_FALSE(to_b.empty()) << "XON resumes at once";
+  EXPECT_EQ(p.a->counters().pfc_paused_ns, 64'000 + 10'000) << "only the time it was paused";
+  to_b.clear();
+  pause(5, 0xFFFF);  // another class
+  p.a->Step(&p.ea);
+  EXPECT_FALSE(to_b.empty());
+  EXPECT_EQ(p.a->counters().pfc_rx, 3u);
+  // B has no PFC: its MAC ignores pause.
+  ASSERT_TRUE(p.qb->Post(p.Write(0, 0, 8 * 1024, 0, 2)));
+  const auto f = pkt::BuildPfcFrame(kMacA, 3, 0xFFFF);
+  p.lp.wire->Push(0, std::vector<uint8_t>(f.begin(), f.end()));
+  p.b->Step(&p.eb);
+  EXPECT_EQ(p.b->counters().pfc_rx, 0u);
+  EXPECT_FALSE(p.lp.wire->dir[1].q.empty());
 }
 
 TEST(Host, AnswersArpForItsAddressOnly) {
