@@ -125,6 +125,7 @@ Status Switch::SetupPfcThresholds() {
   if (!cfg_.pfc.enabled) return {};
   pfc_th_.assign(static_cast<size_t>(cfg_.k), fabric::PfcThresholds{});
   storms_ = std::make_unique<StormWindow[]>(static_cast<size_t>(cfg_.k));
+  pfc_in_.assign(static_cast<size_t>(cfg_.k), QueueStats::Pfc{});
   std::vector<fabric::TimePs> refresh(static_cast<size_t>(cfg_.k), 0);
   for (const PortConfig& pc : cfg_.ports) {
     // The link as the port's egress emulates it (10 Gb/s if unshaped: a
@@ -192,6 +193,11 @@ Status Switch::SetupPorts() {
     // A PFC quantum is 512 bit times at the port's rate (10 Gb/s if unshaped).
     const double rate_bps = rate_gbps > 0 ? rate_gbps * 1e9 : 10e9;
     qc.pfc_tsc_per_quantum = 512.0 / rate_bps * static_cast<double>(tsc_hz_);
+    if (cfg_.pfc.enabled && !engine_now_) {  // the shared engine's comes with EmuPfc
+      qc.wd_detect_ps = fabric::TimePs{cfg_.pfc.wd_detect_ms} * 1'000'000'000;
+      qc.wd_restore_ps = fabric::TimePs{cfg_.pfc.wd_restore_ms} * 1'000'000'000;
+      qc.wd_action = cfg_.pfc.wd_action;
+    }
     return qc;
   };
 
@@ -436,11 +442,25 @@ void Switch::GeneratePfc() {
                                                static_cast<double>(tsc_hz_) * 1e12);
   for (uint32_t p = 0; p < rx_.size(); ++p) {
     if (!rx_[p].present) continue;
-    const PfcGenerator::Action a = pfc_gen_.Step(p, tally_->Bytes(p), now);
+    const uint64_t held = tally_->Bytes(p);
+    const bool was_xoff = pfc_gen_.xoff(p);
+    const PfcGenerator::Action a = pfc_gen_.Step(p, held, now);
+    // The port as an ingress, as the shared engine's EmuPfc reports it
+    // (at this thread's polls: what it held between them is not seen).
+    QueueStats::Pfc& in = pfc_in_[p];
+    in.held_bytes = held;
+    in.max_bytes = std::max(in.max_bytes, held);
+    if (held > pfc_th_[p].xoff)
+      in.headroom_max_bytes = std::max(in.headroom_max_bytes, held - pfc_th_[p].xoff);
+    if (a == PfcGenerator::Action::kXoff && !was_xoff) ++in.xoff_events;
+    queues_[p].PublishPfcIngress(in);
     if (a == PfcGenerator::Action::kNone) continue;
     const auto f = BuildPfcFrame(port_mac_[p], cfg_.pfc.priority,
                                  a == PfcGenerator::Action::kXoff ? cfg_.pfc.quanta : 0);
-    if (control_tx_.Send(p, f, control_counters_)) control_counters_.Add(Counter::kPfcTx);
+    if (control_tx_.Send(p, f, control_counters_)) {
+      control_counters_.Add(Counter::kPfcTx);
+      queues_[p].CountPfcSent();
+    }
   }
 }
 

@@ -328,6 +328,9 @@ class Switch {
     std::atomic<uint64_t> started{fabric::kNever}, until{fabric::kNever};
   };
   std::unique_ptr<StormWindow[]> storms_;
+  // Per port, the per-switch engine's: what it held as an ingress port, as
+  // the control thread's GeneratePfc saw it (published to its queue).
+  std::vector<QueueStats::Pfc> pfc_in_;
   // Shared engine with PFC: the engine thread's accounting and the frames
   // it decided; pfc_flushing_ is FlushPfc's (swapped with pending, no
   // allocation); a reset the control thread asked.

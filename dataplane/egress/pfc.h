@@ -56,6 +56,8 @@ class PfcGenerator {
   }
   // At `now` (ps, non-decreasing per port).
   Action Step(uint32_t port, uint64_t ingress_bytes, fabric::TimePs now);
+  // Whether the port's last word was XOFF.
+  bool xoff(uint32_t port) const { return port < sent_xoff_.size() && sent_xoff_[port]; }
 
  private:
   std::vector<fabric::PfcThresholds> th_;

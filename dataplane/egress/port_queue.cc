@@ -67,6 +67,10 @@ Status PortQueue::Init(const std::string& name, int socket, const PortQueueConfi
     }
   }
   stat_last_tsc_ = stat_start_tsc_ = tb_last_tsc_ = now;
+  if (!c.emulated && c.wd_detect_ps > 0) {
+    pause_ = fabric::PfcPauseState(c.wd_detect_ps, c.wd_restore_ps, c.wd_action);
+    tsc_watched_ = true;
+  }
   if (c.emulated) {
     if (g_frame_time_offset < 0 || c.wire.ps_per_byte <= 0) {
       return MakeError(ErrorCode::kInvalidArgument,
@@ -166,6 +170,9 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
   if (ndrop) {
     ctr.Add(Counter::kDropBufferFull, ndrop);
     drops_buffer_.fetch_add(ndrop, std::memory_order_relaxed);
+    // Under PFC the normal queue is the lossless class: a drop there is one.
+    if (tsc_watched_ && queue == kNormalQueue)
+      tsc_lossless_drops_.fetch_add(ndrop, std::memory_order_relaxed);
   }
   if (marked) {
     ctr.Add(Counter::kEcnMarked, marked);
@@ -196,8 +203,60 @@ void PortQueue::Pause(uint32_t quanta, uint64_t now, LcoreCounters& ctr) {
     PauseEmu(quanta, now, ctr);
     return;
   }
-  paused_until_tsc_ =
+  const uint64_t until =
       quanta == 0 ? 0 : now + static_cast<uint64_t>(quanta * cfg_.pfc_tsc_per_quantum);
+  if (!tsc_watched_) {
+    paused_until_tsc_ = until;
+    return;
+  }
+  pfc_received_.store(++pfc_received_n_, std::memory_order_relaxed);
+  WatchdogCheckTsc(now, ctr);  // what it decided before this pause
+  const fabric::TimePs t = TscPs(now);
+  const bool waiting = rte_ring_count(ring_[kNormalQueue]) != 0 || staged_n_ != 0;
+  // A stormed queue (watchdog: drop, forward) ignores pause.
+  if (pause_.Paused(t, quanta == 0 ? t : TscPs(until), waiting)) paused_until_tsc_ = until;
+  paused_ps_.store(pause_.clock().paused_ps(t), std::memory_order_relaxed);
+}
+
+void PortQueue::WatchdogCheckTsc(uint64_t now, LcoreCounters& ctr) {
+  const bool waiting = rte_ring_count(ring_[kNormalQueue]) != 0 || staged_n_ != 0;
+  const fabric::PfcPauseState::Verdict v = pause_.Check(TscPs(now), waiting);
+  if (v.event == fabric::PfcWatchdog::Event::kRestore) {
+    wd_restored_.store(pause_.watchdog().restored_count(), std::memory_order_relaxed);
+    wd_restored_at_.store(v.at, std::memory_order_relaxed);
+    wd_active_.store(false, std::memory_order_relaxed);
+    return;
+  }
+  if (v.event != fabric::PfcWatchdog::Event::kFire) return;
+  ctr.Add(Counter::kPfcWatchdog);
+  wd_fired_.store(pause_.watchdog().fired_count(), std::memory_order_relaxed);
+  wd_fired_at_.store(v.at, std::memory_order_relaxed);
+  wd_active_.store(true, std::memory_order_relaxed);
+  if (v.stop_pausing) paused_until_tsc_ = 0;  // drop, forward: the queue goes on
+  if (v.drop) DropLossless(ctr);
+}
+
+uint32_t PortQueue::DropLossless(LcoreCounters& ctr) {
+  // The normal queue's frames (a frame staged at the head may be either
+  // class: it goes as it is).
+  rte_mbuf* b[kMaxBurst];
+  uint32_t n = 0, got = 0;
+  uint64_t bytes = 0;
+  while ((got = rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(b),
+                                          kMaxBurst, nullptr)) > 0) {
+    for (uint32_t i = 0; i < got; ++i) {
+      bytes += rte_pktmbuf_pkt_len(b[i]);
+      if (tally_) tally_->Release(b[i]);
+    }
+    rte_pktmbuf_free_bulk(b, got);
+    n += got;
+  }
+  if (n) {
+    bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    ctr.Add(Counter::kDropPfcWatchdog, n);
+    wd_dropped_.store(wd_dropped_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  return n;
 }
 
 void PortQueue::Integrate(uint64_t now, uint64_t backlog) {
@@ -288,6 +347,12 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
   if (emu_) [[unlikely]]
     return DrainEmu(now, ctr);
   // Queue depth over time: the backlog held since the last drain.
+  if (tsc_watched_ && pause_.Deadline() != std::numeric_limits<fabric::TimePs>::max())
+      [[unlikely]] {
+    WatchdogCheckTsc(now, ctr);  // a storm to detect, or a stormed queue to restore
+  }
+  if (tsc_watched_ && pause_.dropping()) [[unlikely]]
+    DropLossless(ctr);  // a stormed queue (action drop): its lossless frames go nowhere
   const uint64_t backlog = bytes_.load(std::memory_order_relaxed);
   if (backlog == 0 && staged_n_ == 0) {  // empty: nothing to integrate or send
     stat_last_tsc_ = now;
@@ -298,7 +363,7 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
   stat_last_tsc_ = now;
   // PFC: the normal queue is paused while paused_until is ahead.
   const bool paused = now < paused_until_tsc_;
-  CheckWatchdog(paused, now, ctr);
+  if (!tsc_watched_) CheckWatchdog(paused, now, ctr);  // the alert alone
   rte_mbuf* batch[kMaxBurst];
   const uint32_t can =
       cfg_.bytes_per_tsc > 0 ? PickShaped(now, paused, batch) : PickUnshaped(paused, batch);
@@ -376,7 +441,7 @@ QueueStats PortQueue::Stats(uint64_t now) const {
   s.pfc.headroom_max_bytes = pfc_headroom_max_.load();
   s.pfc.max_bytes = pfc_max_.load();
   s.pfc.held_bytes = pfc_held_.load();
-  s.pfc.lossless_drops = pfc_lossless_drops_.load();
+  s.pfc.lossless_drops = pfc_lossless_drops_.load() + tsc_lossless_drops_.load();
   s.pfc.wd_fired = wd_fired_.load();
   s.pfc.wd_restored = wd_restored_.load();
   s.pfc.wd_dropped = wd_dropped_.load();

@@ -91,8 +91,13 @@ struct PortQueueConfig {
   double bytes_per_tsc = 0;        // shaper rate; 0 = unshaped
   uint64_t tsc_hz = 1;             // for the watchdog and the bucket depth
   double pfc_tsc_per_quantum = 0;  // 512 bit times at the port's rate
-  uint32_t burst = 32;             // TX burst
-  uint32_t ring_slots = 1024;      // per queue, power of two
+  // The per-switch engine's PFC watchdog on the lossless (normal) queue, on
+  // the TSC (detect 0: none, only the 200 ms alert kPfcWatchdogNs counts);
+  // the shared engine's comes with set_emu_pfc.
+  fabric::TimePs wd_detect_ps = 0, wd_restore_ps = 0;
+  fabric::PfcWdAction wd_action = fabric::PfcWdAction::kDrop;
+  uint32_t burst = 32;         // TX burst
+  uint32_t ring_slots = 1024;  // per queue, power of two
   // The shared engine's: time in emulated ps, the link as EmuPort models
   // it (its rate replaces bytes_per_tsc; limit_bytes and ecn_bytes apply).
   bool emulated = false;
@@ -223,11 +228,22 @@ class alignas(64) PortQueue {
   // The PFC figures only the owner knows (the ingress side's, from the
   // switch's EmuPfc), published for Stats.
   void PublishPfcIngress(const QueueStats::Pfc& in);
+  // Per-switch engine: a PFC frame the control thread sent from this port.
+  void CountPfcSent() { pfc_sent_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   rte_mbuf* NextFrame(bool paused);
   void Integrate(uint64_t now, uint64_t backlog);
   void CheckWatchdog(bool paused, uint64_t now, LcoreCounters& ctr);
+  // The per-switch engine's watchdog (wd_detect_ps set): the verdicts of
+  // pause_ at the TSC `now`; a fire with action drop discards the lossless
+  // queue's frames.
+  void WatchdogCheckTsc(uint64_t now, LcoreCounters& ctr);
+  uint32_t DropLossless(LcoreCounters& ctr);
+  fabric::TimePs TscPs(uint64_t tsc) const {
+    return static_cast<fabric::TimePs>(static_cast<double>(tsc) / static_cast<double>(cfg_.tsc_hz) *
+                                       1e12);
+  }
   uint32_t PickShaped(uint64_t now, bool paused, rte_mbuf** batch);
   uint32_t PickUnshaped(bool paused, rte_mbuf** batch);
   void CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr);
@@ -284,9 +300,13 @@ class alignas(64) PortQueue {
   std::atomic<uint64_t> emu_pkts_{0}, emu_prio_pkts_{0};
   std::atomic<bool> emu_reset_{false};  // ResetStats asked; the owner does it
   EmuPfc* pfc_ = nullptr;
-  fabric::PfcPauseState pause_;  // emulated: the pauses received, the watchdog (PFC on)
+  fabric::PfcPauseState pause_;  // the pauses received, the watchdog (PFC on)
+  bool tsc_watched_ = false;     // per-switch: pause_ runs on the TSC (wd_detect_ps)
   std::atomic<uint64_t> wd_fired_{0}, wd_restored_{0}, wd_dropped_{0};
   std::atomic<uint64_t> wd_fired_at_{fabric::kNever}, wd_restored_at_{fabric::kNever};
+  // Per-switch engine with PFC: frames of the lossless (normal) queue the
+  // buffer dropped, from any worker.
+  std::atomic<uint64_t> tsc_lossless_drops_{0};
   std::atomic<bool> wd_active_{false};
   // PFC figures, owner-written, read by Stats.
   std::atomic<uint64_t> pfc_sent_{0}, pfc_received_{0}, paused_ps_{0};

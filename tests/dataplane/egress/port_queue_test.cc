@@ -236,6 +236,71 @@ TEST_F(PortQueueTest, DepthIsIntegratedOverTime) {
   EXPECT_EQ(q_.Stats(3000).max_bytes, 0u);
 }
 
+// The per-switch engine's watchdog on the TSC (detect 200 ms, restore 200
+// ms, action drop): a peer that pauses without end stalls the lossless
+// queue; 200 ms after the first pause that found frames waiting the
+// watchdog fires, drops them (and the tally's bytes), and the queue ignores
+// pause and drops its lossless frames while the storm lasts; the priority
+// queue never stops. 200 ms after the last pause asked ends, it restores.
+TEST_F(PortQueueTest, PerSwitchWatchdogDropsAStormedQueueAndRestores) {
+  PortQueueConfig c = Config();
+  c.wd_detect_ps = 200'000'000'000;
+  c.wd_restore_ps = 200'000'000'000;
+  c.wd_action = fabric::PfcWdAction::kDrop;
+  std::vector<int32_t> port_of_dpdk = {0};
+  IngressTally tally(port_of_dpdk.data(), 1, 1);
+  Init(c, &tally);
+  const uint64_t ms = 1'000'000;  // ticks (ns)
+  Put(kNormalQueue, {Data(2, 1), Data(2, 2)}, 0, false, 0);
+  q_.Pause(0xFFFF, 1, ctr_);  // 3.36 ms at 10 Gb/s
+  uint64_t t = 1;
+  for (; t < 199 * ms; t += ms) {
+    q_.Pause(0xFFFF, t, ctr_);
+    q_.Drain(t, ctr_);
+  }
+  EXPECT_TRUE(cap_.sent.empty());
+  EXPECT_EQ(Count(Counter::kPfcWatchdog), 0u);
+  uint64_t last_pause = 0;
+  for (; t < 210 * ms; t += ms) {
+    q_.Pause(0xFFFF, t, ctr_);
+    last_pause = t;
+    Put(kPrioQueue, {Data(2, 9)}, t);
+    q_.Drain(t, ctr_);
+  }
+  EXPECT_EQ(Count(Counter::kPfcWatchdog), 1u);
+  EXPECT_EQ(Count(Counter::kDropPfcWatchdog), 2u);
+  EXPECT_EQ(tally.Bytes(0), 0u) << "the dropped frames left the tally";
+  QueueStats s = q_.Stats(t);
+  EXPECT_EQ(s.pfc.wd_fired, 1u);
+  EXPECT_TRUE(s.pfc.wd_active);
+  EXPECT_EQ(s.pfc.wd_dropped, 2u);
+  EXPECT_GE(s.pfc.wd_fired_at_ps, 200'000'000'000u);
+  EXPECT_LE(s.pfc.wd_fired_at_ps, 201'000'000'000u);
+  EXPECT_GT(s.pfc.received, 200u);
+  EXPECT_GT(s.pfc.paused_us, 199'000.0);
+  EXPECT_FALSE(q_.paused(t)) << "a stormed queue ignores pause";
+  for (const Frame& f : cap_.sent) EXPECT_EQ(f, Data(2, 9)) << "only the priority queue's";
+  // While the storm lasts the lossless queue's frames are dropped.
+  Put(kNormalQueue, {Data(2, 3)}, t, false, 0);
+  q_.Drain(t, ctr_);
+  EXPECT_EQ(Count(Counter::kDropPfcWatchdog), 3u);
+  // The storm is over; its last pause asked 65,535 x 51.2 ns; 200 ms after
+  // that pause's end, restored, and the queue heeds pause and sends again.
+  const uint64_t end = last_pause + 3'355'392;
+  for (t += ms; t < end + 199 * ms; t += ms) q_.Drain(t, ctr_);
+  EXPECT_TRUE(q_.Stats(t).pfc.wd_active);
+  q_.Drain(end + 201 * ms, ctr_);
+  s = q_.Stats(end + 201 * ms);
+  EXPECT_FALSE(s.pfc.wd_active);
+  EXPECT_EQ(s.pfc.wd_restored, 1u);
+  const size_t before = cap_.sent.size();
+  Put(kNormalQueue, {Data(2, 4)}, end + 202 * ms, false, 0);
+  q_.Drain(end + 202 * ms, ctr_);
+  ASSERT_EQ(cap_.sent.size(), before + 1);
+  EXPECT_EQ(cap_.sent.back(), Data(2, 4));
+  EXPECT_EQ(s.pfc.lossless_drops, 0u);
+}
+
 TEST_F(PortQueueTest, PfcTallyFollowsFramesFromEachIngressPort) {
   std::vector<int32_t> port_of_dpdk = {-1, 3, 5};  // DPDK ports 1 and 2 are fat-tree 3 and 5
   IngressTally tally(port_of_dpdk.data(), 3, 8);
