@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """The end of scripts/test.sh: every suite's time against its timeout, then one verdict line.
 
-usage: ci_summary.py --rc N [--failed-stage NAME]... TREE[:MULTIPLIER]...
+usage: ci_summary.py --rc N [--failed-stage NAME]... [--show TEST]... TREE[:MULTIPLIER]...
 
 Reads, for each meson build TREE, meson's own record of the run
 (meson-logs/testlog.json: one result per suite) and of the suites
 (meson-info/intro-tests.json: each one's timeout); MULTIPLIER is the
 --timeout-multiplier that tree's `meson test` ran with (default 1).
 
-Prints every suite that ran, slowest first, with its share of its timeout
+Prints the output of each --show TEST that ran (what a passing suite
+reports and people want to read in CI's log: the Tofino compiler's figures),
+then every suite that ran, slowest first, with its share of its timeout
 (a share above a third is marked: CI machines run up to twice as slow as the
 one that measured them), then the test cases the junit logs count, then the
 verdict. The verdict counts every result that is not OK, EXPECTEDFAIL or SKIP
@@ -44,6 +46,7 @@ class SuiteRun:
     result: str
     seconds: float
     timeout_s: float | None  # None: no timeout (meson's 0)
+    stdout: str = ""
 
 
 @dataclass
@@ -97,6 +100,7 @@ def read_runs(tree: str, multiplier: float) -> list[SuiteRun]:
                         result=str(rec["result"]),
                         seconds=float(rec["duration"]),
                         timeout_s=None if timeout is None else timeout * multiplier,
+                        stdout=str(rec.get("stdout") or ""),
                     )
                 )
             except (ValueError, KeyError, TypeError) as e:
@@ -140,6 +144,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rc", type=int, default=0, help="meson test's exit status (0: all passed)")
     ap.add_argument("--failed-stage", action="append", default=[], metavar="NAME",
                     help="a stage that failed outside meson (a build, fuzzing)")
+    ap.add_argument("--show", action="append", default=[], metavar="TEST",
+                    help="print this test's output (every tree it ran in)")
     ap.add_argument("trees", nargs="*", type=parse_tree, metavar="TREE[:MULTIPLIER]")
     args = ap.parse_args(argv)
 
@@ -155,6 +161,13 @@ def main(argv: list[str]) -> int:
         except (OSError, SummaryError) as e:
             reasons.append(f"unreadable log: {e}")
 
+    for name in args.show:
+        shown = [r for r in runs if r.name.rsplit(" / ", 1)[-1] == name]
+        for r in shown:
+            print(f"== {name}'s output ({r.result}, {r.tree})")
+            print(r.stdout.rstrip())
+        if not shown:
+            print(f"== {name}: did not run")
     print("== every suite, slowest first: seconds, timeout, share of it ('!': over a third)")
     for r in sorted(runs, key=lambda r: r.seconds, reverse=True):
         if r.timeout_s is None:

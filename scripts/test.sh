@@ -81,4 +81,5 @@ printf '%s\n' "${stages[@]}"
 # PASS or FAIL, with the exit code to match (scripts/ci_summary.py).
 failed_stages=()
 for s in "${extra_stages[@]}"; do failed_stages+=(--failed-stage "$s"); done
-/usr/bin/python3 scripts/ci_summary.py --rc "$rc" "${failed_stages[@]}" "${trees[@]}"
+/usr/bin/python3 scripts/ci_summary.py --rc "$rc" "${failed_stages[@]}" --show tofino-p4-check \
+  "${trees[@]}"
