@@ -174,6 +174,10 @@ Status Switch::SetupPorts() {
     tally_ = std::make_unique<IngressTally>(port_of_dpdk_.data(),
                                             static_cast<uint32_t>(port_of_dpdk_.size()),
                                             static_cast<uint32_t>(k));
+    std::vector<uint64_t> caps(k, UINT64_MAX);
+    for (size_t p = 0; p < k && p < pfc_th_.size(); ++p)
+      if (pfc_th_[p].xoff > 0) caps[p] = pfc_th_[p].xoff + pfc_th_[p].headroom;
+    tally_->SetCaps(std::move(caps));
   }
   // The switch's egress, with a port's own rate, buffer and ECN threshold
   // where its config gives them.
@@ -197,6 +201,7 @@ Status Switch::SetupPorts() {
       qc.wd_detect_ps = fabric::TimePs{cfg_.pfc.wd_detect_ms} * 1'000'000'000;
       qc.wd_restore_ps = fabric::TimePs{cfg_.pfc.wd_restore_ms} * 1'000'000'000;
       qc.wd_action = cfg_.pfc.wd_action;
+      qc.lossless_dscp = cfg_.pfc.dscp;
     }
     return qc;
   };

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "dataplane/egress/emu_pfc.h"
+#include "dataplane/egress/lossless.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/stages/rewrite.h"
@@ -44,6 +45,12 @@ void IngressTally::Add(const rte_mbuf* m) {
 }
 
 void IngressTally::Release(const rte_mbuf* m) { Sub(PortOf(m->port), rte_pktmbuf_pkt_len(m)); }
+
+bool IngressTally::Fits(const rte_mbuf* m, uint32_t len) const {
+  const int32_t in = PortOf(m->port);
+  return in < 0 || static_cast<size_t>(in) >= caps_.size() ||
+         Bytes(static_cast<uint32_t>(in)) + len <= caps_[static_cast<size_t>(in)];
+}
 
 PortQueue::~PortQueue() {
   Flush();
@@ -141,9 +148,22 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
   uint64_t running = old, dropped = 0;
   rte_mbuf* keep[kMaxVector];
   uint32_t nkeep = 0, marked = 0;
+  const bool pfc =
+      cfg_.lossless_dscp != PortQueueConfig::kNoDscp && queue == kNormalQueue && tally_;
+  uint32_t lossless_dropped = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
-    if (running + len > cfg_.limit_bytes) {
+    if (pfc &&
+        IsLosslessFrame(rte_pktmbuf_mtod(pkts[i], const uint8_t*), rte_pktmbuf_data_len(pkts[i]),
+                        static_cast<uint8_t>(cfg_.lossless_dscp))) [[unlikely]] {
+      // PFC's class: its ingress port's account, not this port's buffer.
+      if (!tally_->Fits(pkts[i], len)) {
+        ++lossless_dropped;
+        dropped += len;
+        rte_pktmbuf_free(pkts[i]);
+        continue;
+      }
+    } else if (running + len > cfg_.limit_bytes) {
       dropped += len;
       rte_pktmbuf_free(pkts[i]);
       continue;
@@ -154,9 +174,7 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
     }
     running += len;
     keep[nkeep++] = pkts[i];
-  }
-  if (tally_) {
-    for (uint32_t i = 0; i < nkeep; ++i) tally_->Add(keep[i]);
+    if (tally_) tally_->Add(pkts[i]);  // at once: the next frame's admission sees it
   }
   const unsigned q =
       rte_ring_mp_enqueue_burst(ring_[queue], reinterpret_cast<void**>(keep), nkeep, nullptr);
@@ -170,9 +188,10 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
   if (ndrop) {
     ctr.Add(Counter::kDropBufferFull, ndrop);
     drops_buffer_.fetch_add(ndrop, std::memory_order_relaxed);
-    // Under PFC the normal queue is the lossless class: a drop there is one.
-    if (tsc_watched_ && queue == kNormalQueue)
-      tsc_lossless_drops_.fetch_add(ndrop, std::memory_order_relaxed);
+    // Lossless frames over their ingress port's account (a ring too full
+    // to take more is counted as the buffer's).
+    if (lossless_dropped)
+      tsc_lossless_drops_.fetch_add(lossless_dropped, std::memory_order_relaxed);
   }
   if (marked) {
     ctr.Add(Counter::kEcnMarked, marked);

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "dataplane/counters.h"
@@ -72,6 +73,12 @@ class IngressTally {
     return dpdk_port < num_dpdk_ ? port_of_dpdk_[dpdk_port] : -1;
   }
   uint64_t Bytes(uint32_t port) const { return bytes_[port].v.load(std::memory_order_relaxed); }
+  // PFC's lossless admission (the per-switch engine's): what each port may
+  // hold at most, xoff + headroom (none set: no cap).
+  void SetCaps(std::vector<uint64_t> caps) { caps_ = std::move(caps); }
+  // Whether a lossless frame of `len` bytes from its ingress port fits its
+  // port's account (a frame from no port always does).
+  bool Fits(const rte_mbuf* m, uint32_t len) const;
   void Sub(int32_t port, uint64_t bytes) {
     if (port >= 0) bytes_[port].v.fetch_sub(bytes, std::memory_order_relaxed);
   }
@@ -83,6 +90,7 @@ class IngressTally {
   const int32_t* port_of_dpdk_ = nullptr;
   uint32_t num_dpdk_ = 0;
   std::unique_ptr<Line[]> bytes_;
+  std::vector<uint64_t> caps_;
 };
 
 struct PortQueueConfig {
@@ -96,6 +104,12 @@ struct PortQueueConfig {
   // the shared engine's comes with set_emu_pfc.
   fabric::TimePs wd_detect_ps = 0, wd_restore_ps = 0;
   fabric::PfcWdAction wd_action = fabric::PfcWdAction::kDrop;
+  // The per-switch engine's lossless class (PFC on: its DSCP; kNoDscp: off):
+  // its frames on the normal queue are admitted by their ingress port's
+  // account (IngressTally::Fits), not this port's buffer, as the shared
+  // engine's EmuPfc admits them.
+  static constexpr uint16_t kNoDscp = 0x100;
+  uint16_t lossless_dscp = kNoDscp;
   uint32_t burst = 32;         // TX burst
   uint32_t ring_slots = 1024;  // per queue, power of two
   // The shared engine's: time in emulated ps, the link as EmuPort models

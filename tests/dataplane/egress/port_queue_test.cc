@@ -301,6 +301,35 @@ TEST_F(PortQueueTest, PerSwitchWatchdogDropsAStormedQueueAndRestores) {
   EXPECT_EQ(s.pfc.lossless_drops, 0u);
 }
 
+// The per-switch engine's lossless admission: with PFC on, a lossless
+// frame (DSCP 26) on the normal queue is admitted by its ingress port's
+// account (xoff + headroom), not by this port's buffer; past the account it
+// is a lossless drop. Other frames keep the port's tail drop.
+TEST_F(PortQueueTest, PerSwitchLosslessFramesAreAdmittedByTheirIngressAccount) {
+  PortQueueConfig c = Config();
+  c.limit_bytes = 300;  // three 100 B frames
+  c.wd_detect_ps = 200'000'000'000;
+  c.wd_restore_ps = 200'000'000'000;
+  c.lossless_dscp = 26;
+  std::vector<int32_t> port_of_dpdk = {0, 1};
+  IngressTally tally(port_of_dpdk.data(), 2, 2);
+  tally.SetCaps({500, 500});  // five 100 B frames from each port
+  Init(c, &tally);
+  const uint8_t lossless = 26 << 2 | 2;
+  std::vector<Frame> six(6, Data(lossless, 1));
+  Put(kNormalQueue, six, 0, false, 0);  // from port 0: five fit its account
+  Put(kNormalQueue, {Data(lossless, 2), Data(lossless, 3)}, 0, false, 1);  // port 1's own
+  Put(kNormalQueue, {Data(0, 4)}, 0, false, 1);                            // lossy: over 300 B
+  QueueStats s = q_.Stats(0);
+  EXPECT_EQ(s.pfc.lossless_drops, 1u);
+  EXPECT_EQ(Count(Counter::kDropBufferFull), 2u) << "the lossless drop and the lossy one";
+  EXPECT_EQ(tally.Bytes(0), 500u);
+  EXPECT_EQ(tally.Bytes(1), 200u);
+  for (uint64_t t = 1; t < 10; ++t) q_.Drain(t, ctr_);
+  EXPECT_EQ(cap_.sent.size(), 7u);
+  EXPECT_EQ(tally.Bytes(0), 0u);
+}
+
 TEST_F(PortQueueTest, PfcTallyFollowsFramesFromEachIngressPort) {
   std::vector<int32_t> port_of_dpdk = {-1, 3, 5};  // DPDK ports 1 and 2 are fat-tree 3 and 5
   IngressTally tally(port_of_dpdk.data(), 3, 8);
