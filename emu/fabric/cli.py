@@ -124,7 +124,8 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--pfc", action="store_true",
                     help="a lossless fabric: PFC (802.1Qbb) on every link, RoCE data (DSCP 26) "
                          "in one lossless priority, thresholds and headroom per ingress port "
-                         "(shared engine; docs/emu.md)")
+                         "(exact in the shared engine's emulated time; the per-switch engine's "
+                         "at its control threads' polls; docs/emu.md)")
     up.add_argument("--pfc-priority", type=int, default=None, metavar="P",
                     help="with --pfc: the lossless priority, 0-7 (default 3)")
     up.add_argument("--pfcwd-detect-ms", type=int, default=None, metavar="N",
@@ -498,6 +499,10 @@ def cmd_fault(args: argparse.Namespace) -> int:
         raise FabricError(f"fault --pfc-storm: fabric {fab.name} has no PFC (up --pfc)", code=2)
     if args.pfc_storm not in fab.topo.host_by_name:
         raise FabricError(f"--pfc-storm {args.pfc_storm}: no such host (ofan-emu status)",
+                          code=2)
+    if fab.kind.engine != "shared":
+        raise FabricError("--pfc-storm: the shared engine's (it emulates the hosts' NICs); "
+                          "a storm from a per-switch engine's uroce host is not built yet",
                           code=2)
     if fab.host_kind(args.pfc_storm).kind != "uroce":
         raise FabricError(f"--pfc-storm {args.pfc_storm}: a VM host's NIC is qemu's (storms "

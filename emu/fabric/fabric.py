@@ -53,9 +53,6 @@ def check_pfc(priority: int | None, kind: SwitchKind, planned: bool) -> None:
     if kind.switch != "ofan":
         raise FabricError("--pfc: the kernel switch's Linux routers cannot pause a link "
                           "(no PFC in the kernel's forwarding); use --switch ofan", code=2)
-    if kind.engine != "shared":
-        raise FabricError("--pfc runs on the shared engine (--engine shared), whose time is "
-                          "emulated; the per-switch engine's PFC is not built yet", code=2)
     if planned:
         raise FabricError("--pfc across servers: the servers' engines keep separate emulated "
                           "clocks, so a pause crossing a VXLAN stitch would land at the wrong "

@@ -320,6 +320,9 @@ class Runner:
                 "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + 20),
                 "rto_us": rto_us, "incast_senders": self.incast_senders,
                 "victim": self.victim, "dcqcn": self.cc == "dcqcn", "cts": self.cts,
+                # The shared engine emulates the hosts' NICs, PFC included;
+                # on the per-switch engine uroce's MAC obeys its edge's.
+                "pfc_priority": None if self.shared else self.fab.setup.pfc_priority,
                 "k": self.topo.k, "levels": self.topo.levels,
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
                            "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],

@@ -37,6 +37,7 @@ struct Spec {
   EntropyMode entropy = EntropyMode::kPerQp;
   bool ooo = false;
   bool dcqcn = false;
+  std::optional<uint8_t> pfc_priority;  // obey the edge's PFC for it (per-switch fabrics)
   uint32_t dscp = 26;
   double pace = 0.8;
   uint32_t mtu = 2048;
@@ -95,6 +96,12 @@ Result<Spec> ParseSpec(const json& j) {
     }
     s.ooo = j.value("ooo", false);
     s.dcqcn = j.value("dcqcn", false);
+    if (j.contains("pfc_priority") && !j["pfc_priority"].is_null()) {
+      const json& p = j["pfc_priority"];
+      if (!p.is_number_unsigned() || p.get<uint64_t>() > 7)
+        return MakeError(ErrorCode::kInvalidArgument, "pfc_priority: a priority from 0 to 7");
+      s.pfc_priority = static_cast<uint8_t>(p.get<uint64_t>());
+    }
     s.dscp = j.value("dscp", 26u);
     s.pace = j.value("pace_fraction", 0.8);
     s.mtu = j.value("mtu", 2048u);
@@ -228,6 +235,7 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
     hc.ip = h.ip;
     hc.pace_fraction = spec->pace;
     hc.burst_bytes = spec->burst_bytes;
+    hc.pfc_priority = spec->pfc_priority;
     ranks[i].mtu_offer = RoceMtuOffer(spec->mtu, iface->mtu, (*io)->max_frame());
     ranks[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     ranks[i].send.assign(send_bytes, 0);

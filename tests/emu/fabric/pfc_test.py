@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""A lossless fabric (ofan-emu up --pfc) end to end on the shared engine.
+"""A lossless fabric (ofan-emu up --pfc) end to end, on both engines.
 
     pfc_test.py          (root; Debian's /usr/bin/python3)
 
-Checks: up --pfc refuses what cannot pause (the kernel switch, the
-per-switch engine, a priority outside 0-7, --pfc-priority alone) with exit 2
+Checks: up --pfc refuses what cannot pause (the kernel switch, a priority
+outside 0-7, --pfc-priority alone) with exit 2
 before anything is made; a k=4 fat tree up with --pfc shows each port's
 thresholds (xoff + headroom within its buffer) and PFC counters in ofanctl
 ports; a 15-to-1 incast at 256 KiB buffers, under ECMP and Ofan, pauses
@@ -14,7 +14,10 @@ collisions queue pause frames beside CE-marked data; a PFC storm from h0
 (fault --pfc-storm) during an incast to it fires e0-0's watchdog, which
 drops and then restores, with no lossless drop anywhere and every host
 reachable afterwards; the same incast on the
-same fabric without --pfc drops at the receiver's edge; down leaves nothing.
+same fabric without --pfc drops at the receiver's edge; on the per-switch
+engine (its control threads send PFC at their polls, uroce's hosts obey
+it) the thresholds are there and the incast drops no lossless frame, and a
+storm is refused (the shared engine's); down leaves nothing.
 
 Exit: 0 pass, 1 fail, 77 skip (not root).
 """
@@ -37,7 +40,7 @@ EMU = str(REPO / "emu" / "ofan-emu")
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 OFANCTL = str(BUILD / "control" / "ofanctl" / "ofanctl")
 PID = os.getpid()
-LOSSLESS, LOSSY = f"pl{PID}", f"py{PID}"
+LOSSLESS, LOSSY, PER_SWITCH = f"pl{PID}", f"py{PID}", f"pp{PID}"
 INCAST = ["--workload", "incast", "--msg", "64KiB"]
 
 
@@ -57,13 +60,12 @@ def run_json(name, *args):
 
 
 def clean_everything():
-    for n in (LOSSLESS, LOSSY):
+    for n in (LOSSLESS, LOSSY, PER_SWITCH):
         subprocess.run([EMU, "down", "--name", n], capture_output=True, timeout=120)
 
 
 def refusals():
     for args, why in ((["--switch", "kernel"], "kernel"),
-                      (["--engine", "per-switch"], "shared engine"),
                       (["--pfc-priority", "9"], "0 to 7")):
         p = emu("up", "--k", "4", "--name", LOSSLESS, "--pfc", *args)
         check(f"up --pfc {' '.join(args)}: exit 2 naming why",
@@ -235,6 +237,22 @@ def lossy_incast(name):
           f"rc={rc} cnps={r.get('cnps')} ecn={r.get('ecn_marks')}")
 
 
+def per_switch(name):
+    """The per-switch engine: PFC from the switches' control threads,
+    obeyed by the switches' queues and uroce's hosts."""
+    thresholds(name)
+    rc, res = run_json(name, *INCAST, "--lbs", "ecmp")
+    ok = rc in (0, 3) and res is not None and len(res["runs"]) == 1
+    r = res["runs"][0] if ok else {}
+    check("per-switch --pfc: 15-to-1 incast verified, no lossless drop, the switches paused",
+          ok and r["verified"] and r["lossless_drops"] == 0 and r["pfc_pause_frames"] > 0,
+          f"rc={rc} lossless={r.get('lossless_drops')} drops={r.get('drops')} "
+          f"frames={r.get('pfc_pause_frames')}")
+    p = emu("fault", "--name", name, "--pfc-storm", "h0")
+    check("per-switch: fault --pfc-storm exits 2 naming why", p.returncode == 2
+          and "shared engine" in p.stderr, p.stderr[-300:])
+
+
 def main():
     if os.geteuid() != 0:
         log("SKIP: needs root (namespaces, veths, AF_XDP, hugepages)")
@@ -253,7 +271,12 @@ def main():
     if check("up --k 4 without --pfc", emu("up", "--k", "4", "--name", LOSSY).returncode == 0):
         lossy_incast(LOSSY)
         emu("down", "--name", LOSSY)
-    for n in (LOSSLESS, LOSSY):
+    if check("up --k 4 --pfc --engine per-switch",
+             emu("up", "--k", "4", "--name", PER_SWITCH, "--pfc", "--engine",
+                 "per-switch").returncode == 0):
+        per_switch(PER_SWITCH)
+        emu("down", "--name", PER_SWITCH)
+    for n in (LOSSLESS, LOSSY, PER_SWITCH):
         left = leftovers(n)
         check(f"down {n}: no namespace, process, EAL file or state left", not any(left.values()),
               str(left))
