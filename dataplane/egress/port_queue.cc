@@ -183,15 +183,18 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
     if (tally_) tally_->Release(keep[i]);
     rte_pktmbuf_free(keep[i]);
   }
-  const uint32_t ndrop = n - q;
+  // Lossless frames over their ingress port's account are lossless drops
+  // (as the shared engine counts them); the rest, and a ring too full to
+  // take more, the buffer's.
+  const uint32_t ndrop = n - q - lossless_dropped;
   if (dropped) bytes_.fetch_sub(dropped, std::memory_order_relaxed);
   if (ndrop) {
     ctr.Add(Counter::kDropBufferFull, ndrop);
     drops_buffer_.fetch_add(ndrop, std::memory_order_relaxed);
-    // Lossless frames over their ingress port's account (a ring too full
-    // to take more is counted as the buffer's).
-    if (lossless_dropped)
-      tsc_lossless_drops_.fetch_add(lossless_dropped, std::memory_order_relaxed);
+  }
+  if (lossless_dropped) [[unlikely]] {
+    ctr.Add(Counter::kDropLossless, lossless_dropped);
+    tsc_lossless_drops_.fetch_add(lossless_dropped, std::memory_order_relaxed);
   }
   if (marked) {
     ctr.Add(Counter::kEcnMarked, marked);
