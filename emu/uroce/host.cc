@@ -161,14 +161,8 @@ void Host::HandlePause(const uint8_t* f, uint32_t len, Ns now) {
   ++c_.pfc_rx;
   // The pause asked, in this link's time: quanta of 512 bit times.
   const double bits = static_cast<double>(rp.quanta) * pkt::kPfcQuantumBytes * 8;
-  const Ns until = now + static_cast<Ns>(bits / cfg_.engine.line_rate_gbps);
-  // Paused time, all told: what this frame adds to (or, XON, takes off) the
-  // pause already running.
-  const Ns from = std::max(now, paused_until_);
-  if (until > from) c_.pfc_paused_ns += until - from;
-  if (until < paused_until_ && paused_until_ > now)
-    c_.pfc_paused_ns -= paused_until_ - std::max(now, until);
-  paused_until_ = until;
+  pause_.Received(now, now + static_cast<Ns>(bits / cfg_.engine.line_rate_gbps));
+  c_.pfc_paused_ns = pause_.paused_ps(now);  // the clock's unit is ours: ns
 }
 
 bool Host::Step(std::vector<QpEvent>* events) {
@@ -206,7 +200,8 @@ bool Host::Step(std::vector<QpEvent>* events) {
   last_refill_ = now;
   const uint32_t nq = static_cast<uint32_t>(qp_list_.size());
   uint32_t idle = 0;
-  const bool paused = now < paused_until_;  // PFC: data waits, control went above
+  const bool paused = pause_.paused_at(now);  // PFC: data waits, control went above
+  if (cfg_.pfc_priority) c_.pfc_paused_ns = pause_.paused_ps(now);
   while (!backlog && !paused && nq && idle < nq && (bytes_per_ns_ <= 0 || tokens_ > 0)) {
     uint8_t* out = TxSlot();
     if (!out) break;
@@ -236,8 +231,8 @@ Ns Host::IdleFor(Ns max_ns) {
     until = std::min(until, std::max(q->NextDeadline(), now));
     data |= q->HasData(now);
   }
-  if (data && paused_until_ > now) {
-    until = std::min(until, paused_until_);  // the pause's end
+  if (data && pause_.paused_at(now)) {
+    until = std::min<Ns>(until, pause_.until());  // the pause's end
   } else if (data) {
     if (bytes_per_ns_ <= 0 || tokens_ > 0) return 0;
     until = std::min(until, now + static_cast<Ns>(-tokens_ / bytes_per_ns_) + 1);

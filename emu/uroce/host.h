@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dataplane/fabric/pfc.h"
 #include "emu/uroce/packet_io.h"
 #include "emu/uroce/qp.h"
 
@@ -132,7 +133,9 @@ class Host {
   double tokens_ = 0;
   double bytes_per_ns_ = 0;
   Ns last_refill_ = 0;
-  Ns paused_until_ = 0;  // PFC: no data before this
+  // PFC: the pauses the edge asked (no data before until()), their union
+  // in time (fabric::PauseClock, the engine's; here in ns).
+  fabric::PauseClock pause_;
   std::vector<uint8_t> tx_buf_;
   std::vector<FrameView> tx_views_;
   uint32_t tx_head_ = 0, tx_n_ = 0;  // [tx_head_, tx_n_) not yet taken by io_
