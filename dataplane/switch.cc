@@ -669,11 +669,10 @@ Status Switch::SetPortPfcStorm(uint32_t port, uint32_t for_ms) {
         fmt::format("pfc_storm: port {} is not a host's (a storm is a host NIC's)", port));
   }
   // From the engine's time now; 0 ends a storm.
-  const uint64_t now = Now();
-  until->store(for_ms ? now + uint64_t{for_ms} * 1'000'000'000 : 0, std::memory_order_relaxed);
+  const uint64_t now = Now(), end = now + uint64_t{for_ms} * 1'000'000'000;
+  until->store(for_ms ? end : 0, std::memory_order_relaxed);
   if (for_ms) storms_[port].started.store(now, std::memory_order_relaxed);
-  storms_[port].until.store(for_ms ? now + uint64_t{for_ms} * 1'000'000'000 : now,
-                            std::memory_order_relaxed);
+  storms_[port].until.store(end, std::memory_order_relaxed);  // now: ended
   if (engine_.waker) engine_.waker->Kick();
   return {};
 }

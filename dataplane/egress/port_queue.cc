@@ -234,28 +234,40 @@ void PortQueue::Pause(uint32_t quanta, uint64_t now, LcoreCounters& ctr) {
   pfc_received_.store(++pfc_received_n_, std::memory_order_relaxed);
   WatchdogCheckTsc(now, ctr);  // what it decided before this pause
   const fabric::TimePs t = TscPs(now);
-  const bool waiting = rte_ring_count(ring_[kNormalQueue]) != 0 || staged_n_ != 0;
   // A stormed queue (watchdog: drop, forward) ignores pause.
-  if (pause_.Paused(t, quanta == 0 ? t : TscPs(until), waiting)) paused_until_tsc_ = until;
+  if (pause_.Paused(t, quanta == 0 ? t : TscPs(until), NormalWaiting())) paused_until_tsc_ = until;
   paused_ps_.store(pause_.clock().paused_ps(t), std::memory_order_relaxed);
 }
 
+bool PortQueue::NormalWaiting() const {
+  return rte_ring_count(ring_[kNormalQueue]) != 0 || staged_n_ != 0;
+}
+
 void PortQueue::WatchdogCheckTsc(uint64_t now, LcoreCounters& ctr) {
-  const bool waiting = rte_ring_count(ring_[kNormalQueue]) != 0 || staged_n_ != 0;
-  const fabric::PfcPauseState::Verdict v = pause_.Check(TscPs(now), waiting);
-  if (v.event == fabric::PfcWatchdog::Event::kRestore) {
+  const fabric::PfcPauseState::Verdict v = pause_.Check(TscPs(now), NormalWaiting());
+  if (PublishWatchdog(v, ctr) != fabric::PfcWatchdog::Event::kFire) return;
+  if (v.stop_pausing) paused_until_tsc_ = 0;  // drop, forward: the queue goes on
+  if (v.drop) DropLossless(ctr);
+}
+
+fabric::PfcWatchdog::Event PortQueue::PublishWatchdog(const fabric::PfcPauseState::Verdict& v,
+                                                      LcoreCounters& ctr) {
+  if (v.event == fabric::PfcWatchdog::Event::kFire) {
+    ctr.Add(Counter::kPfcWatchdog);
+    wd_fired_.store(pause_.watchdog().fired_count(), std::memory_order_relaxed);
+    wd_fired_at_.store(v.at, std::memory_order_relaxed);
+    wd_active_.store(true, std::memory_order_relaxed);
+  } else if (v.event == fabric::PfcWatchdog::Event::kRestore) {
     wd_restored_.store(pause_.watchdog().restored_count(), std::memory_order_relaxed);
     wd_restored_at_.store(v.at, std::memory_order_relaxed);
     wd_active_.store(false, std::memory_order_relaxed);
-    return;
   }
-  if (v.event != fabric::PfcWatchdog::Event::kFire) return;
-  ctr.Add(Counter::kPfcWatchdog);
-  wd_fired_.store(pause_.watchdog().fired_count(), std::memory_order_relaxed);
-  wd_fired_at_.store(v.at, std::memory_order_relaxed);
-  wd_active_.store(true, std::memory_order_relaxed);
-  if (v.stop_pausing) paused_until_tsc_ = 0;  // drop, forward: the queue goes on
-  if (v.drop) DropLossless(ctr);
+  return v.event;
+}
+
+void PortQueue::CountWatchdogDrops(uint32_t n, LcoreCounters& ctr) {
+  ctr.Add(Counter::kDropPfcWatchdog, n);
+  wd_dropped_.store(wd_dropped_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
 uint32_t PortQueue::DropLossless(LcoreCounters& ctr) {
@@ -275,8 +287,7 @@ uint32_t PortQueue::DropLossless(LcoreCounters& ctr) {
   }
   if (n) {
     bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-    ctr.Add(Counter::kDropPfcWatchdog, n);
-    wd_dropped_.store(wd_dropped_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    CountWatchdogDrops(n, ctr);
   }
   return n;
 }
@@ -583,11 +594,8 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
   tx.Flush();
   if (lossless_dropped) [[unlikely]]
     ctr.Add(Counter::kDropLossless, lossless_dropped);
-  if (wd_drop) [[unlikely]] {
-    ctr.Add(Counter::kDropPfcWatchdog, wd_drop);
-    wd_dropped_.store(wd_dropped_.load(std::memory_order_relaxed) + wd_drop,
-                      std::memory_order_relaxed);
-  }
+  if (wd_drop) [[unlikely]]
+    CountWatchdogDrops(wd_drop, ctr);
   if (dropped) {
     ctr.Add(Counter::kDropBufferFull, dropped);
     drops_buffer_.store(drops_buffer_.load(std::memory_order_relaxed) + dropped,
@@ -675,35 +683,20 @@ fabric::TimePs PortQueue::WatchdogDeadline() const {
 
 void PortQueue::WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr) {
   const fabric::PfcPauseState::Verdict v = pause_.Check(t, emu_->waiting(kNormalQueue) != 0);
-  if (v.event == fabric::PfcWatchdog::Event::kNone) return;
+  // Nothing, a restore, or an alert: the figures say it all.
+  if (PublishWatchdog(v, ctr) != fabric::PfcWatchdog::Event::kFire || !v.stop_pausing) return;
+  // Drop and forward: the queue ignores pause from the storm's detection
+  // on (the engine ran up to it: WatchdogDeadline is one of its events).
   const fabric::TimePs at = v.at;
-  if (v.event == fabric::PfcWatchdog::Event::kFire) {
-    ctr.Add(Counter::kPfcWatchdog);
-    wd_fired_.store(pause_.watchdog().fired_count(), std::memory_order_relaxed);
-    wd_fired_at_.store(at, std::memory_order_relaxed);
-    wd_active_.store(true, std::memory_order_relaxed);
-    if (!v.stop_pausing) return;  // alert
-    // Drop and forward: the queue ignores pause from the storm's detection
-    // on (the engine ran up to it: WatchdogDeadline is one of its events).
-    emu_->PauseUntil(at);
-    paused_until_tsc_ = at;
-    if (v.drop) {
-      const uint32_t n = emu_->FlushQueue(kNormalQueue, [&](rte_mbuf* m) {
-        if (tally_) tally_->Release(m);
-        if (EmuPfc::Marked(m)) pfc_->Release(m, at);
-        rte_pktmbuf_free(m);
-      });
-      if (n) {
-        ctr.Add(Counter::kDropPfcWatchdog, n);
-        wd_dropped_.store(wd_dropped_.load(std::memory_order_relaxed) + n,
-                          std::memory_order_relaxed);
-      }
-    }
-  } else {
-    wd_restored_.store(pause_.watchdog().restored_count(), std::memory_order_relaxed);
-    wd_restored_at_.store(at, std::memory_order_relaxed);
-    wd_active_.store(false, std::memory_order_relaxed);
-  }
+  emu_->PauseUntil(at);
+  paused_until_tsc_ = at;
+  if (!v.drop) return;
+  const uint32_t n = emu_->FlushQueue(kNormalQueue, [&](rte_mbuf* m) {
+    if (tally_) tally_->Release(m);
+    if (EmuPfc::Marked(m)) pfc_->Release(m, at);
+    rte_pktmbuf_free(m);
+  });
+  if (n) CountWatchdogDrops(n, ctr);
 }
 
 void PortQueue::EnqueueEmuFrame(int queue, rte_mbuf* m, LcoreCounters& ctr) {

@@ -254,6 +254,13 @@ class alignas(64) PortQueue {
   // queue's frames.
   void WatchdogCheckTsc(uint64_t now, LcoreCounters& ctr);
   uint32_t DropLossless(LcoreCounters& ctr);
+  // Either engine's: a watchdog verdict into the figures Stats reads (and
+  // the counter); returns its event for the caller's action.
+  fabric::PfcWatchdog::Event PublishWatchdog(const fabric::PfcPauseState::Verdict& v,
+                                             LcoreCounters& ctr);
+  void CountWatchdogDrops(uint32_t n, LcoreCounters& ctr);
+  // Per-switch: lossless (normal-queue) frames queued or held at the head.
+  bool NormalWaiting() const;
   fabric::TimePs TscPs(uint64_t tsc) const {
     return static_cast<fabric::TimePs>(static_cast<double>(tsc) / static_cast<double>(cfg_.tsc_hz) *
                                        1e12);
