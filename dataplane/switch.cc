@@ -438,13 +438,10 @@ bool Switch::InjectFrame(uint32_t port, std::span<const uint8_t> frame) {
   return true;
 }
 
-void Switch::GeneratePfc() {
+void Switch::GeneratePfc(fabric::TimePs now) {
   // Off the fast path, at the control thread's polling rate (egress/pfc.h).
   // The shared engine's PFC runs on its own thread, in emulated time.
   if (!tally_) return;
-  // The TSC in ps, for the refresh times (the control thread's clock).
-  const auto now = static_cast<fabric::TimePs>(static_cast<double>(rte_rdtsc()) /
-                                               static_cast<double>(tsc_hz_) * 1e12);
   for (uint32_t p = 0; p < rx_.size(); ++p) {
     if (!rx_[p].present) continue;
     const uint64_t held = tally_->Bytes(p);
@@ -486,11 +483,12 @@ void Switch::ServiceControl() {
   for (auto& f : services_) {
     if (f) f();
   }
-  if (cfg_.pfc.enabled) GeneratePfc();
-  if (!engine_now_) {  // the shared engine samples in emulated time (EngineDrain)
+  if (!engine_now_) {  // the shared engine does both in emulated time (EngineDrain)
     const double ps_per_tick = 1e12 / static_cast<double>(tsc_hz_);
-    SampleBuffer(
-        static_cast<uint64_t>(static_cast<double>(rte_rdtsc() - start_tsc_) * ps_per_tick));
+    const auto now_ps =
+        static_cast<uint64_t>(static_cast<double>(rte_rdtsc() - start_tsc_) * ps_per_tick);
+    if (cfg_.pfc.enabled) GeneratePfc(now_ps);
+    SampleBuffer(now_ps);
   }
 }
 

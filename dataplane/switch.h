@@ -280,7 +280,7 @@ class Switch {
   Result<std::unique_ptr<FwdState>> BuildState(const LbChoice& lb,
                                                std::vector<lb::PortMask> base) const;
   void Publish(std::unique_ptr<FwdState> next);
-  void GeneratePfc();
+  void GeneratePfc(fabric::TimePs now);  // now: ps since the switch started (its TSC)
   // The ports' lossless thresholds (fabric/pfc.h), from their buffers and
   // links; an error names the port that cannot hold its headroom.
   Status SetupPfcThresholds();
