@@ -168,8 +168,8 @@ Status Switch::SetupPorts() {
   // Hosted by the engine, a frame's mbuf port is its fat-tree port.
   port_of_dpdk_.assign(std::max<size_t>(RTE_MAX_ETHPORTS, k), -1);
   // The per-switch engine's PFC counts every queued frame by ingress port
-  // (a tally the control thread polls); the shared engine's, the lossless
-  // ones, exactly (EmuPfc).
+  // (a tally its workers check as they queue, and the control thread polls);
+  // the shared engine's, the lossless ones, exactly (EmuPfc).
   if (cfg_.pfc.enabled && !engine_now_) {
     tally_ = std::make_unique<IngressTally>(port_of_dpdk_.data(),
                                             static_cast<uint32_t>(port_of_dpdk_.size()),
@@ -445,7 +445,6 @@ void Switch::GeneratePfc(fabric::TimePs now) {
   for (uint32_t p = 0; p < rx_.size(); ++p) {
     if (!rx_[p].present) continue;
     const uint64_t held = tally_->Bytes(p);
-    const bool was_xoff = pfc_gen_.xoff(p);
     const PfcGenerator::Action a = pfc_gen_.Step(p, held, now);
     // The port as an ingress, as the shared engine's EmuPfc reports it
     // (at this thread's polls: what it held between them is not seen).
@@ -454,7 +453,7 @@ void Switch::GeneratePfc(fabric::TimePs now) {
     in.max_bytes = std::max(in.max_bytes, held);
     if (held > pfc_th_[p].xoff)
       in.headroom_max_bytes = std::max(in.headroom_max_bytes, held - pfc_th_[p].xoff);
-    if (a == PfcGenerator::Action::kXoff && !was_xoff) ++in.xoff_events;
+    in.xoff_events = pfc_gen_.xoff_events(p);
     queues_[p].PublishPfcIngress(in);
     if (a == PfcGenerator::Action::kNone) continue;
     const auto f = BuildPfcFrame(port_mac_[p], cfg_.pfc.priority,
@@ -463,6 +462,21 @@ void Switch::GeneratePfc(fabric::TimePs now) {
       control_counters_.Add(Counter::kPfcTx);
       queues_[p].CountPfcSent();
     }
+  }
+}
+
+void Switch::XoffOnCrossing(Worker& wk, const RxSegment* seg, uint32_t nseg) {
+  for (uint32_t s = 0; s < nseg; ++s) {
+    const uint32_t p = seg[s].port;
+    if (!pfc_gen_.Crossed(p, tally_->Bytes(p))) continue;
+    const auto f = BuildPfcFrame(port_mac_[p], cfg_.pfc.priority, cfg_.pfc.quanta);
+    if (!control_tx_.Send(p, f, wk.counters)) {
+      pfc_gen_.XoffFailed(p);
+      continue;
+    }
+    wk.counters.Add(Counter::kPfcTx);
+    queues_[p].CountPfcSent();
+    pfc_gen_.XoffSent(p);
   }
 }
 

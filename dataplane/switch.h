@@ -105,6 +105,10 @@ struct alignas(64) Worker {
   // first of them can leave.
   uint32_t held = 0;
   uint64_t ready_tsc = 0;
+  // Bit p: port p's RX is held back, its lossless account too full for its
+  // share (the per-switch engine's PFC, vector.cc); kPfcRxHeld counts each
+  // time that starts.
+  uint64_t rx_held = 0;
   std::atomic<uint64_t> shaper_waits{0};  // waits for the bucket, not for traffic
   // Scratch for one vector, here rather than on the stack: PacketKey has
   // member initialisers, and 256 of them would be zeroed on every call.
@@ -281,6 +285,10 @@ class Switch {
                                                std::vector<lb::PortMask> base) const;
   void Publish(std::unique_ptr<FwdState> next);
   void GeneratePfc(fabric::TimePs now);  // now: ps since the switch started (its TSC)
+  // The per-switch engine's XOFF, from the worker that queued a vector: a
+  // port whose frames took its ingress bytes past xoff pauses its peer now,
+  // not at the control thread's next poll (egress/pfc.h).
+  void XoffOnCrossing(Worker& wk, const RxSegment* seg, uint32_t nseg);
   // The ports' lossless thresholds (fabric/pfc.h), from their buffers and
   // links; an error names the port that cannot hold its headroom.
   Status SetupPfcThresholds();

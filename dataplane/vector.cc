@@ -43,12 +43,37 @@ uint32_t Switch::PollWorker(uint32_t wi) {
   Worker& wk = *workers_[wi];
   const FwdState* st = state_.load(std::memory_order_acquire);
   RxVector v;
-  uint32_t work = GatherRx(wk.ports, dpdk_port_.data(), wk.port_share, cfg_.burst, wk.rx_rotor, v,
-                           [&](RxVector& full) {
-                             for (uint32_t i = full.n; i < full.n + kMbufAhead; ++i)
-                               full.pkts[i] = &pad_mbuf;
-                             (this->*st->run)(wk, *st, full.pkts, full.seg, full.nseg, full.n);
-                           });
+  auto run = [&](RxVector& full) {
+    for (uint32_t i = full.n; i < full.n + kMbufAhead; ++i) full.pkts[i] = &pad_mbuf;
+    (this->*st->run)(wk, *st, full.pkts, full.seg, full.nseg, full.n);
+  };
+  uint32_t work;
+  if (tally_) [[unlikely]] {
+    // The per-switch engine's PFC: a port takes no more than its lossless
+    // account has room for (xoff + headroom, frames of the largest size);
+    // the rest wait in its device ring, where the peer's late response to
+    // our XOFF would otherwise have dropped them (stages/rx.h).
+    auto limit = [&](uint32_t p) -> uint32_t {
+      const uint64_t cap = tally_->Cap(p);
+      if (cap == UINT64_MAX) return UINT32_MAX;
+      const uint64_t held = tally_->Bytes(p);
+      const auto may = held >= cap ? 0u
+                                   : static_cast<uint32_t>(std::min<uint64_t>(
+                                         (cap - held) / pkt::kMaxDataFrame, UINT32_MAX - 1));
+      const uint64_t bit = uint64_t{1} << p;
+      if (may < wk.port_share) {  // it may not give its share: held back
+        if (!(wk.rx_held & bit)) wk.counters.Add(Counter::kPfcRxHeld);
+        wk.rx_held |= bit;
+      } else {
+        wk.rx_held &= ~bit;
+      }
+      return may;
+    };
+    work = GatherRx(wk.ports, dpdk_port_.data(), wk.port_share, cfg_.burst, wk.rx_rotor, v, run,
+                    limit);
+  } else {
+    work = GatherRx(wk.ports, dpdk_port_.data(), wk.port_share, cfg_.burst, wk.rx_rotor, v, run);
+  }
   const uint64_t now = rte_rdtsc();
   wk.held = 0;
   wk.ready_tsc = UINT64_MAX;
@@ -348,6 +373,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   }
   if (unknown_neighbor) wk.counters.Add(Counter::kNeighborUnknown, unknown_neighbor);
   if (port_down) wk.counters.Add(Counter::kDropPortDown, port_down);
+  if (tally_) [[unlikely]]
+    XoffOnCrossing(wk, seg, nseg);  // the per-switch engine's PFC
 }
 
 void Switch::RefreshMacs(Worker& wk, uint64_t gen) const {

@@ -29,6 +29,7 @@ namespace ofan::control {
   X(kPfcRx, "pfc_rx", "PFC or PAUSE frames received")                                              \
   X(kPfcTx, "pfc_tx", "PFC frames sent")                                                           \
   X(kPfcWatchdog, "pfc_watchdog", "PFC watchdog: a queue stayed paused, frames waiting, too long") \
+  X(kPfcRxHeld, "pfc_rx_held", "RX held back: the port's lossless account was full (per-switch)")  \
   X(kNeighborUnknown, "neighbor_unknown", "sent to the broadcast MAC: next hop not learned")       \
   X(kForwardedFragment, "forwarded_fragment", "IPv4 fragments forwarded, one path per datagram")   \
   X(kIcmpErrorSent, "icmp_error_sent", "ICMP time exceeded / unreachable sent (RFC 1812 4.3)")     \

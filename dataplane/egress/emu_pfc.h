@@ -38,7 +38,7 @@ struct EmuPfc {
   std::vector<fabric::PfcAction> pending;
 
   // The marked port of a lossless frame between Admit and Release.
-  static constexpr uint16_t kMark = 0x4000;
+  static constexpr uint16_t kMark = kLosslessPortMark;
   static bool Marked(const rte_mbuf* m) {
     return m->port != RTE_MBUF_PORT_INVALID && (m->port & kMark) != 0;
   }

@@ -17,6 +17,12 @@
 
 namespace ofan::dp {
 
+// A lossless frame waiting in a switch's queue carries this bit in its
+// mbuf's port (the ingress port's id stays in the low bits): its bytes are
+// the ingress account's, not the egress buffer's lossy share (EmuPfc on the
+// shared engine, PortQueue on the per-switch engine). No port id reaches it.
+inline constexpr uint16_t kLosslessPortMark = 0x4000;
+
 // Is this frame of the lossless class? An IPv4 frame whose DSCP is `dscp`,
 // unless it is a RoCE ACK/NAK/CNP (those go in the strict-priority class,
 // as the switch queues them: switch.cc's queue_of_; a frame marked

@@ -34,6 +34,11 @@ void OwnerAdd(std::atomic<uint64_t>& a, uint64_t v) {
   a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
 }
 
+// A lossless frame in a per-switch queue (marked at Enqueue).
+bool LosslessMarked(const rte_mbuf* m) {
+  return m->port != RTE_MBUF_PORT_INVALID && (m->port & kLosslessPortMark) != 0;
+}
+
 }  // namespace
 
 IngressTally::IngressTally(const int32_t* port_of_dpdk, uint32_t num_dpdk, uint32_t k)
@@ -103,6 +108,7 @@ void PortQueue::Flush() {
   staged_n_ = 0;
   if (emu_) emu_->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
   bytes_.store(0);
+  lossless_bytes_.store(0);
 }
 
 void PortQueue::CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr) {
@@ -150,7 +156,14 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
   uint32_t nkeep = 0, marked = 0;
   const bool pfc =
       cfg_.lossless_dscp != PortQueueConfig::kNoDscp && queue == kNormalQueue && tally_;
+  // The lossy frames' share of the buffer: the lossless ones are their
+  // ingress accounts' (as EmuPort admits them).
+  uint64_t lossy = 0;
+  if (tally_) [[unlikely]]
+    lossy = running - std::min(running, lossless_bytes_.load(std::memory_order_relaxed));
+  uint64_t& held = tally_ ? lossy : running;
   uint32_t lossless_dropped = 0;
+  uint64_t lossless_added = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
     if (pfc &&
@@ -163,10 +176,16 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
         rte_pktmbuf_free(pkts[i]);
         continue;
       }
-    } else if (running + len > cfg_.limit_bytes) {
+      if (pkts[i]->port != RTE_MBUF_PORT_INVALID) {
+        pkts[i]->port |= kLosslessPortMark;
+        lossless_added += len;
+      }
+    } else if (held + len > cfg_.limit_bytes) {
       dropped += len;
       rte_pktmbuf_free(pkts[i]);
       continue;
+    } else if (tally_) [[unlikely]] {
+      lossy += len;
     }
     if (cfg_.ecn_bytes && running > cfg_.ecn_bytes) {
       uint8_t* f = rte_pktmbuf_mtod(pkts[i], uint8_t*);
@@ -176,13 +195,20 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
     keep[nkeep++] = pkts[i];
     if (tally_) tally_->Add(pkts[i]);  // at once: the next frame's admission sees it
   }
+  // Counted before the ring has them: a drain subtracts only what it took.
+  if (lossless_added) [[unlikely]]
+    lossless_bytes_.fetch_add(lossless_added, std::memory_order_relaxed);
   const unsigned q =
       rte_ring_mp_enqueue_burst(ring_[queue], reinterpret_cast<void**>(keep), nkeep, nullptr);
+  uint64_t lossless_back = 0;
   for (unsigned i = q; i < nkeep; ++i) {
     dropped += rte_pktmbuf_pkt_len(keep[i]);
     if (tally_) tally_->Release(keep[i]);
+    if (LosslessMarked(keep[i])) lossless_back += rte_pktmbuf_pkt_len(keep[i]);
     rte_pktmbuf_free(keep[i]);
   }
+  if (lossless_back) [[unlikely]]
+    lossless_bytes_.fetch_sub(lossless_back, std::memory_order_relaxed);
   // Lossless frames over their ingress port's account are lossless drops
   // (as the shared engine counts them); the rest, and a ring too full to
   // take more, the buffer's.
@@ -275,18 +301,20 @@ uint32_t PortQueue::DropLossless(LcoreCounters& ctr) {
   // class: it goes as it is).
   rte_mbuf* b[kMaxBurst];
   uint32_t n = 0, got = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, lossless = 0;
   while ((got = rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(b),
                                           kMaxBurst, nullptr)) > 0) {
     for (uint32_t i = 0; i < got; ++i) {
       bytes += rte_pktmbuf_pkt_len(b[i]);
       if (tally_) tally_->Release(b[i]);
+      if (LosslessMarked(b[i])) lossless += rte_pktmbuf_pkt_len(b[i]);
     }
     rte_pktmbuf_free_bulk(b, got);
     n += got;
   }
   if (n) {
     bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    if (lossless) lossless_bytes_.fetch_sub(lossless, std::memory_order_relaxed);
     CountWatchdogDrops(n, ctr);
   }
   return n;
@@ -407,16 +435,21 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
   // The hook owns (and may free) what it accepts: read what we need first.
   uint32_t lens[kMaxBurst];
   int32_t ingress[kMaxBurst];
+  bool lossless[kMaxBurst];
   for (uint32_t i = 0; i < can; ++i) {
     lens[i] = rte_pktmbuf_pkt_len(batch[i]);
     ingress[i] = tally_ ? tally_->PortOf(batch[i]->port) : -1;
+    lossless[i] = tally_ && LosslessMarked(batch[i]);
   }
   const uint16_t sent = Transmit(batch, static_cast<uint16_t>(can), ctr);
-  uint64_t sent_bytes = 0;
+  uint64_t sent_bytes = 0, sent_lossless = 0;
   for (uint16_t i = 0; i < sent; ++i) {
     sent_bytes += lens[i];
     if (tally_) tally_->Sub(ingress[i], lens[i]);
+    if (lossless[i]) sent_lossless += lens[i];
   }
+  if (sent_lossless) [[unlikely]]
+    lossless_bytes_.fetch_sub(sent_lossless, std::memory_order_relaxed);
   if (sent < can) {
     // The device is full: keep the rest, in order, ahead of anything staged.
     const uint32_t left = can - sent;

@@ -27,6 +27,8 @@
 // Drain.
 #pragma once
 
+#include <rte_mbuf_core.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -35,6 +37,7 @@
 
 #include "common/result.h"
 #include "dataplane/counters.h"
+#include "dataplane/egress/lossless.h"
 #include "dataplane/fabric/emu_port.h"
 #include "dataplane/fabric/pfc.h"
 #include "dataplane/vector_constants.h"
@@ -70,12 +73,16 @@ class IngressTally {
   void Release(const rte_mbuf* m);
   // The fat-tree port a frame came in on, or -1.
   int32_t PortOf(uint16_t dpdk_port) const {
+    if (dpdk_port == RTE_MBUF_PORT_INVALID) return -1;
+    dpdk_port = static_cast<uint16_t>(dpdk_port & ~kLosslessPortMark);  // a queued lossless frame
     return dpdk_port < num_dpdk_ ? port_of_dpdk_[dpdk_port] : -1;
   }
   uint64_t Bytes(uint32_t port) const { return bytes_[port].v.load(std::memory_order_relaxed); }
   // PFC's lossless admission (the per-switch engine's): what each port may
   // hold at most, xoff + headroom (none set: no cap).
   void SetCaps(std::vector<uint64_t> caps) { caps_ = std::move(caps); }
+  // A port's cap (UINT64_MAX: none).
+  uint64_t Cap(uint32_t port) const { return port < caps_.size() ? caps_[port] : UINT64_MAX; }
   // Whether a lossless frame of `len` bytes from its ingress port fits its
   // port's account (a frame from no port always does).
   bool Fits(const rte_mbuf* m, uint32_t len) const;
@@ -293,6 +300,10 @@ class alignas(64) PortQueue {
 
   // Written by producers (any worker) and the owner.
   alignas(64) std::atomic<uint64_t> bytes_{0};
+  // Of bytes_, the lossless frames' (per-switch engine with PFC: marked
+  // kLosslessPortMark), which the port's buffer does not hold: lossy frames
+  // are admitted against bytes_ - lossless_bytes_, as EmuPort does.
+  std::atomic<uint64_t> lossless_bytes_{0};
   std::atomic<uint64_t> max_bytes_{0};
   std::atomic<uint64_t> drops_buffer_{0};
   std::atomic<uint64_t> ecn_marked_{0};

@@ -15,6 +15,10 @@
 // VPP does with its frames: per-vector costs (the LB dispatch, combining's
 // fetch-adds, one TX burst per output port) are shared by up to kMaxVector
 // packets instead of one RX burst.
+//
+// A port may be limited (`limit`, the per-switch engine's PFC): at most that
+// many frames from it until the vector has run, the rest left in its device
+// ring, as a NIC whose headroom is full leaves them on the wire.
 #pragma once
 
 #include <rte_ethdev.h>
@@ -47,18 +51,38 @@ struct RxVector {
   uint32_t n = 0, nseg = 0;
 };
 
-// dpdk_port[p]: the DPDK port of fat-tree port p. Returns the packets taken.
-template <class Run>
+// No port limited.
+struct NoRxLimit {
+  uint32_t operator()(uint32_t) const { return UINT32_MAX; }
+};
+
+// dpdk_port[p]: the DPDK port of fat-tree port p; limit(p): how many frames
+// port p may give before the vector runs (UINT32_MAX: any). Returns the
+// packets taken.
+template <class Run, class Limit = NoRxLimit>
 uint32_t GatherRx(const std::vector<uint32_t>& ports, const uint16_t* dpdk_port, uint32_t share,
-                  uint32_t burst, uint32_t& rotor, RxVector& v, Run&& run) {
+                  uint32_t burst, uint32_t& rotor, RxVector& v, Run&& run, Limit&& limit = {}) {
   uint32_t work = 0;
+  uint32_t taken[kMaxPorts];  // per ports[] index, since the vector last ran
+  const auto np = static_cast<uint32_t>(ports.size());
+  std::fill_n(taken, np, 0u);
   auto flush = [&] {
     run(v);
     v.n = v.nseg = 0;
+    std::fill_n(taken, np, 0u);
   };
-  // Up to `want` packets from port p, in RX bursts, while the device has
+  // Up to `want` packets from ports[i], in RX bursts, while the device has
   // full ones; true if it gave all of them.
-  auto take = [&](uint32_t p, uint32_t want) {
+  auto take = [&](uint32_t i, uint32_t want) {
+    const uint32_t p = ports[i];
+    const uint32_t may = limit(p);
+    if (may != UINT32_MAX) [[unlikely]] {
+      const uint32_t allowed = may > taken[i] ? may - taken[i] : 0;
+      if (want > allowed) {
+        want = allowed;
+        if (want == 0) return false;  // held: not busy either
+      }
+    }
     const uint32_t start = v.n;
     while (want > 0) {
       const auto ask = static_cast<uint16_t>(std::min(want, burst));
@@ -71,14 +95,14 @@ uint32_t GatherRx(const std::vector<uint32_t>& ports, const uint16_t* dpdk_port,
       v.seg[v.nseg++] =
           RxSegment{p, static_cast<uint16_t>(start), static_cast<uint16_t>(v.n - start)};
       work += v.n - start;
+      taken[i] += v.n - start;
     }
     return want == 0;
   };
-  const auto np = static_cast<uint32_t>(ports.size());
   uint64_t busy = 0;  // bit i: ports[i] gave its whole share
   for (uint32_t i = 0; i < np; ++i) {
     if (v.n + share > kMaxVector) flush();
-    if (take(ports[i], share)) busy |= uint64_t{1} << i;
+    if (take(i, share)) busy |= uint64_t{1} << i;
   }
   if (busy != 0) {
     // The room is split evenly over the busy ports, in whole bursts, and
@@ -91,7 +115,7 @@ uint32_t GatherRx(const std::vector<uint32_t>& ports, const uint16_t* dpdk_port,
       const uint32_t room = (kMaxVector - v.n) / burst * burst;
       if (room == 0) break;
       if (((busy >> i) & 1) == 0) continue;
-      take(ports[i], std::min(room, each));
+      take(i, std::min(room, each));
       rotor = i + 1 == np ? 0 : i + 1;
     }
   }

@@ -24,6 +24,7 @@ OFANCTL = os.environ.get("OFANCTL", "build/control/ofanctl/ofanctl")
 COUNTER_NAMES = [
     "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "forwarded_up", "forwarded_down",
     "exception", "ecn_marked", "priority_queued", "pfc_rx", "pfc_tx", "pfc_watchdog",
+    "pfc_rx_held",
     "neighbor_unknown", "forwarded_fragment", "icmp_error_sent", "icmp_rate_limited",
     "drop_runt", "drop_unknown_ethertype", "drop_vlan_truncated",
     "drop_ipv4_truncated", "drop_ipv4_version", "drop_ipv4_header_length",

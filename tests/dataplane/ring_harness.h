@@ -91,6 +91,16 @@ class RingSwitch {
     }
   }
 
+  // Worker steps alone, as if the control thread never ran.
+  void RunWorkers(int rounds) {
+    for (int i = 0; i < rounds; ++i) {
+      for (uint32_t w = 0; w < sw_->num_workers(); ++w) sw_->PollWorker(w);
+    }
+  }
+
+  // Frames offered on a port's RX that the switch has not taken yet.
+  uint32_t RxWaiting(uint32_t port) const { return rte_ring_count(rings_.at(port).rx); }
+
   std::vector<Frame> Collect(uint32_t port) {
     std::vector<Frame> out;
     rte_mbuf* m;

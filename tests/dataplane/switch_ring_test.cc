@@ -723,24 +723,44 @@ TEST(SwitchRing, ReceivedPfcPausesTheNormalQueueButNotPriority) {
   EXPECT_EQ(rs.Collect(0).size(), 4u);
 }
 
-TEST(SwitchRing, PfcIsGeneratedTowardsAnIngressThatFillsTheBuffer) {
+// An edge switch with PFC at 8 KiB xoff / 4 KiB xon and links at `gbps`,
+// 12 frames of 1000 B (`tos`) from uplink port 2 to host port 0 offered.
+std::unique_ptr<RingSwitch> PfcEdge(double gbps, uint8_t tos = pkt::ecn::kEct0,
+                                    uint32_t frames = 12) {
   DpConfig c = EdgeK4();
-  c.egress.rate_gbps = 0.001;  // port 0 cannot drain during the test
+  c.egress.rate_gbps = gbps;
   c.egress.buffer_bytes = 1 << 20;
   c.pfc.enabled = true;
   c.pfc.xoff_bytes = 8 * kKiB;
   c.pfc.xon_bytes = 4 * kKiB;
-  RingSwitch rs(c, {0, 1, 2, 3});
-  for (int i = 0; i < 12; ++i)
-    rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 1, 64, 2, 1000));
+  auto rs = std::make_unique<RingSwitch>(c, std::vector<uint32_t>{0, 1, 2, 3});
+  for (uint32_t i = 0; i < frames; ++i)
+    rs->Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 0xC000, 64, tos, 1000));
+  return rs;
+}
+
+// Runs `step` every 100 us until `done` or `rounds` have passed.
+template <class Step, class Done>
+void Poll(int rounds, Step&& step, Done&& done) {
+  for (int t = 0; t < rounds && !done(); ++t) {
+    step();
+    rte_delay_us_block(100);
+  }
+}
+
+TEST(SwitchRing, PfcIsGeneratedTowardsAnIngressThatFillsTheBuffer) {
+  auto rsp = PfcEdge(0.001);  // port 0 cannot drain during the test
+  RingSwitch& rs = *rsp;
   // The PAUSE frame takes its wire time on port 2 too (the shaper is
   // physical): give the bucket a few milliseconds.
   std::vector<Frame> up;
-  for (int t = 0; t < 100 && up.empty(); ++t) {
-    rs.Run(2);
-    up = rs.Collect(2);
-    rte_delay_us_block(100);
-  }
+  Poll(
+      100,
+      [&] {
+        rs.Run(2);
+        up = rs.Collect(2);
+      },
+      [&] { return !up.empty(); });
   ASSERT_EQ(up.size(), 1u) << "one PAUSE towards the port the traffic came in on";
   const Frame& f = up[0];
   EXPECT_TRUE(std::equal(pkt::kPfcDstMac.b.begin(), pkt::kPfcDstMac.b.end(), f.begin()));
@@ -751,6 +771,65 @@ TEST(SwitchRing, PfcIsGeneratedTowardsAnIngressThatFillsTheBuffer) {
   EXPECT_EQ(pfc.quanta[3].host(), 0xFFFF);
   EXPECT_EQ(rs.Counter(Counter::kPfcTx), 1u);
   EXPECT_TRUE(rs.Collect(3).empty());  // not towards ports that did not send
+}
+
+// The XOFF leaves with the frame that took the ingress port past xoff:
+// the worker that queued it sends it, without the control thread's poll
+// (which only refreshes it and sends the XON). Then the port drains and
+// the control thread resumes the peer.
+TEST(SwitchRing, TheWorkerSendsXoffAtTheCrossing) {
+  auto rsp = PfcEdge(0.01);  // port 0 drains 12 frames in about 10 ms
+  RingSwitch& rs = *rsp;
+  std::vector<Frame> up;
+  Poll(
+      100,
+      [&] {
+        rs.RunWorkers(2);
+        up = rs.Collect(2);
+      },
+      [&] { return !up.empty(); });
+  ASSERT_EQ(up.size(), 1u) << "the XOFF, sent by the worker alone";
+  EXPECT_EQ(pkt::Load<pkt::PfcFrame>(up[0].data() + 14).quanta[3].host(), 0xFFFF);
+  EXPECT_EQ(rs.Counter(Counter::kPfcTx), 1u);
+  // Port 0 drains below xon; the control thread's poll sends XON.
+  size_t down = 0;
+  Poll(
+      400,
+      [&] {
+        rs.Run(2);
+        for (Frame& f : rs.Collect(2)) up.push_back(std::move(f));
+        down += rs.Collect(0).size();
+      },
+      [&] { return up.size() >= 2 && down >= 12; });
+  ASSERT_EQ(up.size(), 2u) << "XOFF, then XON; no second XOFF";
+  EXPECT_EQ(pkt::Load<pkt::PfcFrame>(up[1].data() + 14).quanta[3].host(), 0u);
+  EXPECT_EQ(down, 12u) << "nothing lost";
+}
+
+// Past what its lossless account can hold (xoff + headroom), a port's RX
+// leaves frames in its ring instead of dropping them, as a late peer's
+// frames would wait on the wire; once the account drains they are taken,
+// and every frame arrives.
+TEST(SwitchRing, AFullLosslessAccountLeavesFramesInTheRxRing) {
+  constexpr uint32_t kFrames = 60;  // 63 KB against about 38 KB of account
+  auto rsp = PfcEdge(0.01, static_cast<uint8_t>(pkt::kRoceDscp << 2 | pkt::ecn::kEct0), kFrames);
+  RingSwitch& rs = *rsp;
+  rs.RunWorkers(4);
+  EXPECT_GT(rs.RxWaiting(2), 0u) << "the rest wait in the port's ring";
+  EXPECT_GE(rs.Counter(Counter::kPfcRxHeld), 1u);
+  size_t down = 0;
+  Poll(
+      2000,
+      [&] {
+        rs.Run(2);
+        down += rs.Collect(0).size();
+        rs.Collect(2);
+      },
+      [&] { return down >= kFrames; });
+  EXPECT_EQ(down, kFrames);
+  EXPECT_EQ(rs.RxWaiting(2), 0u);
+  EXPECT_EQ(rs.Counter(Counter::kDropLossless), 0u);
+  EXPECT_EQ(rs.Counter(Counter::kDropBufferFull), 0u);
 }
 
 TEST(SwitchRing, ControlRequests) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "dataplane/packet/builder.h"
@@ -103,6 +105,63 @@ TEST(Pfc, GeneratorRefreshesXoffWhileAboveXon) {
   EXPECT_EQ(g.Step(0, 500, 10 + 2 * every + 1), A::kXon);
   EXPECT_EQ(g.Step(0, 501, 10 + 5 * every), A::kNone) << "below xoff: no new XOFF";
   EXPECT_EQ(g.Step(1, 0, 0), A::kNone);
+}
+
+// A worker pauses a port the moment its bytes pass xoff (Crossed), once;
+// the control thread's next poll knows it (no second XOFF before the
+// refresh is due) and sends the XON.
+TEST(Pfc, AWorkerPausesAtTheCrossingAndThePollResumes) {
+  const fabric::TimePs every = 1'000'000;
+  PfcGenerator g(std::vector<fabric::PfcThresholds>(2, {1000, 500, 100}), {every, every});
+  using A = PfcGenerator::Action;
+  EXPECT_FALSE(g.Crossed(0, 1000)) << "at xoff, not past it";
+  EXPECT_TRUE(g.Crossed(0, 1001));
+  g.XoffSent(0);
+  EXPECT_FALSE(g.Crossed(0, 5000)) << "already paused: one XOFF";
+  EXPECT_TRUE(g.xoff(0));
+  EXPECT_EQ(g.xoff_events(0), 1u);
+  EXPECT_EQ(g.Step(0, 1500, 7), A::kNone) << "the worker's XOFF is fresh";
+  EXPECT_EQ(g.Step(0, 1500, 7 + every), A::kXoff) << "refreshed a refresh later";
+  EXPECT_EQ(g.Step(0, 400, 8 + every), A::kXon);
+  EXPECT_FALSE(g.xoff(0));
+  EXPECT_EQ(g.Step(0, 400, 9 + every), A::kNone);
+  EXPECT_TRUE(g.Crossed(0, 1001)) << "a new pause";
+  EXPECT_EQ(g.xoff_events(0), 2u);
+  EXPECT_FALSE(g.Crossed(1, 10)) << "ports are independent";
+  EXPECT_FALSE(g.Crossed(7, 1'000'000)) << "no such port";
+}
+
+// A worker's XOFF that lands in the priority queue after the XON the
+// control thread decided meanwhile: the next poll resumes the peer again.
+TEST(Pfc, AWorkersLateXoffIsFollowedByAnotherXon) {
+  PfcGenerator g(std::vector<fabric::PfcThresholds>(1, {1000, 500, 100}), {});
+  using A = PfcGenerator::Action;
+  ASSERT_TRUE(g.Crossed(0, 1200));      // the worker paused the port...
+  EXPECT_EQ(g.Step(0, 0, 1), A::kXon);  // ...the poll, drained, resumed it...
+  g.XoffSent(0);                        // ...and then the worker's XOFF was queued
+  EXPECT_EQ(g.Step(0, 0, 2), A::kXon) << "the peer is paused: resume it again";
+  EXPECT_EQ(g.Step(0, 0, 3), A::kNone);
+  // A worker that could not queue its XOFF leaves the port unpaused.
+  ASSERT_TRUE(g.Crossed(0, 1200));
+  g.XoffFailed(0);
+  EXPECT_FALSE(g.xoff(0));
+  EXPECT_EQ(g.Step(0, 1200, 4), A::kXoff) << "the poll pauses it";
+}
+
+// Workers on several cores crossing at once: one XOFF per pause.
+TEST(Pfc, ConcurrentCrossingsPauseOnce) {
+  PfcGenerator g(std::vector<fabric::PfcThresholds>(1, {1000, 500, 100}), {});
+  std::atomic<int> won{0};
+  std::vector<std::thread> t;
+  for (int i = 0; i < 4; ++i) {
+    t.emplace_back([&] {
+      for (int j = 0; j < 1000; ++j)
+        if (g.Crossed(0, 2000)) won.fetch_add(1);
+    });
+  }
+  for (std::thread& th : t) th.join();
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_EQ(g.xoff_events(0), 1u);
 }
 
 }  // namespace

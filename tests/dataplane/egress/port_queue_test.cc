@@ -304,7 +304,10 @@ TEST_F(PortQueueTest, PerSwitchWatchdogDropsAStormedQueueAndRestores) {
 // The per-switch engine's lossless admission: with PFC on, a lossless
 // frame (DSCP 26) on the normal queue is admitted by its ingress port's
 // account (xoff + headroom), not by this port's buffer; past the account it
-// is a lossless drop. Other frames keep the port's tail drop.
+// is a lossless drop. Other frames keep the port's tail drop, over their
+// own share of its buffer (what it holds less the lossless frames), as the
+// shared engine's EmuPort admits them: lossless data held past the buffer
+// never crowds out an ACK.
 TEST_F(PortQueueTest, PerSwitchLosslessFramesAreAdmittedByTheirIngressAccount) {
   PortQueueConfig c = Config();
   c.limit_bytes = 300;  // three 100 B frames
@@ -319,16 +322,22 @@ TEST_F(PortQueueTest, PerSwitchLosslessFramesAreAdmittedByTheirIngressAccount) {
   std::vector<Frame> six(6, Data(lossless, 1));
   Put(kNormalQueue, six, 0, false, 0);  // from port 0: five fit its account
   Put(kNormalQueue, {Data(lossless, 2), Data(lossless, 3)}, 0, false, 1);  // port 1's own
-  Put(kNormalQueue, {Data(0, 4)}, 0, false, 1);                            // lossy: over 300 B
+  // Lossy, beside 700 B of lossless: three fit the 300 B buffer, the
+  // fourth is over it.
+  Put(kNormalQueue, {Data(0, 4), Data(0, 5), Data(0, 6), Data(0, 7)}, 0, false, 1);
   QueueStats s = q_.Stats(0);
   EXPECT_EQ(s.pfc.lossless_drops, 1u);
   EXPECT_EQ(Count(Counter::kDropLossless), 1u);
-  EXPECT_EQ(Count(Counter::kDropBufferFull), 1u) << "the lossy frame over 300 B";
+  EXPECT_EQ(Count(Counter::kDropBufferFull), 1u) << "the fourth lossy frame, over 300 B";
   EXPECT_EQ(tally.Bytes(0), 500u);
-  EXPECT_EQ(tally.Bytes(1), 200u);
-  for (uint64_t t = 1; t < 10; ++t) q_.Drain(t, ctr_);
-  EXPECT_EQ(cap_.sent.size(), 7u);
+  EXPECT_EQ(tally.Bytes(1), 500u) << "an ingress port's account holds all its frames";
+  for (uint64_t t = 1; t < 20; ++t) q_.Drain(t, ctr_);
+  EXPECT_EQ(cap_.sent.size(), 10u);
   EXPECT_EQ(tally.Bytes(0), 0u);
+  EXPECT_EQ(tally.Bytes(1), 0u);
+  // Drained: the buffer is the lossy frames' again, all of it.
+  Put(kNormalQueue, {Data(0, 8), Data(0, 9), Data(0, 10), Data(0, 11)}, 20, false, 1);
+  EXPECT_EQ(Count(Counter::kDropBufferFull), 2u);
 }
 
 TEST_F(PortQueueTest, PfcTallyFollowsFramesFromEachIngressPort) {
