@@ -669,9 +669,23 @@ Status Switch::SetPortPfcStorm(uint32_t port, uint32_t for_ms) {
   if (!port_present(port)) {
     return MakeError(ErrorCode::kNotFound, fmt::format("port {} is not configured", port));
   }
-  if (!engine_now_ || !cfg_.pfc.enabled) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "pfc_storm: a switch of the shared engine with pfc.enabled only");
+  if (!cfg_.pfc.enabled) {
+    return MakeError(ErrorCode::kInvalidArgument, "pfc_storm: a switch with pfc.enabled only");
+  }
+  if (!engine_now_) {
+    // The per-switch engine's hosts are their own processes: the storm's
+    // frames come from the host (`uroce pfc-storm`, which ofan-emu fault
+    // starts); the switch keeps the window it was told of, on its ports'
+    // clock, for status beside its watchdog's times.
+    if (router_.role() != lb::Role::kEdge || port >= w_) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("pfc_storm: port {} is not a host's (a storm is a host NIC's)", port));
+    }
+    const uint64_t now = queues_[port].TscPs(rte_rdtsc());
+    if (for_ms) storms_[port].started.store(now, std::memory_order_relaxed);
+    storms_[port].until.store(now + uint64_t{for_ms} * 1'000'000'000, std::memory_order_relaxed);
+    return {};
   }
   std::atomic<uint64_t>* until =
       port < engine_.storm_until.size() ? engine_.storm_until[port] : nullptr;

@@ -251,6 +251,11 @@ class alignas(64) PortQueue {
   void PublishPfcIngress(const QueueStats::Pfc& in);
   // Per-switch engine: a PFC frame the control thread sent from this port.
   void CountPfcSent() { pfc_sent_.fetch_add(1, std::memory_order_relaxed); }
+  // The per-switch engine's clock in ps, the watchdog's (fired_at, storms).
+  fabric::TimePs TscPs(uint64_t tsc) const {
+    return static_cast<fabric::TimePs>(static_cast<double>(tsc) / static_cast<double>(cfg_.tsc_hz) *
+                                       1e12);
+  }
 
  private:
   rte_mbuf* NextFrame(bool paused);
@@ -268,10 +273,6 @@ class alignas(64) PortQueue {
   void CountWatchdogDrops(uint32_t n, LcoreCounters& ctr);
   // Per-switch: lossless (normal-queue) frames queued or held at the head.
   bool NormalWaiting() const;
-  fabric::TimePs TscPs(uint64_t tsc) const {
-    return static_cast<fabric::TimePs>(static_cast<double>(tsc) / static_cast<double>(cfg_.tsc_hz) *
-                                       1e12);
-  }
   uint32_t PickShaped(uint64_t now, bool paused, rte_mbuf** batch);
   uint32_t PickUnshaped(bool paused, rte_mbuf** batch);
   void CountTx(uint32_t sent, uint64_t bytes, LcoreCounters& ctr);

@@ -22,6 +22,7 @@ from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
 from . import containerlab, coordinator
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl, check_control
+from .nodes.uroce import UroceHosts
 from .run import CONGESTION_CONTROLS, WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
                        parse_size)
@@ -189,7 +190,8 @@ def parser() -> argparse.ArgumentParser:
     ft.add_argument("--pfc-storm", metavar="HOST", required=True,
                     help="the host whose NIC storms its edge port with pause frames")
     ft.add_argument("--for-ms", type=int, default=1000, metavar="N",
-                    help="how long, in emulated ms (default 1000; 0 ends a storm)")
+                    help="how long, in ms (emulated on the shared engine, wall-clock on the "
+                    "per-switch one; default 1000; 0 ends a storm)")
     ft.add_argument("--json", action="store_true")
 
     vm_ = sub.add_parser("verify-masks", help="every switch's live masks against the "
@@ -500,14 +502,15 @@ def cmd_fault(args: argparse.Namespace) -> int:
     if args.pfc_storm not in fab.topo.host_by_name:
         raise FabricError(f"--pfc-storm {args.pfc_storm}: no such host (ofan-emu status)",
                           code=2)
-    if fab.kind.engine != "shared":
-        raise FabricError("--pfc-storm: the shared engine's (it emulates the hosts' NICs); "
-                          "a storm from a per-switch engine's uroce host is not built yet",
-                          code=2)
-    if fab.host_kind(args.pfc_storm).kind != "uroce":
+    hk = fab.host_kind(args.pfc_storm)
+    if not isinstance(hk, UroceHosts):
         raise FabricError(f"--pfc-storm {args.pfc_storm}: a VM host's NIC is qemu's (storms "
-                          "are the engine's emulated NICs: uroce hosts)", code=2)
+                          "are uroce hosts' NICs)", code=2)
     edge, port = fab.topo.link_at(args.pfc_storm, 0).b
+    if fab.kind.engine != "shared":
+        # The per-switch engine's host is its own namespace: the frames
+        # come from it (uroce pfc-storm); the edge records the window.
+        hk.storm(args.pfc_storm, args.for_ms, fab.setup.pfc_priority)
     control.request(fab.sock(edge), "set_port", port=port, pfc_storm_ms=args.for_ms)
     res = {"host": args.pfc_storm, "edge": edge, "port": port, "for_ms": args.for_ms}
     emit(args, res, f"{args.pfc_storm} storms {edge} port {port} with pause for "

@@ -27,6 +27,7 @@
 #include "emu/uroce/collective_mode.h"
 #include "emu/uroce/host.h"
 #include "emu/uroce/peer_mode.h"
+#include "emu/uroce/pfc_storm.h"
 #include "emu/uroce/uroce_transport.h"
 
 namespace {
@@ -521,9 +522,12 @@ int Main(int argc, char** argv) {
   coll->add_flag("--json", coll_json, "one JSON object on stdout");
   PeerOptions po;
   auto* peer = AddPeerCommand(app, &po);
+  PfcStormOptions so;
+  auto* storm = AddPfcStormCommand(app, &so);
   if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
   if (pair->parsed()) return RunPair(o);
   if (peer->parsed()) return RunPeer(po);
+  if (storm->parsed()) return RunPfcStorm(so);
   if (loop->parsed()) return RunLoopback(lo);
   if (coll->parsed()) return RunCollectiveSpec(spec, coll_json);
   return 2;

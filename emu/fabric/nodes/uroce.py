@@ -9,8 +9,11 @@ modifies: in each host namespace: the address /32, a permanent neighbour
           per run, one uroce process, recorded while it lasts in
           /run/ofan-emu/NAME/uroce-PID.proc.json (not the state file, which
           fail and restore may rewrite meanwhile; teardown.py kills what
-          these name), its spec and its stderr beside it
-gives:    collective(spec, timeout, poll) -> uroce's exit code and output
+          these name), its spec and its stderr beside it; a storm (the
+          per-switch engine's fault --pfc-storm): one `uroce pfc-storm` in
+          the host's namespace, recorded as uroce-storm-HOST.proc.json
+gives:    collective(spec, timeout, poll) -> uroce's exit code and output;
+          storm(name, for_ms, priority) -> the sender's pid (0: ended)
 """
 import json
 import os
@@ -64,6 +67,35 @@ class UroceHosts(HostKind):
     def down(self) -> list[int]:
         return teardown.kill_processes(rec.pid for rec in self.records().values()
                                        if rec.pid is not None and rec.alive())
+
+    def storm(self, name: str, for_ms: int, priority: int) -> int:
+        """Host `name`'s NIC sends continuous pause for `for_ms` ms (0: a
+        storm it is sending ends now), from a process of its own that
+        outlives this one (down kills it): its pid, or 0."""
+        rec_path = self.fab.state.dir / f"uroce-storm-{name}.proc.json"
+        try:
+            old = ProcessRecord.parse(rec_path.read_bytes(), rec_path.name)
+        except (OSError, ValueError):
+            old = None
+        if old is not None and old.pid is not None and old.alive():
+            teardown.kill_processes([old.pid])
+        rec_path.unlink(missing_ok=True)
+        if for_ms == 0:
+            return 0
+        log_path = self.fab.state.dir / f"uroce-storm-{name}.log"
+        with open(log_path, "w") as log_f:
+            p = subprocess.Popen([tool("uroce"), "pfc-storm", "--netns", self.fab.ns(name),
+                                  "--iface", host_if(), "--for-ms", str(for_ms),
+                                  "--priority", str(priority), "--json"],
+                                 stdin=subprocess.DEVNULL, stdout=log_f, stderr=log_f,
+                                 start_new_session=True)
+        rec_path.write_text(json.dumps(ProcessRecord("uroce", p.pid, proc_start_time(p.pid))
+                                       .to_doc()))
+        time.sleep(0.05)
+        if p.poll() is not None and p.returncode != 0:
+            why = log_path.read_text(errors="replace").strip().splitlines()
+            raise FabricError(f"uroce pfc-storm on {name}: {why[-1] if why else p.returncode}")
+        return p.pid
 
     def collective(self, spec: dict[str, Any], timeout: float,
                    poll: Callable[[IO[bytes]], None]) -> tuple[int, str, str]:
