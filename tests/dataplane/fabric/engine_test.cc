@@ -4,6 +4,9 @@
 // exactly the times serialisation gives, and the queue depths are those the
 // simulator's model (EgressTimeline) computes for the same input: whatever
 // the wall clock did, time is emulated. A stopped switch drops and counts.
+// With PFC, the line pauses as the simulator's pieces chained the same way
+// (PfcLineModel) pause it: the same pause frames, paused time and frame
+// times, to the picosecond.
 #include "dataplane/fabric/engine.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -435,18 +439,23 @@ class EnginePfc : public EngineLine {
     a.ports[1].rate_gbps = kGbps / 4;
   }
   // `per_host` lossless frames (DSCP 26) from each host, read by the engine
-  // in passes 20 us apart, then a second for the rest.
-  uint32_t Run(uint32_t per_host) {
+  // in passes 20 us apart from kFirstPass, then a second for the rest.
+  static constexpr uint64_t kFirstPass = 5'000'000;
+  void Drive(uint32_t per_host) {
     for (uint32_t i = 0; i < per_host; ++i) {
       Send(0, Lossless(Ip(10, 0, 0, 2), i));
       Send(1, Lossless(Ip(10, 0, 0, 3), i));
     }
-    for (uint64_t t = 5'000'000; t < 50'000'000'000; t += 20'000'000) {
+    for (uint64_t t = kFirstPass; t < 50'000'000'000; t += 20'000'000) {
       clock_.ps = t;
       engine_->RunDue();
     }
     clock_.ps = 1'000'000'000'000;
     engine_->RunDue();
+  }
+  // Drive, then how many frames left toward e0-1.
+  uint32_t Run(uint32_t per_host) {
+    Drive(per_host);
     return static_cast<uint32_t>(OutPsns().size());
   }
   // A lossless RoCE write from `src` to `dst` (default: the far host, behind
@@ -586,6 +595,133 @@ TEST_F(EnginePfc, AHostThatFallsBehindPausesItsEdge) {
   EXPECT_GE(PfcOf(0, 1).received, paused.received + 1) << "and XON when it caught up";
   const Counters ce = engine_->switches()[0]->TotalCounters();
   EXPECT_EQ(ce.Drops(), 0u);
+}
+
+// The simulator's PFC on the same line, built from the pieces ofan-sim
+// chains (sim/sim.cc, --pfc): each egress an EmuPort, a0-0's ingress
+// accounting a PfcIngress with the thresholds PortPfcThresholds gives,
+// its XOFF/XON a frame on a0-0's strict-priority queue toward e0-0, which
+// pauses e0-0's uplink from its last bit's arrival for its quanta (a
+// PauseClock keeps the paused time). Hosts send their frames back to back
+// (LineModel's host wires). Events in time order; ties: arrivals at e0-0,
+// then starts, then arrivals at a0-0, then pause frames.
+struct PfcLineModel {
+  using Q = fabric::EmuPort<uint32_t>;
+  fabric::EmuWire w = fabric::EmuWire::AtGbps(kGbps, kLatencyUs);
+  fabric::EmuWire slow = fabric::EmuWire::AtGbps(kGbps / 4, kLatencyUs);
+  Q up, down, back;  // e0-0 -> a0-0, a0-0 -> e0-1, a0-0 -> e0-0 (PFC frames)
+  fabric::PfcIngress in;
+  fabric::PauseClock paused;
+  std::vector<fabric::PfcAction> actions;
+  std::vector<TimePs> out;
+  uint32_t pfc_frames = 0;
+  uint16_t quanta = fabric::kPfcMaxQuanta;
+
+  explicit PfcLineModel(const fabric::PfcThresholds& th) {
+    up.Configure(w, {1 << 20, 0});
+    down.Configure(slow, {32 * 1024, 0});
+    back.Configure(w, {32 * 1024, 0});
+    in =
+        fabric::PfcIngress({th, th}, {fabric::PauseQuantaPs(quanta, w.ps_per_byte) / 2, 0}, quanta);
+  }
+
+  void Run(TimePs t0, uint32_t per_host, uint32_t bytes) {
+    std::vector<TimePs> host;  // arrivals at e0-0, as LineModel's
+    const TimePs ser = w.Ser(bytes);
+    for (uint32_t i = 0; i < per_host; ++i) {
+      for (uint32_t h = 0; h < 2; ++h)
+        host.push_back(t0 + w.pre + ser + w.latency + i * (ser + w.gap));
+    }
+    std::multimap<TimePs, uint32_t> at_agg;   // frame arrivals at a0-0
+    std::multimap<TimePs, uint16_t> at_edge;  // PFC frames' arrivals at e0-0
+    auto emit_up = [&](uint32_t, TimePs, TimePs last) { at_agg.emplace(last + w.latency, bytes); };
+    auto emit_down = [&](uint32_t, TimePs start, TimePs last) {
+      in.Release(0, bytes, start, actions);
+      out.push_back(last + slow.latency);
+    };
+    auto emit_back = [&](uint32_t q, TimePs, TimePs last) {
+      at_edge.emplace(last + w.latency, static_cast<uint16_t>(q));
+    };
+    auto send_actions = [&] {
+      for (const fabric::PfcAction& a : actions) {
+        back.Offer(std::max(a.t, back.integrated_to()), 0, fabric::kPfcFrameBytes, false, a.quanta,
+                   emit_back);
+        ++pfc_frames;
+      }
+      actions.clear();
+    };
+    size_t next_host = 0;
+    for (;;) {
+      const TimePs th = next_host < host.size() ? host[next_host] : fabric::kNever;
+      const TimePs ts = std::min({up.NextStart(), down.NextStart(), back.NextStart()});
+      const TimePs ta = at_agg.empty() ? fabric::kNever : at_agg.begin()->first;
+      const TimePs tp = at_edge.empty() ? fabric::kNever : at_edge.begin()->first;
+      const TimePs tr = in.NextRefresh();
+      const TimePs t = std::min({th, ts, ta, tp, tr});
+      if (t == fabric::kNever) break;
+      if (t == th) {
+        up.Offer(t, 1, bytes, false, 0, emit_up, true);
+        ++next_host;
+      } else if (t == ts) {
+        up.StartBefore(t + 1, emit_up);
+        down.StartBefore(t + 1, emit_down);
+        back.StartBefore(t + 1, emit_back);
+      } else if (t == ta) {
+        at_agg.erase(at_agg.begin());
+        EXPECT_TRUE(in.Admit(0, bytes, t, actions)) << "a lossless drop in the model at " << t;
+        down.Offer(t, 1, bytes, false, 0, emit_down, true);
+      } else if (t == tp) {
+        const uint16_t q = at_edge.begin()->second;
+        at_edge.erase(at_edge.begin());
+        up.StartBefore(t, emit_up);
+        const TimePs until = t + fabric::PauseQuantaPs(q, w.ps_per_byte);
+        paused.Received(t, until);
+        up.PauseUntil(until);
+      } else {
+        in.Due(t + 1, actions);
+      }
+      send_actions();
+    }
+  }
+};
+
+// The engine's PFC against the simulator's on the line: a0-0 alone
+// pauses (e0-0's buffers, 1 MiB, never reach their xoff), every frame
+// leaves when the model says, and the pause frames, XOFF events and the
+// paused time of e0-0's uplink are the model's (when written: 106 pause
+// frames, 53 XOFF events, 9,807.536 us paused, all 400 frames to the ps).
+class EnginePfcVsSim : public EnginePfc {
+ protected:
+  void AdjustSwitches(DpConfig& e, DpConfig& a) override {
+    EnginePfc::AdjustSwitches(e, a);
+    e.egress.buffer_bytes = 1 << 20;
+  }
+};
+
+TEST_F(EnginePfcVsSim, PausesWhereTheSimulatorDoes) {
+  const Frame f = Lossless(Ip(10, 0, 0, 2), 0);
+  const auto bytes = static_cast<uint32_t>(f.size());
+  constexpr uint32_t kPerHost = 200;
+  Drive(kPerHost);
+  const std::vector<TimePs> got = Out();
+  const fabric::PfcThresholds th = *engine_->switches()[1]->TakeSnapshot().ports[0].pfc_thresholds;
+  PfcLineModel sim(th);
+  sim.Run(kFirstPass, kPerHost, bytes);
+  ASSERT_EQ(got.size(), 2 * kPerHost);
+  ASSERT_EQ(sim.out.size(), 2 * kPerHost);
+  // The same pieces in the same order: the same times, to the picosecond.
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i], sim.out[i]) << "frame " << i << " (ps)";
+  }
+  const QueueStats::Pfc a_in = PfcOf(1, 0), e_up = PfcOf(0, 2);
+  EXPECT_EQ(a_in.sent, sim.pfc_frames);
+  EXPECT_EQ(e_up.received, sim.pfc_frames);
+  EXPECT_EQ(a_in.xoff_events, sim.in.counters(0).xoff_events);
+  const double sim_paused_us = static_cast<double>(sim.paused.paused_ps(clock_.ps)) / 1e6;
+  EXPECT_GT(sim_paused_us, 0.0);
+  EXPECT_DOUBLE_EQ(e_up.paused_us, sim_paused_us) << "paused time of e0-0's uplink, us";
+  EXPECT_GT(sim.pfc_frames, 10u) << "the line paused and resumed many times";
+  for (uint32_t h = 0; h < 2; ++h) EXPECT_EQ(PfcOf(0, h).sent, 0u) << "host " << h << " not paused";
 }
 
 // The baseline PausesInsteadOfDroppingAndEveryFrameArrives is measured
