@@ -1,0 +1,342 @@
+// Resequencing at the destination edge: a port's RoCE data frames released
+// in PSN order per flow, for NICs without out-of-order placement (rxe,
+// uroce without --ooo: docs/emu.md), in emulated time.
+//
+// expects:   per RoCE data frame bound for the port: its flow (source IPv4,
+//            destination QP from the BTH), its 24-bit PSN, its bytes and a
+//            handle, at non-decreasing times t; everything else (ACK/NAK,
+//            CNP, non-RoCE, PFC) never comes here
+// modifies:  the port's reorder buffer (bounded in bytes, frames of a flow
+//            kept in PSN order) and its flow table (bounded; a flow with
+//            nothing held is forgotten once idle when its slot is needed)
+// next:      emit(handle, t) for every frame, exactly once, at the time it
+//            leaves for the port's queue: at once when it is the next PSN
+//            (then with the run it completes), when its gap times out, or
+//            at once, counted, when it cannot wait (buffer or table full,
+//            a PSN already released: a retransmission or a duplicate)
+//
+// A frame that has waited `timeout` ends its flow's wait: the gap before
+// the flow's lowest held PSN is a real loss, the NIC's business (it NAKs
+// and the sender goes back N); the held frames go in PSN order up to the
+// next gap. The first frame of a flow the table does not know sets where
+// it starts. Header-only and allocation-free after construction: the
+// shared engine's host ports and ofan-sim run the same code.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "dataplane/fabric/emu_port.h"
+#include "dataplane/fabric/fifo.h"
+
+namespace ofan::fabric {
+
+inline constexpr uint32_t kPsnMask = 0xFFFFFF;  // BTH PSNs are 24 bits
+
+// a - b on the 24-bit PSN circle, in [-2^23, 2^23).
+inline int32_t PsnDiff(uint32_t a, uint32_t b) {
+  const uint32_t d = (a - b) & kPsnMask;
+  return d >= (1u << 23) ? static_cast<int32_t>(d) - (1 << 24) : static_cast<int32_t>(d);
+}
+
+// A flow: what one RC QP receives from one host.
+struct ReorderKey {
+  uint32_t src_ip = 0;
+  uint32_t dst_qp = 0;
+  bool operator==(const ReorderKey&) const = default;
+};
+
+struct ReorderLimits {
+  uint64_t buffer_bytes = 256 * 1024;  // a port's buffer
+  TimePs timeout = 1'000'000'000;      // 1 ms: how long a frame may wait
+  uint32_t max_flows = 1024;           // the port's flow table
+  TimePs idle = 100'000'000'000;       // 100 ms: when a quiet flow may go
+  // The least bytes a held frame counts (the buffer's frame capacity).
+  uint32_t min_frame = 60;
+};
+
+struct ReorderCounters {
+  uint64_t held = 0;        // frames that waited for a gap to fill
+  uint64_t in_order = 0;    // frames released in PSN order (waited or not)
+  uint64_t timeouts = 0;    // frames released because a gap timed out
+  uint64_t overflow = 0;    // early frames passed at once: the buffer was full
+  uint64_t table_full = 0;  // frames of a new flow passed: no slot for it
+  uint64_t old = 0;         // PSNs already released or held: passed at once
+  uint64_t flows = 0;       // flows the table took (forgotten ones again)
+  uint64_t max_bytes = 0, max_frames = 0;
+  TimePs max_hold = 0;
+};
+
+template <class H>
+class ReorderBuffer {
+ public:
+  ReorderBuffer() = default;
+  explicit ReorderBuffer(const ReorderLimits& lim) { Configure(lim); }
+
+  void Configure(const ReorderLimits& lim) {
+    lim_ = lim;
+    lim_.max_flows = std::max<uint32_t>(1, lim_.max_flows);
+    const auto frames = static_cast<size_t>(std::min<uint64_t>(
+        lim_.buffer_bytes / std::max<uint32_t>(1, lim_.min_frame) + 1, uint64_t{1} << 20));
+    held_.assign(frames, Held{});
+    free_held_.clear();
+    for (size_t i = frames; i-- > 0;) free_held_.push_back(static_cast<int32_t>(i));
+    flows_.assign(lim_.max_flows, Flow{});
+    free_flows_.clear();
+    for (uint32_t i = lim_.max_flows; i-- > 0;) free_flows_.push_back(static_cast<int32_t>(i));
+    size_t nb = 1;
+    while (nb < 2 * static_cast<size_t>(lim_.max_flows)) nb *= 2;
+    bucket_.assign(nb, kNone);
+    deadlines_ = Fifo<Deadline>();
+    deadlines_.reserve(frames);
+    lru_head_ = lru_tail_ = kNone;
+    bytes_ = frames_ = 0;
+    c_ = {};
+  }
+
+  // A data frame of flow k with PSN psn (24 bits) at t. Releases through
+  // emit(h, at) what leaves by t: first what timed out before t, then this
+  // frame and the run it completes, or this frame alone where it cannot
+  // wait.
+  template <class Emit>
+  void Offer(TimePs t, const ReorderKey& k, uint32_t psn, uint32_t bytes, H h, Emit&& emit) {
+    Expire(t, emit);
+    psn &= kPsnMask;
+    int32_t fi = Find(k);
+    if (fi == kNone) {
+      fi = Insert(k, t);
+      if (fi == kNone) {
+        ++c_.table_full;
+        emit(h, t);
+        return;
+      }
+      flows_[fi].expected = psn;  // where this flow starts, as far as we know
+    }
+    Flow& f = flows_[fi];
+    Touch(fi, t);
+    const int32_t d = PsnDiff(psn, f.expected);
+    if (d == 0) {
+      ++c_.in_order;
+      f.expected = (psn + 1) & kPsnMask;
+      emit(h, t);
+      ReleaseRun(f, t, false, emit);
+      return;
+    }
+    if (d < 0 || HoldsPsn(f, psn)) {  // released already, or a duplicate held
+      ++c_.old;
+      emit(h, t);
+      return;
+    }
+    const uint32_t cost = std::max(bytes, lim_.min_frame);
+    if (bytes_ + cost > lim_.buffer_bytes || free_held_.empty()) {
+      ++c_.overflow;
+      emit(h, t);
+      return;
+    }
+    const int32_t hi = free_held_.back();
+    free_held_.pop_back();
+    Held& e = held_[hi];
+    e = Held{h, psn, cost, t, kNone, fi, e.gen + 1, true};
+    // Into the flow's list, in PSN order from `expected`.
+    int32_t* link = &f.head;
+    while (*link != kNone && PsnDiff(held_[*link].psn, psn) < 0) link = &held_[*link].next;
+    e.next = *link;
+    *link = hi;
+    ++f.held;
+    bytes_ += cost;
+    ++frames_;
+    ++c_.held;
+    c_.max_bytes = std::max(c_.max_bytes, bytes_);
+    c_.max_frames = std::max(c_.max_frames, frames_);
+    deadlines_.push(Deadline{t + lim_.timeout, hi, e.gen});
+  }
+
+  // Releases what timed out at or before t, each at its deadline.
+  template <class Emit>
+  void Expire(TimePs t, Emit&& emit) {
+    while (!deadlines_.empty() && deadlines_.front().at <= t) {
+      const Deadline dl = deadlines_.front();
+      deadlines_.pop();
+      // Until that frame is gone: each gap before it given up in turn.
+      while (held_[dl.held].live && held_[dl.held].gen == dl.gen) {
+        Flow& f = flows_[held_[dl.held].flow];
+        f.expected = held_[f.head].psn;
+        ReleaseRun(f, dl.at, true, emit);
+      }
+    }
+  }
+
+  // When the next frame times out (kNever: nothing held).
+  TimePs NextDeadline() {
+    while (!deadlines_.empty()) {
+      const Deadline& dl = deadlines_.front();
+      if (held_[dl.held].live && held_[dl.held].gen == dl.gen) return dl.at;
+      deadlines_.pop();  // released before its time
+    }
+    return kNever;
+  }
+
+  // Everything held, handed to drop (a stopped switch, teardown).
+  template <class Drop>
+  uint32_t Flush(Drop&& drop) {
+    uint32_t n = 0;
+    for (Flow& f : flows_) {
+      while (f.head != kNone) {
+        const int32_t hi = f.head;
+        f.head = held_[hi].next;
+        Free(f, hi);
+        drop(held_[hi].h);
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  const ReorderCounters& counters() const { return c_; }
+  const ReorderLimits& limits() const { return lim_; }
+  uint64_t bytes() const { return bytes_; }
+  uint64_t frames() const { return frames_; }
+  // The maxima start again from what is held now.
+  void ResetMaxima() {
+    c_.max_bytes = bytes_;
+    c_.max_frames = frames_;
+    c_.max_hold = 0;
+  }
+
+ private:
+  static constexpr int32_t kNone = -1;
+  struct Held {
+    H h{};
+    uint32_t psn = 0, bytes = 0;
+    TimePs arrived = 0;
+    int32_t next = kNone;  // the flow's next held frame, by PSN
+    int32_t flow = kNone;
+    uint32_t gen = 0;  // which use of the slot a deadline names
+    bool live = false;
+  };
+  struct Flow {
+    ReorderKey key;
+    uint32_t expected = 0;  // the next PSN to release
+    int32_t head = kNone;   // held frames, lowest PSN first
+    uint32_t held = 0;
+    TimePs last_seen = 0;
+    int32_t chain = kNone;                 // the bucket's next flow
+    int32_t newer = kNone, older = kNone;  // by last_seen (most recent first)
+  };
+  struct Deadline {
+    TimePs at = 0;
+    int32_t held = kNone;
+    uint32_t gen = 0;
+  };
+
+  size_t Bucket(const ReorderKey& k) const {
+    uint64_t x = (uint64_t{k.src_ip} << 32 | k.dst_qp) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(x >> 32) & (bucket_.size() - 1);
+  }
+  int32_t Find(const ReorderKey& k) const {
+    for (int32_t i = bucket_[Bucket(k)]; i != kNone; i = flows_[i].chain)
+      if (flows_[i].key == k) return i;
+    return kNone;
+  }
+  // A slot for a new flow: a free one, else the least recently seen if it
+  // holds nothing and has been idle long enough; kNone if neither.
+  int32_t Insert(const ReorderKey& k, TimePs t) {
+    int32_t fi = kNone;
+    if (!free_flows_.empty()) {
+      fi = free_flows_.back();
+      free_flows_.pop_back();
+    } else {
+      const int32_t old = lru_tail_;
+      if (old == kNone || flows_[old].held || t - flows_[old].last_seen < lim_.idle) return kNone;
+      Forget(old);
+      fi = old;
+    }
+    Flow& f = flows_[fi];
+    f = Flow{};
+    f.key = k;
+    int32_t& b = bucket_[Bucket(k)];
+    f.chain = b;
+    b = fi;
+    f.last_seen = t;
+    LinkFront(fi);
+    ++c_.flows;
+    return fi;
+  }
+  void Forget(int32_t fi) {
+    Unlink(fi);
+    int32_t* link = &bucket_[Bucket(flows_[fi].key)];
+    while (*link != fi) link = &flows_[*link].chain;
+    *link = flows_[fi].chain;
+  }
+  void Touch(int32_t fi, TimePs t) {
+    flows_[fi].last_seen = t;
+    if (lru_head_ == fi) return;
+    Unlink(fi);
+    LinkFront(fi);
+  }
+  void LinkFront(int32_t fi) {
+    Flow& f = flows_[fi];
+    f.newer = kNone;
+    f.older = lru_head_;
+    if (lru_head_ != kNone) flows_[lru_head_].newer = fi;
+    lru_head_ = fi;
+    if (lru_tail_ == kNone) lru_tail_ = fi;
+  }
+  void Unlink(int32_t fi) {
+    Flow& f = flows_[fi];
+    if (f.newer != kNone)
+      flows_[f.newer].older = f.older;
+    else
+      lru_head_ = f.older;
+    if (f.older != kNone)
+      flows_[f.older].newer = f.newer;
+    else
+      lru_tail_ = f.newer;
+    f.newer = f.older = kNone;
+  }
+  bool HoldsPsn(const Flow& f, uint32_t psn) const {
+    for (int32_t i = f.head; i != kNone; i = held_[i].next) {
+      const int32_t d = PsnDiff(held_[i].psn, psn);
+      if (d == 0) return true;
+      if (d > 0) return false;
+    }
+    return false;
+  }
+  void Free(Flow& f, int32_t hi) {
+    Held& e = held_[hi];
+    e.live = false;
+    bytes_ -= e.bytes;
+    --frames_;
+    --f.held;
+    free_held_.push_back(hi);
+  }
+  // The held frames from `expected` on, while consecutive, released at t.
+  template <class Emit>
+  void ReleaseRun(Flow& f, TimePs t, bool timed_out, Emit&& emit) {
+    while (f.head != kNone && held_[f.head].psn == f.expected) {
+      const int32_t hi = f.head;
+      Held& e = held_[hi];
+      f.head = e.next;
+      f.expected = (e.psn + 1) & kPsnMask;
+      c_.max_hold = std::max(c_.max_hold, t - e.arrived);
+      ++(timed_out ? c_.timeouts : c_.in_order);
+      Free(f, hi);
+      emit(e.h, t);
+    }
+  }
+
+  ReorderLimits lim_;
+  std::vector<Held> held_;
+  std::vector<int32_t> free_held_;
+  std::vector<Flow> flows_;
+  std::vector<int32_t> free_flows_;
+  std::vector<int32_t> bucket_;
+  Fifo<Deadline> deadlines_;
+  int32_t lru_head_ = kNone, lru_tail_ = kNone;
+  uint64_t bytes_ = 0, frames_ = 0;
+  ReorderCounters c_;
+};
+
+}  // namespace ofan::fabric

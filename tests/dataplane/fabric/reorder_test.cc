@@ -1,0 +1,277 @@
+// fabric::ReorderBuffer (dataplane/fabric/reorder.h): golden sequences of
+// one port's frames, what leaves when, and a property test over random
+// orders, losses and duplicates: every frame leaves exactly once, never
+// before it arrived, in time order, and in PSN order per flow when nothing
+// is lost and nothing overflows.
+#include "dataplane/fabric/reorder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace ofan::fabric {
+namespace {
+
+constexpr TimePs kUs = 1'000'000;
+const ReorderKey kA{0x0A000002, 0x11}, kB{0x0A000003, 0x11};
+
+// A frame's handle: its flow and PSN, so that the tests read what left.
+struct Tag {
+  int flow = 0;
+  uint32_t psn = 0;
+  bool operator==(const Tag&) const = default;
+};
+
+struct Port {
+  ReorderBuffer<Tag> rb;
+  std::vector<std::pair<Tag, TimePs>> out;
+  explicit Port(ReorderLimits lim = {}) : rb(lim) {}
+  struct Emit {
+    Port* p;
+    void operator()(const Tag& h, TimePs t) const { p->out.emplace_back(h, t); }
+  };
+  void Offer(TimePs t, int flow, uint32_t psn, uint32_t bytes = 1000) {
+    rb.Offer(t, flow == 0 ? kA : kB, psn, bytes, Tag{flow, psn}, Emit{this});
+  }
+  void Expire(TimePs t) { rb.Expire(t, Emit{this}); }
+  std::vector<uint32_t> Psns() const {
+    std::vector<uint32_t> p;
+    for (const auto& [h, t] : out) p.push_back(h.psn);
+    return p;
+  }
+};
+
+TEST(Reorder, InOrderFramesPassAtOnce) {
+  Port p;
+  for (uint32_t i = 0; i < 3; ++i) p.Offer(i * kUs, 0, 5 + i);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{5, 6, 7}));
+  EXPECT_EQ(p.out[2].second, 2 * kUs);
+  EXPECT_EQ(p.rb.counters().in_order, 3u);
+  EXPECT_EQ(p.rb.counters().held, 0u);
+  EXPECT_EQ(p.rb.NextDeadline(), kNever);
+}
+
+TEST(Reorder, AGapFilledReleasesTheRunInPsnOrder) {
+  Port p;
+  p.Offer(0, 0, 10);
+  p.Offer(1 * kUs, 0, 12);
+  p.Offer(2 * kUs, 0, 13);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10}));
+  EXPECT_EQ(p.rb.frames(), 2u);
+  EXPECT_EQ(p.rb.bytes(), 2000u);
+  p.Offer(5 * kUs, 0, 11);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 11, 12, 13}));
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(p.out[i].second, 5 * kUs);
+  const ReorderCounters& c = p.rb.counters();
+  EXPECT_EQ(c.held, 2u);
+  EXPECT_EQ(c.in_order, 4u);
+  EXPECT_EQ(c.timeouts, 0u);
+  EXPECT_EQ(c.max_frames, 2u);
+  EXPECT_EQ(c.max_bytes, 2000u);
+  EXPECT_EQ(c.max_hold, 4 * kUs) << "PSN 12 waited from 1 us to 5 us";
+  EXPECT_EQ(p.rb.frames(), 0u);
+  EXPECT_EQ(p.rb.NextDeadline(), kNever) << "nothing held: no deadline";
+}
+
+TEST(Reorder, AGapThatTimesOutIsALossAndTheRestGoes) {
+  ReorderLimits lim;
+  lim.timeout = 100 * kUs;
+  Port p(lim);
+  p.Offer(0, 0, 10);
+  p.Offer(1 * kUs, 0, 12);  // 11 is lost
+  p.Offer(2 * kUs, 0, 13);
+  p.Offer(3 * kUs, 0, 15);  // and 14
+  EXPECT_EQ(p.rb.NextDeadline(), 101 * kUs);
+  p.Expire(100 * kUs);
+  EXPECT_EQ(p.out.size(), 1u) << "not yet";
+  p.Expire(101 * kUs);
+  // 12 and 13 at 12's deadline; 15 waits on for 14 until its own.
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 12, 13}));
+  EXPECT_EQ(p.out[1].second, 101 * kUs);
+  EXPECT_EQ(p.rb.NextDeadline(), 103 * kUs);
+  p.Offer(200 * kUs, 0, 11);  // the sender's retransmission: already given up on
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 12, 13, 15, 11}))
+      << "15 left at its deadline, before 11 arrived";
+  EXPECT_EQ(p.out[3].second, 103 * kUs);
+  const ReorderCounters& c = p.rb.counters();
+  EXPECT_EQ(c.timeouts, 3u);
+  EXPECT_EQ(c.old, 1u);
+  EXPECT_EQ(c.max_hold, 100 * kUs);
+}
+
+TEST(Reorder, PsnsWrapAt2To24) {
+  Port p;
+  p.Offer(0, 0, 0xFFFFFE);
+  p.Offer(1 * kUs, 0, 0);  // after 0xFFFFFF
+  p.Offer(2 * kUs, 0, 1);
+  EXPECT_EQ(p.rb.frames(), 2u);
+  p.Offer(3 * kUs, 0, 0xFFFFFF);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{0xFFFFFE, 0xFFFFFF, 0, 1}));
+  EXPECT_EQ(PsnDiff(0, 0xFFFFFF), 1);
+  EXPECT_EQ(PsnDiff(0xFFFFFF, 0), -1);
+  EXPECT_EQ(PsnDiff(0x800000, 0), -(1 << 23)) << "half the circle: behind";
+}
+
+TEST(Reorder, DuplicatesAndRetransmissionsPassAtOnce) {
+  Port p;
+  p.Offer(0, 0, 10);
+  p.Offer(1 * kUs, 0, 12);
+  p.Offer(2 * kUs, 0, 12);  // a duplicate of a held frame
+  p.Offer(3 * kUs, 0, 10);  // a retransmission of a released one
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 12, 10}));
+  EXPECT_EQ(p.rb.counters().old, 2u);
+  EXPECT_EQ(p.rb.frames(), 1u);
+  p.Offer(4 * kUs, 0, 11);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 12, 10, 11, 12}));
+}
+
+TEST(Reorder, AFullBufferPassesFramesInArrivalOrder) {
+  ReorderLimits lim;
+  lim.buffer_bytes = 3000;
+  Port p(lim);
+  p.Offer(0, 0, 10);
+  for (uint32_t psn = 12; psn <= 15; ++psn) p.Offer(psn * kUs, 0, psn);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 15})) << "three held, the fourth passed";
+  EXPECT_EQ(p.rb.counters().overflow, 1u);
+  EXPECT_EQ(p.rb.counters().max_bytes, 3000u);
+  p.Offer(20 * kUs, 0, 11);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 15, 11, 12, 13, 14}));
+}
+
+TEST(Reorder, FlowsWaitApart) {
+  Port p;
+  p.Offer(0, 0, 100);
+  p.Offer(0, 1, 7);
+  p.Offer(1 * kUs, 0, 102);  // A waits for 101
+  p.Offer(2 * kUs, 1, 8);    // B does not wait for A
+  EXPECT_EQ(p.out.size(), 3u);
+  EXPECT_EQ(p.out.back().first, (Tag{1, 8}));
+  p.Offer(3 * kUs, 0, 101);
+  EXPECT_EQ(p.out.back().first, (Tag{0, 102}));
+}
+
+// A full flow table passes a new flow's frames until a quiet flow that
+// holds nothing can give up its slot.
+TEST(Reorder, AFullTablePassesNewFlowsUntilOneGoesIdle) {
+  ReorderLimits lim;
+  lim.max_flows = 1;
+  lim.idle = 50 * kUs;
+  Port p(lim);
+  p.Offer(0, 0, 10);
+  p.Offer(10 * kUs, 1, 5);  // B: no slot, A seen 10 us ago
+  p.Offer(11 * kUs, 1, 7);  // would wait, but B is not known: passes
+  EXPECT_EQ(p.rb.counters().table_full, 2u);
+  p.Offer(60 * kUs, 1, 9);  // A has been quiet 60 us: its slot is B's
+  p.Offer(61 * kUs, 1, 11);
+  EXPECT_EQ(p.rb.frames(), 1u) << "B's 11 waits for 10";
+  EXPECT_EQ(p.rb.counters().flows, 2u);
+  p.Offer(62 * kUs, 0, 11);  // A again: B holds a frame, so no slot
+  EXPECT_EQ(p.rb.counters().table_full, 3u);
+}
+
+TEST(Reorder, FlushHandsBackWhatIsHeld) {
+  Port p;
+  p.Offer(0, 0, 10);
+  p.Offer(1, 0, 12);
+  p.Offer(2, 1, 3);
+  p.Offer(3, 1, 5);
+  std::vector<Tag> dropped;
+  EXPECT_EQ(p.rb.Flush([&](const Tag& h) { dropped.push_back(h); }), 2u);
+  EXPECT_EQ(p.rb.frames(), 0u);
+  EXPECT_EQ(p.rb.bytes(), 0u);
+  EXPECT_EQ(p.rb.NextDeadline(), kNever);
+}
+
+// Random flows, each from a random PSN (some near the wrap), sent with
+// local shuffles, losses and duplicates, at random times; the buffer and
+// the table sometimes too small. Every frame leaves exactly once, never
+// before it arrived, in time order; with enough room, no loss and a long
+// timeout, every flow leaves in PSN order.
+TEST(Reorder, EveryFrameLeavesExactlyOnce) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 300; ++round) {
+    const bool clean = round % 3 == 0;
+    ReorderLimits lim;
+    lim.buffer_bytes = clean ? 1 << 20 : 1000 + rng() % 20000;
+    lim.max_flows = clean ? 64 : 1 + static_cast<uint32_t>(rng() % 6);
+    lim.timeout = clean ? kNever / 4 : (1 + rng() % 50) * kUs;
+    lim.idle = (1 + rng() % 100) * kUs;
+    ReorderBuffer<uint32_t> rb(lim);
+    const int flows = 1 + static_cast<int>(rng() % 5);
+    struct Sent {
+      int flow;
+      uint32_t psn;
+      TimePs at;
+    };
+    std::vector<std::vector<Sent>> per(flows);
+    for (int f = 0; f < flows; ++f) {
+      const uint32_t start =
+          rng() % 2 ? static_cast<uint32_t>(rng()) & kPsnMask : kPsnMask - rng() % 20;
+      std::vector<uint32_t> psns;
+      for (uint32_t i = 0; i < 40; ++i) {
+        if (!clean && rng() % 10 == 0) continue;  // lost
+        psns.push_back((start + i) & kPsnMask);
+        if (!clean && rng() % 10 == 0) psns.push_back((start + i) & kPsnMask);  // duplicate
+      }
+      for (size_t i = 0; i + 1 < psns.size(); ++i)  // local reordering
+        if (rng() % 3 == 0) std::swap(psns[i], psns[std::min(psns.size() - 1, i + rng() % 4)]);
+      for (const uint32_t psn : psns) per[f].push_back({f, psn, 0});
+    }
+    // The flows interleaved at random, each in its own order.
+    std::vector<int> turns;
+    for (int f = 0; f < flows; ++f) turns.insert(turns.end(), per[f].size(), f);
+    std::shuffle(turns.begin(), turns.end(), rng);
+    std::vector<Sent> order;
+    std::vector<size_t> next(flows, 0);
+    for (const int f : turns) order.push_back(per[f][next[f]++]);
+    std::vector<TimePs> left(order.size(), kNever);
+    std::vector<std::vector<uint32_t>> psn_out(flows);
+    TimePs t = 0, last = 0;
+    auto emit = [&](uint32_t h, TimePs at) {
+      ASSERT_LT(h, order.size());
+      ASSERT_EQ(left[h], kNever) << "frame " << h << " left twice";
+      ASSERT_GE(at, order[h].at) << "left before it arrived";
+      ASSERT_GE(at, last) << "out of time order";
+      last = at;
+      left[h] = at;
+      psn_out[order[h].flow].push_back(order[h].psn);
+    };
+    for (size_t i = 0; i < order.size(); ++i) {
+      t += (rng() % 4) * kUs;
+      order[i].at = t;
+      const ReorderKey k{0x0A000000u + static_cast<uint32_t>(order[i].flow), 0x11};
+      rb.Offer(t, k, order[i].psn, 100 + static_cast<uint32_t>(rng() % 1500),
+               static_cast<uint32_t>(i), emit);
+    }
+    rb.Expire(kNever - 1, emit);
+    for (size_t i = 0; i < order.size(); ++i)
+      ASSERT_NE(left[i], kNever) << "round " << round << ": frame " << i << " never left";
+    EXPECT_EQ(rb.frames(), 0u);
+    EXPECT_EQ(rb.bytes(), 0u);
+    const ReorderCounters& c = rb.counters();
+    EXPECT_EQ(c.in_order + c.timeouts + c.overflow + c.table_full + c.old, order.size());
+    if (clean && lim.max_flows >= static_cast<uint32_t>(flows)) {
+      // The first frame a flow shows sets its start; what is behind it
+      // passes as old, and from it on every PSN leaves once, in order.
+      for (int f = 0; f < flows; ++f) {
+        const std::vector<uint32_t>& o = psn_out[f];
+        ASSERT_FALSE(o.empty());
+        uint32_t want = o[0];
+        for (const uint32_t psn : o) {
+          if (PsnDiff(psn, o[0]) < 0) continue;
+          EXPECT_EQ(psn, want) << "round " << round << " flow " << f;
+          want = (want + 1) & kPsnMask;
+        }
+        EXPECT_EQ(c.timeouts, 0u);
+        EXPECT_EQ(c.overflow, 0u);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ofan::fabric
