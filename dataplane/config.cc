@@ -187,6 +187,11 @@ Status DpConfig::Validate() const {
       pfc.wd_restore_ms > fabric::kPfcWdRestoreMaxMs)
     return Bad(fmt::format("pfc.watchdog.restore_ms must be in {}..{}", fabric::kPfcWdRestoreMinMs,
                            fabric::kPfcWdRestoreMaxMs));
+  if (reorder.buffer_bytes == 0) return Bad("reorder.buffer must be above 0");
+  if (reorder.timeout_us < 1 || reorder.timeout_us > fabric::kReorderMaxTimeoutUs)
+    return Bad(fmt::format("reorder.timeout_us must be in 1..{}", fabric::kReorderMaxTimeoutUs));
+  if (reorder.max_flows < 1 || reorder.max_flows > 1'000'000)
+    return Bad("reorder.flows must be in 1..1000000");
   if (burst == 0 || burst > 64) return Bad("burst must be in 1..64");
   if (max_sleep_us > 100000) return Bad("idle.max_sleep_us must be <= 100000");
   if (max_wait_us < 1 || max_wait_us > 1000000)
@@ -200,8 +205,8 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
   DpConfig c;
   if (root.IsNull()) return Bad("config is empty");
   OFAN_CHECK(CheckKeys(root, "config",
-                       {"name", "fabric", "ports", "pipe_size", "lb", "egress", "pfc", "control",
-                        "idle", "burst", "netns"}));
+                       {"name", "fabric", "ports", "pipe_size", "lb", "egress", "pfc", "reorder",
+                        "control", "idle", "burst", "netns"}));
   OFAN_CHECK(ReadIf(root, "", "name", c.name));
   OFAN_CHECK(ReadIf(root, "", "netns", c.netns));
   if (const YAML::Node f = root["fabric"]) {
@@ -378,6 +383,13 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
       if (v > 0xFFFF) return Bad("pfc.response_quanta must be in 0..65535");
       c.pfc.response_quanta = v;
     }
+  }
+  if (const YAML::Node r = root["reorder"]) {
+    OFAN_CHECK(CheckKeys(r, "reorder", {"enabled", "buffer", "timeout_us", "flows"}));
+    OFAN_CHECK(ReadIf(r, "reorder", "enabled", c.reorder.enabled));
+    OFAN_CHECK(ReadSizeIf(r, "reorder", "buffer", c.reorder.buffer_bytes));
+    OFAN_CHECK(ReadIf(r, "reorder", "timeout_us", c.reorder.timeout_us));
+    OFAN_CHECK(ReadIf(r, "reorder", "flows", c.reorder.max_flows));
   }
   if (const YAML::Node s = root["control"]) {
     OFAN_CHECK(CheckKeys(s, "control", {"socket", "kernel_ports"}));

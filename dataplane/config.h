@@ -16,6 +16,8 @@
 //   pfc: {enabled: false, priority: 3, dscp: 26, xoff: 0, xon: 0, quanta: 65535,
 //         response_quanta: 394,      # xoff/xon 0: derived per port
 //         watchdog: {detect_ms: 200, restore_ms: 200, action: drop}}
+//   reorder: {enabled: false, buffer: 256KiB, timeout_us: 10000, flows: 1024}
+//                                  # an edge's host ports, shared engine
 //   control: {socket: /run/ofan/e0.sock}
 //   idle: {max_sleep_us: 1000, max_wait_us: 100000}
 #pragma once
@@ -28,6 +30,7 @@
 #include "common/result.h"
 #include "common/units.h"
 #include "dataplane/fabric/pfc.h"
+#include "dataplane/fabric/reorder.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/policy.h"
 #include "dataplane/lb_choice.h"
@@ -92,6 +95,24 @@ struct PfcConfig {
   fabric::PfcWdAction wd_action = fabric::PfcWdAction::kDrop;
 };
 
+// Resequencing at an edge switch's host ports (egress/reorder.h, the shared
+// engine): RoCE data frames leave in PSN order per QP, each waiting at most
+// timeout_us, in a buffer of buffer_bytes per port with a table of
+// max_flows flows (defaults: fabric/reorder.h).
+struct ReorderConfig {
+  bool enabled = false;
+  uint64_t buffer_bytes = fabric::kReorderDefaultBytes;
+  uint32_t timeout_us = fabric::kReorderDefaultTimeoutUs;
+  uint32_t max_flows = fabric::kReorderDefaultFlows;
+  fabric::ReorderLimits Limits() const {
+    fabric::ReorderLimits l;
+    l.buffer_bytes = buffer_bytes;
+    l.timeout = fabric::TimePs{timeout_us} * 1'000'000;
+    l.max_flows = max_flows;
+    return l;
+  }
+};
+
 // pfc.watchdog.action: "drop" | "forward" | "alert" (fabric/pfc.h's
 // PfcWdActionName and back).
 Result<fabric::PfcWdAction> ParsePfcWdAction(std::string_view s);
@@ -107,6 +128,7 @@ struct DpConfig {
   OfanMode ofan_mode = OfanMode::kCombined;
   EgressConfig egress;
   PfcConfig pfc;
+  ReorderConfig reorder;
   std::string socket_path;  // default /run/ofan/<name>.sock
   // A kernel interface per port that has none of its own (the shared
   // engine's in-memory links): a TAP named p<port> in `netns`, to which the

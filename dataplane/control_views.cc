@@ -135,6 +135,22 @@ json PfcJson(const PortSnapshot& p) {
           {"held_max_bytes", f.max_bytes},
           {"lossless_drops", f.lossless_drops}};
 }
+
+// A host port's reorder stage (null where there is none): QueueStats::Reorder.
+json ReorderJson(const PortSnapshot& p) {
+  if (!p.queue.reorder) return nullptr;
+  const QueueStats::Reorder& r = *p.queue.reorder;
+  return {{"held", r.held},
+          {"in_order", r.in_order},
+          {"timeouts", r.timeouts},
+          {"overflow", r.overflow},
+          {"table_full", r.table_full},
+          {"old", r.old},
+          {"bad_length", r.bad_length},
+          {"max_bytes", r.max_bytes},
+          {"max_frames", r.max_frames},
+          {"max_hold_us", r.max_hold_us}};
+}
 }  // namespace
 
 json PortsJson(const Snapshot& s) {
@@ -181,7 +197,8 @@ json PortsJson(const Snapshot& s) {
                    {"tx_packets", p.queue.tx_packets},
                    {"tx_bytes", p.queue.tx_bytes},
                    {"kernel", kernel},
-                   {"pfc", PfcJson(p)}});
+                   {"pfc", PfcJson(p)},
+                   {"reorder", ReorderJson(p)}});
   }
   return out;
 }
@@ -204,7 +221,8 @@ json QueuesJson(const Snapshot& s) {
                    {"paused", q.paused},
                    {"limit_bytes", p.limit_bytes},
                    {"ecn_bytes", p.ecn_bytes},
-                   {"pfc", PfcJson(p)}});
+                   {"pfc", PfcJson(p)},
+                   {"reorder", ReorderJson(p)}});
   }
   return out;
 }

@@ -236,6 +236,12 @@ Status Switch::SetupPorts() {
                     rte_strerror(rte_errno)));
   }
   if (engine_now_) return SetupEnginePorts(queue_config);
+  if (cfg_.reorder.enabled) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("switch {}: reorder runs on the shared engine's host ports "
+                                 "(ofan-dp --fabric); a switch of its own does not resequence yet",
+                                 cfg_.name));
+  }
   for (const PortConfig& pc : cfg_.ports) {
     // A test's ring port, or the vdev's name (before its args).
     std::string name = pc.ring() ? pc.ring_device() : pc.dev.substr(0, pc.dev.find(','));
@@ -309,6 +315,9 @@ Status Switch::SetupEnginePorts(const QueueConfig& queue_config) {
     q.set_admin(pc.admin_up);
     q.set_waker(engine_.waker);
     q.set_emu_pfc(emu_pfc_.get());
+    // An edge's host ports resequence (egress/reorder.h).
+    if (cfg_.reorder.enabled && router_.role() == lb::Role::kEdge && p < w_)
+      q.set_reorder(cfg_.reorder.Limits());
   }
   return {};
 }

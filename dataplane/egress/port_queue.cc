@@ -9,6 +9,7 @@
 
 #include "dataplane/egress/emu_pfc.h"
 #include "dataplane/egress/lossless.h"
+#include "dataplane/egress/reorder.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/stages/rewrite.h"
@@ -107,6 +108,7 @@ void PortQueue::Flush() {
   for (uint32_t i = 0; i < staged_n_; ++i) rte_pktmbuf_free(staged_[i]);
   staged_n_ = 0;
   if (emu_) emu_->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
+  if (reorder_) reorder_->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
   bytes_.store(0);
   lossless_bytes_.store(0);
 }
@@ -514,6 +516,15 @@ QueueStats PortQueue::Stats(uint64_t now) const {
   s.pfc.wd_active = wd_active_.load();
   s.pfc.wd_fired_at_ps = wd_fired_at_.load();
   s.pfc.wd_restored_at_ps = wd_restored_at_.load();
+  if (reorder_pub_) {
+    const ReorderPub& r = *reorder_pub_;
+    s.reorder =
+        QueueStats::Reorder{r.held.load(),       r.in_order.load(),
+                            r.timeouts.load(),   r.overflow.load(),
+                            r.table_full.load(), r.old.load(),
+                            r.bad_length.load(), r.max_bytes.load(),
+                            r.max_frames.load(), static_cast<double>(r.max_hold_ps.load()) / 1e6};
+  }
   return s;
 }
 
@@ -573,8 +584,8 @@ struct PortQueue::EmuBatch {
 void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr,
                            bool forwarded) {
   EmuBatch tx(*this, ctr);
-  uint32_t dropped = 0, marked = 0, queued = 0, lossless_dropped = 0, wd_drop = 0;
-  const bool pfc = pfc_ && queue == kNormalQueue;
+  EmuTally tally;
+  const bool reorder = reorder_ && queue == kNormalQueue;
   for (uint32_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
     // Frames reach a port in the order of their times (the engine merges
@@ -582,65 +593,102 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
     // later than the next one, which then counts as arriving with it.
     const fabric::TimePs t = std::max<fabric::TimePs>(FrameTime(m), emu_last_);
     emu_last_ = t;
-    const uint32_t len = rte_pktmbuf_pkt_len(m);
-    // PFC's class: admitted by its ingress port's account, not this
-    // port's buffer (egress/emu_pfc.h, fabric/pfc.h).
-    bool lossless = false;
-    if (pfc && pfc_->Lossless(m)) [[unlikely]] {
-      if (pause_.dropping()) {
-        // The watchdog's drop action: this queue's lossless frames are
-        // discarded until it restores.
-        ++wd_drop;
-        rte_pktmbuf_free(m);
+    if (reorder) [[unlikely]] {
+      // A host port's RoCE data waits for its PSN (egress/reorder.h); what
+      // the stage releases goes on to the port at its release time.
+      RoceSeq seq;
+      const RoceSeqKind kind =
+          ReadRoceSeq(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), seq);
+      if (kind == RoceSeqKind::kData) {
+        reorder_->Offer(
+            t, seq.key, seq.psn, rte_pktmbuf_pkt_len(m), m,
+            [&](rte_mbuf* r, fabric::TimePs at) { AdmitEmu(r, at, queue, forwarded, tx, tally); });
         continue;
       }
-      emu_->StartBefore(t, tx);  // releases before t come before this admission
-      if (!pfc_->Admit(m, t)) {
-        ++lossless_dropped;
-        rte_pktmbuf_free(m);
-        continue;
-      }
-      lossless = true;
+      if (kind == RoceSeqKind::kBadLength) ++reorder_bad_length_;
     }
-    // Only IPv4 frames can carry CE: marking another would rewrite its
-    // bytes (a PFC frame's opcode and pause time). Forwarded frames are
-    // IPv4 by the pipeline's parse; the others are looked at.
-    bool ecn_capable = forwarded;
-    if (!forwarded) {
-      const uint8_t* head = rte_pktmbuf_mtod(m, const uint8_t*);
-      ecn_capable = rte_pktmbuf_data_len(m) >= 38 &&
-                    pkt::Rd16(head + ForwardedL3Offset(head) - 2) == pkt::ethertype::kIpv4;
-    }
-    const fabric::EmuVerdict v = emu_->Offer(t, queue, len, ecn_capable, m, tx, lossless);
-    if (!v.queued) {
-      ++dropped;
-      rte_pktmbuf_free(m);
-      continue;
-    }
-    ++queued;
-    if (v.ce) {
-      uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
-      if (MarkCe(f, ForwardedL3Offset(f))) ++marked;
-    }
-    if (tally_) tally_->Add(m);
+    AdmitEmu(m, t, queue, forwarded, tx, tally);
   }
   tx.Flush();
-  if (lossless_dropped) [[unlikely]]
-    ctr.Add(Counter::kDropLossless, lossless_dropped);
-  if (wd_drop) [[unlikely]]
-    CountWatchdogDrops(wd_drop, ctr);
-  if (dropped) {
-    ctr.Add(Counter::kDropBufferFull, dropped);
-    drops_buffer_.store(drops_buffer_.load(std::memory_order_relaxed) + dropped,
+  FinishEmu(queue, tally, ctr);
+}
+
+void PortQueue::AdmitEmu(rte_mbuf* m, fabric::TimePs t, int queue, bool forwarded, EmuBatch& tx,
+                         EmuTally& n) {
+  const uint32_t len = rte_pktmbuf_pkt_len(m);
+  // PFC's class: admitted by its ingress port's account, not this
+  // port's buffer (egress/emu_pfc.h, fabric/pfc.h).
+  bool lossless = false;
+  if (pfc_ && queue == kNormalQueue && pfc_->Lossless(m)) [[unlikely]] {
+    if (pause_.dropping()) {
+      // The watchdog's drop action: this queue's lossless frames are
+      // discarded until it restores.
+      ++n.wd_drop;
+      rte_pktmbuf_free(m);
+      return;
+    }
+    emu_->StartBefore(t, tx);  // releases before t come before this admission
+    if (!pfc_->Admit(m, t)) {
+      ++n.lossless_dropped;
+      rte_pktmbuf_free(m);
+      return;
+    }
+    lossless = true;
+  }
+  // Only IPv4 frames can carry CE: marking another would rewrite its
+  // bytes (a PFC frame's opcode and pause time). Forwarded frames are
+  // IPv4 by the pipeline's parse; the others are looked at.
+  bool ecn_capable = forwarded;
+  if (!forwarded) {
+    const uint8_t* head = rte_pktmbuf_mtod(m, const uint8_t*);
+    ecn_capable = rte_pktmbuf_data_len(m) >= 38 &&
+                  pkt::Rd16(head + ForwardedL3Offset(head) - 2) == pkt::ethertype::kIpv4;
+  }
+  const fabric::EmuVerdict v = emu_->Offer(t, queue, len, ecn_capable, m, tx, lossless);
+  if (!v.queued) {
+    ++n.dropped;
+    rte_pktmbuf_free(m);
+    return;
+  }
+  ++n.queued;
+  if (v.ce) {
+    uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
+    if (MarkCe(f, ForwardedL3Offset(f))) ++n.marked;
+  }
+  if (tally_) tally_->Add(m);
+}
+
+void PortQueue::FinishEmu(int queue, const EmuTally& n, LcoreCounters& ctr) {
+  if (n.lossless_dropped) [[unlikely]]
+    ctr.Add(Counter::kDropLossless, n.lossless_dropped);
+  if (n.wd_drop) [[unlikely]]
+    CountWatchdogDrops(n.wd_drop, ctr);
+  if (n.dropped) {
+    ctr.Add(Counter::kDropBufferFull, n.dropped);
+    drops_buffer_.store(drops_buffer_.load(std::memory_order_relaxed) + n.dropped,
                         std::memory_order_relaxed);
   }
-  if (marked) {
-    ctr.Add(Counter::kEcnMarked, marked);
-    ecn_marked_.store(ecn_marked_.load(std::memory_order_relaxed) + marked,
+  if (n.marked) {
+    ctr.Add(Counter::kEcnMarked, n.marked);
+    ecn_marked_.store(ecn_marked_.load(std::memory_order_relaxed) + n.marked,
                       std::memory_order_relaxed);
   }
-  if (queue == kPrioQueue && queued) ctr.Add(Counter::kPriorityQueued, queued);
+  if (queue == kPrioQueue && n.queued) ctr.Add(Counter::kPriorityQueued, n.queued);
   PublishEmu();
+}
+
+void PortQueue::ExpireReorder(fabric::TimePs now, EmuBatch& tx, LcoreCounters& ctr) {
+  if (reorder_->NextDeadline() > now) return;
+  EmuTally tally;
+  reorder_->Expire(now, [&](rte_mbuf* r, fabric::TimePs at) {
+    AdmitEmu(r, std::max(at, emu_last_), kNormalQueue, true, tx, tally);
+  });
+  FinishEmu(kNormalQueue, tally, ctr);
+}
+
+void PortQueue::set_reorder(const fabric::ReorderLimits& lim) {
+  reorder_ = std::make_unique<fabric::ReorderBuffer<rte_mbuf*>>(lim);
+  reorder_pub_ = std::make_unique<ReorderPub>();
 }
 
 uint32_t PortQueue::DrainEmu(uint64_t now, LcoreCounters& ctr) {
@@ -657,11 +705,14 @@ uint32_t PortQueue::DrainEmu(uint64_t now, LcoreCounters& ctr) {
     }
   }
   EmuBatch tx(*this, ctr);
+  if (reorder_) [[unlikely]]
+    ExpireReorder(now, tx, ctr);  // the waits that ended by now, at their deadlines
   emu_->StartBefore(now, tx);
   tx.Flush();
   emu_->Integrate(std::max<fabric::TimePs>(now, emu_->integrated_to()));
   if (emu_reset_.load(std::memory_order_relaxed)) [[unlikely]] {
     emu_->ResetStats(emu_->integrated_to());
+    if (reorder_) reorder_->ResetMaxima();
     emu_reset_.store(false, std::memory_order_relaxed);
   }
   PublishEmu();
@@ -684,6 +735,20 @@ void PortQueue::PublishEmu() {
   pfc_sent_.store(pfc_sent_n_, std::memory_order_relaxed);
   pfc_received_.store(pfc_received_n_, std::memory_order_relaxed);
   paused_ps_.store(pause_.clock().paused_ps(e.integrated_to()), std::memory_order_relaxed);
+  if (reorder_) [[unlikely]] {
+    const fabric::ReorderCounters& c = reorder_->counters();
+    ReorderPub& r = *reorder_pub_;
+    r.held.store(c.held, std::memory_order_relaxed);
+    r.in_order.store(c.in_order, std::memory_order_relaxed);
+    r.timeouts.store(c.timeouts, std::memory_order_relaxed);
+    r.overflow.store(c.overflow, std::memory_order_relaxed);
+    r.table_full.store(c.table_full, std::memory_order_relaxed);
+    r.old.store(c.old, std::memory_order_relaxed);
+    r.bad_length.store(reorder_bad_length_, std::memory_order_relaxed);
+    r.max_bytes.store(c.max_bytes, std::memory_order_relaxed);
+    r.max_frames.store(c.max_frames, std::memory_order_relaxed);
+    r.max_hold_ps.store(c.max_hold, std::memory_order_relaxed);
+  }
 }
 
 void PortQueue::PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr) {
@@ -759,6 +824,8 @@ uint32_t PortQueue::DropWaiting(LcoreCounters& ctr) {
       if (EmuPfc::Marked(m)) pfc_->Release(m, t);
       rte_pktmbuf_free(m);
     });
+    // What waited for its PSN (not yet any account's) goes too.
+    if (reorder_) n += reorder_->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
     PublishEmu();
   }
   if (n) ctr.Add(Counter::kDropSwitchDown, n);

@@ -29,9 +29,11 @@
 
 #include <rte_mbuf_core.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,7 @@
 #include "dataplane/egress/lossless.h"
 #include "dataplane/fabric/emu_port.h"
 #include "dataplane/fabric/pfc.h"
+#include "dataplane/fabric/reorder.h"
 #include "dataplane/vector_constants.h"
 
 struct rte_ring;
@@ -160,6 +163,18 @@ struct QueueStats {
     uint64_t wd_fired_at_ps = fabric::kNever, wd_restored_at_ps = fabric::kNever;
   };
   Pfc pfc;
+  // The reorder stage of a host port (egress/reorder.h; none elsewhere):
+  // frames that waited for a gap, released in PSN order, released because
+  // a gap timed out, passed at once for a full buffer or flow table or an
+  // old PSN, RoCE frames whose lengths cannot hold their BTH (passed); and,
+  // since the last reset, the most bytes and frames held and the longest
+  // wait.
+  struct Reorder {
+    uint64_t held = 0, in_order = 0, timeouts = 0, overflow = 0, table_full = 0, old = 0;
+    uint64_t bad_length = 0, max_bytes = 0, max_frames = 0;
+    double max_hold_us = 0;
+  };
+  std::optional<Reorder> reorder;
 };
 
 inline constexpr uint64_t kPfcWatchdogNs = 200'000'000;  // 200 ms (Meta's PFC watchdog)
@@ -233,7 +248,12 @@ class alignas(64) PortQueue {
   // Emulated mode, owner only. When the next frame would start if nothing
   // else arrived (fabric::kNever: none waits); whether the control thread
   // left frames for the next Drain.
-  fabric::TimePs NextStart() const { return emu_ ? emu_->NextStart() : fabric::kNever; }
+  // Emulated: the next transmission's start or reorder timeout, whichever
+  // comes first (fabric::kNever: none).
+  fabric::TimePs NextStart() const {
+    if (!emu_) return fabric::kNever;
+    return reorder_ ? std::min(emu_->NextStart(), reorder_->NextDeadline()) : emu_->NextStart();
+  }
   bool inbox_pending() const;
   // Drops every waiting frame (a stopped switch), counted; returns them.
   uint32_t DropWaiting(LcoreCounters& ctr);
@@ -241,6 +261,9 @@ class alignas(64) PortQueue {
   // egress/emu_pfc.h), which this queue's lossless frames go through, and
   // its watchdog's settings for this queue.
   void set_emu_pfc(EmuPfc* pfc);
+  // Emulated, before the engine runs: a host port's reorder stage
+  // (egress/reorder.h) with these limits.
+  void set_reorder(const fabric::ReorderLimits& lim);
   // Emulated: when the watchdog next needs a look (fabric::kNever: none).
   fabric::TimePs WatchdogDeadline() const;
   // Emulated, owner only: one frame the owner made (a PFC frame), queued
@@ -282,12 +305,22 @@ class alignas(64) PortQueue {
   // the control thread's or the switch's own (ARP, ICMP, LLDP, IPv6 from
   // the kernel ports, PFC), which only an IPv4 header makes ECN-capable.
   void EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters& ctr, bool forwarded);
+  struct EmuBatch;
+  // What one EnqueueEmu decided, counted once at its end (FinishEmu).
+  struct EmuTally {
+    uint32_t dropped = 0, marked = 0, queued = 0, lossless_dropped = 0, wd_drop = 0;
+  };
+  // One frame onto the EmuPort at t: PFC's admission, the buffer, ECN.
+  void AdmitEmu(rte_mbuf* m, fabric::TimePs t, int queue, bool forwarded, EmuBatch& tx,
+                EmuTally& n);
+  void FinishEmu(int queue, const EmuTally& n, LcoreCounters& ctr);
+  // The reorder stage's releases up to now, on to AdmitEmu.
+  void ExpireReorder(fabric::TimePs now, EmuBatch& tx, LcoreCounters& ctr);
   uint32_t DrainEmu(uint64_t now, LcoreCounters& ctr);
   void PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr);
   // The watchdog's verdict by t, acted on (drop, forward, alert).
   void WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr);
   void PublishEmu();
-  struct EmuBatch;
 
   // Read-mostly, looked up per packet by every worker: a line of its own so
   // the producers' counters below do not bounce it between cores.
@@ -333,6 +366,15 @@ class alignas(64) PortQueue {
   std::atomic<uint64_t> emu_pkts_{0}, emu_prio_pkts_{0};
   std::atomic<bool> emu_reset_{false};  // ResetStats asked; the owner does it
   EmuPfc* pfc_ = nullptr;
+  // A host port's reorder stage (set_reorder) and what it counted,
+  // published by PublishEmu for Stats.
+  std::unique_ptr<fabric::ReorderBuffer<rte_mbuf*>> reorder_;
+  uint64_t reorder_bad_length_ = 0;
+  struct ReorderPub {
+    std::atomic<uint64_t> held{0}, in_order{0}, timeouts{0}, overflow{0}, table_full{0}, old{0};
+    std::atomic<uint64_t> bad_length{0}, max_bytes{0}, max_frames{0}, max_hold_ps{0};
+  };
+  std::unique_ptr<ReorderPub> reorder_pub_;
   fabric::PfcPauseState pause_;  // the pauses received, the watchdog (PFC on)
   bool tsc_watched_ = false;     // per-switch: pause_ runs on the TSC (wd_detect_ps)
   std::atomic<uint64_t> wd_fired_{0}, wd_restored_{0}, wd_dropped_{0};

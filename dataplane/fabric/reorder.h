@@ -30,10 +30,11 @@
 
 #include "dataplane/fabric/emu_port.h"
 #include "dataplane/fabric/fifo.h"
+#include "dataplane/packet/roce.h"
 
 namespace ofan::fabric {
 
-inline constexpr uint32_t kPsnMask = 0xFFFFFF;  // BTH PSNs are 24 bits
+inline constexpr uint32_t kPsnMask = pkt::kPsnMask;  // BTH PSNs are 24 bits
 
 // a - b on the 24-bit PSN circle, in [-2^23, 2^23).
 inline int32_t PsnDiff(uint32_t a, uint32_t b) {
@@ -48,11 +49,18 @@ struct ReorderKey {
   bool operator==(const ReorderKey&) const = default;
 };
 
+// The defaults (ofan-dp's reorder section, ofan-emu up --reorder-kb and
+// --reorder-timeout-us, ofan-sim --reorder take them from here).
+inline constexpr uint64_t kReorderDefaultBytes = 256 * 1024;
+inline constexpr uint32_t kReorderDefaultTimeoutUs = 10'000;
+inline constexpr uint32_t kReorderMaxTimeoutUs = 10'000'000;
+inline constexpr uint32_t kReorderDefaultFlows = 1024;
+
 struct ReorderLimits {
-  uint64_t buffer_bytes = 256 * 1024;  // a port's buffer
-  TimePs timeout = 1'000'000'000;      // 1 ms: how long a frame may wait
-  uint32_t max_flows = 1024;           // the port's flow table
-  TimePs idle = 100'000'000'000;       // 100 ms: when a quiet flow may go
+  uint64_t buffer_bytes = kReorderDefaultBytes;                   // a port's buffer
+  TimePs timeout = TimePs{kReorderDefaultTimeoutUs} * 1'000'000;  // how long a frame may wait
+  uint32_t max_flows = kReorderDefaultFlows;                      // the port's flow table
+  TimePs idle = 100'000'000'000;  // 100 ms: when a quiet flow may go
   // The least bytes a held frame counts (the buffer's frame capacity).
   uint32_t min_frame = 60;
 };
@@ -160,7 +168,7 @@ class ReorderBuffer {
       const Deadline dl = deadlines_.front();
       deadlines_.pop();
       // Until that frame is gone: each gap before it given up in turn.
-      while (held_[dl.held].live && held_[dl.held].gen == dl.gen) {
+      while (Live(dl)) {
         Flow& f = flows_[held_[dl.held].flow];
         f.expected = held_[f.head].psn;
         ReleaseRun(f, dl.at, true, emit);
@@ -169,14 +177,7 @@ class ReorderBuffer {
   }
 
   // When the next frame times out (kNever: nothing held).
-  TimePs NextDeadline() {
-    while (!deadlines_.empty()) {
-      const Deadline& dl = deadlines_.front();
-      if (held_[dl.held].live && held_[dl.held].gen == dl.gen) return dl.at;
-      deadlines_.pop();  // released before its time
-    }
-    return kNever;
-  }
+  TimePs NextDeadline() const { return deadlines_.empty() ? kNever : deadlines_.front().at; }
 
   // Everything held, handed to drop (a stopped switch, teardown).
   template <class Drop>
@@ -311,6 +312,11 @@ class ReorderBuffer {
     --frames_;
     --f.held;
     free_held_.push_back(hi);
+    // The front deadline is always a frame still held (NextDeadline).
+    while (!deadlines_.empty() && !Live(deadlines_.front())) deadlines_.pop();
+  }
+  bool Live(const Deadline& dl) const {
+    return held_[dl.held].live && held_[dl.held].gen == dl.gen;
   }
   // The held frames from `expected` on, while consecutive, released at t.
   template <class Emit>

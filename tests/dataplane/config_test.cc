@@ -21,6 +21,7 @@ lb: {policy: ofan, ofan_mode: atomic, seed: 9, flowlet_gap_us: 50}
 egress: {rate_gbps: 25, buffer: 2MiB, ecn: 64KiB, priority: [control], ring_slots: 512}
 pfc: {enabled: true, priority: 5, xoff: 300KiB, xon: 100KiB, quanta: 1000, dscp: 24,
       watchdog: {detect_ms: 400, restore_ms: 1000, action: forward}}
+reorder: {enabled: true, buffer: 64KiB, timeout_us: 500, flows: 64}
 control: {socket: /tmp/e0.sock, kernel_ports: true}
 idle: {max_sleep_us: 200}
 burst: 16
@@ -54,6 +55,10 @@ burst: 16
   EXPECT_EQ(c->pfc.wd_detect_ms, 400u);
   EXPECT_EQ(c->pfc.wd_restore_ms, 1000u);
   EXPECT_EQ(c->pfc.wd_action, fabric::PfcWdAction::kForward);
+  EXPECT_TRUE(c->reorder.enabled);
+  EXPECT_EQ(c->reorder.buffer_bytes, 64 * kKiB);
+  EXPECT_EQ(c->reorder.Limits().timeout, 500'000'000u);
+  EXPECT_EQ(c->reorder.max_flows, 64u);
   EXPECT_EQ(c->socket_path, "/tmp/e0.sock");
   EXPECT_TRUE(c->kernel_ports);
   EXPECT_EQ(c->max_sleep_us, 200u);
@@ -149,6 +154,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"ports: [{port: 0, dev: a}]\npfc: {enabled: true, xon: 1MiB, xoff: 1KiB}\n",
                 "pfc.xon must be below"},
         BadCase{"ports: [{port: 0, dev: a}]\nburst: 0\n", "burst must be in 1..64"},
+        BadCase{"ports: [{port: 0, dev: a}]\nreorder: {buffer: 0}\n",
+                "reorder.buffer must be above 0"},
+        BadCase{"ports: [{port: 0, dev: a}]\nreorder: {timeout_us: 0}\n",
+                "reorder.timeout_us must be in 1..10000000"},
+        BadCase{"ports: [{port: 0, dev: a}]\nreorder: {flows: 0}\n",
+                "reorder.flows must be in 1..1000000"},
+        BadCase{"reorder: {wait: 1}\n", "unknown key 'wait'"},
         BadCase{"ports: [{port: 0, dev: a, egress: {rate: 1}}]\n", "unknown key 'rate'"},
         BadCase{"ports: [{port: 0, dev: a}]\nidle: {max_wait_us: 0}\n",
                 "idle.max_wait_us must be in 1..1000000"},

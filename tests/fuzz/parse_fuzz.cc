@@ -4,13 +4,15 @@
 // fast parser must give exactly what the full one gives. A MAC control
 // frame goes to the PFC reader (egress/pfc.h) as the switch hands it on,
 // both strict and not, and to the lossless classifier (egress/emu_pfc.h's
-// byte-level part) as any frame.
+// byte-level part) and the reorder stage's reader (egress/reorder.h) as any
+// frame.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "dataplane/egress/lossless.h"
 #include "dataplane/egress/pfc.h"
+#include "dataplane/egress/reorder.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/stages/parse.h"
 #include "dataplane/stages/rewrite.h"
@@ -28,6 +30,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (p.verdict == ofan::dp::Verdict::kDrop && !ofan::dp::IsDrop(p.drop)) __builtin_trap();
   (void)ofan::dp::IsLosslessFrame(frame.data(), static_cast<uint32_t>(frame.size()), 26);
+  ofan::dp::RoceSeq seq;
+  if (ofan::dp::ReadRoceSeq(frame.data(), static_cast<uint32_t>(frame.size()), seq) ==
+          ofan::dp::RoceSeqKind::kData &&
+      (seq.psn > ofan::fabric::kPsnMask || seq.key.dst_qp > 0xFFFFFF)) {
+    __builtin_trap();
+  }
   if (p.verdict == ofan::dp::Verdict::kPfc) {
     for (const bool strict : {false, true}) {
       const ofan::dp::ReceivedPause r = ofan::dp::ReadPause(frame, 3, strict);

@@ -306,6 +306,92 @@ TEST_F(EngineReorder, ReorderedFramesOvertakeAndNoneIsLost) {
   for (uint32_t i = 0; i < 200; ++i) ASSERT_EQ(psns[i], i);  // each exactly once
 }
 
+// Resequencing at the edge (reorder on e0-0): frames of one QP come down
+// from a0-0 out of PSN order (offered so at e0-1's side); host 0 gets them
+// in PSN order, an ACK at once; a gap that does not fill in the timeout is
+// a loss, and what waited behind it goes at the timeout.
+class EngineResequence : public EngineLine {
+ protected:
+  void AdjustSwitches(DpConfig& e, DpConfig&) override {
+    e.reorder.enabled = true;
+    e.reorder.timeout_us = 100;
+  }
+  void Down(uint32_t psn, uint8_t opcode = 0x0A) {
+    const Frame f = pkt::PacketBuilder()
+                        .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, Mac(1, 1))
+                        .Ipv4(Ip(10, 0, 1, 2), Ip(10, 0, 0, 2), 64, pkt::ecn::kEct0)
+                        .Udp(0xC000, 4791)
+                        .Bth(opcode, 0x111, psn)
+                        .Payload(opcode == 0x0A ? 1000 : 4)
+                        .Build();
+    rte_mbuf* m = testing::MbufOf(f);
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(rte_ring_enqueue(out_.rx, m), 0);
+  }
+  // Host 0's frames: (opcode, PSN, arrival).
+  struct Got {
+    uint8_t opcode;
+    uint32_t psn;
+    TimePs at;
+  };
+  std::vector<Got> AtHost0() {
+    std::vector<Got> g;
+    rte_mbuf* m;
+    while (rte_ring_dequeue(hosts_[0].tx, reinterpret_cast<void**>(&m)) == 0) {
+      const uint8_t* b = rte_pktmbuf_mtod(m, const uint8_t*) + 14 + 20 + 8;
+      g.push_back({b[0], uint32_t{b[9]} << 16 | uint32_t{b[10]} << 8 | b[11], FrameTime(m)});
+      rte_pktmbuf_free(m);
+    }
+    return g;
+  }
+  void RunAll() {
+    for (uint64_t t = 5'000'000; t < 5'000'000'000; t += 20'000'000) {
+      clock_.ps = t;
+      engine_->RunDue();
+    }
+  }
+};
+
+TEST_F(EngineResequence, AHostGetsItsQpsFramesInPsnOrder) {
+  for (const uint32_t psn : {1u, 3u, 2u, 5u, 4u, 6u}) Down(psn);
+  Down(77, 0x11);  // an ACK: never waits
+  RunAll();
+  const std::vector<Got> got = AtHost0();
+  std::vector<uint32_t> data;
+  for (const Got& g : got)
+    if (g.opcode == 0x0A) data.push_back(g.psn);
+  EXPECT_EQ(data, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6}));
+  ASSERT_EQ(got.size(), 7u);
+  const Snapshot s = engine_->switches()[0]->TakeSnapshot();
+  ASSERT_TRUE(s.ports[0].queue.reorder);
+  const QueueStats::Reorder& r = *s.ports[0].queue.reorder;
+  EXPECT_EQ(r.held, 2u) << "3 and 5 waited";
+  EXPECT_EQ(r.in_order, 6u);
+  EXPECT_EQ(r.timeouts, 0u);
+  EXPECT_EQ(r.max_frames, 1u);
+  EXPECT_GT(r.max_hold_us, 0.0);
+  EXPECT_TRUE(s.ports[1].queue.reorder) << "every host port";
+  EXPECT_FALSE(s.ports[2].queue.reorder) << "not the uplink";
+  EXPECT_FALSE(engine_->switches()[1]->TakeSnapshot().ports[0].queue.reorder) << "nor a0-0";
+}
+
+TEST_F(EngineResequence, AGapThatDoesNotFillIsALossAfterTheTimeout) {
+  for (const uint32_t psn : {1u, 3u, 4u}) Down(psn);  // 2 is lost
+  RunAll();
+  const std::vector<Got> got = AtHost0();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[1].psn, 3u);
+  EXPECT_EQ(got[2].psn, 4u);
+  // 3 reached e0-0 a frame time after 1 (about 8 us at 1 Gb/s); it left
+  // 100 us after that, with 4 behind it.
+  EXPECT_GE(got[1].at - got[0].at, 100'000'000u);
+  EXPECT_LE(got[1].at - got[0].at, 120'000'000u);
+  const QueueStats::Reorder r = *engine_->switches()[0]->TakeSnapshot().ports[0].queue.reorder;
+  EXPECT_EQ(r.timeouts, 2u);
+  EXPECT_EQ(r.in_order, 1u);
+  EXPECT_NEAR(r.max_hold_us, 100.0, 0.01);
+}
+
 // linux-cp: with control.kernel_ports each switch's in-memory port has a TAP
 // of its name in the switch's namespace. What a daemon sends on e0-0's p2
 // crosses the in-memory link and comes up on a0-0's p0 (root: namespaces).

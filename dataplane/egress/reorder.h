@@ -1,0 +1,58 @@
+// The reorder stage of a host-facing port (edge switches, shared engine,
+// `reorder` on): RoCE data frames bound for the host leave in PSN order per
+// QP, for NICs without out-of-order placement (fabric/reorder.h keeps the
+// buffer, in emulated time).
+//
+// expects:   a frame queued on the port's normal queue at its emulated time
+// modifies:  nothing here: ReadRoceSeq only reads the frame
+// next:      kData: the port's ReorderBuffer, whose releases go on to the
+//            port's PFC admission and EmuPort (PortQueue::AdmitEmu); kOther
+//            (ACK/NAK, CNP, non-RoCE, control frames) and kBadLength (a
+//            BTH the frame's lengths do not hold, counted): straight on
+#pragma once
+
+#include <cstdint>
+
+#include "dataplane/fabric/reorder.h"
+#include "dataplane/packet/headers.h"
+#include "dataplane/packet/roce.h"
+#include "dataplane/stages/rewrite.h"
+
+namespace ofan::dp {
+
+enum class RoceSeqKind : uint8_t { kOther, kData, kBadLength };
+
+struct RoceSeq {
+  fabric::ReorderKey key;  // source IPv4, destination QP
+  uint32_t psn = 0;
+};
+
+// A forwarded frame's flow and PSN if it is a RoCEv2 request (data) packet:
+// IPv4 (untagged or one 802.1Q tag), UDP to 4791, a BTH whose opcode is not
+// of the ACK class (ACK, atomic ACK, CNP). A RoCEv2 frame whose IPv4 total
+// length runs past the frame, or whose UDP length cannot hold the BTH and
+// ICRC, is kBadLength.
+inline RoceSeqKind ReadRoceSeq(const uint8_t* f, uint32_t len, RoceSeq& out) {
+  if (len < 14 + 20) return RoceSeqKind::kOther;
+  const uint16_t l3 = ForwardedL3Offset(f);
+  if (len < l3 + 20u || pkt::Rd16(f + l3 - 2) != pkt::ethertype::kIpv4) return RoceSeqKind::kOther;
+  const uint8_t* ip = f + l3;
+  const uint32_t ihl = (ip[0] & 0xFu) * 4u;
+  if ((ip[0] >> 4) != 4 || ihl < 20 || ip[9] != pkt::ipproto::kUdp) return RoceSeqKind::kOther;
+  if (len < l3 + ihl + 8) return RoceSeqKind::kOther;
+  const uint8_t* udp = ip + ihl;
+  if (pkt::Rd16(udp + 2) != pkt::kRoceV2Port) return RoceSeqKind::kOther;
+  constexpr uint32_t kBth = 12;
+  if (pkt::Rd16(ip + 2) > len - l3 || pkt::Rd16(udp + 4) < 8 + kBth + pkt::kIcrcBytes ||
+      len < l3 + ihl + 8 + kBth) {
+    return RoceSeqKind::kBadLength;
+  }
+  const uint8_t* bth = udp + 8;
+  if (pkt::IsAckClass(bth[0])) return RoceSeqKind::kOther;
+  out.key.src_ip = uint32_t{ip[12]} << 24 | uint32_t{ip[13]} << 16 | uint32_t{ip[14]} << 8 | ip[15];
+  out.key.dst_qp = (uint32_t{bth[5]} << 16 | uint32_t{bth[6]} << 8 | bth[7]) & pkt::kQpnMask;
+  out.psn = (uint32_t{bth[9]} << 16 | uint32_t{bth[10]} << 8 | bth[11]) & pkt::kPsnMask;
+  return RoceSeqKind::kData;
+}
+
+}  // namespace ofan::dp

@@ -1,0 +1,80 @@
+// The reorder stage's reader (dataplane/egress/reorder.h) on whole frames:
+// a RoCEv2 request's flow and PSN, untagged and tagged; ACKs, CNPs and
+// non-RoCE frames go on; a BTH the lengths cannot hold is kBadLength.
+#include "dataplane/egress/reorder.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "dataplane/packet/builder.h"
+
+namespace ofan::dp {
+namespace {
+
+using pkt::PacketBuilder;
+
+std::vector<uint8_t> Roce(uint8_t opcode, uint32_t qp, uint32_t psn, uint32_t payload = 256) {
+  return PacketBuilder()
+      .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
+      .Ipv4(0x0A000102, 0x0A000002, 64, pkt::ecn::kEct0)
+      .Udp(0xC123, 4791)
+      .Bth(opcode, qp, psn)
+      .Payload(payload)
+      .Build();
+}
+
+RoceSeqKind Read(const std::vector<uint8_t>& f, RoceSeq& s) {
+  return ReadRoceSeq(f.data(), static_cast<uint32_t>(f.size()), s);
+}
+
+TEST(ReorderStage, ARequestGivesItsFlowAndPsn) {
+  RoceSeq s;
+  ASSERT_EQ(Read(Roce(0x0A, 0x123456, 0xABCDEF), s), RoceSeqKind::kData);
+  EXPECT_EQ(s.key.src_ip, 0x0A000102u);
+  EXPECT_EQ(s.key.dst_qp, 0x123456u);
+  EXPECT_EQ(s.psn, 0xABCDEFu);
+  const std::vector<uint8_t> tagged =
+      PacketBuilder()
+          .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
+          .Vlan(7)
+          .Ipv4(0x0A000103, 0x0A000002, 64, 0)
+          .Udp(0xC000, 4791)
+          .Bth(0x0A, 9, 77)
+          .Payload(64)
+          .Build();
+  ASSERT_EQ(Read(tagged, s), RoceSeqKind::kData) << "one 802.1Q tag";
+  EXPECT_EQ(s.key.src_ip, 0x0A000103u);
+  EXPECT_EQ(s.psn, 77u);
+  // SEND and WRITE middle/last are requests too.
+  for (const uint8_t op : {0x00, 0x04, 0x07, 0x08, 0x0B})
+    EXPECT_EQ(Read(Roce(op, 1, 2), s), RoceSeqKind::kData) << int{op};
+}
+
+TEST(ReorderStage, AcksCnpsAndOtherFramesGoOn) {
+  RoceSeq s;
+  EXPECT_EQ(Read(Roce(0x11, 1, 5, 4), s), RoceSeqKind::kOther) << "ACK";
+  EXPECT_EQ(Read(Roce(0x81, 1, 5, 16), s), RoceSeqKind::kOther) << "CNP";
+  const std::vector<uint8_t> udp =
+      PacketBuilder()
+          .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})
+          .Ipv4(1, 2, 64, 0)
+          .Udp(1000, 53)
+          .Payload(64)
+          .Build();
+  EXPECT_EQ(Read(udp, s), RoceSeqKind::kOther) << "not RoCE";
+  EXPECT_EQ(ReadRoceSeq(udp.data(), 20, s), RoceSeqKind::kOther) << "short";
+}
+
+TEST(ReorderStage, ABthTheLengthsCannotHoldIsBadLength) {
+  RoceSeq s;
+  std::vector<uint8_t> f = Roce(0x0A, 1, 2);
+  EXPECT_EQ(ReadRoceSeq(f.data(), 14 + 20 + 8 + 6, s), RoceSeqKind::kBadLength)
+      << "cut in the BTH (the IPv4 total length runs past it)";
+  f[14 + 20 + 4] = 0;  // UDP length 12: no room for BTH and ICRC
+  f[14 + 20 + 5] = 12;
+  EXPECT_EQ(Read(f, s), RoceSeqKind::kBadLength);
+}
+
+}  // namespace
+}  // namespace ofan::dp
