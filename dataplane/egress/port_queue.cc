@@ -602,7 +602,8 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
       if (kind == RoceSeqKind::kData) {
         reorder_->Offer(
             t, seq.key, seq.psn, rte_pktmbuf_pkt_len(m), m,
-            [&](rte_mbuf* r, fabric::TimePs at) { AdmitEmu(r, at, queue, forwarded, tx, tally); });
+            [&](rte_mbuf* r, fabric::TimePs at) { AdmitEmu(r, at, queue, forwarded, tx, tally); },
+            seq.continues);
         continue;
       }
       if (kind == RoceSeqKind::kBadLength) ++reorder_bad_length_;

@@ -25,6 +25,7 @@ enum class RoceSeqKind : uint8_t { kOther, kData, kBadLength };
 struct RoceSeq {
   fabric::ReorderKey key;  // source IPv4, destination QP
   uint32_t psn = 0;
+  bool continues = false;  // a message's middle or last packet
 };
 
 // A forwarded frame's flow and PSN if it is a RoCEv2 request (data) packet:
@@ -52,6 +53,7 @@ inline RoceSeqKind ReadRoceSeq(const uint8_t* f, uint32_t len, RoceSeq& out) {
   out.key.src_ip = uint32_t{ip[12]} << 24 | uint32_t{ip[13]} << 16 | uint32_t{ip[14]} << 8 | ip[15];
   out.key.dst_qp = (uint32_t{bth[5]} << 16 | uint32_t{bth[6]} << 8 | bth[7]) & pkt::kQpnMask;
   out.psn = (uint32_t{bth[9]} << 16 | uint32_t{bth[10]} << 8 | bth[11]) & pkt::kPsnMask;
+  out.continues = pkt::ContinuesMessage(bth[0]);
   return RoceSeqKind::kData;
 }
 

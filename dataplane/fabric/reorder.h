@@ -18,8 +18,12 @@
 // A frame that has waited `timeout` ends its flow's wait: the gap before
 // the flow's lowest held PSN is a real loss, the NIC's business (it NAKs
 // and the sender goes back N); the held frames go in PSN order up to the
-// next gap. The first frame of a flow the table does not know sets where
-// it starts. Header-only and allocation-free after construction: the
+// next gap. A flow the table does not know (or one quiet for the idle
+// time: a QP number a new connection reuses) starts at its first frame
+// that starts a message (FIRST, ONLY, a request) and comes before all it
+// holds: a message's middle or last packet that overtook its first waits
+// for it. Header-only and allocation-free
+// after construction: the
 // shared engine's host ports and ofan-sim run the same code.
 #pragma once
 
@@ -60,7 +64,7 @@ struct ReorderLimits {
   uint64_t buffer_bytes = kReorderDefaultBytes;                   // a port's buffer
   TimePs timeout = TimePs{kReorderDefaultTimeoutUs} * 1'000'000;  // how long a frame may wait
   uint32_t max_flows = kReorderDefaultFlows;                      // the port's flow table
-  TimePs idle = 100'000'000'000;  // 100 ms: when a quiet flow may go
+  TimePs idle = 1'000'000'000'000;  // 1 s: when a quiet flow may go or start again
   // The least bytes a held frame counts (the buffer's frame capacity).
   uint32_t min_frame = 60;
 };
@@ -104,12 +108,14 @@ class ReorderBuffer {
     c_ = {};
   }
 
-  // A data frame of flow k with PSN psn (24 bits) at t. Releases through
-  // emit(h, at) what leaves by t: first what timed out before t, then this
-  // frame and the run it completes, or this frame alone where it cannot
-  // wait.
+  // A data frame of flow k with PSN psn (24 bits) at t; `continues`: the
+  // middle or last packet of a message (pkt::ContinuesMessage). Releases
+  // through emit(h, at) what leaves by t: first what timed out before t,
+  // then this frame and the run it completes, or this frame alone where it
+  // cannot wait.
   template <class Emit>
-  void Offer(TimePs t, const ReorderKey& k, uint32_t psn, uint32_t bytes, H h, Emit&& emit) {
+  void Offer(TimePs t, const ReorderKey& k, uint32_t psn, uint32_t bytes, H h, Emit&& emit,
+             bool continues = false) {
     Expire(t, emit);
     psn &= kPsnMask;
     int32_t fi = Find(k);
@@ -120,10 +126,26 @@ class ReorderBuffer {
         emit(h, t);
         return;
       }
-      flows_[fi].expected = psn;  // where this flow starts, as far as we know
+    } else if (flows_[fi].held == 0 && t - flows_[fi].last_seen >= lim_.idle) {
+      // Quiet for the idle time with nothing held: a QP number reused by a
+      // new connection starts again, as a new flow.
+      flows_[fi].anchored = false;
+      ++c_.flows;
     }
     Flow& f = flows_[fi];
     Touch(fi, t);
+    if (!f.anchored) {
+      // Where a new flow starts is the first frame that starts a message
+      // and comes before everything held; until one comes (or a wait times
+      // out), every frame waits.
+      if (!continues && (f.head == kNone || PsnDiff(psn, held_[f.head].psn) < 0)) {
+        f.anchored = true;
+        f.expected = psn;
+      } else {
+        Hold(f, fi, t, psn, bytes, h, emit);
+        return;
+      }
+    }
     const int32_t d = PsnDiff(psn, f.expected);
     if (d == 0) {
       ++c_.in_order;
@@ -132,33 +154,12 @@ class ReorderBuffer {
       ReleaseRun(f, t, false, emit);
       return;
     }
-    if (d < 0 || HoldsPsn(f, psn)) {  // released already, or a duplicate held
+    if (d < 0) {  // released already: a retransmission or a duplicate
       ++c_.old;
       emit(h, t);
       return;
     }
-    const uint32_t cost = std::max(bytes, lim_.min_frame);
-    if (bytes_ + cost > lim_.buffer_bytes || free_held_.empty()) {
-      ++c_.overflow;
-      emit(h, t);
-      return;
-    }
-    const int32_t hi = free_held_.back();
-    free_held_.pop_back();
-    Held& e = held_[hi];
-    e = Held{h, psn, cost, t, kNone, fi, e.gen + 1, true};
-    // Into the flow's list, in PSN order from `expected`.
-    int32_t* link = &f.head;
-    while (*link != kNone && PsnDiff(held_[*link].psn, psn) < 0) link = &held_[*link].next;
-    e.next = *link;
-    *link = hi;
-    ++f.held;
-    bytes_ += cost;
-    ++frames_;
-    ++c_.held;
-    c_.max_bytes = std::max(c_.max_bytes, bytes_);
-    c_.max_frames = std::max(c_.max_frames, frames_);
-    deadlines_.push(Deadline{t + lim_.timeout, hi, e.gen});
+    Hold(f, fi, t, psn, bytes, h, emit);
   }
 
   // Releases what timed out at or before t, each at its deadline.
@@ -171,6 +172,7 @@ class ReorderBuffer {
       while (Live(dl)) {
         Flow& f = flows_[held_[dl.held].flow];
         f.expected = held_[f.head].psn;
+        f.anchored = true;
         ReleaseRun(f, dl.at, true, emit);
       }
     }
@@ -219,7 +221,8 @@ class ReorderBuffer {
   };
   struct Flow {
     ReorderKey key;
-    uint32_t expected = 0;  // the next PSN to release
+    uint32_t expected = 0;  // the next PSN to release (once anchored)
+    bool anchored = false;  // its start seen (or given up waiting for)
     int32_t head = kNone;   // held frames, lowest PSN first
     uint32_t held = 0;
     TimePs last_seen = 0;
@@ -296,6 +299,37 @@ class ReorderBuffer {
     else
       lru_tail_ = f.newer;
     f.newer = f.older = kNone;
+  }
+  // Frame h waits in flow f's list, in PSN order; at once, counted, if it
+  // is held already (a duplicate) or there is no room.
+  template <class Emit>
+  void Hold(Flow& f, int32_t fi, TimePs t, uint32_t psn, uint32_t bytes, H h, Emit&& emit) {
+    if (HoldsPsn(f, psn)) {
+      ++c_.old;
+      emit(h, t);
+      return;
+    }
+    const uint32_t cost = std::max(bytes, lim_.min_frame);
+    if (bytes_ + cost > lim_.buffer_bytes || free_held_.empty()) {
+      ++c_.overflow;
+      emit(h, t);
+      return;
+    }
+    const int32_t hi = free_held_.back();
+    free_held_.pop_back();
+    Held& e = held_[hi];
+    e = Held{h, psn, cost, t, kNone, fi, e.gen + 1, true};
+    int32_t* link = &f.head;
+    while (*link != kNone && PsnDiff(held_[*link].psn, psn) < 0) link = &held_[*link].next;
+    e.next = *link;
+    *link = hi;
+    ++f.held;
+    bytes_ += cost;
+    ++frames_;
+    ++c_.held;
+    c_.max_bytes = std::max(c_.max_bytes, bytes_);
+    c_.max_frames = std::max(c_.max_frames, frames_);
+    deadlines_.push(Deadline{t + lim_.timeout, hi, e.gen});
   }
   bool HoldsPsn(const Flow& f, uint32_t psn) const {
     for (int32_t i = f.head; i != kNone; i = held_[i].next) {

@@ -71,6 +71,10 @@ inline constexpr uint8_t kAtomicAckEth = 16;  // AtomicAckETH, 8 bytes
 // Not data: ACKs (and NAKs, told apart by the AETH syndrome), atomic ACKs and
 // CNPs. The LB gives them their own pointers and egress its priority queue.
 inline constexpr uint8_t kAckClass = 32;
+// The middle or last packet of a multi-packet message (SEND, WRITE, READ
+// response): one that starts a message (FIRST, ONLY, a READ or atomic
+// request) has not this bit. The reorder stage anchors a new flow at one.
+inline constexpr uint8_t kContinues = 64;
 }  // namespace opcode_info
 
 inline constexpr std::array<uint8_t, 256> kOpcodeInfo = [] {
@@ -91,6 +95,12 @@ inline constexpr std::array<uint8_t, 256> kOpcodeInfo = [] {
   t[Raw(Opcode::kCompareSwap)] = kAtomicEth;
   t[Raw(Opcode::kFetchAdd)] = kAtomicEth;
   t[Raw(Opcode::kCnp)] = kAckClass;
+  for (const Opcode op :
+       {Opcode::kSendMiddle, Opcode::kSendLast, Opcode::kSendLastWithImm, Opcode::kRdmaWriteMiddle,
+        Opcode::kRdmaWriteLast, Opcode::kRdmaWriteLastWithImm, Opcode::kRdmaReadResponseMiddle,
+        Opcode::kRdmaReadResponseLast}) {
+    t[Raw(op)] |= kContinues;
+  }
   return t;
 }();
 
@@ -106,6 +116,7 @@ inline constexpr std::array<uint8_t, 256> kAckClassOpcode = [] {
   return t;
 }();
 constexpr bool IsAckClass(uint8_t op) { return kAckClassOpcode[op] != 0; }
+constexpr bool ContinuesMessage(uint8_t op) { return kOpcodeInfo[op] & opcode_info::kContinues; }
 constexpr bool HasReth(Opcode op) { return HasReth(Raw(op)); }
 constexpr bool HasAeth(Opcode op) { return HasAeth(Raw(op)); }
 constexpr bool HasImmDt(Opcode op) { return HasImmDt(Raw(op)); }

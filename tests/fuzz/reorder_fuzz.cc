@@ -2,9 +2,9 @@
 // any sequence of frames. Input: the first 4 bytes set the limits (buffer
 // bytes, table size, timeout, idle time), then 6 bytes a frame: its flow
 // (one of 8), a 24-bit PSN as an offset from the flow's last (so that runs,
-// gaps, duplicates, old PSNs and wraps all come up), its size and the time
-// that passed. Every frame must leave exactly once, never before it
-// arrived, in time order, and the counters must add up.
+// gaps, duplicates, old PSNs and wraps all come up), its size, whether it
+// continues a message, and the time that passed. Every frame must leave exactly once, never before
+// it arrived, in time order, and the counters must add up.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     t += TimePs{d[4]} * 100'000 + d[5];
     frames.push_back({t, false});
     rb.Offer(t, {0x0A000000u + flow, 0x11}, psn, bytes, static_cast<uint32_t>(frames.size() - 1),
-             emit);
+             emit, (d[3] & 1) != 0);
     if (rb.bytes() > lim.buffer_bytes) std::abort();
   }
   rb.Expire(ofan::fabric::kNever - 1, emit);

@@ -34,9 +34,11 @@ struct Port {
     Port* p;
     void operator()(const Tag& h, TimePs t) const { p->out.emplace_back(h, t); }
   };
-  void Offer(TimePs t, int flow, uint32_t psn, uint32_t bytes = 1000) {
-    rb.Offer(t, flow == 0 ? kA : kB, psn, bytes, Tag{flow, psn}, Emit{this});
+  void Offer(TimePs t, int flow, uint32_t psn, uint32_t bytes = 1000, bool continues = false) {
+    rb.Offer(t, flow == 0 ? kA : kB, psn, bytes, Tag{flow, psn}, Emit{this}, continues);
   }
+  // A message's middle or last packet.
+  void Mid(TimePs t, int flow, uint32_t psn) { Offer(t, flow, psn, 1000, true); }
   void Expire(TimePs t) { rb.Expire(t, Emit{this}); }
   std::vector<uint32_t> Psns() const {
     std::vector<uint32_t> p;
@@ -173,6 +175,50 @@ TEST(Reorder, AFullTablePassesNewFlowsUntilOneGoesIdle) {
   EXPECT_EQ(p.rb.counters().table_full, 3u);
 }
 
+// A QP number a new connection reuses: after the idle time with nothing
+// held, the flow starts again where its first frame says (a new random
+// PSN), rather than passing everything as old or waiting for a gap.
+TEST(Reorder, AQuietFlowStartsAgainWhereItsNextFrameSays) {
+  ReorderLimits lim;
+  lim.idle = 50 * kUs;
+  Port p(lim);
+  p.Offer(0, 0, 1000);
+  p.Offer(1 * kUs, 0, 1001);
+  p.Offer(100 * kUs, 0, 7);  // a new connection on the same QP
+  p.Offer(101 * kUs, 0, 9);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{1000, 1001, 7})) << "9 waits for 8";
+  p.Offer(102 * kUs, 0, 8);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{1000, 1001, 7, 8, 9}));
+  EXPECT_EQ(p.rb.counters().old, 0u);
+  EXPECT_EQ(p.rb.counters().flows, 2u);
+}
+
+// A new flow starts at a frame that starts a message: a message's middle
+// and last packets that overtook its first wait for it, and so does the
+// next message's first; a flow whose start never comes goes at the
+// timeout from the lowest PSN it holds.
+TEST(Reorder, ANewFlowWaitsForTheFirstPacketOfItsFirstMessage) {
+  ReorderLimits lim;
+  lim.timeout = 100 * kUs;
+  Port p(lim);
+  p.Mid(0, 0, 11);          // WRITE_MIDDLE overtook its FIRST
+  p.Offer(1 * kUs, 0, 13);  // the next message's FIRST: after 11, waits too
+  p.Mid(2 * kUs, 0, 12);    // WRITE_LAST of the first message
+  EXPECT_TRUE(p.out.empty());
+  p.Offer(3 * kUs, 0, 10);  // its FIRST: the flow starts here
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 11, 12, 13}));
+  EXPECT_EQ(p.rb.counters().old, 0u);
+  // Flow B's start never comes: after the timeout, from its lowest PSN.
+  p.Mid(10 * kUs, 1, 5);
+  p.Mid(11 * kUs, 1, 6);
+  p.Expire(110 * kUs);
+  EXPECT_EQ(p.out.size(), 6u);
+  EXPECT_EQ(p.out[4].first, (Tag{1, 5}));
+  EXPECT_EQ(p.out[4].second, 110 * kUs);
+  p.Mid(120 * kUs, 1, 7);
+  EXPECT_EQ(p.out.back().first, (Tag{1, 7})) << "anchored now: in order, at once";
+}
+
 TEST(Reorder, FlushHandsBackWhatIsHeld) {
   Port p;
   p.Offer(0, 0, 10);
@@ -199,13 +245,14 @@ TEST(Reorder, EveryFrameLeavesExactlyOnce) {
     lim.buffer_bytes = clean ? 1 << 20 : 1000 + rng() % 20000;
     lim.max_flows = clean ? 64 : 1 + static_cast<uint32_t>(rng() % 6);
     lim.timeout = clean ? kNever / 4 : (1 + rng() % 50) * kUs;
-    lim.idle = (1 + rng() % 100) * kUs;
+    lim.idle = clean ? kNever / 4 : (1 + rng() % 100) * kUs;  // clean: no flow restarts
     ReorderBuffer<uint32_t> rb(lim);
     const int flows = 1 + static_cast<int>(rng() % 5);
     struct Sent {
       int flow;
       uint32_t psn;
       TimePs at;
+      bool continues;  // not the flow's first packet (which starts its first message)
     };
     std::vector<std::vector<Sent>> per(flows);
     for (int f = 0; f < flows; ++f) {
@@ -219,7 +266,7 @@ TEST(Reorder, EveryFrameLeavesExactlyOnce) {
       }
       for (size_t i = 0; i + 1 < psns.size(); ++i)  // local reordering
         if (rng() % 3 == 0) std::swap(psns[i], psns[std::min(psns.size() - 1, i + rng() % 4)]);
-      for (const uint32_t psn : psns) per[f].push_back({f, psn, 0});
+      for (const uint32_t psn : psns) per[f].push_back({f, psn, 0, psn != start});
     }
     // The flows interleaved at random, each in its own order.
     std::vector<int> turns;
@@ -245,7 +292,7 @@ TEST(Reorder, EveryFrameLeavesExactlyOnce) {
       order[i].at = t;
       const ReorderKey k{0x0A000000u + static_cast<uint32_t>(order[i].flow), 0x11};
       rb.Offer(t, k, order[i].psn, 100 + static_cast<uint32_t>(rng() % 1500),
-               static_cast<uint32_t>(i), emit);
+               static_cast<uint32_t>(i), emit, order[i].continues);
     }
     rb.Expire(kNever - 1, emit);
     for (size_t i = 0; i < order.size(); ++i)
@@ -255,14 +302,15 @@ TEST(Reorder, EveryFrameLeavesExactlyOnce) {
     const ReorderCounters& c = rb.counters();
     EXPECT_EQ(c.in_order + c.timeouts + c.overflow + c.table_full + c.old, order.size());
     if (clean && lim.max_flows >= static_cast<uint32_t>(flows)) {
-      // The first frame a flow shows sets its start; what is behind it
-      // passes as old, and from it on every PSN leaves once, in order.
+      // Each flow's start is its first packet, whatever overtook it: every
+      // PSN leaves once, in order, from there.
       for (int f = 0; f < flows; ++f) {
         const std::vector<uint32_t>& o = psn_out[f];
-        ASSERT_FALSE(o.empty());
-        uint32_t want = o[0];
+        ASSERT_EQ(o.size(), per[f].size());
+        uint32_t want = per[f].empty() ? 0 : per[f][0].psn;
+        for (const Sent& x : per[f])
+          if (!x.continues) want = x.psn;
         for (const uint32_t psn : o) {
-          if (PsnDiff(psn, o[0]) < 0) continue;
           EXPECT_EQ(psn, want) << "round " << round << " flow " << f;
           want = (want + 1) & kPsnMask;
         }
