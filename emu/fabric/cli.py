@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any, NoReturn, Sequence
 
 from . import control, fabric as fabric_mod, nodes, plan as plan_mod, teardown
-from .fabric import Fabric, check_pfc, load
+from .fabric import Fabric, check_pfc, check_reorder, load
 from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
 from . import containerlab, coordinator
@@ -126,7 +126,7 @@ def parser() -> argparse.ArgumentParser:
                     help="a lossless fabric: PFC (802.1Qbb) on every link, RoCE data (DSCP 26) "
                          "in one lossless priority, thresholds and headroom per ingress port "
                          "(exact in the shared engine's emulated time; the per-switch engine's "
-                         "at its control threads' polls; docs/emu.md)")
+                         "on the wall clock; docs/emu.md)")
     up.add_argument("--pfc-priority", type=int, default=None, metavar="P",
                     help="with --pfc: the lossless priority, 0-7 (default 3)")
     up.add_argument("--pfcwd-detect-ms", type=int, default=None, metavar="N",
@@ -138,6 +138,15 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--pfcwd-action", default=None, metavar="drop|forward|alert",
                     help="with --pfc: what a stormed queue does: drop its lossless frames and "
                          "ignore pause (default), forward (ignore pause), or alert (count)")
+    up.add_argument("--reorder", action="store_true",
+                    help="resequencing at the edges: RoCE data bound for a host leaves its edge "
+                         "in PSN order per QP, for NICs without out-of-order placement (rxe, "
+                         "uroce without --ooo); the shared engine's, in emulated time")
+    up.add_argument("--reorder-kb", type=int, default=None, metavar="N",
+                    help="with --reorder: each host port's reorder buffer, KiB (default 256)")
+    up.add_argument("--reorder-timeout-us", type=int, default=None, metavar="T",
+                    help="with --reorder: the longest a frame waits for a gap to fill; then "
+                         "the gap is a loss (default 10000)")
     up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
@@ -550,6 +559,32 @@ def pfc_from_args(args: argparse.Namespace) -> PfcArgs | None:
                    wd_restore_ms=restore, wd_action=action)
 
 
+@dataclasses.dataclass(frozen=True)
+class ReorderArgs:
+    """up's reorder options, checked: each host port's buffer and timeout."""
+    buffer_kb: int
+    timeout_us: int
+
+
+def reorder_from_args(args: argparse.Namespace) -> ReorderArgs | None:
+    """up's resequencing (None: no --reorder); exit 2 for an option alone,
+    a buffer of 0 or a timeout outside ofan-dp's range (ofan-topo facts)."""
+    if not args.reorder:
+        if args.reorder_kb is not None or args.reorder_timeout_us is not None:
+            raise TopologyError("--reorder-kb and --reorder-timeout-us: need --reorder")
+        return None
+    from . import facts
+    f = facts.reorder()
+    kb = f.buffer_bytes // 1024 if args.reorder_kb is None else args.reorder_kb
+    if not 1 <= kb <= 1 << 20:
+        raise TopologyError(f"--reorder-kb {kb}: 1 to {1 << 20}")
+    timeout = f.timeout_us if args.reorder_timeout_us is None else args.reorder_timeout_us
+    lo, hi = f.timeout_range_us
+    if not lo <= timeout <= hi:
+        raise TopologyError(f"--reorder-timeout-us {timeout}: {lo} to {hi}")
+    return ReorderArgs(buffer_kb=kb, timeout_us=timeout)
+
+
 def pfc_priority_from_args(args: argparse.Namespace) -> int:
     if args.pfc_priority is None:
         from . import facts
@@ -655,10 +690,12 @@ def cmd_up(args: argparse.Namespace) -> int:
         raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
     check_control(args.control, args.switch)  # exit 2 before anything is made
     pfc = pfc_from_args(args)
+    reorder = reorder_from_args(args)
     fab = Fabric(name, topo, log=progress, plan=part[0] if part else None,
                  server=part[2] if part else None)
     kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
     check_pfc(pfc.priority if pfc else None, kind, part is not None)
+    check_reorder(reorder is not None, kind)
     need_root()
     fab.check_part(kind, args.control, vm_hosts)  # and the underlay's MTU: exit 3
     fab.ensure_new()  # before the try below, which removes what has that name
@@ -675,7 +712,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                       engine=args.engine, control=args.control, miswire=args.miswire,
                       bfd_ms=args.bfd_ms, bfd_multiplier=args.bfd_multiplier,
                       pfc_priority=pfc.priority if pfc else None,
-                      pfcwd=(pfc.wd_detect_ms, pfc.wd_restore_ms, pfc.wd_action) if pfc else None)
+                      pfcwd=(pfc.wd_detect_ms, pfc.wd_restore_ms, pfc.wd_action) if pfc else None,
+                      reorder=(reorder.buffer_kb, reorder.timeout_us) if reorder else None)
     except (FabricError, KeyboardInterrupt, Exception) as e:
         if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
             progress(f"up failed; left as it is (--keep-on-error): {e}")

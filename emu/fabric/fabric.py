@@ -59,6 +59,19 @@ def check_pfc(priority: int | None, kind: SwitchKind, planned: bool) -> None:
                           "time; not built yet", code=2)
 
 
+def check_reorder(on: bool, kind: SwitchKind) -> None:
+    """FabricError (exit 2) for resequencing (up --reorder) where it cannot
+    run, before anything is made."""
+    if not on:
+        return
+    if kind.switch != "ofan":
+        raise FabricError("--reorder: the kernel switch's Linux routers forward in arrival "
+                          "order; use --switch ofan", code=2)
+    if kind.engine != "shared":
+        raise FabricError("--reorder: the shared engine's (it holds frames in emulated time); "
+                          "the per-switch engine does not resequence yet", code=2)
+
+
 class Fabric:
     def __init__(self, name: str, topo: Topology, state: State | None = None,
                  log: Callable[[str], None] = print, plan: Plan | None = None,
@@ -221,7 +234,8 @@ class Fabric:
            control: str = "tables", miswire: str | None = None,
            bfd_ms: int | None = None, bfd_multiplier: int | None = None,
            pfc_priority: int | None = None,
-           pfcwd: tuple[int, int, str] | None = None) -> float:
+           pfcwd: tuple[int, int, str] | None = None,
+           reorder: tuple[int, int] | None = None) -> float:
         """vm_hosts: host names whose slot a soft-RoCE VM takes (nodes/rxe_vm.py);
         engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE);
         control: who computes the masks (control_plane.py); miswire:
@@ -230,7 +244,8 @@ class Fabric:
         bfd_multiplier: the agents' BFD timers (None: ofan-agent's default);
         pfc_priority: PFC's lossless priority on every link (None: off);
         pfcwd: its watchdog's (detect ms, restore ms, action), None: ofan-dp's
-        defaults."""
+        defaults; reorder: the edges' resequencing (buffer KiB, timeout us),
+        None: off."""
         t = self.topo
         if (bfd_ms is not None or bfd_multiplier is not None) and control != "agent":
             raise FabricError("--bfd-ms and --bfd-multiplier are the agents' (--control agent)",
@@ -239,6 +254,7 @@ class Fabric:
         kind = self.use(switch, engine)
         check_control(control, switch)
         check_pfc(pfc_priority, kind, self.plan is not None)
+        check_reorder(reorder is not None, kind)
         if control == "agent":
             AgentControl.check()
         vm_hosts = list(vm_hosts)
@@ -259,6 +275,8 @@ class Fabric:
                          pfcwd_detect_ms=pfcwd[0] if pfcwd else None,
                          pfcwd_restore_ms=pfcwd[1] if pfcwd else None,
                          pfcwd_action=pfcwd[2] if pfcwd else None,
+                         reorder_kb=reorder[0] if reorder else None,
+                         reorder_timeout_us=reorder[1] if reorder else None,
                          server=self.server),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self, vm_hosts, vm_mem_mb)
@@ -576,7 +594,8 @@ class Fabric:
                 entry.update(dataclasses.asdict(proc))
             if self.agents is not None:
                 entry["control"] = self.agents.summary(s["name"])
-            if setup.pfc_priority is not None and entry.get("alive") and not entry["failed"]:
+            if ((setup.pfc_priority is not None or setup.reorder_kb is not None)
+                    and entry.get("alive") and not entry["failed"]):
                 entry["ports"] = self.pfc_ports(s["name"])
             if setup.switch == "ofan" and entry.get("alive") and not entry["failed"]:
                 entry["buffer"] = self.buffer_of(s["name"])
@@ -585,6 +604,8 @@ class Fabric:
                 "k": t.k, "levels": t.levels, "policy": setup.policy,
                 "ofan_mode": setup.ofan_mode, "control": setup.control,
                 "pfc": None if setup.pfc_priority is None else {"priority": setup.pfc_priority},
+                "reorder": None if setup.reorder_kb is None else {
+                    "buffer_kb": setup.reorder_kb, "timeout_us": setup.reorder_timeout_us},
                 "phase": st.phase, "up_s": st.up_s,
                 "switches": sws,
                 "hosts": [self.host_kind(h["name"]).status(h["name"]).to_json()
@@ -603,13 +624,15 @@ class Fabric:
         return b if isinstance(b, dict) else None
 
     def pfc_ports(self, name: str) -> list[dict[str, Any]]:
-        """Switch `name`'s ports' PFC (ofanctl ports' pfc: thresholds and
-        counts), [] when its socket does not answer."""
+        """Switch `name`'s ports' PFC and reorder stage (ofanctl ports' pfc:
+        thresholds and counts; reorder: an edge's host ports', null
+        elsewhere), [] when its socket does not answer."""
         ports = control.request(self.sock(name), "ports", check=False, timeout=5)
         if not isinstance(ports, list):
             return []
-        return [{"port": p.get("port"), "pfc": p.get("pfc")} for p in ports
-                if isinstance(p, dict) and isinstance(p.get("pfc"), dict)]
+        return [{"port": p.get("port"), "pfc": p.get("pfc"), "reorder": p.get("reorder")}
+                for p in ports if isinstance(p, dict)
+                and (isinstance(p.get("pfc"), dict) or isinstance(p.get("reorder"), dict))]
 
     # -- masks -------------------------------------------------------------
     def live_masks(self, name: str) -> list[int]:

@@ -75,6 +75,14 @@ class PfcWatchdogFacts:
 
 
 @dataclass(frozen=True)
+class ReorderFacts:
+    """The reorder stage's defaults and timeout range (dataplane/fabric/reorder.h)."""
+    buffer_bytes: int
+    timeout_us: int
+    timeout_range_us: tuple[int, int]
+
+
+@dataclass(frozen=True)
 class TopoFacts:
     """What `ofan-topo facts` prints."""
     netdev_mtu: int
@@ -82,6 +90,7 @@ class TopoFacts:
     pfc_priority: int
     pfc_dscp: int
     pfc_watchdog: PfcWatchdogFacts
+    reorder: ReorderFacts
 
 
 @lru_cache(maxsize=None)
@@ -89,14 +98,20 @@ def _topo_facts() -> TopoFacts:
     d = _ask_json("ofan-topo", ["facts"], {
         "netdev_mtu": int, "stages": [str], "pfc_priority": int, "pfc_dscp": int,
         "pfc_watchdog": {"detect_ms": int, "restore_ms": int, "detect_range_ms": [int],
-                         "restore_range_ms": [int], "actions": [str]}})
+                         "restore_range_ms": [int], "actions": [str]},
+        "reorder": {"buffer_bytes": int, "timeout_us": int, "timeout_range_us": [int]}})
     w = d["pfc_watchdog"]
     if len(w["detect_range_ms"]) != 2 or len(w["restore_range_ms"]) != 2 or not w["actions"]:
         raise FabricError(f"ofan-topo facts: pfc_watchdog {w}: not usable")
     dr, rr = w["detect_range_ms"], w["restore_range_ms"]
     wd = PfcWatchdogFacts(w["detect_ms"], w["restore_ms"], (dr[0], dr[1]), (rr[0], rr[1]),
                           tuple(w["actions"]))
-    f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"], wd)
+    r = d["reorder"]
+    if len(r["timeout_range_us"]) != 2 or r["buffer_bytes"] <= 0:
+        raise FabricError(f"ofan-topo facts: reorder {r}: not usable")
+    ro = ReorderFacts(r["buffer_bytes"], r["timeout_us"],
+                      (r["timeout_range_us"][0], r["timeout_range_us"][1]))
+    f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"], wd, ro)
     if f.netdev_mtu < 1280 or not f.stages or not 0 <= f.pfc_priority <= 7:
         raise FabricError(f"ofan-topo facts: {f}: not usable")
     return f
@@ -113,6 +128,11 @@ def stages() -> tuple[str, ...]:
 def pfc_priority() -> int:
     """PFC's default lossless priority (dataplane/fabric/pfc.h)."""
     return _topo_facts().pfc_priority
+
+
+def reorder() -> ReorderFacts:
+    """The reorder stage's defaults and timeout range (dataplane/fabric/reorder.h)."""
+    return _topo_facts().reorder
 
 
 def pfc_watchdog() -> PfcWatchdogFacts:

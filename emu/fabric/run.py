@@ -78,6 +78,22 @@ class VmRanks:
     threads: list[threading.Thread] = field(default_factory=list)
 
 
+# The reorder stage's figures in a run row (None where it was off).
+REORDER_KEYS = ("reorder_max_bytes", "reorder_max_hold_us", "reorder_timeouts", "reorder_held")
+
+
+def merge_reorder(rows: list[Record]) -> Record:
+    """The reorder figures of several rows as one: maxima of the maxima,
+    sums of the counts; None where no row had the stage."""
+    on = [r for r in rows if r.get("reorder_max_bytes") is not None]
+    if not on:
+        return {k: None for k in REORDER_KEYS}
+    return {"reorder_max_bytes": max(r["reorder_max_bytes"] for r in on),
+            "reorder_max_hold_us": max(r["reorder_max_hold_us"] for r in on),
+            "reorder_timeouts": sum(r["reorder_timeouts"] for r in on),
+            "reorder_held": sum(r["reorder_held"] for r in on)}
+
+
 def stage_of(sw: SwitchInfo, port: int) -> str:
     """ofan-sim's stage of a switch's egress port, as ofan-topo describes it
     (dataplane/lb/fat_tree.h: FatTree::stage_of)."""
@@ -150,6 +166,9 @@ class Runner:
         ecn = 0
         pfc_sent = 0
         pfc_paused_us = 0.0
+        # The edges' reorder stages (up --reorder; None: off): the most any
+        # host port held since reset_queues, frames released by a timeout.
+        reorder: dict[str, Any] | None = None
         drops: dict[str, int] = {}
         lag_worst: tuple[float, str | None] = (0.0, None)
         for name, a in after.items():
@@ -172,6 +191,14 @@ class Runner:
                     s["paused_us"] += paused
                     pfc_sent += f["sent"] - bf.get("sent", 0)
                     pfc_paused_us += paused
+                ro, bro = q.get("reorder"), bqueues.get(port, {}).get("reorder") or {}
+                if ro:
+                    if reorder is None:
+                        reorder = {"max_bytes": 0, "max_hold_us": 0.0, "timeouts": 0, "held": 0}
+                    reorder["max_bytes"] = max(reorder["max_bytes"], ro["max_bytes"])
+                    reorder["max_hold_us"] = max(reorder["max_hold_us"], ro["max_hold_us"])
+                    for k in ("timeouts", "held"):
+                        reorder[k] += ro[k] - bro.get(k, 0)
             for p in a["ports"]:
                 bp = bports.get(p["port"], {})
                 missed = p.get("rx_missed", 0) - bp.get("rx_missed", 0)
@@ -208,6 +235,10 @@ class Runner:
         return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
                 "pfc_pause_frames": pfc_sent, "pfc_paused_us": pfc_paused_us,
                 "lossless_drops": drops.get("lossless", 0),
+                "reorder_max_bytes": None if reorder is None else reorder["max_bytes"],
+                "reorder_max_hold_us": None if reorder is None else reorder["max_hold_us"],
+                "reorder_timeouts": None if reorder is None else reorder["timeouts"],
+                "reorder_held": None if reorder is None else reorder["held"],
                 "buffer_max_pct": buffer_max_pct, "buffer_alarms": buffer_alarms,
                 "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons,
                 "engine_lag_events": engine["lag_events"],
@@ -773,6 +804,7 @@ def record(lb: str, seed: int, coll: Record, sw: Record, counts: dict[str, int],
            "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
            "pfc_pause_frames": sw["pfc_pause_frames"], "pfc_paused_us": sw["pfc_paused_us"],
            "lossless_drops": sw["lossless_drops"],
+           **{k: sw.get(k) for k in REORDER_KEYS},
            "cts_delay_us": coll.get("cts_delay_us"), "cts_wait_us": coll.get("cts_wait_us"),
            "buffer_max_pct": sw.get("buffer_max_pct", 0.0),
            "buffer_alarms": sw.get("buffer_alarms", 0),
@@ -835,6 +867,7 @@ def merge_seed(recs: dict[str, Record], where: str | None) -> Record:
           "pfc_pause_frames": sum(r.get("pfc_pause_frames", 0) for r in rs),
           "pfc_paused_us": sum(r.get("pfc_paused_us", 0.0) for r in rs),
           "lossless_drops": sum(r.get("lossless_drops", 0) for r in rs),
+          **merge_reorder(rs),
           "buffer_max_pct": max(r.get("buffer_max_pct", 0.0) for r in rs),
           "buffer_alarms": sum(r.get("buffer_alarms", 0) for r in rs),
           "shaper_lag_max_fraction": max(r["shaper_lag_max_fraction"] for r in rs),
@@ -888,6 +921,7 @@ def _merge(per_seed: list[Record]) -> Record:
               "pfc_pause_frames", "lossless_drops", "buffer_alarms"):
         out[k] = sum(x.get(k, 0) for x in per_seed)
     out["buffer_max_pct"] = max(x.get("buffer_max_pct", 0.0) for x in per_seed)
+    out.update(merge_reorder(per_seed))
     for key in ("cts_delay_us", "cts_wait_us"):
         cts = [x[key] for x in per_seed if x.get(key)]
         out[key] = {q: statistics.mean(c[q] for c in cts) for q in ("p50", "p90")} \
@@ -999,11 +1033,15 @@ def table(res: Record) -> str:
     # A lossless fabric's (up --pfc): pause frames the switches sent, the
     # ports' paused time, lossless drops (0, or a bug).
     pfc = any(r.get("pfc_pause_frames") or r.get("lossless_drops") for r in res["runs"])
+    # The edges' resequencing (up --reorder): the most a host port held,
+    # frames a timeout released.
+    reorder = any(r.get("reorder_max_bytes") is not None for r in res["runs"])
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
         stages + ["ecn", "retx", "naks", "oos", "tmo"] + (["cnps"] if cc else []) + \
         (["victim"] if res.get("victim") else []) + \
         (["cts_p50_us", "cts_p90_us", "wait_p90_us"] if res.get("cts") else []) + \
-        (["pauses", "paused_ms", "ll_drops"] if pfc else []) + ["verified", "cpu"]
+        (["pauses", "paused_ms", "ll_drops"] if pfc else []) + \
+        (["reorder_kb", "reorder_tmo"] if reorder else []) + ["verified", "cpu"]
     if sim:
         cols += ["sim_qmax", "sim_infl"] + (["sim_pauses", "sim_paused_ms"] if pfc else [])
     rows = []
@@ -1024,6 +1062,10 @@ def table(res: Record) -> str:
         if pfc:
             row += [str(r.get("pfc_pause_frames", 0)),
                     _f(r.get("pfc_paused_us", 0.0) / 1000, 1), str(r.get("lossless_drops", 0))]
+        if reorder:
+            held = r.get("reorder_max_bytes")
+            row += [_f(None if held is None else held / 1024, 1),
+                    str(r.get("reorder_timeouts") or 0)]
         row += ["yes" if r["verified"] else "NO", "BOUND" if r["cpu_bound"] else "ok"]
         if sim:
             s = r.get("sim") or {}

@@ -71,6 +71,7 @@ STATE_SHAPE = {
     "bfd_ms?": Optional(int), "bfd_multiplier?": Optional(int),
     "pfc_priority?": Optional(int), "pfcwd_detect_ms?": Optional(int),
     "pfcwd_restore_ms?": Optional(int), "pfcwd_action?": Optional(str),
+    "reorder_kb?": Optional(int), "reorder_timeout_us?": Optional(int),
     "wires?": [int], "vm_hosts?": [str],
     # A server's part of a plan (up --plan FILE --server S): the server, and
     # the interfaces its crossing links' stitches made in its own namespace.
@@ -221,6 +222,10 @@ class Setup:
     pfcwd_detect_ms: int | None = None
     pfcwd_restore_ms: int | None = None
     pfcwd_action: str | None = None
+    # up --reorder: each edge host port's reorder buffer (KiB) and timeout
+    # (us) (dataplane/egress/reorder.h), None: off
+    reorder_kb: int | None = None
+    reorder_timeout_us: int | None = None
     # up --plan FILE --server S: this server's part of a plan (plan.py; a
     # copy of the file is the state directory's plan.json), else None
     server: str | None = None
@@ -362,7 +367,9 @@ def parse(name: str, data: bytes) -> State:
                       pfc_priority=doc.get("pfc_priority"),
                       pfcwd_detect_ms=doc.get("pfcwd_detect_ms"),
                       pfcwd_restore_ms=doc.get("pfcwd_restore_ms"),
-                      pfcwd_action=doc.get("pfcwd_action"), server=doc.get("server"))
+                      pfcwd_action=doc.get("pfcwd_action"),
+                      reorder_kb=doc.get("reorder_kb"),
+                      reorder_timeout_us=doc.get("reorder_timeout_us"), server=doc.get("server"))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
                             for k, r in doc.get("processes", {}).items()},

@@ -38,6 +38,7 @@
 #include "common/main_guard.h"
 #include "common/version.h"
 #include "dataplane/fabric/pfc.h"
+#include "dataplane/fabric/reorder.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/names.h"
 #include "dataplane/packet/frame_budget.h"
@@ -230,7 +231,8 @@ int Run(int argc, char** argv) {
       "what ofan-emu takes from the C++ side instead of a copy: {\"netdev_mtu\" (every fabric "
       "link's, as ofan-dp sets it), \"stages\" (the queue stages, in report order), "
       "\"pfc_priority\" and \"pfc_dscp\" (PFC's default lossless priority and its DSCP), "
-      "\"pfc_watchdog\" (its defaults, ranges and actions)}");
+      "\"pfc_watchdog\" (its defaults, ranges and actions), \"reorder\" (the reorder stage's "
+      "defaults and timeout range)}");
   facts->add_flag("--pretty", pretty, "indent the JSON");
   bool as_json = true;  // JSON is all ofan-topo prints; --json is accepted as elsewhere
   facts->add_flag("--json", as_json, "JSON (the only output)");
@@ -253,7 +255,11 @@ int Run(int argc, char** argv) {
           {"restore_ms", fabric::kPfcWdRestoreMs},
           {"detect_range_ms", {fabric::kPfcWdDetectMinMs, fabric::kPfcWdDetectMaxMs}},
           {"restore_range_ms", {fabric::kPfcWdRestoreMinMs, fabric::kPfcWdRestoreMaxMs}},
-          {"actions", {"drop", "forward", "alert"}}}}};
+          {"actions", {"drop", "forward", "alert"}}}},
+        {"reorder",
+         {{"buffer_bytes", fabric::kReorderDefaultBytes},
+          {"timeout_us", fabric::kReorderDefaultTimeoutUs},
+          {"timeout_range_us", {1, fabric::kReorderMaxTimeoutUs}}}}};
     std::cout << out.dump(pretty ? 2 : -1) << "\n";
     return kExitOk;
   }

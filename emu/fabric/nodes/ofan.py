@@ -59,6 +59,11 @@ class OfanKind(SwitchKind):
                                     ("restore_ms", st.pfcwd_restore_ms),
                                     ("action", st.pfcwd_action)) if v is not None}
             cfg["pfc"] = {"enabled": True, "priority": st.pfc_priority, "watchdog": wd}
+        if st.reorder_kb is not None:
+            # An edge's host ports resequence (dataplane/egress/reorder.h);
+            # ofan-dp applies it to no other port.
+            cfg["reorder"] = {"enabled": True, "buffer": st.reorder_kb * 1024,
+                              "timeout_us": st.reorder_timeout_us}
         if st.control == "agent":
             self.kernel_ports(cfg, s)
         return cfg

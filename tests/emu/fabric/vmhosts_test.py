@@ -5,16 +5,19 @@ traffic through ofan-dp switches.
     vmhosts_test.py            (root; 77 = skipped where VMs cannot run, and why)
 
 A k=4 fat tree of ofan-dp switches with rxe VMs on h0 (pod 0) and h8 (pod 2),
-the other 14 hosts uroce hosts. Checks: status lists the two as VMs with
-their boot time and rxe's active MTU (2048: the fabric's RoCE MTU); `exec`
-returns a command's output and exit code, and refuses a host that is no VM;
-every host reaches every other (all-pairs ping, from inside the VMs for
-theirs); perftest's ib_write_bw from h0 to h8 completes under ECMP and under
-Ofan, and rxe's hw_counters show what spraying did to it (out-of-sequence
-requests at the receiver, retries at the sender: rxe places nothing out of
-order); ib_send_lat completes under ECMP; a ring all-gather of ofan-coll
-ranks over libibverbs in the two VMs (`run --hosts vm`) verifies every buffer
-under ECMP and Ofan and reports rxe's counters; with --cts too (its
+the other 14 hosts uroce hosts, its edges resequencing (up --reorder). Checks:
+status lists the two as VMs with their boot time and rxe's active MTU (2048:
+the fabric's RoCE MTU); `exec` returns a command's output and exit code, and
+refuses a host that is no VM; every host reaches every other (all-pairs ping,
+from inside the VMs for theirs); perftest's ib_write_bw from h0 to h8
+completes under ECMP and under Ofan, and rxe's hw_counters are logged
+(out-of-sequence requests at the receiver, retries at the sender: rxe places
+nothing out of order); ib_send_lat completes under ECMP; a ring all-gather of
+ofan-coll ranks over libibverbs in the two VMs (`run --hosts vm`) verifies
+every buffer under ECMP, Ofan and RPS and reports rxe's counters, with no
+out-of-sequence request at rxe under any (the edges hand it each QP's packets
+in order; two hosts on an idle fabric see little reordering even under RPS:
+bench/run-mixed measures the stage under load); with --cts too (its
 clear-to-sends on a priority QP), which a run over both stacks refuses; a
 mixed all-gather over rxe and uroce ranks verifies too; down leaves no
 namespace, process (qemu included) or file behind.
@@ -106,9 +109,9 @@ def main():
         return SKIP
     atexit.register(lambda: emu("down", "--name", NAME, timeout=120))
     p = emu("up", "--k", "4", "--levels", "3", "--name", NAME, "--vm-hosts", ",".join(VMS),
-            "--json", timeout=900)
+            "--reorder", "--json", timeout=900)
     st = json.loads(p.stdout) if p.returncode == 0 else {}
-    if not check("up --vm-hosts h0,h8", p.returncode == 0, p.stderr.strip()[-800:]):
+    if not check("up --vm-hosts h0,h8 --reorder", p.returncode == 0, p.stderr.strip()[-800:]):
         return 1
     log("  " + "; ".join(line for line in p.stderr.splitlines() if "VM host" in line))
     vms = {h["name"]: h for h in st["hosts"] if h.get("kind") == "vm"}
@@ -145,10 +148,10 @@ def main():
           f"{lat[0] if lat else client.get('stdout', '')[-300:]}")
     # The collective engine over libibverbs: one ofan-coll rank per VM.
     p = emu("run", "--name", NAME, "--workload", "allgather", "--msg", "128KiB", "--hosts", "vm",
-            "--lbs", "ecmp,ofan", "--qps", "2", "--json", timeout=900)
+            "--lbs", "ecmp,ofan,rps", "--qps", "2", "--json", timeout=900)
     res = json.loads(p.stdout) if p.stdout.strip() else {}
     runs = {x["lb"]: x for x in res.get("runs", [])}
-    for lb in ("ecmp", "ofan"):
+    for lb in ("ecmp", "ofan", "rps"):
         x = runs.get(lb, {})
         check(f"verbs all-gather over h0 and h8 under {lb}: every buffer verified",
               x.get("verified") is True and x.get("hosts") == "vm" and not x.get("error"),
@@ -156,8 +159,12 @@ def main():
         check("  ... with rxe's counters (names found at run time) and busbw",
               isinstance(x.get("rxe_counters"), dict) and "rcvd_pkts" in x["rxe_counters"]
               and (x.get("busbw_gbps") or 0) > 0, str(x.get("rxe_counters"))[:300])
+        check("  ... and, resequenced at the edges, no out-of-sequence request at rxe",
+              x.get("out_of_sequence") == 0,
+              f"out of sequence {x.get('out_of_sequence')}, go-back-N {x.get('retransmissions')}"
+              f", reorder held {x.get('reorder_held')}, timeouts {x.get('reorder_timeouts')}")
         log(f"  {lb}: cct {x.get('cct_us')} us, go-back-N {x.get('retransmissions')}, "
-            f"out of sequence {x.get('out_of_sequence')}")
+            f"reorder held {x.get('reorder_held')}")
     # Receiver-driven admission over rxe: the clear-to-sends are zero-length
     # writes on a QP of their own in the strict-priority class.
     p = emu("run", "--name", NAME, "--workload", "perm", "--msg", "128KiB", "--hosts", "vm",
