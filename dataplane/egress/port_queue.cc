@@ -592,22 +592,27 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
     // a switch's inputs); a control frame queued at a window's end may be
     // later than the next one, which then counts as arriving with it.
     const fabric::TimePs t = std::max<fabric::TimePs>(FrameTime(m), emu_last_);
-    emu_last_ = t;
     if (reorder) [[unlikely]] {
       // A host port's RoCE data waits for its PSN (egress/reorder.h); what
-      // the stage releases goes on to the port at its release time.
+      // the stage releases goes on to the port at its release time: a wait
+      // that ended before t (its deadline) first, then t's own.
       RoceSeq seq;
       const RoceSeqKind kind =
           ReadRoceSeq(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), seq);
       if (kind == RoceSeqKind::kData) {
         reorder_->Offer(
             t, seq.key, seq.psn, rte_pktmbuf_pkt_len(m), m,
-            [&](rte_mbuf* r, fabric::TimePs at) { AdmitEmu(r, at, queue, forwarded, tx, tally); },
+            [&](rte_mbuf* r, fabric::TimePs at) {
+              emu_last_ = std::max(at, emu_last_);
+              AdmitEmu(r, emu_last_, queue, forwarded, tx, tally);
+            },
             seq.continues);
+        emu_last_ = t;
         continue;
       }
       if (kind == RoceSeqKind::kBadLength) ++reorder_bad_length_;
     }
+    emu_last_ = t;
     AdmitEmu(m, t, queue, forwarded, tx, tally);
   }
   tx.Flush();
@@ -682,7 +687,8 @@ void PortQueue::ExpireReorder(fabric::TimePs now, EmuBatch& tx, LcoreCounters& c
   if (reorder_->NextDeadline() > now) return;
   EmuTally tally;
   reorder_->Expire(now, [&](rte_mbuf* r, fabric::TimePs at) {
-    AdmitEmu(r, std::max(at, emu_last_), kNormalQueue, true, tx, tally);
+    emu_last_ = std::max(at, emu_last_);  // offers never go back
+    AdmitEmu(r, emu_last_, kNormalQueue, true, tx, tally);
   });
   FinishEmu(kNormalQueue, tally, ctr);
 }
