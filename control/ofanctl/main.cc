@@ -415,14 +415,16 @@ int Main(int argc, char** argv) {
           "thresholds as an ingress port; since the switch started: sent, received (pause\n"
           "frames), paused_us, xoff_events, lossless_drops; held_bytes now; since the last\n"
           "reset-queues: headroom_max_bytes, held_max_bytes; watchdog: {fired, restored,\n"
-          "active, dropped, action}})}].");
+          "active, dropped, action}}), reorder (null, or an edge's host port with reorder on:\n"
+          "since the switch started held, in_order, timeouts, overflow, table_full, old,\n"
+          "bad_length; since the last reset-queues max_bytes, max_frames, max_hold_us)}].");
   CLI::App* queues =
       sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
           "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"
           "priority_packets, max_bytes, max_packets, avg_bytes, avg_packets, drops_buffer,\n"
           "ecn_marked, shaper_lag_bytes (line time lost while frames waited, since the last\n"
-          "reset: the switch lacked CPU), paused, limit_bytes, ecn_bytes, pfc (as ports\n"
-          "has it)}].");
+          "reset: the switch lacked CPU), paused, limit_bytes, ecn_bytes, pfc and reorder\n"
+          "(as ports has them)}].");
   uint32_t key = 0;
   CLI::App* pointers = sub(
       "pointers", "the forwarding table: per key (destination x class) the uplink order",

@@ -258,6 +258,23 @@ std::string RenderPorts(const json& ports) {
                         "xoff_events", "headroom_max", "held", "lossless_drops", "watchdog"},
                        pfc_rows, "rrrrrrrrrrrl");
   }
+  // The reorder stage (an edge's host ports with reorder on): its counts
+  // since the switch started, its maxima since the last reset-queues.
+  std::vector<std::vector<std::string>> ro_rows;
+  for (const json& p : ports) {
+    const json r = p.value("reorder", json());
+    if (!r.is_object()) continue;
+    ro_rows.push_back({Cell(p.at("port")), Cell(r.at("held")), Cell(r.at("in_order")),
+                       Cell(r.at("timeouts")), Cell(r.at("overflow")), Cell(r.at("table_full")),
+                       Cell(r.at("old")), Cell(r.at("bad_length")), Cell(r.at("max_bytes")),
+                       Cell(r.at("max_frames")), Cell(r.at("max_hold_us"), 1)});
+  }
+  if (!ro_rows.empty()) {
+    out += "\nreorder (RoCE data to the host in PSN order per QP; held: frames that waited):\n";
+    out += FormatTable({"port", "held", "in_order", "timeouts", "overflow", "table_full", "old",
+                        "bad_length", "max_bytes", "max_frames", "max_hold_us"},
+                       ro_rows, "rrrrrrrrrrr");
+  }
   // The ports' kernel interfaces (the switch's control plane): what went where.
   for (const json& p : ports) {
     const json k = p.value("kernel", json());

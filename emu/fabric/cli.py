@@ -844,12 +844,20 @@ def status_text(s: dict[str, Any]) -> str:
                      f"{top['alarm_pct']} %: {sum(b['alarms'] for _, b in bufs)} raised"
                      + (f", ON at {', '.join(active)}" if active else ""))
     if s.get("pfc"):
-        pfc = [p["pfc"] for w in s["switches"] for p in w.get("ports", [])]
+        pfc = [p["pfc"] for w in s["switches"] for p in w.get("ports", []) if p.get("pfc")]
         lines.append(f"  PFC on priority {s['pfc']['priority']}: "
                      f"{sum(p['sent'] for p in pfc)} pause frames sent, "
                      f"{sum(p['paused_us'] for p in pfc) / 1000:.1f} ms paused (ports summed), "
                      f"{sum(p['lossless_drops'] for p in pfc)} lossless drops "
                      "(per port: ofanctl ports, status --json)")
+    if s.get("reorder"):
+        ro = [p["reorder"] for w in s["switches"] for p in w.get("ports", []) if p.get("reorder")]
+        lines.append(f"  reorder at {len(ro)} edge host ports ({s['reorder']['buffer_kb']} KiB, "
+                     f"{s['reorder']['timeout_us']} us): "
+                     f"{sum(r['held'] for r in ro)} frames held, "
+                     f"{sum(r['timeouts'] for r in ro)} released by a timeout, at most "
+                     f"{max((r['max_bytes'] for r in ro), default=0)} B a port "
+                     "(per port: status --json)")
     return "\n".join(lines)
 
 

@@ -29,6 +29,8 @@ from checks import SKIP, check, failures, log  # noqa: E402
 from leftovers import leftovers  # noqa: E402
 
 EMU = str(REPO / "emu" / "ofan-emu")
+BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
+OFANCTL = str(BUILD / "control" / "ofanctl" / "ofanctl")
 NAME = f"ro{os.getpid() % 100000}"
 
 
@@ -64,6 +66,13 @@ def status():
           and all(isinstance(q.get("reorder"), dict) and "max_hold_us" in q["reorder"]
                   for q in edge_hosts) and all(q.get("reorder") is None for q in others),
           f"reorder={st.get('reorder')} edge host ports={len(edge_hosts)}")
+    text = emu("status", "--name", NAME).stdout
+    check("status: a reorder line for people", "reorder at 16 edge host ports" in text,
+          text[-300:])
+    table = subprocess.run([OFANCTL, "--socket", f"/run/ofan-emu/{NAME}/sock/e0-0.sock", "ports"],
+                           capture_output=True, text=True, timeout=30).stdout
+    check("ofanctl ports: a reorder table for people, e0-0's two host ports",
+          "reorder (RoCE data" in table and "max_hold_us" in table, table[-400:])
 
 
 def resequenced(lb):
