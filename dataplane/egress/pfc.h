@@ -70,13 +70,7 @@ class PfcGenerator {
   bool Crossed(uint32_t port, uint64_t ingress_bytes) {
     if (port >= th_.size() || ingress_bytes <= th_[port].xoff) return false;
     PortState& s = st_[port];
-    bool was = false;
-    if (s.xoff.load(std::memory_order_relaxed) ||
-        !s.xoff.compare_exchange_strong(was, true, std::memory_order_acq_rel)) {
-      return false;
-    }
-    s.xoff_events.fetch_add(1, std::memory_order_relaxed);
-    return true;
+    return !s.xoff.load(std::memory_order_relaxed) && Pause(s);  // a plain load first: cheap
   }
   void XoffSent(uint32_t port) { st_[port].worker_xoffs.fetch_add(1, std::memory_order_release); }
   // The XOFF could not be queued: the port is not paused, and the next

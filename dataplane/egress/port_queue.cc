@@ -35,11 +35,6 @@ void OwnerAdd(std::atomic<uint64_t>& a, uint64_t v) {
   a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
 }
 
-// A lossless frame in a per-switch queue (marked at Enqueue).
-bool LosslessMarked(const rte_mbuf* m) {
-  return m->port != RTE_MBUF_PORT_INVALID && (m->port & kLosslessPortMark) != 0;
-}
-
 }  // namespace
 
 IngressTally::IngressTally(const int32_t* port_of_dpdk, uint32_t num_dpdk, uint32_t k)
@@ -206,7 +201,7 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
   for (unsigned i = q; i < nkeep; ++i) {
     dropped += rte_pktmbuf_pkt_len(keep[i]);
     if (tally_) tally_->Release(keep[i]);
-    if (LosslessMarked(keep[i])) lossless_back += rte_pktmbuf_pkt_len(keep[i]);
+    if (EmuPfc::Marked(keep[i])) lossless_back += rte_pktmbuf_pkt_len(keep[i]);
     rte_pktmbuf_free(keep[i]);
   }
   if (lossless_back) [[unlikely]]
@@ -309,7 +304,7 @@ uint32_t PortQueue::DropLossless(LcoreCounters& ctr) {
     for (uint32_t i = 0; i < got; ++i) {
       bytes += rte_pktmbuf_pkt_len(b[i]);
       if (tally_) tally_->Release(b[i]);
-      if (LosslessMarked(b[i])) lossless += rte_pktmbuf_pkt_len(b[i]);
+      if (EmuPfc::Marked(b[i])) lossless += rte_pktmbuf_pkt_len(b[i]);
     }
     rte_pktmbuf_free_bulk(b, got);
     n += got;
@@ -441,7 +436,7 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
   for (uint32_t i = 0; i < can; ++i) {
     lens[i] = rte_pktmbuf_pkt_len(batch[i]);
     ingress[i] = tally_ ? tally_->PortOf(batch[i]->port) : -1;
-    lossless[i] = tally_ && LosslessMarked(batch[i]);
+    lossless[i] = tally_ && EmuPfc::Marked(batch[i]);
   }
   const uint16_t sent = Transmit(batch, static_cast<uint16_t>(can), ctr);
   uint64_t sent_bytes = 0, sent_lossless = 0;

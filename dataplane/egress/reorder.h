@@ -48,12 +48,12 @@ inline RoceSeqKind ReadRoceSeq(const uint8_t* f, uint32_t len, RoceSeq& out) {
       len < l3 + ihl + 8 + kBth) {
     return RoceSeqKind::kBadLength;
   }
-  const uint8_t* bth = udp + 8;
-  if (pkt::IsAckClass(bth[0])) return RoceSeqKind::kOther;
-  out.key.src_ip = uint32_t{ip[12]} << 24 | uint32_t{ip[13]} << 16 | uint32_t{ip[14]} << 8 | ip[15];
-  out.key.dst_qp = (uint32_t{bth[5]} << 16 | uint32_t{bth[6]} << 8 | bth[7]) & pkt::kQpnMask;
-  out.psn = (uint32_t{bth[9]} << 16 | uint32_t{bth[10]} << 8 | bth[11]) & pkt::kPsnMask;
-  out.continues = pkt::ContinuesMessage(bth[0]);
+  const pkt::BthHdr bth = pkt::Load<pkt::BthHdr>(udp + 8);
+  if (pkt::IsAckClass(bth.opcode)) return RoceSeqKind::kOther;
+  out.key.src_ip = pkt::Rd32(ip + 12);
+  out.key.dst_qp = bth.dqpn();
+  out.psn = bth.psn24();
+  out.continues = pkt::ContinuesMessage(bth.opcode);
   return RoceSeqKind::kData;
 }
 

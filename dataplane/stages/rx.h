@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "dataplane/vector_constants.h"
@@ -62,21 +63,24 @@ struct NoRxLimit {
 template <class Run, class Limit = NoRxLimit>
 uint32_t GatherRx(const std::vector<uint32_t>& ports, const uint16_t* dpdk_port, uint32_t share,
                   uint32_t burst, uint32_t& rotor, RxVector& v, Run&& run, Limit&& limit = {}) {
+  // Whether a limit is given: without one (every caller but the per-switch
+  // engine's PFC) no per-port count is kept.
+  constexpr bool kLimited = !std::is_same_v<std::decay_t<Limit>, NoRxLimit>;
   uint32_t work = 0;
   uint32_t taken[kMaxPorts];  // per ports[] index, since the vector last ran
   const auto np = static_cast<uint32_t>(ports.size());
-  std::fill_n(taken, np, 0u);
+  if constexpr (kLimited) std::fill_n(taken, np, 0u);
   auto flush = [&] {
     run(v);
     v.n = v.nseg = 0;
-    std::fill_n(taken, np, 0u);
+    if constexpr (kLimited) std::fill_n(taken, np, 0u);
   };
   // Up to `want` packets from ports[i], in RX bursts, while the device has
   // full ones; true if it gave all of them.
   auto take = [&](uint32_t i, uint32_t want) {
     const uint32_t p = ports[i];
-    const uint32_t may = limit(p);
-    if (may != UINT32_MAX) [[unlikely]] {
+    if constexpr (kLimited) {
+      const uint32_t may = limit(p);
       const uint32_t allowed = may > taken[i] ? may - taken[i] : 0;
       if (want > allowed) {
         want = allowed;
@@ -95,7 +99,7 @@ uint32_t GatherRx(const std::vector<uint32_t>& ports, const uint16_t* dpdk_port,
       v.seg[v.nseg++] =
           RxSegment{p, static_cast<uint16_t>(start), static_cast<uint16_t>(v.n - start)};
       work += v.n - start;
-      taken[i] += v.n - start;
+      if constexpr (kLimited) taken[i] += v.n - start;
     }
     return want == 0;
   };
