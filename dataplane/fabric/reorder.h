@@ -15,6 +15,12 @@
 //            at once, counted, when it cannot wait (buffer or table full,
 //            a PSN already released: a retransmission or a duplicate)
 //
+// An early frame that finds the buffer full ends its flow's wait at once:
+// what the flow holds below it, the frame and the run after it leave in PSN
+// order, all counted as overflow, and the gaps are the NIC's. (Passing that
+// frame alone would leave a gap nothing can fill: the flow's later frames
+// would each wait the timeout for a PSN already gone.)
+//
 // A frame that has waited `timeout` ends its flow's wait: the gap before
 // the flow's lowest held PSN is a real loss, the NIC's business (it NAKs
 // and the sender goes back N); the held frames go in PSN order up to the
@@ -73,7 +79,7 @@ struct ReorderCounters {
   uint64_t held = 0;        // frames that waited for a gap to fill
   uint64_t in_order = 0;    // frames released in PSN order (waited or not)
   uint64_t timeouts = 0;    // frames released because a gap timed out
-  uint64_t overflow = 0;    // early frames passed at once: the buffer was full
+  uint64_t overflow = 0;    // frames let go early: their flow's next found the buffer full
   uint64_t table_full = 0;  // frames of a new flow passed: no slot for it
   uint64_t old = 0;         // PSNs already released or held: passed at once
   uint64_t flows = 0;       // flows the table took (forgotten ones again)
@@ -311,8 +317,7 @@ class ReorderBuffer {
     }
     const uint32_t cost = std::max(bytes, lim_.min_frame);
     if (bytes_ + cost > lim_.buffer_bytes || free_held_.empty()) {
-      ++c_.overflow;
-      emit(h, t);
+      GiveUp(f, t, psn, h, emit);
       return;
     }
     const int32_t hi = free_held_.back();
@@ -330,6 +335,25 @@ class ReorderBuffer {
     c_.max_bytes = std::max(c_.max_bytes, bytes_);
     c_.max_frames = std::max(c_.max_frames, frames_);
     deadlines_.push(Deadline{t + lim_.timeout, hi, e.gen});
+  }
+  // The buffer is full for frame h of flow f: the flow stops waiting for
+  // what comes before psn (head comment).
+  template <class Emit>
+  void GiveUp(Flow& f, TimePs t, uint32_t psn, H h, Emit&& emit) {
+    while (f.head != kNone && PsnDiff(held_[f.head].psn, psn) < 0) {
+      const int32_t hi = f.head;
+      Held& e = held_[hi];
+      f.head = e.next;
+      c_.max_hold = std::max(c_.max_hold, t - e.arrived);
+      ++c_.overflow;
+      Free(f, hi);
+      emit(e.h, t);
+    }
+    ++c_.overflow;
+    emit(h, t);
+    f.expected = (psn + 1) & kPsnMask;
+    f.anchored = true;
+    ReleaseRun(f, t, false, emit);
   }
   bool HoldsPsn(const Flow& f, uint32_t psn) const {
     for (int32_t i = f.head; i != kNone; i = held_[i].next) {

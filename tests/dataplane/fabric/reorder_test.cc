@@ -131,17 +131,45 @@ TEST(Reorder, DuplicatesAndRetransmissionsPassAtOnce) {
   EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 12, 10, 11, 12}));
 }
 
-TEST(Reorder, AFullBufferPassesFramesInArrivalOrder) {
+// A full buffer ends the arriving frame's flow's wait: what it holds below
+// the frame, the frame and the run after it leave at once, in PSN order,
+// and nothing of the flow waits for a PSN already gone.
+TEST(Reorder, AFullBufferEndsTheFlowsWait) {
   ReorderLimits lim;
   lim.buffer_bytes = 3000;
   Port p(lim);
   p.Offer(0, 0, 10);
   for (uint32_t psn = 12; psn <= 15; ++psn) p.Offer(psn * kUs, 0, psn);
-  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 15})) << "three held, the fourth passed";
-  EXPECT_EQ(p.rb.counters().overflow, 1u);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 12, 13, 14, 15}))
+      << "three held; the fourth finds the buffer full: 11 given up";
+  EXPECT_EQ(p.out.back().second, 15 * kUs);
+  EXPECT_EQ(p.rb.counters().overflow, 4u);
   EXPECT_EQ(p.rb.counters().max_bytes, 3000u);
-  p.Offer(20 * kUs, 0, 11);
-  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 15, 11, 12, 13, 14}));
+  EXPECT_EQ(p.rb.counters().max_hold, 3 * kUs);
+  EXPECT_EQ(p.rb.frames(), 0u);
+  p.Offer(20 * kUs, 0, 11);  // late: already given up
+  p.Offer(21 * kUs, 0, 16);  // next: in order, no wait for 15
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 12, 13, 14, 15, 11, 16}));
+  EXPECT_EQ(p.rb.counters().old, 1u);
+  EXPECT_EQ(p.rb.NextDeadline(), kNever);
+}
+
+// Another flow's frames stay held when one flow gives up; the run after
+// the frame that found the buffer full leaves with it.
+TEST(Reorder, AFullBufferReleasesTheRunAfterTheFrame) {
+  ReorderLimits lim;
+  lim.buffer_bytes = 3000;
+  Port p(lim);
+  p.Offer(0, 0, 10);
+  p.Offer(0, 1, 50);
+  p.Offer(1 * kUs, 0, 13);  // A waits for 11, 12
+  p.Offer(2 * kUs, 1, 52);  // B waits for 51
+  p.Offer(3 * kUs, 0, 14);
+  p.Offer(4 * kUs, 0, 12);  // full: A gives up 11
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 50, 12, 13, 14}));
+  EXPECT_EQ(p.rb.frames(), 1u) << "B's 52 still waits";
+  p.Offer(5 * kUs, 1, 51);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 50, 12, 13, 14, 51, 52}));
 }
 
 TEST(Reorder, FlowsWaitApart) {
