@@ -188,8 +188,11 @@ Status DpConfig::Validate() const {
     return Bad(fmt::format("pfc.watchdog.restore_ms must be in {}..{}", fabric::kPfcWdRestoreMinMs,
                            fabric::kPfcWdRestoreMaxMs));
   if (reorder.buffer_bytes == 0) return Bad("reorder.buffer must be above 0");
-  if (reorder.timeout_us < 1 || reorder.timeout_us > fabric::kReorderMaxTimeoutUs)
-    return Bad(fmt::format("reorder.timeout_us must be in 1..{}", fabric::kReorderMaxTimeoutUs));
+  if (reorder.timeout_us > fabric::kReorderMaxTimeoutUs)
+    return Bad(
+        fmt::format("reorder.timeout_us must be in 1..{} (0 or absent: the buffer's drain "
+                    "time at the port's rate)",
+                    fabric::kReorderMaxTimeoutUs));
   if (reorder.max_flows < 1 || reorder.max_flows > 1'000'000)
     return Bad("reorder.flows must be in 1..1000000");
   if (burst == 0 || burst > 64) return Bad("burst must be in 1..64");

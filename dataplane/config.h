@@ -97,17 +97,21 @@ struct PfcConfig {
 
 // Resequencing at an edge switch's host ports (egress/reorder.h, the shared
 // engine): RoCE data frames leave in PSN order per QP, each waiting at most
-// timeout_us, in a buffer of buffer_bytes per port with a table of
-// max_flows flows (defaults: fabric/reorder.h).
+// timeout_us (0: the buffer's drain time at the port's rate,
+// fabric::ReorderDrainTimeoutUs), in a buffer of buffer_bytes per port with
+// a table of max_flows flows (defaults: fabric/reorder.h).
 struct ReorderConfig {
   bool enabled = false;
   uint64_t buffer_bytes = fabric::kReorderDefaultBytes;
-  uint32_t timeout_us = fabric::kReorderDefaultTimeoutUs;
+  uint32_t timeout_us = 0;
   uint32_t max_flows = fabric::kReorderDefaultFlows;
-  fabric::ReorderLimits Limits() const {
+  // A port's limits at its emulated rate (0: the device's speed).
+  fabric::ReorderLimits Limits(double rate_gbps) const {
     fabric::ReorderLimits l;
     l.buffer_bytes = buffer_bytes;
-    l.timeout = fabric::TimePs{timeout_us} * 1'000'000;
+    const uint32_t us =
+        timeout_us ? timeout_us : fabric::ReorderDrainTimeoutUs(buffer_bytes, rate_gbps);
+    l.timeout = fabric::TimePs{us} * 1'000'000;
     l.max_flows = max_flows;
     return l;
   }

@@ -149,7 +149,8 @@ json ReorderJson(const PortSnapshot& p) {
           {"bad_length", r.bad_length},
           {"max_bytes", r.max_bytes},
           {"max_frames", r.max_frames},
-          {"max_hold_us", r.max_hold_us}};
+          {"max_hold_us", r.max_hold_us},
+          {"timeout_us", r.timeout_us}};
 }
 }  // namespace
 

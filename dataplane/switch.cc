@@ -317,7 +317,7 @@ Status Switch::SetupEnginePorts(const QueueConfig& queue_config) {
     q.set_emu_pfc(emu_pfc_.get());
     // An edge's host ports resequence (egress/reorder.h).
     if (cfg_.reorder.enabled && router_.role() == lb::Role::kEdge && p < w_)
-      q.set_reorder(cfg_.reorder.Limits());
+      q.set_reorder(cfg_.reorder.Limits(pc.rate_gbps.value_or(cfg_.egress.rate_gbps)));
   }
   return {};
 }

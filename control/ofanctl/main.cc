@@ -417,7 +417,8 @@ int Main(int argc, char** argv) {
           "reset-queues: headroom_max_bytes, held_max_bytes; watchdog: {fired, restored,\n"
           "active, dropped, action}}), reorder (null, or an edge's host port with reorder on:\n"
           "since the switch started held, in_order, timeouts, overflow, table_full, old,\n"
-          "bad_length; since the last reset-queues max_bytes, max_frames, max_hold_us)}].");
+          "bad_length; since the last reset-queues max_bytes, max_frames, max_hold_us;\n"
+          "timeout_us: the longest a frame waits)}].");
   CLI::App* queues =
       sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
           "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"

@@ -267,13 +267,14 @@ std::string RenderPorts(const json& ports) {
     ro_rows.push_back({Cell(p.at("port")), Cell(r.at("held")), Cell(r.at("in_order")),
                        Cell(r.at("timeouts")), Cell(r.at("overflow")), Cell(r.at("table_full")),
                        Cell(r.at("old")), Cell(r.at("bad_length")), Cell(r.at("max_bytes")),
-                       Cell(r.at("max_frames")), Cell(r.at("max_hold_us"), 1)});
+                       Cell(r.at("max_frames")), Cell(r.at("max_hold_us"), 1),
+                       Cell(r.value("timeout_us", json()))});
   }
   if (!ro_rows.empty()) {
     out += "\nreorder (RoCE data to the host in PSN order per QP; held: frames that waited):\n";
     out += FormatTable({"port", "held", "in_order", "timeouts", "overflow", "table_full", "old",
-                        "bad_length", "max_bytes", "max_frames", "max_hold_us"},
-                       ro_rows, "rrrrrrrrrrr");
+                        "bad_length", "max_bytes", "max_frames", "max_hold_us", "timeout_us"},
+                       ro_rows, "rrrrrrrrrrrr");
   }
   // The ports' kernel interfaces (the switch's control plane): what went where.
   for (const json& p : ports) {

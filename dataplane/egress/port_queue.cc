@@ -513,12 +513,17 @@ QueueStats PortQueue::Stats(uint64_t now) const {
   s.pfc.wd_restored_at_ps = wd_restored_at_.load();
   if (reorder_pub_) {
     const ReorderPub& r = *reorder_pub_;
-    s.reorder =
-        QueueStats::Reorder{r.held.load(),       r.in_order.load(),
-                            r.timeouts.load(),   r.overflow.load(),
-                            r.table_full.load(), r.old.load(),
-                            r.bad_length.load(), r.max_bytes.load(),
-                            r.max_frames.load(), static_cast<double>(r.max_hold_ps.load()) / 1e6};
+    s.reorder = QueueStats::Reorder{r.held.load(),
+                                    r.in_order.load(),
+                                    r.timeouts.load(),
+                                    r.overflow.load(),
+                                    r.table_full.load(),
+                                    r.old.load(),
+                                    r.bad_length.load(),
+                                    r.max_bytes.load(),
+                                    r.max_frames.load(),
+                                    static_cast<double>(r.max_hold_ps.load()) / 1e6,
+                                    static_cast<uint32_t>(reorder_->limits().timeout / 1'000'000)};
   }
   return s;
 }

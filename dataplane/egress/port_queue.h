@@ -173,6 +173,7 @@ struct QueueStats {
     uint64_t held = 0, in_order = 0, timeouts = 0, overflow = 0, table_full = 0, old = 0;
     uint64_t bad_length = 0, max_bytes = 0, max_frames = 0;
     double max_hold_us = 0;
+    uint32_t timeout_us = 0;  // the longest a frame may wait (set once)
   };
   std::optional<Reorder> reorder;
 };

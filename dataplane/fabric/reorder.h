@@ -34,6 +34,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -62,14 +63,27 @@ struct ReorderKey {
 // The defaults (ofan-dp's reorder section, ofan-emu up --reorder-kb and
 // --reorder-timeout-us, ofan-sim --reorder take them from here).
 inline constexpr uint64_t kReorderDefaultBytes = 256 * 1024;
-inline constexpr uint32_t kReorderDefaultTimeoutUs = 10'000;
 inline constexpr uint32_t kReorderMaxTimeoutUs = 10'000'000;
 inline constexpr uint32_t kReorderDefaultFlows = 1024;
+// A port without an emulated rate (ofan-dp at the device's speed) waits this.
+inline constexpr uint32_t kReorderNoRateTimeoutUs = 10'000;
+
+// The default wait: the time the port's link takes to send the whole
+// buffer. A flow at line rate whose gap lasts longer fills the buffer
+// first (and gives up: GiveUp), so a longer wait buys it nothing; and it
+// scales with the rate as every other time of the emulator does. 256 KiB:
+// 84 ms at 25 Mb/s (RPS's paths there differ by up to 12 ms), 21 ms at
+// 100 Mb/s, 2.6 us at 800 Gb/s. link_gbps <= 0: kReorderNoRateTimeoutUs.
+inline uint32_t ReorderDrainTimeoutUs(uint64_t buffer_bytes, double link_gbps) {
+  if (!(link_gbps > 0)) return kReorderNoRateTimeoutUs;
+  const double us = std::ceil(static_cast<double>(buffer_bytes) * 8.0 / (link_gbps * 1e3));
+  return static_cast<uint32_t>(std::clamp(us, 1.0, static_cast<double>(kReorderMaxTimeoutUs)));
+}
 
 struct ReorderLimits {
-  uint64_t buffer_bytes = kReorderDefaultBytes;                   // a port's buffer
-  TimePs timeout = TimePs{kReorderDefaultTimeoutUs} * 1'000'000;  // how long a frame may wait
-  uint32_t max_flows = kReorderDefaultFlows;                      // the port's flow table
+  uint64_t buffer_bytes = kReorderDefaultBytes;                  // a port's buffer
+  TimePs timeout = TimePs{kReorderNoRateTimeoutUs} * 1'000'000;  // how long a frame may wait
+  uint32_t max_flows = kReorderDefaultFlows;                     // the port's flow table
   TimePs idle = 1'000'000'000'000;  // 1 s: when a quiet flow may go or start again
   // The least bytes a held frame counts (the buffer's frame capacity).
   uint32_t min_frame = 60;

@@ -146,7 +146,8 @@ def parser() -> argparse.ArgumentParser:
                     help="with --reorder: each host port's reorder buffer, KiB (default 256)")
     up.add_argument("--reorder-timeout-us", type=int, default=None, metavar="T",
                     help="with --reorder: the longest a frame waits for a gap to fill; then "
-                         "the gap is a loss (default 10000)")
+                         "the gap is a loss (default: the time the host link takes to send "
+                         "the reorder buffer, 84 ms for 256 KiB at 25 Mb/s)")
     up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
     up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
                     help="how --policy ofan shares pointers across workers")
@@ -561,9 +562,10 @@ def pfc_from_args(args: argparse.Namespace) -> PfcArgs | None:
 
 @dataclasses.dataclass(frozen=True)
 class ReorderArgs:
-    """up's reorder options, checked: each host port's buffer and timeout."""
+    """up's reorder options, checked: each host port's buffer and timeout
+    (None: the buffer's drain time at the port's rate, ofan-dp's default)."""
     buffer_kb: int
-    timeout_us: int
+    timeout_us: int | None
 
 
 def reorder_from_args(args: argparse.Namespace) -> ReorderArgs | None:
@@ -578,9 +580,9 @@ def reorder_from_args(args: argparse.Namespace) -> ReorderArgs | None:
     kb = f.buffer_bytes // 1024 if args.reorder_kb is None else args.reorder_kb
     if not 1 <= kb <= 1 << 20:
         raise TopologyError(f"--reorder-kb {kb}: 1 to {1 << 20}")
-    timeout = f.timeout_us if args.reorder_timeout_us is None else args.reorder_timeout_us
+    timeout = args.reorder_timeout_us
     lo, hi = f.timeout_range_us
-    if not lo <= timeout <= hi:
+    if timeout is not None and not lo <= timeout <= hi:
         raise TopologyError(f"--reorder-timeout-us {timeout}: {lo} to {hi}")
     return ReorderArgs(buffer_kb=kb, timeout_us=timeout)
 
@@ -852,8 +854,10 @@ def status_text(s: dict[str, Any]) -> str:
                      "(per port: ofanctl ports, status --json)")
     if s.get("reorder"):
         ro = [p["reorder"] for w in s["switches"] for p in w.get("ports", []) if p.get("reorder")]
+        waits = sorted({r["timeout_us"] for r in ro if r.get("timeout_us") is not None})
+        wait = "/".join(str(w) for w in waits) or "?"
         lines.append(f"  reorder at {len(ro)} edge host ports ({s['reorder']['buffer_kb']} KiB, "
-                     f"{s['reorder']['timeout_us']} us): "
+                     f"waits up to {wait} us): "
                      f"{sum(r['held'] for r in ro)} frames held, "
                      f"{sum(r['timeouts'] for r in ro)} released by a timeout, at most "
                      f"{max((r['max_bytes'] for r in ro), default=0)} B a port "

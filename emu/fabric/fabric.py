@@ -235,7 +235,7 @@ class Fabric:
            bfd_ms: int | None = None, bfd_multiplier: int | None = None,
            pfc_priority: int | None = None,
            pfcwd: tuple[int, int, str] | None = None,
-           reorder: tuple[int, int] | None = None) -> float:
+           reorder: tuple[int, int | None] | None = None) -> float:
         """vm_hosts: host names whose slot a soft-RoCE VM takes (nodes/rxe_vm.py);
         engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE);
         control: who computes the masks (control_plane.py); miswire:

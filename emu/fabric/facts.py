@@ -76,9 +76,10 @@ class PfcWatchdogFacts:
 
 @dataclass(frozen=True)
 class ReorderFacts:
-    """The reorder stage's defaults and timeout range (dataplane/fabric/reorder.h)."""
+    """The reorder stage's default buffer and timeout range
+    (dataplane/fabric/reorder.h; the default timeout is the buffer's drain
+    time at the port's rate, which ofan-dp computes)."""
     buffer_bytes: int
-    timeout_us: int
     timeout_range_us: tuple[int, int]
 
 
@@ -99,7 +100,7 @@ def _topo_facts() -> TopoFacts:
         "netdev_mtu": int, "stages": [str], "pfc_priority": int, "pfc_dscp": int,
         "pfc_watchdog": {"detect_ms": int, "restore_ms": int, "detect_range_ms": [int],
                          "restore_range_ms": [int], "actions": [str]},
-        "reorder": {"buffer_bytes": int, "timeout_us": int, "timeout_range_us": [int]}})
+        "reorder": {"buffer_bytes": int, "timeout_range_us": [int]}})
     w = d["pfc_watchdog"]
     if len(w["detect_range_ms"]) != 2 or len(w["restore_range_ms"]) != 2 or not w["actions"]:
         raise FabricError(f"ofan-topo facts: pfc_watchdog {w}: not usable")
@@ -109,8 +110,7 @@ def _topo_facts() -> TopoFacts:
     r = d["reorder"]
     if len(r["timeout_range_us"]) != 2 or r["buffer_bytes"] <= 0:
         raise FabricError(f"ofan-topo facts: reorder {r}: not usable")
-    ro = ReorderFacts(r["buffer_bytes"], r["timeout_us"],
-                      (r["timeout_range_us"][0], r["timeout_range_us"][1]))
+    ro = ReorderFacts(r["buffer_bytes"], (r["timeout_range_us"][0], r["timeout_range_us"][1]))
     f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"], wd, ro)
     if f.netdev_mtu < 1280 or not f.stages or not 0 <= f.pfc_priority <= 7:
         raise FabricError(f"ofan-topo facts: {f}: not usable")

@@ -258,7 +258,6 @@ int Run(int argc, char** argv) {
           {"actions", {"drop", "forward", "alert"}}}},
         {"reorder",
          {{"buffer_bytes", fabric::kReorderDefaultBytes},
-          {"timeout_us", fabric::kReorderDefaultTimeoutUs},
           {"timeout_range_us", {1, fabric::kReorderMaxTimeoutUs}}}}};
     std::cout << out.dump(pretty ? 2 : -1) << "\n";
     return kExitOk;

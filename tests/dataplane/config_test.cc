@@ -57,8 +57,15 @@ burst: 16
   EXPECT_EQ(c->pfc.wd_action, fabric::PfcWdAction::kForward);
   EXPECT_TRUE(c->reorder.enabled);
   EXPECT_EQ(c->reorder.buffer_bytes, 64 * kKiB);
-  EXPECT_EQ(c->reorder.Limits().timeout, 500'000'000u);
+  EXPECT_EQ(c->reorder.Limits(0.025).timeout, 500'000'000u) << "given: at any rate";
   EXPECT_EQ(c->reorder.max_flows, 64u);
+  // Not given: the buffer's drain time at the port's rate (64 KiB at 25
+  // Mb/s: 20,972 us), or the fixed wait where the port has no rate.
+  DpConfig d;
+  d.reorder.buffer_bytes = 64 * kKiB;
+  EXPECT_EQ(d.reorder.Limits(0.025).timeout, 20'972'000'000u);
+  EXPECT_EQ(d.reorder.Limits(0).timeout,
+            fabric::TimePs{fabric::kReorderNoRateTimeoutUs} * 1'000'000);
   EXPECT_EQ(c->socket_path, "/tmp/e0.sock");
   EXPECT_TRUE(c->kernel_ports);
   EXPECT_EQ(c->max_sleep_us, 200u);
@@ -156,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"ports: [{port: 0, dev: a}]\nburst: 0\n", "burst must be in 1..64"},
         BadCase{"ports: [{port: 0, dev: a}]\nreorder: {buffer: 0}\n",
                 "reorder.buffer must be above 0"},
-        BadCase{"ports: [{port: 0, dev: a}]\nreorder: {timeout_us: 0}\n",
+        BadCase{"ports: [{port: 0, dev: a}]\nreorder: {timeout_us: 10000001}\n",
                 "reorder.timeout_us must be in 1..10000000"},
         BadCase{"ports: [{port: 0, dev: a}]\nreorder: {flows: 0}\n",
                 "reorder.flows must be in 1..1000000"},

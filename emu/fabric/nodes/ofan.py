@@ -62,8 +62,10 @@ class OfanKind(SwitchKind):
         if st.reorder_kb is not None:
             # An edge's host ports resequence (dataplane/egress/reorder.h);
             # ofan-dp applies it to no other port.
-            cfg["reorder"] = {"enabled": True, "buffer": st.reorder_kb * 1024,
-                              "timeout_us": st.reorder_timeout_us}
+            reorder: dict[str, object] = {"enabled": True, "buffer": st.reorder_kb * 1024}
+            if st.reorder_timeout_us is not None:  # else the buffer's drain time
+                reorder["timeout_us"] = st.reorder_timeout_us
+            cfg["reorder"] = reorder
         if st.control == "agent":
             self.kernel_ports(cfg, s)
         return cfg

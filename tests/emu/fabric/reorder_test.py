@@ -60,14 +60,20 @@ def status():
              for q in w.get("ports", [])}
     edge_hosts = [q for (sw, port), q in ports.items() if sw.startswith("e") and port < 2]
     others = [q for (sw, port), q in ports.items() if not (sw.startswith("e") and port < 2)]
-    check("status --json: reorder's buffer and timeout; a reorder stage on each of the 16 edge "
-          "host ports, none elsewhere",
-          st.get("reorder") == {"buffer_kb": 256, "timeout_us": 20000} and len(edge_hosts) == 16
+    # No --reorder-timeout-us: each port waits its buffer's drain time, 256
+    # KiB at the default 25 Mb/s = 83,887 us (dataplane/fabric/reorder.h).
+    check("status --json: reorder's buffer and default timeout; a reorder stage on each of the "
+          "16 edge host ports, none elsewhere, each waiting the buffer's drain time",
+          st.get("reorder") == {"buffer_kb": 256, "timeout_us": None} and len(edge_hosts) == 16
           and all(isinstance(q.get("reorder"), dict) and "max_hold_us" in q["reorder"]
-                  for q in edge_hosts) and all(q.get("reorder") is None for q in others),
-          f"reorder={st.get('reorder')} edge host ports={len(edge_hosts)}")
+                  and q["reorder"].get("timeout_us") == 83887 for q in edge_hosts)
+          and all(q.get("reorder") is None for q in others),
+          f"reorder={st.get('reorder')} edge host ports={len(edge_hosts)} "
+          "timeouts="
+          f"{sorted({str((q.get('reorder') or {}).get('timeout_us')) for q in edge_hosts})}")
     text = emu("status", "--name", NAME).stdout
-    check("status: a reorder line for people", "reorder at 16 edge host ports" in text,
+    check("status: a reorder line for people",
+          "reorder at 16 edge host ports (256 KiB, waits up to 83887 us)" in text,
           text[-300:])
     table = subprocess.run([OFANCTL, "--socket", f"/run/ofan-emu/{NAME}/sock/e0-0.sock", "ports"],
                            capture_output=True, text=True, timeout=30).stdout
@@ -99,9 +105,8 @@ def main():
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(s, lambda *_: sys.exit(1))
     refusals()
-    if check("up --k 4 --pfc --reorder --reorder-timeout-us 20000",
-             emu("up", "--k", "4", "--name", NAME, "--pfc", "--reorder",
-                 "--reorder-timeout-us", "20000").returncode == 0):
+    if check("up --k 4 --pfc --reorder",
+             emu("up", "--k", "4", "--name", NAME, "--pfc", "--reorder").returncode == 0):
         status()
         r = resequenced("rps")
         check("... the edges held RPS's early frames", (r.get("reorder_held") or 0) > 0
