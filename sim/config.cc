@@ -13,11 +13,13 @@ namespace ofan::sim {
 namespace {
 constexpr std::array<std::string_view, 5> kHostNames = {"fixed", "spray", "drb", "reps",
                                                         "ethereal"};
+constexpr std::array<std::string_view, 2> kReceiverNames = {"ooo", "gbn"};
 constexpr std::array<std::string_view, 8> kWorkloadNames = {"perm",     "a2a", "pair", "matrix",
                                                             "a2a-host", "moe", "fsdp", "incast"};
 }  // namespace
 
 std::string_view HostSchemeName(HostScheme s) { return kHostNames[static_cast<size_t>(s)]; }
+std::string_view ReceiverName(Receiver r) { return kReceiverNames[static_cast<size_t>(r)]; }
 std::string_view WorkloadName(WorkloadKind w) { return kWorkloadNames[static_cast<size_t>(w)]; }
 
 Result<HostScheme> ParseHostScheme(std::string_view s) {
@@ -27,6 +29,14 @@ Result<HostScheme> ParseHostScheme(std::string_view s) {
   return MakeError(
       ErrorCode::kInvalidArgument,
       fmt::format("unknown host scheme '{}' (expected fixed|spray|drb|reps|ethereal)", s));
+}
+
+Result<Receiver> ParseReceiver(std::string_view s) {
+  for (size_t i = 0; i < kReceiverNames.size(); ++i) {
+    if (kReceiverNames[i] == s) return static_cast<Receiver>(i);
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("unknown receiver '{}' (expected ooo|gbn)", s));
 }
 
 Result<WorkloadKind> ParseWorkload(std::string_view s) {
@@ -121,6 +131,22 @@ Status SimConfig::Validate() const {
                              incast_senders, most, hosts,
                              incast_victim ? "; the victim's two ends do not send to it" : ""));
     }
+  }
+  if (receiver == Receiver::kGbn && cca != Cca::kNone) {
+    return bad(fmt::format(
+        "--receiver gbn models rxe's go-back-N under fixed-rate senders: give --cca none "
+        "(--cca {} recovers selectively, per packet)",
+        CcaName(cca)));
+  }
+  if (reorder) {
+    if (reorder_bytes < frame_bytes() || reorder_bytes > (uint64_t{1} << 30))
+      return bad(
+          fmt::format("--reorder-kb: the buffer must hold a data frame ({} B) and be at "
+                      "most 1 GiB, got {} B",
+                      frame_bytes(), reorder_bytes));
+    if (reorder_timeout_us > fabric::kReorderMaxTimeoutUs)
+      return bad(fmt::format("--reorder-timeout-us must be in [1, {}], got {}",
+                             fabric::kReorderMaxTimeoutUs, reorder_timeout_us));
   }
   if (pfc) {
     if (buffer_bytes == 0) {

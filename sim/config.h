@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "dataplane/fabric/pfc.h"
+#include "dataplane/fabric/reorder.h"
 #include "dataplane/lb/policy.h"
 #include "sim/placement.h"
 #include "sim/transport/cca.h"
@@ -34,6 +35,17 @@ Result<HostScheme> ParseHostScheme(std::string_view s);
 // (workload/moe.h); fsdp: §6.7's FSDP2 backward pass (workload/fsdp.h);
 // incast: --incast-senders hosts send --msg each to host 0
 // (workload::IncastSenders, as ofan-coll's incast picks them).
+// What a receiving NIC does with a data packet that comes before the one it
+// expects. ooo: places it (out-of-order placement: uroce --ooo, ConnectX-5
+// and later; the paper's hosts). gbn: Linux soft-RoCE's responder (rxe,
+// docs/verbs.md): drops it, NAKs the first one of a gap (PSN sequence
+// error, carrying the PSN it expects) and re-ACKs duplicates; the sender
+// goes back to the NAK's PSN, or to its first unacknowledged one at its
+// retransmission timeout.
+enum class Receiver : uint8_t { kOoo, kGbn };
+std::string_view ReceiverName(Receiver r);
+Result<Receiver> ParseReceiver(std::string_view s);
+
 enum class WorkloadKind : uint8_t { kPerm, kA2a, kPair, kMatrix, kA2aHost, kMoe, kFsdp, kIncast };
 std::string_view WorkloadName(WorkloadKind w);
 Result<WorkloadKind> ParseWorkload(std::string_view s);
@@ -95,6 +107,15 @@ struct SimConfig {
   uint32_t pfcwd_detect_ms = fabric::kPfcWdDetectMs;
   uint32_t pfcwd_restore_ms = fabric::kPfcWdRestoreMs;
   fabric::PfcWdAction pfcwd_action = fabric::PfcWdAction::kDrop;
+  // Resequencing at the destination edge (dataplane/fabric/reorder.h, as
+  // ofan-emu up --reorder has it): each edge's host-facing ports hold a
+  // flow's early data frames until the gap before them fills or they waited
+  // reorder_timeout_us (0: the buffer's drain time at the link's rate,
+  // ReorderTimeoutUs), in a buffer of reorder_bytes per port.
+  bool reorder = false;
+  uint64_t reorder_bytes = fabric::kReorderDefaultBytes;
+  uint32_t reorder_timeout_us = 0;
+  Receiver receiver = Receiver::kOoo;
   double init_window_bdps = 1.0;  // a CCA's first window, in BDPs of the flow's path
   // Record this flow's window at each of its ACKs (SimResult::cwnd_trace);
   // -1: none.
@@ -104,6 +125,12 @@ struct SimConfig {
   bool progress = false;  // progress bar on stderr
 
   uint32_t frame_bytes() const { return payload + header; }
+  // The reorder stage's wait (us): reorder_timeout_us, or by default its
+  // buffer's drain time.
+  uint32_t ReorderTimeoutUs() const {
+    return reorder_timeout_us ? reorder_timeout_us
+                              : fabric::ReorderDrainTimeoutUs(reorder_bytes, link_gbps);
+  }
   // With pfc: every port's thresholds (the links are alike), or the error
   // that says why they do not fit its buffer.
   Result<fabric::PfcThresholds> PfcPortThresholds() const;

@@ -58,6 +58,9 @@ enum class EventType : uint8_t {
   kPortTx,      // the port's next transmission may start
   kPortCheck,   // the port's PFC watchdog has something to decide
   kPfcRefresh,  // the switch's XOFF refreshes are due
+  // --reorder: the host-facing port of host `node` has a held frame whose
+  // wait ends (ignored unless its time is the one still pending).
+  kReorderExpire,
 };
 
 // 64 bytes, one cache line in the queue's chunks: no sequence number (see

@@ -207,7 +207,8 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("ofan-sim {}", kOfanVersion));
   SimConfig c;
   std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
-              ecn = "80000", cca = "none", pfcwd_action = "drop";
+              ecn = "80000", cca = "none", pfcwd_action = "drop", receiver = "ooo";
+  uint64_t reorder_kb = fabric::kReorderDefaultBytes / 1024;
   std::string lb_tiers, lb_placement, lb_rest = "ar";
   std::string ar_quanta, msgs_list, lbs_list = "ecmp,rps,rr,ar,ofan,pofan", plot, out_json;
   uint32_t seeds = 1;
@@ -319,6 +320,20 @@ int Main(int argc, char** argv) {
   app.add_option("--pfcwd-action", pfcwd_action,
                  "--pfc: what a stormed queue does: drop | forward | alert")
       ->capture_default_str();
+  app.add_flag("--reorder", c.reorder,
+               "resequencing at the destination edge, as ofan-emu up --reorder: each edge's "
+               "host-facing port holds a flow's early data frames until the gap fills or they "
+               "waited --reorder-timeout-us");
+  app.add_option("--reorder-kb", reorder_kb, "--reorder: each host port's buffer (KiB)")
+      ->capture_default_str();
+  app.add_option("--reorder-timeout-us", c.reorder_timeout_us,
+                 "--reorder: how long a frame may wait for the gap before it (us; default: the "
+                 "time the link takes to send the reorder buffer)");
+  app.add_option("--receiver", receiver,
+                 "what a receiving NIC does with an early data packet: ooo (places it: the "
+                 "paper's hosts, uroce --ooo) | gbn (rxe: drops it, NAKs the gap once; the "
+                 "sender goes back N; needs --cca none)")
+      ->capture_default_str();
   app.add_option("--init-window", c.init_window_bdps,
                  "with a --cca: the first window, in BDPs of the flow's path (base RTT x line "
                  "rate), (0, 16]")
@@ -397,6 +412,20 @@ int Main(int argc, char** argv) {
        {"--pfc-quanta", "--pfcwd-detect-ms", "--pfcwd-restore-ms", "--pfcwd-action"}) {
     if (app.count(opt) && !c.pfc) return usage(std::string(opt) + " is --pfc's: give --pfc");
   }
+  for (const char* opt : {"--reorder-kb", "--reorder-timeout-us"}) {
+    if (app.count(opt) && !c.reorder)
+      return usage(std::string(opt) + " is --reorder's: give --reorder");
+  }
+  if (reorder_kb == 0 || reorder_kb > (uint64_t{1} << 20))
+    return usage(
+        fmt::format("--reorder-kb must be in [1, {}], got {}", uint64_t{1} << 20, reorder_kb));
+  c.reorder_bytes = reorder_kb * 1024;
+  if (app.count("--reorder-timeout-us") && c.reorder_timeout_us == 0)
+    return usage(fmt::format("--reorder-timeout-us must be in [1, {}], got 0",
+                             fabric::kReorderMaxTimeoutUs));
+  auto rcv = ParseReceiver(receiver);
+  if (!rcv) return usage("--receiver: " + rcv.error().message);
+  c.receiver = *rcv;
   auto e = ParseSize(ecn);
   if (!e) return usage("--ecn: " + e.error().message);
   c.ecn_bytes = *e;

@@ -25,6 +25,7 @@ struct Packet {
   uint8_t ecn : 1;   // data: CE; ACK: ECE echoed
   uint8_t rtx : 1;   // --cca: a retransmission (an ACK keeps its data packet's)
   uint8_t pfc : 1;   // --pfc: a PFC frame (seq: the quanta it asks, 0 = XON)
+  uint8_t nak : 1;   // --receiver gbn: a NAK (seq: the PSN its receiver expects)
   uint8_t route[2];  // DRB source route: edge uplink, agg uplink
   // CONGA's overlay fields (policies/conga.h): the uplink chosen at the edge
   // and at the agg, and for each the max level of the links crossed since;
@@ -36,7 +37,8 @@ struct Packet {
   // Transport (--cca): the flow's timeout epoch when sent (its timeouts so
   // far, mod 2^16: a packet would have to outlive 65,536 timeouts of its
   // flow, each at least two base RTTs, to be mistaken for a current one)
-  // and its sequence number; an ACK keeps its data packet's.
+  // and its sequence number; an ACK keeps its data packet's (--receiver
+  // gbn: an ACK carries the receiver's cumulative PSN, a NAK the expected).
   uint16_t epoch;
   uint32_t seq;
   lb::TimePs sent;  // when the data packet left its host

@@ -62,6 +62,10 @@ json ConfigJson(const SimConfig& c) {
     j["incast_senders"] = c.incast_senders;
     j["victim"] = c.incast_victim;
   }
+  if (c.reorder) {  // absent otherwise, as the mix's keys
+    j["reorder"] = {{"buffer_bytes", c.reorder_bytes}, {"timeout_us", c.ReorderTimeoutUs()}};
+  }
+  if (c.receiver != Receiver::kOoo) j["receiver"] = ReceiverName(c.receiver);
   if (c.pfc) {  // absent otherwise, as the mix's keys
     j["pfc"] = {{"quanta", c.pfc_quanta},
                 {"response_quanta", c.pfc_response_quanta},
@@ -118,6 +122,28 @@ json ResultJson(const SimResult& r) {
            {"mean_sent_bytes", r.workload.mean_sent_bytes},
            {"busiest_ratio", r.workload.busiest_ratio},
            {"local_bytes", r.workload.local_bytes}}}};
+  if (r.reorder.on) {  // ofan-emu's names: status --json per port, run rows
+    const ReorderStats& ro = r.reorder;
+    j["reorder"] = {{"held", ro.held},
+                    {"in_order", ro.in_order},
+                    {"timeouts", ro.timeouts},
+                    {"overflow", ro.overflow},
+                    {"table_full", ro.table_full},
+                    {"old", ro.old},
+                    {"max_bytes", ro.max_bytes},
+                    {"max_frames", ro.max_frames},
+                    {"max_hold_us", ro.max_hold_us},
+                    {"mean_max_bytes", ro.mean_max_bytes},
+                    {"ports", ro.ports}};
+    j["reorder_max_bytes"] = ro.max_bytes;
+    j["reorder_max_hold_us"] = ro.max_hold_us;
+    j["reorder_timeouts"] = ro.timeouts;
+    j["reorder_held"] = ro.held;
+  }
+  if (r.gbn) {
+    j["out_of_seq"] = r.out_of_seq;
+    j["naks"] = r.naks;
+  }
   if (r.pfc.on) {  // ofan-emu run's names for the same counts
     const PfcStats& p = r.pfc;
     j["pfc_pause_frames"] = p.pause_frames;
@@ -287,6 +313,25 @@ std::string SummaryTable(const json& a) {
         p.at("host_paused_us").get<double>(), a.at("lossless_drops").get<double>(),
         p.at("headroom_max_bytes").get<double>(), p.at("headroom_bytes").get<double>(),
         p.at("watchdog").at("fired").get<double>());
+  }
+  if (a.contains("reorder")) {
+    const json& ro = a.at("reorder");
+    out += fmt::format(
+        "reorder (edges' host ports): {:.0f} frames held, {:.0f} released by timeout, {:.0f} "
+        "passed (buffer full), {:.0f} (table full); max {:.0f} B / {:.0f} frames held on a "
+        "port (mean of the ports' max {:.0f} B), longest wait {:.1f} us\n",
+        ro.at("held").get<double>(), ro.at("timeouts").get<double>(),
+        ro.at("overflow").get<double>(), ro.at("table_full").get<double>(),
+        ro.at("max_bytes").get<double>(), ro.at("max_frames").get<double>(),
+        ro.at("mean_max_bytes").get<double>(), ro.at("max_hold_us").get<double>());
+  }
+  if (a.contains("out_of_seq")) {
+    out += fmt::format(
+        "go-back-N receivers: {:.0f} out-of-sequence packets dropped, {:.0f} NAKs; senders "
+        "{:.0f} packets sent again, {:.0f} timeouts; {:.0f} duplicates\n",
+        a.at("out_of_seq").get<double>(), a.at("naks").get<double>(),
+        a.at("retransmits").get<double>(), a.at("timeouts").get<double>(),
+        a.at("duplicates").get<double>());
   }
   if (cfg.at("cca").get<std::string>() != "none") {
     out += fmt::format("transport: {}, {} retransmits, {} timeouts, {} duplicates\n",

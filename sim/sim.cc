@@ -15,6 +15,7 @@
 #include "dataplane/fabric/egress_timeline.h"
 #include "dataplane/fabric/emu_port.h"
 #include "dataplane/fabric/pfc.h"
+#include "dataplane/fabric/reorder.h"
 #include "dataplane/lb/any_policy.h"
 #include "dataplane/lb/congestion.h"
 #include "dataplane/lb/fat_tree.h"
@@ -86,6 +87,18 @@ struct FlowState {
   // REPS: entropies whose ACK came back unmarked, oldest first.
   std::vector<uint32_t> reps;
   uint32_t reps_head = 0;
+  // --receiver gbn: the receiver's expected PSN and whether it NAKed the
+  // gap before it; the sender's highest sequence number sent + 1 (below
+  // it, a packet is sent again). acked is then the cumulative ACK.
+  uint32_t epsn = 0, hi = 0;
+  bool nak_sent = false;
+};
+
+// --receiver gbn: a flow's retransmission timer (its sender goes back to
+// the first unacknowledged packet when nothing was acknowledged for rto).
+struct GbnTimer {
+  TimePs base = 0, rto = 0, deadline = 0;
+  bool armed = false;
 };
 
 struct HostState {
@@ -188,6 +201,8 @@ class Simulator {
     BuildFlows(flows);
     if (c_.cca != Cca::kNone) BuildTransport();
     if (c_.pfc) BuildPfc();
+    if (c_.reorder) BuildReorder();
+    if (gbn()) BuildGbn();
   }
 
   SimResult Run() {
@@ -213,13 +228,19 @@ class Simulator {
           SwitchReceive(e.node - n_, e.port, e.pk);
         }
       } else if (e.type == EventType::kRto) {
-        OnRto(e.node);
+        if (gbn()) {
+          OnGbnRto(e.node);
+        } else {
+          OnRto(e.node);
+        }
       } else if (e.type == EventType::kPortTx) {
         OnPortTx(e.node);
       } else if (e.type == EventType::kPortCheck) {
         OnPortCheck(e.node);
       } else if (e.type == EventType::kPfcRefresh) {
         OnRefresh(e.node);
+      } else if (e.type == EventType::kReorderExpire) {
+        OnReorderExpire(e.node);
       } else if (e.gen() == hosts_[e.node].wake_gen && hosts_[e.node].wake_at == e.t) {
         hosts_[e.node].wake_at = kNever;
         HostTry(e.node);
@@ -419,6 +440,158 @@ class Simulator {
                            std::vector<TimePs>(k_, refresh), c_.pfc_quanta);
     }
     refresh_at_.assign(switches_.size(), kNever);
+  }
+
+  // --reorder: a reorder buffer for each host's port at its edge, sized for
+  // the flows that come to the host (at most the stage's default table) and
+  // counting its data frames, all of one size, as its frames.
+  void BuildReorder() {
+    std::vector<uint32_t> incoming(n_, 0);
+    for (const FlowState& f : flows_) ++incoming[f.dst];
+    fabric::ReorderLimits lim;
+    lim.buffer_bytes = c_.reorder_bytes;
+    lim.timeout = TimePs{c_.ReorderTimeoutUs()} * 1'000'000;
+    lim.min_frame = c_.frame_bytes();
+    reorder_.resize(n_);
+    reorder_at_.assign(n_, kNever);
+    for (uint32_t h = 0; h < n_; ++h) {
+      lim.max_flows = std::clamp<uint32_t>(incoming[h], 1, fabric::kReorderDefaultFlows);
+      reorder_[h].Configure(lim);
+    }
+  }
+
+  // --receiver gbn: each flow's timeout, as a CCA's first one (ten base
+  // RTTs and a full buffer's drain at each hop).
+  void BuildGbn() {
+    gbn_.resize(flows_.size());
+    for (size_t i = 0; i < flows_.size(); ++i) {
+      const FlowState& f = flows_[i];
+      const auto links = static_cast<uint32_t>(t_.hops(HostId(f.src), HostId(f.dst)));
+      TimePs rto = 10 * links * (2 * pre_ + ser_data_ + ser_ack_ + 2 * prop_);
+      if (c_.buffer_bytes) {
+        rto += links * static_cast<TimePs>(std::llround(static_cast<double>(c_.buffer_bytes) *
+                                                        8000.0 / c_.link_gbps));
+      }
+      gbn_[i].base = gbn_[i].rto = rto;
+    }
+  }
+
+  // ---- go-back-N receivers (--receiver gbn) ---------------------------------
+  bool gbn() const { return c_.receiver == Receiver::kGbn; }
+
+  // A data packet at its receiver: taken if it is the PSN expected, else
+  // dropped. Returns whether the receiver answers, pk then turned into
+  // what it answers: the cumulative ACK (for the packet taken, or again for
+  // a duplicate) or the gap's one NAK, carrying the PSN expected.
+  bool GbnReceive(FlowState& f, Packet& pk) {
+    if (pk.seq == f.epsn) {
+      ++f.epsn;
+      ++f.received;
+      f.nak_sent = false;
+      pk.seq = f.epsn - 1;
+      return true;
+    }
+    if (pk.seq < f.epsn) {
+      ++duplicates_;
+      pk.seq = f.epsn - 1;
+      return true;
+    }
+    ++out_of_seq_;
+    if (f.nak_sent) return false;
+    f.nak_sent = true;
+    ++naks_;
+    pk.nak = 1;
+    pk.seq = f.epsn;
+    return true;
+  }
+
+  // The sender sends again from PSN `to` (never below what was acked).
+  void GbnGoBack(uint32_t fi, uint32_t to) {
+    FlowState& f = flows_[fi];
+    to = std::max(to, f.acked);
+    if (to >= f.sent) return;
+    const bool idle = f.sent >= f.total;  // out of its host's round-robin
+    f.sent = to;
+    if (idle) {
+      hosts_[f.src].active.push_back(fi);
+      HostTry(f.src);
+    }
+  }
+
+  void GbnOnAck(uint32_t fi, FlowState& f, const Packet& pk) {
+    if (pk.nak) {
+      GbnGoBack(fi, pk.seq);
+      return;
+    }
+    if (pk.seq + 1 <= f.acked) return;
+    f.acked = pk.seq + 1;
+    GbnTimer& g = gbn_[fi];
+    g.rto = g.base;
+    g.deadline = now_ + g.rto;
+    if (f.acked == f.total) {
+      ++flows_done_;
+      cct_ = std::max(cct_, now_);
+    }
+  }
+
+  void GbnArm(uint32_t fi) {
+    GbnTimer& g = gbn_[fi];
+    if (g.armed) return;
+    g.armed = true;
+    if (g.deadline <= now_) g.deadline = now_ + g.rto;
+    Push(g.deadline, EventType::kRto, fi, 0);
+  }
+
+  // Nothing acknowledged for rto with packets out: back to the first
+  // unacknowledged one, the next timeout twice as long (64x at most).
+  void OnGbnRto(uint32_t fi) {
+    GbnTimer& g = gbn_[fi];
+    FlowState& f = flows_[fi];
+    g.armed = false;
+    if (f.acked == f.total || f.sent <= f.acked) return;  // done, or nothing out
+    if (now_ < g.deadline) {
+      GbnArm(fi);
+      return;
+    }
+    ++timeouts_;
+    g.rto = std::min(2 * g.rto, 64 * g.base);
+    g.deadline = now_ + g.rto;
+    GbnGoBack(fi, f.acked);
+    GbnArm(fi);
+  }
+
+  // ---- resequencing at the destination edge (--reorder) ----------------------
+  // Host h's port at its edge.
+  uint32_t HostPortIndex(uint32_t h) const {
+    return PortIndex(ports_[h].peer_node, ports_[h].peer_port);
+  }
+  // A frame the reorder buffer lets go (its handle is the frame's slot)
+  // goes on to the port's queue.
+  struct ReorderEmit {
+    Simulator* sim;
+    uint32_t pi;
+    void operator()(uint32_t slot, TimePs) const {
+      const SimFrame f = sim->slots_[slot];
+      sim->free_slots_.push_back(slot);
+      Packet pk = f.pk;
+      sim->Enqueue(pi, pk, f.in_port);
+    }
+  };
+  // A data frame for host h's port pi, from the edge's ingress in_port.
+  void OfferReorder(uint32_t h, uint32_t pi, const Packet& pk, uint32_t in_port) {
+    const uint32_t slot = AllocSlot(pk, in_port);
+    reorder_[h].Offer(now_, fabric::ReorderKey{pk.src, pk.flow}, pk.seq, pk.frame, slot,
+                      ReorderEmit{this, pi}, /*continues=*/pk.seq != 0);
+    ScheduleReorder(h);
+  }
+  void ScheduleReorder(uint32_t h) {
+    PushEarlier(reorder_[h].NextDeadline(), reorder_at_[h], EventType::kReorderExpire, h);
+  }
+  void OnReorderExpire(uint32_t h) {
+    if (now_ != reorder_at_[h]) return;  // superseded
+    reorder_at_[h] = kNever;
+    reorder_[h].Expire(now_, ReorderEmit{this, HostPortIndex(h)});
+    ScheduleReorder(h);
   }
 
   // ---- transport ----------------------------------------------------------
@@ -941,6 +1114,13 @@ class Simulator {
         if (pk.cls == SizeClass::kAck && pk.fb_tag[0] != lb::kNoUplink) TakeFeedback(st, pk);
       }
       out = static_cast<uint32_t>(t_.down_port(st.id, dst));
+      if (c_.reorder && st.role == lb::Role::kEdge && pk.cls == SizeClass::kData) [[unlikely]] {
+        const uint32_t pi = PortIndex(n_ + s, out);
+        if (!ports_[pi].failed) {
+          OfferReorder(pk.dst, pi, pk, in_port);
+          return;
+        }
+      }
     } else {
       lb::PacketKey key;
       RouteKey(st, in_port, pk, key);
@@ -994,7 +1174,12 @@ class Simulator {
     }
     if (pk.cls == SizeClass::kData) {
       ++data_received_;
-      if (transport()) {
+      if (gbn()) {
+        if (!GbnReceive(f, pk)) {  // a gap's later packet: dropped, its NAK sent already
+          FreePacket();
+          return;
+        }
+      } else if (transport()) {
         uint8_t& st = seq_[tx_[pk.flow].base + pk.seq];
         if (st & kRecv) {
           ++duplicates_;
@@ -1031,6 +1216,11 @@ class Simulator {
     ++acks_received_;
     if (c_.host == HostScheme::kReps && !pk.ecn && f.reps.size() - f.reps_head < 4096) {
       f.reps.push_back(pk.echo);
+    }
+    if (gbn()) {
+      GbnOnAck(pk.flow, f, pk);
+      FreePacket();
+      return;
     }
     if (transport()) {
       const uint32_t before = f.acked;
@@ -1286,6 +1476,15 @@ class Simulator {
         if (!more) tx.in_active = false;
       } else {
         pk.seq = f.sent;
+        if (gbn()) {
+          if (pk.seq < f.hi) {
+            pk.rtx = 1;
+            ++retransmits_;
+          } else {
+            f.hi = pk.seq + 1;
+          }
+          GbnArm(fi);
+        }
         more = ++f.sent < f.total;
       }
       if (!more) {
@@ -1315,6 +1514,30 @@ class Simulator {
     if (!hs.active.empty() || hs.acks_head < hs.acks.size()) ScheduleWake(h, hs.nic_free);
   }
 
+  // The host ports that took a flow (hosts nobody sends to are left out of
+  // the mean).
+  void CollectReorder(SimResult& r) const {
+    ReorderStats& ro = r.reorder;
+    ro.on = true;
+    double sum_max = 0;
+    for (const fabric::ReorderBuffer<uint32_t>& b : reorder_) {
+      const fabric::ReorderCounters& c = b.counters();
+      if (c.flows == 0) continue;
+      ++ro.ports;
+      ro.held += c.held;
+      ro.in_order += c.in_order;
+      ro.timeouts += c.timeouts;
+      ro.overflow += c.overflow;
+      ro.table_full += c.table_full;
+      ro.old += c.old;
+      ro.max_bytes = std::max(ro.max_bytes, c.max_bytes);
+      ro.max_frames = std::max(ro.max_frames, c.max_frames);
+      ro.max_hold_us = std::max(ro.max_hold_us, static_cast<double>(c.max_hold) * 1e-6);
+      sum_max += static_cast<double>(c.max_bytes);
+    }
+    ro.mean_max_bytes = ro.ports ? sum_max / ro.ports : 0.0;
+  }
+
   void CollectPfc(SimResult& r, TimePs end) const {
     PfcStats& p = r.pfc;
     p.on = true;
@@ -1340,7 +1563,9 @@ class Simulator {
 
   void Progress(bool done) {
     const double frac =
-        total_data_ ? static_cast<double>(acks_received_) / static_cast<double>(total_data_) : 1.0;
+        total_data_
+            ? std::min(1.0, static_cast<double>(acks_received_) / static_cast<double>(total_data_))
+            : 1.0;
     const int width = 30;
     const int fill = static_cast<int>(frac * width);
     std::fprintf(stderr, "\r  [%.*s%*s] %5.1f%%  %.1f us simulated, %llu events%s", fill,
@@ -1403,6 +1628,10 @@ class Simulator {
     r.drops_link_down = drops_link_down_;
     r.drops_buffer = drops_buffer_;
     if (c_.pfc) CollectPfc(r, end);
+    if (c_.reorder) CollectReorder(r);
+    r.gbn = gbn();
+    r.out_of_seq = out_of_seq_;
+    r.naks = naks_;
     r.flows = flows_.size();
     r.flows_incomplete = flows_.size() - flows_done_;
     r.rho = rho_;
@@ -1465,9 +1694,16 @@ class Simulator {
   std::vector<uint32_t> rtx_ring_;  // every flow's retransmission FIFO, at TxState::base
   std::vector<std::pair<double, double>> trace_;
   uint64_t retransmits_ = 0, timeouts_ = 0, duplicates_ = 0;
+  // --receiver gbn: per flow its timer; the receivers' drops and NAKs.
+  std::vector<GbnTimer> gbn_;
+  uint64_t out_of_seq_ = 0, naks_ = 0;
+  // --reorder: per host its port's reorder buffer (handles: slots_) and
+  // the pending kReorderExpire's time.
+  std::vector<fabric::ReorderBuffer<uint32_t>> reorder_;
+  std::vector<TimePs> reorder_at_;
   // --pfc: per port (indexed as ports_; the hosts' entries unused), per
-  // switch, the frames waiting in ports (slots, reused), the decisions not
-  // yet sent, per host its NIC's pause.
+  // switch, the frames waiting in ports or (--reorder) reorder buffers
+  // (slots, reused), the decisions not yet sent, per host its NIC's pause.
   fabric::EmuWire wire_;
   fabric::PfcThresholds pfc_th_;
   std::vector<PfcPort> pfc_ports_;

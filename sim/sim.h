@@ -67,6 +67,18 @@ struct PfcStats {
   uint64_t frames_lost = 0;  // PFC frames a full port could not queue
 };
 
+// --reorder's account of the run: the edges' host-facing ports
+// (dataplane/fabric/reorder.h's counters, summed; maxima over the ports),
+// under the names ofan-emu's status and run rows give them.
+struct ReorderStats {
+  bool on = false;
+  uint64_t held = 0, in_order = 0, timeouts = 0, overflow = 0, table_full = 0, old = 0;
+  uint64_t max_bytes = 0, max_frames = 0;  // the most any port held
+  double max_hold_us = 0;                  // the longest any frame waited
+  double mean_max_bytes = 0;               // per port its most held, averaged over the ports
+  uint32_t ports = 0;
+};
+
 struct SimResult {
   double cct_us = 0;
   double cct_lower_bound_us = 0;
@@ -98,6 +110,12 @@ struct SimResult {
   uint64_t retransmits = 0;
   uint64_t timeouts = 0;
   uint64_t duplicates = 0;
+  // --receiver gbn: data packets the receivers dropped as out of sequence,
+  // and the NAKs they sent (one per gap).
+  bool gbn = false;
+  uint64_t out_of_seq = 0;
+  uint64_t naks = 0;
+  ReorderStats reorder;
   // SimConfig::trace_flow's window (packets) at each of its ACKs: (us, cwnd).
   std::vector<std::pair<double, double>> cwnd_trace;
   // Congestion information heard from the fabric: CONGA's feedback entries

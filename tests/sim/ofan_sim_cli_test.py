@@ -30,7 +30,8 @@ class Cli(unittest.TestCase):
                     "--eplb", "--moe-scale", "--model", "--fsdp-layers", "--fsdp-phases", "--cca",
                     "--init-window", "--lb-tiers", "--lb-placement", "--lb-rest", "--pfc",
                     "--pfc-quanta", "--pfcwd-detect-ms", "--pfcwd-restore-ms", "--pfcwd-action",
-                    "--incast-senders"]:
+                    "--incast-senders", "--reorder", "--reorder-kb", "--reorder-timeout-us",
+                    "--receiver"]:
             self.assertIn(opt, p.stdout, opt)
 
     def test_version_is_the_projects(self):
@@ -279,6 +280,51 @@ class Cli(unittest.TestCase):
                            (["--workload", "incast", "--incast-senders", "16"],
                             "--incast-senders 16: 1 to 15"),
                            (["--incast-senders", "3"], "with --workload incast")):
+            p = run("--k", "4", *args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertIn(says, p.stderr, args)
+            self.assertTrue(p.stderr.startswith("ofan-sim: "), p.stderr)
+
+    def test_reorder_and_a_go_back_n_receiver(self):
+        emu_scale = ["--k", "4", "--link-gbps", "0.025", "--latency-us", "1", "--payload", "2048",
+                     "--header", "62", "--msg", "256KiB", "--lb", "rps"]
+        gbn = json.loads(run(*emu_scale, "--receiver", "gbn", "--json", check_rc=0).stdout)
+        self.assertEqual(gbn["config"]["receiver"], "gbn")
+        self.assertGreater(gbn["out_of_seq"], 0)
+        self.assertGreater(gbn["naks"], 0)
+        self.assertNotIn("reorder", gbn)
+        d = json.loads(run(*emu_scale, "--receiver", "gbn", "--reorder", "--json",
+                           check_rc=0).stdout)
+        self.assertEqual(d["config"]["reorder"], {"buffer_bytes": 262144, "timeout_us": 83887})
+        self.assertEqual((d["out_of_seq"], d["naks"], d["retransmits"]), (0, 0, 0))
+        ro = d["reorder"]
+        self.assertEqual(set(ro), {"held", "in_order", "timeouts", "overflow", "table_full", "old",
+                                   "max_bytes", "max_frames", "max_hold_us", "mean_max_bytes",
+                                   "ports"})
+        self.assertGreater(ro["held"], 0)
+        self.assertEqual(ro["in_order"], d["data_packets"])
+        # ofan-emu's run-row names beside the object.
+        self.assertEqual((d["reorder_max_bytes"], d["reorder_timeouts"], d["reorder_held"]),
+                         (ro["max_bytes"], ro["timeouts"], ro["held"]))
+        self.assertEqual(d["reorder_max_hold_us"], ro["max_hold_us"])
+        self.assertLess(d["cct_us"], gbn["cct_us"])
+        table = run(*emu_scale, "--receiver", "gbn", "--reorder", check_rc=0).stdout
+        self.assertIn("reorder (edges' host ports)", table)
+        self.assertIn("go-back-N receivers: 0 out-of-sequence", table)
+        # The default receiver places early packets: no gbn keys.
+        self.assertNotIn("out_of_seq", json.loads(run("--k", "4", "--json", check_rc=0).stdout))
+
+    def test_bad_reorder_arguments_exit_2_naming_the_option(self):
+        for args, says in ((["--reorder-kb", "64"], "--reorder-kb is --reorder's"),
+                           (["--reorder-timeout-us", "100"], "--reorder-timeout-us is --reorder's"),
+                           (["--reorder", "--reorder-kb", "0"], "--reorder-kb must be in"),
+                           (["--reorder", "--reorder-kb", "2"], "must hold a data frame"),
+                           (["--reorder", "--reorder-timeout-us", "0"],
+                            "--reorder-timeout-us must be in [1, 10000000], got 0"),
+                           (["--reorder", "--reorder-timeout-us", "10000001"],
+                            "--reorder-timeout-us must be in [1, 10000000]"),
+                           (["--receiver", "rxe"], "unknown receiver 'rxe'"),
+                           (["--receiver", "gbn", "--cca", "dctcp"], "--receiver gbn models")):
             p = run("--k", "4", *args)
             self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
             self.assertIn(says, p.stderr, args)
