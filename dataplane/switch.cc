@@ -236,12 +236,6 @@ Status Switch::SetupPorts() {
                     rte_strerror(rte_errno)));
   }
   if (engine_now_) return SetupEnginePorts(queue_config);
-  if (cfg_.reorder.enabled) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("switch {}: reorder runs on the shared engine's host ports "
-                                 "(ofan-dp --fabric); a switch of its own does not resequence yet",
-                                 cfg_.name));
-  }
   for (const PortConfig& pc : cfg_.ports) {
     // A test's ring port, or the vdev's name (before its args).
     std::string name = pc.ring() ? pc.ring_device() : pc.dev.substr(0, pc.dev.find(','));
@@ -282,6 +276,9 @@ Status Switch::SetupPorts() {
       return MakeError(ErrorCode::kIo, fmt::format("port {}: {}", pc.port, s.error().message));
     }
     q.set_admin(pc.admin_up);
+    // An edge's host ports resequence (egress/reorder.h), on the TSC.
+    if (cfg_.reorder.enabled && router_.role() == lb::Role::kEdge && pc.port < w_)
+      q.set_reorder(cfg_.reorder.Limits(pc.rate_gbps.value_or(cfg_.egress.rate_gbps)));
   }
   return {};
 }

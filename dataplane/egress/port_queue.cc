@@ -104,6 +104,7 @@ void PortQueue::Flush() {
   staged_n_ = 0;
   if (emu_) emu_->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
   if (reorder_) reorder_->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
+  for (; !ro_ready_.empty(); ro_ready_.pop()) rte_pktmbuf_free(ro_ready_.front());
   bytes_.store(0);
   lossless_bytes_.store(0);
 }
@@ -132,7 +133,7 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
     EnqueueEmu(queue, pkts, n, ctr, true);
     return;
   }
-  if (owner && cfg_.bytes_per_tsc == 0 && staged_n_ == 0 &&
+  if (owner && cfg_.bytes_per_tsc == 0 && staged_n_ == 0 && !reorder_ &&
       bytes_.load(std::memory_order_relaxed) == 0 && now >= paused_until_tsc_) {
     const uint16_t sent = Transmit(pkts, static_cast<uint16_t>(n), ctr);
     // The hook owns (and may free) what it took: count the rest, still ours.
@@ -263,7 +264,8 @@ void PortQueue::Pause(uint32_t quanta, uint64_t now, LcoreCounters& ctr) {
 }
 
 bool PortQueue::NormalWaiting() const {
-  return rte_ring_count(ring_[kNormalQueue]) != 0 || staged_n_ != 0;
+  return rte_ring_count(ring_[kNormalQueue]) != 0 || staged_n_ != 0 ||
+         (reorder_ && (!ro_ready_.empty() || reorder_->frames() != 0));
 }
 
 void PortQueue::WatchdogCheckTsc(uint64_t now, LcoreCounters& ctr) {
@@ -299,8 +301,15 @@ uint32_t PortQueue::DropLossless(LcoreCounters& ctr) {
   rte_mbuf* b[kMaxBurst];
   uint32_t n = 0, got = 0;
   uint64_t bytes = 0, lossless = 0;
-  while ((got = rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(b),
-                                          kMaxBurst, nullptr)) > 0) {
+  auto dequeue = [&] {
+    if (!reorder_)
+      return rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(b), kMaxBurst,
+                                       nullptr);
+    unsigned k = 0;  // what the reorder stage let go or never held
+    while (k < kMaxBurst && DequeueNormal(&b[k])) ++k;
+    return k;
+  };
+  while ((got = dequeue()) > 0) {
     for (uint32_t i = 0; i < got; ++i) {
       bytes += rte_pktmbuf_pkt_len(b[i]);
       if (tally_) tally_->Release(b[i]);
@@ -348,9 +357,46 @@ rte_mbuf* PortQueue::NextFrame(bool paused) {
     return m;
   }
   if (rte_ring_sc_dequeue(ring_[kPrioQueue], reinterpret_cast<void**>(&m)) == 0) return m;
-  if (!paused && rte_ring_sc_dequeue(ring_[kNormalQueue], reinterpret_cast<void**>(&m)) == 0)
-    return m;
+  if (!paused && DequeueNormal(&m)) return m;
   return nullptr;
+}
+
+bool PortQueue::DequeueNormal(rte_mbuf** m) {
+  if (reorder_) [[unlikely]] {
+    if (ro_ready_.empty()) return false;
+    *m = ro_ready_.front();
+    ro_ready_.pop();
+    return true;
+  }
+  return rte_ring_sc_dequeue(ring_[kNormalQueue], reinterpret_cast<void**>(m)) == 0;
+}
+
+void PortQueue::ReorderTsc(uint64_t now) {
+  if (emu_reset_.load(std::memory_order_relaxed)) [[unlikely]] {
+    reorder_->ResetMaxima();
+    emu_reset_.store(false, std::memory_order_relaxed);
+  }
+  const fabric::TimePs t = TscPs(now);
+  auto ready = [this](rte_mbuf* r, fabric::TimePs) { ro_ready_.push(r); };
+  reorder_->Expire(t, ready);
+  rte_mbuf* b[kMaxBurst];
+  unsigned got;
+  do {
+    got = rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(b), kMaxBurst,
+                                    nullptr);
+    for (unsigned i = 0; i < got; ++i) {
+      RoceSeq seq;
+      const RoceSeqKind kind =
+          ReadRoceSeq(rte_pktmbuf_mtod(b[i], const uint8_t*), rte_pktmbuf_data_len(b[i]), seq);
+      if (kind == RoceSeqKind::kData) {
+        reorder_->Offer(t, seq.key, seq.psn, rte_pktmbuf_pkt_len(b[i]), b[i], ready, seq.continues);
+        continue;
+      }
+      if (kind == RoceSeqKind::kBadLength) ++reorder_bad_length_;
+      ro_ready_.push(b[i]);
+    }
+  } while (got == kMaxBurst);
+  PublishReorder();
 }
 
 uint32_t PortQueue::PickShaped(uint64_t now, bool paused, rte_mbuf** batch) {
@@ -395,8 +441,12 @@ uint32_t PortQueue::PickUnshaped(bool paused, rte_mbuf** batch) {
                                      cfg_.burst - can, nullptr);
   }
   if (!paused && can < cfg_.burst) {
-    can += rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(batch + can),
-                                     cfg_.burst - can, nullptr);
+    if (reorder_) [[unlikely]] {
+      while (can < cfg_.burst && DequeueNormal(&batch[can])) ++can;
+    } else {
+      can += rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(batch + can),
+                                       cfg_.burst - can, nullptr);
+    }
   }
   return can;
 }
@@ -411,6 +461,8 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
   }
   if (tsc_watched_ && pause_.dropping()) [[unlikely]]
     DropLossless(ctr);  // a stormed queue (action drop): its lossless frames go nowhere
+  if (reorder_) [[unlikely]]
+    ReorderTsc(now);  // a host port's RoCE data, in PSN order (egress/reorder.h)
   const uint64_t backlog = bytes_.load(std::memory_order_relaxed);
   if (backlog == 0 && staged_n_ == 0) {  // empty: nothing to integrate or send
     stat_last_tsc_ = now;
@@ -465,7 +517,14 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
 }
 
 uint64_t PortQueue::ReadyAt(uint64_t now) const {
-  if (staged_n_ == 0) return now;
+  if (staged_n_ == 0) {
+    // The reorder stage: what it let go leaves once a pause ends; what it
+    // holds, at the first deadline.
+    if (!reorder_) return now;
+    if (!ro_ready_.empty()) return std::max(now, paused_until_tsc_);
+    const fabric::TimePs d = reorder_->NextDeadline();
+    return d == fabric::kNever ? now : std::max(now, PsTsc(d));
+  }
   if (now < paused_until_tsc_) return paused_until_tsc_;
   if (cfg_.bytes_per_tsc > 0) {
     // tokens_ is the bucket as of tb_last_tsc_, less what was sent since.
@@ -539,6 +598,7 @@ void PortQueue::ResetStats(uint64_t now) {
   max_pkts_.store(0);
   shaper_lag_bytes_.store(0);
   stat_start_tsc_ = now;
+  if (reorder_) emu_reset_.store(true);  // the stage's maxima: its owner resets them
 }
 
 // -- emulated mode (the shared fabric engine) ------------------------------
@@ -696,6 +756,9 @@ void PortQueue::ExpireReorder(fabric::TimePs now, EmuBatch& tx, LcoreCounters& c
 void PortQueue::set_reorder(const fabric::ReorderLimits& lim) {
   reorder_ = std::make_unique<fabric::ReorderBuffer<rte_mbuf*>>(lim);
   reorder_pub_ = std::make_unique<ReorderPub>();
+  // Room for all the ring and the stage can hold: the hot path allocates
+  // nothing.
+  if (!emu_) ro_ready_.reserve(size_t{cfg_.ring_slots} + lim.buffer_bytes / lim.min_frame + 1);
 }
 
 uint32_t PortQueue::DrainEmu(uint64_t now, LcoreCounters& ctr) {
@@ -742,20 +805,23 @@ void PortQueue::PublishEmu() {
   pfc_sent_.store(pfc_sent_n_, std::memory_order_relaxed);
   pfc_received_.store(pfc_received_n_, std::memory_order_relaxed);
   paused_ps_.store(pause_.clock().paused_ps(e.integrated_to()), std::memory_order_relaxed);
-  if (reorder_) [[unlikely]] {
-    const fabric::ReorderCounters& c = reorder_->counters();
-    ReorderPub& r = *reorder_pub_;
-    r.held.store(c.held, std::memory_order_relaxed);
-    r.in_order.store(c.in_order, std::memory_order_relaxed);
-    r.timeouts.store(c.timeouts, std::memory_order_relaxed);
-    r.overflow.store(c.overflow, std::memory_order_relaxed);
-    r.table_full.store(c.table_full, std::memory_order_relaxed);
-    r.old.store(c.old, std::memory_order_relaxed);
-    r.bad_length.store(reorder_bad_length_, std::memory_order_relaxed);
-    r.max_bytes.store(c.max_bytes, std::memory_order_relaxed);
-    r.max_frames.store(c.max_frames, std::memory_order_relaxed);
-    r.max_hold_ps.store(c.max_hold, std::memory_order_relaxed);
-  }
+  if (reorder_) [[unlikely]]
+    PublishReorder();
+}
+
+void PortQueue::PublishReorder() {
+  const fabric::ReorderCounters& c = reorder_->counters();
+  ReorderPub& r = *reorder_pub_;
+  r.held.store(c.held, std::memory_order_relaxed);
+  r.in_order.store(c.in_order, std::memory_order_relaxed);
+  r.timeouts.store(c.timeouts, std::memory_order_relaxed);
+  r.overflow.store(c.overflow, std::memory_order_relaxed);
+  r.table_full.store(c.table_full, std::memory_order_relaxed);
+  r.old.store(c.old, std::memory_order_relaxed);
+  r.bad_length.store(reorder_bad_length_, std::memory_order_relaxed);
+  r.max_bytes.store(c.max_bytes, std::memory_order_relaxed);
+  r.max_frames.store(c.max_frames, std::memory_order_relaxed);
+  r.max_hold_ps.store(c.max_hold, std::memory_order_relaxed);
 }
 
 void PortQueue::PauseEmu(uint32_t quanta, fabric::TimePs now, LcoreCounters& ctr) {

@@ -222,8 +222,11 @@ class alignas(64) PortQueue {
   // Owner only: integrates the depth, sends up to one burst through the
   // hook as priority, pause and tokens allow. Returns the frames sent.
   uint32_t Drain(uint64_t now, LcoreCounters& ctr);
-  // Frames the shaper, PFC or a full device holds back in staging.
-  bool holds_backlog() const { return staged_n_ != 0; }
+  // Frames the shaper, PFC or a full device holds back in staging, or (a
+  // host port resequencing) frames the reorder stage holds or released.
+  bool holds_backlog() const {
+    return staged_n_ != 0 || (reorder_ && !emu_ && (!ro_ready_.empty() || reorder_->frames() != 0));
+  }
   // When the frame the owner holds can leave (owner only): the TSC at which
   // the bucket covers it, or the end of a PFC pause; `now` when it could go
   // at once (the device refused it) or nothing is held.
@@ -262,8 +265,9 @@ class alignas(64) PortQueue {
   // egress/emu_pfc.h), which this queue's lossless frames go through, and
   // its watchdog's settings for this queue.
   void set_emu_pfc(EmuPfc* pfc);
-  // Emulated, before the engine runs: a host port's reorder stage
-  // (egress/reorder.h) with these limits.
+  // Before the switch runs: a host port's reorder stage (egress/reorder.h)
+  // with these limits; emulated time on the shared engine, the TSC on the
+  // per-switch engine (Init first: it sizes the stage's output).
   void set_reorder(const fabric::ReorderLimits& lim);
   // Emulated: when the watchdog next needs a look (fabric::kNever: none).
   fabric::TimePs WatchdogDeadline() const;
@@ -279,6 +283,12 @@ class alignas(64) PortQueue {
   fabric::TimePs TscPs(uint64_t tsc) const {
     return static_cast<fabric::TimePs>(static_cast<double>(tsc) / static_cast<double>(cfg_.tsc_hz) *
                                        1e12);
+  }
+  // The first TSC at or after ps (TscPs's inverse).
+  uint64_t PsTsc(fabric::TimePs ps) const {
+    return static_cast<uint64_t>(static_cast<double>(ps) * 1e-12 *
+                                 static_cast<double>(cfg_.tsc_hz)) +
+           1;
   }
 
  private:
@@ -322,6 +332,14 @@ class alignas(64) PortQueue {
   // The watchdog's verdict by t, acted on (drop, forward, alert).
   void WatchdogCheck(fabric::TimePs t, LcoreCounters& ctr);
   void PublishEmu();
+  // The reorder stage's counters, for Stats (owner only).
+  void PublishReorder();
+  // Per-switch engine, owner only: the normal ring's frames through the
+  // reorder stage into ro_ready_, and what timed out by now.
+  void ReorderTsc(uint64_t now);
+  // The normal queue's next frame: the ring's, or ro_ready_'s when the port
+  // resequences (per-switch engine).
+  bool DequeueNormal(rte_mbuf** m);
 
   // Read-mostly, looked up per packet by every worker: a line of its own so
   // the producers' counters below do not bounce it between cores.
@@ -365,12 +383,19 @@ class alignas(64) PortQueue {
   std::unique_ptr<fabric::EmuPort<rte_mbuf*>> emu_;
   fabric::TimePs emu_last_ = 0;  // the latest arrival offered: offers never go back
   std::atomic<uint64_t> emu_pkts_{0}, emu_prio_pkts_{0};
-  std::atomic<bool> emu_reset_{false};  // ResetStats asked; the owner does it
+  // ResetStats asked (emulated ports, and a per-switch port's reorder
+  // stage); the owner does it.
+  std::atomic<bool> emu_reset_{false};
   EmuPfc* pfc_ = nullptr;
   // A host port's reorder stage (set_reorder) and what it counted,
   // published by PublishEmu for Stats.
   std::unique_ptr<fabric::ReorderBuffer<rte_mbuf*>> reorder_;
   uint64_t reorder_bad_length_ = 0;
+  // Per-switch engine: the normal queue's frames the stage let go (or that
+  // never wait: ACKs, non-RoCE), in order, ahead of the ring's. Owner only;
+  // every frame in it or in the stage is still in bytes_ and its PFC
+  // account, as a frame in the ring is.
+  fabric::Fifo<rte_mbuf*> ro_ready_;
   struct ReorderPub {
     std::atomic<uint64_t> held{0}, in_order{0}, timeouts{0}, overflow{0}, table_full{0}, old{0};
     std::atomic<uint64_t> bad_length{0}, max_bytes{0}, max_frames{0}, max_hold_ps{0};

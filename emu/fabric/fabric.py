@@ -67,9 +67,6 @@ def check_reorder(on: bool, kind: SwitchKind) -> None:
     if kind.switch != "ofan":
         raise FabricError("--reorder: the kernel switch's Linux routers forward in arrival "
                           "order; use --switch ofan", code=2)
-    if kind.engine != "shared":
-        raise FabricError("--reorder: the shared engine's (it holds frames in emulated time); "
-                          "the per-switch engine does not resequence yet", code=2)
 
 
 class Fabric:

@@ -723,6 +723,104 @@ TEST(SwitchRing, ReceivedPfcPausesTheNormalQueueButNotPriority) {
   EXPECT_EQ(rs.Collect(0).size(), 4u);
 }
 
+// Runs `step` every 100 us until `done` or `rounds` have passed.
+template <class Step, class Done>
+void Poll(int rounds, Step&& step, Done&& done) {
+  for (int t = 0; t < rounds && !done(); ++t) {
+    step();
+    rte_delay_us_block(100);
+  }
+}
+
+// A RoCE request of QP `qp` with PSN `psn` from 10.1.0.2 to host 10.0.0.2
+// (the edge's port 0), a message of its own (RDMA WRITE ONLY).
+Frame ToHost(uint32_t psn, uint32_t qp = 0x111) {
+  return PacketBuilder()
+      .Eth(MacAddr{{0x02, 0, 0, 0, 0, 0xFE}}, kHostMac)
+      .Ipv4(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 64, pkt::ecn::kEct0)
+      .Udp(0xC000, 4791)
+      .Bth(pkt::Raw(pkt::Opcode::kRdmaWriteOnly), qp, psn)
+      .Payload(256)
+      .Build();
+}
+uint32_t PsnOf(const Frame& f) { return pkt::Rd32(&f[42 + 8]) & pkt::kPsnMask; }
+uint32_t QpOf(const Frame& f) { return pkt::Rd32(&f[42 + 4]) & 0xFFFFFF; }
+
+// The per-switch engine's reorder stage (egress/reorder.h on the TSC): an
+// edge's host port gives each QP's frames to the host in PSN order, lets
+// other QPs and ACKs pass, and reports in the port's JSON.
+TEST(SwitchRing, AHostPortResequencesEachQpOnTheTsc) {
+  DpConfig c = EdgeK4();
+  c.reorder.enabled = true;
+  c.reorder.timeout_us = 1'000'000;  // nothing times out here
+  RingSwitch rs(c, {0, 1, 2, 3});
+  rs.Inject(2, ToHost(100));  // the flow starts
+  rs.Inject(2, ToHost(102));
+  rs.Inject(3, ToHost(103));
+  rs.Inject(2, ToHost(7, 0x222));  // another QP: its own flow
+  rs.Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), pkt::bth_opcode::kRcAck, 2, 64, 0, 0));
+  rs.Run();
+  std::vector<Frame> out = rs.Collect(0);
+  ASSERT_EQ(out.size(), 3u) << "102 and 103 wait for 101";
+  std::multiset<uint32_t> first;
+  for (const Frame& f : out) first.insert(f[42] == pkt::bth_opcode::kRcAck ? 0 : PsnOf(f));
+  EXPECT_EQ(first, (std::multiset<uint32_t>{0, 7, 100}));
+  rs.Inject(3, ToHost(101));
+  rs.Run();
+  out = rs.Collect(0);
+  ASSERT_EQ(out.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(PsnOf(out[i]), 101 + i);
+    EXPECT_EQ(QpOf(out[i]), 0x111u);
+  }
+  EXPECT_EQ(rs.Collect(1).size(), 0u);
+  const nlohmann::json ports = PortsJson(rs.sw().TakeSnapshot());
+  for (const nlohmann::json& p : ports) {
+    if (p.at("port") == 0) {
+      const nlohmann::json& r = p.at("reorder");
+      EXPECT_EQ(r.at("held"), 2);
+      EXPECT_EQ(r.at("in_order"), 5);
+      EXPECT_EQ(r.at("max_frames"), 2);
+      EXPECT_EQ(r.at("timeouts"), 0);
+      EXPECT_EQ(r.at("timeout_us"), 1'000'000);
+    } else if (p.at("port") == 1) {  // the other host port: a stage, idle
+      EXPECT_EQ(p.at("reorder").at("in_order"), 0);
+    } else {
+      EXPECT_TRUE(p.at("reorder").is_null()) << "uplink " << p.at("port");
+    }
+  }
+}
+
+TEST(SwitchRing, AGapThatNeverFillsEndsItsWaitAtTheTimeout) {
+  DpConfig c = EdgeK4();
+  c.reorder.enabled = true;
+  c.reorder.timeout_us = 2000;
+  RingSwitch rs(c, {0, 1, 2, 3});
+  rs.Inject(2, ToHost(10));
+  rs.Inject(2, ToHost(12));  // 11 is lost
+  rs.Inject(2, ToHost(13));
+  rs.Run();
+  EXPECT_EQ(rs.Collect(0).size(), 1u);
+  std::vector<Frame> later;
+  Poll(
+      200, [&] { rs.Run(); },
+      [&] {
+        for (Frame& f : rs.Collect(0)) later.push_back(std::move(f));
+        return later.size() >= 2;
+      });
+  ASSERT_EQ(later.size(), 2u) << "released after 2 ms";
+  EXPECT_EQ(PsnOf(later[0]), 12u);
+  EXPECT_EQ(PsnOf(later[1]), 13u);
+  for (const nlohmann::json& p : PortsJson(rs.sw().TakeSnapshot())) {
+    if (p.at("port") != 0) continue;
+    EXPECT_EQ(p.at("reorder").at("timeouts"), 2);
+    EXPECT_GE(p.at("reorder").at("max_hold_us").get<double>(), 2000.0);
+  }
+  rs.Inject(2, ToHost(11));  // late: its gap was given up
+  rs.Run();
+  EXPECT_EQ(rs.Collect(0).size(), 1u);
+}
+
 // An edge switch with PFC at 8 KiB xoff / 4 KiB xon and links at `gbps`,
 // 12 frames of 1000 B (`tos`) from uplink port 2 to host port 0 offered.
 std::unique_ptr<RingSwitch> PfcEdge(double gbps, uint8_t tos = pkt::ecn::kEct0,
@@ -737,15 +835,6 @@ std::unique_ptr<RingSwitch> PfcEdge(double gbps, uint8_t tos = pkt::ecn::kEct0,
   for (uint32_t i = 0; i < frames; ++i)
     rs->Inject(2, Roce(Ip(10, 1, 0, 2), Ip(10, 0, 0, 2), 0x0A, 0xC000, 64, tos, 1000));
   return rs;
-}
-
-// Runs `step` every 100 us until `done` or `rounds` have passed.
-template <class Step, class Done>
-void Poll(int rounds, Step&& step, Done&& done) {
-  for (int t = 0; t < rounds && !done(); ++t) {
-    step();
-    rte_delay_us_block(100);
-  }
 }
 
 TEST(SwitchRing, PfcIsGeneratedTowardsAnIngressThatFillsTheBuffer) {
