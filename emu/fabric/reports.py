@@ -39,6 +39,9 @@ SIM_REPORT_SHAPE = {
     # --pfc (ofan-sim's names are ofan-emu run's); stages then carry
     # pause_frames and paused_us too.
     "pfc_pause_frames?": int, "pfc_paused_us?": float, "lossless_drops?": int,
+    # --reorder, --receiver gbn: the same names as the run rows'.
+    "reorder_max_bytes?": int, "reorder_max_hold_us?": float, "reorder_timeouts?": int,
+    "reorder_held?": int, "out_of_seq?": int, "naks?": int,
 }
 # ofan-dp's status: its engine (per-switch, or the shared engine's instance),
 # with the shared engine's lag behind wall-clock time and its verdict.

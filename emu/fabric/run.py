@@ -531,12 +531,15 @@ class Runner:
         return args, notes
 
     def sim(self, lb: str, workload: str, msg: int, seed: int, pace: float,
-            hosts: list[HostInfo]) -> Record | None:
+            hosts: list[HostInfo], ooo: bool = True, kind: str = "uroce") -> Record | None:
         """The same scenario in ofan-sim, like for like: the fabric's link
         rate, buffers, ECN threshold and latency, the hosts' pacer (rate
-        and bucket), and PFC with its watchdog where the fabric has it (up
-        --pfc). A buffer that drops in the simulator ends its flows (it
-        recovers nothing): its queues still compare, its CCT does not."""
+        and bucket), PFC with its watchdog and the edges' resequencing
+        where the fabric has them (up --pfc, --reorder), and receivers that
+        go back N (--receiver gbn) where the hosts have no out-of-order
+        placement (uroce without --ooo, rxe). Without them a buffer that
+        drops in the simulator ends its flows (it recovers nothing): its
+        queues still compare, its CCT does not."""
         if workload not in ("perm", "a2a", "incast"):
             return None
         if workload == "incast" and [h["name"] for h in hosts] != [
@@ -550,6 +553,10 @@ class Runner:
             notes.append(f"ofan-sim has no {self.cc}: its hosts send at the pacer's rate")
         if self.cts is not None:
             notes.append("ofan-sim has no CTS admission: its hosts send without clear-to-send")
+        gbn = not ooo or kind == "vm"
+        if ooo and kind == "mixed":
+            notes.append("ofan-sim's receivers are of one kind: all place early packets (the "
+                         "rxe hosts' go-back-N is not modelled)")
         for n in ([note] if note else []) + notes:
             self.log(f"  sim: {n}")
         sim_msg = msg if workload != "a2a" else max(1, msg // len(hosts))
@@ -570,6 +577,12 @@ class Runner:
                             ("--pfcwd-action", setup.pfcwd_action)):
                 if v is not None:
                     cmd += [flag, str(v)]
+        if setup.reorder_kb is not None:
+            cmd += ["--reorder", "--reorder-kb", str(setup.reorder_kb)]
+            if setup.reorder_timeout_us is not None:
+                cmd += ["--reorder-timeout-us", str(setup.reorder_timeout_us)]
+        if gbn:
+            cmd += ["--receiver", "gbn"]
         p = run_cmd(cmd, check=False, timeout=600)
         if p.returncode not in (0, 3):
             raise FabricError(f"ofan-sim failed ({p.returncode}): {last_words(p.stderr)}")
@@ -591,6 +604,10 @@ class Runner:
                        pfc_stages={k: {"pause_frames": v.get("pause_frames", 0),
                                        "paused_us": v.get("paused_us", 0.0)}
                                    for k, v in d["stages"].items()})
+        for key in ("reorder_max_bytes", "reorder_max_hold_us", "reorder_timeouts",
+                    "reorder_held", "out_of_seq", "naks"):
+            if key in d:
+                out[key] = d[key]
         return out
 
 
@@ -768,7 +785,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             if fab.plan is not None:
                 one["partial"] = coll  # this server's ranks': merge_parts() merges them
             if with_sim:
-                one["sim"] = r.sim(lb, workload, msg, s, pace, hs)
+                one["sim"] = r.sim(lb, workload, msg, s, pace, hs, ooo=ooo, kind=kind)
             per_seed.append(one)
             log(f"  cct {one['cct_us'] or 0:.0f} us, max queue {one['queue_max_pkts']:.1f} pkts, "
                 f"verified {one['verified']}, retx {one['retransmissions']}"
@@ -781,7 +798,8 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
             "cc": cc, "victim": victim, "cts": cts,
             "runs": runs, "comparison": _compare(runs) if with_sim else None,
-            "pfc_comparison": pfc_compare(runs) if with_sim else None}
+            "pfc_comparison": pfc_compare(runs) if with_sim else None,
+            "reorder_comparison": reorder_compare(runs) if with_sim else None}
 
 
 # A run's host counters: its record's name -> uroce's totals' name (rxe's
@@ -843,7 +861,8 @@ def merge_parts(parts: dict[str, Record], where: str | None = None) -> Record:
                                        where) for j in range(len(run0["per_seed"]))]))
     with_sim = any(r.get("sim") for r in runs)
     return dict(first, runs=runs, servers=names, comparison=_compare(runs) if with_sim else None,
-                pfc_comparison=pfc_compare(runs) if with_sim else None)
+                pfc_comparison=pfc_compare(runs) if with_sim else None,
+                reorder_comparison=reorder_compare(runs) if with_sim else None)
 
 
 def merge_seed(recs: dict[str, Record], where: str | None) -> Record:
@@ -1015,6 +1034,31 @@ def pfc_compare(runs: list[Record]) -> list[Record] | None:
     return out or None
 
 
+# Emulated vs simulated reorder depth (the most a host port held), per
+# policy: within the larger of two data frames and 30 % (the aim).
+REORDER_SLACK_FRAMES = 2
+REORDER_REL_SLACK = 0.30
+
+
+def reorder_compare(runs: list[Record]) -> list[Record] | None:
+    """Per policy, the most an edge's host port held in the emulator beside
+    the simulator, and whether it is within the aim; None when no run had
+    the edges resequencing in both."""
+    out = []
+    frame = PAYLOAD + HEADER
+    for r in runs:
+        s = r.get("sim") or {}
+        e, m = r.get("reorder_max_bytes"), s.get("reorder_max_bytes")
+        if e is None or m is None:
+            continue
+        out.append({"lb": r["lb"], "emu_max_bytes": e, "sim_max_bytes": m,
+                    "emu_max_hold_us": r.get("reorder_max_hold_us"),
+                    "sim_max_hold_us": s.get("reorder_max_hold_us"),
+                    "within": abs(e - m) <= max(REORDER_SLACK_FRAMES * frame,
+                                                REORDER_REL_SLACK * m)})
+    return out or None
+
+
 def table(res: Record) -> str:
     sim = any(r.get("sim") for r in res["runs"])
     cc = res.get("cc", "none") != "none"  # run --cc dcqcn: the CNPs the senders heard
@@ -1043,7 +1087,8 @@ def table(res: Record) -> str:
         (["pauses", "paused_ms", "ll_drops"] if pfc else []) + \
         (["reorder_kb", "reorder_tmo"] if reorder else []) + ["verified", "cpu"]
     if sim:
-        cols += ["sim_qmax", "sim_infl"] + (["sim_pauses", "sim_paused_ms"] if pfc else [])
+        cols += ["sim_qmax", "sim_infl"] + (["sim_pauses", "sim_paused_ms"] if pfc else []) + \
+            (["sim_reorder_kb"] if reorder else [])
     rows = []
     for r in res["runs"]:
         row = [r["lb"], _f(r.get("cct_us"), 0), _f(r.get("cct_lower_bound_us"), 0),
@@ -1073,6 +1118,9 @@ def table(res: Record) -> str:
             if pfc:
                 row += [str(s.get("pfc_pause_frames", "-")),
                         _f(s["pfc_paused_us"] / 1000 if "pfc_paused_us" in s else None, 1)]
+            if reorder:
+                held = s.get("reorder_max_bytes")
+                row += [_f(None if held is None else held / 1024, 1)]
         rows.append(row)
     widths = [max(len(c), *(len(x[i]) for x in rows)) for i, c in enumerate(cols)]
     lines = [head, "  ".join(c.rjust(w) for c, w in zip(cols, widths)),
@@ -1094,6 +1142,11 @@ def table(res: Record) -> str:
                 f"{c['sim_paused_us'] / 1000:.1f} ms"
                 + ("" if c["paused_within"] and c["frames_within"] else
                    " -- outside max(1 ms, 30 %) / 30 %"))
+    for c in res.get("reorder_comparison") or []:
+        lines.append(
+            f"reorder {c['lb']}: a host port held at most {c['emu_max_bytes']} B emulated, "
+            f"{c['sim_max_bytes']} B simulated"
+            + ("" if c["within"] else " -- outside max(2 frames, 30 %)"))
     for r in res["runs"]:
         if r.get("servers"):  # across servers: each server's verdict
             lines.append(f"{r['lb']} per server: " + ", ".join(
