@@ -8,23 +8,14 @@
 #include "common/units.h"
 #include "sim/sim.h"
 #include "sim/workload.h"
+#include "tests/sim/emu_scale.h"
 
 namespace ofan::sim {
 namespace {
 
-// k=4 at 25 Mb/s, 1 us links, ofan-emu's frames (2048 B + 62 B) and its
-// default 256 KiB port buffers: the emulator's own scale.
+// The emulator's scale with its default 256 KiB port buffers.
 SimConfig EmuScale(const std::string& lb, uint64_t msg) {
-  SimConfig c;
-  c.k = 4;
-  c.link_gbps = 0.025;
-  c.latency_us = 1;
-  c.payload = 2048;
-  c.header = 62;
-  c.buffer_bytes = 256 * kKiB;
-  c.msg_bytes = msg;
-  EXPECT_TRUE(ApplyLbName(lb, c).ok()) << lb;
-  return c;
+  return testing::EmuScale(lb, msg, 256 * kKiB);
 }
 
 uint64_t PauseFramesRx(const SimResult& r) {

@@ -9,22 +9,15 @@
 
 #include "common/units.h"
 #include "sim/sim.h"
+#include "tests/sim/emu_scale.h"
 
 namespace ofan::sim {
 namespace {
 
-// k=4 at 25 Mb/s, 1 us links, ofan-emu's frames (2048 B + 62 B): the
-// emulator's scale, where --reorder is measured beside it.
+// The emulator's scale (infinite buffers), where --reorder is measured
+// beside it.
 SimConfig EmuScale(const std::string& lb, uint64_t msg = 256 * kKiB) {
-  SimConfig c;
-  c.k = 4;
-  c.link_gbps = 0.025;
-  c.latency_us = 1;
-  c.payload = 2048;
-  c.header = 62;
-  c.msg_bytes = msg;
-  EXPECT_TRUE(ApplyLbName(lb, c).ok()) << lb;
-  return c;
+  return testing::EmuScale(lb, msg);
 }
 
 SimResult Simulate(const SimConfig& c) {
