@@ -1040,12 +1040,17 @@ REORDER_SLACK_FRAMES = 2
 REORDER_REL_SLACK = 0.30
 
 
+def reorder_within(emu_bytes: int, sim_bytes: int) -> bool:
+    """Is the emulated depth within the aim of the simulated one?"""
+    return abs(emu_bytes - sim_bytes) <= max(REORDER_SLACK_FRAMES * (PAYLOAD + HEADER),
+                                             REORDER_REL_SLACK * sim_bytes)
+
+
 def reorder_compare(runs: list[Record]) -> list[Record] | None:
     """Per policy, the most an edge's host port held in the emulator beside
     the simulator, and whether it is within the aim; None when no run had
     the edges resequencing in both."""
     out = []
-    frame = PAYLOAD + HEADER
     for r in runs:
         s = r.get("sim") or {}
         e, m = r.get("reorder_max_bytes"), s.get("reorder_max_bytes")
@@ -1054,8 +1059,7 @@ def reorder_compare(runs: list[Record]) -> list[Record] | None:
         out.append({"lb": r["lb"], "emu_max_bytes": e, "sim_max_bytes": m,
                     "emu_max_hold_us": r.get("reorder_max_hold_us"),
                     "sim_max_hold_us": s.get("reorder_max_hold_us"),
-                    "within": abs(e - m) <= max(REORDER_SLACK_FRAMES * frame,
-                                                REORDER_REL_SLACK * m)})
+                    "within": reorder_within(e, m)})
     return out or None
 
 
