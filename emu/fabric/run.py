@@ -1047,19 +1047,21 @@ def reorder_within(emu_bytes: int, sim_bytes: int) -> bool:
 
 
 def reorder_compare(runs: list[Record]) -> list[Record] | None:
-    """Per policy, the most an edge's host port held in the emulator beside
-    the simulator, and whether it is within the aim; None when no run had
-    the edges resequencing in both."""
+    """Per policy and seed (each seed's run has its simulation), the most
+    an edge's host port held in the emulator beside the simulator, and
+    whether it is within the aim; None when no run had the edges
+    resequencing in both."""
     out = []
     for r in runs:
-        s = r.get("sim") or {}
-        e, m = r.get("reorder_max_bytes"), s.get("reorder_max_bytes")
-        if e is None or m is None:
-            continue
-        out.append({"lb": r["lb"], "emu_max_bytes": e, "sim_max_bytes": m,
-                    "emu_max_hold_us": r.get("reorder_max_hold_us"),
-                    "sim_max_hold_us": s.get("reorder_max_hold_us"),
-                    "within": reorder_within(e, m)})
+        for one in r.get("per_seed") or [r]:
+            s = one.get("sim") or {}
+            e, m = one.get("reorder_max_bytes"), s.get("reorder_max_bytes")
+            if e is None or m is None:
+                continue
+            out.append({"lb": one["lb"], "seed": one.get("seed"), "emu_max_bytes": e,
+                        "sim_max_bytes": m, "emu_max_hold_us": one.get("reorder_max_hold_us"),
+                        "sim_max_hold_us": s.get("reorder_max_hold_us"),
+                        "within": reorder_within(e, m)})
     return out or None
 
 
@@ -1148,7 +1150,8 @@ def table(res: Record) -> str:
                    " -- outside max(1 ms, 30 %) / 30 %"))
     for c in res.get("reorder_comparison") or []:
         lines.append(
-            f"reorder {c['lb']}: a host port held at most {c['emu_max_bytes']} B emulated, "
+            f"reorder {c['lb']} seed {c['seed']}: a host port held at most "
+            f"{c['emu_max_bytes']} B emulated, "
             f"{c['sim_max_bytes']} B simulated"
             + ("" if c["within"] else " -- outside max(2 frames, 30 %)"))
     for r in res["runs"]:

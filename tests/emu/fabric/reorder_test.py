@@ -12,7 +12,8 @@ buffer's drain time; a permutation of uroce hosts without out-of-order
 placement (go-back-N, as rxe) under RPS and under Ofan verifies with no
 out-of-sequence packet and no retransmission at any host, while the edges
 held frames that came early (RPS sprays per packet: some always do) and no
-wait timed out; down leaves nothing.
+wait timed out, and --with-sim sets ofan-sim's depth beside it; down leaves
+nothing.
 
 Exit: 0 pass, 1 fail, 77 skip (not root).
 """
@@ -82,9 +83,18 @@ def status():
 
 
 def resequenced(lb, engine):
-    p = emu("run", "--name", NAME, "--json", "--workload", "perm", "--msg", "1MiB", "--lbs", lb)
+    p = emu("run", "--name", NAME, "--json", "--workload", "perm", "--msg", "1MiB", "--lbs", lb,
+            "--with-sim")
     res = json.loads(p.stdout) if p.stdout.strip() else {}
     r = (res.get("runs") or [{}])[0]
+    cmp_ = res.get("reorder_comparison") or [{}]
+    check(f"{engine}: {lb} --with-sim: ofan-sim resequenced beside it (go-back-N receivers), "
+          "the depths side by side per seed",
+          len(cmp_) == 1 and cmp_[0].get("lb") == lb and cmp_[0].get("seed") == 1
+          and isinstance(cmp_[0].get("within"), bool)
+          and (r.get("sim") or {}).get("out_of_seq") == 0
+          and (lb != "rps" or cmp_[0].get("sim_max_bytes", 0) > 0),
+          f"{cmp_} sim={r.get('sim')}")
     check(f"{engine}: {lb} permutation, go-back-N hosts: verified, no out-of-sequence packet, no "
           "retransmission, no wait timed out",
           p.returncode in (0, 3) and r.get("verified") is True and r.get("out_of_sequence") == 0
