@@ -4,6 +4,7 @@
 // Exit codes: 0 clean stop (SIGINT/SIGTERM); 1 runtime failure; 2 bad command
 // line or configuration; 3 the environment refused (EAL, hugepages, devices).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -269,8 +270,21 @@ int Main(int argc, char** argv) {
   }
   auto usage = [](const std::string& m) { return UsageError("ofan-dp", m, "-- --help"); };
   if (!fabric_path.empty()) {
-    if (!config_path.empty() || !port_specs.empty() || bench_population)
-      return usage("--fabric takes its switches from FILE: no --config, --port or --bench-inject");
+    // Every switch of the fabric has its own config file: a flag for one
+    // switch would be ignored, so it is refused, named.
+    std::vector<std::string> ignored;
+    for (const char* opt :
+         {"--config", "--port", "--bench-inject", "--bench-frame", "--name", "--k", "--levels",
+          "--switch", "--policy", "--ofan-mode", "--pipe-size", "--rate-gbps", "--buffer", "--ecn",
+          "--socket", "--workers", "--max-sleep-us"}) {
+      if (app.count(opt)) ignored.emplace_back(opt);
+    }
+    if (!ignored.empty()) {
+      return usage(fmt::format(
+          "--fabric takes every switch from the config files FILE lists: {} would be ignored "
+          "(put it in the switches' configs)",
+          fmt::join(ignored, ", ")));
+    }
     auto fc = LoadFabricFile(fabric_path);
     if (!fc) return usage(fc.error().message);
     if (check) {

@@ -136,6 +136,24 @@ control: {{socket: {self.tmp.name}/{name}.sock}}
                            capture_output=True, text=True, timeout=10)
         self.assertEqual(p.returncode, 2)
 
+    def test_fabric_refuses_the_flags_it_would_ignore(self):
+        path = os.path.join(self.tmp.name, "fabric.yaml")
+        with open(path, "w") as f:
+            f.write("switches: []\n")
+        for args, names in ((["--rate-gbps", "1"], "--rate-gbps"),
+                            (["--policy", "ecmp", "--workers", "2"], "--policy, --workers"),
+                            (["--buffer", "1MiB", "--ecn", "1KiB", "--max-sleep-us", "5"],
+                             "--buffer, --ecn, --max-sleep-us"),
+                            (["--name", "x", "--k", "4", "--socket", "/tmp/x.sock"],
+                             "--name, --k, --socket"),
+                            (["--config", self.config("fab"), "--port", "0=net_null0"],
+                             "--config, --port")):
+            p = subprocess.run([DP, "--", "--fabric", path, *args], capture_output=True,
+                               text=True, timeout=10)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertIn(f"{names} would be ignored", p.stderr, args)
+            self.assertTrue(p.stderr.startswith("ofan-dp: --fabric takes"), p.stderr)
+
     def test_check_prints_the_config(self):
         p = subprocess.run([DP, "--", "--config", self.config("chk"), "--policy", "pofan",
                             "--check"],
