@@ -18,7 +18,7 @@ PKGS=(
   dpdk-doc valgrind
   # emulation and packet checks
   iproute2 iputils-ping traceroute ethtool tshark python3-scapy time python3-pyroute2 python3-yaml
-  # the control daemons each switch namespace runs (ofan-agent: issue 21;
+  # the control daemons each switch namespace runs (ofan-agent: docs/emu.md, --control agent;
   # tests/control/agent/capture_daemons.sh); nft drops a silently failed
   # link's control frames at the veth (ofan-emu fail --silent)
   lldpd frr nftables

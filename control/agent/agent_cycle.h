@@ -9,7 +9,8 @@
 //           (one --json line of ofan-agent). Errors of a step are in its
 //           "errors" and never end the agent: a step that fails keeps the
 //           last good state (an lldpcli hiccup does not tear down BGP).
-// why:      issue 21. The push rule, so that a starting or restarting control
+// why:      the push rule (docs/emu.md, "Switches that run their own control
+//           plane"), so that a starting or restarting control
 //           plane never disturbs traffic:
 //           - ofan-dp's masks are read back on every (re)connect and nothing
 //             is sent when the computed masks equal them;

@@ -9,7 +9,7 @@
 //           (then it is killed: the agent's cycle must not hang on a stuck
 //           vtysh). Output beyond kMaxCommandOutput is refused (kIo).
 // why:      one seam for every outside input keeps the cycle testable without
-//           root or daemons (issue 21's agent tests), and one place bounds
+//           root or daemons (tests/control/agent/), and one place bounds
 //           what a misbehaving program can cost the agent.
 #pragma once
 

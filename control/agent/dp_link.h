@@ -12,7 +12,7 @@
 //           that read is redone at once: ofan-dp restarted, with its
 //           configured tables, and the agent must see them. Push(masks):
 //           load_tables; a transport failure drops the connection.
-// why:      issue 21: a restarted agent resynchronises without disturbing
+// why:      a restarted agent resynchronises without disturbing
 //           traffic, so it must know what ofan-dp forwards with before it
 //           decides to send anything; and ofan-dp down must not stop the
 //           agent, only delay its pushes.

@@ -12,7 +12,8 @@
 //           whether it is usable; the identity the neighbours imply (each
 //           switch neighbour (S, port q) says "you are FatTree::peer(S, q)"),
 //           with the votes and whether it contradicts the configured one.
-// why:      a miswired cable must never carry traffic silently (issue 21): the
+// why:      a miswired cable must never carry traffic silently (docs/emu.md,
+//           "Switches that run their own control plane"): the
 //           usable set is what frr_config.h peers on and what route_masks.h
 //           lets into a mask. A fabric port counts as usable only when LLDP
 //           confirms its far end; a host port is usable unless LLDP shows

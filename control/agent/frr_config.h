@@ -21,7 +21,7 @@
 //           holds a route for them (the dataplane, not the kernel, delivers
 //           to hosts). `no zebra nexthop kernel enable`: Debian's 8.4.4
 //           desynchronises kernel nexthop groups after a carrier loss and the
-//           route stays single-path for good (issue 21); without groups the
+//           route stays single-path for good; without groups the
 //           next hops sit in each route. `bgp graceful-restart` with
 //           `preserve-fw-state` (RFC 4724, F bit: ofan-dp keeps forwarding on
 //           its last masks while the control plane restarts): a bgpd that

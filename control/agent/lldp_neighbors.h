@@ -10,7 +10,7 @@
 //           was wrong and where (not text, not JSON, a field of the wrong
 //           shape); never a crash (tests/fuzz/agent_fuzz.cc)
 // why:      ofan-agent learns its wiring from LLDP (chassis name = switch
-//           name, port id = interface name; issue 21); fabric_roles.h turns
+//           name, port id = interface name); fabric_roles.h turns
 //           these records into per-port verdicts.
 #pragma once
 

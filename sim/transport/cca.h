@@ -1,4 +1,4 @@
-// The hosts' congestion control (issue 22, paper §6.5, Fig. 12): one list
+// The hosts' congestion control (paper §6.5, Fig. 12): one list
 // registers each algorithm's enumerator, name and help; the engine picks one
 // per run and calls it through CcOnAck/CcOnLoss/CcOnTimeout, a switch on a
 // run-wide constant (no virtual call, no allocation).

@@ -1,4 +1,4 @@
-// The congestion-control window laws of sim/transport/ (issue 22), each on a
+// The congestion-control window laws of sim/transport/, each on a
 // CcState driven by hand-made ACK sequences through CcInit/CcOnAck/CcOnLoss/
 // CcOnTimeout, against the law its .cc states and its header's constants:
 //  - DCTCP: 1/cwnd per unmarked ACK, alpha's EWMA per window of ACKs, the cut

@@ -1,4 +1,4 @@
-// The §6 workloads added for issue 22's "Workloads": all-to-all with
+// The §6 workloads beyond the permutation: all-to-all with
 // constant per-host size, MoE dispatch (workload/moe.h) and FSDP2's rings
 // (workload/fsdp.h): their stated shape, a hand count of the ring schedule,
 // determinism per seed, bad matrix files, and a tiny ofan-sim run of each.

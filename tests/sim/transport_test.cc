@@ -1,4 +1,4 @@
-// ofan-sim's transport (sim/transport/, issue 22): each CCA cuts its window
+// ofan-sim's transport (sim/transport/): each CCA cuts its window
 // on marks and losses and grows it back, every flow completes when the
 // buffers drop packets, runs are a function of their seed, and --cca none is
 // the fixed-rate model with no recovery at all.
