@@ -93,12 +93,15 @@ def sim_rate():
     real = run.run_cmd
     run.run_cmd = fake_run
     try:
-        def gbps_passed(topo, setup=None, workload="perm"):
+        def gbps_passed(topo, setup=None, workload="perm", ooo=True):
             calls.clear()
             lines = []
             fab = SimpleNamespace(topo=topo, kind=SimpleNamespace(switch="ofan", engine="shared"),
-                                  setup=setup or SimpleNamespace(pfc_priority=None))
-            res = run.Runner(fab, lines.append).sim("ofan", workload, 65536, 1, 0.8, topo.hosts)
+                                  setup=setup or SimpleNamespace(pfc_priority=None,
+                                                                 reorder_kb=None,
+                                                                 reorder_timeout_us=None))
+            res = run.Runner(fab, lines.append).sim("ofan", workload, 65536, 1, 0.8, topo.hosts,
+                                                    ooo=ooo)
             argv = calls[-1] if calls else []
             return (float(argv[argv.index("--link-gbps") + 1]) if argv else 0.0), res, lines
 
@@ -113,14 +116,26 @@ def sim_rate():
               f"--link-gbps {g}, defaults {topo.defaults['rate_mbps']} Mb/s")
         # A fabric with PFC (up --pfc) runs ofan-sim with PFC and its watchdog.
         pfc = SimpleNamespace(pfc_priority=3, pfcwd_detect_ms=5000, pfcwd_restore_ms=None,
-                              pfcwd_action="alert")
+                              pfcwd_action="alert", reorder_kb=None, reorder_timeout_us=None)
         gbps_passed(topo, pfc, "incast")
         argv = calls[-1]
         check("--with-sim on a PFC fabric: ofan-sim --pfc with the fabric's watchdog",
               "--pfc" in argv and argv[argv.index("--pfcwd-detect-ms") + 1] == "5000"
               and argv[argv.index("--pfcwd-action") + 1] == "alert"
               and "--pfcwd-restore-ms" not in argv
-              and argv[argv.index("--workload") + 1] == "incast", " ".join(argv))
+              and argv[argv.index("--workload") + 1] == "incast"
+              and "--reorder" not in argv and "--receiver" not in argv, " ".join(argv))
+        # The edges resequencing (up --reorder, default wait) and hosts without
+        # out-of-order placement: ofan-sim --reorder with the buffer, and
+        # go-back-N receivers.
+        ro = SimpleNamespace(pfc_priority=None, reorder_kb=128, reorder_timeout_us=None)
+        gbps_passed(topo, ro, ooo=False)
+        argv = calls[-1]
+        check("--with-sim on a resequencing fabric with go-back-N hosts: ofan-sim --reorder "
+              "--reorder-kb 128 --receiver gbn, its default wait",
+              "--reorder" in argv and argv[argv.index("--reorder-kb") + 1] == "128"
+              and "--reorder-timeout-us" not in argv
+              and argv[argv.index("--receiver") + 1] == "gbn", " ".join(argv))
 
         topo = Topology(4, 3)
         topo.links[0].attrs = attrs_with(topo.links[0].attrs, {"rate_mbps": 10}, "test")
