@@ -8,11 +8,14 @@
 #                                   but those in scripts/lint-python-pending.txt
 #                                   (--python --all: those too)
 #   scripts/lint.sh --shell         shellcheck over every tracked shell script
+#   scripts/lint.sh --cites         no tracked file cites an issue of this project
+#                                   by number (a reader of the repository cannot
+#                                   open it: cite a doc, a paper section, a file)
 #   scripts/lint.sh --fix           reformats the C++ files in place
 #   scripts/lint.sh --tidy [FILE..] clang-tidy over FILEs (default: every tracked
 #                                   .cc, tests and benchmarks included), with
 #                                   build/compile_commands.json; slow (~6 minutes)
-# The lint suite's tests run --format, --python and --shell one each.
+# The lint suite's tests run --format, --python, --shell and --cites one each.
 # Exit codes: 0 clean, 1 findings (listed), 2 usage or missing tool.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -26,8 +29,9 @@ for a in "$@"; do
     --format) mode=format ;;
     --python) mode=python ;;
     --shell) mode=shell ;;
+    --cites) mode=cites ;;
     --all) all_py=1 ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     -*) echo "lint.sh: unknown option $a" >&2; exit 2 ;;
     *) files+=("$a") ;;
   esac
@@ -131,14 +135,32 @@ lint_shell() {
   fi
 }
 
+# The word issue followed by a number names this project's tracker, which
+# the repository does not carry. Other projects' threads (owner/repo#N, a
+# URL) are citable.
+lint_cites() {
+  local hits
+  hits=$(tracked | grep -vE '\.(png|svg|pcap|bin|o|json)$' |
+    xargs -d '\n' grep -n -i -I -E '\bissues? #?[0-9]+\b' 2>/dev/null |
+    grep -v -E 'https?://|[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]+')
+  if [ -n "$hits" ]; then
+    printf '%s\n' "$hits"
+    echo "lint.sh: the lines above cite an issue by number: cite a doc, a paper section or a file"
+    return 1
+  fi
+  echo "lint.sh: no issue cited by number"
+}
+
 case "$mode" in
   format|fix) lint_format "${files[@]}" ;;
   python) lint_python ;;
   shell) lint_shell ;;
+  cites) lint_cites ;;
   all)
     rc=0
     lint_format || rc=1
     lint_python || rc=1
     lint_shell || rc=1
+    lint_cites || rc=1
     exit $rc ;;
 esac
