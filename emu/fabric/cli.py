@@ -34,8 +34,8 @@ DEFAULT_REMOTE_EMU = EMU  # the same checkout, at the same path, on every server
 
 EPILOG = """\
 examples:
-  ofan-emu up --k 4 --levels 3                 # 20 ofan-dp switches, 16 hosts
-  ofan-emu up --k 4 --engine shared            # the same, every switch in one ofan-dp
+  ofan-emu up --k 4 --levels 3                 # 20 switches in one ofan-dp, 16 hosts
+  ofan-emu up --k 4 --engine per-switch        # the same, one ofan-dp per switch
   ofan-emu up --k 4 --levels 2 --switch kernel --name ks   # Linux ECMP routers
   ofan-emu up --topology emu/topologies/fattree-k4.yaml
   ofan-emu status [--json]
