@@ -391,7 +391,7 @@ class Simulator {
       const HostId src(f.src), dst(f.dst);
       const auto links = static_cast<uint32_t>(t_.hops(src, dst));
       const auto paths = static_cast<uint32_t>(t_.paths(src, dst));
-      tx.p.base_rtt = links * (pre_ + ser_data_ + prop_) + links * (pre_ + ser_ack_ + prop_);
+      tx.p.base_rtt = BaseRtt(links);
       tx.p.bdp = static_cast<double>(tx.p.base_rtt) / static_cast<double>(frame_time);
       tx.p.init_window = std::max(1.0, c_.init_window_bdps * tx.p.bdp);
       tx.dupthresh = 3 + paths;
@@ -400,11 +400,7 @@ class Simulator {
       base += f.total;
       // Before any sample: ten base RTTs and the time to drain a full buffer
       // at each hop; then srtt + 4 rttvar (RFC 6298), at least 2 base RTTs.
-      tx.rto = 10 * tx.p.base_rtt;
-      if (c_.buffer_bytes) {
-        tx.rto += links * static_cast<TimePs>(std::llround(static_cast<double>(c_.buffer_bytes) *
-                                                           8000.0 / c_.link_gbps));
-      }
+      tx.rto = FirstRto(links);
       CcInit(c_.cca, tx.cc, tx.p);
     }
     seq_.assign(base, 0);
@@ -442,6 +438,26 @@ class Simulator {
     refresh_at_.assign(switches_.size(), kNever);
   }
 
+  // A path of `links` links: data over them, its ACK back.
+  TimePs BaseRtt(uint32_t links) const {
+    return links * (pre_ + ser_data_ + prop_) + links * (pre_ + ser_ack_ + prop_);
+  }
+  // A sender's first timeout: ten base RTTs and a full buffer's drain at
+  // each hop (a CCA's and a go-back-N sender's alike).
+  TimePs FirstRto(uint32_t links) const {
+    TimePs rto = 10 * BaseRtt(links);
+    if (c_.buffer_bytes) {
+      rto += links * static_cast<TimePs>(std::llround(static_cast<double>(c_.buffer_bytes) *
+                                                      8000.0 / c_.link_gbps));
+    }
+    return rto;
+  }
+  // A flow's last packet acknowledged now.
+  void FlowDone() {
+    ++flows_done_;
+    cct_ = std::max(cct_, now_);
+  }
+
   // --reorder: a reorder buffer for each host's port at its edge, sized for
   // the flows that come to the host (at most the stage's default table) and
   // counting its data frames, all of one size, as its frames.
@@ -467,12 +483,7 @@ class Simulator {
     for (size_t i = 0; i < flows_.size(); ++i) {
       const FlowState& f = flows_[i];
       const auto links = static_cast<uint32_t>(t_.hops(HostId(f.src), HostId(f.dst)));
-      TimePs rto = 10 * links * (2 * pre_ + ser_data_ + ser_ack_ + 2 * prop_);
-      if (c_.buffer_bytes) {
-        rto += links * static_cast<TimePs>(std::llround(static_cast<double>(c_.buffer_bytes) *
-                                                        8000.0 / c_.link_gbps));
-      }
-      gbn_[i].base = gbn_[i].rto = rto;
+      gbn_[i].base = gbn_[i].rto = FirstRto(links);
     }
   }
 
@@ -528,10 +539,7 @@ class Simulator {
     GbnTimer& g = gbn_[fi];
     g.rto = g.base;
     g.deadline = now_ + g.rto;
-    if (f.acked == f.total) {
-      ++flows_done_;
-      cct_ = std::max(cct_, now_);
-    }
+    if (f.acked == f.total) FlowDone();
   }
 
   void GbnArm(uint32_t fi) {
@@ -1227,18 +1235,12 @@ class Simulator {
       TxOnAck(pk.flow, f, pk);
       const uint32_t fi = pk.flow;
       FreePacket();
-      if (f.acked != before && f.acked == f.total) {
-        ++flows_done_;
-        cct_ = std::max(cct_, now_);
-      }
+      if (f.acked != before && f.acked == f.total) FlowDone();
       TxWake(fi);
       return;
     }
     ++f.acked;
-    if (f.acked == f.total) {
-      ++flows_done_;
-      cct_ = std::max(cct_, now_);
-    }
+    if (f.acked == f.total) FlowDone();
     FreePacket();
   }
 
