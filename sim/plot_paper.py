@@ -16,6 +16,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 LOG_X = {"hosts", "k", "msg_bytes", "packet_bytes"}
 
 
+def verdict(claim: dict) -> str:
+    """holds | does not hold | not computed; JSON from before `verdict` has `holds` only."""
+    if "verdict" in claim:
+        return str(claim["verdict"])
+    return "holds" if claim["holds"] else "does not hold"
+
+
 def main() -> int:
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -59,8 +66,7 @@ def main() -> int:
             ax.set_title(f"{title}{' — ' + label if label else ''}", fontsize=9)
             ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    claims = "\n".join(f"[{'holds' if c['holds'] else 'does not hold'}] {c['text']}"
-                       for c in data["claims"])
+    claims = "\n".join(f"[{verdict(c)}] {c['text']}" for c in data["claims"])
     fig.suptitle(f"Fig. {data['figure']}: {data['title']} ({data['size']} size, "
                  f"{data['seeds']} seed(s))", fontsize=10)
     fig.text(0.01, 0.005, claims, fontsize=7, va="bottom", wrap=True)

@@ -1,14 +1,13 @@
 // The paper's §6 figures as data: for each of Figs. 5-14, its setup, the
 // points it runs at each size (tiny for tests, default for this machine,
-// full for the paper's sizes and seeds), and its claims as functions of the
-// measured rows. `ofan-sim paper` (paper.h) runs them.
+// full for the paper's sizes and seeds), and which claim function of
+// claims.h judges its rows. `ofan-sim paper` (paper.h) runs them.
 //
 // Contract: Figures() is the one registry, in the paper's order; adding a
 // figure (or enabling one whose engine feature is missing) is one entry.
-// A point is a PointKey, what the figure varies; PointConfig turns it into
-// the SimConfig it runs, so every figure maps keys to scenarios the same
-// way. Claims are computed from the rows and never from expected outcomes;
-// they look rows up by key and may be given rows of any size.
+// A point is a PointKey (rows.h), what the figure varies; PointConfig turns
+// it into the SimConfig it runs, so every figure maps keys to scenarios the
+// same way.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +18,8 @@
 
 #include "common/result.h"
 #include "sim/config.h"
+#include "sim/paper/claims.h"
+#include "sim/paper/rows.h"
 
 namespace ofan::sim::paper {
 
@@ -27,24 +28,6 @@ namespace ofan::sim::paper {
 enum class Size : uint8_t { kTiny, kDefault, kFull };
 std::string_view SizeName(Size s);
 Result<Size> ParseRunSize(std::string_view s);
-
-// What a figure varies. Fields a figure does not vary keep these defaults,
-// which are the paper's §6 scenario (k=12, 3 levels, 1 MiB permutation).
-struct PointKey {
-  std::string lb;  // an --lb name: reps, ar, ofan, 4ofan, drb, ...
-  Cca cca = Cca::kNone;
-  int k = 12;
-  int levels = 3;
-  WorkloadKind workload = WorkloadKind::kPerm;
-  uint64_t msg_bytes = 1ULL << 20;  // per flow (a2a-host: per host)
-  uint32_t payload = 4096;          // the figures' "packet size"
-  double fail_prob = 0;
-  std::string placement;  // Fig. 11: where the 4Ofan half of the switches is
-  std::string model;      // Fig. 14: Llama-3 8b | 70b | 405b
-  bool eplb = false;      // Fig. 13
-  double moe_scale = 1.0;
-  uint32_t fsdp_layers = 1;
-};
 
 // Hosts of the k-ary fat tree of `levels` levels (lb::FatTree); 0 if invalid.
 uint32_t HostsOf(int k, int levels);
@@ -65,29 +48,6 @@ enum class Field : uint8_t {
   kEplb
 };
 std::string_view FieldName(Field f);
-
-// One point's results, means over its seeds.
-struct Row {
-  PointKey key;
-  uint32_t hosts = 0;
-  uint32_t seeds = 0;
-  double cct_us = 0;
-  double cct_lower_bound_us = 0;
-  double cct_inflation = 0;  // cct / bound - 1
-  double cct_inflation_sem = 0;
-  double queue_max_pkts = 0;
-  double utilization = 0;
-  double retransmits = 0;
-  double flows_incomplete = 0;
-  double frame_bytes = 0;       // payload + header
-  double frame_wire_bytes = 0;  // + the inter-frame gap
-};
-
-struct Claim {
-  std::string text;  // the paper's claim, as it is tested here
-  bool holds = false;
-  std::string measured;  // what we measured, and by how much it holds or misses
-};
 
 // What one size of a figure runs.
 struct Plan {

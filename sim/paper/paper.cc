@@ -218,9 +218,10 @@ int List(bool as_json) {
 int PaperMain(int argc, char** argv) {
   CLI::App app{
       "ofan-sim paper: one of the paper's §6 figures (Figs. 5-14), its sweep run in process,\n"
-      "the rows printed beside the paper's claims, each marked holds / does not hold with\n"
-      "the measured numbers. The default size finishes in minutes on 2 cores (fewer seeds,\n"
-      "sometimes a smaller fabric, said in the output); --full runs the paper's sizes.",
+      "the rows printed beside the paper's claims, each marked holds / does not hold / not\n"
+      "computed (a row it needs is missing or measured nothing) with the measured numbers.\n"
+      "The default size finishes in minutes on 2 cores (fewer seeds, sometimes a smaller\n"
+      "fabric, said in the output); --full runs the paper's sizes.",
       kProg};
   std::string figure, size_name = "default", plot;
   bool list = false, full = false, as_json = false, no_progress = false;
@@ -316,7 +317,10 @@ int PaperMain(int argc, char** argv) {
   for (const Row& r : rows) out["rows"].push_back(RowJson(*fig, r));
   out["claims"] = json::array();
   for (const Claim& c : claims) {
-    out["claims"].push_back({{"text", c.text}, {"holds", c.holds}, {"measured", c.measured}});
+    out["claims"].push_back({{"text", c.text},
+                             {"holds", c.holds()},
+                             {"verdict", paper::VerdictName(c.verdict)},
+                             {"measured", c.measured}});
   }
   out["notes"] = notes;
 
@@ -339,7 +343,7 @@ int PaperMain(int argc, char** argv) {
   PrintTable(*fig, rows);
   std::cout << "\nThe paper's claims, from these rows:\n";
   for (const Claim& c : claims) {
-    std::cout << fmt::format("  [{}] {}\n      measured: {}\n", c.holds ? "holds" : "does not hold",
+    std::cout << fmt::format("  [{}] {}\n      measured: {}\n", paper::VerdictName(c.verdict),
                              c.text, c.measured);
   }
   std::cout << "\nNotes:\n";

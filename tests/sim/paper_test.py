@@ -16,6 +16,7 @@ NOT_YET: set[str] = set()
 ROW_FIELDS = {"lb", "k", "hosts", "cct_inflation", "queue_max_pkts"}
 KEY_FIELDS = {"cca", "k", "hosts", "msg_bytes", "packet_bytes", "fail_prob", "placement",
               "model", "eplb"}
+VERDICTS = {"holds", "does not hold", "not computed"}
 
 
 def paper(*args):
@@ -75,6 +76,8 @@ class Paper(unittest.TestCase):
                 for c in d["claims"]:
                     self.assertIsInstance(c["text"], str)
                     self.assertIsInstance(c["holds"], bool)
+                    self.assertIn(c["verdict"], VERDICTS)
+                    self.assertEqual(c["holds"], c["verdict"] == "holds", c)
                     self.assertIsInstance(c["measured"], (str, int, float))
 
     def test_fig11_runs_every_placement(self):
@@ -90,7 +93,7 @@ class Paper(unittest.TestCase):
     def test_the_table_shows_claims(self):
         p = paper("--figure", "5a", "--size", "tiny")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"\[(holds|does not hold)\]")
+        self.assertRegex(p.stdout, r"\[(holds|does not hold|not computed)\]")
         self.assertIn("measured:", p.stdout)
 
     def test_same_seed_same_json(self):
