@@ -1,7 +1,7 @@
 """`ofan-emu capture`: pcapng of both directions of one link of a fabric.
 
     point = capture_point(fab.topo, "e0-0:2")     # or a host: "h3"
-    result = run(fab, point, Limits(count=20), out="-", log=print)
+    result = run(fab.kind, fab.state, point, Limits(count=20), out="-", log=print)
 
 expects:  a fabric that is up; the link named by one switch end
           (SWITCH:PORT) or by a host (its host link, at its edge switch)
@@ -25,15 +25,33 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Callable
+from typing import IO, Callable, Protocol
 
+from .state import State
 from .tools import FabricError
 from .topology import Topology, TopologyError
 
-if TYPE_CHECKING:  # the switch kinds capture, and fabric.py imports them
-    from .fabric import Fabric
-
 POLL_S = 0.1
+
+
+@dataclass
+class Captured:
+    """What a switch kind's capture of one port got."""
+    frames: int
+    dropped: int     # copies the switch could not keep up with (ofan-dp)
+    stopped_by: str  # count | duration | interrupt | reader
+
+
+# A kind's capture()'s wait: until done() (or a limit, a signal, the reader
+# leaving); returns which.
+Wait = Callable[[Callable[[], bool]], str]
+
+
+class Capturer(Protocol):
+    """What captures a port: a switch kind (nodes/base.py SwitchKind)."""
+
+    def capture(self, name: str, port: int, count: int, snaplen: int, file: Path,
+                wait: Wait) -> Captured: ...
 
 
 @dataclass
@@ -115,18 +133,19 @@ class _Follower:
         return True
 
 
-def run(fab: "Fabric", point: CapturePoint, limits: Limits, out: str,
+def run(kind: Capturer, state: State, point: CapturePoint, limits: Limits, out: str,
         log: Callable[[str], None]) -> CaptureResult:
-    """Captures at `point` until limits.count frames, limits.duration_s
-    seconds, SIGINT/SIGTERM, or (-w -) the reader leaving."""
-    if point.switch in fab.state.failed_switches:
+    """Captures at `point` with the fabric's switch kind until limits.count
+    frames, limits.duration_s seconds, SIGINT/SIGTERM, or (-w -) the reader
+    leaving."""
+    if point.switch in state.failed_switches:
         raise FabricError(f"capture: {point.switch} is failed (ofan-emu restore --switch "
                           f"{point.switch} first)")
     if out != "-":
         parent = Path(out).resolve().parent
         if not parent.is_dir():
             raise FabricError(f"capture: -w {out}: no directory {parent}", code=2)
-    d = fab.state.dir / "captures"
+    d = state.dir / "captures"
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f"{point.switch}-p{point.port}-{os.getpid()}.pcapng"
     follower = _Follower(tmp, sys.stdout.buffer if out == "-" else None)
@@ -141,9 +160,8 @@ def run(fab: "Fabric", point: CapturePoint, limits: Limits, out: str,
         + (f", {limits.duration_s:g} s" if limits.duration_s else ""))
     try:
         # The kind calls wait once its capture runs: the duration counts from there.
-        got = fab.kind.capture(point.switch, point.port, limits.count, limits.snaplen, tmp,
-                               lambda done: _wait(limits, time.monotonic(), follower, stop,
-                                                  done))
+        got = kind.capture(point.switch, point.port, limits.count, limits.snaplen, tmp,
+                           lambda done: _wait(limits, time.monotonic(), follower, stop, done))
         result = CaptureResult(point, str(tmp), got.frames, got.dropped, got.stopped_by)
         follower.step()
         if out != "-":

@@ -5,7 +5,6 @@ Exit codes: 0 ok; 1 the operation or run failed (or a buffer did not verify);
 environment is missing something: root, hugepages, a binary).
 """
 import argparse
-import dataclasses
 import json
 import os
 import signal
@@ -17,11 +16,12 @@ from types import FrameType
 from typing import Any, NoReturn, Sequence
 
 from . import control, fabric as fabric_mod, nodes, plan as plan_mod, teardown
-from .fabric import Fabric, check_pfc, check_reorder, load
+from .fabric import Fabric, load
+from .request import Pfc, Reorder, UpRequest
 from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
 from . import containerlab, coordinator
-from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl, check_control
+from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl
 from .nodes.uroce import UroceHosts
 from .run import CONGESTION_CONTROLS, WORKLOADS
 from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
@@ -521,23 +521,14 @@ def cmd_fault(args: argparse.Namespace) -> int:
         # The per-switch engine's host is its own namespace: the frames
         # come from it (uroce pfc-storm); the edge records the window.
         hk.storm(args.pfc_storm, args.for_ms, fab.setup.pfc_priority)
-    control.request(fab.sock(edge), "set_port", port=port, pfc_storm_ms=args.for_ms)
+    control.request(fab.ctx.sock(edge), "set_port", port=port, pfc_storm_ms=args.for_ms)
     res = {"host": args.pfc_storm, "edge": edge, "port": port, "for_ms": args.for_ms}
     emit(args, res, f"{args.pfc_storm} storms {edge} port {port} with pause for "
          f"{args.for_ms} ms" if args.for_ms else f"{args.pfc_storm}'s storm ended")
     return EXIT_OK
 
 
-@dataclasses.dataclass(frozen=True)
-class PfcArgs:
-    """up's PFC options, checked: the lossless priority, the watchdog's."""
-    priority: int
-    wd_detect_ms: int
-    wd_restore_ms: int
-    wd_action: str
-
-
-def pfc_from_args(args: argparse.Namespace) -> PfcArgs | None:
+def pfc_from_args(args: argparse.Namespace) -> Pfc | None:
     """up's PFC (None: no --pfc); exit 2 for a PFC option alone or out of
     range (the ranges and defaults are ofan-dp's: ofan-topo facts)."""
     wd = (args.pfcwd_detect_ms, args.pfcwd_restore_ms, args.pfcwd_action)
@@ -556,19 +547,11 @@ def pfc_from_args(args: argparse.Namespace) -> PfcArgs | None:
     action = args.pfcwd_action or f.actions[0]
     if action not in f.actions:
         raise TopologyError(f"--pfcwd-action {action}: one of {', '.join(f.actions)}")
-    return PfcArgs(priority=pfc_priority_from_args(args), wd_detect_ms=detect,
-                   wd_restore_ms=restore, wd_action=action)
+    return Pfc(priority=pfc_priority_from_args(args), wd_detect_ms=detect,
+               wd_restore_ms=restore, wd_action=action)
 
 
-@dataclasses.dataclass(frozen=True)
-class ReorderArgs:
-    """up's reorder options, checked: each host port's buffer and timeout
-    (None: the buffer's drain time at the port's rate, ofan-dp's default)."""
-    buffer_kb: int
-    timeout_us: int | None
-
-
-def reorder_from_args(args: argparse.Namespace) -> ReorderArgs | None:
+def reorder_from_args(args: argparse.Namespace) -> Reorder | None:
     """up's resequencing (None: no --reorder); exit 2 for an option alone,
     a buffer of 0 or a timeout outside ofan-dp's range (ofan-topo facts)."""
     if not args.reorder:
@@ -584,7 +567,7 @@ def reorder_from_args(args: argparse.Namespace) -> ReorderArgs | None:
     lo, hi = f.timeout_range_us
     if timeout is not None and not lo <= timeout <= hi:
         raise TopologyError(f"--reorder-timeout-us {timeout}: {lo} to {hi}")
-    return ReorderArgs(buffer_kb=kb, timeout_us=timeout)
+    return Reorder(buffer_kb=kb, timeout_us=timeout)
 
 
 def pfc_priority_from_args(args: argparse.Namespace) -> int:
@@ -677,45 +660,30 @@ def cmd_up(args: argparse.Namespace) -> int:
         name = plan.name
     else:
         name, topo = shape_from_args(args)
-    vm_hosts = parse_vm_hosts(args.vm_hosts, topo)
-    if args.miswire:
-        topo.parse_miswire(args.miswire)  # exit 2 before anything is made
-    if args.switch == "ofan":
-        from . import facts
-        known = facts.emu_policies()
-        if args.policy not in known and not any(args.policy in p.aliases
-                                                for p in facts.policies()
-                                                if p.name in known):
-            raise TopologyError(f"--policy {args.policy}: not a policy a fabric's switches run "
-                                f"(one of {', '.join(known)}; ofanctl --list-policies)")
-    if args.vm_mem is not None and not 128 <= args.vm_mem <= 65536:
-        raise TopologyError("--vm-mem: 128 to 65536 (MiB)")
-    check_control(args.control, args.switch)  # exit 2 before anything is made
-    pfc = pfc_from_args(args)
-    reorder = reorder_from_args(args)
+    req = UpRequest(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
+                    seed=args.seed, vm_hosts=parse_vm_hosts(args.vm_hosts, topo),
+                    vm_mem_mb=args.vm_mem, engine=args.engine, control=args.control,
+                    miswire=args.miswire, bfd_ms=args.bfd_ms,
+                    bfd_multiplier=args.bfd_multiplier, pfc=pfc_from_args(args),
+                    reorder=reorder_from_args(args))
     fab = Fabric(name, topo, log=progress, plan=part[0] if part else None,
                  server=part[2] if part else None)
-    kind = fab.use(args.switch, args.engine)  # what the kind cannot run: exit 2, nothing made
-    check_pfc(pfc.priority if pfc else None, kind, part is not None)
-    check_reorder(reorder is not None, kind)
+    checked = fab.check(req)  # exit 2 (3: a missing daemon), nothing made
     need_root()
-    fab.check_part(kind, args.control, vm_hosts)  # and the underlay's MTU: exit 3
-    fab.ensure_new()  # before the try below, which removes what has that name
+    # The name (and a part's underlay: exit 3), before the try below, which
+    # removes what has that name.
+    claimed = fab.claim(checked)
+    vm_hosts = req.vm_hosts
     progress(f"up {name}" + (f" (server {fab.server})" if fab.server else "")
-             + f": k={topo.k} {topo.kind()}, {len(fab.switches)} switches "
-             f"({args.switch}" + (f", {kind.engine} engine" if args.switch == "ofan" else "")
-             + f"), {len(fab.hosts)} hosts"
+             + f": k={topo.k} {topo.kind()}, {len(fab.ctx.switches)} switches "
+             f"({args.switch}" + (f", {checked.kind.engine} engine" if args.switch == "ofan"
+                                  else "")
+             + f"), {len(fab.ctx.hosts)} hosts"
              + (f" ({len(vm_hosts)} of them VMs)" if vm_hosts else ""))
 
     old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        took = fab.up(switch=args.switch, policy=args.policy, ofan_mode=args.ofan_mode,
-                      seed=args.seed, vm_hosts=vm_hosts, vm_mem_mb=args.vm_mem,
-                      engine=args.engine, control=args.control, miswire=args.miswire,
-                      bfd_ms=args.bfd_ms, bfd_multiplier=args.bfd_multiplier,
-                      pfc_priority=pfc.priority if pfc else None,
-                      pfcwd=(pfc.wd_detect_ms, pfc.wd_restore_ms, pfc.wd_action) if pfc else None,
-                      reorder=(reorder.buffer_kb, reorder.timeout_us) if reorder else None)
+        took = fab.up(claimed)
     except (FabricError, KeyboardInterrupt, Exception) as e:
         if args.keep_on_error and not isinstance(e, KeyboardInterrupt):
             progress(f"up failed; left as it is (--keep-on-error): {e}")
@@ -732,28 +700,23 @@ def cmd_up(args: argparse.Namespace) -> int:
             signal.signal(s, h)
     emit(args, fab.status(), f"fabric {name} up in {took:.1f} s "
          + (f"(server {fab.server}: " if fab.server else "(")
-         + f"{len(fab.switches)} switches, {len(fab.hosts)} hosts"
+         + f"{len(fab.ctx.switches)} switches, {len(fab.ctx.hosts)} hosts"
          + (f", {len(fab.state.stitches) // 2} links to other servers" if fab.server else "")
          + f"); ofan-emu status --name {name}")
     return EXIT_OK
 
 
-def parse_vm_hosts(text: str | None, topo: Topology) -> list[str]:
-    """--vm-hosts: N (the first N host slots) or host names."""
+def parse_vm_hosts(text: str | None, topo: Topology) -> tuple[str, ...]:
+    """--vm-hosts: N (the first N host slots) or host names (Fabric.check
+    checks the names)."""
     if not text:
-        return []
+        return ()
     if text.isdigit():
         n = int(text)
         if not 0 <= n <= len(topo.hosts):
             raise TopologyError(f"--vm-hosts {n}: 0 to {len(topo.hosts)} (the fabric's hosts)")
-        return [h["name"] for h in topo.hosts[:n]]
-    names = [x for x in text.split(",") if x]
-    for x in names:
-        if x not in topo.host_by_name:
-            raise TopologyError(f"--vm-hosts: {x} is not a host (h0..h{len(topo.hosts) - 1})")
-    if len(set(names)) != len(names):
-        raise TopologyError("--vm-hosts: a host named twice")
-    return names
+        return tuple(h["name"] for h in topo.hosts[:n])
+    return tuple(x for x in text.split(",") if x)
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
@@ -1219,11 +1182,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     attrs = {} if args.link_mbps is None else {"rate_mbps": args.link_mbps}
     topo = Topology(4, 3, attrs)
     fab = Fabric(name, topo, log=progress)
-    vms = ["h0", "h4", "h8", "h12"] if args.rxe else []
+    vms = ("h0", "h4", "h8", "h12") if args.rxe else ()
     progress("demo: k=4 fat tree of ofan-dp switches (20), " +
              ("rxe VMs on h0, h4, h8, h12" if args.rxe else "16 uroce hosts"))
     try:
-        fab.up(vm_hosts=vms, engine=args.engine)
+        fab.up(fab.claim(fab.check(UpRequest(vm_hosts=vms, engine=args.engine))))
         # The run verb's own defaults, and what the demo asks beyond them.
         if args.rxe:
             run_args = ["run", "--workload", "allgather", "--msg", args.msg or "512KiB",
@@ -1345,8 +1308,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
     need_root()
     fab = load(pick_name(args), log=progress)
     point = capture.capture_point(fab.topo, args.link)
-    r = capture.run(fab, point, capture.Limits(args.count, args.duration, args.snaplen),
-                    args.write, log=progress)
+    r = capture.run(fab.kind, fab.state, point,
+                    capture.Limits(args.count, args.duration, args.snaplen), args.write,
+                    log=progress)
     summary = {"link": point.label(), "file": r.file, "frames": r.frames, "dropped": r.dropped,
                "stopped_by": r.stopped_by}
     if args.json:

@@ -33,13 +33,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
+from . import teardown
+from .context import NodeContext
 from .state import ProcessRecord, proc_start_time, running
 from .tools import FabricError, log_tail, tool
 
-if TYPE_CHECKING:
-    from .fabric import Fabric
 
 CONTROLS = ("tables", "agent")
 DEFAULT_CONTROL = "tables"
@@ -79,16 +79,16 @@ def frr_dirs(pathspace: str) -> tuple[Path, Path]:
 class AgentControl:
     """The agent control plane of one fabric (`--control agent`)."""
 
-    def __init__(self, fab: "Fabric") -> None:
-        self.fab = fab
+    def __init__(self, ctx: NodeContext) -> None:
+        self.ctx = ctx
         self._record_lock = threading.Lock()  # up() starts switches' daemons in parallel
 
     # -- names -------------------------------------------------------------
     def pathspace(self, sw: str) -> str:
-        return self.fab.ns(sw)
+        return self.ctx.ns(sw)
 
     def cp_dir(self, sw: str) -> Path:
-        return self.fab.state.dir / "cp" / sw
+        return self.ctx.state.dir / "cp" / sw
 
     def status_file(self, sw: str) -> Path:
         return self.cp_dir(sw) / "agent.json"
@@ -98,7 +98,7 @@ class AgentControl:
 
     def fabric_ports(self, sw: str) -> list[int]:
         """The switch's ports cabled to other switches (LLDP and BGP run there)."""
-        t = self.fab.topo
+        t = self.ctx.topo
         return [p["port"] for p in t.sw_by_name[sw]["ports"]
                 if not t.link_at(sw, p["port"]).host]
 
@@ -124,16 +124,16 @@ class AgentControl:
     # -- processes -------------------------------------------------------------
     def _record(self, key: str, kind: str, pid: int) -> None:
         with self._record_lock:
-            self.fab.writer.process(key, ProcessRecord(kind, pid, proc_start_time(pid)))
+            self.ctx.writer.process(key, ProcessRecord(kind, pid, proc_start_time(pid)))
 
     def _in_ns(self, sw: str, cmd: list[str], hostname: bool = False) -> list[str]:
-        pre = ["ip", "netns", "exec", self.fab.ns(sw)]
+        pre = ["ip", "netns", "exec", self.ctx.ns(sw)]
         if hostname:
             pre += ["unshare", "--uts", "sh", "-c", _WITH_HOSTNAME, sw]
         return pre + cmd
 
     def _log(self, name: str) -> Path:
-        return self.fab.state.dir / "logs" / f"{name}.log"
+        return self.ctx.state.dir / "logs" / f"{name}.log"
 
     def _daemon(self, sw: str, key: str, kind: str, cmd: list[str], pidfile: Path) -> None:
         """Runs a daemon that forks (lldpd, FRR's -d) and records the pid
@@ -190,7 +190,7 @@ class AgentControl:
 
     def _bfd_args(self) -> list[str]:
         """up --bfd-ms / --bfd-multiplier, for every agent (a restarted one too)."""
-        st = self.fab.state.setup
+        st = self.ctx.state.setup
         out: list[str] = []
         if st is not None and st.bfd_ms is not None:
             out += ["--bfd-interval-ms", str(st.bfd_ms)]
@@ -199,10 +199,10 @@ class AgentControl:
         return out
 
     def start_agent(self, sw: str) -> None:
-        fab = self.fab
+        ctx = self.ctx
         self.status_file(sw).unlink(missing_ok=True)
         cmd = self._in_ns(sw, [
-            tool("ofan-agent"), "--config", str(fab.state.dir / "config" / f"{sw}.json"),
+            tool("ofan-agent"), "--config", str(ctx.state.dir / "config" / f"{sw}.json"),
             "--name", sw, "--lldpcli-socket", str(self.lldp_socket(sw)),
             "--frr-dir", str(frr_dirs(self.pathspace(sw))[0]),
             "--vtysh-pathspace", self.pathspace(sw), "--interval-ms", str(AGENT_INTERVAL_MS),
@@ -237,10 +237,9 @@ class AgentControl:
     def stop(self, sw: str, only: Iterable[str] | None = None, sig: str = "TERM") -> list[int]:
         """The switch's control-plane processes (`only`: those keys) stopped:
         SIGTERM then SIGKILL (sig "KILL": at once); their pids."""
-        from . import teardown
         pids = []
         for key in (list(only) if only is not None else self.keys(sw)):
-            rec = self.fab.state.processes.get(key)
+            rec = self.ctx.state.processes.get(key)
             if rec is not None and rec.pid is not None and rec.alive():
                 pids.append(rec.pid)
         if sig == "KILL":
@@ -259,7 +258,7 @@ class AgentControl:
 
     def restart_agent(self, sw: str) -> int | None:
         """SIGKILL to the agent, then a new one; the killed pid."""
-        rec = self.fab.state.processes.get(f"agent:{sw}")
+        rec = self.ctx.state.processes.get(f"agent:{sw}")
         killed = rec.pid if rec is not None and rec.alive() else None
         self.stop(sw, [f"agent:{sw}"], sig="KILL")
         self.start_agent(sw)
@@ -289,7 +288,7 @@ class AgentControl:
     def summary(self, sw: str) -> dict[str, Any]:
         """status's "control" of one switch: processes alive, and what its
         agent last said (neighbours, sessions, BFD, masks, miswires)."""
-        st = self.fab.state.processes
+        st = self.ctx.state.processes
         out: dict[str, Any] = {"control": "agent", "processes": {
             key.split(":")[0]: (st[key].alive() if key in st else False)
             for key in self.keys(sw)}}

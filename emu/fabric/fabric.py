@@ -27,15 +27,17 @@ import dataclasses
 import os
 import threading
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from . import control, facts, netns, nodes, plan as plan_mod, stitch, teardown
+from .context import NodeContext
 from .control_plane import AgentControl, check_control
 from .nodes import HostKind, RxeVmHosts, SwitchKind, UroceHosts, host_if, port_if
 from .plan import Plan
+from .request import UpRequest
 from .state import HUGEPAGES_MARK, Setup, State, StateWriter, prefix, valid_name
 from .tools import FabricError, run, tool
-from .topology import Endpoint, HostInfo, Link, SwitchInfo, Topology, parse_tables
+from .topology import Endpoint, HostInfo, Link, Topology, parse_tables
 
 __all__ = ["Fabric", "down", "host_if", "load", "port_if"]
 
@@ -69,6 +71,22 @@ def check_reorder(on: bool, kind: SwitchKind) -> None:
                           "order; use --switch ofan", code=2)
 
 
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """An UpRequest that Fabric.check found this fabric can run: the kind
+    made for it and the ports --miswire swaps."""
+    req: UpRequest
+    kind: SwitchKind
+    swapped: tuple[Endpoint, Endpoint] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Claimed:
+    """A Checked request whose fabric name was free (Fabric.claim): the one
+    thing Fabric.up takes, so no caller can skip a check or run one twice."""
+    checked: Checked
+
+
 class Fabric:
     def __init__(self, name: str, topo: Topology, state: State | None = None,
                  log: Callable[[str], None] = print, plan: Plan | None = None,
@@ -83,36 +101,33 @@ class Fabric:
         self.plan = plan
         self.server = server
         self.prefix = prefix(name, server)
-        self._here = None if plan is None or server is None else \
-            {n.name for n in plan.part(server).nodes}
         self.topo = topo
-        self._part_checked = False
         self.writer = StateWriter(state or State(name))
         self.log = log
+        # What the kinds are made with (context.py): the fabric's names,
+        # topology, state and log, never the fabric.
+        self.ctx = NodeContext(name, self.prefix, topo, self.writer, log,
+                               None if plan is None or server is None else
+                               frozenset(n.name for n in plan.part(server).nodes))
         self._kind: SwitchKind | None = None
         self._cp: AgentControl | None = None
         self._hosts: tuple[UroceHosts, RxeVmHosts] | None = None
 
     @property
     def state(self) -> State:
-        """The state as last written (read it here; change it through
-        self.writer)."""
-        return self.writer.state
+        """The state as last written (the context's)."""
+        return self.ctx.state
 
     @property
     def setup(self) -> Setup:
-        """What up was asked for (a loaded fabric always has it)."""
-        if self.state.setup is None:
-            raise FabricError(f"fabric {self.name} has no setup on record (ofan-emu down "
-                              f"--name {self.name})")
-        return self.state.setup
+        return self.ctx.setup
 
     @property
     def kind(self) -> SwitchKind:
         """What runs the switches (nodes/), as the state file says."""
         if self._kind is None:
             setup = self.state.setup
-            self._kind = nodes.make(self, setup.switch if setup else "ofan",
+            self._kind = nodes.make(self.ctx, setup.switch if setup else "ofan",
                                     setup.engine if setup else None)
         return self._kind
 
@@ -124,7 +139,7 @@ class Fabric:
         if setup is None or setup.control != "agent":
             return None
         if self._cp is None:
-            self._cp = AgentControl(self)
+            self._cp = AgentControl(self.ctx)
         return self._cp
 
     @property
@@ -132,7 +147,7 @@ class Fabric:
         """What runs the hosts (nodes/): uroce, and rxe VMs on the slots the
         state file names."""
         if self._hosts is None:
-            self._hosts = nodes.hosts(self, self.state.vm_hosts)
+            self._hosts = nodes.hosts(self.ctx, self.state.vm_hosts)
         return self._hosts
 
     @property
@@ -147,32 +162,7 @@ class Fabric:
         """The kind of host `name` (a host of the topology)."""
         return self.vms if name in self.vms.names else self.uroce_hosts
 
-    def use(self, switch: str, engine: str | None = None) -> SwitchKind:
-        """The kind for `up`, checked against the topology (FabricError,
-        exit 2, before anything is made)."""
-        self._kind = nodes.make(self, switch, engine)
-        self._kind.check()
-        return self._kind
-
     # -- this server's part ----------------------------------------------
-    def here(self, node: str) -> bool:
-        """Does this server run `node` (every node, without a plan)?"""
-        return self._here is None or node in self._here
-
-    def crosses(self, link: Link) -> bool:
-        """Is one end of `link` on this server and the other elsewhere?"""
-        return self.here(link.a[0]) != self.here(link.b[0])
-
-    @property
-    def switches(self) -> list[SwitchInfo]:
-        """The switches this server runs."""
-        return [s for s in self.topo.switches if self.here(s["name"])]
-
-    @property
-    def hosts(self) -> list[HostInfo]:
-        """The hosts this server runs."""
-        return [h for h in self.topo.hosts if self.here(h["name"])]
-
     def whole(self, verb: str) -> None:
         """FabricError (exit 2) for a verb that needs every server of a plan
         (--plan FILE) on a server's part."""
@@ -188,95 +178,98 @@ class Fabric:
         return [stitch.Stitch.of(self.plan, c, self.server)
                 for c in self.plan.part(self.server).crossing]
 
-    def check_part(self, kind: SwitchKind, control: str, vm_hosts: list[str]) -> None:
-        """What a server's part cannot run (exit 2), and the underlay
-        (exit 3), before anything is made."""
-        if self.plan is None or self.server is None or self._part_checked:
-            return
-        netns.check_lasting()
+    # -- up: checked once, claimed, made ---------------------------------
+    def check(self, req: UpRequest) -> "Checked":
+        """Everything in `req` this fabric cannot run, as FabricError (exit
+        2; exit 3 for a daemon --control agent needs that is not
+        installed), before anything is made and without root."""
+        t = self.topo
+        if req.switch == "ofan":
+            known = facts.emu_policies()
+            if req.policy not in known and not any(req.policy in p.aliases
+                                                   for p in facts.policies()
+                                                   if p.name in known):
+                raise FabricError(f"--policy {req.policy}: not a policy a fabric's switches run "
+                                  f"(one of {', '.join(known)}; ofanctl --list-policies)", code=2)
+        if req.vm_mem_mb is not None and not 128 <= req.vm_mem_mb <= 65536:
+            raise FabricError("--vm-mem: 128 to 65536 (MiB)", code=2)
+        for name in req.vm_hosts:
+            if name not in t.host_by_name:
+                raise FabricError(f"--vm-hosts: {name} is not a host (h0..h{len(t.hosts) - 1})",
+                                  code=2)
+        if len(set(req.vm_hosts)) != len(req.vm_hosts):
+            raise FabricError("--vm-hosts: a host named twice", code=2)
+        if (req.bfd_ms is not None or req.bfd_multiplier is not None) and req.control != "agent":
+            raise FabricError("--bfd-ms and --bfd-multiplier are the agents' (--control agent)",
+                              code=2)
+        swapped = t.parse_miswire(req.miswire) if req.miswire else None
+        check_control(req.control, req.switch)
+        kind = nodes.make(self.ctx, req.switch, req.engine)
+        kind.check()
+        check_pfc(req.pfc.priority if req.pfc else None, kind, self.plan is not None)
+        check_reorder(req.reorder is not None, kind)
+        if self.plan is not None:
+            self._check_part(kind, req)
+        if req.control == "agent":
+            AgentControl.check()
+        return Checked(req, kind, swapped)
+
+    def _check_part(self, kind: SwitchKind, req: UpRequest) -> None:
+        """What a server's part cannot run (exit 2)."""
         if kind.switch != "ofan":
             raise FabricError("up --plan: the switches of a part are ofan-dp's (--switch ofan)",
                               code=2)
-        if control != "tables" or vm_hosts:
+        if req.control != "tables" or req.vm_hosts:
             raise FabricError("up --plan: --control agent and --vm-hosts across servers are "
                               "not built yet", code=2)
         for link in self.topo.links:
-            if self.crosses(link) and link.netem():
+            if self.ctx.crosses(link) and link.netem():
                 raise FabricError(f"link {link.name()} crosses servers: latency, loss and "
                                   "reordering on a crossing link are not built yet", code=2)
-        mine = self.plan.server(self.server)
-        sts = self.stitches()
-        if sts:
-            stitch.check_underlay(self.plan, {st.remote for st in sts})
-        self.log(f"part {self.server} ({mine.address}) of plan {self.plan.name}: "
-                 f"{len(self.switches)} switches, {len(self.hosts)} hosts, "
-                 f"{len(sts)} crossing links (VXLAN UDP "
-                 f"{self.plan.udp_port}; underlay MTU >= {self.plan.underlay_mtu})")
-        self._part_checked = True
 
-    # -- names ---------------------------------------------------------
-    def ns(self, node: str) -> str:
-        return self.prefix + node
+    def claim(self, checked: "Checked") -> "Claimed":
+        """The name taken (FabricError, exit 1, if a fabric of this name
+        exists or left something) and, on a server's part, the underlay
+        checked (exit 3): root, nothing made yet. What up() is given."""
+        if State.load(self.name) is not None or any(
+                n.startswith(self.prefix) for n in netns.list_ns()):
+            raise FabricError(f"fabric {self.name} exists already (ofan-emu down --name "
+                              f"{self.name}, or down --all after a crash)", code=1)
+        if self.plan is not None and self.server is not None:
+            netns.check_lasting()
+            sts = self.stitches()
+            if sts:
+                stitch.check_underlay(self.plan, {st.remote for st in sts})
+            self.log(f"part {self.server} ({self.plan.server(self.server).address}) of plan "
+                     f"{self.plan.name}: {len(self.ctx.switches)} switches, "
+                     f"{len(self.ctx.hosts)} hosts, {len(sts)} crossing links (VXLAN UDP "
+                     f"{self.plan.udp_port}; underlay MTU >= {self.plan.underlay_mtu})")
+        return Claimed(checked)
 
-    def wire_ns(self, link: Link) -> str:
-        return f"{self.prefix}w{link.id}"
-
-    def sock(self, sw: str) -> str:
-        return str(self.state.dir / "sock" / f"{sw}.sock")
-
-    # -- up ------------------------------------------------------------
-    def up(self, switch: str = "ofan", policy: str = "ofan", ofan_mode: str | None = "combined",
-           seed: int = 1, pipe_size: int | None = None, vm_hosts: Iterable[str] = (),
-           vm_mem_mb: int | None = None, engine: str | None = None,
-           control: str = "tables", miswire: str | None = None,
-           bfd_ms: int | None = None, bfd_multiplier: int | None = None,
-           pfc_priority: int | None = None,
-           pfcwd: tuple[int, int, str] | None = None,
-           reorder: tuple[int, int | None] | None = None) -> float:
-        """vm_hosts: host names whose slot a soft-RoCE VM takes (nodes/rxe_vm.py);
-        engine: ofan-dp's, per-switch or shared (None: nodes.DEFAULT_ENGINE);
-        control: who computes the masks (control_plane.py); miswire:
-        'SW:PORT,SW:PORT', two ports whose cables are swapped (a cabling
-        error for the control plane to find: Topology.cabling); bfd_ms,
-        bfd_multiplier: the agents' BFD timers (None: ofan-agent's default);
-        pfc_priority: PFC's lossless priority on every link (None: off);
-        pfcwd: its watchdog's (detect ms, restore ms, action), None: ofan-dp's
-        defaults; reorder: the edges' resequencing (buffer KiB, timeout us),
-        None: off."""
+    def up(self, claimed: "Claimed") -> float:
+        """The fabric made as `claimed` asks (Fabric.check, then .claim);
+        the seconds it took."""
+        req, kind, swapped = claimed.checked.req, claimed.checked.kind, claimed.checked.swapped
         t = self.topo
-        if (bfd_ms is not None or bfd_multiplier is not None) and control != "agent":
-            raise FabricError("--bfd-ms and --bfd-multiplier are the agents' (--control agent)",
-                              code=2)
-        swapped = t.parse_miswire(miswire) if miswire else None
-        kind = self.use(switch, engine)
-        check_control(control, switch)
-        check_pfc(pfc_priority, kind, self.plan is not None)
-        check_reorder(reorder is not None, kind)
-        if control == "agent":
-            AgentControl.check()
-        vm_hosts = list(vm_hosts)
-        for name in vm_hosts:
-            if name not in t.host_by_name:
-                raise FabricError(f"VM host {name}: no such host (h0..h{len(t.hosts) - 1})", code=2)
-        self.check_part(kind, control, vm_hosts)
-        self.ensure_new()
+        self._kind = kind
+        pfc, reorder, vm_hosts = req.pfc, req.reorder, list(req.vm_hosts)
         t0 = time.monotonic()
         w = self.writer
-        w.begin_up(Setup(k=t.k, levels=t.levels, switch=switch, engine=kind.engine,
-                         policy=policy, ofan_mode=ofan_mode, seed=seed,
-                         pipe_size=pipe_size or t.k, topology_source=t.source,
-                         created=time.time(), control=control,
+        w.begin_up(Setup(k=t.k, levels=t.levels, switch=req.switch, engine=kind.engine,
+                         policy=req.policy, ofan_mode=req.ofan_mode, seed=req.seed,
+                         pipe_size=req.pipe_size or t.k, topology_source=t.source,
+                         created=time.time(), control=req.control,
                          miswire=tuple(f"{n}:{p}" for n, p in swapped) if swapped else (),
-                         bfd_ms=bfd_ms, bfd_multiplier=bfd_multiplier,
-                         pfc_priority=pfc_priority,
-                         pfcwd_detect_ms=pfcwd[0] if pfcwd else None,
-                         pfcwd_restore_ms=pfcwd[1] if pfcwd else None,
-                         pfcwd_action=pfcwd[2] if pfcwd else None,
-                         reorder_kb=reorder[0] if reorder else None,
-                         reorder_timeout_us=reorder[1] if reorder else None,
+                         bfd_ms=req.bfd_ms, bfd_multiplier=req.bfd_multiplier,
+                         pfc_priority=pfc.priority if pfc else None,
+                         pfcwd_detect_ms=pfc.wd_detect_ms if pfc else None,
+                         pfcwd_restore_ms=pfc.wd_restore_ms if pfc else None,
+                         pfcwd_action=pfc.wd_action if pfc else None,
+                         reorder_kb=reorder.buffer_kb if reorder else None,
+                         reorder_timeout_us=reorder.timeout_us if reorder else None,
                          server=self.server),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
-        self._hosts = nodes.hosts(self, vm_hosts, vm_mem_mb)
+        self._hosts = nodes.hosts(self.ctx, vm_hosts, req.vm_mem_mb)
         d = self.state.dir
         if self.plan is not None:
             self.state.plan_path.write_text(self.plan.to_json())
@@ -284,34 +277,34 @@ class Fabric:
         (d / "logs").mkdir(exist_ok=True)
         (d / "config").mkdir(exist_ok=True)
         if kind.hugepage_bytes_per_switch:
-            self._ensure_hugepages(len(self.switches), kind.hugepage_bytes_per_switch)
-        self.log(f"namespaces: {len(self.switches)} switches, {len(self.hosts)} hosts")
+            self._ensure_hugepages(len(self.ctx.switches), kind.hugepage_bytes_per_switch)
+        self.log(f"namespaces: {len(self.ctx.switches)} switches, {len(self.ctx.hosts)} hosts")
         cp = self.agents
         sysctls = kind.namespace_sysctls() + (cp.namespace_sysctls() if cp else [])
-        for s in self.switches:
-            w.add_namespace(self.ns(s["name"]))
-            netns.create(self.ns(s["name"]), sysctls)
-        for h in self.hosts:
-            w.add_namespace(self.ns(h["name"]))
-            netns.create(self.ns(h["name"]), self.host_kind(h["name"]).namespace_sysctls())
-        links = [link for link in t.links if self.here(link.a[0]) and self.here(link.b[0])]
+        for s in self.ctx.switches:
+            w.add_namespace(self.ctx.ns(s["name"]))
+            netns.create(self.ctx.ns(s["name"]), sysctls)
+        for h in self.ctx.hosts:
+            w.add_namespace(self.ctx.ns(h["name"]))
+            netns.create(self.ctx.ns(h["name"]), self.host_kind(h["name"]).namespace_sysctls())
+        links = [link for link in t.links if self.ctx.here(link.a[0]) and self.ctx.here(link.b[0])]
         veths = [link for link in links if not kind.in_memory(link)]
         mem = len(links) - len(veths)
         stitches = self.stitches()
         self.log(f"links: {len(links)}" + (f" ({mem} in memory)" if mem else "")
                  + (f", {len(stitches)} to other servers (VXLAN)" if stitches else ""))
-        cabling = self.cabling()
+        cabling = self.ctx.cabling()
         for link in veths:
             # A swapped cable runs from the --miswire port to its new far end.
             end = next((e for e in (link.a, link.b) if e in (swapped or ())), None)
             self._make_link(link, *((end, cabling[end]) if end else (link.a, link.b)))
         for st in stitches:
             w.add_stitch(st.names)
-            stitch.create(st, self.ns(st.node), port_if(st.port),
+            stitch.create(st, self.ctx.ns(st.node), port_if(st.port),
                           plan_mod.port_mac(t, st.node, st.port))
         kind.up()
         if cp is not None:
-            names = [s["name"] for s in self.switches]
+            names = [s["name"] for s in self.ctx.switches]
             cp.up(names)
             took_cp = cp.wait_converged(names, log=self.log)
             self.log(f"control: every switch's agent converged ({took_cp:.1f} s after the "
@@ -327,13 +320,6 @@ class Fabric:
         w.ready(took)
         return took
 
-    def ensure_new(self) -> None:
-        """FabricError if a fabric of this name exists (or left something)."""
-        if State.load(self.name) is not None or any(
-                n.startswith(self.prefix) for n in netns.list_ns()):
-            raise FabricError(f"fabric {self.name} exists already (ofan-emu down --name "
-                              f"{self.name}, or down --all after a crash)", code=1)
-
     def _make_link(self, link: Link, a: Endpoint, b: Endpoint) -> None:
         """The veths of a link (with link's attributes) between ends a and
         b: link's own, or the ends a --miswire gave it."""
@@ -342,11 +328,11 @@ class Fabric:
         b_node, b_port = b
         if link.host:
             h = t.host_by_name[a_node]
-            a_ns, a_if, a_mac = self.ns(a_node), host_if(), h["mac"]
+            a_ns, a_if, a_mac = self.ctx.ns(a_node), host_if(), h["mac"]
         else:
-            a_ns, a_if = self.ns(a_node), port_if(a_port)
+            a_ns, a_if = self.ctx.ns(a_node), port_if(a_port)
             a_mac = t.sw_by_name[a_node]["ports"][a_port]["mac"]
-        b_ns, b_if = self.ns(b_node), port_if(b_port)
+        b_ns, b_if = self.ctx.ns(b_node), port_if(b_port)
         b_mac = t.sw_by_name[b_node]["ports"][b_port]["mac"]
         if not link.netem():
             netns.veth(a_ns, a_if, a_mac, b_ns, b_if, b_mac, facts.netdev_mtu())
@@ -355,7 +341,7 @@ class Fabric:
                 netns.ethtool_off(a_ns, a_if)
             return
         # A wire namespace in the middle carries netem (see netns.wire).
-        w = self.wire_ns(link)
+        w = self.ctx.wire_ns(link)
         self.writer.add_wire(w, link.id)
         netns.create(w)
         netns.veth(a_ns, a_if, a_mac, w, "a", "02:0e:00:00:00:0a", facts.netdev_mtu())
@@ -391,61 +377,14 @@ class Fabric:
                               f"the kernel gave {got} of the {want} 2 MiB pages asked for", code=3)
         self.log(f"hugepages: {total} -> {got} (2 MiB)")
 
-    # -- cabling -----------------------------------------------------------
-    def miswire(self) -> tuple[Endpoint, Endpoint] | None:
-        """The two ports whose cables up swapped (up --miswire), or None."""
-        m = self.setup.miswire if self.state.setup is not None else ()
-        return self.topo.parse_miswire(",".join(m)) if m else None
-
-    def cabling(self) -> dict[Endpoint, Endpoint]:
-        """Far ends that differ from the plan (Topology.cabling)."""
-        return self.topo.cabling(self.miswire())
-
-    def far_end(self, end: Endpoint) -> Endpoint:
-        """Where the cable at a port really goes."""
-        return self.cabling().get(end) or self.topo.peer_of(end)
-
-    # -- names of the switches -------------------------------------------
-    def router_addr(self, sid: int) -> str:
-        """The switch's own address, ofan-topo's (FatTree::switch_addr): an
-        ofan-dp switch answers on it and sends ICMP errors from it; a kernel
-        router holds it on lo."""
-        addr: str = self.topo.switches[sid]["addr"]
-        return addr
-
     # -- tables ----------------------------------------------------------
     def tables(self) -> dict[str, Any]:
-        failed = self.failed_switch_links()
+        failed = self.ctx.failed_switch_links()
         cmd = [tool("ofan-topo"), "tables", "--k", str(self.topo.k),
                "--levels", str(self.topo.levels)]
         if failed:
             cmd += ["--failed", ",".join(str(x) for x in sorted(failed))]
         return parse_tables(run(cmd).stdout, self.topo)
-
-    def links_out_of_service(self) -> list[Link]:
-        """Failed links, every inter-switch link of a failed switch, and the
-        two planned links a miswire broke (a control plane never uses them)."""
-        out = {lid: self.topo.links[lid] for lid in self.state.failed_links}
-        for end in self.miswire() or ():
-            link = self.topo.link_at(*end)
-            out[link.id] = link
-        for name in self.state.failed_switches:
-            for p in self.topo.sw_by_name[name]["ports"]:
-                link = self.topo.link_at(name, p["port"])
-                if not link.host:
-                    out[link.id] = link
-        return list(out.values())
-
-    def failed_switch_links(self) -> set[int]:
-        """ofan-topo's ids of the inter-switch links out of service (a failed
-        host link has none: ofan-topo's tables do not route over it anyway)."""
-        return {link.switch_link_id for link in self.links_out_of_service()
-                if link.switch_link_id is not None}
-
-    def dead_ports(self) -> set[Endpoint]:
-        """(switch, port) ends of the links out of service."""
-        return {(end[0], end[1]) for link in self.links_out_of_service()
-                for end in (link.a, link.b)}
 
     def push_tables(self) -> dict[str, Any]:
         """Computes every switch's table and has the kind install it: the
@@ -464,14 +403,14 @@ class Fabric:
         ends = [link.a, link.b]
         failed = self.state.failed_switches
         for node, port in ends:
-            if node in failed and up or not self.here(node):
+            if node in failed and up or not self.ctx.here(node):
                 continue  # another server's end: its own part sets it
             if not self.kind.in_memory(link):
-                netns.set_link(self.ns(node), port_if(port), up)
+                netns.set_link(self.ctx.ns(node), port_if(port), up)
             elif self.agents is not None:
                 # The port's TAP (its kernel interface): carrier as the link's,
                 # for the daemons behind it to see.
-                netns.set_link(self.ns(node), port_if(port), up)
+                netns.set_link(self.ctx.ns(node), port_if(port), up)
             if node in self.topo.sw_by_name and node not in failed:
                 self.kind.set_port(node, port, up)
 
@@ -482,11 +421,11 @@ class Fabric:
         dropped by nftables at the receiver (the kernel's own frames, BGP
         and BFD, do not pass through ofan-dp)."""
         for node, port in (link.a, link.b):
-            if node in self.state.failed_switches or not self.here(node):
+            if node in self.state.failed_switches or not self.ctx.here(node):
                 continue
             self.kind.set_wire(node, port, cut)
             if not self.kind.in_memory(link):
-                netns.silent_drop(self.ns(node), port_if(port), cut)
+                netns.silent_drop(self.ctx.ns(node), port_if(port), cut)
 
     def _switch_veths(self, name: str, up: bool) -> None:
         """Switch `name`'s veth ports up or down (up: those of links that
@@ -500,15 +439,15 @@ class Fabric:
             if up and link.id in self.state.failed_links:
                 continue
             if not self.kind.in_memory(link):
-                netns.set_link(self.ns(name), port_if(p["port"]), up)
+                netns.set_link(self.ctx.ns(name), port_if(p["port"]), up)
                 continue
             if self.agents is None:
                 continue
             for node, port in (link.a, link.b):
                 if up and node != name and node in self.state.failed_switches or \
-                        not self.here(node):
+                        not self.ctx.here(node):
                     continue
-                netns.set_link(self.ns(node), port_if(port), up)
+                netns.set_link(self.ctx.ns(node), port_if(port), up)
 
     def fail_link(self, link: Link, silent: bool = False) -> None:
         """silent: the carrier stays up and every frame is lost (only a
@@ -545,7 +484,7 @@ class Fabric:
         # The others route around it first, then it goes dark (on its own
         # server: another server's part only routes around it).
         self.push_tables()
-        if not self.here(name):
+        if not self.ctx.here(name):
             return
         self._switch_veths(name, False)
         self.kind.fail(name)
@@ -555,7 +494,7 @@ class Fabric:
     def restore_switch(self, name: str) -> None:
         if name not in self.state.failed_switches:
             raise FabricError(f"switch {name} is not failed")
-        if not self.here(name):
+        if not self.ctx.here(name):
             self.writer.set_switch_failed(name, False)
             self.push_tables()
             return
@@ -582,10 +521,10 @@ class Fabric:
         setup = self.setup
         t = self.topo
         sws = []
-        for s in self.switches:
+        for s in self.ctx.switches:
             entry: dict[str, Any] = {
                 "name": s["name"], "role": s["role"], "pod": s["pod"], "id": s["id"],
-                "ns": self.ns(s["name"]), "failed": s["name"] in st.failed_switches}
+                "ns": self.ctx.ns(s["name"]), "failed": s["name"] in st.failed_switches}
             proc = self.kind.status(s["name"])
             if proc is not None:
                 entry.update(dataclasses.asdict(proc))
@@ -606,7 +545,7 @@ class Fabric:
                 "phase": st.phase, "up_s": st.up_s,
                 "switches": sws,
                 "hosts": [self.host_kind(h["name"]).status(h["name"]).to_json()
-                          for h in self.hosts],
+                          for h in self.ctx.hosts],
                 "server": self.server, "stitches": list(st.stitches),
                 "failed_links": [t.links[i].name() for i in st.failed_links],
                 "silent_links": [t.links[i].name() for i in st.silent_links],
@@ -616,7 +555,7 @@ class Fabric:
     def buffer_of(self, name: str) -> dict[str, Any] | None:
         """Switch `name`'s buffer and its 80 % alarm (ofanctl status's
         buffer), None when its socket does not answer or has none."""
-        st = control.request(self.sock(name), "status", check=False, timeout=5)
+        st = control.request(self.ctx.sock(name), "status", check=False, timeout=5)
         b = st.get("buffer") if isinstance(st, dict) else None
         return b if isinstance(b, dict) else None
 
@@ -624,7 +563,7 @@ class Fabric:
         """Switch `name`'s ports' PFC and reorder stage (ofanctl ports' pfc:
         thresholds and counts; reorder: an edge's host ports', null
         elsewhere), [] when its socket does not answer."""
-        ports = control.request(self.sock(name), "ports", check=False, timeout=5)
+        ports = control.request(self.ctx.sock(name), "ports", check=False, timeout=5)
         if not isinstance(ports, list):
             return []
         return [{"port": p.get("port"), "pfc": p.get("pfc"), "reorder": p.get("reorder")}
@@ -635,7 +574,7 @@ class Fabric:
     def live_masks(self, name: str) -> list[int]:
         """Switch `name`'s valid-uplink masks as its dataplane holds them
         now (the pointers view: each data key's uplinks; bit u = uplink u)."""
-        r = control.request(self.sock(name), "pointers")
+        r = control.request(self.ctx.sock(name), "pointers")
         masks: dict[int, int] = {}
         for key in r.get("keys", []) if isinstance(r, dict) else []:
             if key.get("class") != "data":
@@ -652,7 +591,7 @@ class Fabric:
         [{name, ok, differences: [{dest, live, expected}]}]}."""
         want = {s["name"]: s["masks"] for s in self.tables()["switches"]}
         out = []
-        for s in self.switches:
+        for s in self.ctx.switches:
             name = s["name"]
             if name in self.state.failed_switches or s["uplinks"] == 0:
                 continue
@@ -674,7 +613,7 @@ class Fabric:
         (its namespace, or inside its VM); returns {(src, dst): ok}. On a
         server's part (without `hosts`): from its hosts to every host of the
         fabric, those of the other servers too."""
-        hs = hosts or self.hosts
+        hs = hosts or self.ctx.hosts
         every = hosts or self.topo.hosts
         texts: dict[str, str] = {}
 

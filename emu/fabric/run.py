@@ -120,7 +120,7 @@ class Runner:
     def live_switches(self) -> list[SwitchInfo]:
         """The switches this server runs (every one, without a plan) but
         the failed ones."""
-        return [s for s in self.fab.switches if s["name"] not in self.fab.state.failed_switches]
+        return [s for s in self.fab.ctx.switches if s["name"] not in self.fab.state.failed_switches]
 
     def set_policy(self, lb: str) -> None:
         if not self.ofan:
@@ -133,7 +133,7 @@ class Runner:
             mode = self.fab.setup.ofan_mode
         for s in self.live_switches():
             if s["uplinks"]:
-                control.request(self.fab.sock(s["name"]), "set_policy", policy=policy,
+                control.request(self.fab.ctx.sock(s["name"]), "set_policy", policy=policy,
                                 ofan_mode=mode)
 
     def snapshot(self) -> Snapshot:
@@ -142,7 +142,7 @@ class Runner:
         if not self.ofan:
             return out
         for s in self.live_switches():
-            sock = self.fab.sock(s["name"])
+            sock = self.fab.ctx.sock(s["name"])
             snap = {"queues": control.request(sock, "queues"),
                     "ports": control.request(sock, "ports"),
                     "counters": control.request(sock, "counters"),
@@ -153,7 +153,7 @@ class Runner:
     def reset_queues(self) -> None:
         if self.ofan:
             for s in self.live_switches():
-                control.request(self.fab.sock(s["name"]), "reset_queues")
+                control.request(self.fab.ctx.sock(s["name"]), "reset_queues")
 
     def switch_report(self, before: Snapshot, after: Snapshot) -> Record:
         """Queue maxima per stage, ECN marks, drops, and the CPU-bound signals."""
@@ -356,7 +356,7 @@ class Runner:
                 "pfc_priority": None if self.shared else self.fab.setup.pfc_priority,
                 "k": self.topo.k, "levels": self.topo.levels,
                 "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
-                           "netns": self.fab.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
+                           "netns": self.fab.ctx.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
                            "ip": h["addr"], "gateway_mac": h["edge_mac"],
                            "line_rate_gbps": rate[h["name"]]}
                           for i, h in enumerate(hosts)]}
@@ -740,7 +740,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                           "and no out-of-order placement", code=2)
     # On a server's part of a plan: the ranks of the other servers' hosts
     # are their parts' (run --plan FILE --server S on each).
-    elsewhere = {h["name"] for h in hs if not fab.here(h["name"])}
+    elsewhere = {h["name"] for h in hs if not fab.ctx.here(h["name"])}
     if len(elsewhere) == len(hs):
         raise FabricError(f"--hosts: none of them is on {fab.server}; every server of a run "
                           "across servers runs some of its ranks", code=2)

@@ -13,11 +13,13 @@ namespaces and the links and hands the nodes to their kinds.
                        per run driving them all
     vm                 rxe_vm.RxeVmHosts: a qemu VM each, soft-RoCE (rxe)
 
-gives:    make(fab, switch, engine) -> the switch kind; hosts(fab, vm_hosts)
-          -> the host kinds, each with its hosts
+gives:    make(ctx, switch, engine) -> the switch kind; hosts(ctx, vm_hosts)
+          -> the host kinds, each with its hosts (ctx: the fabric's
+          NodeContext, context.py)
 """
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
+from ..context import NodeContext
 from ..tools import FabricError
 from .base import HostKind, HostStatus, SwitchKind, SwitchStatus, host_if, port_if
 from .kernel import Kernel
@@ -26,8 +28,6 @@ from .ofan_shared import OfanShared
 from .rxe_vm import RxeVmHosts
 from .uroce import UroceHosts
 
-if TYPE_CHECKING:
-    from ..fabric import Fabric
 
 __all__ = ["ENGINES", "DEFAULT_ENGINE", "HostKind", "HostStatus", "RxeVmHosts", "SwitchKind",
            "SwitchStatus", "UroceHosts", "host_if", "hosts", "make", "port_if"]
@@ -41,25 +41,25 @@ DEFAULT_ENGINE = "shared"
 _OFAN = {"per-switch": OfanPerSwitch, "shared": OfanShared}
 
 
-def make(fab: "Fabric", switch: str, engine: str | None) -> SwitchKind:
+def make(ctx: NodeContext, switch: str, engine: str | None) -> SwitchKind:
     """The kind for --switch SWITCH [--engine ENGINE] (None: the default)."""
     if switch == "kernel":
         if engine not in (None, "kernel"):
             raise FabricError(f"--engine {engine}: an engine of ofan-dp; --switch kernel "
                               "runs Linux routers", code=2)
-        return Kernel(fab)
+        return Kernel(ctx)
     if switch != "ofan":
         raise FabricError(f"--switch {switch}: ofan or kernel", code=2)
     cls = _OFAN.get(engine or DEFAULT_ENGINE)
     if cls is None:
         raise FabricError(f"--engine {engine}: one of {', '.join(ENGINES)}", code=2)
-    return cls(fab)
+    return cls(ctx)
 
 
-def hosts(fab: "Fabric", vm_hosts: Sequence[str],
+def hosts(ctx: NodeContext, vm_hosts: Sequence[str],
           vm_mem_mb: int | None = None) -> tuple[UroceHosts, RxeVmHosts]:
     """The fabric's host kinds: rxe VMs on the slots named, uroce on the rest."""
     vms = set(vm_hosts)
-    return (UroceHosts(fab, [h["name"] for h in fab.hosts if h["name"] not in vms]),
-            RxeVmHosts(fab, [h["name"] for h in fab.hosts if h["name"] in vms],
+    return (UroceHosts(ctx, [h["name"] for h in ctx.hosts if h["name"] not in vms]),
+            RxeVmHosts(ctx, [h["name"] for h in ctx.hosts if h["name"] in vms],
                        mem_mb=vm_mem_mb))

@@ -1,8 +1,10 @@
 """The one interface every switch kind has, the one every host kind has,
 and the records they give.
 
-A kind is made for one fabric (nodes.make) and asks it for what the fabric
-keeps: names (ns, sock), the topology, the state file, the log.
+A kind is made for one fabric (nodes.make) with that fabric's NodeContext
+(context.py): names (ns, sock), the topology, the state and its writer, the
+log, which nodes run here; never the Fabric, whose up, failures and tables
+call the kinds and are not theirs to call.
 
     check()          what the kind cannot run in this topology: FabricError
                      (exit 2), before anything is made
@@ -37,13 +39,12 @@ A host kind is made for the hosts of one fabric that it runs (nodes.hosts):
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Sequence
 
+from ..capture import Captured, Wait
+from ..context import NodeContext
 from ..state import VmBoot
 from ..topology import HostInfo, Link, Topology
-
-if TYPE_CHECKING:  # for the annotations only: fabric.py imports the kinds
-    from ..fabric import Fabric
 
 
 def host_if() -> str:
@@ -62,31 +63,18 @@ class SwitchStatus:
     socket: str
 
 
-@dataclass
-class Captured:
-    """What a capture of one port got."""
-    frames: int
-    dropped: int     # copies the switch could not keep up with (ofan-dp)
-    stopped_by: str  # count | duration | interrupt | reader
-
-
-# capture()'s wait: until done() (or a limit, a signal, the reader leaving);
-# returns which.
-Wait = Callable[[Callable[[], bool]], str]
-
-
 class SwitchKind(ABC):
     switch = ""  # the state file's "switch": ofan | kernel
     engine = ""  # the state file's and status's "engine": per-switch | shared | kernel
     # Hugepages the kind needs per switch (fabric.py reserves them first).
     hugepage_bytes_per_switch = 0
 
-    def __init__(self, fab: "Fabric") -> None:
-        self.fab = fab
+    def __init__(self, ctx: NodeContext) -> None:
+        self.ctx = ctx
 
     @property
     def topo(self) -> Topology:
-        return self.fab.topo
+        return self.ctx.topo
 
     def check(self) -> None:
         """FabricError (exit 2) for what this kind cannot run."""
@@ -170,13 +158,13 @@ class HostStatus:
 class HostKind(ABC):
     kind = ""  # status's "kind" of its hosts: uroce | vm
 
-    def __init__(self, fab: "Fabric", names: Sequence[str]) -> None:
-        self.fab = fab
+    def __init__(self, ctx: NodeContext, names: Sequence[str]) -> None:
+        self.ctx = ctx
         self.names = list(names)
 
     @property
     def topo(self) -> Topology:
-        return self.fab.topo
+        return self.ctx.topo
 
     def host(self, name: str) -> HostInfo:
         return self.topo.host_by_name[name]
@@ -195,7 +183,7 @@ class HostKind(ABC):
 
     def base_status(self, name: str) -> HostStatus:
         h = self.host(name)
-        return HostStatus(name=name, addr=h["addr"], ns=self.fab.ns(name), edge=h["edge_name"],
+        return HostStatus(name=name, addr=h["addr"], ns=self.ctx.ns(name), edge=h["edge_name"],
                           kind=self.kind)
 
     def status(self, name: str) -> HostStatus:

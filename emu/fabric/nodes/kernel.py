@@ -15,7 +15,8 @@ from typing import Any
 from .. import netns
 from ..tools import FabricError
 from ..topology import parse_size
-from .base import Captured, SwitchKind, Wait, port_if
+from ..capture import Captured, Wait, count_packets
+from .base import SwitchKind, port_if
 
 
 class Kernel(SwitchKind):
@@ -27,17 +28,17 @@ class Kernel(SwitchKind):
                 "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"]
 
     def up(self) -> None:
-        fab, t = self.fab, self.topo
+        ctx, t = self.ctx, self.topo
         for s in t.switches:
-            ns = fab.ns(s["name"])
-            netns.add_addr(ns, "lo", fab.router_addr(s["id"]), 32)
+            ns = ctx.ns(s["name"])
+            netns.add_addr(ns, "lo", ctx.router_addr(s["id"]), 32)
             if s["role"] == "edge":
                 netns.add_addr(ns, "lo", s["gateway"], 32)
             for p in s["ports"]:
                 peer = p["peer"]
                 ifname = port_if(p["port"])
                 peer_ip = (t.hosts[peer["host"]]["addr"] if "host" in peer
-                           else fab.router_addr(peer["switch"]))
+                           else ctx.router_addr(peer["switch"]))
                 netns.add_neighbor(ns, ifname, peer_ip, peer["mac"])
                 # The same line rate as ofan-dp emulates, by a token bucket
                 # on the router's egress, with the same buffer.
@@ -45,17 +46,17 @@ class Kernel(SwitchKind):
                 netns.tc(ns, ["qdisc", "replace", "dev", ifname, "root", "tbf",
                               "rate", f"{a['rate_mbps']}mbit", "burst", "32kb",
                               "limit", str(parse_size(a["buffer"], "buffer"))])
-        fab.log(f"switches: {len(t.switches)} Linux routers (ECMP, fib_multipath_hash_policy=1)")
+        ctx.log(f"switches: {len(t.switches)} Linux routers (ECMP, fib_multipath_hash_policy=1)")
 
     def configure(self, tables: dict[str, Any]) -> None:
-        fab = self.fab
-        down = set(fab.state.failed_switches)
-        dead = fab.dead_ports()
+        ctx = self.ctx
+        down = set(ctx.state.failed_switches)
+        dead = ctx.dead_ports()
         for s in tables["switches"]:
             name = s["name"]
             if name in down:
                 continue
-            ns = fab.ns(name)
+            ns = ctx.ns(name)
             sw = self.topo.sw_by_name[name]
             for r in s["routes"]:
                 hops: list[tuple[str, str | None]] = []
@@ -63,18 +64,17 @@ class Kernel(SwitchKind):
                     if (name, port) in dead:
                         continue  # the kernel refuses a route over a down link
                     peer = sw["ports"][port]["peer"]
-                    gw = None if "host" in peer else fab.router_addr(peer["switch"])
+                    gw = None if "host" in peer else ctx.router_addr(peer["switch"])
                     hops.append((port_if(port), gw))
                 netns.replace_route(ns, r["prefix"], hops)
 
     def capture(self, name: str, port: int, count: int, snaplen: int, file: Path,
                 wait: Wait) -> Captured:
-        from ..capture import count_packets
         dumpcap = shutil.which("dumpcap")
         if not dumpcap:
             raise FabricError("capture: dumpcap is not installed (bash scripts/setup.sh: "
                               "tshark)", code=3)
-        cmd = ["ip", "netns", "exec", self.fab.ns(name), dumpcap, "-q", "-i", port_if(port),
+        cmd = ["ip", "netns", "exec", self.ctx.ns(name), dumpcap, "-q", "-i", port_if(port),
                "-s", str(snaplen), "-w", str(file)]
         if count:
             cmd += ["-c", str(count)]

@@ -17,7 +17,8 @@ from .. import control, teardown, tools
 from ..state import ProcessRecord, alive, proc_start_time
 from ..tools import FabricError
 from ..topology import SwitchInfo, parse_size, rate_gbps
-from .base import Captured, SwitchKind, SwitchStatus, Wait, port_if
+from ..capture import Captured, Wait, count_packets
+from .base import SwitchKind, SwitchStatus, port_if
 
 RING_SLOTS = 512
 SWITCH_START_TIMEOUT_S = 60
@@ -32,7 +33,7 @@ class OfanKind(SwitchKind):
 
     def switch_config(self, s: SwitchInfo) -> dict[str, Any]:
         """ofan-dp's YAML config for switch s (dataplane/config.h)."""
-        fab, t, st = self.fab, self.topo, self.fab.setup
+        ctx, t, st = self.ctx, self.topo, self.ctx.setup
         ports = []
         for p in s["ports"]:
             a = t.link_at(s["name"], p["port"]).attrs
@@ -50,7 +51,7 @@ class OfanKind(SwitchKind):
                "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},
                "ports": ports, "pipe_size": st.pipe_size, "lb": lb,
                "egress": {"ring_slots": RING_SLOTS},
-               "control": {"socket": fab.sock(s["name"])},
+               "control": {"socket": ctx.sock(s["name"])},
                "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
         if st.pfc_priority is not None:
             # One lossless priority, RoCE data's DSCP (uroce marks 26), the
@@ -82,10 +83,10 @@ class OfanKind(SwitchKind):
 
     def config_name(self, sw: str) -> str:
         """The switch's name in its config (and in its status)."""
-        return f"{self.fab.name}-{sw}"
+        return f"{self.ctx.name}-{sw}"
 
     def write_config(self, s: SwitchInfo) -> str:
-        cfg = self.fab.state.dir / "config" / f"{s['name']}.json"
+        cfg = self.ctx.state.dir / "config" / f"{s['name']}.json"
         cfg.write_text(json.dumps(self.switch_config(s), indent=1))  # JSON is YAML
         return str(cfg)
 
@@ -93,12 +94,12 @@ class OfanKind(SwitchKind):
     def start(self, key: str, cmd: list[str], kind: str) -> "subprocess.Popen[bytes]":
         """Starts one ofan-dp (its own session, output to logs/KEY.log) and
         records it in the state file as processes[KEY]."""
-        with open(self.fab.state.dir / "logs" / f"{key}.log", "ab") as logf:
+        with open(self.ctx.state.dir / "logs" / f"{key}.log", "ab") as logf:
             p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
         # Recorded at once: a switch in its namespace is found by down
         # anyway, the shared engine by its command line (teardown.py).
-        self.fab.writer.process(key, ProcessRecord(kind, p.pid, proc_start_time(p.pid)))
+        self.ctx.writer.process(key, ProcessRecord(kind, p.pid, proc_start_time(p.pid)))
         return p
 
     def wait_ready(self, owners: dict[str, str],
@@ -106,7 +107,7 @@ class OfanKind(SwitchKind):
         """Until every switch in `owners` (switch -> the key of its process
         in procs) answers status on its socket; FabricError with the log's
         end when a process exits, or after SWITCH_START_TIMEOUT_S."""
-        fab = self.fab
+        ctx = self.ctx
         end = time.monotonic() + SWITCH_START_TIMEOUT_S
         pending = dict(owners)
         while pending:
@@ -116,8 +117,8 @@ class OfanKind(SwitchKind):
                     who = f"switch {name}" if key == name else f"ofan-dp ({key})"
                     raise FabricError(f"{who} exited ({p.returncode}) while starting: "
                                       f"{self.log_tail(key)}")
-                if os.path.exists(fab.sock(name)):
-                    r = control.request(fab.sock(name), "status", timeout=5, check=False)
+                if os.path.exists(ctx.sock(name)):
+                    r = control.request(ctx.sock(name), "status", timeout=5, check=False)
                     if r is not None:
                         del pending[name]
             if time.monotonic() > end:
@@ -127,51 +128,50 @@ class OfanKind(SwitchKind):
         # `ip netns exec` and `chrt` exec the switch: the start time read at
         # once may be theirs (the same process); read it again now.
         for key, p in procs.items():
-            fab.writer.process_update(key, start=proc_start_time(p.pid))
+            ctx.writer.process_update(key, start=proc_start_time(p.pid))
 
     def log_tail(self, key: str, lines: int = 8) -> str:
-        return tools.log_tail(self.fab.state.dir / "logs" / f"{key}.log", lines)
+        return tools.log_tail(self.ctx.state.dir / "logs" / f"{key}.log", lines)
 
     def stop(self, key: str, timeout: float = 10) -> bool:
-        rec = self.fab.state.processes.get(key)
+        rec = self.ctx.state.processes.get(key)
         if rec is None or rec.pid is None or not rec.alive():
             return False
         return bool(teardown.kill_processes([rec.pid], timeout))
 
     def process_status(self, key: str, name: str) -> SwitchStatus:
-        rec = self.fab.state.processes.get(key)  # written part way: no pid
+        rec = self.ctx.state.processes.get(key)  # written part way: no pid
         return SwitchStatus(pid=rec.pid if rec else None, alive=alive(rec),
-                            socket=self.fab.sock(name))
+                            socket=self.ctx.sock(name))
 
     # -- the control socket ----------------------------------------------
     def configure(self, tables: dict[str, Any]) -> None:
-        down = set(self.fab.state.failed_switches)
+        down = set(self.ctx.state.failed_switches)
         for s in tables["switches"]:
             name = s["name"]
             if name in down or self.topo.sw_by_name[name]["uplinks"] == 0 or \
-                    not self.fab.here(name):
+                    not self.ctx.here(name):
                 continue  # a failed switch gets its tables when restored; cores and
                 # spines do not balance; another server's switch, from its server
-            control.request(self.fab.sock(name), "load_tables", masks=s["masks"])
+            control.request(self.ctx.sock(name), "load_tables", masks=s["masks"])
 
     def set_port(self, name: str, port: int, up: bool) -> None:
-        control.request(self.fab.sock(name), "set_port", port=port, admin="up" if up else "down")
+        control.request(self.ctx.sock(name), "set_port", port=port, admin="up" if up else "down")
 
     def set_wire(self, name: str, port: int, cut: bool) -> None:
-        control.request(self.fab.sock(name), "set_port", port=port, wire="cut" if cut else "ok")
+        control.request(self.ctx.sock(name), "set_port", port=port, wire="cut" if cut else "ok")
 
     def failed_ports(self, name: str) -> list[int]:
         """The ports of switch `name` whose link is failed."""
         return [p["port"] for p in self.topo.sw_by_name[name]["ports"]
-                if self.topo.link_at(name, p["port"]).id in self.fab.state.failed_links]
+                if self.topo.link_at(name, p["port"]).id in self.ctx.state.failed_links]
 
     # -- capture -----------------------------------------------------------
     def capture(self, name: str, port: int, count: int, snaplen: int, file: Path,
                 wait: Wait) -> Captured:
         """The switch writes the file itself (dataplane/capture/): AF_XDP at
         both ends of a veth sends past the kernel's capture taps."""
-        from ..capture import count_packets
-        sock = self.fab.sock(name)
+        sock = self.ctx.sock(name)
         started = control.request(sock, "capture_start", ports=[port], file=str(file),
                                   count=count, snaplen=snaplen)
         if not isinstance(started, dict) or not isinstance(started.get("id"), int):

@@ -17,10 +17,10 @@ class OfanPerSwitch(OfanKind):
     engine = "per-switch"
 
     def up(self) -> None:
-        self.start_switches([s["name"] for s in self.fab.switches])
+        self.start_switches([s["name"] for s in self.ctx.switches])
 
     def start_switches(self, names: Iterable[str]) -> None:
-        fab = self.fab
+        ctx = self.ctx
         dp = tool("ofan-dp")
         procs = {}
         for name in names:
@@ -28,10 +28,10 @@ class OfanPerSwitch(OfanKind):
             # Both lcores may run on either CPU: twenty switches share two
             # cores and the scheduler balances them (workers sleep when idle).
             procs[name] = self.start(name, rt_prefix() + [
-                "ip", "netns", "exec", fab.ns(name), dp, "--lcores", "(0,1)@(0,1)",
-                "--file-prefix", fab.ns(name), "--in-memory", "--", "--config", cfg], "ofan-dp")
+                "ip", "netns", "exec", ctx.ns(name), dp, "--lcores", "(0,1)@(0,1)",
+                "--file-prefix", ctx.ns(name), "--in-memory", "--", "--config", cfg], "ofan-dp")
         self.wait_ready({n: n for n in procs}, procs)
-        fab.log(f"switches: {len(procs)} ofan-dp ready")
+        ctx.log(f"switches: {len(procs)} ofan-dp ready")
 
     def fail(self, name: str) -> None:
         self.stop(name)
@@ -45,12 +45,12 @@ class OfanPerSwitch(OfanKind):
         return self.process_status(name, name)
 
     def dead(self) -> list[str]:
-        st = self.fab.state
+        st = self.ctx.state
         return sorted(n for n, rec in st.processes.items()
                       if rec.kind == "ofan-dp" and n not in st.failed_switches
                       and not rec.alive())
 
     def down(self) -> list[int]:
         return teardown.kill_processes(
-            rec.pid for rec in self.fab.state.processes.values()
+            rec.pid for rec in self.ctx.state.processes.values()
             if rec.kind == "ofan-dp" and rec.pid is not None and rec.alive())

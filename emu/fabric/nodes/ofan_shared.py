@@ -45,19 +45,19 @@ class OfanShared(OfanKind):
 
     def in_memory(self, link: Link) -> bool:
         # A link to another server is a veth at this end (stitch.py).
-        return not link.host and not self.fab.crosses(link)
+        return not link.host and not self.ctx.crosses(link)
 
     def fabric_file(self) -> str:
-        return str(self.fab.state.dir / "config" / "fabric.json")
+        return str(self.ctx.state.dir / "config" / "fabric.json")
 
     def switch_config(self, s: SwitchInfo) -> dict[str, Any]:
         cfg = super().switch_config(s)
-        cfg["netns"] = self.fab.ns(s["name"])
+        cfg["netns"] = self.ctx.ns(s["name"])
         for port in cfg["ports"]:
             link = self.topo.link_at(s["name"], port["port"])
             if self.in_memory(link):
                 # The cable's real far end (up --miswire may have swapped it).
-                peer_name, peer_port = self.fab.far_end((s["name"], port["port"]))
+                peer_name, peer_port = self.ctx.far_end((s["name"], port["port"]))
                 port["dev"] = f"mem:{self.config_name(peer_name)}:{peer_port}"
                 for key in ("latency_us", "loss_pct", "reorder_pct"):
                     port["egress"][key] = float(link.attrs[key])
@@ -73,20 +73,20 @@ class OfanShared(OfanKind):
         cfg["control"]["kernel_ports"] = True
 
     def up(self) -> None:
-        fab = self.fab
-        configs = [self.write_config(s) for s in self.fab.switches]
+        ctx = self.ctx
+        configs = [self.write_config(s) for s in self.ctx.switches]
         with open(self.fabric_file(), "w") as f:
             json.dump({"switches": configs}, f, indent=1)  # JSON is YAML
         # In the root namespace: the engine enters each switch's namespace
         # to open its host ports.
         p = self.start(ENGINE_KEY, rt_prefix() + [
-            tool("ofan-dp"), "--lcores", "(0,1)@(0,1)", "--file-prefix", f"{fab.prefix}shared",
+            tool("ofan-dp"), "--lcores", "(0,1)@(0,1)", "--file-prefix", f"{ctx.prefix}shared",
             "--in-memory", "--", "--fabric", self.fabric_file()], ENGINE_KIND)
-        self.wait_ready({s["name"]: ENGINE_KEY for s in self.fab.switches}, {ENGINE_KEY: p})
-        fab.log(f"switches: {len(self.fab.switches)} in one ofan-dp (shared engine) ready")
+        self.wait_ready({s["name"]: ENGINE_KEY for s in self.ctx.switches}, {ENGINE_KEY: p})
+        ctx.log(f"switches: {len(self.ctx.switches)} in one ofan-dp (shared engine) ready")
 
     def admin(self, name: str, up: bool) -> None:
-        control.request(self.fab.sock(name), "switch_admin", admin="up" if up else "down")
+        control.request(self.ctx.sock(name), "switch_admin", admin="up" if up else "down")
 
     def fail(self, name: str) -> None:
         self.admin(name, False)
@@ -100,21 +100,21 @@ class OfanShared(OfanKind):
             self.set_port(name, p["port"], p["port"] not in failed)
 
     def engine_alive(self) -> bool:
-        return alive(self.fab.state.processes.get(ENGINE_KEY))
+        return alive(self.ctx.state.processes.get(ENGINE_KEY))
 
     def status(self, name: str) -> SwitchStatus:
         s = self.process_status(ENGINE_KEY, name)
-        s.alive = s.alive and name not in self.fab.state.failed_switches
+        s.alive = s.alive and name not in self.ctx.state.failed_switches
         return s
 
     def dead(self) -> list[str]:
         if self.engine_alive():
             return []
-        failed = self.fab.state.failed_switches
-        return [s["name"] for s in self.fab.switches if s["name"] not in failed]
+        failed = self.ctx.state.failed_switches
+        return [s["name"] for s in self.ctx.switches if s["name"] not in failed]
 
     def down(self) -> list[int]:
-        rec = self.fab.state.processes.get(ENGINE_KEY)
+        rec = self.ctx.state.processes.get(ENGINE_KEY)
         if rec is None or rec.pid is None or not rec.alive():
             return []
         return teardown.kill_processes([rec.pid])

@@ -20,18 +20,17 @@ gives:    up(): the VMs booted (all at once) and spliced onto their links;
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from vm import qemu
 
+from ..context import NodeContext
 from .. import facts, netns, teardown
 from ..state import ProcessRecord, VmBoot, proc_start_time
 from ..tools import FabricError
 from ..topology import HostInfo
 from .base import HostKind, HostStatus
 
-if TYPE_CHECKING:  # for the annotations only: fabric.py imports the kinds
-    from ..fabric import Fabric
 
 TAP = "vm0"
 RXE_DEV = "rxe0"
@@ -81,18 +80,18 @@ def _cpu_seconds(pid: int) -> float | None:
 class RxeVmHosts(HostKind):
     kind = "vm"
 
-    def __init__(self, fab: "Fabric", names: Sequence[str], mem_mb: int | None = None) -> None:
-        super().__init__(fab, names)
+    def __init__(self, ctx: NodeContext, names: Sequence[str], mem_mb: int | None = None) -> None:
+        super().__init__(ctx, names)
         self.mem_mb = mem_mb or DEFAULT_MEM_MB
         self._vms: dict[str, qemu.Vm] = {}  # between up() and configure()
 
     def vm_dir(self, host: str) -> Path:
-        return self.fab.state.dir / "vm" / host
+        return self.ctx.state.dir / "vm" / host
 
     def _vm(self, h: HostInfo, mtu: int) -> qemu.Vm:
-        return qemu.Vm(f"{self.fab.prefix}{h['name']}", self.vm_dir(h["name"]),
+        return qemu.Vm(f"{self.ctx.prefix}{h['name']}", self.vm_dir(h["name"]),
                        mem_mb=self.mem_mb, cpus=1, nics=[qemu.Nic(TAP, h["mac"], mtu)],
-                       netns=self.fab.ns(h["name"]))
+                       netns=self.ctx.ns(h["name"]))
 
     def up(self) -> None:
         """Boots one VM per host, all at once, splices each onto its link and
@@ -102,7 +101,7 @@ class RxeVmHosts(HostKind):
         c = qemu.check()
         if not c["ok"]:
             raise FabricError(f"VM hosts cannot run here: {c['why']}", code=3)
-        fab, mtu, log = self.fab, facts.netdev_mtu(), self.fab.log
+        ctx, mtu, log = self.ctx, facts.netdev_mtu(), self.ctx.log
         log(f"VM hosts: booting {len(self.names)} ({c['accel']}, {self.mem_mb} MiB each, "
             f"kernel {c['kernel']})")
         vms = self._vms
@@ -110,9 +109,9 @@ class RxeVmHosts(HostKind):
             v = self._vm(self.host(name), mtu)
             # The record first (the VM's directory and the namespace are known
             # to down already), then the process.
-            fab.writer.process(key(name), ProcessRecord(kind="vm", host=name))
+            ctx.writer.process(key(name), ProcessRecord(kind="vm", host=name))
             pid = v.start()
-            fab.writer.process_update(key(name), pid=pid, start=proc_start_time(pid))
+            ctx.writer.process_update(key(name), pid=pid, start=proc_start_time(pid))
             vms[name] = v
 
         def name_of(v: qemu.Vm) -> str:
@@ -121,7 +120,7 @@ class RxeVmHosts(HostKind):
         def record(v: qemu.Vm) -> None:
             # KVM made no progress: the VM runs again under TCG, a new qemu.
             name = name_of(v)
-            fab.writer.process_update(key(name), pid=v.pid, start=proc_start_time(v.pid))
+            ctx.writer.process_update(key(name), pid=v.pid, start=proc_start_time(v.pid))
             log(f"VM host {name}: no progress under KVM; restarted under TCG")
 
         def restarted(v: qemu.Vm) -> None:
@@ -157,15 +156,15 @@ class RxeVmHosts(HostKind):
                                   f"{out.strip()}")
             boot = VmBoot(boot_s=v.boot_s or 0.0, mem_mb=self.mem_mb, accel=v.accel or "",
                           active_mtu=active_mtu)
-            self.fab.writer.process_update(key(name), boot=boot, start=proc_start_time(v.pid))
+            self.ctx.writer.process_update(key(name), boot=boot, start=proc_start_time(v.pid))
             v.detach()
-            self.fab.log(f"VM host {name}: up in {boot.boot_s:.1f} s, {RXE_DEV} active MTU "
+            self.ctx.log(f"VM host {name}: up in {boot.boot_s:.1f} s, {RXE_DEV} active MTU "
                          f"{active_mtu}")
         self._vms = {}
 
     def _splice(self, name: str, mtu: int, v: qemu.Vm, timeout: float = 30) -> None:
         """qemu opens the tap at start; once it is there, up and spliced."""
-        ns = self.fab.ns(name)
+        ns = self.ctx.ns(name)
         end = time.monotonic() + timeout
         while not netns.has_link(ns, TAP):
             rc = v._exited()
@@ -186,7 +185,7 @@ class RxeVmHosts(HostKind):
         netns.redirect(ns, TAP, "eth0")
 
     def record(self, name: str) -> ProcessRecord | None:
-        return self.fab.state.processes.get(key(name))
+        return self.ctx.state.processes.get(key(name))
 
     def status(self, name: str) -> HostStatus:
         s = self.base_status(name)
@@ -205,7 +204,7 @@ class RxeVmHosts(HostKind):
         if rec.pid is None or not rec.alive():
             raise FabricError(f"VM host {name} is not running (its qemu is gone; see "
                               f"{self.vm_dir(name)}/console.log)")
-        v = qemu.Vm(f"{self.fab.prefix}{name}", self.vm_dir(name), netns=self.fab.ns(name))
+        v = qemu.Vm(f"{self.ctx.prefix}{name}", self.vm_dir(name), netns=self.ctx.ns(name))
         v.pid = rec.pid
         v.attach()
         return v

@@ -44,20 +44,20 @@ class UroceHosts(HostKind):
 
     def configure(self) -> None:
         for name in self.names:
-            h, ns = self.host(name), self.fab.ns(name)
+            h, ns = self.host(name), self.ctx.ns(name)
             netns.add_addr(ns, host_if(), h["addr"], 32)
             netns.add_neighbor(ns, host_if(), h["gateway"], h["edge_mac"])
             netns.add_default_route(ns, host_if(), h["gateway"])
             netns.ethtool_off(ns, host_if())
 
     def shell(self, name: str, script: str, timeout: float) -> str:
-        return run(["ip", "netns", "exec", self.fab.ns(name), "sh", "-c", script],
+        return run(["ip", "netns", "exec", self.ctx.ns(name), "sh", "-c", script],
                    check=False, timeout=timeout).stdout
 
     def records(self) -> dict[str, ProcessRecord]:
         """The runs' uroce processes on record (path -> record)."""
         out = {}
-        for path in self.fab.state.dir.glob("uroce-*.proc.json"):
+        for path in self.ctx.state.dir.glob("uroce-*.proc.json"):
             try:
                 out[str(path)] = ProcessRecord.parse(path.read_bytes(), path.name)
             except (OSError, ValueError):
@@ -72,7 +72,7 @@ class UroceHosts(HostKind):
         """Host `name`'s NIC sends continuous pause for `for_ms` ms (0: a
         storm it is sending ends now), from a process of its own that
         outlives this one (down kills it): its pid, or 0."""
-        rec_path = self.fab.state.dir / f"uroce-storm-{name}.proc.json"
+        rec_path = self.ctx.state.dir / f"uroce-storm-{name}.proc.json"
         try:
             old = ProcessRecord.parse(rec_path.read_bytes(), rec_path.name)
         except (OSError, ValueError):
@@ -82,9 +82,9 @@ class UroceHosts(HostKind):
         rec_path.unlink(missing_ok=True)
         if for_ms == 0:
             return 0
-        log_path = self.fab.state.dir / f"uroce-storm-{name}.log"
+        log_path = self.ctx.state.dir / f"uroce-storm-{name}.log"
         with open(log_path, "w") as log_f:
-            p = subprocess.Popen([tool("uroce"), "pfc-storm", "--netns", self.fab.ns(name),
+            p = subprocess.Popen([tool("uroce"), "pfc-storm", "--netns", self.ctx.ns(name),
                                   "--iface", host_if(), "--for-ms", str(for_ms),
                                   "--priority", str(priority), "--json"],
                                  stdin=subprocess.DEVNULL, stdout=log_f, stderr=log_f,
@@ -103,7 +103,7 @@ class UroceHosts(HostKind):
         it runs, poll(its stderr, opened in binary) every POLL_S; an
         exception from poll stops it and goes on up, as does running past
         `timeout`. Returns its exit code, stdout and stderr."""
-        d = self.fab.state.dir
+        d = self.ctx.state.dir
         with tempfile.NamedTemporaryFile("w", suffix=".json", dir=d, delete=False) as f:
             json.dump(spec, f)
         cmd = rt_prefix() + [tool("uroce"), "collective", "--spec", f.name, "--json"]

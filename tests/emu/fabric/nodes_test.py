@@ -46,6 +46,7 @@ from fabric import run as fabric_run  # noqa: E402
 from fabric.fabric import Fabric  # noqa: E402
 from fabric.nodes import ofan_shared  # noqa: E402
 from fabric.nodes.ofan import OfanKind  # noqa: E402
+from fabric.request import Pfc, Reorder, UpRequest  # noqa: E402
 from fabric.state import ProcessRecord, Setup  # noqa: E402
 from fabric.tools import FabricError  # noqa: E402
 from fabric.topology import LINK_ATTRS, Topology, attrs_with  # noqa: E402
@@ -60,7 +61,7 @@ def fabric(engine: str | None, switch: str = "ofan", topo: Topology | None = Non
     """A fabric as up() leaves its state, made nowhere (its state file in
     RUN_DIR)."""
     fab = Fabric(name, topo or Topology(4, 3), log=lambda _m: None)
-    kind = fab.use(switch, engine)
+    kind = fab.check(UpRequest(switch=switch, engine=engine, vm_hosts=vm_hosts)).kind
     fab.writer.begin_up(Setup(k=fab.topo.k, levels=fab.topo.levels, switch=switch,
                               engine=kind.engine, policy="ofan", ofan_mode="combined", seed=1,
                               pipe_size=4), {}, list(vm_hosts))
@@ -154,7 +155,7 @@ def per_switch_configs() -> None:
           and "net.ipv4.ip_forward=1" in fabric(None, "kernel").kind.namespace_sysctls())
     for switch, engine in (("kernel", "shared"), ("ofan", "frob")):
         try:
-            nodes.make(fab, switch, engine)
+            nodes.make(fab.ctx, switch, engine)
             check(f"--switch {switch} --engine {engine} refused", False)
         except FabricError as e:
             check(f"--switch {switch} --engine {engine} refused (exit 2)", e.code == 2, str(e))
@@ -451,7 +452,45 @@ def uroce_collective() -> None:
     del os.environ["FAKE_S"]
 
 
+def checked_once() -> None:
+    """Fabric.check refuses before anything is made, without root; claim
+    takes the name; up takes only a claimed request."""
+    topo = Topology(4, 3)
+    bad = [(UpRequest(vm_hosts=("h99",)), "--vm-hosts: h99 is not a host"),
+           (UpRequest(vm_hosts=("h1", "h1")), "a host named twice"),
+           (UpRequest(bfd_ms=100), "--bfd-ms and --bfd-multiplier are the agents'"),
+           (UpRequest(vm_mem_mb=64), "--vm-mem: 128 to 65536"),
+           (UpRequest(policy="frob"), "--policy frob: not a policy"),
+           (UpRequest(switch="kernel", pfc=Pfc(3, 100, 200, "drop")), "--pfc: the kernel"),
+           (UpRequest(switch="kernel", reorder=Reorder(256, None)), "--reorder: the kernel"),
+           (UpRequest(miswire="e0-0:2"), "--miswire"),
+           (UpRequest(control="frob"), "--control frob")]
+    for req, why in bad:
+        fab = Fabric("c", topo, log=lambda _m: None)
+        try:
+            fab.check(req)
+            check(f"check refuses {req}", False)
+        except FabricError as e:
+            check(f"check refuses: {why} (exit 2)", e.code == 2 and why in str(e), str(e))
+        check(f"nothing made for {why}", fstate.State.load("c") is None)
+    fab = Fabric("c", topo, log=lambda _m: None)
+    checked = fab.check(UpRequest(engine="shared", vm_hosts=("h0",)))
+    check("a checked request carries its kind", checked.kind.engine == "shared")
+    claimed = fab.claim(checked)
+    check("claim hands up the checked request", claimed.checked is checked)
+    fab.writer.begin_up(Setup(k=4, levels=3, switch="ofan", engine="shared", policy="ofan",
+                              ofan_mode="combined", seed=1, pipe_size=4), {}, ["h0"])
+    try:
+        Fabric("c", topo, log=lambda _m: None).claim(checked)
+        check("claim refuses a name in use", False)
+    except FabricError as e:
+        check("claim refuses a name in use (exit 1)", e.code == 1 and "exists already" in str(e),
+              str(e))
+    teardown.down("c")
+
+
 def main() -> int:
+    checked_once()
     one_writer()
     host_kinds()
     uroce_collective()

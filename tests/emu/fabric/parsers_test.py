@@ -289,7 +289,7 @@ def load_state(data: bytes) -> None:
         assert one_line(e), repr(str(e))
         return
     fab.status()
-    fab.links_out_of_service()
+    fab.ctx.links_out_of_service()
     for rec in fab.state.processes.values():
         state.alive(rec)
 

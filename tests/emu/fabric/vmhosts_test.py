@@ -70,7 +70,7 @@ def set_policy(lb):
     fab = load(NAME)
     for s in fab.topo.switches:
         if s["uplinks"]:
-            control.request(fab.sock(s["name"]), "set_policy", policy=lb,
+            control.request(fab.ctx.sock(s["name"]), "set_policy", policy=lb,
                             ofan_mode="combined" if lb == "ofan" else None)
 
 
