@@ -24,7 +24,7 @@ from . import containerlab, coordinator
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl
 from .nodes.uroce import UroceHosts
 from .run import CONGESTION_CONTROLS, WORKLOADS
-from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, load_file,
+from .topology import (LINK_ATTRS, Topology, TopologyError, load_file,
                        parse_size)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CPU = 0, 1, 2, 3
@@ -398,7 +398,7 @@ def shape_from_args(args: argparse.Namespace) -> tuple[str, Topology]:
         if overrides:
             # Command-line values win over the file's, for every link.
             for link in topo.links:
-                link.attrs = attrs_with(link.attrs, overrides, "command line")
+                link.attrs = link.attrs.with_(overrides, "command line")
         name = args.name or fname
     else:
         k = 4 if args.k is None else args.k

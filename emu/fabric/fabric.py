@@ -658,7 +658,7 @@ def load(name: str, log: Callable[[str], None] = print) -> Fabric:
     for link in topo.links:
         rec = st.links.get(str(link.id))
         if rec is not None:
-            link.attrs = rec.attrs()
+            link.attrs = rec
     plan = None
     if st.server is not None:
         try:

@@ -206,12 +206,12 @@ def tc(ns: str | None, args: list[str]) -> None:
 def netem_args(attrs: LinkAttrs) -> list[str]:
     """tc netem's arguments for a link's latency / loss / reordering."""
     a: list[str] = []
-    if attrs["latency_us"] > 0:
-        a += ["delay", f"{attrs['latency_us']}us"]
-    if attrs["reorder_pct"] > 0:
-        a += ["reorder", f"{attrs['reorder_pct']}%", "50%"]
-    if attrs["loss_pct"] > 0:
-        a += ["loss", f"{attrs['loss_pct']}%"]
+    if attrs.latency_us > 0:
+        a += ["delay", f"{attrs.latency_us}us"]
+    if attrs.reorder_pct > 0:
+        a += ["reorder", f"{attrs.reorder_pct}%", "50%"]
+    if attrs.loss_pct > 0:
+        a += ["loss", f"{attrs.loss_pct}%"]
     # netem's own queue must not be the bottleneck or a drop point: the
     # switches emulate buffers; netem only delays.
     return a + ["limit", "100000"]

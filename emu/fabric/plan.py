@@ -54,8 +54,8 @@ from typing import Any
 
 from . import shapes
 from .shapes import OneOf, Optional
-from .state import LinkRecord, valid_name
-from .topology import (LINK_ATTRS, Topology, TopologyError, attrs_with, read_file,
+from .state import valid_name
+from .topology import (LINK_ATTRS, LinkAttrs, Topology, TopologyError, read_file,
                        utf8_text)
 
 PLAN_VERSION = 1
@@ -129,7 +129,7 @@ class CrossingLink:
 class LinkSpec:
     """A link whose attributes differ from the topology's defaults."""
     endpoints: tuple[str, str]
-    attrs: LinkRecord
+    attrs: LinkAttrs
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class TopologySpec:
     another)."""
     kind: str                         # fattree | leafspine
     k: int
-    defaults: LinkRecord
+    defaults: LinkAttrs
     links: tuple[LinkSpec, ...] = ()
 
     @property
@@ -148,9 +148,9 @@ class TopologySpec:
 
     @classmethod
     def of(cls, topo: Topology) -> "TopologySpec":
-        defaults = LinkRecord.of(topo.defaults)
-        links = tuple(LinkSpec((li.endpoints()[0], li.endpoints()[1]), LinkRecord.of(li.attrs))
-                      for li in topo.links if LinkRecord.of(li.attrs) != defaults)
+        defaults = topo.defaults
+        links = tuple(LinkSpec((li.endpoints()[0], li.endpoints()[1]), li.attrs)
+                      for li in topo.links if li.attrs != defaults)
         return cls("fattree" if topo.levels == 3 else "leafspine", topo.k, defaults, links)
 
     def build(self, where: str) -> Topology:
@@ -158,7 +158,7 @@ class TopologySpec:
         if self.k % 2 or not 4 <= self.k <= 64:
             raise PlanError(f"{where}: topology.k {self.k}: an even number from 4 to 64")
         try:
-            topo = Topology(self.k, self.levels, self.defaults.attrs(), source=where)
+            topo = Topology(self.k, self.levels, self.defaults.to_doc(), source=where)
             for i, ls in enumerate(self.links):
                 at = f"{where}: topology.links[{i}]"
                 a, b = (topo.parse_endpoint(e, at) for e in ls.endpoints)
@@ -166,7 +166,7 @@ class TopologySpec:
                 if link is not topo.link_at(*b):
                     raise PlanError(f"{at}: {ls.endpoints[0]} and {ls.endpoints[1]} are not "
                                     "linked")
-                link.attrs = ls.attrs.attrs()
+                link.attrs = ls.attrs
         except PlanError:
             raise
         except TopologyError as e:
@@ -174,8 +174,8 @@ class TopologySpec:
         return topo
 
     def to_doc(self) -> dict[str, Any]:
-        return {"kind": self.kind, "k": self.k, "defaults": _attrs_doc(self.defaults),
-                "links": [{"endpoints": list(ls.endpoints), **_attrs_doc(ls.attrs)}
+        return {"kind": self.kind, "k": self.k, "defaults": self.defaults.to_doc(),
+                "links": [{"endpoints": list(ls.endpoints), **ls.attrs.to_doc()}
                           for ls in self.links]}
 
 
@@ -247,10 +247,6 @@ class Plan:
 def _what(v: object) -> str:
     text = repr(v)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _attrs_doc(r: LinkRecord) -> dict[str, Any]:
-    return {k: getattr(r, k) for k in LINK_ATTRS}
 
 
 def _end_doc(e: LinkEnd) -> dict[str, Any]:
@@ -485,18 +481,17 @@ PLAN_SHAPE = {
 }
 
 
-def _link_record(doc: object, where: str) -> LinkRecord:
+def _link_attrs(doc: object, where: str) -> LinkAttrs:
     if not isinstance(doc, dict):
         raise PlanError(f"{where}: not a map")
-    base = {k: v[1] for k, v in LINK_ATTRS.items()}
     try:
-        attrs = attrs_with(base, {k: v for k, v in doc.items() if k != "endpoints"}, where)
+        attrs = LinkAttrs().with_({k: v for k, v in doc.items() if k != "endpoints"}, where)
     except TopologyError as e:
         raise PlanError(str(e)) from None
     missing = [k for k in LINK_ATTRS if k not in doc]
     if missing:
         raise PlanError(f"{where}: no {missing[0]!r}")
-    return LinkRecord.of(attrs)
+    return attrs
 
 
 def from_json(data: bytes | str, source: str) -> Plan:
@@ -528,10 +523,9 @@ def _from_doc(doc: dict[str, Any], source: str) -> Plan:
         at = f"{source}: topology.links[{i}]"
         if len(ls["endpoints"]) != 2:
             raise PlanError(f"{at}: endpoints takes two")
-        links.append(LinkSpec((ls["endpoints"][0], ls["endpoints"][1]), _link_record(ls, at)))
-    spec = TopologySpec(t["kind"], t["k"], _link_record(t.get("defaults"),
-                                                        f"{source}: topology.defaults"),
-                        tuple(links))
+        links.append(LinkSpec((ls["endpoints"][0], ls["endpoints"][1]), _link_attrs(ls, at)))
+    defaults = _link_attrs(t.get("defaults"), f"{source}: topology.defaults")
+    spec = TopologySpec(t["kind"], t["k"], defaults, tuple(links))
     servers = []
     for i, s in enumerate(doc["servers"]):
         at = f"{source}: servers[{i}]"

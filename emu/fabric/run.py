@@ -34,7 +34,7 @@ from typing import IO, Any, Callable
 from . import control, facts, reports
 from .fabric import Fabric
 from .nodes import rxe_vm
-from .topology import HostInfo, SwitchInfo, parse_size, rate_gbps
+from .topology import HostInfo, SwitchInfo, parse_size
 from .tools import FabricError, run as run_cmd, tool
 
 # RoCE MTU 2048 of payload + Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4 and
@@ -332,8 +332,8 @@ class Runner:
         168 ms, none and the bound's CCT at 2.5 s). Twice that bound."""
         if self.rto_override_us is not None:
             return self.rto_override_us
-        slowest = min(li.attrs["rate_mbps"] for li in self.topo.links)
-        drain_us = max(parse_size(li.attrs["buffer"], "buffer") * 8 / li.attrs["rate_mbps"]
+        slowest = min(li.attrs.rate_mbps for li in self.topo.links)
+        drain_us = max(parse_size(li.attrs.buffer, "buffer") * 8 / li.attrs.rate_mbps
                        for li in self.topo.links)
         if self.fab.setup.pfc_priority is not None:
             switch_hops = 5 if self.topo.levels == 3 else 3
@@ -342,7 +342,7 @@ class Runner:
 
     def spec(self, workload: str, msg: int, seed: int, qps: int, entropy: str, ooo: bool,
              pace: float, deadline_s: float, hosts: list[HostInfo]) -> Record:
-        rate = {h["name"]: rate_gbps(self.topo.link_at(h["name"], 0).attrs) for h in hosts}
+        rate = {h["name"]: self.topo.link_at(h["name"], 0).attrs.rate_gbps for h in hosts}
         rto_us = self.rto_us()
         # The host pacer's bucket: HOST_BURST_FRAMES (ofan-sim gets the same).
         return {"workload": workload, "msg_bytes": msg, "seed": seed, "qps_per_peer": qps,
@@ -370,7 +370,7 @@ class Runner:
         finish_vm_ranks() collects."""
         coll = tool("ofan-coll")
         vms = set(self.fab.vms.names)
-        rate = min(rate_gbps(self.topo.link_at(h["name"], 0).attrs) for h in hosts)
+        rate = min(self.topo.link_at(h["name"], 0).attrs.rate_gbps for h in hosts)
         # The IB local ACK timeout is 4.096 us x 2^N: the first N at or above
         # the timeout uroce gets (168 ms at 25 Mb/s -> N = 16, 268 ms).
         ack_exp = min(31, max(1, math.ceil(math.log2(self.rto_us() / 4.096))))
@@ -504,7 +504,7 @@ class Runner:
         its links have it (a file's per-link values and --link-mbps included,
         not only the defaults). ofan-sim has one rate for every link: where
         the links differ it gets the slowest, and a note says so."""
-        rates = sorted({rate_gbps(li.attrs) for li in self.topo.links})
+        rates = sorted({li.attrs.rate_gbps for li in self.topo.links})
         note = None
         if len(rates) > 1:
             note = (f"ofan-sim runs every link at {rates[0]:g} Gb/s (the slowest); the "
@@ -523,7 +523,7 @@ class Runner:
 
         for key, flag in (("buffer", "--buffer"), ("ecn", "--ecn"),
                           ("latency_us", "--latency-us")):
-            vals = sorted({value(key, li.attrs[key]) for li in self.topo.links})
+            vals = sorted({value(key, getattr(li.attrs, key)) for li in self.topo.links})
             if len(vals) > 1:
                 notes.append(f"ofan-sim runs every link with {key} {vals[0]:.0f} (the smallest "
                              f"of {', '.join(f'{v:.0f}' for v in vals)})")
@@ -621,7 +621,7 @@ def victim_rate(coll: Record, msg: int, hosts: list[HostInfo], fab: Fabric) -> R
     if not us:
         return {"victim_gbps": None, "victim_share": None}
     gbps = msg * 8 / (us * 1e3)
-    line = rate_gbps(fab.topo.link_at(hosts[v]["name"], 0).attrs)
+    line = fab.topo.link_at(hosts[v]["name"], 0).attrs.rate_gbps
     return {"victim_gbps": gbps, "victim_share": gbps / line}
 
 

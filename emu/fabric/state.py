@@ -34,13 +34,12 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 from . import shapes
 from .shapes import MapOf, OneOf, Optional
+from .topology import LINK_ATTRS, LinkAttrs, Topology, TopologyError
 
-if TYPE_CHECKING:
-    from .topology import LinkAttrs, Topology
 
 RUN_DIR = Path(os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu"))
 # The machine's hugepage reservation before the first fabric raised it: one
@@ -55,8 +54,7 @@ NAME_RE = re.compile(r"^[a-z0-9]{1,10}$")
 # What the code reads of a state file (StateWriter writes it); every key may
 # be missing in a file written part way. A file of another shape is
 # "corrupt": down still works from the names alone.
-_LINK_ATTRS = {"rate_mbps": float, "buffer": str, "ecn": str, "latency_us": float,
-               "loss_pct": float, "reorder_pct": float}
+_LINK_ATTRS = {name: typ for name, (typ, _default, _help) in LINK_ATTRS.items()}
 _PROCESS = {"kind?": str, "pid?": int, "start?": Optional(int), "host?": str,
             # a VM host's boot, once it is up (nodes/rxe_vm.py)
             "boot_s?": float, "mem_mb?": int, "accel?": str, "active_mtu?": Optional(int)}
@@ -177,27 +175,6 @@ class ProcessRecord:
 
 
 @dataclass(frozen=True)
-class LinkRecord:
-    """A link's attributes as the fabric was made with them (topology.py's
-    LINK_ATTRS, whose names these are: tests/emu/fabric/nodes_test.py keeps
-    the two equal)."""
-    rate_mbps: float
-    buffer: str
-    ecn: str
-    latency_us: float
-    loss_pct: float
-    reorder_pct: float
-
-    def attrs(self) -> "LinkAttrs":
-        """As Topology's links carry them."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def of(cls, attrs: "LinkAttrs") -> "LinkRecord":
-        return cls(**{f.name: attrs[f.name] for f in dataclasses.fields(cls)})
-
-
-@dataclass(frozen=True)
 class Setup:
     """What `up` was asked for: written once, before anything is made."""
     k: int
@@ -244,7 +221,7 @@ class State:
     failed_links: tuple[int, ...] = ()
     silent_links: tuple[int, ...] = ()  # those of failed_links failed silently
     failed_switches: tuple[str, ...] = ()
-    links: Mapping[str, LinkRecord] = field(default_factory=dict)  # link id -> attributes
+    links: Mapping[str, LinkAttrs] = field(default_factory=dict)  # link id -> attributes
     wires: tuple[int, ...] = ()  # links with a wire namespace (netem)
     vm_hosts: tuple[str, ...] = ()
     stitches: tuple[str, ...] = ()  # interfaces in the server's namespace (stitch.py)
@@ -281,7 +258,7 @@ class State:
             d.update(failed_links=list(self.failed_links),
                      silent_links=list(self.silent_links),
                      failed_switches=list(self.failed_switches),
-                     links={k: dataclasses.asdict(v) for k, v in self.links.items()},
+                     links={k: v.to_doc() for k, v in self.links.items()},
                      wires=list(self.wires), vm_hosts=list(self.vm_hosts))
         if self.phase is not None:
             d["phase"] = self.phase
@@ -303,7 +280,7 @@ class State:
             # from the naming convention alone.
             return cls(name, corrupt=True)
 
-    def mismatch(self, topo: "Topology") -> str | None:
+    def mismatch(self, topo: Topology) -> str | None:
         """What in this state does not fit the fabric's shape (link ids,
         switch and host names), or None."""
         n = len(topo.links)
@@ -316,7 +293,6 @@ class State:
         if bad_links:
             return f"links: no link {bad_links[0]!r} in a fabric of {n}"
         if self.setup is not None and self.setup.miswire:
-            from .topology import TopologyError
             try:
                 topo.parse_miswire(",".join(self.setup.miswire))
             except TopologyError as e:
@@ -341,19 +317,16 @@ class State:
 def parse(name: str, data: bytes) -> State:
     """A state file's bytes -> its State; ValueError (shapes.ShapeError,
     UnicodeDecodeError, json's) when it is not a state file."""
-    from .topology import LINK_ATTRS, TopologyError, attrs_with
     doc: dict[str, Any] = shapes.parse_json(data.decode("utf-8"), STATE_SHAPE, "state file")
     missing = [k for k in UP_KEYS if k not in doc]
     if "k" in doc and missing:
         raise shapes.ShapeError(f"state file: no {missing[0]!r}")
-    links = {}
+    links: dict[str, LinkAttrs] = {}
     for lid, attrs in doc.get("links", {}).items():
         try:
-            full = attrs_with({k: v[1] for k, v in LINK_ATTRS.items()}, attrs,
-                              f"state file: links.{lid}")
+            links[lid] = LinkAttrs().with_(attrs, f"state file: links.{lid}")
         except TopologyError as e:
             raise shapes.ShapeError(str(e)) from None
-        links[lid] = LinkRecord.of(full)
     setup = None
     if "k" in doc:
         # No engine: a file from before the engines, which ran per switch.
@@ -405,12 +378,12 @@ class StateWriter:
         self._state = new
         return new
 
-    def begin_up(self, setup: Setup, links: Mapping[int, "LinkAttrs"],
+    def begin_up(self, setup: Setup, links: Mapping[int, LinkAttrs],
                  vm_hosts: list[str]) -> None:
         """The fabric's setup, before anything is made."""
         self._commit(setup=setup, phase="up", up_s=None, failed_links=(), silent_links=(),
                      failed_switches=(),
-                     links={str(lid): LinkRecord.of(a) for lid, a in links.items()},
+                     links={str(lid): a for lid, a in links.items()},
                      wires=(), vm_hosts=tuple(vm_hosts))
 
     def add_namespace(self, ns: str) -> None:

@@ -29,6 +29,7 @@ description and emu/topologies/ one canonical file per built-in shape):
 """
 import ipaddress
 import math
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -37,25 +38,82 @@ from . import shapes
 from .shapes import OneOf
 from .tools import FabricError, run, tool
 
-LINK_ATTRS: dict[str, tuple[type, Any, str]] = {
-    # name: (type, default, help)
-    # 25 Mb/s: on two shared cores a k=4 fat tree of 20 switches stays
-    # link-bound there (shapers lose ~1% of line time); at 50 Mb/s they lose
-    # 6-15%, at 100 Mb/s 26-30% (bench/RESULTS.md, "ofan-emu").
-    "rate_mbps": (float, 25.0, "emulated line rate, Mb/s"),
-    "buffer": (str, "256KiB", "per-port egress buffer (tail drop above)"),
-    "ecn": (str, "64KiB", "ECN CE threshold (0 = off)"),
-    "latency_us": (float, 0.0, "one-way latency added by tc netem"),
-    "loss_pct": (float, 0.0, "random loss added by tc netem, percent"),
-    "reorder_pct": (float, 0.0, "tc netem reordering, percent (needs latency_us > 0)"),
-}
-
 SIZE_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "KIB": 1024, "MIB": 1024**2,
               "K": 1024, "M": 1024**2}
 
-# A link's attributes: LINK_ATTRS's names, numbers as floats, sizes as the
-# text the file gave (parse_size reads them).
-LinkAttrs = dict[str, Any]
+
+def _attr(default: Any, doc: str) -> Any:
+    return field(default=default, metadata={"help": doc})
+
+
+@dataclass(frozen=True)
+class LinkAttrs:
+    """A link's attributes, defined here once: the topology file's, the
+    command line's (--link-mbps ...), the state file's and a plan's names,
+    types and defaults are these fields'. Numbers are floats; sizes the
+    text given (parse_size reads them). Made checked: LinkAttrs().with_()."""
+    # 25 Mb/s: on two shared cores a k=4 fat tree of 20 switches stays
+    # link-bound there (shapers lose ~1% of line time); at 50 Mb/s they lose
+    # 6-15%, at 100 Mb/s 26-30% (bench/RESULTS.md, "ofan-emu").
+    rate_mbps: float = _attr(25.0, "emulated line rate, Mb/s")
+    buffer: str = _attr("256KiB", "per-port egress buffer (tail drop above)")
+    ecn: str = _attr("64KiB", "ECN CE threshold (0 = off)")
+    latency_us: float = _attr(0.0, "one-way latency added by tc netem")
+    loss_pct: float = _attr(0.0, "random loss added by tc netem, percent")
+    reorder_pct: float = _attr(0.0, "tc netem reordering, percent (needs latency_us > 0)")
+
+    @property
+    def rate_gbps(self) -> float:
+        """rate_mbps in Gb/s, the unit ofan-dp, uroce, ofan-coll and ofan-sim
+        take: the one place ofan-emu converts it."""
+        return self.rate_mbps / 1000.0
+
+    def netem(self) -> bool:
+        """Does the link need tc netem (latency, loss or reordering)?"""
+        return self.latency_us > 0 or self.loss_pct > 0 or self.reorder_pct > 0
+
+    def to_doc(self) -> dict[str, Any]:
+        """As the topology, state and plan files write them."""
+        return dataclasses.asdict(self)
+
+    def with_(self, over: dict[Any, Any] | None, where: str) -> "LinkAttrs":
+        """These attributes with those in `over` (a link's entry, the
+        defaults or the command line's values) checked and applied, and
+        every rule between them held (the one place they are checked);
+        TopologyError names a bad one."""
+        out: dict[str, Any] = {}
+        for key, val in (over or {}).items():
+            if key == "endpoints":
+                continue
+            if key not in LINK_ATTRS:
+                raise TopologyError(f"{where}: unknown link attribute {key!r} "
+                                    f"(known: {', '.join(sorted(LINK_ATTRS))})")
+            if LINK_ATTRS[key][0] is float:
+                try:
+                    val = float(val)
+                except (TypeError, ValueError, OverflowError):
+                    raise TopologyError(f"{where}: {key}: {val!r} is not a number") from None
+                if not math.isfinite(val) or val < 0 or (key.endswith("_pct") and val > 100):
+                    raise TopologyError(f"{where}: {key}: {val} is out of range")
+                if key == "rate_mbps" and val <= 0:
+                    raise TopologyError(f"{where}: rate_mbps must be > 0")
+            else:
+                parse_size(val, f"{where}: {key}")
+                val = str(val)
+            out[key] = val
+        new = dataclasses.replace(self, **out)
+        if new.reorder_pct > 0 and new.latency_us <= 0:
+            raise TopologyError(f"{where}: reorder_pct needs latency_us > 0 (netem reorders by "
+                                "sending some packets without the delay)")
+        return new
+
+
+# name: (type, default, help), from LinkAttrs's fields, for the help texts
+# and the file shapes that name them.
+LINK_ATTRS: dict[str, tuple[type, Any, str]] = {
+    f.name: (float if f.type in (float, "float") else str, f.default, f.metadata["help"])
+    for f in dataclasses.fields(LinkAttrs)}
+
 # ofan-topo's records of a switch and a host (its "describe" JSON).
 SwitchInfo = dict[str, Any]
 HostInfo = dict[str, Any]
@@ -93,12 +151,6 @@ class TopologyError(FabricError):
         super().__init__(message, code=2)
 
 
-def rate_gbps(attrs: LinkAttrs) -> float:
-    """A link's rate_mbps in Gb/s, the unit ofan-dp, uroce, ofan-coll and
-    ofan-sim take: the one place ofan-emu converts it."""
-    return float(attrs["rate_mbps"]) / 1000.0
-
-
 def parse_size(text: object, what: str) -> int:
     """A size in bytes from 256KiB, 1MiB, 64KB, 65536 (TopologyError if not)."""
     s = str(text).strip().upper().replace(" ", "")
@@ -111,36 +163,6 @@ def parse_size(text: object, what: str) -> int:
     if not 0 <= v < 2**63:  # also NaN and infinity
         raise TopologyError(f"{what}: {text!r} is not a size (e.g. 256KiB, 1MiB, 65536)")
     return int(v)
-
-
-def attrs_with(base: LinkAttrs, over: dict[Any, Any] | None, where: str) -> LinkAttrs:
-    """base with the attributes in `over` (a link's entry, the defaults or the
-    command line's values) checked and applied; TopologyError names a bad one."""
-    out = dict(base)
-    for key, val in (over or {}).items():
-        if key == "endpoints":
-            continue
-        if key not in LINK_ATTRS:
-            raise TopologyError(f"{where}: unknown link attribute {key!r} "
-                                f"(known: {', '.join(sorted(LINK_ATTRS))})")
-        typ = LINK_ATTRS[key][0]
-        if typ is float:
-            try:
-                val = float(val)
-            except (TypeError, ValueError, OverflowError):
-                raise TopologyError(f"{where}: {key}: {val!r} is not a number") from None
-            if not math.isfinite(val) or val < 0 or (key.endswith("_pct") and val > 100):
-                raise TopologyError(f"{where}: {key}: {val} is out of range")
-            if key == "rate_mbps" and val <= 0:
-                raise TopologyError(f"{where}: rate_mbps must be > 0")
-        else:
-            parse_size(val, f"{where}: {key}")
-            val = str(val)
-        out[key] = val
-    if out["reorder_pct"] > 0 and out["latency_us"] <= 0:
-        raise TopologyError(f"{where}: reorder_pct needs latency_us > 0 (netem reorders by "
-                            "sending some packets without the delay)")
-    return out
 
 
 def parse_describe(text: str) -> dict[str, Any]:
@@ -233,8 +255,7 @@ class Link:
         self.switch_link_id = switch_link_id  # ofan-topo's link id (inter-switch only)
 
     def netem(self) -> bool:
-        a = self.attrs
-        return a["latency_us"] > 0 or a["loss_pct"] > 0 or a["reorder_pct"] > 0
+        return self.attrs.netem()
 
     def name(self) -> str:
         return f"{self.a[0]}:{self.a[1]}--{self.b[0]}:{self.b[1]}"
@@ -264,8 +285,7 @@ class Topology:
         self.hosts: list[HostInfo] = d["hosts"]
         self.sw_by_name = {s["name"]: s for s in self.switches}
         self.host_by_name = {h["name"]: h for h in self.hosts}
-        base = attrs_with({k_: v[1] for k_, v in LINK_ATTRS.items()}, defaults,
-                          f"{source or 'topology'}: defaults")
+        base = LinkAttrs().with_(defaults, f"{source or 'topology'}: defaults")
         self.defaults = base
         self.links: list[Link] = []
         self._by_end: dict[Endpoint, Link] = {}
@@ -279,7 +299,7 @@ class Topology:
 
     def _add(self, a: Endpoint, b: Endpoint, attrs: LinkAttrs, host: bool = False,
              switch_link_id: int | None = None) -> None:
-        link = Link(len(self.links), a, b, dict(attrs), host, switch_link_id)
+        link = Link(len(self.links), a, b, attrs, host, switch_link_id)
         self.links.append(link)
         self._by_end[a] = link
         self._by_end[b] = link
@@ -325,7 +345,7 @@ class Topology:
             if la.id in seen:
                 raise TopologyError(f"{where}: link {la.name()} is listed twice")
             seen.add(la.id)
-            la.attrs = attrs_with(self.defaults, e, where)
+            la.attrs = self.defaults.with_(e, where)
         missing = [li.name() for li in self.links if li.id not in seen]
         if missing:
             raise TopologyError(
@@ -394,7 +414,7 @@ class Topology:
     def to_yaml_dict(self, name: str) -> dict[str, Any]:
         """The canonical topology file of this shape, every link listed."""
         links = [{"endpoints": li.endpoints()} for li in self.links]
-        d = {k_: self.defaults[k_] for k_ in LINK_ATTRS}
+        d = self.defaults.to_doc()
         return {"name": name,
                 "topology": {"kind": "fattree" if self.levels == 3 else "leafspine",
                              "k": self.k, "defaults": d, "links": links}}

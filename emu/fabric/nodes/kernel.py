@@ -44,8 +44,8 @@ class Kernel(SwitchKind):
                 # on the router's egress, with the same buffer.
                 a = t.link_at(s["name"], p["port"]).attrs
                 netns.tc(ns, ["qdisc", "replace", "dev", ifname, "root", "tbf",
-                              "rate", f"{a['rate_mbps']}mbit", "burst", "32kb",
-                              "limit", str(parse_size(a["buffer"], "buffer"))])
+                              "rate", f"{a.rate_mbps}mbit", "burst", "32kb",
+                              "limit", str(parse_size(a.buffer, "buffer"))])
         ctx.log(f"switches: {len(t.switches)} Linux routers (ECMP, fib_multipath_hash_policy=1)")
 
     def configure(self, tables: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from .. import control, teardown, tools
 from ..state import ProcessRecord, alive, proc_start_time
 from ..tools import FabricError
-from ..topology import SwitchInfo, parse_size, rate_gbps
+from ..topology import SwitchInfo, parse_size
 from ..capture import Captured, Wait, count_packets
 from .base import SwitchKind, SwitchStatus, port_if
 
@@ -41,9 +41,9 @@ class OfanKind(SwitchKind):
                 "port": p["port"],
                 "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
                 "mac": p["mac"], "peer_mac": p["peer"]["mac"],
-                "egress": {"rate_gbps": rate_gbps(a),
-                           "buffer": parse_size(a["buffer"], "buffer"),
-                           "ecn": parse_size(a["ecn"], "ecn")}})
+                "egress": {"rate_gbps": a.rate_gbps,
+                           "buffer": parse_size(a.buffer, "buffer"),
+                           "ecn": parse_size(a.ecn, "ecn")}})
         lb: dict[str, Any] = {"policy": st.policy, "seed": st.seed}
         if st.policy == "ofan":
             lb["ofan_mode"] = st.ofan_mode

@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import control, teardown
 from ..state import alive
-from ..tools import FabricError, rt_prefix, tool
+from ..tools import rt_prefix, tool
 from ..topology import Link, SwitchInfo
 from .base import SwitchStatus
 from .ofan import OfanKind
@@ -35,13 +35,6 @@ ENGINE_KIND = "ofan-dp-shared"  # and its kind there
 
 class OfanShared(OfanKind):
     engine = "shared"
-
-    def check(self) -> None:
-        for link in self.topo.links:
-            a = link.attrs
-            if a["rate_mbps"] <= 0:
-                raise FabricError(f"link {link.name()}: the shared engine needs a rate "
-                                  "(rate_mbps > 0) on every link", code=2)
 
     def in_memory(self, link: Link) -> bool:
         # A link to another server is a veth at this end (stitch.py).
@@ -60,7 +53,7 @@ class OfanShared(OfanKind):
                 peer_name, peer_port = self.ctx.far_end((s["name"], port["port"]))
                 port["dev"] = f"mem:{self.config_name(peer_name)}:{peer_port}"
                 for key in ("latency_us", "loss_pct", "reorder_pct"):
-                    port["egress"][key] = float(link.attrs[key])
+                    port["egress"][key] = float(getattr(link.attrs, key))
             else:
                 for key in ("latency_us", "loss_pct", "reorder_pct"):
                     port["egress"][key] = 0.0  # the host link's wire has them (netem)

@@ -178,7 +178,7 @@ class RxeVmHosts(HostKind):
         # themselves): without this the guest pushes into the edge switch at
         # memory speed and the first queue holds what a NIC would not have sent.
         # A deep limit, because a NIC's TX ring holds back rather than drops.
-        rate = self.topo.link_at(name, 0).attrs["rate_mbps"]
+        rate = self.topo.link_at(name, 0).attrs.rate_mbps
         netns.tc(ns, ["qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", f"{rate}mbit",
                       "burst", "16kb", "limit", str(NIC_QUEUE_BYTES)])
         netns.redirect(ns, "eth0", TAP)

@@ -19,7 +19,7 @@ from checks import check, failures, log  # noqa: E402
 sys.path.insert(0, str(REPO / "emu"))
 from fabric import facts, run  # noqa: E402
 from fabric.tools import FabricError, tool  # noqa: E402
-from fabric.topology import Topology, attrs_with, rate_gbps  # noqa: E402
+from fabric.topology import LinkAttrs, Topology  # noqa: E402
 
 
 def the_lists():
@@ -80,7 +80,7 @@ def missing_binary():
 
 
 def sim_rate():
-    check("rate_gbps converts Mb/s", rate_gbps({"rate_mbps": 25.0}) == 0.025)
+    check("rate_gbps converts Mb/s", LinkAttrs(rate_mbps=25.0).rate_gbps == 0.025)
     calls = []
 
     def fake_run(cmd, check=False, timeout=60):
@@ -109,11 +109,11 @@ def sim_rate():
         # the file's defaults stay 25: ofan-sim used to get 0.025 Gb/s.
         topo = Topology(4, 3)
         for li in topo.links:
-            li.attrs = attrs_with(li.attrs, {"rate_mbps": 100}, "command line")
+            li.attrs = li.attrs.with_({"rate_mbps": 100}, "command line")
         g, res, _ = gbps_passed(topo)
         check("--with-sim runs ofan-sim at the links' rate, not the defaults'",
               g == 0.1 and res["link_gbps"] == 0.1 and res["note"] is None,
-              f"--link-gbps {g}, defaults {topo.defaults['rate_mbps']} Mb/s")
+              f"--link-gbps {g}, defaults {topo.defaults.rate_mbps} Mb/s")
         # A fabric with PFC (up --pfc) runs ofan-sim with PFC and its watchdog.
         pfc = SimpleNamespace(pfc_priority=3, pfcwd_detect_ms=5000, pfcwd_restore_ms=None,
                               pfcwd_action="alert", reorder_kb=None, reorder_timeout_us=None)
@@ -138,7 +138,7 @@ def sim_rate():
               and argv[argv.index("--receiver") + 1] == "gbn", " ".join(argv))
 
         topo = Topology(4, 3)
-        topo.links[0].attrs = attrs_with(topo.links[0].attrs, {"rate_mbps": 10}, "test")
+        topo.links[0].attrs = topo.links[0].attrs.with_({"rate_mbps": 10}, "test")
         g, res, lines = gbps_passed(topo)
         check("links of several rates: ofan-sim gets the slowest, and a note says so",
               g == 0.01 and res["note"] and "0.01" in res["note"] and lines, str(res))

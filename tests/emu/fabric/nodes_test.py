@@ -22,7 +22,7 @@ collective's process recorded while it runs and stopped by poll, a
 timeout or down(), a VM host's qemu found, stopped and refused for exec.
 The state: every StateWriter change on disk when it returns, records
 frozen, a file from before the engines read as per-switch or kernel, its
-link records' fields LINK_ATTRS's.
+link attributes read back as they were written.
 """
 import dataclasses
 import json
@@ -49,7 +49,7 @@ from fabric.nodes.ofan import OfanKind  # noqa: E402
 from fabric.request import Pfc, Reorder, UpRequest  # noqa: E402
 from fabric.state import ProcessRecord, Setup  # noqa: E402
 from fabric.tools import FabricError  # noqa: E402
-from fabric.topology import LINK_ATTRS, Topology, attrs_with  # noqa: E402
+from fabric.topology import LinkAttrs, Topology  # noqa: E402
 from fabric import state as fstate  # noqa: E402
 from fabric.nodes import uroce as uroce_kind  # noqa: E402
 
@@ -77,7 +77,7 @@ def ofan_kind(fab: Fabric) -> OfanKind:
 def with_attrs(topo: Topology, link: str, **attrs: Any) -> Any:
     """topo's link at `link` (either end) with these attributes."""
     li = topo.link_at(*topo.parse_endpoint(link, "test"))
-    li.attrs = attrs_with(li.attrs, attrs, "test")
+    li.attrs = li.attrs.with_(attrs, "test")
     return li
 
 
@@ -341,8 +341,16 @@ def one_writer() -> None:
         st = fstate.parse("w", json.dumps(old).encode())
         check(f"a state file from before the engines ({switch}): engine {want}",
               st.setup is not None and st.setup.engine == want, str(st.setup))
-    check("link records have LINK_ATTRS's fields, in its order",
-          [f.name for f in dataclasses.fields(fstate.LinkRecord)] == list(LINK_ATTRS))
+    topo = Topology(4, 3)
+    with_attrs(topo, "e0-0:2", latency_us=50, buffer="1MiB")
+    w = fstate.StateWriter(fstate.State("la"))
+    w.begin_up(Setup(k=4, levels=3, switch="ofan", engine="shared", policy="ofan",
+                     ofan_mode="combined", seed=1, pipe_size=4),
+               {li.id: li.attrs for li in topo.links}, [])
+    back = fstate.parse("la", w.state.path.read_bytes())
+    check("the state file keeps each link's LinkAttrs as they were",
+          all(back.links[str(li.id)] == li.attrs for li in topo.links)
+          and isinstance(back.links["0"], LinkAttrs), str(back.links.get("0")))
 
 
 def host_kinds() -> None:

@@ -152,8 +152,8 @@ def load_bytes(data: bytes) -> None:
         assert isinstance(name, str) and topo.k >= 4 and topo.links
         topo.to_yaml_dict(name)
         for li in topo.links:
-            topology.parse_size(li.attrs["buffer"], "buffer")
-            assert li.attrs["rate_mbps"] > 0
+            topology.parse_size(li.attrs.buffer, "buffer")
+            assert li.attrs.rate_mbps > 0
 
 
 @bounded(300, 2000)
@@ -261,7 +261,8 @@ def base_state() -> dict[str, Any]:
             "switch": "ofan", "engine": "per-switch", "policy": "ofan", "ofan_mode": "combined",
             "seed": 1, "pipe_size": 4, "topology_source": None, "created": 1.5, "phase": "ready",
             "failed_links": [3], "failed_switches": ["s1"],
-            "links": {str(li.id): li.attrs for li in t.links}, "wires": [], "vm_hosts": ["h1"],
+            "links": {str(li.id): li.attrs.to_doc() for li in t.links}, "wires": [],
+            "vm_hosts": ["h1"],
             "processes": {"l0": {"pid": os.getpid(), "start": 1, "kind": "ofan-dp"},
                           "vm-h1": {"kind": "vm", "host": "h1", "pid": os.getpid(),
                                     "start": state.proc_start_time(os.getpid()), "boot_s": 3.5,

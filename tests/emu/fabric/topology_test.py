@@ -64,9 +64,9 @@ def main():
             _, topo = load_file(p)
             link = topo.link_at("h0", 0)
             check("a per-link override applies to that link only",
-                  link.attrs["latency_us"] == 500 and link.attrs["rate_mbps"] == 50
+                  link.attrs.latency_us == 500 and link.attrs.rate_mbps == 50
                   and link.netem()
-                  and topo.link_at("h1", 0).attrs["latency_us"] == 0)
+                  and topo.link_at("h1", 0).attrs.latency_us == 0)
         except TopologyError as e:
             check("a per-link override loads", False, str(e))
         for what, (text, says) in bad.items():
