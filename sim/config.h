@@ -11,6 +11,7 @@
 #include "dataplane/fabric/pfc.h"
 #include "dataplane/fabric/reorder.h"
 #include "dataplane/lb/policy.h"
+#include "dataplane/packet/frame_budget.h"
 #include "sim/placement.h"
 #include "sim/transport/cca.h"
 
@@ -81,8 +82,8 @@ struct SimConfig {
   uint32_t payload = 4096;
   uint32_t header = 62;
   uint32_t ack_bytes = 64;
-  uint32_t gap_bytes = 20;  // 12 B IFG + 8 B preamble/SFD
-  double load = 1.0;        // rho: hosts pace data at this fraction of line rate
+  uint32_t gap_bytes = pkt::kWireGapBytes;  // preamble + SFD, IFG (header counts the FCS)
+  double load = 1.0;                        // rho: hosts pace data at this fraction of line rate
   // The host pacer's bucket, in data frames: a host that fell behind (its
   // NIC busy with ACKs, or idle at the start) sends up to this many at line
   // rate to catch up. 1: strictly periodic (the paper's model); uroce's

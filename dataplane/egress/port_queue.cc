@@ -12,13 +12,14 @@
 #include "dataplane/egress/reorder.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/idle_wait.h"
+#include "dataplane/packet/frame_budget.h"
 #include "dataplane/stages/rewrite.h"
 
 namespace ofan::dp {
 
-// What a frame costs the token bucket beyond its bytes: preamble (8) and
-// inter-frame gap (12).
-constexpr uint32_t kWireGapBytes = 20;
+// What a frame costs the token bucket beyond its bytes: preamble, FCS and
+// inter-frame gap (packet/frame_budget.h).
+constexpr uint32_t kWireExtraBytes = pkt::kWireOverheadBytes;
 namespace {
 
 void AtomicMax(std::atomic<uint64_t>& a, uint64_t v) {
@@ -421,7 +422,7 @@ uint32_t PortQueue::PickShaped(uint64_t now, bool paused, rte_mbuf** batch) {
   while (can < cfg_.burst) {
     rte_mbuf* m = NextFrame(paused);
     if (!m) break;
-    const double need = static_cast<double>(rte_pktmbuf_pkt_len(m) + kWireGapBytes);
+    const double need = static_cast<double>(rte_pktmbuf_pkt_len(m) + kWireExtraBytes);
     if (t < need) {  // hold it at the head until the bucket refills
       staged_[0] = m;
       staged_n_ = 1;
@@ -507,7 +508,7 @@ uint32_t PortQueue::Drain(uint64_t now, LcoreCounters& ctr) {
     staged_n_ += left;
   }
   if (cfg_.bytes_per_tsc > 0)
-    tokens_ -= static_cast<double>(sent_bytes + uint64_t{kWireGapBytes} * sent);
+    tokens_ -= static_cast<double>(sent_bytes + uint64_t{kWireExtraBytes} * sent);
   if (sent) {
     bytes_.fetch_sub(sent_bytes, std::memory_order_relaxed);
     CountTx(sent, sent_bytes, ctr);
@@ -529,7 +530,7 @@ uint64_t PortQueue::ReadyAt(uint64_t now) const {
   if (cfg_.bytes_per_tsc > 0) {
     // tokens_ is the bucket as of tb_last_tsc_, less what was sent since.
     const double need =
-        static_cast<double>(rte_pktmbuf_pkt_len(staged_[0]) + kWireGapBytes) - tokens_;
+        static_cast<double>(rte_pktmbuf_pkt_len(staged_[0]) + kWireExtraBytes) - tokens_;
     if (need > 0) return tb_last_tsc_ + static_cast<uint64_t>(need / cfg_.bytes_per_tsc) + 1;
   }
   return now;

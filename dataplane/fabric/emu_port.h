@@ -35,15 +35,18 @@
 #include "dataplane/fabric/egress_timeline.h"
 #include "dataplane/fabric/fifo.h"
 #include "dataplane/lb/types.h"
+#include "dataplane/packet/frame_budget.h"
 
 namespace ofan::fabric {
 
 inline constexpr TimePs kNever = std::numeric_limits<TimePs>::max();
 
 // A link in emulated time: its rate as picoseconds per byte, the preamble
-// before a frame's first bit counts (8 B) and the inter-frame gap after its
-// last (12 B) — the 20 B the simulator's gap_bytes and ofan-dp's shaper
-// charge — and its one-way propagation.
+// before a frame's first bit counts and, after its last byte, the FCS and
+// the inter-frame gap (packet/frame_budget.h: the frames held here carry no
+// FCS, so 24 B in all, as ofan-dp's shaper charges; ofan-sim, whose frames
+// count the FCS, sets pre and gap from its own gap_bytes) — and its one-way
+// propagation.
 struct EmuWire {
   double ps_per_byte = 0;
   TimePs pre = 0, gap = 0, latency = 0;
@@ -51,8 +54,8 @@ struct EmuWire {
   static EmuWire AtGbps(double gbps, double latency_us) {
     EmuWire w;
     w.ps_per_byte = 8000.0 / gbps;
-    w.pre = w.Ser(8);
-    w.gap = w.Ser(12);
+    w.pre = w.Ser(pkt::kPreambleSfdBytes);
+    w.gap = w.Ser(pkt::kFcsBytes + pkt::kIfgBytes);
     w.latency = static_cast<TimePs>(std::llround(latency_us * 1e6));
     return w;
   }

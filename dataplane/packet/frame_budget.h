@@ -28,4 +28,19 @@ static_assert(kNetdevMtu == 3438);
 // (fabric/pfc.h) count in it.
 inline constexpr uint32_t kMaxDataFrame = 2110;
 
+// What a frame costs on the wire beyond its length as software holds it
+// (destination MAC to the end of the payload: the NIC adds the FCS): the
+// preamble and start-of-frame delimiter before its first bit, the FCS after
+// its last, the inter-frame gap before the next frame. ofan-dp's shaper
+// (egress/port_queue.cc), the emulated links (fabric/emu_port.h) and uroce's
+// pacer charge exactly this; `ofan-topo facts` prints it for ofan-emu.
+inline constexpr uint32_t kPreambleSfdBytes = 8;
+inline constexpr uint32_t kFcsBytes = 4;
+inline constexpr uint32_t kIfgBytes = 12;
+inline constexpr uint32_t kWireOverheadBytes = kPreambleSfdBytes + kFcsBytes + kIfgBytes;
+static_assert(kWireOverheadBytes == 24);
+// Beyond a frame length that counts its FCS (ofan-sim's header_bytes, the
+// collective bound's frames): the preamble and the gap.
+inline constexpr uint32_t kWireGapBytes = kPreambleSfdBytes + kIfgBytes;
+
 }  // namespace ofan::pkt

@@ -33,11 +33,14 @@
 #include <span>
 
 #include "common/result.h"
+#include "dataplane/packet/frame_budget.h"
 #include "emu/collective/schedule.h"
 
 namespace ofan::emu {
 
-inline constexpr uint32_t kWirePerPacket = 20 + 14 + 20 + 8 + 12 + 4 + 4;  // 82
+inline constexpr uint32_t kWirePerPacket =
+    pkt::kWireOverheadBytes + 14 + 20 + 8 + 12 + 4;  // 82: FCS in the overhead
+static_assert(kWirePerPacket == 82);
 inline constexpr uint32_t kRethBytes = 16;
 inline constexpr uint32_t kImmDtBytes = 4;
 inline constexpr uint32_t kAckWireBytes = kWirePerPacket + 4;  // BTH + AETH

@@ -11,7 +11,9 @@ gives:    policies() -> the LB policies, as `ofanctl --list-policies --json`
           them (dataplane/lb/fat_tree.h; `ofan-topo facts`; `ofan-topo
           describe` gives each switch port's);
           pfc_priority() -> PFC's default lossless priority
-          (dataplane/fabric/pfc.h; `ofan-topo facts`)
+          (dataplane/fabric/pfc.h; `ofan-topo facts`); wire() -> what a
+          frame costs on the wire beyond its bytes (preamble, FCS, gap:
+          dataplane/packet/frame_budget.h; `ofan-topo facts`)
 errors:   FabricError naming the binary when it is missing (tools.tool says
           where it looked) or answers something that is not the list
 """
@@ -84,6 +86,21 @@ class ReorderFacts:
 
 
 @dataclass(frozen=True)
+class WireFacts:
+    """What a frame costs on the wire beyond its length without FCS
+    (dataplane/packet/frame_budget.h): its parts and their sum."""
+    preamble_sfd_bytes: int
+    fcs_bytes: int
+    ifg_bytes: int
+    overhead_bytes: int
+
+    @property
+    def gap_bytes(self) -> int:
+        """Beyond a frame length that counts its FCS (ofan-sim's frames)."""
+        return self.overhead_bytes - self.fcs_bytes
+
+
+@dataclass(frozen=True)
 class TopoFacts:
     """What `ofan-topo facts` prints."""
     netdev_mtu: int
@@ -92,6 +109,7 @@ class TopoFacts:
     pfc_dscp: int
     pfc_watchdog: PfcWatchdogFacts
     reorder: ReorderFacts
+    wire: WireFacts
 
 
 @lru_cache(maxsize=None)
@@ -100,7 +118,9 @@ def _topo_facts() -> TopoFacts:
         "netdev_mtu": int, "stages": [str], "pfc_priority": int, "pfc_dscp": int,
         "pfc_watchdog": {"detect_ms": int, "restore_ms": int, "detect_range_ms": [int],
                          "restore_range_ms": [int], "actions": [str]},
-        "reorder": {"buffer_bytes": int, "timeout_range_us": [int]}})
+        "reorder": {"buffer_bytes": int, "timeout_range_us": [int]},
+        "wire": {"preamble_sfd_bytes": int, "fcs_bytes": int, "ifg_bytes": int,
+                 "overhead_bytes": int}})
     w = d["pfc_watchdog"]
     if len(w["detect_range_ms"]) != 2 or len(w["restore_range_ms"]) != 2 or not w["actions"]:
         raise FabricError(f"ofan-topo facts: pfc_watchdog {w}: not usable")
@@ -111,7 +131,11 @@ def _topo_facts() -> TopoFacts:
     if len(r["timeout_range_us"]) != 2 or r["buffer_bytes"] <= 0:
         raise FabricError(f"ofan-topo facts: reorder {r}: not usable")
     ro = ReorderFacts(r["buffer_bytes"], (r["timeout_range_us"][0], r["timeout_range_us"][1]))
-    f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"], wd, ro)
+    wi = WireFacts(**d["wire"])
+    if wi.overhead_bytes != wi.preamble_sfd_bytes + wi.fcs_bytes + wi.ifg_bytes:
+        raise FabricError(f"ofan-topo facts: wire {d['wire']}: its parts do not add up")
+    f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"], wd, ro,
+                  wi)
     if f.netdev_mtu < 1280 or not f.stages or not 0 <= f.pfc_priority <= 7:
         raise FabricError(f"ofan-topo facts: {f}: not usable")
     return f
@@ -133,6 +157,12 @@ def pfc_priority() -> int:
 def reorder() -> ReorderFacts:
     """The reorder stage's defaults and timeout range (dataplane/fabric/reorder.h)."""
     return _topo_facts().reorder
+
+
+def wire() -> WireFacts:
+    """What a frame costs on the wire beyond its bytes
+    (dataplane/packet/frame_budget.h)."""
+    return _topo_facts().wire
 
 
 def pfc_watchdog() -> PfcWatchdogFacts:

@@ -348,7 +348,7 @@ class Runner:
         return {"workload": workload, "msg_bytes": msg, "seed": seed, "qps_per_peer": qps,
                 "entropy": entropy, "ooo": ooo, "pace_fraction": pace, "mtu": PAYLOAD,
                 "deadline_s": deadline_s,
-                "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + 20),
+                "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + facts.wire().gap_bytes),
                 "rto_us": rto_us, "incast_senders": self.incast_senders,
                 "victim": self.victim, "dcqcn": self.cc == "dcqcn", "cts": self.cts,
                 # The shared engine emulates the hosts' NICs, PFC included;

@@ -232,7 +232,8 @@ int Run(int argc, char** argv) {
       "link's, as ofan-dp sets it), \"stages\" (the queue stages, in report order), "
       "\"pfc_priority\" and \"pfc_dscp\" (PFC's default lossless priority and its DSCP), "
       "\"pfc_watchdog\" (its defaults, ranges and actions), \"reorder\" (the reorder stage's "
-      "defaults and timeout range)}");
+      "defaults and timeout range), \"wire\" (what a frame costs on the wire beyond its "
+      "length without FCS: preamble and SFD, FCS, inter-frame gap, their sum)}");
   facts->add_flag("--pretty", pretty, "indent the JSON");
   bool as_json = true;  // JSON is all ofan-topo prints; --json is accepted as elsewhere
   facts->add_flag("--json", as_json, "JSON (the only output)");
@@ -258,7 +259,12 @@ int Run(int argc, char** argv) {
           {"actions", {"drop", "forward", "alert"}}}},
         {"reorder",
          {{"buffer_bytes", fabric::kReorderDefaultBytes},
-          {"timeout_range_us", {1, fabric::kReorderMaxTimeoutUs}}}}};
+          {"timeout_range_us", {1, fabric::kReorderMaxTimeoutUs}}}},
+        {"wire",
+         {{"preamble_sfd_bytes", pkt::kPreambleSfdBytes},
+          {"fcs_bytes", pkt::kFcsBytes},
+          {"ifg_bytes", pkt::kIfgBytes},
+          {"overhead_bytes", pkt::kWireOverheadBytes}}}};
     std::cout << out.dump(pretty ? 2 : -1) << "\n";
     return kExitOk;
   }

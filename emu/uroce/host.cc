@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dataplane/packet/frame_budget.h"
 #include "dataplane/packet/pfc_frame.h"
 
 namespace ofan::uroce {
 namespace {
 
-constexpr uint32_t kWireExtra = 24;  // preamble + FCS + inter-frame gap
+constexpr uint32_t kWireExtra = pkt::kWireOverheadBytes;  // preamble, FCS, gap
 constexpr pkt::MacAddr kBroadcast{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
 
 }  // namespace

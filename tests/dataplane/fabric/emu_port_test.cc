@@ -29,7 +29,7 @@ TEST(EmuPort, FramesOfferedAtOnceLeaveAtSerialisationTimes) {
   const EmuWire w = EmuWire::AtGbps(0.4, 0);  // 400 Mb/s: 20 ns a byte
   ASSERT_EQ(w.Ser(1000), 20'000'000);
   ASSERT_EQ(w.pre, 160'000);
-  ASSERT_EQ(w.gap, 240'000);
+  ASSERT_EQ(w.gap, 320'000);  // FCS 4 + IFG 12 (packet/frame_budget.h)
   EmuPort<int> p;
   p.Configure(w, {});
   Log log;
@@ -39,7 +39,7 @@ TEST(EmuPort, FramesOfferedAtOnceLeaveAtSerialisationTimes) {
   p.StartBefore(kNever, log.Emit());
   ASSERT_EQ(log.sent.size(), 16u);
   for (int i = 0; i < 16; ++i) {
-    const TimePs start = static_cast<TimePs>(i) * (20'000'000 + 240'000);
+    const TimePs start = static_cast<TimePs>(i) * (20'000'000 + 320'000);
     EXPECT_EQ(log.sent[i].h, i);
     EXPECT_EQ(log.sent[i].start, start) << i;
     EXPECT_EQ(log.sent[i].last_bit, start + 160'000 + 20'000'000) << i;
@@ -58,11 +58,11 @@ TEST(EmuPort, StartsOnlyWhatBeginsBeforeTheTimeGiven) {
   p.Offer(0, 1, 1000, false, 0, log.Emit());
   p.Offer(0, 1, 1000, false, 1, log.Emit());
   p.StartBefore(1, log.Emit());
-  ASSERT_EQ(log.sent.size(), 1u);  // the second starts at 1000 + 12 ns (the gap)
-  EXPECT_EQ(p.NextStart(), 1'012'000u);
-  p.StartBefore(1'012'000, log.Emit());
+  ASSERT_EQ(log.sent.size(), 1u);  // the second starts at 1000 + 16 ns (FCS and gap)
+  EXPECT_EQ(p.NextStart(), 1'016'000u);
+  p.StartBefore(1'016'000, log.Emit());
   EXPECT_EQ(log.sent.size(), 1u);
-  p.StartBefore(1'012'001, log.Emit());
+  p.StartBefore(1'016'001, log.Emit());
   EXPECT_EQ(log.sent.size(), 2u);
   EXPECT_EQ(p.NextStart(), kNever);
 }
@@ -118,9 +118,9 @@ TEST(EmuPort, PriorityOvertakesWaitingFramesNotTheOneOnTheWire) {
   ASSERT_EQ(log.sent.size(), 4u);
   EXPECT_EQ(log.sent[0].h, 0);
   EXPECT_EQ(log.sent[1].h, 100);
-  EXPECT_EQ(log.sent[1].start, 1'012'000u);
+  EXPECT_EQ(log.sent[1].start, 1'016'000u);
   EXPECT_EQ(log.sent[2].h, 1);
-  EXPECT_EQ(log.sent[2].start, 1'012'000u + 64'000 + 12'000);
+  EXPECT_EQ(log.sent[2].start, 1'016'000u + 64'000 + 16'000);
   EXPECT_EQ(log.sent[3].h, 2);
 }
 

@@ -45,6 +45,11 @@ def the_lists():
     mtu = facts.netdev_mtu()
     check("the netdev MTU is ofan-dp's (frame_budget.h) and carries RoCE MTU 2048",
           mtu == 3438 and mtu >= 2048 + 62 + 18, str(mtu))
+    w = facts.wire()
+    check("the wire overhead is frame_budget.h's: preamble+SFD 8, FCS 4, IFG 12 = 24; 20 "
+          "beyond a frame that counts its FCS (ofan-sim's --gap-bytes default)",
+          (w.preamble_sfd_bytes, w.fcs_bytes, w.ifg_bytes, w.overhead_bytes, w.gap_bytes)
+          == (8, 4, 12, 24, 20), str(w))
 
     sim = json.loads(subprocess.run([tool("ofan-sim"), "--no-progress", "--k", "4", "--msg",
                                      "16KiB", "--json"], capture_output=True, text=True,
