@@ -36,7 +36,7 @@ struct OfanDpResult {
 
 inline lb::PolicyConfig PolicyOf(const PofanOptions& o) {
   lb::PolicyConfig pc;
-  pc.kind = lb::PolicyKind::kPofan;
+  pc.kind = o.policy;
   pc.seed = o.seed;
   pc.pipe_size = o.pipe_size;
   return pc;
@@ -45,22 +45,28 @@ inline lb::PolicyConfig PolicyOf(const PofanOptions& o) {
 class OfanDpReference {
  public:
   // The switch, failures, seed, pipe size and salt the P4 tables t were
-  // computed with: the same POfan, by construction.
+  // computed with: the same POfan (or Ofan), by construction.
   OfanDpReference(const lb::FatTree& tree, const PofanTables& t, const lb::LinkSet& failed)
       : tree_(tree),
         sw_(t.sw),
         router_(tree, t.sw),
         table_(lb::UplinkTable::ForSwitch(tree, t.sw, failed)),
-        pofan_(PolicyOf(t.options),
-               lb::SwitchLbSetup{&table_, static_cast<uint32_t>(tree.k()), t.options.salt}),
-        pipe_size_(t.options.pipe_size) {}
+        pipe_size_(t.options.pipe_size) {
+    const lb::SwitchLbSetup s{&table_, static_cast<uint32_t>(tree.k()), t.options.salt};
+    if (t.options.policy == lb::PolicyKind::kOfan) {
+      ofan_.emplace(PolicyOf(t.options), s);
+    } else {
+      pofan_.emplace(PolicyOf(t.options), s);
+    }
+  }
 
   // New failures: a new table; the pointers stay (as in ofan-dp's swap).
   void UpdateFailures(const lb::LinkSet& failed) {
     table_ = lb::UplinkTable::ForSwitch(tree_, sw_, failed);
   }
 
-  // lb::Pofan alone: the uplink for (dest, class) entering through a pipe.
+  // lb::Pofan (or lb::Ofan) alone: the uplink for (dest, class) entering
+  // through a pipe.
   uint8_t Pick(uint32_t dest, lb::SizeClass cls, uint32_t pipe) {
     lb::PacketKey k;
     k.dest = static_cast<uint16_t>(dest);
@@ -68,7 +74,7 @@ class OfanDpReference {
     k.pipe = static_cast<uint8_t>(pipe);
     k.cls = cls;
     lb::LbView v{&table_, nullptr, 0};
-    return pofan_.Pick(k, v);
+    return ofan_ ? ofan_->Pick(k, v) : pofan_->Pick(k, v);
   }
 
   OfanDpResult Process(uint32_t in_port, std::span<const uint8_t> frame) {
@@ -122,7 +128,8 @@ class OfanDpReference {
   lb::SwitchId sw_;
   dp::Router router_;
   lb::UplinkTable table_;
-  lb::Pofan pofan_;
+  std::optional<lb::Pofan> pofan_;
+  std::optional<lb::Ofan> ofan_;
   uint32_t pipe_size_;
 };
 

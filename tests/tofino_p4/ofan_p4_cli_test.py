@@ -61,6 +61,25 @@ def main():
           "json: a route entry per host (agg: no gateway)")
     check(len(tables["pipe.Ingress.pofan_key"]["entries"]) == 16, "json: 8 pods x 2 classes")
     check(len(j["registers"][0]["pipes"]) == 4, "json: the register of 4 pipes")
+    check(j["options"]["policy"] == "pofan", "json: the policy, pofan by default")
+
+    # Ofan: one pointer table for the switch, so every port in one pipe.
+    r = run("tables", "--k", "8", "--switch", "a0-0", "--policy", "ofan", "--format", "json")
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    regs = j.get("registers", [{}])[0].get("pipes", [])
+    check(r.returncode == 0 and j["options"]["policy"] == "ofan"
+          and j["options"]["pipe_size"] == 8
+          and all(p >> 7 == 0 for p in j["options"]["dev_ports"])
+          and any(regs[0]) and not any(any(x) for x in regs[1:]),
+          "tables --policy ofan: pipe size k, every port and the one register in pipe 0")
+    r = run("tables", "--k", "8", "--policy", "ofan", "--pipe-size", "4")
+    check(r.returncode == 2 and "every fat-tree port must sit in one pipe" in r.stderr,
+          "tables --policy ofan --pipe-size 4: exit 2, says why")
+    r = run("tables", "--policy", "ecmp")
+    check(r.returncode == 2 and "balances with the Ofan pointer only" in r.stderr,
+          "tables --policy ecmp: exit 2, says why")
+    r = run("tables", "--policy", "frob")
+    check(r.returncode == 2 and "--policy" in r.stderr, "tables --policy frob: exit 2")
 
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "load.py")

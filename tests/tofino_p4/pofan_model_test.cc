@@ -44,11 +44,12 @@ struct Case {
   const char* sw;
   uint32_t pipe_size;
   std::vector<uint32_t> failed;
+  lb::PolicyKind policy = lb::PolicyKind::kPofan;
 };
 
 std::string Name(const Case& c) {
-  std::string s =
-      fmt::format("k{}_l{}_{}_ps{}_f{}", c.k, c.levels, c.sw, c.pipe_size, c.failed.size());
+  std::string s = fmt::format("{}_k{}_l{}_{}_ps{}_f{}", lb::PolicyName(c.policy), c.k, c.levels,
+                              c.sw, c.pipe_size, c.failed.size());
   for (char& ch : s) {
     if (ch == '-') ch = '_';
   }
@@ -82,6 +83,7 @@ TEST_P(ModelVsLb, SameUplinkAndFrameAsOfanDpForLongRandomSequences) {
   auto sw = lb::ParseSwitchName(*tree, c.sw);
   ASSERT_TRUE(sw) << sw.error().message;
   PofanOptions o;
+  o.policy = c.policy;
   o.pipe_size = c.pipe_size;
   o.seed = 17;
   auto tables = ComputePofanTables(*tree, *sw, c.failed, o);
@@ -168,7 +170,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{8, 3, "e1-3", 2, {5, 26, 141}}, Case{8, 3, "a0-0", 2, {}},
                       Case{8, 3, "a2-1", 2, {176, 193, 195, 208, 209, 210, 211}},
                       Case{4, 3, "e0-0", 1, {}}, Case{4, 3, "a1-1", 1, {24, 30}},
-                      Case{16, 3, "e3-5", 4, {1, 99, 300}}, Case{8, 2, "l3", 2, {0, 9}}),
+                      Case{16, 3, "e3-5", 4, {1, 99, 300}}, Case{8, 2, "l3", 2, {0, 9}},
+                      // Ofan: one table, every port in one pipe.
+                      Case{8, 3, "e0-0", 8, {}, lb::PolicyKind::kOfan},
+                      Case{8, 3, "a2-1", 8, {176, 193, 195}, lb::PolicyKind::kOfan}),
     [](const auto& test_info) { return Name(test_info.param); });
 
 TEST(PofanModel, EveryUplinkOncePerRoundFromTheRegisterAlone) {
@@ -392,6 +397,10 @@ TEST(PofanTables, RefusesWhatTheProgramCannotTakeSayingWhy) {
   expect_error(SwitchId(0), {}, PofanOptions{.dev_ports = {0, 4, 128, 132, 256, 260, 264, 268}},
                "breaks the pipe size 4");
   expect_error(SwitchId(0), {}, PofanOptions{.cpu_port = 0}, "also a fabric port");
+  expect_error(SwitchId(0), {}, PofanOptions{.policy = lb::PolicyKind::kOfan, .pipe_size = 4},
+               "every fat-tree port must sit in one pipe");
+  expect_error(SwitchId(0), {}, PofanOptions{.policy = lb::PolicyKind::kEcmp},
+               "policy ecmp: pofan.p4 balances with the Ofan pointer only");
   auto names = lb::ParseSwitchName(*tree, "x9");
   ASSERT_FALSE(names);
   EXPECT_NE(names.error().message.find("no switch 'x9'"), std::string::npos);

@@ -143,9 +143,13 @@ json TablesToJson(const PofanTables& t, bool with_registers) {
                  {"k", t.k},
                  {"levels", t.levels},
                  {"failed_links", t.failed_links}};
-  j["options"] = {{"pipe_size", t.options.pipe_size}, {"num_pipes", t.options.num_pipes},
-                  {"dev_ports", t.options.dev_ports}, {"cpu_port", t.cpu_port},
-                  {"seed", t.options.seed},           {"salt", t.options.salt}};
+  j["options"] = {{"policy", lb::PolicyName(t.options.policy)},
+                  {"pipe_size", t.options.pipe_size},
+                  {"num_pipes", t.options.num_pipes},
+                  {"dev_ports", t.options.dev_ports},
+                  {"cpu_port", t.cpu_port},
+                  {"seed", t.options.seed},
+                  {"salt", t.options.salt}};
   json tables = json::array();
   tables.push_back({{"name", fmt::format("pipe.{}.switch_config", kIngress)},
                     {"default_action",

@@ -82,6 +82,19 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
   }
   PofanOptions o = options;
   const uint32_t k = static_cast<uint32_t>(tree.k());
+  if (o.policy != lb::PolicyKind::kPofan && o.policy != lb::PolicyKind::kOfan) {
+    return Invalid(fmt::format(
+        "policy {}: pofan.p4 balances with the Ofan pointer only (policy ofan or pofan); {} would "
+        "need a program of its own",
+        lb::PolicyName(o.policy), lb::PolicyName(o.policy)));
+  }
+  if (o.policy == lb::PolicyKind::kOfan && o.pipe_size != k) {
+    return Invalid(fmt::format(
+        "policy ofan keeps one pointer table for the switch, and a Tofino register lives in "
+        "one pipe: every fat-tree port must sit in one pipe (pipe size {}, not {}), or use "
+        "policy pofan",
+        k, o.pipe_size));
+  }
   if (o.num_pipes < 1 || o.num_pipes > OFAN_P4_MAX_PIPES) {
     return Invalid(fmt::format("{} pipes: a Tofino has 1 to {}", o.num_pipes, OFAN_P4_MAX_PIPES));
   }
@@ -233,14 +246,22 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
                                t.uplink_list.size(), OFAN_P4_LIST_TABLE_SIZE));
   }
 
-  // The pointer register of every pipe: lb::Pofan's initial pointers (the
-  // same seed and salt give the same draws), which are the register's state.
+  // The pointer register of every pipe: the policy's initial pointers (the
+  // same seed and salt give the same draws), which are the register's state:
+  // lb::Pofan's per pipe, or lb::Ofan's one table in the one pipe.
   lb::PolicyConfig pc;
-  pc.kind = lb::PolicyKind::kPofan;
+  pc.kind = o.policy;
   pc.seed = o.seed;
   pc.pipe_size = o.pipe_size;
-  const lb::Pofan pofan(pc, lb::SwitchLbSetup{&table, k, o.salt});
+  const lb::SwitchLbSetup setup{&table, k, o.salt};
   for (auto& regs : t.pointers) regs.assign(table.num_keys(), 0);
+  if (o.policy == lb::PolicyKind::kOfan) {
+    const lb::Ofan ofan(pc, setup);
+    auto& regs = t.pointers[PipeOfDevPort(o.dev_ports[0])];
+    for (uint32_t key = 0; key < table.num_keys(); ++key) regs[key] = ofan.last_used(key);
+    return t;
+  }
+  const lb::Pofan pofan(pc, setup);
   for (uint32_t lp = 0; lp < pofan.num_pipes(); ++lp) {
     auto& regs = t.pointers[PipeOfDevPort(o.dev_ports[lp * o.pipe_size])];
     for (uint32_t key = 0; key < table.num_keys(); ++key) {

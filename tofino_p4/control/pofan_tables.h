@@ -32,13 +32,19 @@
 #include "common/result.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb/names.h"
+#include "dataplane/lb/policy.h"
 #include "tofino_p4/include/pofan_defs.h"
 
 namespace ofan::p4 {
 
 // How the control plane is asked for one switch's tables.
 struct PofanOptions {
-  // lb::Pofan's pipe size: consecutive fat-tree ports per pipe.
+  // The policy the program runs: kPofan (a pointer table per pipe), or
+  // kOfan (one table for the switch: every fat-tree port in one pipe, since
+  // a Tofino register lives in its pipe, §5.1); no other policy has a
+  // program here.
+  lb::PolicyKind policy = lb::PolicyKind::kPofan;
+  // lb::Pofan's pipe size: consecutive fat-tree ports per pipe (kOfan: k).
   uint32_t pipe_size = 4;
   // Pipes of the device (Tofino 1: 2 or 4).
   uint32_t num_pipes = 4;

@@ -1,6 +1,7 @@
 // ofan-p4: the control plane of tofino_p4/pofan.p4 and its test vectors.
 //
-//   ofan-p4 tables --k 8 --switch e0-0 [--failed 26,141] [--pipe-size 2]
+//   ofan-p4 tables --k 8 --switch e0-0 [--failed 26,141] [--policy pofan|ofan]
+//                  [--pipe-size 2]
 //                  [--format bfrt|json] [--update-from none|ID,...] [-o FILE]
 //       every table entry and register value of one switch, as a bfrt_python
 //       script ($SDE/run_bfshell.sh -b FILE) or as JSON; --update-from gives
@@ -25,6 +26,7 @@
 #include "common/main_guard.h"
 #include "common/version.h"
 #include "dataplane/lb/names.h"
+#include "dataplane/lb/policy.h"
 #include "tofino_p4/control/bfrt_writer.h"
 #include "tofino_p4/control/pofan_tables.h"
 #include "tofino_p4/model/vectors.h"
@@ -65,7 +67,9 @@ struct TablesArgs {
   std::string sw = "e0-0";
   std::vector<uint32_t> failed;
   std::string update_from;  // "": a full load; "none" or "ID,ID,...": an update
+  std::string policy = "pofan";
   uint32_t pipe_size = 4, pipes = 4;
+  bool pipe_size_given = false;
   std::vector<uint16_t> dev_ports;
   int cpu_port = -1;
   uint64_t seed = 1;
@@ -80,7 +84,13 @@ int RunTables(const TablesArgs& a, const std::string& cmd) {
   auto sw = lb::ParseSwitchName(*tree, a.sw);
   if (!sw) return UsageError(kProgram, "--switch: " + sw.error().message);
   PofanOptions o;
-  o.pipe_size = a.pipe_size;
+  auto policy = lb::ParsePolicy(a.policy);
+  if (!policy) return UsageError(kProgram, "--policy: " + policy.error().message);
+  o.policy = *policy;
+  // Ofan's one table: every fat-tree port in one pipe, unless told otherwise
+  // (which ComputePofanTables refuses with the reason).
+  o.pipe_size = *policy == lb::PolicyKind::kOfan && !a.pipe_size_given ? static_cast<uint32_t>(a.k)
+                                                                       : a.pipe_size;
   o.num_pipes = a.pipes;
   o.dev_ports = a.dev_ports;
   if (a.cpu_port >= 0) o.cpu_port = static_cast<uint16_t>(a.cpu_port);
@@ -195,8 +205,15 @@ int Main(int argc, char** argv) {
   tables->add_option("--update-from", ta.update_from,
                      "failed links the switch was loaded with (ID,ID,... or none): write the "
                      "update from those to --failed");
-  tables->add_option("--pipe-size", ta.pipe_size, "fat-tree ports per pipe (POfan's pipe size)")
+  tables
+      ->add_option("--policy", ta.policy,
+                   "pofan (a pointer table per pipe) or ofan (one for the switch: every "
+                   "fat-tree port in one pipe, --pipe-size K)")
       ->capture_default_str();
+  auto* pipe_size = tables
+                        ->add_option("--pipe-size", ta.pipe_size,
+                                     "fat-tree ports per pipe (POfan's pipe size; ofan: K)")
+                        ->capture_default_str();
   tables->add_option("--pipes", ta.pipes, "pipes of the device")->capture_default_str();
   tables
       ->add_option("--dev-ports", ta.dev_ports,
@@ -227,6 +244,7 @@ int Main(int argc, char** argv) {
   vc->excludes(vo);
 
   if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
+  ta.pipe_size_given = pipe_size->count() > 0;
   if (tables->parsed()) {
     return RunTables(ta, CommandLine(argc, argv));
   }
