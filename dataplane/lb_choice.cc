@@ -5,19 +5,14 @@
 namespace ofan::dp {
 
 std::string_view OfanModeName(OfanMode m) {
-  switch (m) {
-    case OfanMode::kAtomic:
-      return "atomic";
-    case OfanMode::kCombined:
-      return "combined";
-  }
-  return "?";
+  const auto i = static_cast<size_t>(m);
+  return i < lb::kOfanModeNames.size() ? lb::kOfanModeNames[i] : "?";
 }
 
 Status ApplyOfanMode(std::string_view name, LbChoice& c) {
-  if (name == "atomic") {
+  if (name == lb::kOfanModeNames[static_cast<size_t>(OfanMode::kAtomic)]) {
     c.mode = OfanMode::kAtomic;
-  } else if (name == "combined") {
+  } else if (name == lb::kOfanModeNames[static_cast<size_t>(OfanMode::kCombined)]) {
     c.mode = OfanMode::kCombined;
   } else if (name == "pofan") {
     if (c.kind == lb::PolicyKind::kOfan) c.kind = lb::PolicyKind::kPofan;

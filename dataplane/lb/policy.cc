@@ -68,6 +68,8 @@ nlohmann::json PolicyListJson() {
                     {"aliases", aliases},
                     {"queue_aware", (p.flags & kPolicyQueueAware) != 0},
                     {"host_chooses", (p.flags & kPolicyHostChooses) != 0},
+                    {"modes", p.kind == PolicyKind::kOfan ? nlohmann::json(kOfanModeNames)
+                                                          : nlohmann::json::array()},
                     {"help", p.help}});
   }
   return list;

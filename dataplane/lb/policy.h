@@ -70,13 +70,18 @@ constexpr bool IsQueueAware(PolicyKind k) { return (Info(k).flags & kPolicyQueue
 // True for policies that follow a choice the source host made.
 constexpr bool HostChooses(PolicyKind k) { return (Info(k).flags & kPolicyHostChooses) != 0; }
 
+// Ofan's ways of sharing its pointers among worker lcores (§5.1, App. I;
+// ofan-dp's lb.ofan_mode, dp::OfanMode in this order): the only policy with
+// modes, which --list-policies --json lists as its "modes".
+inline constexpr std::array<std::string_view, 2> kOfanModeNames = {"atomic", "combined"};
+
 // The name or one of the other names of a policy.
 Result<PolicyKind> ParsePolicy(std::string_view name);
 // The names, "ecmp|eecmp|...", for --help texts and error messages.
 std::string_view PolicyNameList();
 // What --list-policies prints: one line per policy (name, other names, help),
 // or as JSON: [{"name", "aliases": [...], "queue_aware", "host_chooses",
-// "help"}, ...] in the list's order.
+// "modes": [...], "help"}, ...] in the list's order.
 std::string PolicyListText();
 nlohmann::json PolicyListJson();
 // The help line of a --list-policies flag, the same in every binary.

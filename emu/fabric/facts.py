@@ -5,6 +5,7 @@ is read from the binary that owns it, once per process.
 gives:    policies() -> the LB policies, as `ofanctl --list-policies --json`
           lists them (from dataplane/lb/policy_list.h);
           emu_policies() -> the names a fabric of ofan-dp switches can run;
+          policy(name) -> one of them by any of its names;
           netdev_mtu() -> every fabric link's MTU, as ofan-dp sets it on its
           ports (dataplane/packet/frame_budget.h; `ofan-topo facts`);
           stages() -> the queue stages in report order, as ofan-sim reports
@@ -32,6 +33,7 @@ class Policy:
     aliases: tuple[str, ...]
     queue_aware: bool
     host_chooses: bool  # follows the source host's choice (needs hosts that make one)
+    modes: tuple[str, ...]  # ofan-dp's lb.ofan_mode values (Ofan's ways of sharing)
     help: str
 
 
@@ -52,12 +54,25 @@ def _ask_json(name: str, argv: list[str], shape: Any) -> Any:
 def policies() -> tuple[Policy, ...]:
     argv = ["--list-policies", "--json"]
     d = _ask_json("ofanctl", argv, [{"name": str, "aliases": [str], "queue_aware": bool,
-                                     "host_chooses": bool, "help": str}])
+                                     "host_chooses": bool, "modes": [str], "help": str}])
     out = tuple(Policy(name=p["name"], aliases=tuple(p["aliases"]), queue_aware=p["queue_aware"],
-                       host_chooses=p["host_chooses"], help=p["help"]) for p in d)
+                       host_chooses=p["host_chooses"], modes=tuple(p["modes"]), help=p["help"])
+                for p in d)
     if not out:
         raise FabricError(f"ofanctl {' '.join(argv)}: an empty list of policies")
     return out
+
+
+def policy(name: str) -> Policy:
+    """The policy named `name` or one of its other names, as a fabric's
+    switches run it; FabricError (exit 2) naming the choices if none is."""
+    for p in policies():
+        if name == p.name or name in p.aliases:
+            if p.host_chooses:
+                break
+            return p
+    raise FabricError(f"--policy {name}: not a policy a fabric's switches run "
+                      f"(one of {', '.join(emu_policies())}; ofanctl --list-policies)", code=2)
 
 
 def emu_policies() -> tuple[str, ...]:

@@ -128,9 +128,9 @@ class Runner:
                 raise FabricError(f"--lbs {lb}: a --switch kernel fabric runs Linux ECMP only "
                                   "(fib_multipath_hash_policy=1); say --lbs ecmp", code=2)
             return
-        policy, mode = lb, None
-        if lb == "ofan":
-            mode = self.fab.setup.ofan_mode
+        policy = lb
+        # A mode only for the policy that has modes (Ofan's sharing).
+        mode = self.fab.setup.ofan_mode if facts.policy(lb).modes else None
         for s in self.live_switches():
             if s["uplinks"]:
                 control.request(self.fab.ctx.sock(s["name"]), "set_policy", policy=policy,

@@ -343,7 +343,9 @@ class OfanctlTest(unittest.TestCase):
         rows = json.loads(p.stdout)
         self.assertIn("ofan", [r["name"] for r in rows])
         for r in rows:
-            self.assertEqual(set(r), {"name", "aliases", "queue_aware", "host_chooses", "help"})
+            self.assertEqual(set(r), {"name", "aliases", "queue_aware", "host_chooses", "modes",
+                                      "help"})
+            self.assertEqual(r["modes"], ["atomic", "combined"] if r["name"] == "ofan" else [])
         text = subprocess.run([OFANCTL, "--list-policies"], capture_output=True, text=True,
                               timeout=30)
         self.assertEqual(text.returncode, 0)

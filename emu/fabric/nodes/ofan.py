@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import control, teardown, tools
+from .. import control, facts, teardown, tools
 from ..state import ProcessRecord, alive, proc_start_time
 from ..tools import FabricError
 from ..topology import SwitchInfo, parse_size
@@ -45,7 +45,7 @@ class OfanKind(SwitchKind):
                            "buffer": parse_size(a.buffer, "buffer"),
                            "ecn": parse_size(a.ecn, "ecn")}})
         lb: dict[str, Any] = {"policy": st.policy, "seed": st.seed}
-        if st.policy == "ofan":
+        if facts.policy(st.policy).modes:
             lb["ofan_mode"] = st.ofan_mode
         cfg = {"name": self.config_name(s["name"]),
                "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},

@@ -1073,6 +1073,8 @@ TEST(PolicyNameTest, ListingNamesEveryPolicyOnce) {
     EXPECT_TRUE(names.insert(name).second) << name;
     EXPECT_EQ(p.at("queue_aware").get<bool>(), IsQueueAware(static_cast<PolicyKind>(i)));
     EXPECT_EQ(p.at("host_chooses").get<bool>(), HostChooses(static_cast<PolicyKind>(i)));
+    // Modes: Ofan's ways of sharing its pointers, ofan-dp's lb.ofan_mode.
+    EXPECT_EQ(p.at("modes").size(), static_cast<PolicyKind>(i) == PolicyKind::kOfan ? 2u : 0u);
     for (const auto& a : p.at("aliases")) {
       EXPECT_TRUE(names.insert(a.get<std::string>()).second) << a;
       EXPECT_EQ(*ParsePolicy(a.get<std::string>()), static_cast<PolicyKind>(i)) << a;

@@ -32,6 +32,17 @@ def the_lists():
           list(facts.emu_policies()) == [r["name"] for r in rows if not r["host_chooses"]]
           and "source" not in facts.emu_policies() and "ofan" in facts.emu_policies(),
           str(facts.emu_policies()))
+    check("a policy by any of its names; only Ofan has modes (ofan-dp's lb.ofan_mode)",
+          facts.policy("rsq").name == "rps" and facts.policy("ofan").modes ==
+          ("atomic", "combined") and not any(p.modes for p in facts.policies()
+                                             if p.name != "ofan"))
+    for bad in ("frob", "source"):
+        try:
+            facts.policy(bad)
+            check(f"facts.policy({bad!r}) refused", False)
+        except FabricError as e:
+            check(f"facts.policy({bad!r}) refused (exit 2, naming the choices)",
+                  e.code == 2 and "one of ecmp" in str(e), str(e))
     for exe in ("ofan-sim", "ofan-dp"):
         try:
             p = subprocess.run([tool(exe), "--list-policies", "--json"], capture_output=True,
