@@ -1330,7 +1330,14 @@ class Simulator {
 
   // DRB (§3.4): rotate per destination over the switches of the lowest
   // common layer (cores between pods, aggs within a pod), skipping those with
-  // no valid path; the choice rides in the packet as a source route.
+  // no valid path; the choice rides in the packet as a source route. Between
+  // pods the rotation takes the aggregation switch fastest (path p: agg p % w,
+  // its core p / w), so every link on the way sees a flow's packets evenly
+  // spaced, the periodic flows of §3.4's N D/D/1 model: the edge uplinks
+  // every w packets, each core every w^2. Taking the cores of one agg in a
+  // row sent w consecutive packets up one edge uplink, and DRB's max queue
+  // grew with w (40 packets at k=16 against 7 now, bench/RESULTS.md
+  // "Paper-scale reproduction of Fig. 4(b)").
   // Ethereal's data takes the same route: one equal-size subflow per valid
   // path, served round-robin by the NIC from a random first subflow, visits
   // the paths in this same cyclic order (equal sizes: the subflows with one
@@ -1350,7 +1357,7 @@ class Simulator {
     uint32_t& ptr = f.drb_ptr[ack ? 1 : 0];
     for (uint32_t tries = 0; tries < paths; ++tries) {
       const uint32_t p = ptr++ % paths;
-      const uint32_t j = inter_pod ? p / w_ : p, c = inter_pod ? p % w_ : 0;
+      const uint32_t j = inter_pod ? p % w_ : p, c = inter_pod ? p / w_ : 0;
       if (!(em & (lb::PortMask{1} << j))) continue;
       if (inter_pod) {
         const SwitchState& as = switches_[t_.agg(t_.pod_of(src), static_cast<int>(j)).value()];

@@ -9,7 +9,8 @@
 //  - RPS (random spraying) and AR: about sqrt(m) (Thm. 1).
 //  - CONGA per packet: with SimpleRR and JSQ in the near-linear group (§3.5);
 //    measured m^0.76 here, asserted "clearly faster than spraying".
-//  - Ofan and POfan: bounded (Thms. 5, 7); Ethereal too (Thm. 4).
+//  - Ofan and POfan: bounded (Thms. 5, 7); Ethereal (Thm. 4) and DRB
+//    (Thm. 3) too.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -25,7 +26,7 @@ class GrowthLaws : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     for (const char* lb :
-         {"ecmp", "jsq", "rr", "rps", "ar", "ofan", "pofan", "ethereal", "conga"}) {
+         {"ecmp", "jsq", "rr", "rps", "ar", "ofan", "pofan", "ethereal", "conga", "drb"}) {
       for (uint64_t msg : {256 * 1024ull, 4ull << 20}) {
         SimConfig c;
         c.k = 8;
@@ -83,6 +84,16 @@ TEST_F(GrowthLaws, EtherealStaysBounded) {
   EXPECT_LE(Growth("ethereal"), 1.5);
   EXPECT_LE(At("ethereal", 4ull << 20).queue_max_pkts, 12.0);
   EXPECT_LT(At("ethereal", 4ull << 20).cct_inflation, At("rps", 4ull << 20).cct_inflation);
+}
+
+TEST_F(GrowthLaws, DrbStaysBoundedAndSpreadsEachHostOverItsUplinks) {
+  // Thm. 3: DRB's queues are O(1) in m. Its rotation takes the aggregation
+  // switch fastest, so an edge uplink sees each of its w = 4 hosts once
+  // every 4 packets and stays near w; taking the cores of one agg in a row
+  // sent 4 packets in a row up one uplink (11 packets of queue there).
+  EXPECT_LE(Growth("drb"), 1.5);
+  EXPECT_LE(At("drb", 4ull << 20).stages[static_cast<int>(Stage::kEdgeUp)].max_pkts, 6.0);
+  EXPECT_LE(At("drb", 4ull << 20).queue_max_pkts, 12.0);
 }
 
 TEST_F(GrowthLaws, UplinksStayBoundedForRoundRobinAndJsq) {
