@@ -132,6 +132,13 @@ Status SimConfig::Validate() const {
                              incast_victim ? "; the victim's two ends do not send to it" : ""));
     }
   }
+  if (rto_us > 60'000'000) return bad(fmt::format("--rto-us must be <= 60000000, got {}", rto_us));
+  if (rto_us != 0 && cca != Cca::kNone) {
+    return bad(
+        fmt::format("--rto-us is the fixed-rate hosts' timeout (--cca none); --cca {} "
+                    "computes its own",
+                    CcaName(cca)));
+  }
   if (receiver == Receiver::kGbn && cca != Cca::kNone) {
     return bad(fmt::format(
         "--receiver gbn models rxe's go-back-N under fixed-rate senders: give --cca none "

@@ -117,6 +117,11 @@ struct SimConfig {
   uint64_t reorder_bytes = fabric::kReorderDefaultBytes;
   uint32_t reorder_timeout_us = 0;
   Receiver receiver = Receiver::kOoo;
+  // --cca none: the hosts' retransmission timeout, as uroce's --rto-us
+  // (ofan-emu passes its hosts'); 0: ten base RTTs and a full buffer's
+  // drain at each hop (Simulator::FirstRto). A go-back-N sender doubles it
+  // at each timeout in a row; an ooo sender (uroce --ooo) keeps it.
+  uint32_t rto_us = 0;
   double init_window_bdps = 1.0;  // a CCA's first window, in BDPs of the flow's path
   // Record this flow's window at each of its ACKs (SimResult::cwnd_trace);
   // -1: none.

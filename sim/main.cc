@@ -334,6 +334,11 @@ int Main(int argc, char** argv) {
                  "paper's hosts, uroce --ooo) | gbn (rxe: drops it, NAKs the gap once; the "
                  "sender goes back N; needs --cca none)")
       ->capture_default_str();
+  app.add_option("--rto-us", c.rto_us,
+                 "with --cca none: the hosts' retransmission timeout in us, as uroce's (0: ten "
+                 "base RTTs and a full buffer's drain per hop); a lost packet is sent again "
+                 "after it: go-back-N (--receiver gbn) or the holes one by one (ooo, uroce --ooo)")
+      ->capture_default_str();
   app.add_option("--init-window", c.init_window_bdps,
                  "with a --cca: the first window, in BDPs of the flow's path (base RTT x line "
                  "rate), (0, 16]")

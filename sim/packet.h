@@ -22,10 +22,13 @@ struct Packet {
   uint32_t echo;     // ACK: the entropy of the data packet it acknowledges (REPS)
   uint16_t frame;
   lb::SizeClass cls;
-  uint8_t ecn : 1;   // data: CE; ACK: ECE echoed
-  uint8_t rtx : 1;   // --cca: a retransmission (an ACK keeps its data packet's)
-  uint8_t pfc : 1;   // --pfc: a PFC frame (seq: the quanta it asks, 0 = XON)
-  uint8_t nak : 1;   // --receiver gbn: a NAK (seq: the PSN its receiver expects)
+  uint8_t ecn : 1;  // data: CE; ACK: ECE echoed
+  uint8_t rtx : 1;  // --cca: a retransmission (an ACK keeps its data packet's)
+  uint8_t pfc : 1;  // --pfc: a PFC frame (seq: the quanta it asks, 0 = XON)
+  uint8_t nak : 1;  // --receiver gbn: a NAK (seq: the PSN its receiver expects)
+  // --receiver ooo, --cca none: a copy sent only to learn what lost ACKs
+  // hid (its own ACK acknowledges nothing new; an ACK keeps it).
+  uint8_t probe : 1;
   uint8_t route[2];  // DRB source route: edge uplink, agg uplink
   // CONGA's overlay fields (policies/conga.h): the uplink chosen at the edge
   // and at the agg, and for each the max level of the links crossed since;

@@ -101,6 +101,29 @@ struct GbnTimer {
   bool armed = false;
 };
 
+// --receiver ooo, --cca none (uroce --ooo's recovery): what a flow lost and
+// has to send again. Made for every flow at the first loss of the run, so a
+// run without loss keeps its schedule bit for bit. The receiver places
+// early packets and acknowledges each; the sender, rto after a loss with
+// no progress, sends the oldest hole again and, as each hole's ACK comes
+// back, the next one below where it had sent at the timeout (NewReno's
+// partial ACKs, emu/uroce/completer.cc); an ACK lost is made good by the
+// flow's next ACK (uroce's are cumulative), or at a timeout by a probe.
+struct OooLoss {
+  std::vector<uint32_t> lost;  // data sequence numbers dropped, not yet sent again (ascending)
+  std::vector<uint32_t> send;  // to send now, oldest first (kProbeSeq: a probe)
+  uint32_t owed = 0;           // ACKs lost whose packets the receiver has
+  uint32_t recover = 0;        // the first sequence number not sent at the timeout
+  uint32_t retries = 0;        // timeouts in a row without progress
+  bool recovering = false;
+  bool armed = false;
+  TimePs deadline = 0;
+};
+constexpr uint32_t kProbeSeq = std::numeric_limits<uint32_t>::max();
+// Timeouts in a row before a sender gives its flow up (uroce's and IBA's
+// retry_count, 7): a destination no route reaches ends incomplete.
+constexpr uint32_t kOooRetries = 7;
+
 struct HostState {
   std::vector<uint32_t> active;  // flows with data left to send
   uint32_t rr = 0;
@@ -230,8 +253,10 @@ class Simulator {
       } else if (e.type == EventType::kRto) {
         if (gbn()) {
           OnGbnRto(e.node);
-        } else {
+        } else if (transport()) {
           OnRto(e.node);
+        } else {
+          OnOooRto(e.node);
         }
       } else if (e.type == EventType::kPortTx) {
         OnPortTx(e.node);
@@ -452,6 +477,14 @@ class Simulator {
     }
     return rto;
   }
+  // A fixed-rate host's timeout (--cca none): --rto-us, else FirstRto.
+  TimePs HostRto(uint32_t links) const {
+    return c_.rto_us ? TimePs{c_.rto_us} * 1'000'000 : FirstRto(links);
+  }
+  TimePs HostRtoOf(uint32_t fi) const {
+    const FlowState& f = flows_[fi];
+    return HostRto(static_cast<uint32_t>(t_.hops(HostId(f.src), HostId(f.dst))));
+  }
   // A flow's last packet acknowledged now.
   void FlowDone() {
     ++flows_done_;
@@ -483,7 +516,101 @@ class Simulator {
     for (size_t i = 0; i < flows_.size(); ++i) {
       const FlowState& f = flows_[i];
       const auto links = static_cast<uint32_t>(t_.hops(HostId(f.src), HostId(f.dst)));
-      gbn_[i].base = gbn_[i].rto = FirstRto(links);
+      gbn_[i].base = gbn_[i].rto = HostRto(links);
+    }
+  }
+
+  // ---- ooo receivers' loss recovery (--receiver ooo, --cca none) ----------
+  bool ooo_recovery() const { return !transport() && !gbn(); }
+
+  // A packet lost anywhere in the fabric (tail drop, a down link, no
+  // route, a lossless or a watchdog drop): its flow's sender finds out by
+  // its timeout.
+  void Lose(const Packet& pk) {
+    if (!ooo_recovery() || pk.pfc) return;
+    if (loss_.empty()) loss_.resize(flows_.size());
+    OooLoss& l = loss_[pk.flow];
+    if (pk.cls == SizeClass::kData) {
+      if (pk.probe) return;  // still owed: the next timeout probes again
+      l.lost.insert(std::lower_bound(l.lost.begin(), l.lost.end(), pk.seq), pk.seq);
+    } else if (!pk.probe) {
+      ++l.owed;
+    }
+    if (!l.armed) {
+      l.deadline = std::max(l.deadline, now_ + HostRtoOf(pk.flow));
+      OooArm(pk.flow);
+    }
+  }
+
+  void OooArm(uint32_t fi) {
+    OooLoss& l = loss_[fi];
+    if (l.armed) return;
+    l.armed = true;
+    Push(l.deadline, EventType::kRto, fi, 0);
+  }
+
+  // Sequence number seq (or a probe) to be sent again, first in line.
+  void OooSend(uint32_t fi, uint32_t seq) {
+    FlowState& f = flows_[fi];
+    OooLoss& l = loss_[fi];
+    const bool idle = f.sent >= f.total && l.send.empty();  // out of its host's round-robin
+    l.send.push_back(seq);
+    if (idle) {
+      hosts_[f.src].active.push_back(fi);
+      HostTry(f.src);
+    }
+  }
+
+  // Nothing acknowledged for rto since a loss: the oldest hole again (or,
+  // with only ACKs lost, a probe), recovery up to what was sent by now.
+  void OnOooRto(uint32_t fi) {
+    OooLoss& l = loss_[fi];
+    const FlowState& f = flows_[fi];
+    l.armed = false;
+    if (f.acked == f.total || (l.lost.empty() && l.owed == 0)) return;
+    if (now_ < l.deadline) {
+      OooArm(fi);
+      return;
+    }
+    ++timeouts_;
+    if (++l.retries > kOooRetries) {  // given up: the flow stays incomplete
+      l.lost.clear();
+      l.owed = 0;
+      return;
+    }
+    if (!l.lost.empty()) {
+      l.recovering = true;
+      l.recover = f.sent;
+      OooSend(fi, l.lost.front());
+      l.lost.erase(l.lost.begin());
+    } else {
+      OooSend(fi, kProbeSeq);
+    }
+    l.deadline = now_ + HostRtoOf(fi);
+    OooArm(fi);
+  }
+
+  // An ACK at the sender of a flow that lost something: it acknowledges its
+  // own packet (a probe's nothing) and every ACK lost before it; a hole
+  // filled moves recovery to the next one.
+  void OooAck(uint32_t fi, FlowState& f, const Packet& pk) {
+    OooLoss& l = loss_[fi];
+    const uint32_t credit = (pk.probe ? 0 : 1) + l.owed;
+    l.owed = 0;
+    if (credit == 0) return;
+    f.acked += credit;
+    if (f.acked == f.total) {
+      FlowDone();
+      return;
+    }
+    if (!pk.rtx) return;
+    l.retries = 0;
+    l.deadline = now_ + HostRtoOf(fi);  // progress: the hole is filled
+    if (l.recovering && !l.lost.empty() && l.lost.front() < l.recover) {
+      OooSend(fi, l.lost.front());
+      l.lost.erase(l.lost.begin());
+    } else {
+      l.recovering = false;
     }
   }
 
@@ -839,6 +966,7 @@ class Simulator {
     OutPort& p = ports_[pi];
     if (p.failed) {
       ++drops_link_down_;
+      Lose(pk);
       FreePacket();
       return;
     }
@@ -851,6 +979,7 @@ class Simulator {
                                             {c_.buffer_bytes, c_.ecn_bytes}, data);
     if (!r.queued) {
       ++drops_buffer_;
+      Lose(pk);
       FreePacket();
       return;
     }
@@ -932,12 +1061,14 @@ class Simulator {
     if (data) {
       if (pp.pause.dropping()) {
         ++wd_dropped_;  // a stormed queue discards what comes for it
+        Lose(pk);
         FreePacket();
         return;
       }
       PfcSink sink{this, sw};
       if (!pfc_in_[sw].Admit(in_port, pk.frame, now_, sink)) {
         ++drops_lossless_;
+        Lose(pk);
         FreePacket();
         FlushActions();
         return;
@@ -950,6 +1081,7 @@ class Simulator {
     if (!v.queued) {
       free_slots_.push_back(slot);
       ++drops_buffer_;
+      Lose(pk);
       FreePacket();
       FlushActions();
       return;
@@ -1081,6 +1213,7 @@ class Simulator {
         free_slots_.push_back(slot);
         if (f.in_port != kNoPort) pfc_in_[sink.sw].Release(f.in_port, f.pk.frame, at, sink);
         ++wd_dropped_;
+        Lose(f.pk);
         FreePacket();
       });
     }
@@ -1152,6 +1285,7 @@ class Simulator {
       const uint8_t u = policies_[s].Pick(key, view);
       if (u == lb::kNoUplink) {
         ++drops_no_route_;
+        Lose(pk);
         FreePacket();
         return;
       }
@@ -1195,6 +1329,8 @@ class Simulator {
           st |= kRecv;
           ++f.received;
         }
+      } else if (pk.probe) [[unlikely]] {
+        ++duplicates_;  // its receiver had it: the probe only asks for an ACK
       } else {
         ++f.received;
       }
@@ -1237,6 +1373,11 @@ class Simulator {
       FreePacket();
       if (f.acked != before && f.acked == f.total) FlowDone();
       TxWake(fi);
+      return;
+    }
+    if (!loss_.empty()) [[unlikely]] {
+      OooAck(pk.flow, f, pk);
+      FreePacket();
       return;
     }
     ++f.acked;
@@ -1483,6 +1624,15 @@ class Simulator {
         if (!tx.timer_armed) RestartTimer(fi);
         more = TxEligible(fi);
         if (!more) tx.in_active = false;
+      } else if (!loss_.empty() && !loss_[fi].send.empty()) [[unlikely]] {
+        OooLoss& l = loss_[fi];
+        const uint32_t seq = l.send.front();
+        l.send.erase(l.send.begin());
+        pk.probe = seq == kProbeSeq;
+        pk.seq = pk.probe ? f.total - 1 : seq;
+        pk.rtx = 1;
+        ++retransmits_;
+        more = f.sent < f.total || !l.send.empty();
       } else {
         pk.seq = f.sent;
         if (gbn()) {
@@ -1494,7 +1644,7 @@ class Simulator {
           }
           GbnArm(fi);
         }
-        more = ++f.sent < f.total;
+        more = ++f.sent < f.total || (!loss_.empty() && !loss_[fi].send.empty());
       }
       if (!more) {
         hs.active[hs.rr] = hs.active.back();
@@ -1705,6 +1855,8 @@ class Simulator {
   uint64_t retransmits_ = 0, timeouts_ = 0, duplicates_ = 0;
   // --receiver gbn: per flow its timer; the receivers' drops and NAKs.
   std::vector<GbnTimer> gbn_;
+  // --receiver ooo, --cca none: per flow what it lost (empty until a loss).
+  std::vector<OooLoss> loss_;
   uint64_t out_of_seq_ = 0, naks_ = 0;
   // --reorder: per host its port's reorder buffer (handles: slots_) and
   // the pending kReorderExpire's time.

@@ -7,7 +7,9 @@
 // rho of line rate, round-robin over their flows; a receiver returns one ACK
 // per data packet, and a host's NIC alternates between pending ACKs and data
 // (App. A). ACKs are load-balanced in their own size class. With --cca none
-// there is no congestion control and no loss recovery (§2.2); with a CCA
+// there is no congestion control (§2.2): a host sends what was lost again
+// after its timeout (--rto-us), the holes one by one (an ooo receiver, as
+// uroce --ooo) or go-back-N (--receiver gbn, as rxe); with a CCA
 // (sim/transport/) each flow also has a window, and a packet is resent when
 // 3 + the flow's number of paths packets sent after it were acknowledged
 // (htsim's default) or at its retransmission timeout.

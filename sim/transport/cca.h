@@ -22,10 +22,10 @@ namespace ofan::sim {
 using lb::TimePs;
 
 // X(enumerator, name, help). The order is the enum's.
-#define OFAN_SIM_CCAS(X)                                                                \
-  X(kNone, "none", "no congestion control, no loss recovery: hosts pace at rho (§2.2)") \
-  X(kDctcp, "dctcp", "DCTCP: ECN fraction EWMA, cut by alpha/2 once per window")        \
-  X(kNscc, "nscc", "UEC's NSCC: ECN x delay quadrants, quick adapt on loss")            \
+#define OFAN_SIM_CCAS(X)                                                                     \
+  X(kNone, "none", "no congestion control: hosts pace at rho (§2.2), resend after --rto-us") \
+  X(kDctcp, "dctcp", "DCTCP: ECN fraction EWMA, cut by alpha/2 once per window")             \
+  X(kNscc, "nscc", "UEC's NSCC: ECN x delay quadrants, quick adapt on loss")                 \
   X(kMswift, "mswift", "MSwift: Swift on the median of the latest delays")
 
 enum class Cca : uint8_t {

@@ -108,16 +108,16 @@ TEST_P(Transport, DeterministicPerSeed) {
 
 INSTANTIATE_TEST_SUITE_P(Ccas, Transport, ::testing::ValuesIn(AllCcas()), CcaParamName);
 
-TEST(TransportNone, FixedRateWithoutRecovery) {
-  // --cca none: no window, no retransmission; a drop leaves its flow
-  // incomplete, as before the transport existed.
+TEST(TransportNone, FixedRateSendsTheHolesAgainAtItsTimeout) {
+  // --cca none: no window; a drop is found by the host's timeout and sent
+  // again (sim/sim.cc OooLoss), no duplicate, no window trace.
   SimConfig c = Incast(Cca::kNone, 5 * 4158);
   auto r = RunSim(c);
   ASSERT_TRUE(r.ok());
   EXPECT_GT(r->drops_buffer, 0u);
-  EXPECT_GT(r->flows_incomplete, 0u);
-  EXPECT_EQ(r->retransmits, 0u);
-  EXPECT_EQ(r->timeouts, 0u);
+  EXPECT_EQ(r->flows_incomplete, 0u);
+  EXPECT_GE(r->retransmits, r->drops_buffer);
+  EXPECT_GT(r->timeouts, 0u);
   EXPECT_EQ(r->duplicates, 0u);
   EXPECT_TRUE(r->cwnd_trace.empty());
 }
