@@ -44,13 +44,30 @@ Claim NotComputed(std::string text, std::string why);
 double Inflation(const Row& r);
 double Cct(const Row& r);
 
+// How a claim reads the paper's words where they give no number; each
+// claim's text repeats the reading it uses.
+//   "about x", "roughly x", "about constant": within ±25 % of x (About);
+//   "notably" or "clearly" above x: more than 25 % above x (Notably), out
+//     of the band "about" allows;
+//   "a bit" or "slightly" above: strictly above, with no cap: §6.5 calls
+//     its own 8 % (NSCC) and 14 % (MSwift) "a bit larger";
+//   "holds" (a gap that holds or grows) and "about the same" (an order):
+//     no drop or reversal beyond two standard errors over the seeds
+//     (kSpreadSems; with one seed, none at all);
+//   "grows", "expands", "decreases", "below", "outperforms": strictly.
+inline constexpr double kAbout = 0.25;
+inline constexpr double kSpreadSems = 2;
+bool About(double v, double x);    // |v - x| <= kAbout |x|
+bool Notably(double v, double x);  // v > (1 + kAbout) x
+
 // One function per figure of §6 (Fig. 5c's claims are Fig. 5b's).
 std::vector<Claim> Fig5aClaims(const std::vector<Row>& rows);
 std::vector<Claim> Fig5bClaims(const std::vector<Row>& rows);
 std::vector<Claim> Fig6Claims(const std::vector<Row>& rows);
 std::vector<Claim> Fig7aClaims(const std::vector<Row>& rows);
 std::vector<Claim> Fig7bClaims(const std::vector<Row>& rows);
-std::vector<Claim> Fig8Claims(const std::vector<Row>& rows);
+std::vector<Claim> Fig8aClaims(const std::vector<Row>& rows);
+std::vector<Claim> Fig8bClaims(const std::vector<Row>& rows);
 std::vector<Claim> Fig9Claims(const std::vector<Row>& rows);
 std::vector<Claim> Fig10Claims(const std::vector<Row>& rows);
 std::vector<Claim> Fig11Claims(const std::vector<Row>& rows);

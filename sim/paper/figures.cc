@@ -375,7 +375,7 @@ std::vector<Figure> MakeFigures() {
                F::kPacket,
                {},
                Fig8aPlan,
-               Fig8Claims,
+               Fig8aClaims,
                {kRepsNote, kArNote,
                 "packet_bytes is the data payload (header 62 B + 20 B gap on top); the sweet "
                 "spot is the lowest CCT, since the bound itself depends on the payload",
@@ -390,7 +390,7 @@ std::vector<Figure> MakeFigures() {
                F::kPacket,
                {},
                Fig8bPlan,
-               Fig8Claims,
+               Fig8bClaims,
                {kRepsNote, kArNote,
                 "packet_bytes is the data payload (header 62 B + 20 B gap on top); the sweet "
                 "spot is the lowest CCT, since the bound itself depends on the payload",
@@ -457,7 +457,8 @@ std::vector<Figure> MakeFigures() {
                {kRepsNote, kArNote, kBoundNote,
                 "the token matrix is generated to the paper's statistics (the trace is not "
                 "public); 4Ofan equals Ofan at k=8 and is not run",
-                "the default scales every flow to 1/4 of the paper's bytes (--moe-scale)"},
+                "the default and full sizes send the paper's bytes; the tiny size scales every "
+                "flow to 1/100 of them (--moe-scale 0.01)"},
                ""});
   f.push_back({"14",
                "FSDP2 with Llama-3 8B, 70B and 405B under NSCC and MSwift",
