@@ -1,6 +1,6 @@
 // The switch's control socket: a unix stream socket (mode 0600) that speaks
 // versioned JSON, one object per line each way; the protocol (requests,
-// replies, commands) is control/protocol/protocol.h.
+// replies, commands) is common/protocol/protocol.h.
 // Served by the control thread between its other duties; a bad request gets
 // an error reply, never a crash, and a client that misbehaves is dropped.
 #pragma once
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "common/protocol/protocol.h"
 #include "common/result.h"
-#include "control/protocol/protocol.h"
 
 namespace ofan::dp {
 

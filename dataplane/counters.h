@@ -1,5 +1,5 @@
 // Switch counters: the list, its enum and names are the control protocol's
-// (control/protocol/counters.h: OFAN_DP_COUNTERS, where a counter is added).
+// (common/protocol/counters.h: OFAN_DP_COUNTERS, where a counter is added).
 // Each lcore owns a plain array (no read-modify-write on the hot path); the
 // control side sums them (docs/design.md, rule 5).
 #pragma once
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "control/protocol/counters.h"
+#include "common/protocol/counters.h"
 
 namespace ofan::dp {
 

@@ -26,12 +26,12 @@
 #include "common/cli.h"
 #include "common/json_text.h"
 #include "common/main_guard.h"
+#include "common/protocol/protocol.h"
 #include "common/units.h"
-#include "control/protocol/protocol.h"
 #include "dataplane/bench_support/bench_traffic.h"
 #include "dataplane/config.h"
 #include "dataplane/control_socket.h"
-#include "dataplane/fabric/engine.h"
+#include "dataplane/engine.h"
 #include "dataplane/lb/policy.h"
 #include "dataplane/switch.h"
 
@@ -252,7 +252,7 @@ int Main(int argc, char** argv) {
   std::string fabric_path;
   app.add_option("--fabric", fabric_path,
                  "the shared engine: every switch of FILE (switches: [config files]) in this "
-                 "process, in-memory links, emulated time (dataplane/fabric/engine.h)");
+                 "process, in-memory links, emulated time (dataplane/engine.h)");
   app.add_option(
       "--bench-inject", bench_population,
       "benchmark on loopback ports (net_ring): keep N frames circulating through the switch");

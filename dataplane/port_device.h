@@ -1,7 +1,7 @@
 // A DPDK device as a port: one RX and one TX queue, MTU for the fabric's
 // frames, promiscuous, started. Set up alike for a switch's own ports
 // (switch.cc) and the shared engine's host ports kept on ethdevs
-// (fabric/engine.cc).
+// (dataplane/engine.cc).
 #pragma once
 
 #include <cstdint>

@@ -159,7 +159,7 @@ struct EngineLag {
   }
 };
 
-// What the shared fabric engine (dataplane/fabric/engine.h) gives a switch
+// What the shared fabric engine (dataplane/engine.h) gives a switch
 // it hosts: its clock, and where each port's frames go. Such a switch has
 // no device and no worker lcore of its own: the engine's thread runs its
 // pipeline (EngineRun) and egress (EngineDrain); every port's egress is

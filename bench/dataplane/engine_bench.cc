@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/fabric/engine.h"
+#include "dataplane/engine.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/packet/builder.h"
 

@@ -21,6 +21,7 @@
 
 #include "common/cli.h"
 #include "common/main_guard.h"
+#include "common/protocol/protocol.h"
 #include "common/steady_ms.h"
 #include "common/version.h"
 #include "control/agent/agent_cycle.h"
@@ -28,7 +29,6 @@
 #include "control/agent/dp_link.h"
 #include "control/agent/frr_apply.h"
 #include "control/agent/route_events.h"
-#include "control/protocol/protocol.h"
 #include "dataplane/config.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // A client of ofan-dp's control socket: a unix stream socket that speaks
 // versioned JSON, one object per line each way (the protocol is
-// control/protocol/protocol.h). Used by ofanctl; meant to be reused by
+// common/protocol/protocol.h). Used by ofanctl; meant to be reused by
 // ofan-agent.
 //
 // Failures of the transport (no socket, refused, timeout, connection closed,
@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/protocol/protocol.h"
 #include "common/result.h"
-#include "control/protocol/protocol.h"
 
 namespace ofan::control {
 

@@ -1,5 +1,5 @@
 // ofanctl: the command line of ofan-dp's control socket (the protocol is
-// control/protocol/protocol.h).
+// common/protocol/protocol.h).
 //   ofanctl [--socket PATH | --name NAME] [--json] [--timeout-ms N] COMMAND ...
 //
 // Exit codes: 0 ok; 1 the switch answered with an error (printed); 2 bad
@@ -26,10 +26,10 @@
 
 #include "common/json_text.h"
 #include "common/main_guard.h"
+#include "common/protocol/protocol.h"
 #include "common/version.h"
 #include "control/client/client.h"
 #include "control/ofanctl/render.h"
-#include "control/protocol/protocol.h"
 #include "dataplane/lb/policy.h"
 
 namespace ofan::control {

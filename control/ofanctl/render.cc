@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
+#include "common/protocol/counters.h"
 #include "common/units.h"
-#include "control/protocol/counters.h"
 
 namespace ofan::control {
 namespace {
@@ -55,7 +55,7 @@ std::string KeyValues(const std::vector<std::pair<std::string, std::string>>& kv
   return out;
 }
 
-// Counter names in the switch's order (control/protocol/counters.h), then any name
+// Counter names in the switch's order (common/protocol/counters.h), then any name
 // this ofanctl does not know (a newer switch) in alphabetical order.
 std::vector<std::string> CounterOrder(const json& total) {
   std::vector<std::string> out;

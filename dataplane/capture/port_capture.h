@@ -1,6 +1,6 @@
 // Capture: copies of the frames a switch's ports receive and send, written
 // as pcapng by the control thread, on request over the control socket
-// (capture_start / capture_status / capture_stop, control/protocol).
+// (capture_start / capture_status / capture_stop, common/protocol).
 //
 // expects:   Record*: bursts of frames of port p, from the lcore that owns p
 //            (its RX, in the vector pass; its TX, in the device's TX hook,

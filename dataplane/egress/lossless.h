@@ -1,6 +1,6 @@
 // The lossless class (PFC's one priority) of a frame, from its bytes: what
 // the shared engine's switches (egress/emu_pfc.h) and the hosts' NICs it
-// emulates (fabric/engine.cc) pause instead of dropping. No DPDK: the parse
+// emulates (dataplane/engine.cc) pause instead of dropping. No DPDK: the parse
 // fuzz target runs it on any input.
 //
 // expects:   a frame (data, length), any content

@@ -1,6 +1,6 @@
 // PacketIo: how a process moves Ethernet frames on a host's interface
 // without DPDK: uroce's hosts, and the shared fabric engine's host ports
-// (dataplane/fabric/engine.h: DPDK allows 32 ethdevs a process, a k=8
+// (dataplane/engine.h: DPDK allows 32 ethdevs a process, a k=8
 // fabric has 128 hosts). Three implementations: AF_XDP through libxdp (copy
 // mode, need_wakeup), AF_PACKET (the fallback where AF_XDP cannot bind),
 // and an in-process pair for tests that drops, reorders and duplicates

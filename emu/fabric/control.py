@@ -1,5 +1,5 @@
 """Talking to one ofan-dp through its control socket, by way of ofanctl: the
-one client of the protocol (control/protocol/protocol.h, control/client/), so
+one client of the protocol (common/protocol/protocol.h, control/client/), so
 that ofan-emu never writes the wire format itself.
 
 gives:  request(sock, cmd, **args) -> the reply's "result" (a dict or list),

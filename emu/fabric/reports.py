@@ -47,7 +47,7 @@ SIM_REPORT_SHAPE = {
 # with the shared engine's lag behind wall-clock time and its verdict.
 ENGINE_SHAPE = {"kind": OneOf("shared", "per-switch"), "lag_events?": int,
                 "lag_max_us?": float, "cpu_bound?": bool, "reason?": str}
-# One switch's ofanctl queues, ports and counters (control/protocol), and
+# One switch's ofanctl queues, ports and counters (common/protocol), and
 # (the shared engine) its status.
 SNAPSHOT_SHAPE = {
     "queues": [{"port": int, "max_bytes": int, "ecn_marked": int, "shaper_lag_bytes?": int,

@@ -3,7 +3,7 @@
 // longest pause (65,535 quanta), every --every-us, from the interface's own
 // MAC on an AF_PACKET socket, then stops (no XON: a broken NIC just goes
 // quiet). The per-switch engine's storms (`ofan-emu fault --pfc-storm`);
-// the shared engine's NICs storm inside the engine (fabric/engine.cc).
+// the shared engine's NICs storm inside the engine (dataplane/engine.cc).
 //
 // expects:  root; --netns NS and --iface (default eth0) in it
 // gives:    the frames on the wire (tcpdump, the edge's pfc_rx and

@@ -17,7 +17,7 @@
 //         route=down|up|local|none   what routing it does; down: port=P,
 //                                    up: dest=D (the switch's key space)
 //         drop=COUNTER               the frame is dropped and counted there
-//                                    (control/protocol/counters.h's names)
+//                                    (common/protocol/counters.h's names)
 //         anything else a fixture describes (the RoCE fields, ...)
 //   in HEX
 //       the frame's bytes

@@ -1,4 +1,4 @@
-#include "control/protocol/protocol.h"
+#include "common/protocol/protocol.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// dataplane/fabric/engine.h driven by a fake clock: two switches in a line
+// dataplane/engine.h driven by a fake clock: two switches in a line
 // (edge e0-0 and aggregation a0-0 of a k=4 fat tree, an in-memory link
 // between them, ring ports for hosts). Frames offered at once leave at
 // exactly the times serialisation gives, and the queue depths are those the
@@ -7,7 +7,7 @@
 // With PFC, the line pauses as the simulator's pieces chained the same way
 // (PfcLineModel) pause it: the same pause frames, paused time and frame
 // times, to the picosecond.
-#include "dataplane/fabric/engine.h"
+#include "dataplane/engine.h"
 
 #include <gtest/gtest.h>
 #include <linux/if_packet.h>

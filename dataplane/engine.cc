@@ -1,4 +1,4 @@
-#include "dataplane/fabric/engine.h"
+#include "dataplane/engine.h"
 
 #include <fmt/format.h>
 #include <rte_cycles.h>
