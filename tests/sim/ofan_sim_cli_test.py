@@ -212,10 +212,28 @@ class Cli(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("unknown model '7b'", p.stderr)
 
-    def test_finite_buffer_drops_exit_3(self):
-        p = run("--k", "8", "--lb", "ecmp", "--msg", "1MiB", "--buffer", "40KiB", "--json")
-        self.assertEqual(p.returncode, 3)
-        self.assertGreater(json.loads(p.stdout)["drops"]["buffer"], 0)
+    def test_finite_buffer_drops_are_sent_again_or_exit_3(self):
+        # The hosts send what a buffer dropped again after their timeout.
+        p = run("--k", "8", "--lb", "ecmp", "--msg", "1MiB", "--buffer", "40KiB", "--json",
+                check_rc=0)
+        d = json.loads(p.stdout)
+        self.assertGreater(d["drops"]["buffer"], 0)
+        self.assertGreater(d["retransmits"], 0)
+        self.assertGreater(d["timeouts"], 0)
+        self.assertEqual(d["flows_incomplete"], 0)
+        # A buffer smaller than a frame passes nothing: every flow is given
+        # up after its retries, and the run exits 3.
+        p = run("--k", "4", "--link-gbps", "0.025", "--payload", "2048", "--header", "62",
+                "--buffer", "1000", "--msg", "16KiB", "--rto-us", "20000", "--json")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        d = json.loads(p.stdout)
+        self.assertEqual(d["flows_incomplete"], d["flows"])
+        for bad in ("-1", "60000001", "x"):
+            p = run("--rto-us", bad)
+            self.assertEqual(p.returncode, 2, bad)
+        p = run("--rto-us", "1000", "--cca", "dctcp")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--rto-us is the fixed-rate hosts' timeout", p.stderr)
 
     def test_cca_recovers_the_drops(self):
         help_text = run("--help", check_rc=0).stdout
@@ -223,7 +241,7 @@ class Cli(unittest.TestCase):
         p = run("--cca", "reno")
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("unknown congestion control 'reno'", p.stderr)
-        # The drops of test_finite_buffer_drops_exit_3, retransmitted.
+        # The drops of test_finite_buffer_drops_are_sent_again_or_exit_3, under a CCA.
         p = run("--k", "8", "--lb", "ecmp", "--msg", "1MiB", "--buffer", "40KiB", "--cca",
                 "dctcp", "--json", check_rc=0)
         d = json.loads(p.stdout)
@@ -243,8 +261,10 @@ class Cli(unittest.TestCase):
         emu_scale = ["--k", "4", "--link-gbps", "0.025", "--latency-us", "1", "--payload", "2048",
                      "--header", "62", "--buffer", "256KiB", "--workload", "incast", "--msg",
                      "1MiB", "--lb", "ecmp"]
-        # Lossy: the incast drops and its flows stay incomplete (exit 3).
-        self.assertEqual(run(*emu_scale, "--json").returncode, 3)
+        # Lossy: the incast drops, and its hosts send the drops again.
+        lossy = json.loads(run(*emu_scale, "--json", check_rc=0).stdout)
+        self.assertGreater(lossy["drops"]["buffer"], 0)
+        self.assertGreater(lossy["retransmits"], 0)
         p = run(*emu_scale, "--pfc", "--pfcwd-detect-ms", "5000", "--json", check_rc=0)
         d = json.loads(p.stdout)
         self.assertEqual(d["config"]["pfc"]["watchdog"],
