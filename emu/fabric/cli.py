@@ -342,11 +342,15 @@ def parser() -> argparse.ArgumentParser:
     add_plan_args(xp, servers_required=False)
     xp.add_argument("-o", dest="output", required=True, metavar="FILE|-",
                     help="the topology file (- for stdout)")
+    xp.add_argument("--json", action="store_true",
+                    help="also print {file, nodes, links} of what was written")
 
     tp = sub.add_parser("topology", help="print the canonical topology file of a shape")
     tp.add_argument("--k", type=int, default=4)
     tp.add_argument("--levels", type=int, choices=(2, 3), default=3)
     tp.add_argument("--name", default=None)
+    tp.add_argument("--json", action="store_true",
+                    help="the same topology as JSON (no comment header)")
     return p
 
 
@@ -1207,6 +1211,9 @@ def cmd_topology(args: argparse.Namespace) -> int:
     import yaml
     topo = Topology(args.k, args.levels)
     name = args.name or (f"fattree{args.k}" if args.levels == 3 else f"leafspine{args.k}")
+    if args.json:
+        print(json.dumps(topo.to_yaml_dict(name), indent=1))
+        return EXIT_OK
     head = (f"# The canonical ofan-emu topology of a k={args.k} {topo.kind()} "
             f"(ofan-emu topology --k {args.k} --levels {args.levels}).\n"
             "# Format: docs/emu.md. Every link is listed; give any of them its own\n"
@@ -1244,13 +1251,23 @@ def cmd_export(args: argparse.Namespace) -> int:
         doc = containerlab.topology_doc(name, topo, facts.netdev_mtu())
         what = "the whole fabric, every link a veth (for clabernetes or one Containerlab host)"
         write_output(args.output, containerlab.to_yaml(doc, export_header(name, topo, what)))
-        return EXIT_OK
+        return export_summary(args, doc)
     server = containerlab.pick_server(plan, args.server)
     doc = containerlab.topology_doc(plan.name, topo, plan.fabric_mtu, plan, server)
     what = ("the whole fabric, every link a veth" if server is None else
             f"server {server.name} ({server.address}) of {len(plan.servers)}: its nodes, "
             "vxlan-stitch links to the others")
     write_output(args.output, containerlab.to_yaml(doc, export_header(plan.name, topo, what)))
+    return export_summary(args, doc)
+
+
+def export_summary(args: argparse.Namespace, doc: dict[str, Any]) -> int:
+    """export --json: what was written, for scripts (not with -o -, whose
+    stdout is the topology itself)."""
+    if args.json and args.output != "-":
+        t = doc.get("topology", {})
+        print(json.dumps({"file": args.output, "format": args.format,
+                          "nodes": len(t.get("nodes", {})), "links": len(t.get("links", []))}))
     return EXIT_OK
 
 

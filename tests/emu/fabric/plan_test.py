@@ -399,6 +399,15 @@ class Export(unittest.TestCase):
                             for li in links))
         images = {n["image"] for n in doc["topology"]["nodes"].values()}
         self.assertEqual(images, {containerlab.SWITCH_IMAGE, containerlab.HOST_IMAGE})
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "k4.clab.yml")
+            r = emu("export", "--format", "containerlab", "--k", "4", "-o", out, "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(json.loads(r.stdout), {"file": out, "format": "containerlab",
+                                                    "nodes": 36, "links": len(t.links)})
+        r = emu("topology", "--k", "4", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), t.to_yaml_dict("fattree4"))
 
     def test_two_servers(self) -> None:
         t = topo()
