@@ -83,7 +83,7 @@ def capture_point(topo: Topology, text: str) -> CapturePoint:
     """SWITCH:PORT -> that port; HOST -> its edge switch's port towards it."""
     if text in topo.host_by_name:
         h = topo.host_by_name[text]
-        return CapturePoint(h["edge_name"], int(h["edge_port"]))
+        return CapturePoint(h.edge_name, int(h.edge_port))
     if ":" not in text:
         raise TopologyError(f"--link {text}: give SWITCH:PORT (one end of the link) or a host")
     end = topo.parse_endpoint(text, "--link")

@@ -719,7 +719,7 @@ def parse_vm_hosts(text: str | None, topo: Topology) -> tuple[str, ...]:
         n = int(text)
         if not 0 <= n <= len(topo.hosts):
             raise TopologyError(f"--vm-hosts {n}: 0 to {len(topo.hosts)} (the fabric's hosts)")
-        return tuple(h["name"] for h in topo.hosts[:n])
+        return tuple(h.name for h in topo.hosts[:n])
     return tuple(x for x in text.split(",") if x)
 
 

@@ -48,20 +48,21 @@ def _end(topo: Topology, node: str, port: int, mac: str) -> dict[str, Any]:
 
 def _node(topo: Topology, name: str, server: Server | None) -> dict[str, Any]:
     labels: dict[str, Any] = {}
+    env: dict[str, Any]
     if name in topo.host_by_name:
         h = topo.host_by_name[name]
         d: dict[str, Any] = {"kind": "linux", "image": HOST_IMAGE}
         labels = {"ofan.role": "host"}
         if topo.levels == 3:
-            labels["ofan.pod"] = h["pod"]
-        env = {"OFAN_NODE": name, "OFAN_ADDR": h["addr"], "OFAN_MAC": h["mac"],
-               "OFAN_GATEWAY": h["gateway"], "OFAN_GATEWAY_MAC": h["edge_mac"]}
+            labels["ofan.pod"] = h.pod
+        env = {"OFAN_NODE": name, "OFAN_ADDR": h.addr, "OFAN_MAC": h.mac,
+               "OFAN_GATEWAY": h.gateway, "OFAN_GATEWAY_MAC": h.edge_mac}
     else:
         s = topo.sw_by_name[name]
         d = {"kind": "linux", "image": SWITCH_IMAGE}
-        labels = {"ofan.role": s["role"]}
-        if topo.levels == 3 and s["role"] != "core":
-            labels["ofan.pod"] = s["pod"]
+        labels = {"ofan.role": s.role}
+        if topo.levels == 3 and s.role != "core":
+            labels["ofan.pod"] = s.pod
         env = {"OFAN_NODE": name, "OFAN_K": topo.k, "OFAN_LEVELS": topo.levels}
     if server is not None:
         labels["ofan.server"] = server.name
@@ -95,7 +96,7 @@ def topology_doc(name: str, topo: Topology, fabric_mtu: int, plan: Plan | None =
     `plan`."""
     if server is None or plan is None:
         nodes = {n: _node(topo, n, None) for n in
-                 [s["name"] for s in topo.switches] + [h["name"] for h in topo.hosts]}
+                 [s.name for s in topo.switches] + [h.name for h in topo.hosts]}
         links = [_veth(topo, li, fabric_mtu) for li in topo.links]
         return {"name": name, "topology": {"nodes": nodes, "links": links}}
     if server.family == 0 and len(plan.servers) > 1:

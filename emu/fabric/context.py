@@ -71,12 +71,12 @@ class NodeContext:
     @property
     def switches(self) -> list[SwitchInfo]:
         """The switches this server runs."""
-        return [s for s in self.topo.switches if self.here(s["name"])]
+        return [s for s in self.topo.switches if self.here(s.name)]
 
     @property
     def hosts(self) -> list[HostInfo]:
         """The hosts this server runs."""
-        return [h for h in self.topo.hosts if self.here(h["name"])]
+        return [h for h in self.topo.hosts if self.here(h.name)]
 
     # -- cabling -----------------------------------------------------------
     def miswire(self) -> tuple[Endpoint, Endpoint] | None:
@@ -96,7 +96,7 @@ class NodeContext:
         """The switch's own address, ofan-topo's (FatTree::switch_addr): an
         ofan-dp switch answers on it and sends ICMP errors from it; a kernel
         router holds it on lo."""
-        addr: str = self.topo.switches[sid]["addr"]
+        addr: str = self.topo.switches[sid].addr
         return addr
 
     # -- out of service ----------------------------------------------------
@@ -108,8 +108,8 @@ class NodeContext:
             link = self.topo.link_at(*end)
             out[link.id] = link
         for name in self.state.failed_switches:
-            for p in self.topo.sw_by_name[name]["ports"]:
-                link = self.topo.link_at(name, p["port"])
+            for p in self.topo.sw_by_name[name].ports:
+                link = self.topo.link_at(name, p.port)
                 if not link.host:
                     out[link.id] = link
         return list(out.values())

@@ -99,8 +99,8 @@ class AgentControl:
     def fabric_ports(self, sw: str) -> list[int]:
         """The switch's ports cabled to other switches (LLDP and BGP run there)."""
         t = self.ctx.topo
-        return [p["port"] for p in t.sw_by_name[sw]["ports"]
-                if not t.link_at(sw, p["port"]).host]
+        return [p.port for p in t.sw_by_name[sw].ports
+                if not t.link_at(sw, p.port).host]
 
     # -- checks --------------------------------------------------------------
     @staticmethod

@@ -277,11 +277,11 @@ class Fabric:
         cp = self.agents
         sysctls = kind.namespace_sysctls() + (cp.namespace_sysctls() if cp else [])
         for s in self.ctx.switches:
-            w.add_namespace(self.ctx.ns(s["name"]))
-            netns.create(self.ctx.ns(s["name"]), sysctls)
+            w.add_namespace(self.ctx.ns(s.name))
+            netns.create(self.ctx.ns(s.name), sysctls)
         for h in self.ctx.hosts:
-            w.add_namespace(self.ctx.ns(h["name"]))
-            netns.create(self.ctx.ns(h["name"]), self.host_kind(h["name"]).namespace_sysctls())
+            w.add_namespace(self.ctx.ns(h.name))
+            netns.create(self.ctx.ns(h.name), self.host_kind(h.name).namespace_sysctls())
         links = [link for link in t.links if self.ctx.here(link.a[0]) and self.ctx.here(link.b[0])]
         veths = [link for link in links if not kind.in_memory(link)]
         mem = len(links) - len(veths)
@@ -299,7 +299,7 @@ class Fabric:
                           plan_mod.port_mac(t, st.node, st.port))
         kind.up()
         if cp is not None:
-            names = [s["name"] for s in self.ctx.switches]
+            names = [s.name for s in self.ctx.switches]
             cp.up(names)
             took_cp = cp.wait_converged(names, log=self.log)
             self.log(f"control: every switch's agent converged ({took_cp:.1f} s after the "
@@ -323,12 +323,12 @@ class Fabric:
         b_node, b_port = b
         if link.host:
             h = t.host_by_name[a_node]
-            a_ns, a_if, a_mac = self.ctx.ns(a_node), host_if(), h["mac"]
+            a_ns, a_if, a_mac = self.ctx.ns(a_node), host_if(), h.mac
         else:
             a_ns, a_if = self.ctx.ns(a_node), port_if(a_port)
-            a_mac = t.sw_by_name[a_node]["ports"][a_port]["mac"]
+            a_mac = t.sw_by_name[a_node].ports[a_port].mac
         b_ns, b_if = self.ctx.ns(b_node), port_if(b_port)
-        b_mac = t.sw_by_name[b_node]["ports"][b_port]["mac"]
+        b_mac = t.sw_by_name[b_node].ports[b_port].mac
         if not link.netem():
             netns.veth(a_ns, a_if, a_mac, b_ns, b_if, b_mac, facts.netdev_mtu())
             netns.ethtool_off(b_ns, b_if)
@@ -429,12 +429,12 @@ class Fabric:
         carrier with it, as a veth's peer sees on the per-switch engine, and
         its dying daemons send nothing (BGP would otherwise see their TCP
         close and keep its routes as a graceful restart's, for minutes)."""
-        for p in self.topo.sw_by_name[name]["ports"]:
-            link = self.topo.link_at(name, p["port"])
+        for p in self.topo.sw_by_name[name].ports:
+            link = self.topo.link_at(name, p.port)
             if up and link.id in self.state.failed_links:
                 continue
             if not self.kind.in_memory(link):
-                netns.set_link(self.ctx.ns(name), port_if(p["port"]), up)
+                netns.set_link(self.ctx.ns(name), port_if(p.port), up)
                 continue
             if self.agents is None:
                 continue
@@ -518,18 +518,18 @@ class Fabric:
         sws = []
         for s in self.ctx.switches:
             entry: dict[str, Any] = {
-                "name": s["name"], "role": s["role"], "pod": s["pod"], "id": s["id"],
-                "ns": self.ctx.ns(s["name"]), "failed": s["name"] in st.failed_switches}
-            proc = self.kind.status(s["name"])
+                "name": s.name, "role": s.role, "pod": s.pod, "id": s.id,
+                "ns": self.ctx.ns(s.name), "failed": s.name in st.failed_switches}
+            proc = self.kind.status(s.name)
             if proc is not None:
                 entry.update(dataclasses.asdict(proc))
             if self.agents is not None:
-                entry["control"] = self.agents.summary(s["name"])
+                entry["control"] = self.agents.summary(s.name)
             if ((setup.pfc_priority is not None or setup.reorder_kb is not None)
                     and entry.get("alive") and not entry["failed"]):
-                entry["ports"] = self.pfc_ports(s["name"])
+                entry["ports"] = self.pfc_ports(s.name)
             if setup.switch == "ofan" and entry.get("alive") and not entry["failed"]:
-                entry["buffer"] = self.buffer_of(s["name"])
+                entry["buffer"] = self.buffer_of(s.name)
             sws.append(entry)
         return {"name": self.name, "switch": setup.switch, "engine": self.kind.engine,
                 "k": t.k, "levels": t.levels, "policy": setup.policy,
@@ -539,7 +539,7 @@ class Fabric:
                     "buffer_kb": setup.reorder_kb, "timeout_us": setup.reorder_timeout_us},
                 "phase": st.phase, "up_s": st.up_s,
                 "switches": sws,
-                "hosts": [self.host_kind(h["name"]).status(h["name"]).to_json()
+                "hosts": [self.host_kind(h.name).status(h.name).to_json()
                           for h in self.ctx.hosts],
                 "server": self.server, "stitches": list(st.stitches),
                 "failed_links": [t.links[i].name() for i in st.failed_links],
@@ -587,8 +587,8 @@ class Fabric:
         want = {s["name"]: s["masks"] for s in self.tables()["switches"]}
         out = []
         for s in self.ctx.switches:
-            name = s["name"]
-            if name in self.state.failed_switches or s["uplinks"] == 0:
+            name = s.name
+            if name in self.state.failed_switches or s.uplinks == 0:
                 continue
             live = self.live_masks(name)
             exp = want[name]
@@ -620,16 +620,16 @@ class Fabric:
 
         threads = []
         for h in hs:
-            targets = " ".join(x["addr"] for x in every if x["name"] != h["name"])
+            targets = " ".join(x.addr for x in every if x.name != h.name)
             script = (f"for ip in {targets}; do (ping -n -q -c {count} -W {timeout_s} $ip "
                       ">/dev/null 2>&1 && echo ok $ip || echo no $ip) & done; wait")
-            threads.append(threading.Thread(target=ping_from, args=(h["name"], script)))
+            threads.append(threading.Thread(target=ping_from, args=(h.name, script)))
             threads[-1].start()
         for th in threads:
             th.join()
-        by_addr = {h["addr"]: h["name"] for h in every}
-        out = {(h["name"], x["name"]): False for h in hs for x in every
-               if x["name"] != h["name"]}
+        by_addr = {h.addr: h.name for h in every}
+        out = {(h.name, x.name): False for h in hs for x in every
+               if x.name != h.name}
         for name, text in texts.items():
             for line in text.strip().splitlines():
                 verdict, ip = line.split()

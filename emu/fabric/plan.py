@@ -317,7 +317,7 @@ def stitch_mac(vni: int, side: int) -> str:
 def _hosts_on(topo: Topology) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for h in topo.hosts:
-        out.setdefault(h["edge_name"], []).append(h["name"])
+        out.setdefault(h.edge_name, []).append(h.name)
     return out
 
 
@@ -328,17 +328,17 @@ def place_pod(topo: Topology, nservers: int) -> dict[str, int]:
     if topo.levels == 3:
         by_pod: dict[int, list[str]] = {}
         for s in topo.switches:
-            if s["role"] != "core":
-                by_pod.setdefault(s["pod"], []).append(s["name"])
+            if s.role != "core":
+                by_pod.setdefault(s.pod, []).append(s.name)
         for pod in sorted(by_pod):
             sws = by_pod[pod]
             groups.append(sws + [h for sw in sws for h in hosts_on.get(sw, [])])
-        spread = [s["name"] for s in topo.switches if s["role"] == "core"]
+        spread = [s.name for s in topo.switches if s.role == "core"]
         unit = "pods"
     else:
-        groups = [[s["name"]] + hosts_on.get(s["name"], [])
-                  for s in topo.switches if s["role"] == "edge"]
-        spread = [s["name"] for s in topo.switches if s["role"] != "edge"]
+        groups = [[s.name] + hosts_on.get(s.name, [])
+                  for s in topo.switches if s.role == "edge"]
+        spread = [s.name for s in topo.switches if s.role != "edge"]
         unit = "leaves"
     n = len(groups)
     if nservers > n:
@@ -362,7 +362,7 @@ def place_pod(topo: Topology, nservers: int) -> dict[str, int]:
 def place_auto(topo: Topology, nservers: int) -> dict[str, int]:
     """--placement auto: node -> server index (see the module's doc)."""
     hosts_on = _hosts_on(topo)
-    order = [s["name"] for s in topo.switches]  # by ofan-topo's id
+    order = [s.name for s in topo.switches]  # by ofan-topo's id
     rank = {name: i for i, name in enumerate(order)}
     weight = {name: 1 + len(hosts_on.get(name, [])) for name in order}
     if nservers > len(order):
@@ -415,8 +415,8 @@ def place_auto(topo: Topology, nservers: int) -> dict[str, int]:
 def port_mac(topo: Topology, node: str, port: int) -> str:
     """ofan-topo's MAC of a switch port or a host."""
     if node in topo.host_by_name:
-        return str(topo.host_by_name[node]["mac"])
-    return str(topo.sw_by_name[node]["ports"][port]["mac"])
+        return str(topo.host_by_name[node].mac)
+    return str(topo.sw_by_name[node].ports[port].mac)
 
 
 def crossing_links(topo: Topology, server_of: dict[str, str], vni_base: int) \
@@ -455,9 +455,9 @@ def compute(topo: Topology, name: str, servers: tuple[Server, ...], fabric_mtu: 
         raise PlanError(f"--placement {placement}: one of {', '.join(PLACEMENTS)}")
     where = (place_pod if placement == "pod" else place_auto)(topo, len(servers))
     server_of = {node: servers[i].name for node, i in where.items()}
-    nodes = tuple(NodePlacement(s["name"], s["role"], None if s["role"] == "core" else s["pod"],
-                                server_of[s["name"]]) for s in topo.switches) + \
-        tuple(NodePlacement(h["name"], "host", h["pod"], server_of[h["name"]])
+    nodes = tuple(NodePlacement(s.name, s.role, None if s.role == "core" else s.pod,
+                                server_of[s.name]) for s in topo.switches) + \
+        tuple(NodePlacement(h.name, "host", h.pod, server_of[h.name])
               for h in topo.hosts)
     return Plan(name=name, topology=TopologySpec.of(topo), placement=placement,
                 vni_base=vni_base, udp_port=udp_port, fabric_mtu=fabric_mtu,
@@ -604,7 +604,7 @@ def check_against(plan: Plan, topo: Topology, source: str) -> None:
     """PlanError unless the plan places exactly the topology's nodes and
     lists exactly the links that cross between its servers, with their
     ports and MACs."""
-    want = [s["name"] for s in topo.switches] + [h["name"] for h in topo.hosts]
+    want = [s.name for s in topo.switches] + [h.name for h in topo.hosts]
     have = [n.name for n in plan.nodes]
     unknown = [x for x in have if x not in topo.sw_by_name and x not in topo.host_by_name]
     if unknown:
@@ -614,7 +614,7 @@ def check_against(plan: Plan, topo: Topology, source: str) -> None:
     if missing:
         raise PlanError(f"{source}: node {missing[0]!r} is on no server")
     for n in plan.nodes:
-        role = "host" if n.name in topo.host_by_name else topo.sw_by_name[n.name]["role"]
+        role = "host" if n.name in topo.host_by_name else topo.sw_by_name[n.name].role
         if n.role != role:
             raise PlanError(f"{source}: node {n.name!r}: role {n.role}, the topology's {role}")
     expected = crossing_links(topo, plan.server_of(), plan.vni_base)

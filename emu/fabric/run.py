@@ -97,7 +97,7 @@ def merge_reorder(rows: list[Record]) -> Record:
 def stage_of(sw: SwitchInfo, port: int) -> str:
     """ofan-sim's stage of a switch's egress port, as ofan-topo describes it
     (dataplane/lb/fat_tree.h: FatTree::stage_of)."""
-    stage: str = sw["ports"][port]["stage"]
+    stage: str = sw.ports[port].stage
     return stage
 
 
@@ -120,7 +120,7 @@ class Runner:
     def live_switches(self) -> list[SwitchInfo]:
         """The switches this server runs (every one, without a plan) but
         the failed ones."""
-        return [s for s in self.fab.ctx.switches if s["name"] not in self.fab.state.failed_switches]
+        return [s for s in self.fab.ctx.switches if s.name not in self.fab.state.failed_switches]
 
     def set_policy(self, lb: str) -> None:
         if not self.ofan:
@@ -132,8 +132,8 @@ class Runner:
         # A mode only for the policy that has modes (Ofan's sharing).
         mode = self.fab.setup.ofan_mode if facts.policy(lb).modes else None
         for s in self.live_switches():
-            if s["uplinks"]:
-                control.request(self.fab.ctx.sock(s["name"]), "set_policy", policy=policy,
+            if s.uplinks:
+                control.request(self.fab.ctx.sock(s.name), "set_policy", policy=policy,
                                 ofan_mode=mode)
 
     def snapshot(self) -> Snapshot:
@@ -142,18 +142,18 @@ class Runner:
         if not self.ofan:
             return out
         for s in self.live_switches():
-            sock = self.fab.ctx.sock(s["name"])
+            sock = self.fab.ctx.sock(s.name)
             snap = {"queues": control.request(sock, "queues"),
                     "ports": control.request(sock, "ports"),
                     "counters": control.request(sock, "counters"),
                     "status": control.request(sock, "status")}
-            out[s["name"]] = reports.check_snapshot(snap, s["name"], nports=len(s["ports"]))
+            out[s.name] = reports.check_snapshot(snap, s.name, nports=len(s.ports))
         return out
 
     def reset_queues(self) -> None:
         if self.ofan:
             for s in self.live_switches():
-                control.request(self.fab.ctx.sock(s["name"]), "reset_queues")
+                control.request(self.fab.ctx.sock(s.name), "reset_queues")
 
     def switch_report(self, before: Snapshot, after: Snapshot) -> Record:
         """Queue maxima per stage, ECN marks, drops, and the CPU-bound signals."""
@@ -342,7 +342,7 @@ class Runner:
 
     def spec(self, workload: str, msg: int, seed: int, qps: int, entropy: str, ooo: bool,
              pace: float, deadline_s: float, hosts: list[HostInfo]) -> Record:
-        rate = {h["name"]: self.topo.link_at(h["name"], 0).attrs.rate_gbps for h in hosts}
+        rate = {h.name: self.topo.link_at(h.name, 0).attrs.rate_gbps for h in hosts}
         rto_us = self.rto_us()
         # The host pacer's bucket: HOST_BURST_FRAMES (ofan-sim gets the same).
         return {"workload": workload, "msg_bytes": msg, "seed": seed, "qps_per_peer": qps,
@@ -355,10 +355,10 @@ class Runner:
                 # on the per-switch engine uroce's MAC obeys its edge's.
                 "pfc_priority": None if self.shared else self.fab.setup.pfc_priority,
                 "k": self.topo.k, "levels": self.topo.levels,
-                "hosts": [{"rank": i, "host": h["id"], "name": h["name"],
-                           "netns": self.fab.ctx.ns(h["name"]), "ifname": "eth0", "mac": h["mac"],
-                           "ip": h["addr"], "gateway_mac": h["edge_mac"],
-                           "line_rate_gbps": rate[h["name"]]}
+                "hosts": [{"rank": i, "host": h.id, "name": h.name,
+                           "netns": self.fab.ctx.ns(h.name), "ifname": "eth0", "mac": h.mac,
+                           "ip": h.addr, "gateway_mac": h.edge_mac,
+                           "line_rate_gbps": rate[h.name]}
                           for i, h in enumerate(hosts)]}
 
     def start_vm_ranks(self, workload: str, msg: int, seed: int, qps: int, deadline_s: float,
@@ -370,31 +370,31 @@ class Runner:
         finish_vm_ranks() collects."""
         coll = tool("ofan-coll")
         vms = set(self.fab.vms.names)
-        rate = min(self.topo.link_at(h["name"], 0).attrs.rate_gbps for h in hosts)
+        rate = min(self.topo.link_at(h.name, 0).attrs.rate_gbps for h in hosts)
         # The IB local ACK timeout is 4.096 us x 2^N: the first N at or above
         # the timeout uroce gets (168 ms at 25 Mb/s -> N = 16, 268 ms).
         ack_exp = min(31, max(1, math.ceil(math.log2(self.rto_us() / 4.096))))
         base = [coll, "--transport", "verbs", "--device", rxe_vm.RXE_DEV,
                 "--ack-timeout", str(ack_exp), "--rc-port", str(RC_PORT),
-                "--ranks", str(len(hosts)), "--addrs", ",".join(h["addr"] for h in hosts),
+                "--ranks", str(len(hosts)), "--addrs", ",".join(h.addr for h in hosts),
                 "--workload", workload, "--msg", str(msg), "--qps", str(qps),
                 "--incast-senders", str(self.incast_senders),
                 *(["--victim"] if self.victim else []), *self.cts_args(),
                 "--seed", str(seed), "--deadline-ms", str(int(deadline_s * 1000)),
                 "--link-gbps", f"{rate:g}", "--rho", "1",
                 "--k", str(self.topo.k), "--levels", str(self.topo.levels),
-                "--hosts", ",".join(str(h["id"]) for h in hosts), "--json"]
+                "--hosts", ",".join(str(h.id) for h in hosts), "--json"]
         job = VmRanks(hosts)
 
         def rank(i: int, h: HostInfo) -> None:
             try:
-                job.outs[i] = self.fab.vms.exec(h["name"], base + ["--rank", str(i)],
+                job.outs[i] = self.fab.vms.exec(h.name, base + ["--rank", str(i)],
                                                 timeout=deadline_s + 120)
             except Exception as e:  # reported by finish_vm_ranks, with the rank
                 job.errs[i] = str(e)
 
         for i, h in enumerate(hosts):
-            if h["name"] in vms:
+            if h.name in vms:
                 job.threads.append(threading.Thread(target=rank, args=(i, h)))
                 job.threads[-1].start()
         return job
@@ -414,13 +414,13 @@ class Runner:
             t.join()
         hosts = job.hosts
         if job.errs:
-            raise FabricError("; ".join(f"rank {i} ({hosts[i]['name']}): {e}"
+            raise FabricError("; ".join(f"rank {i} ({hosts[i].name}): {e}"
                                         for i, e in sorted(job.errs.items())))
         partial: list[Record] = []
         problems: list[str] = []
         for i, (rc, out, err) in sorted(job.outs.items()):
             try:
-                partial.append(coll_partial(hosts[i]["name"], rc, out, err))
+                partial.append(coll_partial(hosts[i].name, rc, out, err))
             except FabricError as e:
                 problems.append(str(e))
         if problems:
@@ -542,8 +542,8 @@ class Runner:
         the emulated ones do, so a lossy ECMP run gets its CCT too."""
         if workload not in ("perm", "a2a", "incast"):
             return None
-        if workload == "incast" and [h["name"] for h in hosts] != [
-                h["name"] for h in self.topo.hosts]:
+        if workload == "incast" and [h.name for h in hosts] != [
+                h.name for h in self.topo.hosts]:
             # ofan-sim's host i is the fabric's i-th: the ranks must be all of them.
             self.log("  sim: the incast runs in ofan-sim over every host (--hosts all) only")
             return None
@@ -622,7 +622,7 @@ def victim_rate(coll: Record, msg: int, hosts: list[HostInfo], fab: Fabric) -> R
     if not us:
         return {"victim_gbps": None, "victim_share": None}
     gbps = msg * 8 / (us * 1e3)
-    line = fab.topo.link_at(hosts[v]["name"], 0).attrs.rate_gbps
+    line = fab.topo.link_at(hosts[v].name, 0).attrs.rate_gbps
     return {"victim_gbps": gbps, "victim_share": gbps / line}
 
 
@@ -632,8 +632,8 @@ def exchange_spec(spec: Record, hosts: list[HostInfo], elsewhere: set[str]) -> R
     `elsewhere` external: another process runs them (a VM's ofan-coll,
     another server's uroce), and rank 0's go starts them all."""
     return dict(spec, exchange=True, rc_port=RC_PORT,
-                hosts=[{"rank": i, "ip": h["addr"], "external": True}
-                       if h["name"] in elsewhere else e
+                hosts=[{"rank": i, "ip": h.addr, "external": True}
+                       if h.name in elsewhere else e
                        for i, (h, e) in enumerate(zip(hosts, spec["hosts"]))])
 
 
@@ -723,7 +723,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                           code=2)
     r.incast_senders = incast_senders
     r.victim = victim
-    kinds = {fab.host_kind(h["name"]).kind for h in hs}  # uroce, vm or both
+    kinds = {fab.host_kind(h.name).kind for h in hs}  # uroce, vm or both
     kind = kinds.pop() if len(kinds) == 1 else "mixed"
     if cc != "none" and kind == "vm":
         raise FabricError(f"--cc {cc}: uroce's; rxe (the VM hosts) has no DCQCN reaction point",
@@ -741,7 +741,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                           "and no out-of-order placement", code=2)
     # On a server's part of a plan: the ranks of the other servers' hosts
     # are their parts' (run --plan FILE --server S on each).
-    elsewhere = {h["name"] for h in hs if not fab.ctx.here(h["name"])}
+    elsewhere = {h.name for h in hs if not fab.ctx.here(h.name)}
     if len(elsewhere) == len(hs):
         raise FabricError(f"--hosts: none of them is on {fab.server}; every server of a run "
                           "across servers runs some of its ranks", code=2)
@@ -796,7 +796,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
             "k": fab.topo.k,
             "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
             "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
-            "hosts": len(hs), "host_kind": kind, "host_names": [h["name"] for h in hs],
+            "hosts": len(hs), "host_kind": kind, "host_names": [h.name for h in hs],
             "cc": cc, "victim": victim, "cts": cts,
             "runs": runs, "comparison": _compare(runs) if with_sim else None,
             "queue_comparison": queue_compare(runs) if with_sim else None,
@@ -914,7 +914,7 @@ def pick_hosts(fab: Fabric, hosts: str | None) -> list[HostInfo]:
     if hosts is None:
         hosts = "uroce" if fab.uroce_hosts.names else "vm"
     if hosts in ("vm", "uroce"):  # the host kinds' names
-        hs = [h for h in every if fab.host_kind(h["name"]).kind == hosts]
+        hs = [h for h in every if fab.host_kind(h.name).kind == hosts]
     elif hosts == "all":
         hs = list(every)
     else:
@@ -923,7 +923,7 @@ def pick_hosts(fab: Fabric, hosts: str | None) -> list[HostInfo]:
         if unknown:
             raise FabricError(f"--hosts: {', '.join(unknown)}: no such host (ofan-emu status)",
                               code=2)
-        hs = [h for h in every if h["name"] in names]
+        hs = [h for h in every if h.name in names]
     if len(hs) < 2:
         raise FabricError(f"--hosts {hosts}: a collective needs at least two hosts "
                           f"(this fabric has {len(fab.vms.names)} VM host(s))", code=2)

@@ -114,9 +114,75 @@ LINK_ATTRS: dict[str, tuple[type, Any, str]] = {
     f.name: (float if f.type in (float, "float") else str, f.default, f.metadata["help"])
     for f in dataclasses.fields(LinkAttrs)}
 
-# ofan-topo's records of a switch and a host (its "describe" JSON).
-SwitchInfo = dict[str, Any]
-HostInfo = dict[str, Any]
+
+# ofan-topo's records of a switch, its ports and a host (its "describe"
+# JSON, DESCRIBE_SHAPE below), read once into frozen dataclasses.
+@dataclass(frozen=True)
+class Peer:
+    """What a switch port is wired to: a host (host: its id) or a switch
+    port (switch: its id, port)."""
+    name: str
+    mac: str
+    host: int | None = None
+    switch: int | None = None
+    port: int | None = None
+
+    def switch_id(self) -> int:
+        """The far switch's id (a port between switches)."""
+        if self.switch is None:
+            raise FabricError(f"{self.name} is a host, not a switch")
+        return self.switch
+
+
+@dataclass(frozen=True)
+class SwitchPort:
+    port: int
+    mac: str
+    up: bool      # towards the core (an uplink)
+    stage: str    # the queue stage it feeds (facts.stages())
+    peer: Peer
+
+
+@dataclass(frozen=True)
+class SwitchInfo:
+    name: str
+    id: int
+    role: str     # edge | agg | core
+    pod: int
+    index: int    # within its pod (edge, agg) or among the cores
+    uplinks: int
+    addr: str     # its own address (FatTree::switch_addr)
+    gateway: str | None  # an edge's: its hosts' gateway
+    ports: tuple[SwitchPort, ...]
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    name: str
+    id: int
+    pod: int
+    edge: int     # its edge switch's id
+    addr: str
+    mac: str
+    gateway: str
+    edge_name: str
+    edge_port: int
+    edge_mac: str
+
+
+def _switch(d: dict[str, Any]) -> SwitchInfo:
+    ports = tuple(SwitchPort(port=p["port"], mac=p["mac"], up=p["up"], stage=p["stage"],
+                             peer=Peer(name=p["peer"]["name"], mac=p["peer"]["mac"],
+                                       host=p["peer"].get("host"), switch=p["peer"].get("switch"),
+                                       port=p["peer"].get("port")))
+                  for p in d["ports"])
+    return SwitchInfo(name=d["name"], id=d["id"], role=d["role"], pod=d["pod"], index=d["index"],
+                      uplinks=d["uplinks"], addr=d["addr"], gateway=d.get("gateway"), ports=ports)
+
+
+def _host(d: dict[str, Any]) -> HostInfo:
+    return HostInfo(**{f.name: d[f.name] for f in dataclasses.fields(HostInfo)})
+
 
 # What Topology reads of `ofan-topo describe` (emu/topo/ofan_topo.cc); more
 # may be there.
@@ -124,11 +190,11 @@ _PEER = {"name": str, "mac": str, "host?": int, "switch?": int, "port?": int}
 DESCRIBE_SHAPE = {
     "k": int, "levels": OneOf(2, 3), "w": int,
     "switches": [{"name": str, "id": int, "role": OneOf("edge", "agg", "core"), "pod": int,
-                  "uplinks": int, "addr": str, "gateway?": str,
+                  "index": int, "uplinks": int, "addr": str, "gateway?": str,
                   "ports": [{"port": int, "mac": str, "up": bool, "stage": str,
                              "peer": _PEER}]}],
-    "hosts": [{"name": str, "id": int, "addr": str, "mac": str, "gateway": str,
-               "edge_name": str, "edge_port": int, "edge_mac": str}],
+    "hosts": [{"name": str, "id": int, "pod": int, "edge": int, "addr": str, "mac": str,
+               "gateway": str, "edge_name": str, "edge_port": int, "edge_mac": str}],
     "links": [{"id": int, "lower_name": str, "lower_port": int, "upper_name": str,
                "upper_port": int}],
 }
@@ -223,7 +289,7 @@ def parse_tables(text: str, topo: "Topology") -> dict[str, Any]:
             at = f"{where}: switch {s['name']!r}"
             if any(m < 0 for m in s["masks"]):
                 raise shapes.ShapeError(f"{at}: a negative mask")
-            nports = len(topo.sw_by_name[s["name"]]["ports"])
+            nports = len(topo.sw_by_name[s["name"]].ports)
             for r in s["routes"]:
                 try:
                     canonical = str(ipaddress.IPv4Network(r["prefix"]))
@@ -281,16 +347,16 @@ class Topology:
         self.levels: int = d["levels"]
         self.w: int = d["w"]
         self.source = source
-        self.switches: list[SwitchInfo] = d["switches"]
-        self.hosts: list[HostInfo] = d["hosts"]
-        self.sw_by_name = {s["name"]: s for s in self.switches}
-        self.host_by_name = {h["name"]: h for h in self.hosts}
+        self.switches: list[SwitchInfo] = [_switch(s) for s in d["switches"]]
+        self.hosts: list[HostInfo] = [_host(h) for h in d["hosts"]]
+        self.sw_by_name = {s.name: s for s in self.switches}
+        self.host_by_name = {h.name: h for h in self.hosts}
         base = LinkAttrs().with_(defaults, f"{source or 'topology'}: defaults")
         self.defaults = base
         self.links: list[Link] = []
         self._by_end: dict[Endpoint, Link] = {}
         for h in self.hosts:
-            self._add((h["name"], 0), (h["edge_name"], h["edge_port"]), base, host=True)
+            self._add((h.name, 0), (h.edge_name, h.edge_port), base, host=True)
         for li in d["links"]:
             self._add((li["lower_name"], li["lower_port"]), (li["upper_name"], li["upper_port"]),
                       base, switch_link_id=li["id"])
@@ -312,8 +378,8 @@ class Topology:
             return (name, 0)
         if name not in self.sw_by_name:
             raise TopologyError(f"{where}: no node {name!r} in a k={self.k} "
-                                f"{self.kind()} (switches {self.switches[0]['name']}.."
-                                f"{self.switches[-1]['name']}, hosts h0..h{len(self.hosts) - 1})")
+                                f"{self.kind()} (switches {self.switches[0].name}.."
+                                f"{self.switches[-1].name}, hosts h0..h{len(self.hosts) - 1})")
         try:
             p = int(port)
         except ValueError:

@@ -60,6 +60,6 @@ def hosts(ctx: NodeContext, vm_hosts: Sequence[str],
           vm_mem_mb: int | None = None) -> tuple[UroceHosts, RxeVmHosts]:
     """The fabric's host kinds: rxe VMs on the slots named, uroce on the rest."""
     vms = set(vm_hosts)
-    return (UroceHosts(ctx, [h["name"] for h in ctx.hosts if h["name"] not in vms]),
-            RxeVmHosts(ctx, [h["name"] for h in ctx.hosts if h["name"] in vms],
+    return (UroceHosts(ctx, [h.name for h in ctx.hosts if h.name not in vms]),
+            RxeVmHosts(ctx, [h.name for h in ctx.hosts if h.name in vms],
                        mem_mb=vm_mem_mb))

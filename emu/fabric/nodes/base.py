@@ -183,7 +183,7 @@ class HostKind(ABC):
 
     def base_status(self, name: str) -> HostStatus:
         h = self.host(name)
-        return HostStatus(name=name, addr=h["addr"], ns=self.ctx.ns(name), edge=h["edge_name"],
+        return HostStatus(name=name, addr=h.addr, ns=self.ctx.ns(name), edge=h.edge_name,
                           kind=self.kind)
 
     def status(self, name: str) -> HostStatus:

@@ -30,19 +30,19 @@ class Kernel(SwitchKind):
     def up(self) -> None:
         ctx, t = self.ctx, self.topo
         for s in t.switches:
-            ns = ctx.ns(s["name"])
-            netns.add_addr(ns, "lo", ctx.router_addr(s["id"]), 32)
-            if s["role"] == "edge":
-                netns.add_addr(ns, "lo", s["gateway"], 32)
-            for p in s["ports"]:
-                peer = p["peer"]
-                ifname = port_if(p["port"])
-                peer_ip = (t.hosts[peer["host"]]["addr"] if "host" in peer
-                           else ctx.router_addr(peer["switch"]))
-                netns.add_neighbor(ns, ifname, peer_ip, peer["mac"])
+            ns = ctx.ns(s.name)
+            netns.add_addr(ns, "lo", ctx.router_addr(s.id), 32)
+            if s.gateway is not None:  # an edge: its hosts' gateway
+                netns.add_addr(ns, "lo", s.gateway, 32)
+            for p in s.ports:
+                peer = p.peer
+                ifname = port_if(p.port)
+                peer_ip = (t.hosts[peer.host].addr if peer.host is not None
+                           else ctx.router_addr(peer.switch_id()))
+                netns.add_neighbor(ns, ifname, peer_ip, peer.mac)
                 # The same line rate as ofan-dp emulates, by a token bucket
                 # on the router's egress, with the same buffer.
-                a = t.link_at(s["name"], p["port"]).attrs
+                a = t.link_at(s.name, p.port).attrs
                 netns.tc(ns, ["qdisc", "replace", "dev", ifname, "root", "tbf",
                               "rate", f"{a.rate_mbps}mbit", "burst", "32kb",
                               "limit", str(parse_size(a.buffer, "buffer"))])
@@ -63,8 +63,8 @@ class Kernel(SwitchKind):
                 for port in r["ports"]:
                     if (name, port) in dead:
                         continue  # the kernel refuses a route over a down link
-                    peer = sw["ports"][port]["peer"]
-                    gw = None if "host" in peer else ctx.router_addr(peer["switch"])
+                    peer = sw.ports[port].peer
+                    gw = None if peer.host is not None else ctx.router_addr(peer.switch_id())
                     hops.append((port_if(port), gw))
                 netns.replace_route(ns, r["prefix"], hops)
 

@@ -35,23 +35,23 @@ class OfanKind(SwitchKind):
         """ofan-dp's YAML config for switch s (dataplane/config.h)."""
         ctx, t, st = self.ctx, self.topo, self.ctx.setup
         ports = []
-        for p in s["ports"]:
-            a = t.link_at(s["name"], p["port"]).attrs
+        for p in s.ports:
+            a = t.link_at(s.name, p.port).attrs
             ports.append({
-                "port": p["port"],
-                "dev": f"net_af_xdp{p['port']},iface={port_if(p['port'])},busy_budget=0",
-                "mac": p["mac"], "peer_mac": p["peer"]["mac"],
+                "port": p.port,
+                "dev": f"net_af_xdp{p.port},iface={port_if(p.port)},busy_budget=0",
+                "mac": p.mac, "peer_mac": p.peer.mac,
                 "egress": {"rate_gbps": a.rate_gbps,
                            "buffer": parse_size(a.buffer, "buffer"),
                            "ecn": parse_size(a.ecn, "ecn")}})
         lb: dict[str, Any] = {"policy": st.policy, "seed": st.seed}
         if facts.policy(st.policy).modes:
             lb["ofan_mode"] = st.ofan_mode
-        cfg = {"name": self.config_name(s["name"]),
-               "fabric": {"k": t.k, "levels": t.levels, "switch": s["id"]},
+        cfg = {"name": self.config_name(s.name),
+               "fabric": {"k": t.k, "levels": t.levels, "switch": s.id},
                "ports": ports, "pipe_size": st.pipe_size, "lb": lb,
                "egress": {"ring_slots": RING_SLOTS},
-               "control": {"socket": ctx.sock(s["name"])},
+               "control": {"socket": ctx.sock(s.name)},
                "idle": {"max_sleep_us": IDLE_MAX_SLEEP_US}}
         if st.pfc_priority is not None:
             # One lossless priority, RoCE data's DSCP (uroce marks 26), the
@@ -78,7 +78,7 @@ class OfanKind(SwitchKind):
         BFD to the kernel and the rest to ofan-dp."""
         trap = tools.trap_bpf()
         for port in cfg["ports"]:
-            if not self.topo.link_at(s["name"], port["port"]).host:
+            if not self.topo.link_at(s.name, port["port"]).host:
                 port["dev"] += f",xdp_prog={trap}"
 
     def config_name(self, sw: str) -> str:
@@ -86,7 +86,7 @@ class OfanKind(SwitchKind):
         return f"{self.ctx.name}-{sw}"
 
     def write_config(self, s: SwitchInfo) -> str:
-        cfg = self.ctx.state.dir / "config" / f"{s['name']}.json"
+        cfg = self.ctx.state.dir / "config" / f"{s.name}.json"
         cfg.write_text(json.dumps(self.switch_config(s), indent=1))  # JSON is YAML
         return str(cfg)
 
@@ -149,7 +149,7 @@ class OfanKind(SwitchKind):
         down = set(self.ctx.state.failed_switches)
         for s in tables["switches"]:
             name = s["name"]
-            if name in down or self.topo.sw_by_name[name]["uplinks"] == 0 or \
+            if name in down or self.topo.sw_by_name[name].uplinks == 0 or \
                     not self.ctx.here(name):
                 continue  # a failed switch gets its tables when restored; cores and
                 # spines do not balance; another server's switch, from its server
@@ -163,8 +163,8 @@ class OfanKind(SwitchKind):
 
     def failed_ports(self, name: str) -> list[int]:
         """The ports of switch `name` whose link is failed."""
-        return [p["port"] for p in self.topo.sw_by_name[name]["ports"]
-                if self.topo.link_at(name, p["port"]).id in self.ctx.state.failed_links]
+        return [p.port for p in self.topo.sw_by_name[name].ports
+                if self.topo.link_at(name, p.port).id in self.ctx.state.failed_links]
 
     # -- capture -----------------------------------------------------------
     def capture(self, name: str, port: int, count: int, snaplen: int, file: Path,

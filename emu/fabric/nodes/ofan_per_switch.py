@@ -17,7 +17,7 @@ class OfanPerSwitch(OfanKind):
     engine = "per-switch"
 
     def up(self) -> None:
-        self.start_switches([s["name"] for s in self.ctx.switches])
+        self.start_switches([s.name for s in self.ctx.switches])
 
     def start_switches(self, names: Iterable[str]) -> None:
         ctx = self.ctx

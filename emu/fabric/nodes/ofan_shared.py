@@ -45,12 +45,12 @@ class OfanShared(OfanKind):
 
     def switch_config(self, s: SwitchInfo) -> dict[str, Any]:
         cfg = super().switch_config(s)
-        cfg["netns"] = self.ctx.ns(s["name"])
+        cfg["netns"] = self.ctx.ns(s.name)
         for port in cfg["ports"]:
-            link = self.topo.link_at(s["name"], port["port"])
+            link = self.topo.link_at(s.name, port["port"])
             if self.in_memory(link):
                 # The cable's real far end (up --miswire may have swapped it).
-                peer_name, peer_port = self.ctx.far_end((s["name"], port["port"]))
+                peer_name, peer_port = self.ctx.far_end((s.name, port["port"]))
                 port["dev"] = f"mem:{self.config_name(peer_name)}:{peer_port}"
                 for key in ("latency_us", "loss_pct", "reorder_pct"):
                     port["egress"][key] = float(getattr(link.attrs, key))
@@ -75,7 +75,7 @@ class OfanShared(OfanKind):
         p = self.start(ENGINE_KEY, rt_prefix() + [
             tool("ofan-dp"), "--lcores", "(0,1)@(0,1)", "--file-prefix", f"{ctx.prefix}shared",
             "--in-memory", "--", "--fabric", self.fabric_file()], ENGINE_KIND)
-        self.wait_ready({s["name"]: ENGINE_KEY for s in self.ctx.switches}, {ENGINE_KEY: p})
+        self.wait_ready({s.name: ENGINE_KEY for s in self.ctx.switches}, {ENGINE_KEY: p})
         ctx.log(f"switches: {len(self.ctx.switches)} in one ofan-dp (shared engine) ready")
 
     def admin(self, name: str, up: bool) -> None:
@@ -89,8 +89,8 @@ class OfanShared(OfanKind):
         # restored meanwhile come up, links failed meanwhile go down.
         self.admin(name, True)
         failed = set(self.failed_ports(name))
-        for p in self.topo.sw_by_name[name]["ports"]:
-            self.set_port(name, p["port"], p["port"] not in failed)
+        for p in self.topo.sw_by_name[name].ports:
+            self.set_port(name, p.port, p.port not in failed)
 
     def engine_alive(self) -> bool:
         return alive(self.ctx.state.processes.get(ENGINE_KEY))
@@ -104,7 +104,7 @@ class OfanShared(OfanKind):
         if self.engine_alive():
             return []
         failed = self.ctx.state.failed_switches
-        return [s["name"] for s in self.ctx.switches if s["name"] not in failed]
+        return [s.name for s in self.ctx.switches if s.name not in failed]
 
     def down(self) -> list[int]:
         rec = self.ctx.state.processes.get(ENGINE_KEY)

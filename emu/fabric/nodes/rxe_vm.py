@@ -52,9 +52,9 @@ def guest_setup_script(h: HostInfo, mtu: int) -> str:
         "set -e",
         "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
         f"ip link set eth0 mtu {mtu} up",
-        f"ip addr add {h['addr']}/32 dev eth0",
-        f"ip neigh replace {h['gateway']} lladdr {h['edge_mac']} dev eth0 nud permanent",
-        f"ip route replace default via {h['gateway']} dev eth0 onlink",
+        f"ip addr add {h.addr}/32 dev eth0",
+        f"ip neigh replace {h.gateway} lladdr {h.edge_mac} dev eth0 nud permanent",
+        f"ip route replace default via {h.gateway} dev eth0 onlink",
         # An AF_XDP switch forwards frames as they are: no partial checksums.
         "ethtool -K eth0 tx off rx off tso off gso off gro off >/dev/null 2>&1 || true",
         f"rdma link add {RXE_DEV} type rxe netdev eth0",
@@ -89,9 +89,9 @@ class RxeVmHosts(HostKind):
         return self.ctx.state.dir / "vm" / host
 
     def _vm(self, h: HostInfo, mtu: int) -> qemu.Vm:
-        return qemu.Vm(f"{self.ctx.prefix}{h['name']}", self.vm_dir(h["name"]),
-                       mem_mb=self.mem_mb, cpus=1, nics=[qemu.Nic(TAP, h["mac"], mtu)],
-                       netns=self.ctx.ns(h["name"]))
+        return qemu.Vm(f"{self.ctx.prefix}{h.name}", self.vm_dir(h.name),
+                       mem_mb=self.mem_mb, cpus=1, nics=[qemu.Nic(TAP, h.mac, mtu)],
+                       netns=self.ctx.ns(h.name))
 
     def up(self) -> None:
         """Boots one VM per host, all at once, splices each onto its link and

@@ -45,9 +45,9 @@ class UroceHosts(HostKind):
     def configure(self) -> None:
         for name in self.names:
             h, ns = self.host(name), self.ctx.ns(name)
-            netns.add_addr(ns, host_if(), h["addr"], 32)
-            netns.add_neighbor(ns, host_if(), h["gateway"], h["edge_mac"])
-            netns.add_default_route(ns, host_if(), h["gateway"])
+            netns.add_addr(ns, host_if(), h.addr, 32)
+            netns.add_neighbor(ns, host_if(), h.gateway, h.edge_mac)
+            netns.add_default_route(ns, host_if(), h.gateway)
             netns.ethtool_off(ns, host_if())
 
     def shell(self, name: str, script: str, timeout: float) -> str:

@@ -69,12 +69,12 @@ def the_lists():
           sorted(sim["stages"]) == sorted(facts.stages()) and len(set(facts.stages())) == 5,
           f"{list(sim['stages'])} vs {facts.stages()}")
     topo = Topology(4, 3)
-    got = {(s["role"], p["up"]): p["stage"] for s in topo.switches for p in s["ports"]}
+    got = {(s.role, p.up): p.stage for s in topo.switches for p in s.ports}
     check("ofan-topo describe gives each port its stage",
           got == {("edge", True): "E->A", ("edge", False): "E->H", ("agg", True): "A->C",
                   ("agg", False): "A->E", ("core", False): "C->A"}, str(got))
-    spine = {p["stage"] for s in Topology(4, 2).switches if s["role"] == "agg"
-             for p in s["ports"]}
+    spine = {p.stage for s in Topology(4, 2).switches if s.role == "agg"
+             for p in s.ports}
     check("a spine's ports are A->E", spine == {"A->E"}, str(spine))
 
 

@@ -89,10 +89,10 @@ def shared_configs() -> None:
     kind = ofan_kind(fab)
     check("--engine shared: the shared kind", isinstance(kind, ofan_shared.OfanShared)
           and kind.engine == "shared", type(kind).__name__)
-    cfgs = {s["name"]: kind.switch_config(s) for s in topo.switches}
+    cfgs = {s.name: kind.switch_config(s) for s in topo.switches}
     by_cfg_name = {c["name"]: c for c in cfgs.values()}
     check("config names are FABRIC-SWITCH", sorted(by_cfg_name) ==
-          sorted(f"t-{s['name']}" for s in topo.switches))
+          sorted(f"t-{s.name}" for s in topo.switches))
     check("each config names its switch's namespace",
           all(c["netns"] == f"ofe-t-{n}" for n, c in cfgs.items()))
     mem, xdp, unpaired = 0, 0, []
@@ -126,7 +126,7 @@ def shared_configs() -> None:
     check("every port has a rate", all(p["egress"]["rate_gbps"] > 0 for c in cfgs.values()
                                        for p in c["ports"]))
     base = ofan_kind(fabric("per-switch", topo=topo)).switch_config(topo.switches[0])
-    ours = cfgs[topo.switches[0]["name"]]
+    ours = cfgs[topo.switches[0].name]
     same = {k: v for k, v in ours.items() if k not in ("netns", "ports")}
     check("beside netns, mem: devices and latency / loss / reordering, the per-switch config "
           "as it is",
@@ -174,7 +174,7 @@ def loss_between_switches() -> None:
     topo = Topology(4, 3)
     with_attrs(topo, "h3", loss_pct=1.0)
     fab = fabric("shared", topo=topo)
-    edge = topo.sw_by_name[topo.host_by_name["h3"]["edge_name"]]
+    edge = topo.sw_by_name[topo.host_by_name["h3"].edge_name]
     cfg = ofan_kind(fab).switch_config(edge)
     check("loss on a host link: its wire's netem, not the engine's",
           all(p["egress"]["loss_pct"] == 0 for p in cfg["ports"]))
@@ -210,7 +210,7 @@ def shared_up() -> None:
     setattr(kind, "wait_ready", lambda owners, procs: waited.update(owners=owners, procs=procs))
     kind.up()
     ff = json.loads((fab.state.dir / "config" / "fabric.json").read_text())
-    want = [str(fab.state.dir / "config" / f"{s['name']}.json") for s in fab.topo.switches]
+    want = [str(fab.state.dir / "config" / f"{s.name}.json") for s in fab.topo.switches]
     check("fabric.json lists every switch's config", ff == {"switches": want}, str(ff))
     cfg = json.loads(Path(want[0]).read_text())
     check("the configs are written, with their mem: ports",
@@ -225,7 +225,7 @@ def shared_up() -> None:
           " --lcores (0,1)@(0,1) --file-prefix ofe-u-shared --in-memory -- " in " ".join(cmd),
           " ".join(cmd))
     check("up waits for every switch's socket, all owned by the engine",
-          waited.get("owners") == {s["name"]: "engine" for s in fab.topo.switches})
+          waited.get("owners") == {s.name: "engine" for s in fab.topo.switches})
 
 
 def state_and_status() -> None:
@@ -372,9 +372,9 @@ def host_kinds() -> None:
     h0 = fab.topo.host_by_name["h0"]
     check("uroce configure: address /32, gateway neighbour, default route, offloads off, "
           "in each uroce host's namespace and no VM's",
-          ("add_addr", "ofe-h-h0", "eth0", h0["addr"], 32) in calls
-          and ("add_neighbor", "ofe-h-h0", "eth0", h0["gateway"], h0["edge_mac"]) in calls
-          and ("add_default_route", "ofe-h-h0", "eth0", h0["gateway"]) in calls
+          ("add_addr", "ofe-h-h0", "eth0", h0.addr, 32) in calls
+          and ("add_neighbor", "ofe-h-h0", "eth0", h0.gateway, h0.edge_mac) in calls
+          and ("add_default_route", "ofe-h-h0", "eth0", h0.gateway) in calls
           and ("ethtool_off", "ofe-h-h0", "eth0") in calls and len(calls) == 4 * 14
           and not any(c[1] in ("ofe-h-h1", "ofe-h-h8") for c in calls), str(calls[:4]))
     me = ProcessRecord("vm", os.getpid(), fstate.proc_start_time(os.getpid()), host="h1",
@@ -383,7 +383,7 @@ def host_kinds() -> None:
     fab.writer.process("vm-h8", ProcessRecord("vm", host="h8"))  # recorded, not started
     hs = {h["name"]: h for h in fab.status()["hosts"]}
     check("status: a uroce host as before", hs["h0"] == {
-        "name": "h0", "addr": h0["addr"], "ns": "ofe-h-h0", "edge": h0["edge_name"],
+        "name": "h0", "addr": h0.addr, "ns": "ofe-h-h0", "edge": h0.edge_name,
         "kind": "uroce"}, str(hs["h0"]))
     check("status: a VM host with its qemu, boot and cost",
           hs["h1"]["kind"] == "vm" and hs["h1"]["alive"] and hs["h1"]["pid"] == os.getpid()

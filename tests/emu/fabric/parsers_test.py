@@ -220,8 +220,8 @@ def mutated_describe(doc: Any) -> None:
             return
     topo.to_yaml_dict("x")
     for s in topo.switches:
-        for p in s["ports"]:
-            topo.link_at(s["name"], p["port"])
+        for p in s.ports:
+            topo.link_at(s.name, p.port)
 
 
 TABLES_TOPO = {lv: topology.Topology(4, lv) for lv in (2, 3)}
@@ -250,7 +250,7 @@ def mutated_tables(lv: int, text: str) -> None:
         for r in s["routes"]:
             dst, _, plen = r["prefix"].partition("/")
             assert 0 <= int(plen) <= 32
-            [sw["ports"][p]["peer"] for p in r["ports"]]
+            [sw.ports[p].peer for p in r["ports"]]
 
 
 # -- state files ------------------------------------------------------------------

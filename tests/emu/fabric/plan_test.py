@@ -80,8 +80,8 @@ def main(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def roles(t: Topology) -> dict[str, str]:
-    out = {s["name"]: s["role"] for s in t.switches}
-    out.update({h["name"]: "host" for h in t.hosts})
+    out = {s.name: s.role for s in t.switches}
+    out.update({h.name: "host" for h in t.hosts})
     return out
 
 
@@ -114,7 +114,7 @@ class Checks(unittest.TestCase):
         self.assertFalse(set(macs) & {plan.port_mac(t, n, p_) for li in t.links
                                       for n, p_ in (li.a, li.b)})
         for h in t.hosts:
-            self.assertEqual(where[h["name"]], where[h["edge_name"]], "a host with its edge")
+            self.assertEqual(where[h.name], where[h.edge_name], "a host with its edge")
         self.assertEqual(plan.from_json(p.to_json(), "round trip"), p)
         plan.check_against(p, t, "check")
 
@@ -211,7 +211,7 @@ class AutoPlacement(Checks):
             p = make(servers, levels=levels, placement="auto")
             self.valid(p, t)
             load = [sum(1 for n in p.nodes if n.server == s.name) for s in p.servers]
-            heaviest = 1 + max(len([h for h in t.hosts if h["edge_name"] == s["name"]])
+            heaviest = 1 + max(len([h for h in t.hosts if h.edge_name == s.name])
                                for s in t.switches)
             self.assertLessEqual(max(load) - min(load), heaviest, f"{levels} {servers}: {load}")
             self.assertFalse(any(t.links[c.id].host for c in p.crossing), "no host link crosses")

@@ -69,8 +69,8 @@ def set_policy(lb):
     from fabric.fabric import load
     fab = load(NAME)
     for s in fab.topo.switches:
-        if s["uplinks"]:
-            control.request(fab.ctx.sock(s["name"]), "set_policy", policy=lb,
+        if s.uplinks:
+            control.request(fab.ctx.sock(s.name), "set_policy", policy=lb,
                             ofan_mode="combined" if lb == "ofan" else None)
 
 
