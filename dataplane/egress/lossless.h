@@ -11,9 +11,9 @@
 
 #include <cstdint>
 
+#include "dataplane/egress/mark.h"
 #include "dataplane/packet/headers.h"
 #include "dataplane/packet/roce.h"
-#include "dataplane/stages/rewrite.h"
 
 namespace ofan::dp {
 

@@ -9,11 +9,11 @@
 
 #include "dataplane/egress/emu_pfc.h"
 #include "dataplane/egress/lossless.h"
+#include "dataplane/egress/mark.h"
 #include "dataplane/egress/reorder.h"
 #include "dataplane/fabric/frame_time.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/packet/frame_budget.h"
-#include "dataplane/stages/rewrite.h"
 
 namespace ofan::dp {
 

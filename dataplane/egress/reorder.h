@@ -13,10 +13,10 @@
 
 #include <cstdint>
 
+#include "dataplane/egress/mark.h"
 #include "dataplane/fabric/reorder.h"
 #include "dataplane/packet/headers.h"
 #include "dataplane/packet/roce.h"
-#include "dataplane/stages/rewrite.h"
 
 namespace ofan::dp {
 

@@ -7,8 +7,8 @@
 //            the frame and its output port's MAC pair
 // modifies:  DecrementLiveTtl / DecrementTtl: TTL - 1 with an incremental
 //            checksum update (RFC 1624); SetMacs: Ethernet dst (the next
-//            hop's) and src (the output port's); MarkCe (egress): ECN CE on
-//            ECT packets
+//            hop's) and src (the output port's); CE marking is egress's
+//            (egress/mark.h)
 // next:      TtlExpires true (DecrementTtl false): the TTL expired; the frame
 //            is not forwarded but goes, unchanged, to the exception path,
 //            which answers ICMP Time Exceeded (vector.cc)
@@ -75,32 +75,6 @@ inline bool RewriteForward(uint8_t* frame, uint16_t l3_offset, const pkt::MacAdd
                            const pkt::MacAddr& dst) {
   if (!DecrementTtl(frame + l3_offset)) return false;
   SetMacs(frame, MacPair(dst, src));
-  return true;
-}
-
-// Where the IPv4 header of a frame that parse forwarded starts: behind one
-// VLAN tag, or right after the Ethernet header (ParseInto accepts no other
-// framing). Egress finds it again this way rather than carrying it per
-// packet from parse.
-inline uint16_t ForwardedL3Offset(const uint8_t* frame) {
-  return pkt::Rd16(frame + 12) == pkt::ethertype::kVlan ? 18 : 14;
-}
-
-// Sets CE on an ECT(0)/ECT(1) packet; returns false (and changes nothing)
-// for Not-ECT or already-CE packets.
-inline bool MarkCe(uint8_t* frame, uint16_t l3_offset) {
-  uint8_t* ip = frame + l3_offset;
-  const uint8_t tos = ip[1];
-  const uint8_t e = tos & 3;
-  if (e == pkt::ecn::kNotEct || e == pkt::ecn::kCe) return false;
-  const uint16_t old_word = static_cast<uint16_t>(ip[0] << 8 | tos);
-  const uint8_t new_tos = static_cast<uint8_t>(tos | pkt::ecn::kCe);
-  const uint16_t new_word = static_cast<uint16_t>(ip[0] << 8 | new_tos);
-  const uint16_t hc = static_cast<uint16_t>(ip[10] << 8 | ip[11]);
-  const uint16_t nc = pkt::ChecksumAdjust(hc, old_word, new_word);
-  ip[1] = new_tos;
-  ip[10] = static_cast<uint8_t>(nc >> 8);
-  ip[11] = static_cast<uint8_t>(nc);
   return true;
 }
 

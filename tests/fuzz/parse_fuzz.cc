@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dataplane/egress/lossless.h"
+#include "dataplane/egress/mark.h"
 #include "dataplane/egress/pfc.h"
 #include "dataplane/egress/reorder.h"
 #include "dataplane/lb/fat_tree.h"

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "common/rng.h"
+#include "dataplane/egress/mark.h"
 #include "dataplane/packet/builder.h"
 #include "dataplane/stages/parse.h"
 #include "tests/golden/golden.h"

@@ -1,4 +1,4 @@
-// Stage 4 (rewrite.h): the TTL and checksum update (against RFC 1624 for
+// Stage 4 (rewrite.h) and egress/mark.h: the TTL and checksum update (against RFC 1624 for
 // every checksum value), the MACs, ECN CE marking, and the golden frames of
 // tests/golden/stages.golden: each forwarded frame rewritten for each port
 // it may leave by must be, byte for byte, what scapy built as the router's
@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dataplane/egress/mark.h"
 #include "dataplane/packet/builder.h"
 #include "dataplane/packet/roce.h"
 #include "dataplane/stages/parse.h"
