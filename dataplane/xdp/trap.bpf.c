@@ -29,8 +29,11 @@
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
+// libbpf's helpers need the kernel's types above: not sorted with them.
+// clang-format off
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+// clang-format on
 
 #include "trap_classes.h"
 
