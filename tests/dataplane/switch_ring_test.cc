@@ -794,7 +794,9 @@ TEST(SwitchRing, AHostPortResequencesEachQpOnTheTsc) {
 TEST(SwitchRing, AGapThatNeverFillsEndsItsWaitAtTheTimeout) {
   DpConfig c = EdgeK4();
   c.reorder.enabled = true;
-  c.reorder.timeout_us = 2000;
+  // 20 ms: far longer than one Run() of three frames even under ASan (at
+  // 2 ms a sanitizer build's first Run() outlasted the wait).
+  c.reorder.timeout_us = 20'000;
   RingSwitch rs(c, {0, 1, 2, 3});
   rs.Inject(2, ToHost(10));
   rs.Inject(2, ToHost(12));  // 11 is lost
@@ -803,18 +805,18 @@ TEST(SwitchRing, AGapThatNeverFillsEndsItsWaitAtTheTimeout) {
   EXPECT_EQ(rs.Collect(0).size(), 1u);
   std::vector<Frame> later;
   Poll(
-      200, [&] { rs.Run(); },
+      2000, [&] { rs.Run(); },
       [&] {
         for (Frame& f : rs.Collect(0)) later.push_back(std::move(f));
         return later.size() >= 2;
       });
-  ASSERT_EQ(later.size(), 2u) << "released after 2 ms";
+  ASSERT_EQ(later.size(), 2u) << "released after 20 ms";
   EXPECT_EQ(PsnOf(later[0]), 12u);
   EXPECT_EQ(PsnOf(later[1]), 13u);
   for (const nlohmann::json& p : PortsJson(rs.sw().TakeSnapshot())) {
     if (p.at("port") != 0) continue;
     EXPECT_EQ(p.at("reorder").at("timeouts"), 2);
-    EXPECT_GE(p.at("reorder").at("max_hold_us").get<double>(), 2000.0);
+    EXPECT_GE(p.at("reorder").at("max_hold_us").get<double>(), 20'000.0);
   }
   rs.Inject(2, ToHost(11));  // late: its gap was given up
   rs.Run();
