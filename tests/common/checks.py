@@ -38,6 +38,27 @@ def run(cmd, timeout=20, check_rc=True):
     return r
 
 
+EMU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "emu", "ofan-emu")
+
+
+def emu(*args, timeout=300, ok_codes=(0, 3)):
+    """ofan-emu ARGS, its output as text; logged (stderr's tail) when it
+    exits with a code not in ok_codes (3: a run flagged CPU-bound)."""
+    p = subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
+    if p.returncode not in ok_codes:
+        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stderr: {p.stderr[-2500:]}")
+    return p
+
+
+def down_at_exit(*names):
+    """The fabrics `names` taken down at exit, and SIGTERM, SIGHUP, SIGINT
+    turned into exit 1 (so that they are)."""
+    atexit.register(lambda: [subprocess.run([EMU, "down", "--name", n], capture_output=True,
+                                            timeout=120) for n in names])
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, lambda *_: sys.exit(1))
+
+
 def has_netem():
     """Whether tc netem works in this kernel (emu/fabric/netns.py's probe)."""
     emu = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "emu")

@@ -16,22 +16,18 @@ not compared: its queues are the machine's, not the fabric's.
 
 Exit: 0 pass, 1 fail, 77 skip (not root).
 """
-import atexit
 import json
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
 sys.path.insert(0, str(REPO / "emu"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import SKIP, check, down_at_exit, emu, failures, log  # noqa: E402
 from leftovers import leftovers  # noqa: E402
 from fabric.run import queue_within  # noqa: E402
 
-EMU = str(REPO / "emu" / "ofan-emu")
 NAME = f"fi{os.getpid() % 100000}"
 LBS = ("rps", "ar", "ofan", "pofan")
 # Eight seeds: one seed's max queue under RPS or AR is one most-delayed
@@ -39,13 +35,6 @@ LBS = ("rps", "ar", "ofan", "pofan")
 # mean moved by up to 3.6 packets between runs here; eight seeds' by 0.5
 # (runs take ~1 s each at this size).
 SEEDS = 8
-
-
-def emu(*args, timeout=900):
-    p = subprocess.run([EMU] + list(args), capture_output=True, text=True, timeout=timeout)
-    if p.returncode not in (0, 3):
-        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stderr: {p.stderr[-2500:]}")
-    return p
 
 
 def the_aim():
@@ -62,14 +51,12 @@ def main():
     if os.geteuid() != 0:
         log("SKIP: needs root (namespaces, veths, AF_XDP, hugepages)")
         return SKIP
-    atexit.register(lambda: subprocess.run([EMU, "down", "--name", NAME], capture_output=True,
-                                           timeout=120))
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, lambda *_: sys.exit(1))
+    down_at_exit(NAME)
     if check("up --k 4 (shared engine)",
              emu("up", "--k", "4", "--name", NAME, "--engine", "shared").returncode == 0):
         p = emu("run", "--name", NAME, "--json", "--workload", "perm", "--msg", "256KiB",
-                "--lbs", ",".join(LBS), "--seeds", str(SEEDS), "--ooo", "--with-sim")
+                "--lbs", ",".join(LBS), "--seeds", str(SEEDS), "--ooo", "--with-sim",
+                timeout=900)
         res = json.loads(p.stdout) if p.stdout.strip() else {}
         runs = {r["lb"]: r for r in res.get("runs", [])}
         check("run --with-sim: every policy ran and verified every buffer",

@@ -17,30 +17,20 @@ nothing.
 
 Exit: 0 pass, 1 fail, 77 skip (not root).
 """
-import atexit
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import SKIP, check, down_at_exit, emu, failures, log  # noqa: E402
 from leftovers import leftovers  # noqa: E402
 
-EMU = str(REPO / "emu" / "ofan-emu")
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 OFANCTL = str(BUILD / "control" / "ofanctl" / "ofanctl")
 NAME = f"ro{os.getpid() % 100000}"
-
-
-def emu(*args, timeout=300):
-    p = subprocess.run([EMU] + list(args), capture_output=True, text=True, timeout=timeout)
-    if p.returncode not in (0, 3):
-        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stderr: {p.stderr[-2500:]}")
-    return p
 
 
 def refusals():
@@ -110,10 +100,7 @@ def main():
     if os.geteuid() != 0:
         log("SKIP: needs root (namespaces, veths, AF_XDP, hugepages)")
         return SKIP
-    atexit.register(lambda: subprocess.run([EMU, "down", "--name", NAME], capture_output=True,
-                                           timeout=120))
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, lambda *_: sys.exit(1))
+    down_at_exit(NAME)
     refusals()
     for engine in ("shared", "per-switch"):
         if check(f"up --k 4 --pfc --reorder --engine {engine}",
