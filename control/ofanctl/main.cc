@@ -327,34 +327,284 @@ int RunFabric(const std::string& dir, Command cmd, const json& args, const Optio
   return rc;
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app{
-      "ofanctl: the command line of ofan-dp's control socket (a unix socket speaking JSON,\n"
-      "one request and one reply per line)."};
+// The subcommands' own options land here; Main reads them once parsed.
+struct Parsed {
+  bool all_counters = false;
+  uint32_t key = 0;
+  CLI::Option* key_opt = nullptr;
+  std::string policy, ofan_mode;
+  uint32_t port = 0;
+  std::string admin, wire;
+  int64_t storm_ms = -1;
+  std::string switch_state;
+  std::string masks_file;
+  std::vector<uint32_t> cap_ports;
+  std::string cap_file;
+  uint32_t cap_snaplen = 4096;
+  uint64_t cap_count = 0;
+  uint32_t cap_id = 0;
+  CLI::Option* status_id = nullptr;  // capture-status --id
+  CLI::Option* stop_id = nullptr;    // capture-stop --id
+  std::string raw_line;
+};
+
+// A subcommand's request arguments, or the usage error that says why not.
+using ArgsFn = Result<json> (*)(Parsed&);
+using AddFn = void (*)(CLI::App*, Parsed&);
+
+// One subcommand: its name, one-line summary, footer (what it prints and its
+// --json; footer_json follows it), the request it sends (none: raw), its own
+// options and how they become the request's arguments.
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  const char* footer;
+  std::optional<Command> cmd;
+  AddFn add = nullptr;
+  ArgsFn args = nullptr;
+  const char* footer_json = "";
+};
+
+constexpr const char* kCaptureJson =
+    "\n--json: {\"id\", \"active\", \"file\", \"ports\", \"snaplen\", \"count\", \"frames\"\n"
+    "(written), \"dropped\" (copies a full ring could not take), \"error\" (\"\" or why it\n"
+    "ended)}; without --id, {\"captures\": [...]}, every one.";
+
+Result<json> UsageError(std::string m) {
+  return MakeError(ErrorCode::kInvalidArgument, std::move(m));
+}
+
+void AddCounters(CLI::App* s, Parsed& p) {
+  s->add_flag("--all", p.all_counters, "include the counters that are zero");
+}
+
+void AddPointers(CLI::App* s, Parsed& p) {
+  p.key_opt = s->add_option("--key", p.key, "show this key only")->type_name("K");
+}
+
+void AddSetPolicy(CLI::App* s, Parsed& p) {
+  s->footer(
+      fmt::format("POLICY: {} (ofanctl --list-policies; the switch\n"
+                  "checks it). Prints the new policy; --json: the switch's status (see "
+                  "status --help).\n{}",
+                  lb::PolicyNameList(), kGlobalsFooter));
+  s->add_option("POLICY", p.policy, "the policy, e.g. ofan")->required();
+  s->add_option("--ofan-mode", p.ofan_mode,
+                "how Ofan shares pointers across lcores (default: unchanged)")
+      ->check(CLI::IsMember({"pofan", "atomic", "combined"}));
+}
+
+Result<json> SetPolicyArgs(Parsed& p) {
+  json args{{"policy", p.policy}};
+  if (!p.ofan_mode.empty()) args["ofan_mode"] = p.ofan_mode;
+  return args;
+}
+
+void AddPort(CLI::App* s, Parsed& p) {
+  s->add_option("N", p.port, "fat-tree port index")->required();
+  s->add_option("STATE", p.admin, "up or down (optional with --wire)")
+      ->check(CLI::IsMember({"up", "down"}));
+  s->add_option("--wire", p.wire, "ok or cut")->check(CLI::IsMember({"ok", "cut"}));
+  s->add_option("--pfc-storm-ms", p.storm_ms, "a PFC storm from the port's host, ms")
+      ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
+}
+
+Result<json> PortArgs(Parsed& p) {
+  if (p.admin.empty() && p.wire.empty() && p.storm_ms < 0)
+    return UsageError("port: give STATE (up|down), --wire, --pfc-storm-ms, or several");
+  json args{{"port", p.port}};
+  if (!p.admin.empty()) args["admin"] = p.admin;
+  if (!p.wire.empty()) args["wire"] = p.wire;
+  if (p.storm_ms >= 0) args["pfc_storm_ms"] = p.storm_ms;
+  return args;
+}
+
+void AddSwitch(CLI::App* s, Parsed& p) {
+  s->add_option("STATE", p.switch_state, "up or down")
+      ->required()
+      ->check(CLI::IsMember({"up", "down"}));
+}
+
+Result<json> SwitchArgs(Parsed& p) { return json{{"admin", p.switch_state}}; }
+
+void AddLoadTables(CLI::App* s, Parsed& p) {
+  s->add_option("FILE", p.masks_file, "JSON file with the masks ('-': stdin)")->required();
+}
+
+Result<json> LoadTablesArgs(Parsed& p) {
+  auto m = ReadMasksFile(p.masks_file);
+  if (!m) return m.error();
+  return json{{"masks", std::move(*m)}};
+}
+
+void AddCaptureStart(CLI::App* s, Parsed& p) {
+  s->add_option("--port", p.cap_ports, "a port to capture (repeatable)")
+      ->required()
+      ->type_name("N")
+      ->check(CLI::Range(0, 63));
+  s->add_option("FILE", p.cap_file, "the pcapng file (absolute path)")->required();
+  s->add_option("--snaplen", p.cap_snaplen, "bytes kept of each frame (64..4096)")
+      ->check(CLI::Range(64, 4096))
+      ->capture_default_str();
+  s->add_option("--count", p.cap_count, "stop after N frames (0: at capture-stop)")
+      ->capture_default_str();
+}
+
+Result<json> CaptureStartArgs(Parsed& p) {
+  // The switch writes the file: a relative path is the caller's.
+  if (p.cap_file.empty() || p.cap_file[0] != '/') {
+    char cwd[4096];
+    if (!p.cap_file.empty() && getcwd(cwd, sizeof cwd))
+      p.cap_file = std::string(cwd) + "/" + p.cap_file;
+  }
+  return json{{"ports", p.cap_ports},
+              {"file", p.cap_file},
+              {"snaplen", p.cap_snaplen},
+              {"count", p.cap_count}};
+}
+
+void AddCaptureStatus(CLI::App* s, Parsed& p) {
+  p.status_id = s->add_option("--id", p.cap_id, "this capture only")->type_name("ID");
+}
+
+void AddCaptureStop(CLI::App* s, Parsed& p) {
+  p.stop_id = s->add_option("--id", p.cap_id, "this capture (default: all)")->type_name("ID");
+}
+
+Result<json> CaptureIdArgs(Parsed& p) {
+  json args = json::object();
+  if ((p.status_id && p.status_id->count()) || (p.stop_id && p.stop_id->count()))
+    args["id"] = p.cap_id;
+  return args;
+}
+
+void AddRaw(CLI::App* s, Parsed& p) {
+  s->add_option("JSON", p.raw_line, "the request line")->required();
+}
+
+Result<json> RawArgs(Parsed& p) {
+  if (p.raw_line.find_first_of("\r\n") != std::string::npos)
+    return UsageError("the raw request must be one line");
+  return json::object();
+}
+
+// Every subcommand, in the order --help lists them.
+const Subcommand kSubcommands[] = {
+    {"version", "the switch's version and control protocol version",
+     "Prints ofan-dp's version and protocol; --json: {\"ofan_dp\", \"protocol\"}.",
+     Command::kVersion},
+    {"status", "the switch: name, place in the fabric, policy, uptime, workers",
+     "--json: {\"name\", \"fabric\": {k, levels, switch, role, pod, index}, \"policy\",\n"
+     "\"ofan_mode\", \"pipe_size\", \"generation\", \"uplinks\", \"running\", \"uptime_s\",\n"
+     "\"workers\": [{worker, lcore, ports, busy_loops, idle_loops, sleeps, sleep_us,\n"
+     "blocking (waits on its ports' AF_XDP sockets, not a timer), traffic_wakeups}]}.",
+     Command::kStatus},
+    {"counters", "packet counters summed over the workers, and drops by reason",
+     "The table lists the non-zero counters (one column per worker when there are several),\n"
+     "then the drops by reason. --json: {\"total\": {name: n}, \"drops\": {reason: n},\n"
+     "\"drops_total\", \"per_worker\": [{name: n}, ...]} with every counter (--all only\n"
+     "changes the table).",
+     Command::kCounters, AddCounters},
+    {"ports", "one row per port: direction, admin and link state, MACs, rx/tx",
+     "--json: [{port, dev, dpdk_port, direction (up|down), mac, neighbor (null until\n"
+     "learned), admin, link, rx_packets, rx_bytes, rx_missed (dropped by the device\n"
+     "before the switch polled them), tx_packets, tx_bytes, kernel (null, or the port's\n"
+     "kernel interface: {name, via: \"tap\" (shared engine), to_kernel, to_kernel_lost,\n"
+     "from_kernel, from_kernel_lost} or {name, via: \"xdp\" (per-switch engine: the\n"
+     "veth's XDP trap), to_kernel, to_kernel_by_class: {arp, lldp, nd, bgp, bfd},\n"
+     "to_dataplane, no_socket (for ofan-dp, but its queue had no socket yet), and\n"
+     "from_kernel null: the kernel sends on the veth itself; \"error\" if unreadable}),\n"
+     "pfc (null, or with PFC on: {xoff_bytes, xon_bytes, headroom_bytes: the port's\n"
+     "thresholds as an ingress port; since the switch started: sent, received (pause\n"
+     "frames), paused_us, xoff_events, lossless_drops; held_bytes now; since the last\n"
+     "reset-queues: headroom_max_bytes, held_max_bytes; watchdog: {fired, restored,\n"
+     "active, dropped, action}}), reorder (null, or an edge's host port with reorder on:\n"
+     "since the switch started held, in_order, timeouts, overflow, table_full, old,\n"
+     "bad_length; since the last reset-queues max_bytes, max_frames, max_hold_us;\n"
+     "timeout_us: the longest a frame waits)}].",
+     Command::kPorts},
+    {"queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
+     "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"
+     "priority_packets, max_bytes, max_packets, avg_bytes, avg_packets, drops_buffer,\n"
+     "ecn_marked, shaper_lag_bytes (line time lost while frames waited, since the last\n"
+     "reset: the switch lacked CPU), paused, limit_bytes, ecn_bytes, pfc and reorder\n"
+     "(as ports has them)}].",
+     Command::kQueues},
+    {"pointers", "the forwarding table: per key (destination x class) the uplink order",
+     "Shows each key's uplink order and, for shared Ofan, its pointer (counter).\n"
+     "--json: {\"policy\", \"ofan_mode\", \"uplinks\", \"keys\": [{key, dest, class (data|ack),\n"
+     "order, counter?}]}; with --key, \"keys\" holds that key only.",
+     Command::kPointers, AddPointers},
+    {"set-policy", "switch the load-balancing policy (atomically, without stopping traffic)", "",
+     Command::kSetPolicy, AddSetPolicy, SetPolicyArgs},
+    {"port", "set a port's admin state (down: no traffic, no uplink use), or cut its wire",
+     "Prints the port's new state; --json: every port (see ports --help).\n"
+     "--wire cut: the port's cable is cut behind the switch's back (an emulated\n"
+     "silent failure: the port stays up and in use, what it sends is lost and\n"
+     "counted drop_link_loss); --wire ok mends it. --pfc-storm-ms N: the host behind\n"
+     "the port sends continuous PFC pause for N ms of emulated time, as a broken\n"
+     "NIC does (0 ends it; the shared engine with PFC).",
+     Command::kSetPort, AddPort, PortArgs},
+    {"switch", "stop or resume this switch (shared engine: the process stays)",
+     "down: frames that reach it and those it queued are dropped and counted\n"
+     "(drop_switch_down); its socket still answers. Prints its state; --json: its\n"
+     "status (see status --help).",
+     Command::kSwitchAdmin, AddSwitch, SwitchArgs},
+    {"load-tables", "load the valid-uplink masks, one per destination (the agent's tables)",
+     "FILE holds JSON: a list of masks, or {\"masks\": [...]}; a mask is a number or a\n"
+     "string such as \"0x3\" (bit i = uplink i); '-' reads stdin. Example: [\"0x3\", 1, 2, 3].\n"
+     "Prints the new table generation; --json: the switch's status (see status --help).",
+     Command::kLoadTables, AddLoadTables, LoadTablesArgs},
+    {"reset-queues", "restart the queues' max and average statistics", "--json: {}.",
+     Command::kResetQueues},
+    {"agent", "the switch's control agent as it last reported: neighbours, BGP, BFD, masks",
+     "ofan-agent reports each cycle to the switch (agent_report), which keeps the last one.\n"
+     "--json: {\"report\": the agent's status (ofan-agent --json's object) or null,\n"
+     "\"age_ms\": how long ago it came, or null}.",
+     Command::kAgent},
+    {"capture-start", "write copies of ports' frames (both directions) to a pcapng file",
+     "The switch writes FILE (an absolute path; made or truncated) as pcapng, one interface\n"
+     "per port named SWITCH:pPORT, each frame's direction in its flags; read it with\n"
+     "tshark -r FILE or Wireshark. Ends at --count frames or at capture-stop.",
+     Command::kCaptureStart, AddCaptureStart, CaptureStartArgs, kCaptureJson},
+    {"capture-status", "what the captures are doing: file, frames written, dropped", "",
+     Command::kCaptureStatus, AddCaptureStatus, CaptureIdArgs, kCaptureJson + 1},
+    {"capture-stop", "end a capture, or all of them (their files are then complete)", "",
+     Command::kCaptureStop, AddCaptureStop, CaptureIdArgs, kCaptureJson + 1},
+    {"raw", "send one raw request line and print the whole reply",
+     "JSON is sent as given (one line), e.g. '{\"v\":1,\"cmd\":\"pointers\"}'.\n"
+     "Prints the reply object indented; --json: the reply line exactly as\n"
+     "received. Exit code 1 when the reply says \"ok\": false.",
+     std::nullopt, AddRaw, RawArgs},
+};
+
+// The options before (or after) the command.
+struct Globals {
+  std::string socket_path, name{kDefaultSwitchName}, fabric_dir;
+  bool as_json = false, list_policies = false;
+  int timeout_ms = kDefaultTimeoutMs;
+};
+
+void AddGlobals(CLI::App& app, Globals& g) {
   app.name("ofanctl");
   app.set_version_flag("--version", fmt::format("ofanctl {}", kOfanVersion));
   app.require_subcommand(0, 1);  // none only with --list-policies
   app.fallthrough();  // global options may follow the command too (inherited by subcommands)
-
-  std::string socket_path, name(kDefaultSwitchName);
-  bool as_json = false, list_policies = false;
-  int timeout_ms = kDefaultTimeoutMs;
-  app.add_option("--socket", socket_path,
+  app.add_option("--socket", g.socket_path,
                  fmt::format("control socket path (default {}; wins over --name)",
                              DefaultSocketPath("<name>")))
       ->type_name("PATH");
-  app.add_option("--name", name,
+  app.add_option("--name", g.name,
                  fmt::format("switch name: the socket is {}", DefaultSocketPath("<name>")))
       ->type_name("NAME")
       ->capture_default_str();
-  std::string fabric_dir;
-  app.add_option("--fabric", fabric_dir,
+  app.add_option("--fabric", g.fabric_dir,
                  "every switch whose control socket (NAME.sock) is in DIR, e.g. ofan-emu's\n"
                  "/run/ofan-emu/FABRIC/sock: one section per switch (agent, status: one row)")
       ->type_name("DIR");
-  app.add_flag("--json", as_json, "print the switch's \"result\" object as JSON, not tables");
-  app.add_flag("--list-policies", list_policies, std::string(lb::kListPoliciesHelp));
-  app.add_option("--timeout-ms", timeout_ms,
+  app.add_flag("--json", g.as_json, "print the switch's \"result\" object as JSON, not tables");
+  app.add_flag("--list-policies", g.list_policies, std::string(lb::kListPoliciesHelp));
+  app.add_option("--timeout-ms", g.timeout_ms,
                  "milliseconds (1..3600000) to wait for the connection, and then for the reply")
       ->type_name("N")
       ->check(CLI::Range(1, 3600 * 1000).description(""))
@@ -378,260 +628,87 @@ int Main(int argc, char** argv) {
       "Exit codes: 0 ok; 1 the switch answered with an error (printed); 2 bad command line\n"
       "(including an unreadable or invalid load-tables FILE); 3 cannot connect, timeout,\n"
       "connection closed, or a malformed reply (is ofan-dp running? is it the right socket?).");
+}
 
-  auto sub = [&](const char* cmd, const char* desc, const std::string& footer) {
-    CLI::App* s = app.add_subcommand(cmd, desc);
-    s->footer(footer + "\n" + kGlobalsFooter);
-    return s;
-  };
-  CLI::App* version = sub("version", "the switch's version and control protocol version",
-                          "Prints ofan-dp's version and protocol; --json: {\"ofan_dp\", "
-                          "\"protocol\"}.");
-  CLI::App* status =
-      sub("status", "the switch: name, place in the fabric, policy, uptime, workers",
-          "--json: {\"name\", \"fabric\": {k, levels, switch, role, pod, index}, \"policy\",\n"
-          "\"ofan_mode\", \"pipe_size\", \"generation\", \"uplinks\", \"running\", \"uptime_s\",\n"
-          "\"workers\": [{worker, lcore, ports, busy_loops, idle_loops, sleeps, sleep_us,\n"
-          "blocking (waits on its ports' AF_XDP sockets, not a timer), traffic_wakeups}]}.");
-  bool all_counters = false;
-  CLI::App* counters =
-      sub("counters", "packet counters summed over the workers, and drops by reason",
-          "The table lists the non-zero counters (one column per worker when there are several),\n"
-          "then the drops by reason. --json: {\"total\": {name: n}, \"drops\": {reason: n},\n"
-          "\"drops_total\", \"per_worker\": [{name: n}, ...]} with every counter (--all only\n"
-          "changes the table).");
-  counters->add_flag("--all", all_counters, "include the counters that are zero");
-  CLI::App* ports =
-      sub("ports", "one row per port: direction, admin and link state, MACs, rx/tx",
-          "--json: [{port, dev, dpdk_port, direction (up|down), mac, neighbor (null until\n"
-          "learned), admin, link, rx_packets, rx_bytes, rx_missed (dropped by the device\n"
-          "before the switch polled them), tx_packets, tx_bytes, kernel (null, or the port's\n"
-          "kernel interface: {name, via: \"tap\" (shared engine), to_kernel, to_kernel_lost,\n"
-          "from_kernel, from_kernel_lost} or {name, via: \"xdp\" (per-switch engine: the\n"
-          "veth's XDP trap), to_kernel, to_kernel_by_class: {arp, lldp, nd, bgp, bfd},\n"
-          "to_dataplane, no_socket (for ofan-dp, but its queue had no socket yet), and\n"
-          "from_kernel null: the kernel sends on the veth itself; \"error\" if unreadable}),\n"
-          "pfc (null, or with PFC on: {xoff_bytes, xon_bytes, headroom_bytes: the port's\n"
-          "thresholds as an ingress port; since the switch started: sent, received (pause\n"
-          "frames), paused_us, xoff_events, lossless_drops; held_bytes now; since the last\n"
-          "reset-queues: headroom_max_bytes, held_max_bytes; watchdog: {fired, restored,\n"
-          "active, dropped, action}}), reorder (null, or an edge's host port with reorder on:\n"
-          "since the switch started held, in_order, timeouts, overflow, table_full, old,\n"
-          "bad_length; since the last reset-queues max_bytes, max_frames, max_hold_us;\n"
-          "timeout_us: the longest a frame waits)}].");
-  CLI::App* queues =
-      sub("queues", "egress queues: occupancy now, max and average, drops, ECN marks, PFC pause",
-          "Max and average are since the last reset-queues. --json: [{port, bytes, packets,\n"
-          "priority_packets, max_bytes, max_packets, avg_bytes, avg_packets, drops_buffer,\n"
-          "ecn_marked, shaper_lag_bytes (line time lost while frames waited, since the last\n"
-          "reset: the switch lacked CPU), paused, limit_bytes, ecn_bytes, pfc and reorder\n"
-          "(as ports has them)}].");
-  uint32_t key = 0;
-  CLI::App* pointers = sub(
-      "pointers", "the forwarding table: per key (destination x class) the uplink order",
-      "Shows each key's uplink order and, for shared Ofan, its pointer (counter).\n"
-      "--json: {\"policy\", \"ofan_mode\", \"uplinks\", \"keys\": [{key, dest, class (data|ack),\n"
-      "order, counter?}]}; with --key, \"keys\" holds that key only.");
-  CLI::Option* key_opt = pointers->add_option("--key", key, "show this key only")->type_name("K");
-  std::string policy, ofan_mode;
-  CLI::App* set_policy =
-      sub("set-policy", "switch the load-balancing policy (atomically, without stopping traffic)",
-          fmt::format("POLICY: {} (ofanctl --list-policies; the switch\n"
-                      "checks it). Prints the new policy; --json: the switch's status (see "
-                      "status --help).",
-                      lb::PolicyNameList()));
-  set_policy->add_option("POLICY", policy, "the policy, e.g. ofan")->required();
-  set_policy
-      ->add_option("--ofan-mode", ofan_mode,
-                   "how Ofan shares pointers across lcores (default: unchanged)")
-      ->check(CLI::IsMember({"pofan", "atomic", "combined"}));
-  uint32_t port = 0;
-  std::string admin, wire;
-  CLI::App* port_cmd =
-      sub("port", "set a port's admin state (down: no traffic, no uplink use), or cut its wire",
-          "Prints the port's new state; --json: every port (see ports --help).\n"
-          "--wire cut: the port's cable is cut behind the switch's back (an emulated\n"
-          "silent failure: the port stays up and in use, what it sends is lost and\n"
-          "counted drop_link_loss); --wire ok mends it. --pfc-storm-ms N: the host behind\n"
-          "the port sends continuous PFC pause for N ms of emulated time, as a broken\n"
-          "NIC does (0 ends it; the shared engine with PFC).");
-  port_cmd->add_option("N", port, "fat-tree port index")->required();
-  port_cmd->add_option("STATE", admin, "up or down (optional with --wire)")
-      ->check(CLI::IsMember({"up", "down"}));
-  port_cmd->add_option("--wire", wire, "ok or cut")->check(CLI::IsMember({"ok", "cut"}));
-  int64_t storm_ms = -1;
-  port_cmd->add_option("--pfc-storm-ms", storm_ms, "a PFC storm from the port's host, ms")
-      ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
-  std::string switch_state;
-  CLI::App* switch_cmd =
-      sub("switch", "stop or resume this switch (shared engine: the process stays)",
-          "down: frames that reach it and those it queued are dropped and counted\n"
-          "(drop_switch_down); its socket still answers. Prints its state; --json: its\n"
-          "status (see status --help).");
-  switch_cmd->add_option("STATE", switch_state, "up or down")
-      ->required()
-      ->check(CLI::IsMember({"up", "down"}));
-  std::string masks_file;
-  CLI::App* load_tables = sub(
-      "load-tables", "load the valid-uplink masks, one per destination (the agent's tables)",
-      "FILE holds JSON: a list of masks, or {\"masks\": [...]}; a mask is a number or a\n"
-      "string such as \"0x3\" (bit i = uplink i); '-' reads stdin. Example: [\"0x3\", 1, 2, 3].\n"
-      "Prints the new table generation; --json: the switch's status (see status --help).");
-  load_tables->add_option("FILE", masks_file, "JSON file with the masks ('-': stdin)")->required();
-  CLI::App* reset_queues =
-      sub("reset-queues", "restart the queues' max and average statistics", "--json: {}.");
-  CLI::App* agent_cmd =
-      sub("agent", "the switch's control agent as it last reported: neighbours, BGP, BFD, masks",
-          "ofan-agent reports each cycle to the switch (agent_report), which keeps the last one.\n"
-          "--json: {\"report\": the agent's status (ofan-agent --json's object) or null,\n"
-          "\"age_ms\": how long ago it came, or null}.");
-  std::vector<uint32_t> cap_ports;
-  std::string cap_file;
-  uint32_t cap_snaplen = 4096;
-  uint64_t cap_count = 0;
-  uint32_t cap_id = 0;
-  const std::string capture_json =
-      "--json: {\"id\", \"active\", \"file\", \"ports\", \"snaplen\", \"count\", \"frames\"\n"
-      "(written), \"dropped\" (copies a full ring could not take), \"error\" (\"\" or why it\n"
-      "ended)}; without --id, {\"captures\": [...]}, every one.";
-  CLI::App* capture_start =
-      sub("capture-start", "write copies of ports' frames (both directions) to a pcapng file",
-          "The switch writes FILE (an absolute path; made or truncated) as pcapng, one interface\n"
-          "per port named SWITCH:pPORT, each frame's direction in its flags; read it with\n"
-          "tshark -r FILE or Wireshark. Ends at --count frames or at capture-stop.\n" +
-              capture_json);
-  capture_start->add_option("--port", cap_ports, "a port to capture (repeatable)")
-      ->required()
-      ->type_name("N")
-      ->check(CLI::Range(0, 63));
-  capture_start->add_option("FILE", cap_file, "the pcapng file (absolute path)")->required();
-  capture_start->add_option("--snaplen", cap_snaplen, "bytes kept of each frame (64..4096)")
-      ->check(CLI::Range(64, 4096))
-      ->capture_default_str();
-  capture_start->add_option("--count", cap_count, "stop after N frames (0: at capture-stop)")
-      ->capture_default_str();
-  CLI::App* capture_status = sub(
-      "capture-status", "what the captures are doing: file, frames written, dropped", capture_json);
-  CLI::Option* status_id =
-      capture_status->add_option("--id", cap_id, "this capture only")->type_name("ID");
-  CLI::App* capture_stop =
-      sub("capture-stop", "end a capture, or all of them (their files are then complete)",
-          capture_json);
-  CLI::Option* stop_id =
-      capture_stop->add_option("--id", cap_id, "this capture (default: all)")->type_name("ID");
-  std::string raw_line;
-  CLI::App* raw = sub("raw", "send one raw request line and print the whole reply",
-                      "JSON is sent as given (one line), e.g. '{\"v\":1,\"cmd\":\"pointers\"}'.\n"
-                      "Prints the reply object indented; --json: the reply line exactly as\n"
-                      "received. Exit code 1 when the reply says \"ok\": false.");
-  raw->add_option("JSON", raw_line, "the request line")->required();
+int Usage(const std::string& m, const std::string& cmd = "") {
+  std::cerr << "ofanctl: " << m << "\n(see ofanctl " << (cmd.empty() ? "" : cmd + " ")
+            << "--help)\n";
+  return kExitUsage;
+}
 
+// A command line CLI11 refused: the reason, and which --help to read.
+int ParseFailed(CLI::App& app, const CLI::ParseError& e) {
+  std::string what = e.what(), cmd;
+  for (const CLI::App* s : app.get_subcommands()) cmd = s->get_name();
+  if (cmd.empty()) {
+    const auto rest = app.remaining();
+    if (rest.empty()) {
+      what = "missing COMMAND";
+    } else if (rest.front().rfind('-', 0) != 0) {
+      what = fmt::format("unknown command '{}'", rest.front());
+    }
+  }
+  return Usage(what, cmd);
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "ofanctl: the command line of ofan-dp's control socket (a unix socket speaking JSON,\n"
+      "one request and one reply per line)."};
+  Globals g;
+  AddGlobals(app, g);
+  Parsed p;
+  std::vector<CLI::App*> apps;
+  for (const Subcommand& sc : kSubcommands) {
+    CLI::App* s = app.add_subcommand(sc.name, sc.summary);
+    s->footer(std::string(sc.footer) + sc.footer_json + "\n" + kGlobalsFooter);
+    if (sc.add) sc.add(s, p);
+    apps.push_back(s);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::string what = e.what(), cmd;
-    for (const CLI::App* s : app.get_subcommands()) cmd = s->get_name() + " ";
-    if (cmd.empty()) {
-      const auto rest = app.remaining();
-      if (rest.empty()) {
-        what = "missing COMMAND";
-      } else if (rest.front().rfind('-', 0) != 0) {
-        what = fmt::format("unknown command '{}'", rest.front());
-      }
-    }
-    std::cerr << "ofanctl: " << what << "\n(see ofanctl " << cmd << "--help)\n";
-    return kExitUsage;
+    return ParseFailed(app, e);
   }
-  auto usage = [](const std::string& m, const std::string& cmd = "") {
-    std::cerr << "ofanctl: " << m << "\n(see ofanctl " << (cmd.empty() ? "" : cmd + " ")
-              << "--help)\n";
-    return kExitUsage;
-  };
-  if (list_policies) {
-    std::cout << (as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
+  if (g.list_policies) {
+    std::cout << (g.as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
     return kExitOk;
   }
-  if (app.get_subcommands().empty()) return usage("missing COMMAND");
+  const Subcommand* sc = nullptr;
+  for (size_t i = 0; i < apps.size(); ++i) {
+    if (apps[i]->parsed()) sc = &kSubcommands[i];
+  }
+  if (!sc) return Usage("missing COMMAND");
 
   // What to send; checked before connecting. No command: raw.
-  const std::pair<const CLI::App*, Command> commands[] = {{version, Command::kVersion},
-                                                          {status, Command::kStatus},
-                                                          {counters, Command::kCounters},
-                                                          {ports, Command::kPorts},
-                                                          {queues, Command::kQueues},
-                                                          {pointers, Command::kPointers},
-                                                          {set_policy, Command::kSetPolicy},
-                                                          {port_cmd, Command::kSetPort},
-                                                          {switch_cmd, Command::kSwitchAdmin},
-                                                          {load_tables, Command::kLoadTables},
-                                                          {reset_queues, Command::kResetQueues},
-                                                          {capture_start, Command::kCaptureStart},
-                                                          {capture_status, Command::kCaptureStatus},
-                                                          {capture_stop, Command::kCaptureStop},
-                                                          {agent_cmd, Command::kAgent}};
-  std::optional<Command> cmd;
-  for (const auto& [s, c] : commands) {
-    if (s->parsed()) cmd = c;
-  }
   json args = json::object();
-  if (set_policy->parsed()) {
-    args["policy"] = policy;
-    if (!ofan_mode.empty()) args["ofan_mode"] = ofan_mode;
+  if (sc->args) {
+    auto a = sc->args(p);
+    if (!a) return Usage(a.error().message, sc->name);
+    args = std::move(*a);
   }
-  if (port_cmd->parsed()) {
-    if (admin.empty() && wire.empty() && storm_ms < 0)
-      return usage("port: give STATE (up|down), --wire, --pfc-storm-ms, or several", "port");
-    args["port"] = port;
-    if (!admin.empty()) args["admin"] = admin;
-    if (!wire.empty()) args["wire"] = wire;
-    if (storm_ms >= 0) args["pfc_storm_ms"] = storm_ms;
-  }
-  if (switch_cmd->parsed()) args["admin"] = switch_state;
-  if (load_tables->parsed()) {
-    auto m = ReadMasksFile(masks_file);
-    if (!m) return usage(m.error().message, "load-tables");
-    args["masks"] = std::move(*m);
-  }
-  if (capture_start->parsed()) {
-    if (cap_file.empty() || cap_file[0] != '/') {
-      char cwd[4096];
-      if (!cap_file.empty() && getcwd(cwd, sizeof cwd))
-        cap_file = std::string(cwd) + "/" + cap_file;
-    }
-    args["ports"] = cap_ports;
-    args["file"] = cap_file;
-    args["snaplen"] = cap_snaplen;
-    args["count"] = cap_count;
-  }
-  if ((capture_status->parsed() && status_id->count()) ||
-      (capture_stop->parsed() && stop_id->count())) {
-    args["id"] = cap_id;
-  }
-  if (raw->parsed()) {
-    if (raw_line.find_first_of("\r\n") != std::string::npos) {
-      return usage("the raw request must be one line", "raw");
-    }
-  }
-  if (!fabric_dir.empty()) {
-    if (!cmd) return usage("--fabric does not take raw requests: use --socket", "raw");
+  const std::optional<Command> cmd = sc->cmd;
+  if (!g.fabric_dir.empty()) {
+    if (!cmd) return Usage("--fabric does not take raw requests: use --socket", "raw");
     if (!FabricCommand(*cmd)) {
-      return usage(fmt::format("{} acts on one switch: use --name or --socket, not --fabric",
-                               app.get_subcommands().front()->get_name()));
+      return Usage(
+          fmt::format("{} acts on one switch: use --name or --socket, not --fabric", sc->name));
     }
-    return RunFabric(fabric_dir, *cmd, args, Options{as_json, all_counters, {}, port, timeout_ms});
+    return RunFabric(g.fabric_dir, *cmd, args,
+                     Options{g.as_json, p.all_counters, {}, p.port, g.timeout_ms});
   }
-  if (socket_path.empty()) {
-    if (name.empty() || name.find('/') != std::string::npos) {
-      return usage(fmt::format("--name '{}' must be non-empty and have no '/'", name));
+  if (g.socket_path.empty()) {
+    if (g.name.empty() || g.name.find('/') != std::string::npos) {
+      return Usage(fmt::format("--name '{}' must be non-empty and have no '/'", g.name));
     }
-    socket_path = DefaultSocketPath(name);
+    g.socket_path = DefaultSocketPath(g.name);
   }
   std::optional<uint32_t> only_key;
-  if (key_opt->count()) only_key = key;
-  if (!cmd) return RunRaw(socket_path, raw_line, as_json, timeout_ms);
-  return RunOne(socket_path, *cmd, args,
-                Options{as_json, all_counters, only_key, port, timeout_ms});
+  if (p.key_opt && p.key_opt->count()) only_key = p.key;
+  if (!cmd) return RunRaw(g.socket_path, p.raw_line, g.as_json, g.timeout_ms);
+  return RunOne(g.socket_path, *cmd, args,
+                Options{g.as_json, p.all_counters, only_key, p.port, g.timeout_ms});
 }
 
 }  // namespace
