@@ -196,15 +196,8 @@ int Sweep(const SimConfig& base, const std::vector<std::string>& lbs,
   return kExitOk;
 }
 
-int Main(int argc, char** argv) {
-  if (argc > 1 && std::string_view(argv[1]) == "paper") return PaperMain(argc - 1, argv + 1);
-  CLI::App app{
-      "ofan-sim: packet-level fat-tree simulator for the LB policies of dataplane/lb.\n"
-      "Defaults are the paper's §6 scenario: k=12 3-level fat tree (432 hosts), 800 Gb/s,\n"
-      "0.5 us links, 4096 B payload + 62 B header, 64 B ACKs, 20 B gap, 1 MiB permutation.\n"
-      "ofan-sim paper --list | --figure F: one §6 figure's sweep beside the paper's claims\n"
-      "(ofan-sim paper --help)."};
-  app.set_version_flag("--version", fmt::format("ofan-sim {}", kOfanVersion));
+// What the command line gives, before it becomes a SimConfig.
+struct SimArgs {
   SimConfig c;
   std::string lb_name = "ofan", host_name, workload = "perm", msg = "1MiB", buffer = "0",
               ecn = "80000", cca = "none", pfcwd_action = "drop", receiver = "ooo";
@@ -215,12 +208,17 @@ int Main(int argc, char** argv) {
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   bool as_json = false, sweep = false, progress = false, no_progress = false, list_policies = false;
   double flowlet_gap_us = 2.0, glb_period_us = 1.0;
+};
 
+Status Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
+
+void AddFabricOptions(CLI::App& app, SimArgs& a) {
+  SimConfig& c = a.c;
   app.add_option("--k", c.k, "switch radix: even, 4..64")->capture_default_str();
   app.add_option("--levels", c.levels, "2 (leaf-spine, k^2/2 hosts) or 3 (fat tree, k^3/4 hosts)")
       ->capture_default_str();
   app.add_option(
-         "--lb", lb_name,
+         "--lb", a.lb_name,
          "switch policy: " + std::string(lb::PolicyNameList()) +
              " (--list-policies; rsq = rps);\n"
              "<N>ofan: POfan with N-port pipes, e.g. 4ofan (the paper's 4Ofan; overrides "
@@ -229,20 +227,45 @@ int Main(int argc, char** argv) {
              "ethereal (one source-routed subflow per path, ACKs on the reverse path),\n"
              "reps (recycled entropies + ECMP), spray (random entropy per packet + ECMP)")
       ->capture_default_str();
-  app.add_option("--lb-tiers", lb_tiers,
+  app.add_option("--lb-tiers", a.lb_tiers,
                  "incremental deployment (§6.4): a policy per switch tier, e.g. "
                  "edge=4ofan,agg=ar (tiers edge|agg|core; a tier not named runs --lb)");
-  app.add_option("--lb-placement", lb_placement,
+  app.add_option("--lb-placement", a.lb_placement,
                  "incremental deployment (§6.4, Fig. 11): --lb on half of the edge and agg "
                  "switches, --lb-rest on the others: random-switches|random-pods|agg|edge");
-  app.add_option("--lb-rest", lb_rest, "--lb-placement: the policy of the switches outside it")
+  app.add_option("--lb-rest", a.lb_rest, "--lb-placement: the policy of the switches outside it")
       ->capture_default_str();
   app.add_option(
-      "--host", host_name,
+      "--host", a.host_name,
       "host entropy scheme: fixed|spray|drb|reps|ethereal (default: fixed, or set by --lb)");
   app.add_option("--pipe-size", c.policy.pipe_size, "POfan: ports per pipe (1 = 1Ofan, 4 = 4Ofan)")
       ->capture_default_str();
-  app.add_option("--workload", workload,
+}
+
+Status ApplyPolicy(const CLI::App& app, SimArgs& a) {
+  SimConfig& c = a.c;
+  if (Status s = ApplyLbName(a.lb_name, c); !s) return s;
+  if (!a.host_name.empty()) {
+    auto h = ParseHostScheme(a.host_name);
+    if (!h) return h.error();
+    c.host = *h;
+  }
+  if (!a.lb_tiers.empty() && !a.lb_placement.empty())
+    return Bad("--lb-tiers and --lb-placement are two ways to mix; give one");
+  if (app.count("--lb-rest") && a.lb_placement.empty())
+    return Bad("--lb-rest needs --lb-placement");
+  if (!a.lb_tiers.empty()) {
+    if (Status s = ApplyLbTiers(a.lb_tiers, c); !s) return s;
+  }
+  if (!a.lb_placement.empty()) {
+    if (Status s = ApplyLbPlacement(a.lb_placement, a.lb_rest, c); !s) return s;
+  }
+  return {};
+}
+
+void AddWorkloadOptions(CLI::App& app, SimArgs& a) {
+  SimConfig& c = a.c;
+  app.add_option("--workload", a.workload,
                  "perm (random derangement) | a2a (all-to-all, --msg per flow: Fig. 5b) | a2a-host "
                  "(all-to-all, --msg per host: Fig. 5c) | pair (App. A: host 0 <-> last host) | "
                  "matrix | moe (§6.6 MoE dispatch, k=8: 128 GPUs) | fsdp (§6.7 FSDP2 backward, "
@@ -271,11 +294,27 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--server-gpus", c.server_gpus, "moe, fsdp: GPUs (hosts) per server")
       ->capture_default_str();
-  app.add_option("--msg", msg, "message size per flow, e.g. 64KiB, 1MiB, 16MiB")
+  app.add_option("--msg", a.msg, "message size per flow, e.g. 64KiB, 1MiB, 16MiB")
       ->capture_default_str();
-  app.add_option("--seeds", seeds, "number of seeds (runs); reports mean and SEM")
+  app.add_option("--seeds", a.seeds, "number of seeds (runs); reports mean and SEM")
       ->capture_default_str();
   app.add_option("--seed", c.seed, "first seed")->capture_default_str();
+}
+
+Status ApplyWorkload(const CLI::App& app, SimArgs& a) {
+  SimConfig& c = a.c;
+  auto w = ParseWorkload(a.workload);
+  if (!w) return w.error();
+  c.workload = *w;
+  if (app.count("--payload") == 0) c.payload = DefaultPayload(c.workload, c.payload);
+  auto m = ParseSize(a.msg);
+  if (!m) return Bad("--msg: " + m.error().message);
+  c.msg_bytes = *m;
+  return {};
+}
+
+void AddLinkOptions(CLI::App& app, SimArgs& a) {
+  SimConfig& c = a.c;
   app.add_option("--link-gbps", c.link_gbps, "link rate (Gb/s)")->capture_default_str();
   app.add_option("--latency-us", c.latency_us, "propagation delay per link (us)")
       ->capture_default_str();
@@ -291,15 +330,19 @@ int Main(int argc, char** argv) {
                  "the host pacer's bucket in data frames: up to this many at line rate to catch "
                  "up (1: strictly periodic)")
       ->capture_default_str();
-  app.add_option("--buffer", buffer,
+}
+
+void AddQueueOptions(CLI::App& app, SimArgs& a) {
+  SimConfig& c = a.c;
+  app.add_option("--buffer", a.buffer,
                  "per-port buffer, e.g. 800KB; 0 = infinite (with --cca none drops are not "
                  "recovered). Default: infinite; with a --cca, the paper's 800000 B")
       ->capture_default_str();
-  app.add_option("--ecn", ecn,
+  app.add_option("--ecn", a.ecn,
                  "CE-mark data above this backlog (bytes; 0 = off; the paper's 80 KB). Marks "
                  "feed REPS and the CCAs")
       ->capture_default_str();
-  app.add_option("--cca", cca,
+  app.add_option("--cca", a.cca,
                  "the hosts' congestion control and loss recovery (retransmission after 3 + "
                  "the flow's paths later packets were acked, or at the timeout):" +
                      CcaHelp())
@@ -317,19 +360,19 @@ int Main(int argc, char** argv) {
   app.add_option("--pfcwd-restore-ms", c.pfcwd_restore_ms,
                  "--pfc: the watchdog restores after this long without pause")
       ->capture_default_str();
-  app.add_option("--pfcwd-action", pfcwd_action,
+  app.add_option("--pfcwd-action", a.pfcwd_action,
                  "--pfc: what a stormed queue does: drop | forward | alert")
       ->capture_default_str();
   app.add_flag("--reorder", c.reorder,
                "resequencing at the destination edge, as ofan-emu up --reorder: each edge's "
                "host-facing port holds a flow's early data frames until the gap fills or they "
                "waited --reorder-timeout-us");
-  app.add_option("--reorder-kb", reorder_kb, "--reorder: each host port's buffer (KiB)")
+  app.add_option("--reorder-kb", a.reorder_kb, "--reorder: each host port's buffer (KiB)")
       ->capture_default_str();
   app.add_option("--reorder-timeout-us", c.reorder_timeout_us,
                  "--reorder: how long a frame may wait for the gap before it (us; default: the "
                  "time the link takes to send the reorder buffer)");
-  app.add_option("--receiver", receiver,
+  app.add_option("--receiver", a.receiver,
                  "what a receiving NIC does with an early data packet: ooo (places it: the "
                  "paper's hosts, uroce --ooo) | gbn (rxe: drops it, NAKs the gap once; the "
                  "sender goes back N; needs --cca none)")
@@ -343,160 +386,187 @@ int Main(int argc, char** argv) {
                  "with a --cca: the first window, in BDPs of the flow's path (base RTT x line "
                  "rate), (0, 16]")
       ->capture_default_str();
+}
+
+Status ApplyQueues(const CLI::App& app, SimArgs& a) {
+  SimConfig& c = a.c;
+  auto b = ParseSize(a.buffer);
+  if (!b) return Bad("--buffer: " + b.error().message);
+  c.buffer_bytes = *b;
+  auto cc = ParseCca(a.cca);
+  if (!cc) return Bad("--cca: " + cc.error().message);
+  c.cca = *cc;
+  // The paper runs its CCAs over 800 KB buffers (§6, footnote 6).
+  if (c.cca != Cca::kNone && app.count("--buffer") == 0) c.buffer_bytes = kCcaBufferBytes;
+  auto wd = fabric::ParsePfcWdAction(a.pfcwd_action);
+  if (!wd) return Bad("--pfcwd-action " + wd.error().message);
+  c.pfcwd_action = *wd;
+  for (const char* opt :
+       {"--pfc-quanta", "--pfcwd-detect-ms", "--pfcwd-restore-ms", "--pfcwd-action"}) {
+    if (app.count(opt) && !c.pfc) return Bad(std::string(opt) + " is --pfc's: give --pfc");
+  }
+  for (const char* opt : {"--reorder-kb", "--reorder-timeout-us"}) {
+    if (app.count(opt) && !c.reorder)
+      return Bad(std::string(opt) + " is --reorder's: give --reorder");
+  }
+  if (a.reorder_kb == 0 || a.reorder_kb > (uint64_t{1} << 20))
+    return Bad(
+        fmt::format("--reorder-kb must be in [1, {}], got {}", uint64_t{1} << 20, a.reorder_kb));
+  c.reorder_bytes = a.reorder_kb * 1024;
+  if (app.count("--reorder-timeout-us") && c.reorder_timeout_us == 0)
+    return Bad(fmt::format("--reorder-timeout-us must be in [1, {}], got 0",
+                           fabric::kReorderMaxTimeoutUs));
+  auto rcv = ParseReceiver(a.receiver);
+  if (!rcv) return Bad("--receiver: " + rcv.error().message);
+  c.receiver = *rcv;
+  auto e = ParseSize(a.ecn);
+  if (!e) return Bad("--ecn: " + e.error().message);
+  c.ecn_bytes = *e;
+  return {};
+}
+
+void AddTuningOptions(CLI::App& app, SimArgs& a) {
+  SimConfig& c = a.c;
   app.add_option("--fail-prob", c.fail_prob,
                  "each edge-agg and agg-core link fails with this probability (§6.2); hosts then "
                  "pace at rho_max")
       ->capture_default_str();
-  app.add_option("--ar-quanta", ar_quanta,
+  app.add_option("--ar-quanta", a.ar_quanta,
                  "AR queue-level thresholds as fractions of --ar-buffer, e.g. 0.05,0.1,0.2");
   app.add_option("--ar-buffer", c.policy.ar_buffer_bytes, "AR: buffer the quanta refer to (bytes)")
       ->capture_default_str();
   app.add_option("--drill-samples", c.policy.drill_samples, "DRILL: random samples per decision")
       ->capture_default_str();
-  app.add_option("--glb-period-us", glb_period_us,
+  app.add_option("--glb-period-us", a.glb_period_us,
                  "SGLB: how often switches learn the levels of the links beyond (us)")
       ->capture_default_str();
-  app.add_option("--flowlet-gap-us", flowlet_gap_us,
+  app.add_option("--flowlet-gap-us", a.flowlet_gap_us,
                  "flowlet: idle gap that starts a new flowlet (us)")
       ->capture_default_str();
-  app.add_flag("--json", as_json, "print one JSON object instead of tables");
-  app.add_flag("--list-policies", list_policies, std::string(lb::kListPoliciesHelp));
-  app.add_flag("--progress", progress,
-               "show a progress bar on stderr (default when stderr is a terminal)");
-  app.add_flag("--no-progress", no_progress, "never show a progress bar");
-  app.add_option("--jobs", jobs, "parallel runs (seeds, sweep points)")->capture_default_str();
-  app.add_flag("--sweep", sweep, "Fig. 4(b)-style sweep: queues vs message size per policy");
-  app.add_option("--msgs", msgs_list,
-                 "sweep message sizes (default 64KiB,...,16MiB by powers of 2)");
-  app.add_option("--lbs", lbs_list, "sweep policies (comma separated, as --lb)")
-      ->capture_default_str();
-  app.add_option("--plot", plot, "sweep: write a PNG plot here (needs python3-matplotlib)");
-  app.add_option("--out-json", out_json, "sweep: also write the JSON result to this file");
+}
 
-  if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
-  if (list_policies) {
-    std::cout << (as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
-    return kExitOk;
-  }
-  auto usage = [](const std::string& m) { return UsageError("ofan-sim", m); };
-  if (Status s = ApplyLbName(lb_name, c); !s) return usage(s.error().message);
-  if (!host_name.empty()) {
-    auto h = ParseHostScheme(host_name);
-    if (!h) return usage(h.error().message);
-    c.host = *h;
-  }
-  if (!lb_tiers.empty() && !lb_placement.empty())
-    return usage("--lb-tiers and --lb-placement are two ways to mix; give one");
-  if (app.count("--lb-rest") && lb_placement.empty())
-    return usage("--lb-rest needs --lb-placement");
-  if (!lb_tiers.empty()) {
-    if (Status s = ApplyLbTiers(lb_tiers, c); !s) return usage(s.error().message);
-  }
-  if (!lb_placement.empty()) {
-    if (Status s = ApplyLbPlacement(lb_placement, lb_rest, c); !s) return usage(s.error().message);
-  }
-  auto w = ParseWorkload(workload);
-  if (!w) return usage(w.error().message);
-  c.workload = *w;
-  if (app.count("--payload") == 0) c.payload = DefaultPayload(c.workload, c.payload);
-  auto m = ParseSize(msg);
-  if (!m) return usage("--msg: " + m.error().message);
-  c.msg_bytes = *m;
-  auto b = ParseSize(buffer);
-  if (!b) return usage("--buffer: " + b.error().message);
-  c.buffer_bytes = *b;
-  auto cc = ParseCca(cca);
-  if (!cc) return usage("--cca: " + cc.error().message);
-  c.cca = *cc;
-  // The paper runs its CCAs over 800 KB buffers (§6, footnote 6).
-  if (c.cca != Cca::kNone && app.count("--buffer") == 0) c.buffer_bytes = kCcaBufferBytes;
-  auto wd = fabric::ParsePfcWdAction(pfcwd_action);
-  if (!wd) return usage("--pfcwd-action " + wd.error().message);
-  c.pfcwd_action = *wd;
-  for (const char* opt :
-       {"--pfc-quanta", "--pfcwd-detect-ms", "--pfcwd-restore-ms", "--pfcwd-action"}) {
-    if (app.count(opt) && !c.pfc) return usage(std::string(opt) + " is --pfc's: give --pfc");
-  }
-  for (const char* opt : {"--reorder-kb", "--reorder-timeout-us"}) {
-    if (app.count(opt) && !c.reorder)
-      return usage(std::string(opt) + " is --reorder's: give --reorder");
-  }
-  if (reorder_kb == 0 || reorder_kb > (uint64_t{1} << 20))
-    return usage(
-        fmt::format("--reorder-kb must be in [1, {}], got {}", uint64_t{1} << 20, reorder_kb));
-  c.reorder_bytes = reorder_kb * 1024;
-  if (app.count("--reorder-timeout-us") && c.reorder_timeout_us == 0)
-    return usage(fmt::format("--reorder-timeout-us must be in [1, {}], got 0",
-                             fabric::kReorderMaxTimeoutUs));
-  auto rcv = ParseReceiver(receiver);
-  if (!rcv) return usage("--receiver: " + rcv.error().message);
-  c.receiver = *rcv;
-  auto e = ParseSize(ecn);
-  if (!e) return usage("--ecn: " + e.error().message);
-  c.ecn_bytes = *e;
-  if (!ar_quanta.empty()) {
-    auto q = SplitList(ar_quanta);
-    if (q.size() != 3) return usage("--ar-quanta takes three comma-separated fractions");
+Status ApplyTuning(const CLI::App&, SimArgs& a) {
+  SimConfig& c = a.c;
+  if (!a.ar_quanta.empty()) {
+    auto q = SplitList(a.ar_quanta);
+    if (q.size() != 3) return Bad("--ar-quanta takes three comma-separated fractions");
     for (int i = 0; i < 3; ++i) {
       try {
         c.policy.ar_quanta[i] = std::stod(q[static_cast<size_t>(i)]);
       } catch (...) {
-        return usage("--ar-quanta: '" + q[static_cast<size_t>(i)] + "' is not a number");
+        return Bad("--ar-quanta: '" + q[static_cast<size_t>(i)] + "' is not a number");
       }
     }
   }
-  if (!(flowlet_gap_us >= 0)) return usage("--flowlet-gap-us must be >= 0");
-  c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(flowlet_gap_us * 1e6);
-  if (!(glb_period_us > 0 && glb_period_us <= 1e6))
-    return usage("--glb-period-us must be in (0, 1e6]");
-  c.policy.glb_period_ps = std::max<lb::TimePs>(1, static_cast<lb::TimePs>(glb_period_us * 1e6));
-  if (seeds == 0 || seeds > 10000) return usage("--seeds must be in [1, 10000]");
-  if (jobs == 0) jobs = 1;
-  c.progress = !no_progress && (progress || (!as_json && isatty(STDERR_FILENO)));
-  c.policy.seed = c.seed;
+  if (!(a.flowlet_gap_us >= 0)) return Bad("--flowlet-gap-us must be >= 0");
+  c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(a.flowlet_gap_us * 1e6);
+  if (!(a.glb_period_us > 0 && a.glb_period_us <= 1e6))
+    return Bad("--glb-period-us must be in (0, 1e6]");
+  c.policy.glb_period_ps = std::max<lb::TimePs>(1, static_cast<lb::TimePs>(a.glb_period_us * 1e6));
+  return {};
+}
 
-  if (sweep) {
-    std::vector<uint64_t> msgs;
-    if (msgs_list.empty()) {
-      for (uint64_t s = uint64_t{64} * 1024; s <= uint64_t{16} * 1024 * 1024; s *= 2)
-        msgs.push_back(s);
-    } else {
-      for (const auto& s : SplitList(msgs_list)) {
-        auto v = ParseSize(s);
-        if (!v) return usage("--msgs: " + v.error().message);
-        msgs.push_back(*v);
-      }
-      std::sort(msgs.begin(), msgs.end());
+void AddRunOptions(CLI::App& app, SimArgs& a) {
+  app.add_flag("--json", a.as_json, "print one JSON object instead of tables");
+  app.add_flag("--list-policies", a.list_policies, std::string(lb::kListPoliciesHelp));
+  app.add_flag("--progress", a.progress,
+               "show a progress bar on stderr (default when stderr is a terminal)");
+  app.add_flag("--no-progress", a.no_progress, "never show a progress bar");
+  app.add_option("--jobs", a.jobs, "parallel runs (seeds, sweep points)")->capture_default_str();
+  app.add_flag("--sweep", a.sweep, "Fig. 4(b)-style sweep: queues vs message size per policy");
+  app.add_option("--msgs", a.msgs_list,
+                 "sweep message sizes (default 64KiB,...,16MiB by powers of 2)");
+  app.add_option("--lbs", a.lbs_list, "sweep policies (comma separated, as --lb)")
+      ->capture_default_str();
+  app.add_option("--plot", a.plot, "sweep: write a PNG plot here (needs python3-matplotlib)");
+  app.add_option("--out-json", a.out_json, "sweep: also write the JSON result to this file");
+}
+
+Status ApplyRuns(const CLI::App&, SimArgs& a) {
+  if (a.seeds == 0 || a.seeds > 10000) return Bad("--seeds must be in [1, 10000]");
+  if (a.jobs == 0) a.jobs = 1;
+  a.c.progress = !a.no_progress && (a.progress || (!a.as_json && isatty(STDERR_FILENO)));
+  a.c.policy.seed = a.c.seed;
+  return {};
+}
+
+// The option groups, in the order --help lists them; each group's checks
+// run in this order too, after parsing.
+struct OptionGroup {
+  void (*add)(CLI::App&, SimArgs&);
+  Status (*apply)(const CLI::App&, SimArgs&);  // null: the options need no check
+};
+const OptionGroup kOptionGroups[] = {
+    {AddFabricOptions, ApplyPolicy}, {AddWorkloadOptions, ApplyWorkload},
+    {AddLinkOptions, nullptr},       {AddQueueOptions, ApplyQueues},
+    {AddTuningOptions, ApplyTuning}, {AddRunOptions, ApplyRuns},
+};
+
+// --sweep: every point's configuration checked before the first runs.
+int SweepMain(SimArgs& a) {
+  auto usage = [](const std::string& m) { return UsageError("ofan-sim", m); };
+  std::vector<uint64_t> msgs;
+  if (a.msgs_list.empty()) {
+    for (uint64_t s = uint64_t{64} * 1024; s <= uint64_t{16} * 1024 * 1024; s *= 2)
+      msgs.push_back(s);
+  } else {
+    for (const auto& s : SplitList(a.msgs_list)) {
+      auto v = ParseSize(s);
+      if (!v) return usage("--msgs: " + v.error().message);
+      msgs.push_back(*v);
     }
-    auto names = SplitList(lbs_list);
-    if (names.empty() || msgs.empty())
-      return usage("--sweep needs at least one --lbs and one --msgs entry");
-    // Every point's configuration, before the first runs (a mix refuses
-    // some policies: not after minutes of sweeping).
-    for (const auto& n : names) {
-      SimConfig probe = c;
-      if (Status s = ApplyLbName(n, probe); !s) return usage("--lbs: " + s.error().message);
-      if (Status s = probe.Validate(); !s) return usage("--lbs " + n + ": " + s.error().message);
-    }
-    if (Status s = c.Validate(); !s) return usage(s.error().message);
-    std::string plot_script;
-    if (!plot.empty()) {  // before the sweep, not after minutes of it
-      auto found = FindPlotScript("plot_sweep.py", "OFAN_PLOT_SCRIPT");
-      if (!found) {
-        std::cerr << "ofan-sim: " << found.error().message << "\n";
-        return kExitFailed;
-      }
-      plot_script = std::move(*found);
-    }
-    return Sweep(c, names, msgs, seeds, jobs, as_json, plot, plot_script, out_json);
+    std::sort(msgs.begin(), msgs.end());
   }
-  if (Status s = c.Validate(); !s) return usage(s.error().message);
-  auto r = RunSeeds(c, seeds, jobs);
+  auto names = SplitList(a.lbs_list);
+  if (names.empty() || msgs.empty())
+    return usage("--sweep needs at least one --lbs and one --msgs entry");
+  // A mix refuses some policies: say so now, not after minutes of sweeping.
+  for (const auto& n : names) {
+    SimConfig probe = a.c;
+    if (Status s = ApplyLbName(n, probe); !s) return usage("--lbs: " + s.error().message);
+    if (Status s = probe.Validate(); !s) return usage("--lbs " + n + ": " + s.error().message);
+  }
+  if (Status s = a.c.Validate(); !s) return usage(s.error().message);
+  std::string plot_script;
+  if (!a.plot.empty()) {  // before the sweep, not after minutes of it
+    auto found = FindPlotScript("plot_sweep.py", "OFAN_PLOT_SCRIPT");
+    if (!found) {
+      std::cerr << "ofan-sim: " << found.error().message << "\n";
+      return kExitFailed;
+    }
+    plot_script = std::move(*found);
+  }
+  return Sweep(a.c, names, msgs, a.seeds, a.jobs, a.as_json, a.plot, plot_script, a.out_json);
+}
+
+int Main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "paper") return PaperMain(argc - 1, argv + 1);
+  CLI::App app{
+      "ofan-sim: packet-level fat-tree simulator for the LB policies of dataplane/lb.\n"
+      "Defaults are the paper's §6 scenario: k=12 3-level fat tree (432 hosts), 800 Gb/s,\n"
+      "0.5 us links, 4096 B payload + 62 B header, 64 B ACKs, 20 B gap, 1 MiB permutation.\n"
+      "ofan-sim paper --list | --figure F: one §6 figure's sweep beside the paper's claims\n"
+      "(ofan-sim paper --help)."};
+  app.set_version_flag("--version", fmt::format("ofan-sim {}", kOfanVersion));
+  SimArgs a;
+  for (const OptionGroup& g : kOptionGroups) g.add(app, a);
+  if (auto rc = ParseCommandLine(app, argc, argv)) return *rc;
+  if (a.list_policies) {
+    std::cout << (a.as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
+    return kExitOk;
+  }
+  for (const OptionGroup& g : kOptionGroups) {
+    if (!g.apply) continue;
+    if (Status s = g.apply(app, a); !s) return UsageError("ofan-sim", s.error().message);
+  }
+  if (a.sweep) return SweepMain(a);
+  if (Status s = a.c.Validate(); !s) return UsageError("ofan-sim", s.error().message);
+  auto r = RunSeeds(a.c, a.seeds, a.jobs);
   if (!r) {
     std::cerr << "ofan-sim: " << r.error().message << "\n";
     return r.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
   }
-  if (as_json) {
+  if (a.as_json) {
     std::cout << r->dump(2) << "\n";
   } else {
     std::cout << SummaryTable(*r);
