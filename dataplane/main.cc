@@ -189,33 +189,74 @@ int RunFabric(const std::vector<std::string>& eal_args, const EngineConfig& fc) 
   return rc;
 }
 
-int Main(int argc, char** argv) {
-  std::vector<std::string> eal_args{argv[0]};
-  int split = argc;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") == 0) {
-      split = i;
-      break;
+// The switch's life on an initialised EAL: created, its control socket
+// listening, launched on `workers` lcores, served until SIGINT/SIGTERM, and
+// stopped. --bench-inject keeps `bench_population` frames circulating.
+int ServeSwitch(const DpConfig& c, uint32_t workers, uint32_t bench_population,
+                uint32_t bench_frame) {
+  auto sw = Switch::Create(c, workers);
+  if (!sw) {
+    std::cerr << "ofan-dp: " << sw.error().message << "\n";
+    return sw.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitEnv;
+  }
+  auto server = ControlServer::Listen(c.socket_path, sw->get());
+  if (!server) {
+    std::cerr << "ofan-dp: " << server.error().message << "\n";
+    return kExitEnv;
+  }
+  int rc = kExitOk;
+  CatchSignals();
+  IdleWait bell;
+  if (!bell.InitAlways({})) {
+    std::cerr << "ofan-dp: cannot make the control thread's eventfd\n";
+    rc = kExitEnv;
+    g_stop.store(true);
+  }
+  (*sw)->exception_path().set_bell(&bell);
+  std::unique_ptr<BenchTraffic> bench;
+  if (bench_population) {
+    auto b = BenchTraffic::Start(**sw, bench_population, bench_frame);
+    if (!b) {
+      std::cerr << "ofan-dp: " << b.error().message << "\n";
+      rc = kExitFailed;
+      g_stop.store(true);
+    } else {
+      bench = std::move(*b);
     }
-    eal_args.emplace_back(argv[i]);
   }
-  std::vector<std::string> own{"ofan-dp"};
-  for (int i = split + 1; i < argc; ++i) own.emplace_back(argv[i]);
-  if (split == argc && argc > 1 &&
-      (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
-       std::strcmp(argv[1], "--list-policies") == 0)) {
-    // `ofan-dp --help` and `ofan-dp --list-policies [--json]` work without "--".
-    for (int i = 1; i < argc; ++i) own.emplace_back(argv[i]);
-    eal_args.resize(1);
+  if (Status s = (*sw)->Launch(); !s) {
+    std::cerr << "ofan-dp: " << s.error().message << "\n";
+    rc = kExitEnv;
+  } else {
+    std::cerr << fmt::format(
+        "ofan-dp {}: {} switch {} ({}), {} port(s), {} worker(s), policy {} ({}), socket {}\n",
+        c.name, c.tree().Describe(), c.switch_id, lb::RoleName(c.tree().role(c.self())),
+        c.ports.size(), workers, lb::PolicyName(c.policy.kind), ReportedOfanMode(c.lb()),
+        c.socket_path);
+    // --bench-inject: ServiceControl replaces the frames that expired (TTL)
+    // since its last run; at one run per 10 ms, most of the population would
+    // be dead between runs and the measured rate would be that of the
+    // control loop. So look every ~100 us while benchmarking.
+    ControlLoop(
+        bell, [&](int timeout_ms, int fd) { return (*server)->Poll(timeout_ms, fd); },
+        [&] {
+          if (bench_population) std::this_thread::sleep_for(std::chrono::microseconds(100));
+          (*sw)->ServiceControl();
+        },
+        bench_population);
+    std::cerr << fmt::format("ofan-dp {}: stopping\n", c.name);
   }
+  (*sw)->Stop();
+  bench.reset();
+  server->reset();
+  sw->reset();
+  return rc;
+}
 
-  CLI::App app{
-      "ofan-dp: Ofan/POfan switches on DPDK.\n"
-      "usage: ofan-dp [EAL options] -- --config FILE [options]   (one switch)\n"
-      "       ofan-dp [EAL options] -- --fabric FILE             (the shared engine)\n"
-      "Ports named in the config are added to EAL as --vdev automatically; EAL defaults to\n"
-      "--in-memory --no-pci -l 0,1 when not given."};
-  std::string config_path, name, policy, ofan_mode, socket, buffer, ecn;
+// ofan-dp's own command line (after "--"), and EAL's (before it).
+struct DpArgs {
+  std::vector<std::string> eal_args;
+  std::string config_path, name, policy, ofan_mode, socket, buffer, ecn, fabric_path;
   std::vector<std::string> port_specs;
   int k = 0, levels = 0;
   int64_t switch_id = -1;
@@ -223,144 +264,164 @@ int Main(int argc, char** argv) {
   double rate = -1;
   bool check = false, list_policies = false, as_json = false;
   uint32_t bench_population = 0, bench_frame = 64;
-  app.add_option("--config", config_path, "YAML configuration (see dataplane/config.h)");
-  app.add_option("--name", name, "switch name (default from config, or ofan-dp)");
-  app.add_option("--k", k, "fat-tree radix (overrides the config)");
-  app.add_option("--levels", levels, "2 or 3 (overrides the config)");
-  app.add_option("--switch", switch_id, "switch id in the fat tree (overrides the config)");
-  app.add_option("--port", port_specs,
-                 "PORT=DEV, e.g. 0=net_af_xdp0,iface=veth0 (repeatable; adds to the config)");
-  app.add_option(
-      "--policy", policy,
-      std::string("LB policy: ") + std::string(lb::PolicyNameList()) + " (--list-policies)");
-  app.add_flag("--list-policies", list_policies, std::string(lb::kListPoliciesHelp));
-  app.add_flag("--json", as_json, "--list-policies: as JSON (--check always prints JSON)");
-  app.add_option("--ofan-mode", ofan_mode,
-                 "how Ofan shares pointers across lcores: atomic|combined (pofan: the same as "
-                 "--policy pofan)");
-  app.add_option("--pipe-size", pipe_size, "ports per pipe (worker lcore / POfan table)");
-  app.add_option("--rate-gbps", rate, "emulated line rate per port (0 = device speed)");
-  app.add_option("--buffer", buffer, "per-port buffer, e.g. 1MiB");
-  app.add_option("--ecn", ecn, "ECN marking threshold, e.g. 100KiB (0 = off)");
-  app.add_option(
-      "--socket", socket,
-      fmt::format("control socket path (default {})", control::DefaultSocketPath("<name>")));
-  app.add_option("--workers", workers,
-                 "worker lcores to use (default: all EAL workers, at most one per pipe)");
-  app.add_option("--max-sleep-us", max_sleep, "idle backoff cap in microseconds");
-  app.add_flag("--check", check, "validate the configuration, print it as JSON and exit");
-  std::string fabric_path;
-  app.add_option("--fabric", fabric_path,
+  // The options that configure one switch: --fabric takes every switch from
+  // its config files, so it refuses these by name.
+  std::vector<const CLI::Option*> one_switch;
+};
+
+// argv split at "--": EAL's arguments before, ofan-dp's after.
+// `ofan-dp --help` and `ofan-dp --list-policies [--json]` work without "--".
+std::vector<std::string> SplitArgs(int argc, char** argv, DpArgs& a) {
+  a.eal_args = {argv[0]};
+  int split = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      split = i;
+      break;
+    }
+    a.eal_args.emplace_back(argv[i]);
+  }
+  std::vector<std::string> own{"ofan-dp"};
+  for (int i = split + 1; i < argc; ++i) own.emplace_back(argv[i]);
+  if (split == argc && argc > 1 &&
+      (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+       std::strcmp(argv[1], "--list-policies") == 0)) {
+    for (int i = 1; i < argc; ++i) own.emplace_back(argv[i]);
+    a.eal_args.resize(1);
+  }
+  return own;
+}
+
+void AddOptions(CLI::App& app, DpArgs& a) {
+  auto one = [&](CLI::Option* o) {
+    a.one_switch.push_back(o);
+    return o;
+  };
+  one(app.add_option("--config", a.config_path, "YAML configuration (see dataplane/config.h)"));
+  one(app.add_option("--name", a.name, "switch name (default from config, or ofan-dp)"));
+  one(app.add_option("--k", a.k, "fat-tree radix (overrides the config)"));
+  one(app.add_option("--levels", a.levels, "2 or 3 (overrides the config)"));
+  one(app.add_option("--switch", a.switch_id, "switch id in the fat tree (overrides the config)"));
+  one(app.add_option("--port", a.port_specs,
+                     "PORT=DEV, e.g. 0=net_af_xdp0,iface=veth0 (repeatable; adds to the config)"));
+  one(app.add_option(
+      "--policy", a.policy,
+      std::string("LB policy: ") + std::string(lb::PolicyNameList()) + " (--list-policies)"));
+  app.add_flag("--list-policies", a.list_policies, std::string(lb::kListPoliciesHelp));
+  app.add_flag("--json", a.as_json, "--list-policies: as JSON (--check always prints JSON)");
+  one(app.add_option("--ofan-mode", a.ofan_mode,
+                     "how Ofan shares pointers across lcores: atomic|combined (pofan: the same as "
+                     "--policy pofan)"));
+  one(app.add_option("--pipe-size", a.pipe_size, "ports per pipe (worker lcore / POfan table)"));
+  one(app.add_option("--rate-gbps", a.rate, "emulated line rate per port (0 = device speed)"));
+  one(app.add_option("--buffer", a.buffer, "per-port buffer, e.g. 1MiB"));
+  one(app.add_option("--ecn", a.ecn, "ECN marking threshold, e.g. 100KiB (0 = off)"));
+  one(app.add_option(
+      "--socket", a.socket,
+      fmt::format("control socket path (default {})", control::DefaultSocketPath("<name>"))));
+  one(app.add_option("--workers", a.workers,
+                     "worker lcores to use (default: all EAL workers, at most one per pipe)"));
+  one(app.add_option("--max-sleep-us", a.max_sleep, "idle backoff cap in microseconds"));
+  app.add_flag("--check", a.check, "validate the configuration, print it as JSON and exit");
+  app.add_option("--fabric", a.fabric_path,
                  "the shared engine: every switch of FILE (switches: [config files]) in this "
                  "process, in-memory links, emulated time (dataplane/engine.h)");
-  app.add_option(
-      "--bench-inject", bench_population,
-      "benchmark on loopback ports (net_ring): keep N frames circulating through the switch");
-  app.add_option("--bench-frame", bench_frame, "benchmark frame size in bytes (64..3456)")
-      ->capture_default_str();
-  std::vector<const char*> cargv;
-  cargv.reserve(own.size());
-  for (auto& s : own) cargv.push_back(s.c_str());
-  if (auto rc =
-          ParseCommandLine(app, static_cast<int>(cargv.size()), const_cast<char**>(cargv.data())))
-    return *rc;
-  if (list_policies) {
-    std::cout << (as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
-    return kExitOk;
-  }
-  auto usage = [](const std::string& m) { return UsageError("ofan-dp", m, "-- --help"); };
-  if (!fabric_path.empty()) {
-    // Every switch of the fabric has its own config file: a flag for one
-    // switch would be ignored, so it is refused, named.
-    std::vector<std::string> ignored;
-    for (const char* opt :
-         {"--config", "--port", "--bench-inject", "--bench-frame", "--name", "--k", "--levels",
-          "--switch", "--policy", "--ofan-mode", "--pipe-size", "--rate-gbps", "--buffer", "--ecn",
-          "--socket", "--workers", "--max-sleep-us"}) {
-      if (app.count(opt)) ignored.emplace_back(opt);
-    }
-    if (!ignored.empty()) {
-      return usage(fmt::format(
-          "--fabric takes every switch from the config files FILE lists: {} would be ignored "
-          "(put it in the switches' configs)",
-          fmt::join(ignored, ", ")));
-    }
-    auto fc = LoadFabricFile(fabric_path);
-    if (!fc) return usage(fc.error().message);
-    if (check) {
-      std::cout << fmt::format("{{\"ok\":true,\"engine\":\"shared\",\"switches\":{}}}\n",
-                               fc->switches.size());
-      return kExitOk;
-    }
-    return RunFabric(eal_args, *fc);
-  }
+  one(app.add_option(
+      "--bench-inject", a.bench_population,
+      "benchmark on loopback ports (net_ring): keep N frames circulating through the switch"));
+  one(app.add_option("--bench-frame", a.bench_frame, "benchmark frame size in bytes (64..3456)")
+          ->capture_default_str());
+}
 
+Error Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
+
+// The switch's configuration: the file, then the flags over it, validated.
+Result<DpConfig> BuildConfig(const DpArgs& a) {
   DpConfig c;
-  if (!config_path.empty()) {
-    auto r = LoadConfigFile(config_path);
-    if (!r) return usage(r.error().message);
+  if (!a.config_path.empty()) {
+    auto r = LoadConfigFile(a.config_path);
+    if (!r) return r.error();
     c = *r;
   }
-  if (!name.empty()) c.name = name;
-  if (k) c.k = k;
-  if (levels) c.levels = levels;
-  if (switch_id >= 0) c.switch_id = static_cast<uint32_t>(switch_id);
-  for (const auto& spec : port_specs) {
+  if (!a.name.empty()) c.name = a.name;
+  if (a.k) c.k = a.k;
+  if (a.levels) c.levels = a.levels;
+  if (a.switch_id >= 0) c.switch_id = static_cast<uint32_t>(a.switch_id);
+  for (const auto& spec : a.port_specs) {
     const auto eq = spec.find('=');
-    if (eq == std::string::npos) return usage(fmt::format("--port '{}': expected PORT=DEV", spec));
+    if (eq == std::string::npos) return Bad(fmt::format("--port '{}': expected PORT=DEV", spec));
     PortConfig p;
     try {
       p.port = static_cast<uint32_t>(std::stoul(spec.substr(0, eq)));
     } catch (...) {
-      return usage(fmt::format("--port '{}': '{}' is not a port number", spec, spec.substr(0, eq)));
+      return Bad(fmt::format("--port '{}': '{}' is not a port number", spec, spec.substr(0, eq)));
     }
     p.dev = spec.substr(eq + 1);
     c.ports.push_back(p);
   }
-  if (!policy.empty()) {
-    auto kind = lb::ParsePolicy(policy);
-    if (!kind) return usage(kind.error().message);
+  if (!a.policy.empty()) {
+    auto kind = lb::ParsePolicy(a.policy);
+    if (!kind) return kind.error();
     c.policy.kind = *kind;
   }
-  if (!ofan_mode.empty()) {
+  if (!a.ofan_mode.empty()) {
     LbChoice ch = c.lb();
-    if (Status s = ApplyOfanMode(ofan_mode, ch); !s) return usage(s.error().message);
+    if (Status s = ApplyOfanMode(a.ofan_mode, ch); !s) return s.error();
     c.set_lb(ch);
   }
-  if (pipe_size) c.pipe_size = c.policy.pipe_size = pipe_size;
-  if (rate >= 0) c.egress.rate_gbps = rate;
-  if (!buffer.empty()) {
-    auto v = ParseSize(buffer);
-    if (!v) return usage("--buffer: " + v.error().message);
+  if (a.pipe_size) c.pipe_size = c.policy.pipe_size = a.pipe_size;
+  if (a.rate >= 0) c.egress.rate_gbps = a.rate;
+  if (!a.buffer.empty()) {
+    auto v = ParseSize(a.buffer);
+    if (!v) return Bad("--buffer: " + v.error().message);
     c.egress.buffer_bytes = *v;
   }
-  if (!ecn.empty()) {
-    auto v = ParseSize(ecn);
-    if (!v) return usage("--ecn: " + v.error().message);
+  if (!a.ecn.empty()) {
+    auto v = ParseSize(a.ecn);
+    if (!v) return Bad("--ecn: " + v.error().message);
     c.egress.ecn_bytes = *v;
   }
-  if (max_sleep != UINT32_MAX) c.max_sleep_us = max_sleep;
-  if (!socket.empty()) c.socket_path = socket;
+  if (a.max_sleep != UINT32_MAX) c.max_sleep_us = a.max_sleep;
+  if (!a.socket.empty()) c.socket_path = a.socket;
   if (c.socket_path.empty()) c.socket_path = control::DefaultSocketPath(c.name);
-  if (Status s = c.Validate(); !s) return usage(s.error().message);
-  if (check) {
-    std::cout << fmt::format(
-        "{{\"ok\":true,\"name\":\"{}\",\"k\":{},\"levels\":{},\"switch\":{},\"ports\":{},"
-        "\"policy\":\"{}\",\"ofan_mode\":\"{}\"}}\n",
-        c.name, c.k, c.levels, c.switch_id, c.ports.size(), lb::PolicyName(c.policy.kind),
-        ReportedOfanMode(c.lb()));
+  if (Status s = c.Validate(); !s) return s.error();
+  return c;
+}
+
+int Usage(const std::string& m) { return UsageError("ofan-dp", m, "-- --help"); }
+
+// --fabric FILE: the shared engine.
+int FabricMain(const DpArgs& a) {
+  std::vector<std::string> ignored;
+  for (const CLI::Option* o : a.one_switch) {
+    if (o->count()) ignored.push_back(o->get_name());
+  }
+  if (!ignored.empty()) {
+    return Usage(fmt::format(
+        "--fabric takes every switch from the config files FILE lists: {} would be ignored "
+        "(put it in the switches' configs)",
+        fmt::join(ignored, ", ")));
+  }
+  auto fc = LoadFabricFile(a.fabric_path);
+  if (!fc) return Usage(fc.error().message);
+  if (a.check) {
+    std::cout << fmt::format("{{\"ok\":true,\"engine\":\"shared\",\"switches\":{}}}\n",
+                             fc->switches.size());
     return kExitOk;
   }
+  return RunFabric(a.eal_args, *fc);
+}
 
-  // EAL: defaults that let many switches share a machine (InitEal), and one
-  // --vdev per port.
+// One switch on EAL's devices: --vdev per port, workers, the control socket,
+// until SIGINT/SIGTERM. EAL is initialised here and cleaned up on every path.
+int RunSwitch(std::vector<std::string> eal_args, const DpConfig& c, const DpArgs& a) {
   for (const PortConfig& p : c.ports) {
-    if (p.ring()) return usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
+    if (p.ring()) return Usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
     if (p.in_memory())
-      return usage(
+      return Usage(
           fmt::format("port {}: mem: ports exist only in the shared engine (--fabric)", p.port));
     bool given = false;
-    for (const auto& a : eal_args) given |= a.find(p.dev) != std::string::npos;
+    for (const auto& e : eal_args) given |= e.find(p.dev) != std::string::npos;
     if (!given) eal_args.push_back("--vdev=" + p.dev);
   }
   if (!HasArg(eal_args, {"--no-huge"}) && FreeHugepages() == 0) {
@@ -370,78 +431,52 @@ int Main(int argc, char** argv) {
     return kExitEnv;
   }
   if (!InitEal(eal_args)) return kExitEnv;
-  int rc = kExitOk;
-  {
-    const uint32_t avail = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 0;
-    uint32_t nw = workers ? workers : std::min(avail, c.num_pipes());
-    if (avail == 0 || nw > avail) {
-      std::cerr << fmt::format(
-          "ofan-dp: {} worker lcore(s) wanted, EAL has {}; give EAL more with -l\n",
-          std::max(1u, nw), avail);
-      rte_eal_cleanup();
-      return kExitEnv;
-    }
-    auto sw = Switch::Create(c, nw);
-    if (!sw) {
-      std::cerr << "ofan-dp: " << sw.error().message << "\n";
-      rte_eal_cleanup();
-      return sw.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitEnv;
-    }
-    auto server = ControlServer::Listen(c.socket_path, sw->get());
-    if (!server) {
-      std::cerr << "ofan-dp: " << server.error().message << "\n";
-      sw->reset();
-      rte_eal_cleanup();
-      return kExitEnv;
-    }
-    CatchSignals();
-    IdleWait bell;
-    if (!bell.InitAlways({})) {
-      std::cerr << "ofan-dp: cannot make the control thread's eventfd\n";
-      rc = kExitEnv;
-      g_stop.store(true);
-    }
-    (*sw)->exception_path().set_bell(&bell);
-    std::unique_ptr<BenchTraffic> bench;
-    if (bench_population) {
-      auto b = BenchTraffic::Start(**sw, bench_population, bench_frame);
-      if (!b) {
-        std::cerr << "ofan-dp: " << b.error().message << "\n";
-        rc = kExitFailed;
-        g_stop.store(true);
-      } else {
-        bench = std::move(*b);
-      }
-    }
-    if (Status s = (*sw)->Launch(); !s) {
-      std::cerr << "ofan-dp: " << s.error().message << "\n";
-      rc = kExitEnv;
-    } else {
-      std::cerr << fmt::format(
-          "ofan-dp {}: {} switch {} ({}), {} port(s), {} worker(s), policy {} ({}), socket {}\n",
-          c.name, c.tree().Describe(), c.switch_id, lb::RoleName(c.tree().role(c.self())),
-          c.ports.size(), nw, lb::PolicyName(c.policy.kind), ReportedOfanMode(c.lb()),
-          c.socket_path);
-      // --bench-inject: ServiceControl replaces the frames that expired (TTL)
-      // since its last run; at one run per 10 ms, most of the population would
-      // be dead between runs and the measured rate would be that of the
-      // control loop. So look every ~100 us while benchmarking.
-      ControlLoop(
-          bell, [&](int timeout_ms, int fd) { return (*server)->Poll(timeout_ms, fd); },
-          [&] {
-            if (bench_population) std::this_thread::sleep_for(std::chrono::microseconds(100));
-            (*sw)->ServiceControl();
-          },
-          bench_population);
-      std::cerr << fmt::format("ofan-dp {}: stopping\n", c.name);
-    }
-    (*sw)->Stop();
-    bench.reset();
-    server->reset();
-    sw->reset();
+  const uint32_t avail = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 0;
+  const uint32_t nw = a.workers ? a.workers : std::min(avail, c.num_pipes());
+  if (avail == 0 || nw > avail) {
+    std::cerr << fmt::format(
+        "ofan-dp: {} worker lcore(s) wanted, EAL has {}; give EAL more with -l\n", std::max(1u, nw),
+        avail);
+    rte_eal_cleanup();
+    return kExitEnv;
   }
+  const int rc = ServeSwitch(c, nw, a.bench_population, a.bench_frame);
   rte_eal_cleanup();
   return rc;
+}
+
+int Main(int argc, char** argv) {
+  DpArgs a;
+  const std::vector<std::string> own = SplitArgs(argc, argv, a);
+  CLI::App app{
+      "ofan-dp: Ofan/POfan switches on DPDK.\n"
+      "usage: ofan-dp [EAL options] -- --config FILE [options]   (one switch)\n"
+      "       ofan-dp [EAL options] -- --fabric FILE             (the shared engine)\n"
+      "Ports named in the config are added to EAL as --vdev automatically; EAL defaults to\n"
+      "--in-memory --no-pci -l 0,1 when not given."};
+  AddOptions(app, a);
+  std::vector<const char*> cargv;
+  cargv.reserve(own.size());
+  for (const auto& s : own) cargv.push_back(s.c_str());
+  if (auto rc =
+          ParseCommandLine(app, static_cast<int>(cargv.size()), const_cast<char**>(cargv.data())))
+    return *rc;
+  if (a.list_policies) {
+    std::cout << (a.as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
+    return kExitOk;
+  }
+  if (!a.fabric_path.empty()) return FabricMain(a);
+  auto c = BuildConfig(a);
+  if (!c) return Usage(c.error().message);
+  if (a.check) {
+    std::cout << fmt::format(
+        "{{\"ok\":true,\"name\":\"{}\",\"k\":{},\"levels\":{},\"switch\":{},\"ports\":{},"
+        "\"policy\":\"{}\",\"ofan_mode\":\"{}\"}}\n",
+        c->name, c->k, c->levels, c->switch_id, c->ports.size(), lb::PolicyName(c->policy.kind),
+        ReportedOfanMode(c->lb()));
+    return kExitOk;
+  }
+  return RunSwitch(a.eal_args, *c, a);
 }
 
 }  // namespace
