@@ -302,6 +302,11 @@ class Switch {
   void RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg,
                  uint32_t nseg, uint32_t n);
   static VectorFn VectorFnFor(lb::Role role, size_t lane);
+  // The pass's two exits that are not a bucket (dataplane/vector.cc): a
+  // frame it does not forward (PFC, a drop), and the egress of the buckets.
+  [[gnu::cold]] void NotForwarded(Worker& wk, rte_mbuf* m, uint16_t len, const ParsedPacket& p,
+                                  uint32_t in_port, uint64_t now);
+  void EnqueueBuckets(Worker& wk, uint64_t now);
   void RefreshMacs(Worker& wk, uint64_t gen) const;
 
   struct PoolFree {

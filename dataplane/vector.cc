@@ -108,6 +108,66 @@ void Switch::EngineRun(RxVector& v) {
     FlushPfc(wk.counters);  // XOFFs of what arrived, at their times
 }
 
+// A frame the pass does not forward, but for the exception path's: a PFC
+// frame received on in_port pauses our transmission on that same port, from
+// the frame's arrival (its emulated time in the shared engine); a frame
+// parsing refused is counted by its reason and dropped.
+void Switch::NotForwarded(Worker& wk, rte_mbuf* m, uint16_t len, const ParsedPacket& p,
+                          uint32_t in_port, uint64_t now) {
+  if (p.verdict == Verdict::kPfc) {
+    const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
+    const ReceivedPause rp = ReadPause({d, len}, cfg_.pfc.priority, cfg_.pfc.enabled);
+    if (rp.kind == PauseRx::kMalformed) {
+      wk.counters.Add(Counter::kDropPfcMalformed);
+    } else {
+      wk.counters.Add(Counter::kPfcRx);
+      if (rp.kind == PauseRx::kOurs)
+        queues_[in_port].Pause(rp.quanta, engine_now_ ? FrameTime(m) : now, wk.counters);
+    }
+  } else {
+    wk.counters.Add(p.drop);
+  }
+  rte_pktmbuf_free(m);
+}
+
+// Egress, per (output port, queue) bucket the pass filled, priority queue
+// first. A bucket holds only down or only up packets (a port is one or the
+// other), so its order is the arrival order.
+void Switch::EnqueueBuckets(Worker& wk, uint64_t now) {
+  rte_mbuf** const slots = wk.slots.data();
+  uint16_t* const fill = wk.fill;
+  uint32_t* const fill_bytes = wk.fill_bytes;
+  const uint32_t nq = kQueuesPerPort * static_cast<uint32_t>(queues_.size());
+  uint32_t unknown_neighbor = 0, port_down = 0;
+  for (uint32_t b = 0; b < nq; ++b) {
+    const uint32_t c = fill[b];
+    if (!c) continue;
+    const uint32_t bytes = fill_bytes[b];
+    fill[b] = 0;
+    fill_bytes[b] = 0;
+    const uint32_t o = b / kQueuesPerPort;
+    rte_mbuf** g = slots + static_cast<size_t>(b) * kMaxVector;
+    PortQueue& oq = queues_[o];
+    if (!oq.up()) [[unlikely]] {
+      port_down += c;
+      rte_pktmbuf_free_bulk(g, c);
+      continue;
+    }
+    if ((wk.unknown_neighbors >> o) & 1) [[unlikely]]
+      unknown_neighbor += c;
+    oq.Enqueue(static_cast<int>(b % kQueuesPerPort), g, c, bytes, now, owner_[o] == wk.index,
+               wk.counters);
+  }
+  if (unknown_neighbor) wk.counters.Add(Counter::kNeighborUnknown, unknown_neighbor);
+  if (port_down) wk.counters.Add(Counter::kDropPortDown, port_down);
+}
+
+// Long on purpose (about 220 lines): stages 1-4 are fused into one pass per
+// packet so that a frame's header line is read once while hot, and the
+// vector's locals (the route table's copy, the MACs, queue_of, the buckets,
+// the tallies) stay in registers across the stages; the stages themselves
+// are in their files (above), the cold exits in NotForwarded and the egress
+// in EnqueueBuckets. What is left is their sequencing.
 template <lb::Role kRole, class Lane>
 void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const RxSegment* seg,
                        uint32_t nseg, uint32_t n) {
@@ -197,29 +257,10 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       ParsedPacket p;
       ParseFrameInto(d, len, p);  // stage 1
       if (p.verdict != Verdict::kForward) [[unlikely]] {
-        switch (p.verdict) {
-          case Verdict::kException:
-            exc[nexc++] = m;
-            break;
-          case Verdict::kPfc: {
-            // Received on in_port: pause our transmission on that same
-            // port, from the frame's arrival (its emulated time in the
-            // shared engine).
-            const ReceivedPause rp = ReadPause({d, len}, cfg_.pfc.priority, cfg_.pfc.enabled);
-            if (rp.kind == PauseRx::kMalformed) {
-              wk.counters.Add(Counter::kDropPfcMalformed);
-            } else {
-              wk.counters.Add(Counter::kPfcRx);
-              if (rp.kind == PauseRx::kOurs)
-                queues_[in_port].Pause(rp.quanta, engine_now_ ? FrameTime(m) : now, wk.counters);
-            }
-            rte_pktmbuf_free(m);
-            break;
-          }
-          default:
-            wk.counters.Add(p.drop);
-            rte_pktmbuf_free(m);
-            break;
+        if (p.verdict == Verdict::kException) {
+          exc[nexc++] = m;
+        } else {
+          NotForwarded(wk, m, len, p, in_port, now);
         }
         continue;
       }
@@ -347,32 +388,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   if (fragments) [[unlikely]]
     wk.counters.Add(Counter::kForwardedFragment, fragments);
 
-  // Egress, per (output port, queue) bucket, priority queue first. A bucket
-  // holds only down or only up packets (a port is one or the other), so its
-  // order is the arrival order.
-  const uint32_t nq = kQueuesPerPort * static_cast<uint32_t>(queues_.size());
-  uint32_t unknown_neighbor = 0, port_down = 0;
-  for (uint32_t b = 0; b < nq; ++b) {
-    const uint32_t c = fill[b];
-    if (!c) continue;
-    const uint32_t bytes = fill_bytes[b];
-    fill[b] = 0;
-    fill_bytes[b] = 0;
-    const uint32_t o = b / kQueuesPerPort;
-    rte_mbuf** g = slots + static_cast<size_t>(b) * kMaxVector;
-    PortQueue& oq = queues_[o];
-    if (!oq.up()) [[unlikely]] {
-      port_down += c;
-      rte_pktmbuf_free_bulk(g, c);
-      continue;
-    }
-    if ((wk.unknown_neighbors >> o) & 1) [[unlikely]]
-      unknown_neighbor += c;
-    oq.Enqueue(static_cast<int>(b % kQueuesPerPort), g, c, bytes, now, owner_[o] == wk.index,
-               wk.counters);
-  }
-  if (unknown_neighbor) wk.counters.Add(Counter::kNeighborUnknown, unknown_neighbor);
-  if (port_down) wk.counters.Add(Counter::kDropPortDown, port_down);
+  EnqueueBuckets(wk, now);  // egress
   if (tally_) [[unlikely]]
     XoffOnCrossing(wk, seg, nseg);  // the per-switch engine's PFC
 }
