@@ -160,13 +160,7 @@ void Agent::AddPendingBfd(json& status, json& errors) {
   status["frr"]["bfd"] = "added";
 }
 
-json Agent::Cycle(int64_t now_ms) {
-  ++cycle_;
-  const lb::SwitchId self(o_.switch_id);
-  json errors = json::array();
-  json status{{"cycle", cycle_}, {"switch", o_.name}};
-
-  // 1. LLDP -> roles. A failed read keeps the last classification.
+void Agent::ReadLldp(json& status, json& errors) {
   std::vector<std::string> lldp{"lldpcli"};
   if (!o_.lldpcli_socket.empty()) {
     lldp.emplace_back("-u");
@@ -179,7 +173,7 @@ json Agent::Cycle(int64_t now_ms) {
   } else if (auto n = ParseLldpNeighbors(*out); !n) {
     errors.push_back("lldp: " + n.error().message);
   } else {
-    roles_ = ClassifyPorts(tree_, self, *n);
+    roles_ = ClassifyPorts(tree_, lb::SwitchId(o_.switch_id), *n);
     lldp_fresh = true;
   }
   status["lldp"] = lldp_fresh ? "fresh" : (roles_ ? "stale" : "none");
@@ -208,23 +202,17 @@ json Agent::Cycle(int64_t now_ms) {
   status["usable_fabric_ports"] = roles_ ? json(roles_->usable_fabric_ports) : json::array();
   status["peer_ports"] = roles_ ? json(roles_->peer_ports) : json::array();
   status["miswires"] = miswires;
+}
 
-  // 2. frr.conf when the usable fabric ports changed.
-  if (roles_) {
-    ApplyFrr(*roles_, status, errors);
-  } else {
-    status["frr"] = {{"action", "waiting for lldp"}};
-  }
-
-  // 3. Routes -> masks.
-  std::optional<std::vector<lb::PortMask>> masks;
-  bool bgp_routes = false;
+Agent::RouteRead Agent::ReadRoutes(json& status, json& errors) {
+  RouteRead read;
+  const lb::SwitchId self(o_.switch_id);
   if (auto out = RunOk({"ip", "-4", "-j", "route", "show"}); !out) {
     errors.push_back("routes: " + out.error().message);
   } else if (auto rs = ParseIpRouteJson(*out); !rs) {
     errors.push_back("routes: " + rs.error().message);
   } else if (roles_) {
-    masks = ComputeMasks(tree_, self, *rs, roles_->usable_uplinks);
+    read.masks = ComputeMasks(tree_, self, *rs, roles_->usable_uplinks);
     // What each key's mask came from, for the operator (ofanctl agent).
     json routes = json::array();
     for (int d = 0; d < tree_.num_dests(self); ++d) {
@@ -237,14 +225,19 @@ json Agent::Cycle(int64_t now_ms) {
                         {"nexthops", r->devs}});
     }
     status["routes"] = std::move(routes);
-    bgp_routes = std::any_of(rs->begin(), rs->end(),
-                             [](const KernelRoute& r) { return r.protocol == "bgp"; });
+    read.bgp_routes = std::any_of(rs->begin(), rs->end(),
+                                  [](const KernelRoute& r) { return r.protocol == "bgp"; });
   }
-  // 4. BGP and BFD as FRR sees them: vtysh is the dearest read (it talks
-  // to every daemon), so once converged it runs only when something moved
-  // (the masks, the usable ports, frr.conf) and every bgp_refresh_cycles
-  // cycles; otherwise the last answer stands. A bgpd or zebra that dies
-  // takes its routes with it, which is a change, so it is seen at once.
+  return read;
+}
+
+void Agent::ReadFrrState(const std::optional<std::vector<lb::PortMask>>& masks, json& status,
+                         json& errors) {
+  // vtysh is the dearest read (it talks to every daemon), so once converged
+  // it runs only when something moved (the masks, the usable ports,
+  // frr.conf) and every bgp_refresh_cycles cycles; otherwise the last answer
+  // stands. A bgpd or zebra that dies takes its routes with it, which is a
+  // change, so it is seen at once.
   const bool moved = !masks || !last_masks_ || *masks != *last_masks_ ||
                      (roles_ && roles_->usable_fabric_ports != last_usable_) ||
                      status["frr"].value("action", "") == "applied";
@@ -282,29 +275,23 @@ json Agent::Cycle(int64_t now_ms) {
       bfd_ = b;
     }
   }
-  const std::optional<std::vector<BgpPeer>>& bgp = bgp_;
   json bgp_json = json::array();
-  for (const BgpPeer& p : bgp.value_or(std::vector<BgpPeer>{})) {
+  for (const BgpPeer& p : bgp_.value_or(std::vector<BgpPeer>{})) {
     bgp_json.push_back({{"interface", p.interface},
                         {"state", p.state},
                         {"prefixes_received", p.prefixes_received},
                         {"hostname", p.hostname}});
   }
-  status["bgp"] = bgp ? bgp_json : json(nullptr);
+  status["bgp"] = bgp_ ? bgp_json : json(nullptr);
   status["bfd"] = bfd_;
+}
 
-  if (masks && last_masks_ && *masks == *last_masks_) {
-    ++stable_cycles_;
-  } else {
-    stable_cycles_ = masks ? 1 : 0;
-  }
-  if (masks) last_masks_ = masks;
-
-  // 5. Convergence (the rule in agent_cycle.h).
+std::string Agent::Converge(const std::optional<std::vector<lb::PortMask>>& masks, bool bgp_routes,
+                            json& status, json& errors) {
   int established = 0, full = 0;
   const std::vector<int> fabric = roles_ ? roles_->usable_fabric_ports : std::vector<int>{};
-  if (bgp) {
-    for (const BgpPeer& p : *bgp) {
+  if (bgp_) {
+    for (const BgpPeer& p : *bgp_) {
       if (!p.established() || p.prefixes_received == 0) continue;
       ++established;
       const int port = PortOfIfName(p.interface);
@@ -312,7 +299,7 @@ json Agent::Cycle(int64_t now_ms) {
     }
   }
   std::string hold;
-  if (!bgp) {
+  if (!bgp_) {
     hold = "bgpd does not answer";
   } else if (!masks) {
     hold = roles_ ? "no routes read" : "no lldp neighbours read yet";
@@ -334,11 +321,15 @@ json Agent::Cycle(int64_t now_ms) {
     }
   }
   status["converged"] = synced_;
-  if (bfd_pending_ && bgp && !fabric.empty() && full == static_cast<int>(fabric.size())) {
+  if (bfd_pending_ && bgp_ && !fabric.empty() && full == static_cast<int>(fabric.size())) {
     AddPendingBfd(status, errors);
   }
+  return hold;
+}
 
-  // 6. ofan-dp.
+void Agent::PushMasks(int64_t now_ms, const std::optional<std::vector<lb::PortMask>>& masks,
+                      const std::string& hold, json& status, json& errors) {
+  const lb::SwitchId self(o_.switch_id);
   json dp{{"socket", dp_->path()}};
   json m{{"destinations", tree_.num_dests(self)}};
   const Status conn = dp_->Connect(now_ms);
@@ -370,6 +361,34 @@ json Agent::Cycle(int64_t now_ms) {
   }
   status["masks"] = m;
   status["dp"] = dp;
+}
+
+json Agent::Cycle(int64_t now_ms) {
+  ++cycle_;
+  json errors = json::array();
+  json status{{"cycle", cycle_}, {"switch", o_.name}};
+  // 1. LLDP -> roles. A failed read keeps the last classification.
+  ReadLldp(status, errors);
+  // 2. frr.conf when the usable fabric ports changed.
+  if (roles_) {
+    ApplyFrr(*roles_, status, errors);
+  } else {
+    status["frr"] = {{"action", "waiting for lldp"}};
+  }
+  // 3. Routes -> masks.
+  const RouteRead routes = ReadRoutes(status, errors);
+  // 4. BGP and BFD as FRR sees them.
+  ReadFrrState(routes.masks, status, errors);
+  if (routes.masks && last_masks_ && *routes.masks == *last_masks_) {
+    ++stable_cycles_;
+  } else {
+    stable_cycles_ = routes.masks ? 1 : 0;
+  }
+  if (routes.masks) last_masks_ = routes.masks;
+  // 5. Convergence (the rule in agent_cycle.h).
+  const std::string hold = Converge(routes.masks, routes.bgp_routes, status, errors);
+  // 6. ofan-dp.
+  PushMasks(now_ms, routes.masks, hold, status, errors);
   status["errors"] = errors;
   return status;
 }

@@ -86,6 +86,20 @@ class Agent {
   void ApplyFrr(const FabricRoles& roles, nlohmann::json& status, nlohmann::json& errors);
   // Applies frr.conf again once a restarted bgpd's sessions are up.
   void AddPendingBfd(nlohmann::json& status, nlohmann::json& errors);
+  // The cycle's steps (Cycle), each adding its part to status and errors.
+  void ReadLldp(nlohmann::json& status, nlohmann::json& errors);
+  struct RouteRead {
+    std::optional<std::vector<lb::PortMask>> masks;  // none: no routes or no roles
+    bool bgp_routes = false;                         // the kernel holds a BGP route
+  };
+  RouteRead ReadRoutes(nlohmann::json& status, nlohmann::json& errors);
+  void ReadFrrState(const std::optional<std::vector<lb::PortMask>>& masks, nlohmann::json& status,
+                    nlohmann::json& errors);
+  // What holds the masks back ("" when nothing does); sets synced_.
+  std::string Converge(const std::optional<std::vector<lb::PortMask>>& masks, bool bgp_routes,
+                       nlohmann::json& status, nlohmann::json& errors);
+  void PushMasks(int64_t now_ms, const std::optional<std::vector<lb::PortMask>>& masks,
+                 const std::string& hold, nlohmann::json& status, nlohmann::json& errors);
   // zebra's, bgpd's and bfdd's pids from their pidfiles (0 where none).
   std::vector<long> FrrPids() const;
 
