@@ -85,21 +85,8 @@ struct Side {
   std::vector<uint8_t> send, recv;
 };
 
-int RunPair(const PairOptions& o) {
-  auto fail = [&](const std::string& msg) {
-    std::cerr << "uroce pair: " << msg << "\n";
-    return 1;
-  };
-  auto size = ParseSize(o.size);
-  if (!size.ok() || *size == 0 || *size > (1ull << 31)) {
-    std::cerr << "uroce pair: --size: "
-              << (size.ok() ? std::string("must be 1 B .. 2 GiB") : size.error().message) << "\n";
-    return 2;  // a bad command line
-  }
-  const uint64_t S = *size;
-  const IoKind kind = o.io == "afxdp"      ? IoKind::kAfXdp
-                      : o.io == "afpacket" ? IoKind::kAfPacket
-                                           : IoKind::kAuto;
+// The hosts' engine configuration from the command line.
+EngineConfig PairEngine(const PairOptions& o) {
   EngineConfig ec;
   ec.mtu = o.mtu;
   ec.ooo = o.ooo;
@@ -112,31 +99,40 @@ int RunPair(const PairOptions& o) {
   ec.entropy = o.entropy == "spray"  ? EntropyMode::kSpray
                : o.entropy == "reps" ? EntropyMode::kReps
                                      : EntropyMode::kPerQp;
-  SteadyClock clock;
-  Side side[2];
+  return ec;
+}
+
+// The two hosts, A (side[0]) and B (side[1]), each on its interface with a
+// transport of `slots` message buffers of S bytes; for --op send, B's
+// receive buffers posted. why[i]: why AF_XDP was not used, if it was not.
+Status OpenSides(const PairOptions& o, uint64_t S, uint32_t slots, SteadyClock& clock,
+                 Side (&side)[2], std::string (&why)[2]) {
+  const IoKind kind = o.io == "afxdp"      ? IoKind::kAfXdp
+                      : o.io == "afpacket" ? IoKind::kAfPacket
+                                           : IoKind::kAuto;
+  const EngineConfig ec = PairEngine(o);
   const std::string* ns[2] = {&o.a_netns, &o.b_netns};
   const std::string* ifn[2] = {&o.a_if, &o.b_if};
   const std::string* ips[2] = {&o.a_ip, &o.b_ip};
   std::vector<uint32_t> rank_ips(2);
-  const uint32_t slots = static_cast<uint32_t>(std::min<uint64_t>(o.messages, o.window));
-  std::string why[2];
   for (int i = 0; i < 2; ++i) {
     auto info = ReadIface(*ns[i], *ifn[i]);
-    if (!info.ok()) return fail(info.error().message);
+    if (!info.ok()) return info.error();
     side[i].iface = *info;
     if (!ips[i]->empty()) {
       auto ip = ParseIp(*ips[i]);
-      if (!ip.ok()) return fail(ip.error().message);
+      if (!ip.ok()) return ip.error();
       side[i].iface.ipv4 = *ip;
     }
     if (side[i].iface.ipv4 == 0)
-      return fail(fmt::format("{} in '{}' has no IPv4 address: give --{}-ip", *ifn[i], *ns[i],
-                              i ? 'b' : 'a'));
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("{} in '{}' has no IPv4 address: give --{}-ip", *ifn[i], *ns[i],
+                                   i ? 'b' : 'a'));
     rank_ips[i] = side[i].iface.ipv4;
   }
   for (int i = 0; i < 2; ++i) {
     auto io = OpenIo(kind, side[i].iface, &why[i]);
-    if (!io.ok()) return fail(io.error().message);
+    if (!io.ok()) return io.error();
     HostConfig hc;
     hc.engine = ec;
     hc.mac = side[i].iface.mac;
@@ -154,137 +150,204 @@ int RunPair(const PairOptions& o) {
     pc.next_hop_mac = side[1 - i].iface.mac;  // one link (or a bridge) between them
     pc.peer_recv_bytes = side[i].recv.size();
     auto tc = ComputedPlan(pc);
-    if (!tc.ok()) return fail(tc.error().message);
+    if (!tc.ok()) return tc.error();
     auto t = UroceTransport::Create(*tc, side[i].host.get(), side[i].send, side[i].recv);
-    if (!t.ok()) return fail(t.error().message);
+    if (!t.ok()) return t.error();
     side[i].t = std::move(*t);
   }
-  const bool send_op = o.op == "send";
-  if (send_op) {
+  if (o.op == "send") {
     // SENDs land in receive buffers posted on B's QPs (one per slot).
     for (uint32_t s = 0; s < slots; ++s) {
       Qp* q = side[1].host->qp(TransportQpn(0, s % o.qps, o.qps));
       if (!q->PostRecv(side[1].recv.data() + static_cast<size_t>(s) * S, static_cast<uint32_t>(S),
                        s))
-        return fail("receive queue full");
+        return MakeError(ErrorCode::kInternal, "receive queue full");
     }
   }
+  return {};
+}
 
-  uint64_t posted = 0, done = 0, arrived = 0, bad = 0;
-  std::vector<uint64_t> slot_msg(slots, 0);
-  std::vector<emu::Completion> comps;
-  std::vector<QpEvent> events;
-  std::string error;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto post = [&](uint32_t slot) -> Status {
-    const uint64_t m = posted++;
-    slot_msg[slot] = m;
-    uint8_t* p = side[0].send.data() + static_cast<size_t>(slot) * S;
-    FillPattern(p, m, S);
-    const uint32_t qp = static_cast<uint32_t>(m % o.qps);
-    if (send_op) {
+// A writes o.messages messages of S bytes to B through `slots` buffers, a
+// slot reused once A has its acknowledgement and B has checked its bytes.
+class PairDriver {
+ public:
+  PairDriver(const PairOptions& o, uint64_t S, uint32_t slots, Side (&side)[2])
+      : o_(o),
+        S_(S),
+        slots_(slots),
+        side_(side),
+        send_op_(o.op == "send"),
+        slot_msg_(slots, 0),
+        slot_state_(slots, 0),
+        expect_(S) {}
+
+  // Posts the first message of every slot.
+  Status Start() {
+    t0_ = std::chrono::steady_clock::now();
+    for (uint32_t s = 0; s < slots_; ++s) {
+      if (Status st = Post(s); !st.ok()) return st;
+    }
+    return {};
+  }
+
+  // After Start: runs to the last message or the first error; the error
+  // ("" if none).
+  std::string Run() {
+    const auto t0 = t0_;
+    Host* hosts[2] = {side_[0].host.get(), side_[1].host.get()};
+    while (error_.empty() && (done < o_.messages || arrived < o_.messages)) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
+          o_.timeout_s) {
+        error_ = fmt::format("timed out after {} s: {} of {} acknowledged, {} arrived",
+                             o_.timeout_s, done, o_.messages, arrived);
+        break;
+      }
+      Step();
+      WaitAny(hosts, 1'000'000);
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (error_.empty() && bad) error_ = fmt::format("{} messages with wrong data", bad);
+    return error_;
+  }
+
+  uint64_t done = 0, arrived = 0, bad = 0;
+  double seconds = 0;
+
+ private:
+  Status Post(uint32_t slot) {
+    const uint64_t m = posted_++;
+    slot_msg_[slot] = m;
+    uint8_t* p = side_[0].send.data() + static_cast<size_t>(slot) * S_;
+    FillPattern(p, m, S_);
+    const uint32_t qp = static_cast<uint32_t>(m % o_.qps);
+    if (send_op_) {
       SendWr wr;
       wr.op = WrOp::kSendImm;
       wr.local = p;
-      wr.len = static_cast<uint32_t>(S);
+      wr.len = static_cast<uint32_t>(S_);
       wr.imm = slot;
       wr.wr_id = slot;
-      if (!side[0].host->qp(TransportQpn(1, qp, o.qps))->Post(wr))
+      if (!side_[0].host->qp(TransportQpn(1, qp, o_.qps))->Post(wr))
         return MakeError(ErrorCode::kInternal, "send queue full");
       return {};
     }
     emu::WriteRequest w;
     w.peer = 1;
     w.qp = qp;
-    w.src_off = w.dst_off = static_cast<uint64_t>(slot) * S;
-    w.len = S;
+    w.src_off = w.dst_off = static_cast<uint64_t>(slot) * S_;
+    w.len = S_;
     w.imm = slot;
     w.wr_id = slot;
-    return side[0].t->Post(w);
-  };
-  for (uint32_t s = 0; s < slots; ++s) {
-    if (Status st = post(s); !st.ok()) return fail(st.error().message);
+    return side_[0].t->Post(w);
   }
-  std::vector<uint8_t> expect(S);
+
   // `buf`: where B has the message (a WRITE's slot, a SEND's receive
   // buffer, which the QP's receive queue picked); `slot`: which it is.
-  auto check = [&](uint32_t buf, uint32_t slot, uint64_t len) {
-    if (buf >= slots || slot >= slots) {
+  void Check(uint32_t buf, uint32_t slot, uint64_t len) {
+    if (buf >= slots_ || slot >= slots_) {
       ++bad;
       return;
     }
-    const uint8_t* p = side[1].recv.data() + static_cast<size_t>(buf) * S;
-    FillPattern(expect.data(), slot_msg[slot], S);
-    if (len != S || std::memcmp(p, expect.data(), S) != 0) ++bad;
-    std::memset(side[1].recv.data() + static_cast<size_t>(buf) * S, 0, S);
-  };
-  // Each slot is reused only when both ends are done with it.
-  std::vector<uint8_t> slot_state(slots, 0);  // bit 0: acknowledged, bit 1: checked
-  auto slot_finished = [&](uint32_t slot, uint8_t bit) -> Status {
-    if (slot >= slots) return MakeError(ErrorCode::kInternal, "a completion names no slot");
-    slot_state[slot] |= bit;
-    if (slot_state[slot] != 3) return {};
-    slot_state[slot] = 0;
-    if (posted < o.messages) return post(slot);
+    const uint8_t* p = side_[1].recv.data() + static_cast<size_t>(buf) * S_;
+    FillPattern(expect_.data(), slot_msg_[slot], S_);
+    if (len != S_ || std::memcmp(p, expect_.data(), S_) != 0) ++bad;
+    std::memset(side_[1].recv.data() + static_cast<size_t>(buf) * S_, 0, S_);
+  }
+
+  // bit 1: acknowledged at A, bit 2: checked at B; both: the slot is free.
+  Status SlotFinished(uint32_t slot, uint8_t bit) {
+    if (slot >= slots_) return MakeError(ErrorCode::kInternal, "a completion names no slot");
+    slot_state_[slot] |= bit;
+    if (slot_state_[slot] != 3) return {};
+    slot_state_[slot] = 0;
+    if (posted_ < o_.messages) return Post(slot);
     return {};
-  };
-  Host* hosts[2] = {side[0].host.get(), side[1].host.get()};
-  while (error.empty() && (done < o.messages || arrived < o.messages)) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
-        o.timeout_s) {
-      error = fmt::format("timed out after {} s: {} of {} acknowledged, {} arrived", o.timeout_s,
-                          done, o.messages, arrived);
-      break;
-    }
-    comps.clear();
-    side[0].t->Progress(&comps);
-    if (send_op) {
-      events.clear();
-      side[1].host->Step(&events);
-      for (const QpEvent& e : events) {
-        if (e.kind == QpEventKind::kError) error = e.error;
+  }
+
+  // One round of both hosts' completions (a SEND completes at A through
+  // the QP, not the transport: its kWriteDone carries the slot all the same).
+  void Step() {
+    comps_.clear();
+    side_[0].t->Progress(&comps_);
+    if (send_op_) {
+      events_.clear();
+      side_[1].host->Step(&events_);
+      for (const QpEvent& e : events_) {
+        if (e.kind == QpEventKind::kError) error_ = e.error;
         if (e.kind != QpEventKind::kRecvDone) continue;
         ++arrived;
-        check(static_cast<uint32_t>(e.wr_id), e.imm, e.len);
-        if (!side[1].host->qp(e.qpn)->PostRecv(side[1].recv.data() + e.wr_id * S,
-                                               static_cast<uint32_t>(S), e.wr_id))
-          error = "receive queue full";
-        if (Status st = slot_finished(e.imm, 2); !st.ok()) error = st.error().message;
+        Check(static_cast<uint32_t>(e.wr_id), e.imm, e.len);
+        if (!side_[1].host->qp(e.qpn)->PostRecv(side_[1].recv.data() + e.wr_id * S_,
+                                                static_cast<uint32_t>(S_), e.wr_id))
+          error_ = "receive queue full";
+        if (Status st = SlotFinished(e.imm, 2); !st.ok()) error_ = st.error().message;
       }
     } else {
-      side[1].t->Progress(&comps);
+      side_[1].t->Progress(&comps_);
     }
-    for (const auto& c : comps) {
+    for (const auto& c : comps_) {
       Status st;
       if (c.kind == emu::CompletionKind::kError) {
-        error = c.error;
+        error_ = c.error;
       } else if (c.kind == emu::CompletionKind::kWriteDone) {
         ++done;
-        st = slot_finished(static_cast<uint32_t>(c.wr_id), 1);
+        st = SlotFinished(static_cast<uint32_t>(c.wr_id), 1);
       } else {
         ++arrived;
-        check(c.imm, c.imm, c.len);
-        st = slot_finished(c.imm, 2);
+        Check(c.imm, c.imm, c.len);
+        st = SlotFinished(c.imm, 2);
       }
-      if (!st.ok()) error = st.error().message;
+      if (!st.ok()) error_ = st.error().message;
     }
-    if (send_op) {
-      // A SEND completes at A through the QP, not the transport: its
-      // kWriteDone above carries the slot as wr_id all the same.
-    }
-    WaitAny(hosts, 1'000'000);
   }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (error.empty() && bad) error = fmt::format("{} messages with wrong data", bad);
+
+  const PairOptions& o_;
+  const uint64_t S_;
+  const uint32_t slots_;
+  Side (&side_)[2];
+  const bool send_op_;
+  uint64_t posted_ = 0;
+  std::vector<uint64_t> slot_msg_;
+  std::vector<uint8_t> slot_state_;
+  std::vector<uint8_t> expect_;
+  std::vector<emu::Completion> comps_;
+  std::vector<QpEvent> events_;
+  std::string error_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+int RunPair(const PairOptions& o) {
+  auto size = ParseSize(o.size);
+  if (!size.ok() || *size == 0 || *size > (1ull << 31)) {
+    std::cerr << "uroce pair: --size: "
+              << (size.ok() ? std::string("must be 1 B .. 2 GiB") : size.error().message) << "\n";
+    return 2;  // a bad command line
+  }
+  const uint64_t S = *size;
+  const uint32_t slots = static_cast<uint32_t>(std::min<uint64_t>(o.messages, o.window));
+  SteadyClock clock;
+  Side side[2];
+  std::string why[2];
+  if (Status st = OpenSides(o, S, slots, clock, side, why); !st.ok()) {
+    std::cerr << "uroce pair: " << st.error().message << "\n";
+    return 1;
+  }
+  PairDriver d(o, S, slots, side);
+  if (Status st = d.Start(); !st.ok()) {
+    std::cerr << "uroce pair: " << st.error().message << "\n";
+    return 1;
+  }
+  const std::string error = d.Run();
+  const double secs = d.seconds;
   nlohmann::json j = {{"ok", error.empty()},
                       {"error", error},
                       {"messages", o.messages},
                       {"size", S},
-                      {"acknowledged", done},
-                      {"arrived", arrived},
-                      {"bad", bad},
+                      {"acknowledged", d.done},
+                      {"arrived", d.arrived},
+                      {"bad", d.bad},
                       {"seconds", secs},
-                      {"goodput_gbps", secs > 0 ? done * S * 8.0 / secs / 1e9 : 0.0},
+                      {"goodput_gbps", secs > 0 ? d.done * S * 8.0 / secs / 1e9 : 0.0},
                       {"a", side[0].host->CountersJson()},
                       {"b", side[1].host->CountersJson()}};
   if (!why[0].empty()) j["afxdp_unavailable"] = why[0];
@@ -302,7 +365,7 @@ int RunPair(const PairOptions& o) {
     std::cout << fmt::format(
         "uroce pair ({}): {} x {} B, {} acknowledged, {} arrived, {} bad, {:.3f} s, "
         "retransmits {}, NAKs {}, timeouts {}\n",
-        side[0].host->io().kind(), o.messages, S, done, arrived, bad, secs, rtx, naks, tmo);
+        side[0].host->io().kind(), o.messages, S, d.done, d.arrived, d.bad, secs, rtx, naks, tmo);
     if (!error.empty()) std::cout << "error: " << error << "\n";
   }
   return error.empty() ? 0 : 1;
