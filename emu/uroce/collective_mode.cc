@@ -183,155 +183,154 @@ struct Rank {
   uint32_t mtu_offer = 0;
 };
 
-}  // namespace
-
-int RunCollectiveSpec(const std::string& path, bool as_json) {
-  auto usage = [](const std::string& m) {
-    std::cerr << "uroce collective: " << m << "\n";
-    return 2;
+// The ranks this process runs: each host on its interface and, without an
+// exchange, its transport (with one, the peers' hellos give the QPs' far
+// ends). An error names the host.
+Status OpenRanks(const Spec& spec, uint64_t send_bytes, uint64_t recv_bytes, SteadyClock& clock,
+                 std::vector<Rank>& ranks) {
+  auto bad = [](const SpecHost& h, const std::string& m) {
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: {}", h.name, m));
   };
-  std::ifstream in(path);
-  if (!in) return usage("cannot read " + path);
-  json j;
-  try {
-    in >> j;
-  } catch (const json::exception& e) {
-    return usage(path + ": " + e.what());
-  }
-  auto spec = ParseSpec(j);
-  if (!spec) return usage(spec.error().message);
-  auto sched = emu::MakeSchedule(spec->sp);
-  if (!sched) return usage(sched.error().message);
-  const uint64_t send_bytes = sched->MaxSendBytes(), recv_bytes = sched->MaxRecvBytes();
-
-  SteadyClock clock;
-  std::vector<Rank> ranks(spec->hosts.size());
   std::vector<uint32_t> ips;
-  for (const auto& h : spec->hosts) ips.push_back(h.ip);
+  for (const auto& h : spec.hosts) ips.push_back(h.ip);
   for (size_t i = 0; i < ranks.size(); ++i) {
-    const SpecHost& h = spec->hosts[i];
+    const SpecHost& h = spec.hosts[i];
     if (h.external) continue;  // another process runs it
     auto iface = ReadIface(h.netns, h.ifname);
-    if (!iface) return usage(fmt::format("{}: {}", h.name, iface.error().message));
+    if (!iface) return bad(h, iface.error().message);
     if (!h.mac.is_zero() && !(h.mac == iface->mac))
-      return usage(
-          fmt::format("{}: the spec's MAC is not {}'s in '{}'", h.name, h.ifname, h.netns));
+      return bad(h, fmt::format("the spec's MAC is not {}'s in '{}'", h.ifname, h.netns));
     // An exchange's TCP shares the interface: the kernel must keep its
     // frames (and ARP), AF_XDP takes only RoCEv2 then.
     IoOptions io_opts;
-    io_opts.roce_only = spec->exchange;
-    auto io = OpenIo(spec->io, *iface, &ranks[i].why_not_xdp, io_opts);
-    if (!io) return usage(fmt::format("{}: {}", h.name, io.error().message));
+    io_opts.roce_only = spec.exchange;
+    auto io = OpenIo(spec.io, *iface, &ranks[i].why_not_xdp, io_opts);
+    if (!io) return bad(h, io.error().message);
     HostConfig hc;
-    hc.engine.mtu = spec->mtu;
-    hc.engine.ooo = spec->ooo;
-    hc.engine.dcqcn = spec->dcqcn;
-    hc.engine.dscp = static_cast<uint8_t>(spec->dscp);
-    hc.engine.entropy = spec->entropy;
+    hc.engine.mtu = spec.mtu;
+    hc.engine.ooo = spec.ooo;
+    hc.engine.dcqcn = spec.dcqcn;
+    hc.engine.dscp = static_cast<uint8_t>(spec.dscp);
+    hc.engine.entropy = spec.entropy;
     hc.engine.line_rate_gbps = h.line_rate_gbps;
-    hc.engine.rto_ns = static_cast<Ns>(spec->rto_us) * 1000;
-    hc.engine.seed = spec->sp.seed * 1000003 + i;
+    hc.engine.rto_ns = static_cast<Ns>(spec.rto_us) * 1000;
+    hc.engine.seed = spec.sp.seed * 1000003 + i;
     hc.mac = iface->mac;
     hc.ip = h.ip;
-    hc.pace_fraction = spec->pace;
-    hc.burst_bytes = spec->burst_bytes;
-    hc.pfc_priority = spec->pfc_priority;
-    ranks[i].mtu_offer = RoceMtuOffer(spec->mtu, iface->mtu, (*io)->max_frame());
+    hc.pace_fraction = spec.pace;
+    hc.burst_bytes = spec.burst_bytes;
+    hc.pfc_priority = spec.pfc_priority;
+    ranks[i].mtu_offer = RoceMtuOffer(spec.mtu, iface->mtu, (*io)->max_frame());
     ranks[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     ranks[i].send.assign(send_bytes, 0);
     ranks[i].recv.assign(recv_bytes, 0);
-    if (spec->exchange) continue;  // the peers' hellos give the QPs' far ends
+    if (spec.exchange) continue;
     PlanConfig pc;
     pc.rank = static_cast<emu::Rank>(i);
     pc.num_ranks = static_cast<uint32_t>(ranks.size());
-    pc.qps_per_peer = spec->sp.qps_per_peer;
-    pc.max_outstanding = spec->max_outstanding;
+    pc.qps_per_peer = spec.sp.qps_per_peer;
+    pc.max_outstanding = spec.max_outstanding;
     pc.rank_ips = ips;
     pc.next_hop_mac = h.gateway_mac;
     pc.peer_recv_bytes = recv_bytes;
     auto tc = ComputedPlan(pc);
-    if (!tc) return usage(fmt::format("{}: {}", h.name, tc.error().message));
+    if (!tc) return bad(h, tc.error().message);
     auto t = UroceTransport::Create(*tc, ranks[i].host.get(), ranks[i].send, ranks[i].recv);
-    if (!t) return usage(fmt::format("{}: {}", h.name, t.error().message));
+    if (!t) return bad(h, t.error().message);
     ranks[i].t = std::move(*t);
   }
+  return {};
+}
 
+// The driver's options: deadline, progress lines, the ranks' hosts and the
+// NIC-bound over the tree's paths (tree must outlive them).
+Result<emu::RunOptions> MakeRunOptions(const Spec& spec, std::optional<lb::FatTree>& tree) {
   emu::RunOptions o;
-  o.deadline = std::chrono::milliseconds(static_cast<int64_t>(spec->deadline_s * 1000));
+  o.deadline = std::chrono::milliseconds(static_cast<int64_t>(spec.deadline_s * 1000));
   // One line per half second on stderr, which ofan-emu shows as it comes.
   o.progress_every = std::chrono::milliseconds(500);
   o.progress = [](uint64_t done, uint64_t total) {
     std::cerr << fmt::format("progress {} {}\n", done, total) << std::flush;
   };
-  for (const auto& h : spec->hosts) o.hosts.push_back(h.host);
+  for (const auto& h : spec.hosts) o.hosts.push_back(h.host);
   emu::NicBoundParams bound;
-  bound.link_gbps = spec->hosts.empty() ? 0 : spec->hosts[0].line_rate_gbps;
-  for (const auto& h : spec->hosts) bound.link_gbps = std::min(bound.link_gbps, h.line_rate_gbps);
-  bound.rho = spec->pace > 0 ? spec->pace : 1.0;
-  bound.mtu = spec->mtu;
-  std::optional<lb::FatTree> tree;
-  if (spec->k != 0) {
-    auto t = lb::FatTree::Make(spec->k, spec->levels);
-    if (!t) return usage("k / levels: " + t.error().message);
+  bound.link_gbps = spec.hosts.empty() ? 0 : spec.hosts[0].line_rate_gbps;
+  for (const auto& h : spec.hosts) bound.link_gbps = std::min(bound.link_gbps, h.line_rate_gbps);
+  bound.rho = spec.pace > 0 ? spec.pace : 1.0;
+  bound.mtu = spec.mtu;
+  if (spec.k != 0) {
+    auto t = lb::FatTree::Make(spec.k, spec.levels);
+    if (!t) return MakeError(ErrorCode::kInvalidArgument, "k / levels: " + t.error().message);
     tree = std::move(*t);
-    bound.hops = [&](uint32_t a, uint32_t b) { return tree->hops(lb::HostId(a), lb::HostId(b)); };
+    bound.hops = [&tree](uint32_t a, uint32_t b) {
+      return tree->hops(lb::HostId(a), lb::HostId(b));
+    };
   }
   if (bound.link_gbps > 0) o.bound = bound;
+  return o;
+}
+
+// The collective over the ranks' transports, or through an exchange with
+// the other processes' ranks.
+emu::CollectiveResult RunRanks(const Spec& spec, const emu::Schedule& sched,
+                               std::vector<Rank>& ranks, const emu::RunOptions& o) {
   std::vector<emu::Transport*> ts;
   std::unique_ptr<RankExchange> xchg;
-  std::string setup_error;
-  if (spec->exchange) {
+  emu::CollectiveResult res;
+  if (spec.exchange) {
     ExchangeOptions xo;
     xo.num_ranks = static_cast<uint32_t>(ranks.size());
-    xo.ips = ips;
-    xo.qps_per_peer = spec->sp.qps_per_peer;
-    xo.max_outstanding = spec->max_outstanding;
-    xo.port = spec->rc_port;
+    for (const auto& h : spec.hosts) xo.ips.push_back(h.ip);
+    xo.qps_per_peer = spec.sp.qps_per_peer;
+    xo.max_outstanding = spec.max_outstanding;
+    xo.port = spec.rc_port;
     xo.timeout = o.deadline;
     std::vector<LocalRank> local;
     for (size_t i = 0; i < ranks.size(); ++i) {
       if (!ranks[i].host) continue;
-      local.push_back({static_cast<emu::Rank>(i), spec->hosts[i].netns, spec->hosts[i].ifname,
-                       ranks[i].host.get(), spec->hosts[i].gateway_mac, ranks[i].mtu_offer,
+      local.push_back({static_cast<emu::Rank>(i), spec.hosts[i].netns, spec.hosts[i].ifname,
+                       ranks[i].host.get(), spec.hosts[i].gateway_mac, ranks[i].mtu_offer,
                        ranks[i].send, ranks[i].recv});
     }
     auto x = RankExchange::Connect(xo, local);
-    if (x.ok()) {
-      xchg = std::move(*x);
-      ts = xchg->transports();
-      if (Status st = xchg->Start(); !st.ok()) setup_error = st.error().message;
-    } else {
-      setup_error = x.error().message;
+    if (!x.ok()) {
+      res.error = "exchange: " + x.error().message;
+      return res;
+    }
+    xchg = std::move(*x);
+    ts = xchg->transports();
+    if (Status st = xchg->Start(); !st.ok()) {
+      res.error = "exchange: " + st.error().message;
+      return res;
     }
   } else {
     for (auto& r : ranks) ts.push_back(r.t.get());
   }
-  emu::CollectiveResult res;
-  if (setup_error.empty()) {
-    for (auto& r : ranks) {
-      if (r.host) r.host->StartPacing();
-    }
-    res = emu::RunCollective(*sched, ts, o);
-    if (xchg) {
-      // Done only now: the peers may still need this process's ACKs.
-      std::vector<uint64_t> received;
-      received.reserve(ts.size());
-      for (const emu::Transport* t : ts)
-        received.push_back(sched->ranks[t->rank()].arrivals.size());
-      if (Status st = xchg->Finish(received, res.ok() ? 0 : 1); !st.ok() && res.ok()) {
-        res.error = "exchange: " + st.error().message;
-      }
-    }
-  } else {
-    res.error = "exchange: " + setup_error;
+  for (auto& r : ranks) {
+    if (r.host) r.host->StartPacing();
   }
+  res = emu::RunCollective(sched, ts, o);
+  if (xchg) {
+    // Done only now: the peers may still need this process's ACKs.
+    std::vector<uint64_t> received;
+    received.reserve(ts.size());
+    for (const emu::Transport* t : ts) received.push_back(sched.ranks[t->rank()].arrivals.size());
+    if (Status st = xchg->Finish(received, res.ok() ? 0 : 1); !st.ok() && res.ok()) {
+      res.error = "exchange: " + st.error().message;
+    }
+  }
+  return res;
+}
 
+// The result, every local host's counters and their totals, printed.
+void PrintCollective(const Spec& spec, const std::vector<Rank>& ranks,
+                     const emu::CollectiveResult& res, bool as_json) {
   json hosts = json::array();
   uint64_t rtx = 0, nak_rx = 0, nak_tx = 0, oos = 0, dup = 0, tmo = 0, cnp = 0;
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (!ranks[i].host) continue;
     json h = ranks[i].host->CountersJson();
-    h["name"] = spec->hosts[i].name;
+    h["name"] = spec.hosts[i].name;
     h["rank"] = i;
     if (!ranks[i].why_not_xdp.empty()) h["afxdp_unavailable"] = ranks[i].why_not_xdp;
     for (const auto& q : ranks[i].host->qps()) {
@@ -366,6 +365,36 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
         res.ok() ? "verified" : "FAILED: " + res.error, res.cct_us, res.algbw_gbps, rtx, nak_rx,
         tmo);
   }
+}
+
+}  // namespace
+
+int RunCollectiveSpec(const std::string& path, bool as_json) {
+  auto usage = [](const std::string& m) {
+    std::cerr << "uroce collective: " << m << "\n";
+    return 2;
+  };
+  std::ifstream in(path);
+  if (!in) return usage("cannot read " + path);
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    return usage(path + ": " + e.what());
+  }
+  auto spec = ParseSpec(j);
+  if (!spec) return usage(spec.error().message);
+  auto sched = emu::MakeSchedule(spec->sp);
+  if (!sched) return usage(sched.error().message);
+  SteadyClock clock;
+  std::vector<Rank> ranks(spec->hosts.size());
+  if (Status st = OpenRanks(*spec, sched->MaxSendBytes(), sched->MaxRecvBytes(), clock, ranks); !st)
+    return usage(st.error().message);
+  std::optional<lb::FatTree> tree;
+  auto o = MakeRunOptions(*spec, tree);
+  if (!o) return usage(o.error().message);
+  const emu::CollectiveResult res = RunRanks(*spec, *sched, ranks, *o);
+  PrintCollective(*spec, ranks, res, as_json);
   if (!res.ok()) std::cerr << "uroce collective: " << res.error << "\n";
   return res.ok() ? 0 : 1;
 }
