@@ -204,6 +204,220 @@ Status DpConfig::Validate() const {
 
 namespace {
 
+// The config's sections, each read from its node into c (ParseConfigNode
+// calls them in the file's order of checks).
+Status ParseFabric(const YAML::Node& f, DpConfig& c) {
+  OFAN_CHECK(CheckKeys(f, "fabric", {"k", "levels", "switch", "role", "pod", "index"}));
+  OFAN_CHECK(ReadIf(f, "fabric", "k", c.k));
+  OFAN_CHECK(ReadIf(f, "fabric", "levels", c.levels));
+  auto tree = lb::FatTree::Make(c.k, c.levels);
+  if (!tree) return Bad("fabric: " + tree.error().message);
+  if (f["switch"]) {
+    OFAN_TRY(v, Get<uint32_t>(f["switch"], "fabric.switch"));
+    c.switch_id = v;
+  } else if (f["role"]) {
+    OFAN_TRY(role, Get<std::string>(f["role"], "fabric.role"));
+    int pod = 0, index = 0;
+    OFAN_CHECK(ReadIf(f, "fabric", "pod", pod));
+    OFAN_CHECK(ReadIf(f, "fabric", "index", index));
+    const int per_pod = role == "edge" ? tree->edges_per_pod() : tree->w();
+    if (role == "core") {
+      if (index < 0 || index >= tree->num_cores())
+        return Bad(fmt::format("fabric.index {} out of range for a core", index));
+      c.switch_id = tree->core(index).value();
+    } else if (role == "edge" || role == "agg" || role == "spine") {
+      if (pod < 0 || pod >= tree->num_pods())
+        return Bad(fmt::format("fabric.pod {} out of range (0..{})", pod, tree->num_pods() - 1));
+      if (index < 0 || index >= per_pod)
+        return Bad(fmt::format("fabric.index {} out of range (0..{})", index, per_pod - 1));
+      c.switch_id = role == "edge" ? tree->edge(pod, index).value() : tree->agg(pod, index).value();
+    } else {
+      return Bad(fmt::format("fabric.role '{}' (expected edge, agg, spine or core)", role));
+    }
+  }
+  return {};
+}
+
+Status ParsePorts(const YAML::Node& ps, DpConfig& c) {
+  if (!ps.IsSequence()) return Bad("ports: expected a list");
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const std::string where = fmt::format("ports[{}]", i);
+    OFAN_CHECK(CheckKeys(ps[i], where, {"port", "dev", "mac", "peer_mac", "admin", "egress"}));
+    PortConfig p;
+    if (!ps[i]["port"] || !ps[i]["dev"]) return Bad(where + ": needs 'port' and 'dev'");
+    OFAN_TRY(port, Get<uint32_t>(ps[i]["port"], where + ".port"));
+    OFAN_TRY(dev, Get<std::string>(ps[i]["dev"], where + ".dev"));
+    p.port = port;
+    p.dev = dev;
+    if (ps[i]["mac"]) {
+      OFAN_TRY(s, Get<std::string>(ps[i]["mac"], where + ".mac"));
+      OFAN_TRY(m, ParseMac(s));
+      p.mac = m;
+    }
+    if (ps[i]["peer_mac"]) {
+      OFAN_TRY(s, Get<std::string>(ps[i]["peer_mac"], where + ".peer_mac"));
+      OFAN_TRY(m, ParseMac(s));
+      p.peer_mac = m;
+    }
+    if (ps[i]["admin"]) {
+      OFAN_TRY(s, Get<std::string>(ps[i]["admin"], where + ".admin"));
+      if (s != "up" && s != "down") return Bad(where + ".admin: expected up or down");
+      p.admin_up = s == "up";
+    }
+    if (const YAML::Node e = ps[i]["egress"]) {
+      const std::string ew = where + ".egress";
+      OFAN_CHECK(CheckKeys(
+          e, ew, {"rate_gbps", "buffer", "ecn", "latency_us", "loss_pct", "reorder_pct"}));
+      OFAN_CHECK(ReadIf(e, ew, "loss_pct", p.loss_pct));
+      OFAN_CHECK(ReadIf(e, ew, "reorder_pct", p.reorder_pct));
+      if (e["latency_us"]) {
+        double v = 0;
+        OFAN_CHECK(ReadIf(e, ew, "latency_us", v));
+        p.latency_us = v;
+      }
+      if (e["rate_gbps"]) {
+        double r = 0;
+        OFAN_CHECK(ReadIf(e, ew, "rate_gbps", r));
+        p.rate_gbps = r;
+      }
+      if (e["buffer"]) {
+        uint64_t b = 0;
+        OFAN_CHECK(ReadSizeIf(e, ew, "buffer", b));
+        p.buffer_bytes = b;
+      }
+      if (e["ecn"]) {
+        uint64_t b = 0;
+        OFAN_CHECK(ReadSizeIf(e, ew, "ecn", b));
+        p.ecn_bytes = b;
+      }
+    }
+    c.ports.push_back(p);
+  }
+  return {};
+}
+
+Status ParseLb(const YAML::Node& l, DpConfig& c) {
+  OFAN_CHECK(
+      CheckKeys(l, "lb", {"policy", "ofan_mode", "seed", "flowlet_gap_us", "drill_samples"}));
+  if (l["policy"]) {
+    OFAN_TRY(s, Get<std::string>(l["policy"], "lb.policy"));
+    auto k = lb::ParsePolicy(s);
+    if (!k) return Bad("lb.policy: " + k.error().message);
+    c.policy.kind = *k;
+  }
+  if (l["ofan_mode"]) {
+    OFAN_TRY(s, Get<std::string>(l["ofan_mode"], "lb.ofan_mode"));
+    LbChoice ch = c.lb();
+    if (Status st = ApplyOfanMode(s, ch); !st) return Bad("lb.ofan_mode: " + st.error().message);
+    c.set_lb(ch);
+  }
+  OFAN_CHECK(ReadIf(l, "lb", "seed", c.policy.seed));
+  if (l["flowlet_gap_us"]) {
+    OFAN_TRY(v, Get<double>(l["flowlet_gap_us"], "lb.flowlet_gap_us"));
+    // Written so that NaN fails too; 1e9 us (1000 s) keeps the cast in range.
+    if (!(v >= 0 && v <= 1e9)) return Bad("lb.flowlet_gap_us must be in [0, 1e9]");
+    c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(v * 1e6);
+  }
+  OFAN_CHECK(ReadIf(l, "lb", "drill_samples", c.policy.drill_samples));
+  return {};
+}
+
+Status ParseEgress(const YAML::Node& e, DpConfig& c) {
+  OFAN_CHECK(CheckKeys(e, "egress",
+                       {"rate_gbps", "buffer", "ecn", "priority", "ring_slots", "latency_us"}));
+  OFAN_CHECK(ReadIf(e, "egress", "latency_us", c.egress.latency_us));
+  OFAN_CHECK(ReadIf(e, "egress", "rate_gbps", c.egress.rate_gbps));
+  OFAN_CHECK(ReadSizeIf(e, "egress", "buffer", c.egress.buffer_bytes));
+  OFAN_CHECK(ReadSizeIf(e, "egress", "ecn", c.egress.ecn_bytes));
+  OFAN_CHECK(ReadIf(e, "egress", "ring_slots", c.egress.ring_slots));
+  if (const YAML::Node pr = e["priority"]) {
+    if (!pr.IsSequence()) return Bad("egress.priority: expected a list, e.g. [ack, control]");
+    c.egress.priority_ack = c.egress.priority_control = false;
+    for (const auto& x : pr) {
+      OFAN_TRY(s, Get<std::string>(x, "egress.priority[]"));
+      if (s == "ack") {
+        c.egress.priority_ack = true;
+      } else if (s == "control") {
+        c.egress.priority_control = true;
+      } else {
+        return Bad(fmt::format("egress.priority: unknown class '{}' (expected ack, control)", s));
+      }
+    }
+  }
+  return {};
+}
+
+Status ParsePfc(const YAML::Node& p, DpConfig& c) {
+  OFAN_CHECK(CheckKeys(
+      p, "pfc",
+      {"enabled", "priority", "dscp", "xoff", "xon", "quanta", "response_quanta", "watchdog"}));
+  if (const YAML::Node w = p["watchdog"]) {
+    OFAN_CHECK(CheckKeys(w, "pfc.watchdog", {"detect_ms", "restore_ms", "action"}));
+    OFAN_CHECK(ReadIf(w, "pfc.watchdog", "detect_ms", c.pfc.wd_detect_ms));
+    OFAN_CHECK(ReadIf(w, "pfc.watchdog", "restore_ms", c.pfc.wd_restore_ms));
+    if (w["action"]) {
+      OFAN_TRY(a, Get<std::string>(w["action"], "pfc.watchdog.action"));
+      auto act = ParsePfcWdAction(a);
+      if (!act) return act.error();
+      c.pfc.wd_action = *act;
+    }
+  }
+  OFAN_CHECK(ReadIf(p, "pfc", "enabled", c.pfc.enabled));
+  if (p["priority"]) {
+    OFAN_TRY(v, Get<uint32_t>(p["priority"], "pfc.priority"));
+    if (v > 7) return Bad("pfc.priority must be in 0..7");
+    c.pfc.priority = static_cast<uint8_t>(v);
+  }
+  OFAN_CHECK(ReadSizeIf(p, "pfc", "xoff", c.pfc.xoff_bytes));
+  OFAN_CHECK(ReadSizeIf(p, "pfc", "xon", c.pfc.xon_bytes));
+  if (p["quanta"]) {
+    OFAN_TRY(v, Get<uint32_t>(p["quanta"], "pfc.quanta"));
+    if (v < 1 || v > 0xFFFF) return Bad("pfc.quanta must be in 1..65535");
+    c.pfc.quanta = static_cast<uint16_t>(v);
+  }
+  if (p["dscp"]) {
+    OFAN_TRY(v, Get<uint32_t>(p["dscp"], "pfc.dscp"));
+    if (v > 63) return Bad("pfc.dscp must be in 0..63");
+    c.pfc.dscp = static_cast<uint8_t>(v);
+  }
+  if (p["response_quanta"]) {
+    OFAN_TRY(v, Get<uint32_t>(p["response_quanta"], "pfc.response_quanta"));
+    if (v > 0xFFFF) return Bad("pfc.response_quanta must be in 0..65535");
+    c.pfc.response_quanta = v;
+  }
+  return {};
+}
+
+Status ParseReorder(const YAML::Node& r, DpConfig& c) {
+  OFAN_CHECK(CheckKeys(r, "reorder", {"enabled", "buffer", "timeout_us", "flows"}));
+  OFAN_CHECK(ReadIf(r, "reorder", "enabled", c.reorder.enabled));
+  OFAN_CHECK(ReadSizeIf(r, "reorder", "buffer", c.reorder.buffer_bytes));
+  OFAN_CHECK(ReadIf(r, "reorder", "timeout_us", c.reorder.timeout_us));
+  OFAN_CHECK(ReadIf(r, "reorder", "flows", c.reorder.max_flows));
+  return {};
+}
+
+Status ParseControl(const YAML::Node& s, DpConfig& c) {
+  OFAN_CHECK(CheckKeys(s, "control", {"socket", "kernel_ports"}));
+  OFAN_CHECK(ReadIf(s, "control", "socket", c.socket_path));
+  OFAN_CHECK(ReadIf(s, "control", "kernel_ports", c.kernel_ports));
+  return {};
+}
+
+Status ParseIdle(const YAML::Node& s, DpConfig& c) {
+  OFAN_CHECK(CheckKeys(s, "idle", {"max_sleep_us", "max_wait_us"}));
+  OFAN_CHECK(ReadIf(s, "idle", "max_sleep_us", c.max_sleep_us));
+  OFAN_CHECK(ReadIf(s, "idle", "max_wait_us", c.max_wait_us));
+  return {};
+}
+
+// A section present in root, parsed.
+Status ParseSection(const YAML::Node& root, const char* key,
+                    Status (*parse)(const YAML::Node&, DpConfig&), DpConfig& c) {
+  if (const YAML::Node n = root[key]) return parse(n, c);
+  return {};
+}
+
 Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
   DpConfig c;
   if (root.IsNull()) return Bad("config is empty");
@@ -212,198 +426,16 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
                         "control", "idle", "burst", "netns"}));
   OFAN_CHECK(ReadIf(root, "", "name", c.name));
   OFAN_CHECK(ReadIf(root, "", "netns", c.netns));
-  if (const YAML::Node f = root["fabric"]) {
-    OFAN_CHECK(CheckKeys(f, "fabric", {"k", "levels", "switch", "role", "pod", "index"}));
-    OFAN_CHECK(ReadIf(f, "fabric", "k", c.k));
-    OFAN_CHECK(ReadIf(f, "fabric", "levels", c.levels));
-    auto tree = lb::FatTree::Make(c.k, c.levels);
-    if (!tree) return Bad("fabric: " + tree.error().message);
-    if (f["switch"]) {
-      OFAN_TRY(v, Get<uint32_t>(f["switch"], "fabric.switch"));
-      c.switch_id = v;
-    } else if (f["role"]) {
-      OFAN_TRY(role, Get<std::string>(f["role"], "fabric.role"));
-      int pod = 0, index = 0;
-      OFAN_CHECK(ReadIf(f, "fabric", "pod", pod));
-      OFAN_CHECK(ReadIf(f, "fabric", "index", index));
-      const int per_pod = role == "edge" ? tree->edges_per_pod() : tree->w();
-      if (role == "core") {
-        if (index < 0 || index >= tree->num_cores())
-          return Bad(fmt::format("fabric.index {} out of range for a core", index));
-        c.switch_id = tree->core(index).value();
-      } else if (role == "edge" || role == "agg" || role == "spine") {
-        if (pod < 0 || pod >= tree->num_pods())
-          return Bad(fmt::format("fabric.pod {} out of range (0..{})", pod, tree->num_pods() - 1));
-        if (index < 0 || index >= per_pod)
-          return Bad(fmt::format("fabric.index {} out of range (0..{})", index, per_pod - 1));
-        c.switch_id =
-            role == "edge" ? tree->edge(pod, index).value() : tree->agg(pod, index).value();
-      } else {
-        return Bad(fmt::format("fabric.role '{}' (expected edge, agg, spine or core)", role));
-      }
-    }
-  }
-  if (const YAML::Node ps = root["ports"]) {
-    if (!ps.IsSequence()) return Bad("ports: expected a list");
-    for (size_t i = 0; i < ps.size(); ++i) {
-      const std::string where = fmt::format("ports[{}]", i);
-      OFAN_CHECK(CheckKeys(ps[i], where, {"port", "dev", "mac", "peer_mac", "admin", "egress"}));
-      PortConfig p;
-      if (!ps[i]["port"] || !ps[i]["dev"]) return Bad(where + ": needs 'port' and 'dev'");
-      OFAN_TRY(port, Get<uint32_t>(ps[i]["port"], where + ".port"));
-      OFAN_TRY(dev, Get<std::string>(ps[i]["dev"], where + ".dev"));
-      p.port = port;
-      p.dev = dev;
-      if (ps[i]["mac"]) {
-        OFAN_TRY(s, Get<std::string>(ps[i]["mac"], where + ".mac"));
-        OFAN_TRY(m, ParseMac(s));
-        p.mac = m;
-      }
-      if (ps[i]["peer_mac"]) {
-        OFAN_TRY(s, Get<std::string>(ps[i]["peer_mac"], where + ".peer_mac"));
-        OFAN_TRY(m, ParseMac(s));
-        p.peer_mac = m;
-      }
-      if (ps[i]["admin"]) {
-        OFAN_TRY(s, Get<std::string>(ps[i]["admin"], where + ".admin"));
-        if (s != "up" && s != "down") return Bad(where + ".admin: expected up or down");
-        p.admin_up = s == "up";
-      }
-      if (const YAML::Node e = ps[i]["egress"]) {
-        const std::string ew = where + ".egress";
-        OFAN_CHECK(CheckKeys(
-            e, ew, {"rate_gbps", "buffer", "ecn", "latency_us", "loss_pct", "reorder_pct"}));
-        OFAN_CHECK(ReadIf(e, ew, "loss_pct", p.loss_pct));
-        OFAN_CHECK(ReadIf(e, ew, "reorder_pct", p.reorder_pct));
-        if (e["latency_us"]) {
-          double v = 0;
-          OFAN_CHECK(ReadIf(e, ew, "latency_us", v));
-          p.latency_us = v;
-        }
-        if (e["rate_gbps"]) {
-          double r = 0;
-          OFAN_CHECK(ReadIf(e, ew, "rate_gbps", r));
-          p.rate_gbps = r;
-        }
-        if (e["buffer"]) {
-          uint64_t b = 0;
-          OFAN_CHECK(ReadSizeIf(e, ew, "buffer", b));
-          p.buffer_bytes = b;
-        }
-        if (e["ecn"]) {
-          uint64_t b = 0;
-          OFAN_CHECK(ReadSizeIf(e, ew, "ecn", b));
-          p.ecn_bytes = b;
-        }
-      }
-      c.ports.push_back(p);
-    }
-  }
+  OFAN_CHECK(ParseSection(root, "fabric", ParseFabric, c));
+  OFAN_CHECK(ParseSection(root, "ports", ParsePorts, c));
   OFAN_CHECK(ReadIf(root, "", "pipe_size", c.pipe_size));
   OFAN_CHECK(ReadIf(root, "", "burst", c.burst));
-  if (const YAML::Node l = root["lb"]) {
-    OFAN_CHECK(
-        CheckKeys(l, "lb", {"policy", "ofan_mode", "seed", "flowlet_gap_us", "drill_samples"}));
-    if (l["policy"]) {
-      OFAN_TRY(s, Get<std::string>(l["policy"], "lb.policy"));
-      auto k = lb::ParsePolicy(s);
-      if (!k) return Bad("lb.policy: " + k.error().message);
-      c.policy.kind = *k;
-    }
-    if (l["ofan_mode"]) {
-      OFAN_TRY(s, Get<std::string>(l["ofan_mode"], "lb.ofan_mode"));
-      LbChoice ch = c.lb();
-      if (Status st = ApplyOfanMode(s, ch); !st) return Bad("lb.ofan_mode: " + st.error().message);
-      c.set_lb(ch);
-    }
-    OFAN_CHECK(ReadIf(l, "lb", "seed", c.policy.seed));
-    if (l["flowlet_gap_us"]) {
-      OFAN_TRY(v, Get<double>(l["flowlet_gap_us"], "lb.flowlet_gap_us"));
-      // Written so that NaN fails too; 1e9 us (1000 s) keeps the cast in range.
-      if (!(v >= 0 && v <= 1e9)) return Bad("lb.flowlet_gap_us must be in [0, 1e9]");
-      c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(v * 1e6);
-    }
-    OFAN_CHECK(ReadIf(l, "lb", "drill_samples", c.policy.drill_samples));
-  }
-  if (const YAML::Node e = root["egress"]) {
-    OFAN_CHECK(CheckKeys(e, "egress",
-                         {"rate_gbps", "buffer", "ecn", "priority", "ring_slots", "latency_us"}));
-    OFAN_CHECK(ReadIf(e, "egress", "latency_us", c.egress.latency_us));
-    OFAN_CHECK(ReadIf(e, "egress", "rate_gbps", c.egress.rate_gbps));
-    OFAN_CHECK(ReadSizeIf(e, "egress", "buffer", c.egress.buffer_bytes));
-    OFAN_CHECK(ReadSizeIf(e, "egress", "ecn", c.egress.ecn_bytes));
-    OFAN_CHECK(ReadIf(e, "egress", "ring_slots", c.egress.ring_slots));
-    if (const YAML::Node pr = e["priority"]) {
-      if (!pr.IsSequence()) return Bad("egress.priority: expected a list, e.g. [ack, control]");
-      c.egress.priority_ack = c.egress.priority_control = false;
-      for (const auto& x : pr) {
-        OFAN_TRY(s, Get<std::string>(x, "egress.priority[]"));
-        if (s == "ack") {
-          c.egress.priority_ack = true;
-        } else if (s == "control") {
-          c.egress.priority_control = true;
-        } else {
-          return Bad(fmt::format("egress.priority: unknown class '{}' (expected ack, control)", s));
-        }
-      }
-    }
-  }
-  if (const YAML::Node p = root["pfc"]) {
-    OFAN_CHECK(CheckKeys(
-        p, "pfc",
-        {"enabled", "priority", "dscp", "xoff", "xon", "quanta", "response_quanta", "watchdog"}));
-    if (const YAML::Node w = p["watchdog"]) {
-      OFAN_CHECK(CheckKeys(w, "pfc.watchdog", {"detect_ms", "restore_ms", "action"}));
-      OFAN_CHECK(ReadIf(w, "pfc.watchdog", "detect_ms", c.pfc.wd_detect_ms));
-      OFAN_CHECK(ReadIf(w, "pfc.watchdog", "restore_ms", c.pfc.wd_restore_ms));
-      if (w["action"]) {
-        OFAN_TRY(a, Get<std::string>(w["action"], "pfc.watchdog.action"));
-        auto act = ParsePfcWdAction(a);
-        if (!act) return act.error();
-        c.pfc.wd_action = *act;
-      }
-    }
-    OFAN_CHECK(ReadIf(p, "pfc", "enabled", c.pfc.enabled));
-    if (p["priority"]) {
-      OFAN_TRY(v, Get<uint32_t>(p["priority"], "pfc.priority"));
-      if (v > 7) return Bad("pfc.priority must be in 0..7");
-      c.pfc.priority = static_cast<uint8_t>(v);
-    }
-    OFAN_CHECK(ReadSizeIf(p, "pfc", "xoff", c.pfc.xoff_bytes));
-    OFAN_CHECK(ReadSizeIf(p, "pfc", "xon", c.pfc.xon_bytes));
-    if (p["quanta"]) {
-      OFAN_TRY(v, Get<uint32_t>(p["quanta"], "pfc.quanta"));
-      if (v < 1 || v > 0xFFFF) return Bad("pfc.quanta must be in 1..65535");
-      c.pfc.quanta = static_cast<uint16_t>(v);
-    }
-    if (p["dscp"]) {
-      OFAN_TRY(v, Get<uint32_t>(p["dscp"], "pfc.dscp"));
-      if (v > 63) return Bad("pfc.dscp must be in 0..63");
-      c.pfc.dscp = static_cast<uint8_t>(v);
-    }
-    if (p["response_quanta"]) {
-      OFAN_TRY(v, Get<uint32_t>(p["response_quanta"], "pfc.response_quanta"));
-      if (v > 0xFFFF) return Bad("pfc.response_quanta must be in 0..65535");
-      c.pfc.response_quanta = v;
-    }
-  }
-  if (const YAML::Node r = root["reorder"]) {
-    OFAN_CHECK(CheckKeys(r, "reorder", {"enabled", "buffer", "timeout_us", "flows"}));
-    OFAN_CHECK(ReadIf(r, "reorder", "enabled", c.reorder.enabled));
-    OFAN_CHECK(ReadSizeIf(r, "reorder", "buffer", c.reorder.buffer_bytes));
-    OFAN_CHECK(ReadIf(r, "reorder", "timeout_us", c.reorder.timeout_us));
-    OFAN_CHECK(ReadIf(r, "reorder", "flows", c.reorder.max_flows));
-  }
-  if (const YAML::Node s = root["control"]) {
-    OFAN_CHECK(CheckKeys(s, "control", {"socket", "kernel_ports"}));
-    OFAN_CHECK(ReadIf(s, "control", "socket", c.socket_path));
-    OFAN_CHECK(ReadIf(s, "control", "kernel_ports", c.kernel_ports));
-  }
-  if (const YAML::Node s = root["idle"]) {
-    OFAN_CHECK(CheckKeys(s, "idle", {"max_sleep_us", "max_wait_us"}));
-    OFAN_CHECK(ReadIf(s, "idle", "max_sleep_us", c.max_sleep_us));
-    OFAN_CHECK(ReadIf(s, "idle", "max_wait_us", c.max_wait_us));
-  }
+  OFAN_CHECK(ParseSection(root, "lb", ParseLb, c));
+  OFAN_CHECK(ParseSection(root, "egress", ParseEgress, c));
+  OFAN_CHECK(ParseSection(root, "pfc", ParsePfc, c));
+  OFAN_CHECK(ParseSection(root, "reorder", ParseReorder, c));
+  OFAN_CHECK(ParseSection(root, "control", ParseControl, c));
+  OFAN_CHECK(ParseSection(root, "idle", ParseIdle, c));
   c.policy.pipe_size = c.pipe_size;
   return c;
 }
