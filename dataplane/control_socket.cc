@@ -78,6 +78,127 @@ std::optional<int64_t> IntIn(const json& j, int64_t lo, int64_t hi) {
   return v;
 }
 
+// set_policy: the policy (and Ofan mode) switched atomically.
+json HandleSetPolicy(Switch& sw, const json& req) {
+  if (!req.contains("policy") || !req["policy"].is_string())
+    return Fail(ReplyError::kBadArgument, "set_policy needs 'policy'");
+  auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
+  if (!kind) return Fail(kind.error());
+  LbChoice lb{*kind, sw.config().ofan_mode};
+  if (req.contains("ofan_mode")) {
+    if (!req["ofan_mode"].is_string())
+      return Fail(ReplyError::kBadArgument, "'ofan_mode' must be a string");
+    if (Status s = ApplyOfanMode(req["ofan_mode"].get<std::string>(), lb); !s)
+      return Fail(s.error());
+  }
+  if (Status s = sw.SetPolicy(lb); !s) return Fail(s.error());
+  return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
+}
+
+// set_port: admin state, the wire, a PFC storm; all checked before any is applied.
+json HandleSetPort(Switch& sw, const json& req) {
+  const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
+  if (!port) return Fail(ReplyError::kBadArgument, "set_port needs 'port' (a port number)");
+  // admin: the port up or down, as the switch sees it (carrier);
+  // wire: its cable cut or whole, which the switch does not see (an
+  // emulated silent failure). At least one; both checked first.
+  std::optional<bool> admin_up, wire_cut;
+  if (req.contains("admin")) {
+    const json& a = req["admin"];
+    if (!a.is_string() || (a != "up" && a != "down"))
+      return Fail(ReplyError::kBadArgument, "'admin' must be up or down");
+    admin_up = a == "up";
+  }
+  if (req.contains("wire")) {
+    const json& w = req["wire"];
+    if (!w.is_string() || (w != "ok" && w != "cut"))
+      return Fail(ReplyError::kBadArgument, "'wire' must be ok or cut");
+    wire_cut = w == "cut";
+  }
+  // pfc_storm_ms: the host behind the port sends continuous pause
+  // that long (0 ends it): a broken NIC, for the PFC watchdog.
+  std::optional<uint32_t> storm_ms;
+  if (req.contains("pfc_storm_ms")) {
+    const auto v = IntIn(req["pfc_storm_ms"], 0, 3'600'000);
+    if (!v) return Fail(ReplyError::kBadArgument, "'pfc_storm_ms' must be in 0..3600000");
+    storm_ms = static_cast<uint32_t>(*v);
+  }
+  if (!admin_up && !wire_cut && !storm_ms)
+    return Fail(ReplyError::kBadArgument,
+                "set_port needs 'admin': up|down, 'wire': ok|cut, or 'pfc_storm_ms'");
+  const auto pn = static_cast<uint32_t>(*port);
+  if (storm_ms) {
+    if (Status s = sw.SetPortPfcStorm(pn, *storm_ms); !s) return Fail(s.error());
+  }
+  if (wire_cut) {
+    if (Status s = sw.SetPortWire(pn, *wire_cut); !s) return Fail(s.error());
+  }
+  if (admin_up) {
+    if (Status s = sw.SetPortAdmin(pn, *admin_up); !s) return Fail(s.error());
+  }
+  return Ok(PortsJson(sw.TakeSnapshot()));
+}
+
+// load_tables: the valid-uplink masks, one per destination.
+json HandleLoadTables(Switch& sw, const json& req) {
+  if (!req.contains("masks") || !req["masks"].is_array())
+    return Fail(ReplyError::kBadArgument, "load_tables needs 'masks': [...]");
+  std::vector<lb::PortMask> masks;
+  for (const json& m : req["masks"]) {
+    auto v = MaskOf(m);
+    if (!v) return Fail(v.error());
+    masks.push_back(*v);
+  }
+  if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error());
+  return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
+}
+
+// capture_start: a pcapng capture of ports to a file.
+json HandleCaptureStart(Switch& sw, const json& req) {
+  CaptureRequest r;
+  if (!req.contains("ports") || !req["ports"].is_array() || req["ports"].empty())
+    return Fail(ReplyError::kBadArgument, "capture_start needs 'ports': [port, ...]");
+  for (const json& p : req["ports"]) {
+    const auto v = IntIn(p, 0, 63);
+    if (!v) return Fail(ReplyError::kBadArgument, "a port is a number from 0 to 63");
+    r.ports.push_back(static_cast<uint32_t>(*v));
+  }
+  if (!req.contains("file") || !req["file"].is_string() ||
+      req["file"].get<std::string>().rfind('/', 0) != 0) {
+    return Fail(ReplyError::kBadArgument, "capture_start needs 'file': an absolute path to write");
+  }
+  r.file = req["file"].get<std::string>();
+  if (req.contains("snaplen")) {
+    const auto v = IntIn(req["snaplen"], 64, kCaptureMaxSnaplen);
+    if (!v) {
+      return Fail(ReplyError::kBadArgument,
+                  fmt::format("'snaplen' is a number from 64 to {}", kCaptureMaxSnaplen));
+    }
+    r.snaplen = static_cast<uint32_t>(*v);
+  }
+  if (req.contains("count")) {
+    const auto v = IntIn(req["count"], 0, INT64_MAX);
+    if (!v) return Fail(ReplyError::kBadArgument, "'count' is a number, 0 or more");
+    r.count = static_cast<uint64_t>(*v);
+  }
+  auto st = sw.StartCapture(r);
+  if (!st) return Fail(st.error());
+  return Ok(CaptureJson(*st));
+}
+
+// capture_status, capture_stop: one capture ('id') or all of them.
+json HandleCapture(Switch& sw, const json& req, bool stop) {
+  if (!req.contains("id")) {
+    return Ok(CapturesJson(stop ? sw.capture().StopAll() : sw.capture().statuses()));
+  }
+  const auto id = IntIn(req["id"], 1, UINT32_MAX);
+  if (!id) return Fail(ReplyError::kBadArgument, "'id' is a capture's id (1 or more)");
+  auto st = stop ? sw.capture().Stop(static_cast<uint32_t>(*id))
+                 : sw.capture().status(static_cast<uint32_t>(*id));
+  if (!st) return Fail(st.error());
+  return Ok(CaptureJson(*st));
+}
+
 }  // namespace
 
 std::string ControlReplyLine(const json& reply) { return JsonText(reply) + "\n"; }
@@ -128,63 +249,10 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
           return Ok(json{{"report", json::parse(sw.agent_report())},
                          {"age_ms", SteadyMs() - sw.agent_report_ms()}});
         }
-        case Command::kSetPolicy: {
-          if (!req.contains("policy") || !req["policy"].is_string())
-            return Fail(ReplyError::kBadArgument, "set_policy needs 'policy'");
-          auto kind = lb::ParsePolicy(req["policy"].get<std::string>());
-          if (!kind) return Fail(kind.error());
-          LbChoice lb{*kind, sw.config().ofan_mode};
-          if (req.contains("ofan_mode")) {
-            if (!req["ofan_mode"].is_string())
-              return Fail(ReplyError::kBadArgument, "'ofan_mode' must be a string");
-            if (Status s = ApplyOfanMode(req["ofan_mode"].get<std::string>(), lb); !s)
-              return Fail(s.error());
-          }
-          if (Status s = sw.SetPolicy(lb); !s) return Fail(s.error());
-          return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
-        }
-        case Command::kSetPort: {
-          const auto port = req.contains("port") ? IntIn(req["port"], 0, UINT32_MAX) : std::nullopt;
-          if (!port) return Fail(ReplyError::kBadArgument, "set_port needs 'port' (a port number)");
-          // admin: the port up or down, as the switch sees it (carrier);
-          // wire: its cable cut or whole, which the switch does not see (an
-          // emulated silent failure). At least one; both checked first.
-          std::optional<bool> admin_up, wire_cut;
-          if (req.contains("admin")) {
-            const json& a = req["admin"];
-            if (!a.is_string() || (a != "up" && a != "down"))
-              return Fail(ReplyError::kBadArgument, "'admin' must be up or down");
-            admin_up = a == "up";
-          }
-          if (req.contains("wire")) {
-            const json& w = req["wire"];
-            if (!w.is_string() || (w != "ok" && w != "cut"))
-              return Fail(ReplyError::kBadArgument, "'wire' must be ok or cut");
-            wire_cut = w == "cut";
-          }
-          // pfc_storm_ms: the host behind the port sends continuous pause
-          // that long (0 ends it): a broken NIC, for the PFC watchdog.
-          std::optional<uint32_t> storm_ms;
-          if (req.contains("pfc_storm_ms")) {
-            const auto v = IntIn(req["pfc_storm_ms"], 0, 3'600'000);
-            if (!v) return Fail(ReplyError::kBadArgument, "'pfc_storm_ms' must be in 0..3600000");
-            storm_ms = static_cast<uint32_t>(*v);
-          }
-          if (!admin_up && !wire_cut && !storm_ms)
-            return Fail(ReplyError::kBadArgument,
-                        "set_port needs 'admin': up|down, 'wire': ok|cut, or 'pfc_storm_ms'");
-          const auto pn = static_cast<uint32_t>(*port);
-          if (storm_ms) {
-            if (Status s = sw.SetPortPfcStorm(pn, *storm_ms); !s) return Fail(s.error());
-          }
-          if (wire_cut) {
-            if (Status s = sw.SetPortWire(pn, *wire_cut); !s) return Fail(s.error());
-          }
-          if (admin_up) {
-            if (Status s = sw.SetPortAdmin(pn, *admin_up); !s) return Fail(s.error());
-          }
-          return Ok(PortsJson(sw.TakeSnapshot()));
-        }
+        case Command::kSetPolicy:
+          return HandleSetPolicy(sw, req);
+        case Command::kSetPort:
+          return HandleSetPort(sw, req);
         case Command::kSwitchAdmin: {
           if (!req.contains("admin") || !req["admin"].is_string())
             return Fail(ReplyError::kBadArgument, "switch_admin needs 'admin': up|down");
@@ -194,63 +262,13 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
           if (Status s = sw.SetSwitchAdmin(a == "up"); !s) return Fail(s.error());
           return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
         }
-        case Command::kLoadTables: {
-          if (!req.contains("masks") || !req["masks"].is_array())
-            return Fail(ReplyError::kBadArgument, "load_tables needs 'masks': [...]");
-          std::vector<lb::PortMask> masks;
-          for (const json& m : req["masks"]) {
-            auto v = MaskOf(m);
-            if (!v) return Fail(v.error());
-            masks.push_back(*v);
-          }
-          if (Status s = sw.LoadMasks(masks); !s) return Fail(s.error());
-          return Ok(StatusJson(sw.TakeSnapshot({.ports = false})));
-        }
-        case Command::kCaptureStart: {
-          CaptureRequest r;
-          if (!req.contains("ports") || !req["ports"].is_array() || req["ports"].empty())
-            return Fail(ReplyError::kBadArgument, "capture_start needs 'ports': [port, ...]");
-          for (const json& p : req["ports"]) {
-            const auto v = IntIn(p, 0, 63);
-            if (!v) return Fail(ReplyError::kBadArgument, "a port is a number from 0 to 63");
-            r.ports.push_back(static_cast<uint32_t>(*v));
-          }
-          if (!req.contains("file") || !req["file"].is_string() ||
-              req["file"].get<std::string>().rfind('/', 0) != 0) {
-            return Fail(ReplyError::kBadArgument,
-                        "capture_start needs 'file': an absolute path to write");
-          }
-          r.file = req["file"].get<std::string>();
-          if (req.contains("snaplen")) {
-            const auto v = IntIn(req["snaplen"], 64, kCaptureMaxSnaplen);
-            if (!v) {
-              return Fail(ReplyError::kBadArgument,
-                          fmt::format("'snaplen' is a number from 64 to {}", kCaptureMaxSnaplen));
-            }
-            r.snaplen = static_cast<uint32_t>(*v);
-          }
-          if (req.contains("count")) {
-            const auto v = IntIn(req["count"], 0, INT64_MAX);
-            if (!v) return Fail(ReplyError::kBadArgument, "'count' is a number, 0 or more");
-            r.count = static_cast<uint64_t>(*v);
-          }
-          auto st = sw.StartCapture(r);
-          if (!st) return Fail(st.error());
-          return Ok(CaptureJson(*st));
-        }
+        case Command::kLoadTables:
+          return HandleLoadTables(sw, req);
+        case Command::kCaptureStart:
+          return HandleCaptureStart(sw, req);
         case Command::kCaptureStatus:
-        case Command::kCaptureStop: {
-          const bool stop = *command == Command::kCaptureStop;
-          if (!req.contains("id")) {
-            return Ok(CapturesJson(stop ? sw.capture().StopAll() : sw.capture().statuses()));
-          }
-          const auto id = IntIn(req["id"], 1, UINT32_MAX);
-          if (!id) return Fail(ReplyError::kBadArgument, "'id' is a capture's id (1 or more)");
-          auto st = stop ? sw.capture().Stop(static_cast<uint32_t>(*id))
-                         : sw.capture().status(static_cast<uint32_t>(*id));
-          if (!st) return Fail(st.error());
-          return Ok(CaptureJson(*st));
-        }
+        case Command::kCaptureStop:
+          return HandleCapture(sw, req, *command == Command::kCaptureStop);
       }
     }
   } catch (const std::exception& e) {
