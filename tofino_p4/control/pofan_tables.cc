@@ -71,16 +71,9 @@ std::optional<Error> CheckDevPorts(const std::vector<uint16_t>& d, uint32_t k,
   return std::nullopt;
 }
 
-}  // namespace
-
-Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
-                                       const std::vector<uint32_t>& failed_links,
-                                       const PofanOptions& options) {
-  if (sw.value() >= static_cast<uint32_t>(tree.num_switches())) {
-    return Invalid(fmt::format("switch id {} is out of range: the {} has switches 0..{}",
-                               sw.value(), tree.Describe(), tree.num_switches() - 1));
-  }
-  PofanOptions o = options;
+// The options completed (device ports, CPU port, salt) and checked
+// against the tree: an error says which and why.
+Result<PofanOptions> CompleteOptions(const FatTree& tree, SwitchId sw, PofanOptions o) {
   const uint32_t k = static_cast<uint32_t>(tree.k());
   if (o.policy != lb::PolicyKind::kPofan && o.policy != lb::PolicyKind::kOfan) {
     return Invalid(fmt::format(
@@ -122,26 +115,14 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
     o.salt = DefaultSalt(sw);
     o.salt_set = true;
   }
-  auto failed = tree.FailedLinks(failed_links);
-  if (!failed) return failed.error();
+  return o;
+}
 
-  PofanTables t;
-  t.k = tree.k();
-  t.levels = tree.levels();
-  t.sw = sw;
-  t.switch_name = lb::SwitchName(tree, sw);
-  t.role = tree.role(sw);
-  t.failed_links = failed_links;
-  std::sort(t.failed_links.begin(), t.failed_links.end());
-  t.failed_links.erase(std::unique(t.failed_links.begin(), t.failed_links.end()),
-                       t.failed_links.end());
-  const uint32_t w = static_cast<uint32_t>(tree.num_uplinks(sw));
-  t.w = static_cast<uint8_t>(w);
-  t.cpu_port = *o.cpu_port;
-  t.options = o;
-
-  // route: ofan-dp's routing of every host address (the plan its route stage
-  // builds its table from), and its gateway.
+// route (ofan-dp's routing of every host address and its gateway),
+// port_mac and ecn_threshold: what every switch has, uplinks or not.
+Status FillPortTables(const FatTree& tree, SwitchId sw, const PofanOptions& o, PofanTables& t) {
+  const uint32_t k = static_cast<uint32_t>(tree.k());
+  // The plan ofan-dp's route stage builds its table from.
   const lb::RoutePlan router(tree, sw);
   for (int h = 0; h < tree.num_hosts(); ++h) {
     const uint32_t addr = tree.host_addr(lb::HostId(static_cast<uint32_t>(h)));
@@ -186,15 +167,14 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
     }
   }
 
-  t.pointers.assign(o.num_pipes, std::vector<uint8_t>{});
-  if (w == 0) return t;  // cores and spines only go down
+  return {};
+}
 
-  const lb::UplinkTable table = lb::UplinkTable::ForSwitch(tree, sw, *failed);
+// f2_xorw, f2_add (the App. F.2 order's parts), pofan_key and uplink_list
+// (keys that lost uplinks) from the switch's uplink table.
+Status FillOrderTables(const lb::UplinkTable& table, uint32_t w, const PofanOptions& o,
+                       PofanTables& t) {
   const lb::OfanOrder& order = table.order();
-  if (table.num_keys() > OFAN_P4_KEY_TABLE_SIZE || w > OFAN_P4_MAX_UPLINKS) {
-    return Invalid(fmt::format("{} keys and {} uplinks: pofan.p4 is sized for {} and {}",
-                               table.num_keys(), w, OFAN_P4_KEY_TABLE_SIZE, OFAN_P4_MAX_UPLINKS));
-  }
   const uint32_t id1_values = 1u << lb::CeilLog2(w);
   for (uint32_t r = 0; r < w; ++r) {
     for (uint32_t id1 = 0; id1 < id1_values; ++id1) {
@@ -246,9 +226,13 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
                                t.uplink_list.size(), OFAN_P4_LIST_TABLE_SIZE));
   }
 
-  // The pointer register of every pipe: the policy's initial pointers (the
-  // same seed and salt give the same draws), which are the register's state:
-  // lb::Pofan's per pipe, or lb::Ofan's one table in the one pipe.
+  return {};
+}
+
+// The pointer register of every pipe: the policy's initial pointers (the
+// same seed and salt give the same draws), which are the register's state:
+// lb::Pofan's per pipe, or lb::Ofan's one table in the one pipe.
+void FillPointers(const lb::UplinkTable& table, uint32_t k, const PofanOptions& o, PofanTables& t) {
   lb::PolicyConfig pc;
   pc.kind = o.policy;
   pc.seed = o.seed;
@@ -259,7 +243,7 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
     const lb::Ofan ofan(pc, setup);
     auto& regs = t.pointers[PipeOfDevPort(o.dev_ports[0])];
     for (uint32_t key = 0; key < table.num_keys(); ++key) regs[key] = ofan.last_used(key);
-    return t;
+    return;
   }
   const lb::Pofan pofan(pc, setup);
   for (uint32_t lp = 0; lp < pofan.num_pipes(); ++lp) {
@@ -268,6 +252,48 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
       regs[key] = pofan.last_used(lp, key);
     }
   }
+}
+
+}  // namespace
+
+Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
+                                       const std::vector<uint32_t>& failed_links,
+                                       const PofanOptions& options) {
+  if (sw.value() >= static_cast<uint32_t>(tree.num_switches())) {
+    return Invalid(fmt::format("switch id {} is out of range: the {} has switches 0..{}",
+                               sw.value(), tree.Describe(), tree.num_switches() - 1));
+  }
+  auto opts = CompleteOptions(tree, sw, options);
+  if (!opts) return opts.error();
+  const PofanOptions& o = *opts;
+  const uint32_t k = static_cast<uint32_t>(tree.k());
+  auto failed = tree.FailedLinks(failed_links);
+  if (!failed) return failed.error();
+
+  PofanTables t;
+  t.k = tree.k();
+  t.levels = tree.levels();
+  t.sw = sw;
+  t.switch_name = lb::SwitchName(tree, sw);
+  t.role = tree.role(sw);
+  t.failed_links = failed_links;
+  std::sort(t.failed_links.begin(), t.failed_links.end());
+  t.failed_links.erase(std::unique(t.failed_links.begin(), t.failed_links.end()),
+                       t.failed_links.end());
+  const uint32_t w = static_cast<uint32_t>(tree.num_uplinks(sw));
+  t.w = static_cast<uint8_t>(w);
+  t.cpu_port = *o.cpu_port;
+  t.options = o;
+  if (Status s = FillPortTables(tree, sw, o, t); !s) return s.error();
+  t.pointers.assign(o.num_pipes, std::vector<uint8_t>{});
+  if (w == 0) return t;  // cores and spines only go down
+  const lb::UplinkTable table = lb::UplinkTable::ForSwitch(tree, sw, *failed);
+  if (table.num_keys() > OFAN_P4_KEY_TABLE_SIZE || w > OFAN_P4_MAX_UPLINKS) {
+    return Invalid(fmt::format("{} keys and {} uplinks: pofan.p4 is sized for {} and {}",
+                               table.num_keys(), w, OFAN_P4_KEY_TABLE_SIZE, OFAN_P4_MAX_UPLINKS));
+  }
+  if (Status s = FillOrderTables(table, w, o, t); !s) return s.error();
+  FillPointers(table, k, o, t);
   return t;
 }
 
