@@ -298,6 +298,9 @@ constexpr std::string_view kBoundNote =
     "CCT increase is over ofan-sim's lower bound (App. A for permutations, the naive bound "
     "otherwise), computed per point";
 
+// Long on purpose: the table of §6's figures, one entry each (title, setup,
+// columns, plan and claims, which are functions of their own above and in
+// claims.cc); data, not logic.
 std::vector<Figure> MakeFigures() {
   using F = Field;
   std::vector<Figure> f;

@@ -313,6 +313,9 @@ std::vector<uint8_t> PofanModel::Egress(std::span<const uint8_t> frame, uint16_t
   return IngressDeparser(h, frame, off);  // the same checksum update and emits
 }
 
+// Long on purpose: Ingress.apply of tofino_p4/pofan.p4 statement for
+// statement, one if-chain as the program has it, so the two read side by
+// side; splitting it would hide the correspondence the tests rely on.
 std::optional<ModelOutput> PofanModel::Process(uint16_t ingress_port,
                                                std::span<const uint8_t> frame,
                                                uint32_t enq_qdepth) {
