@@ -214,18 +214,19 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& c, EngineCloc
   return e;
 }
 
-Status Engine::Build(const EngineConfig& c) {
-  max_wait_us_ = c.max_wait_us;
+namespace {
+
+// Every switch valid and named once (by_name: its index), every mem: port
+// naming a port of another switch that names it back. The number of host
+// ports (those that are not mem:).
+Result<size_t> CheckCabling(const EngineConfig& c, std::map<std::string, uint32_t>& by_name) {
   const size_t n = c.switches.size();
-  if (n == 0) return Bad("the fabric has no switch");
-  std::map<std::string, uint32_t> by_name;
   for (uint32_t s = 0; s < n; ++s) {
     if (Status v = c.switches[s].Validate(); !v)
       return Bad(fmt::format("switch {}: {}", c.switches[s].name, v.error().message));
     if (!by_name.emplace(c.switches[s].name, s).second)
       return Bad(fmt::format("two switches are named {}", c.switches[s].name));
   }
-  // Every mem: port names a port of another switch that names it back.
   size_t host_ports = 0;
   for (uint32_t s = 0; s < n; ++s) {
     const DpConfig& sc = c.switches[s];
@@ -250,6 +251,19 @@ Status Engine::Build(const EngineConfig& c) {
       }
     }
   }
+  return host_ports;
+}
+
+}  // namespace
+
+Status Engine::Build(const EngineConfig& c) {
+  max_wait_us_ = c.max_wait_us;
+  const size_t n = c.switches.size();
+  if (n == 0) return Bad("the fabric has no switch");
+  std::map<std::string, uint32_t> by_name;
+  auto cabled = CheckCabling(c, by_name);
+  if (!cabled) return cabled.error();
+  const size_t host_ports = *cabled;
   // Host frames: what the host ports' rings hold, and room for those in
   // flight through the fabric's queues.
   const uint32_t nmbufs = static_cast<uint32_t>(
