@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +53,14 @@ uint64_t HugepagesFree() {
   return n;
 }
 
-int Main(int argc, char** argv) {
+struct BenchArgs {
   uint32_t rounds = 5, polls = 200000, population = 1024, warmup = 2000, cpu = 0;
   bool json = false, no_huge = false;
-  std::string only;
+  std::string only;  // --policy: one variant only
+};
+
+// The command line: nullopt parsed, otherwise the exit code (0 for --help).
+std::optional<int> ParseArgs(int argc, char** argv, BenchArgs& b) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto num = [&](uint32_t& v) {
@@ -66,30 +71,30 @@ int Main(int argc, char** argv) {
       v = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     };
     if (a == "--rounds") {
-      num(rounds);
+      num(b.rounds);
     } else if (a == "--polls") {
-      num(polls);
+      num(b.polls);
     } else if (a == "--population") {
-      num(population);
+      num(b.population);
     } else if (a == "--warmup") {
-      num(warmup);
+      num(b.warmup);
     } else if (a == "--cpu") {  // the CPU the worker runs on (run-forwarding's is 1)
-      num(cpu);
+      num(b.cpu);
     } else if (a == "--json") {
-      json = true;
+      b.json = true;
     } else if (a == "--no-huge") {  // under valgrind: instruction counts only (see usage)
-      no_huge = true;
+      b.no_huge = true;
     } else if (a == "--policy") {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "switch_bench: --policy needs a value\n");
         return 2;
       }
-      only = argv[++i];
+      b.only = argv[++i];
       if (std::none_of(std::begin(kVariants), std::end(kVariants),
-                       [&](const Variant& v) { return only == v.name; })) {
+                       [&](const Variant& v) { return b.only == v.name; })) {
         std::fprintf(
             stderr, "switch_bench: unknown --policy %s (ecmp, pofan, ofan-atomic, ofan-combined)\n",
-            only.c_str());
+            b.only.c_str());
         return 2;
       }
     } else if (a == "--help" || a == "-h") {
@@ -106,16 +111,24 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
+  return std::nullopt;
+}
+
+// EAL on one CPU: false if it failed (said on stderr).
+bool InitEal(const BenchArgs& b) {
   // Hugepages when there are some (as ofan-dp runs): with 4 KiB pages the
   // mbufs' TLB misses would dominate what is measured.
-  const bool huge = !no_huge && HugepagesFree() >= 64;
-  std::vector<std::string> eal = {
-      "switch_bench",           "--no-pci", "-l", std::to_string(cpu), "--log-level=lib.eal:error",
-      "--log-level=pmd.*:error"};
+  const bool huge = !b.no_huge && HugepagesFree() >= 64;
+  std::vector<std::string> eal = {"switch_bench",
+                                  "--no-pci",
+                                  "-l",
+                                  std::to_string(b.cpu),
+                                  "--log-level=lib.eal:error",
+                                  "--log-level=pmd.*:error"};
   if (huge) {
     eal.insert(eal.end(), {"--in-memory", "--file-prefix", fmt::format("swbench{}", getpid())});
   } else {
-    if (!no_huge) {
+    if (!b.no_huge) {
       std::fprintf(stderr,
                    "switch_bench: fewer than 64 free hugepages (scripts/hugepages.sh); using 4 KiB "
                    "pages, so cycle figures are pessimistic (see --help)\n");
@@ -127,8 +140,42 @@ int Main(int argc, char** argv) {
   for (auto& s : eal) eargv.push_back(s.data());
   if (rte_eal_init(static_cast<int>(eargv.size()), eargv.data()) < 0) {
     std::fprintf(stderr, "switch_bench: EAL initialisation failed\n");
-    return 3;
+    return false;
   }
+  return true;
+}
+
+// Cycles per packet per variant: median and min over the rounds.
+void Print(const BenchArgs& b, const std::vector<std::vector<double>>& cycles,
+           const std::vector<uint64_t>& packets) {
+  const bool json = b.json;
+  if (json) std::printf("[");
+  bool first = true;
+  for (size_t v = 0; v < std::size(kVariants); ++v) {
+    if (cycles[v].empty()) continue;
+    auto xs = cycles[v];
+    std::sort(xs.begin(), xs.end());
+    const double med = xs[xs.size() / 2];
+    if (json) {
+      std::printf(
+          "%s{\"policy\": \"%s\", \"cycles_per_packet_median\": %.1f, \"cycles_per_packet_min\": "
+          "%.1f, "
+          "\"packets\": %lu}",
+          first ? "" : ", ", kVariants[v].name, med, xs.front(),
+          static_cast<unsigned long>(packets[v]));
+      first = false;
+    } else {
+      std::printf("%-14s %6.1f cycles/packet (median of %u; min %.1f)\n", kVariants[v].name, med,
+                  b.rounds, xs.front());
+    }
+  }
+  if (json) std::printf("]\n");
+}
+
+int Main(int argc, char** argv) {
+  BenchArgs b;
+  if (auto rc = ParseArgs(argc, argv, b)) return *rc;
+  if (!InitEal(b)) return 3;
   constexpr uint32_t kPorts = 8;
   std::vector<rte_ring*> rings;
   DpConfig c;
@@ -159,24 +206,24 @@ int Main(int argc, char** argv) {
     return 3;
   }
   Switch& s = **sw;
-  auto traffic = BenchTraffic::Start(s, population, 64);
+  auto traffic = BenchTraffic::Start(s, b.population, 64);
   if (!traffic.ok()) {
     std::fprintf(stderr, "switch_bench: %s\n", traffic.error().message.c_str());
     return 3;
   }
   std::vector<std::vector<double>> cycles(std::size(kVariants));
   std::vector<uint64_t> packets(std::size(kVariants), 0);
-  for (uint32_t r = 0; r < rounds; ++r) {
+  for (uint32_t r = 0; r < b.rounds; ++r) {
     for (size_t v = 0; v < std::size(kVariants); ++v) {
-      if (!only.empty() && only != kVariants[v].name) continue;
+      if (!b.only.empty() && b.only != kVariants[v].name) continue;
       if (auto st = s.SetPolicy(kVariants[v].lb); !st.ok()) {
         std::fprintf(stderr, "switch_bench: %s\n", st.error().message.c_str());
         return 3;
       }
-      for (uint32_t i = 0; i < warmup; ++i) s.PollWorker(0);  // polls to warm the new state
+      for (uint32_t i = 0; i < b.warmup; ++i) s.PollWorker(0);  // polls to warm the new state
       const uint64_t tx0 = s.TotalCounters().Get(Counter::kTxPackets);
       const uint64_t t0 = __rdtsc();
-      for (uint32_t i = 0; i < polls; ++i) {
+      for (uint32_t i = 0; i < b.polls; ++i) {
         s.PollWorker(0);
         if ((i & 1023) == 0) s.ServiceControl();  // replaces TTL-expired frames
       }
@@ -186,27 +233,7 @@ int Main(int argc, char** argv) {
       packets[v] += tx;
     }
   }
-  if (json) std::printf("[");
-  bool first = true;
-  for (size_t v = 0; v < std::size(kVariants); ++v) {
-    if (cycles[v].empty()) continue;
-    auto xs = cycles[v];
-    std::sort(xs.begin(), xs.end());
-    const double med = xs[xs.size() / 2];
-    if (json) {
-      std::printf(
-          "%s{\"policy\": \"%s\", \"cycles_per_packet_median\": %.1f, \"cycles_per_packet_min\": "
-          "%.1f, "
-          "\"packets\": %lu}",
-          first ? "" : ", ", kVariants[v].name, med, xs.front(),
-          static_cast<unsigned long>(packets[v]));
-      first = false;
-    } else {
-      std::printf("%-14s %6.1f cycles/packet (median of %u; min %.1f)\n", kVariants[v].name, med,
-                  rounds, xs.front());
-    }
-  }
-  if (json) std::printf("]\n");
+  Print(b, cycles, packets);
   // The frames still in the loopback rings belong to the switch's pool: free
   // them before the switch (and its pool) goes.
   for (auto* r : rings) {
