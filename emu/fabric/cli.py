@@ -5,6 +5,7 @@ Exit codes: 0 ok; 1 the operation or run failed (or a buffer did not verify);
 environment is missing something: root, hugepages, a binary).
 """
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ from .tools import REPO, FabricError
 from . import containerlab, coordinator
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl
 from .nodes.uroce import UroceHosts
-from .run import CONGESTION_CONTROLS, WORKLOADS
+from .run import CONGESTION_CONTROLS, WORKLOADS, Cts, RunResult
 from .topology import (LINK_ATTRS, Topology, TopologyError, load_file,
                        parse_size)
 
@@ -1038,10 +1039,10 @@ def check_run_args(args: argparse.Namespace) -> tuple[int, list[str]]:
     return msg, [x for x in args.lbs.split(",") if x]
 
 
-def cts_from_args(args: argparse.Namespace) -> dict[str, Any] | None:
+def cts_from_args(args: argparse.Namespace) -> Cts | None:
     """run --cts [--channels N] [--channel-bytes S] [--cts-class C]: the
-    spec's cts ({channels, channel_bytes, priority}), None without --cts;
-    exit 2 for a channel option without it or a value out of range."""
+    run's Cts, None without --cts; exit 2 for a channel option without it
+    or a value out of range."""
     given = [o for o, v in (("--channels", args.channels), ("--channel-bytes", args.channel_bytes),
                             ("--cts-class", args.cts_class)) if v is not None]
     if not args.cts:
@@ -1054,7 +1055,7 @@ def cts_from_args(args: argparse.Namespace) -> dict[str, Any] | None:
     size = parse_size(args.channel_bytes or "64KiB", "--channel-bytes")
     if size < 4 or size % 4:
         raise TopologyError(f"--channel-bytes {args.channel_bytes}: a multiple of 4 bytes")
-    return {"channels": channels, "channel_bytes": size, "priority": args.cts_class != "data"}
+    return Cts(channels, size, priority=args.cts_class != "data")
 
 
 def do_run(fab: Fabric, args: argparse.Namespace) -> int:
@@ -1069,17 +1070,18 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
     return report_run(args, res)
 
 
-def report_run(args: argparse.Namespace, res: dict[str, Any]) -> int:
+def report_run(args: argparse.Namespace, res: RunResult) -> int:
     """A run's result printed (and plotted); its exit code."""
     from . import run as runmod
     if args.plot:
         os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         runmod.plot(res, args.plot)
-        res["plot"] = args.plot
-    emit(args, res, runmod.table(res) + (f"\nplot: {args.plot}" if args.plot else ""))
-    if any(not r["verified"] or r.get("error") for r in res["runs"]):
+        res = dataclasses.replace(res, plot=args.plot)
+    emit(args, res.to_json(), runmod.table(res) + (f"\nplot: {args.plot}" if args.plot else ""))
+    rows = [r.row for r in res.runs]
+    if any(not r.verified or r.error for r in rows):
         return EXIT_FAIL
-    if any(r["cpu_bound"] for r in res["runs"]):
+    if any(r.cpu_bound for r in rows):
         return EXIT_CPU
     return EXIT_OK
 
@@ -1174,7 +1176,7 @@ def run_everywhere(args: argparse.Namespace) -> int:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
-    return report_run(args, runmod.merge_parts(parts))
+    return report_run(args, runmod.merge_runs(runmod.parts_from_json(parts)))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -4,8 +4,9 @@ pulled before and after, CPU-bound runs flagged, and (--with-sim) the same
 scenario in ofan-sim beside it.
 
 expects:  a Fabric (fabric.py) in phase "ready"; uroce and ofan-sim built
-gives:    run() -> {"runs": [...], ...} as `ofan-emu run --json` prints it;
-          table() the text for people; plot() a PNG
+gives:    run() -> RunResult (its to_json() is what `ofan-emu run --json`
+          prints: per policy a PolicyRuns of RunRows); table() the text
+          for people; plot() a PNG
 The hosts' processes are their kinds' (nodes/): the uroce ranks one `uroce
 collective` (UroceHosts.collective), each VM rank an ofan-coll over
 libibverbs in its VM (RxeVmHosts.exec); their results are merged here.
@@ -13,13 +14,15 @@ libibverbs in its VM (RxeVmHosts.exec); their results are merged here.
 Across servers (a fabric brought up from a plan), each server's part runs
 the ranks of its hosts (one uroce process, the other servers' ranks
 external to it: ofan-rc-1 connects them, rank 0's go starts them all) and
-reports its own switches (run() with the part's Fabric, each record's
-"partial" result); merge_parts() makes one run of the parts' reports.
+reports its own switches (run() with the part's Fabric, each RunRow's
+partial result); merge_runs() makes one run of the parts' reports
+(parts_from_json reads them back; merge_parts, the same on JSON).
 
 Queues are reported as ofan-sim does: per stage (E->A edge uplinks, A->C agg
 uplinks, C->A core ports, A->E agg down ports, E->H edge host ports) and in
 data-packet equivalents, max bytes / DATA_FRAME_BYTES.
 """
+import dataclasses
 import json
 import math
 import os
@@ -29,11 +32,12 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Iterable
 
-from . import control, facts, reports
+from . import control, facts, reports, shapes
 from .fabric import Fabric
 from .nodes import rxe_vm
+from .shapes import MapOf, OneOf, Optional
 from .topology import HostInfo, SwitchInfo, parse_size
 from .tools import FabricError, run as run_cmd, tool
 
@@ -62,10 +66,12 @@ WORKLOADS = ("perm", "a2a", "allgather", "reducescatter", "incast")
 # run --cc: the uroce hosts' congestion control (uroce's dcqcn.h).
 CONGESTION_CONTROLS = ("none", "dcqcn")
 # Per switch: its {queues, ports, counters} as ofanctl gives them (checked by
-# reports.check_snapshot); and a run's records, as `ofan-emu run --json`
-# prints them.
+# reports.check_snapshot).
 Snapshot = dict[str, dict[str, Any]]
-Record = dict[str, Any]
+# Another program's document, kept as it came or as it goes: uroce's spec
+# and report, ofan-coll's results (reports.py checks what run.py reads of
+# them). The run's own rows are the records below.
+Doc = dict[str, Any]
 
 
 @dataclass
@@ -78,20 +84,850 @@ class VmRanks:
     threads: list[threading.Thread] = field(default_factory=list)
 
 
+# -- the run's records ------------------------------------------------------------
+# `ofan-emu run --json` prints a RunResult (to_json): per policy a
+# PolicyRuns, the RunRow of each seed and, with several seeds, their
+# MeanRow; beside them the comparisons with ofan-sim. to_json gives the
+# keys in the order the JSON has always had them; from_json reads a
+# server's part back (parts_from_json): FabricError, one line naming the place,
+# for a document that is not one.
+# The largest number a row holds (ofan-dp's counters are 64-bit): past it a
+# mean or a sum over seeds and servers would not fit in a float.
+NUMBER_LIMIT = 2 ** 64
+
+
+def _in_range(doc: object, where: str) -> None:
+    """FabricError naming the first number in doc beyond NUMBER_LIMIT."""
+    if isinstance(doc, (int, float)) and not isinstance(doc, bool):
+        if not -NUMBER_LIMIT <= doc <= NUMBER_LIMIT:
+            text = repr(doc)
+            raise FabricError(f"{where}: {text if len(text) <= 24 else text[:21] + '...'} is "
+                              "out of range (2^64)")
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            _in_range(v, f"{where}.{k if str(k).isprintable() else repr(k)}")
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            _in_range(v, f"{where}[{i}]")
+
+
+def _check(doc: object, shape: Any, where: str) -> Any:
+    """doc if it has `shape` (shapes.py) and its numbers are in range;
+    FabricError naming the place otherwise."""
+    _in_range(doc, where)
+    try:
+        return shapes.check(doc, shape, where)
+    except shapes.ShapeError as e:  # on one line, whatever the document's keys hold
+        raise FabricError("".join(c if c.isprintable() else repr(c)[1:-1] for c in str(e))) \
+            from None
+
+
+@dataclass(frozen=True)
+class Cts:
+    """run --cts: receiver-driven admission, as uroce's spec and the JSON
+    have it (cli.cts_from_args)."""
+    channels: int       # slots per (sender, receiver) pair
+    channel_bytes: int  # a slot's bytes (the chunk size)
+    priority: bool      # the clear-to-sends in the strict-priority class
+
+    def to_json(self) -> Doc:
+        return dataclasses.asdict(self)
+
+
+CTS_SHAPE = {"channels": int, "channel_bytes": int, "priority": bool}
+
+
+@dataclass
+class StageQueues:
+    """One stage's egress ports over a seed's run (Runner.switch_report):
+    the most any queued, in data packets and bytes, how many they are, and
+    with PFC the pause frames they received and the time they were paused."""
+    max_pkts: float = 0.0
+    max_bytes: int = 0
+    queues: int = 0
+    pause_frames: int = 0
+    paused_us: float = 0.0
+
+
+STAGE_SHAPE = {"max_pkts": float, "max_bytes": int, "queues": int, "pause_frames": int,
+               "paused_us": float}
+
+
+@dataclass(frozen=True)
+class StageMean:
+    """A stage's figures, the mean over a policy's seeds (MeanRow)."""
+    max_pkts: float
+    pause_frames: float
+    paused_us: float
+
+
+@dataclass(frozen=True)
+class Reorder:
+    """The edges' reorder stages over a run (up --reorder), a row's
+    reorder_* keys: the most a host port held (bytes) and the longest it
+    held a frame, the frames a timeout released and those held."""
+    max_bytes: int
+    max_hold_us: float
+    timeouts: int
+    held: int
+
+
 # The reorder stage's figures in a run row (None where it was off).
 REORDER_KEYS = ("reorder_max_bytes", "reorder_max_hold_us", "reorder_timeouts", "reorder_held")
 
 
-def merge_reorder(rows: list[Record]) -> Record:
+def reorder_json(r: Reorder | None) -> Doc:
+    """A row's reorder_* keys: the stage's figures, or None each."""
+    if r is None:
+        return {k: None for k in REORDER_KEYS}
+    return {"reorder_max_bytes": r.max_bytes, "reorder_max_hold_us": r.max_hold_us,
+            "reorder_timeouts": r.timeouts, "reorder_held": r.held}
+
+
+def reorder_from_json(d: Doc, where: str) -> Reorder | None:
+    """A row's reorder_* keys (checked by its shape as Optional): all four
+    or none."""
+    vals = [d[k] for k in REORDER_KEYS]
+    if all(v is None for v in vals):
+        return None
+    if any(v is None for v in vals):
+        raise FabricError(f"{where}: {', '.join(REORDER_KEYS)}: all four or none")
+    return Reorder(vals[0], vals[1], vals[2], vals[3])
+
+
+def merge_reorder(figures: Iterable[Reorder | None]) -> Reorder | None:
     """The reorder figures of several rows as one: maxima of the maxima,
     sums of the counts; None where no row had the stage."""
-    on = [r for r in rows if r.get("reorder_max_bytes") is not None]
+    on = [r for r in figures if r is not None]
     if not on:
-        return {k: None for k in REORDER_KEYS}
-    return {"reorder_max_bytes": max(r["reorder_max_bytes"] for r in on),
-            "reorder_max_hold_us": max(r["reorder_max_hold_us"] for r in on),
-            "reorder_timeouts": sum(r["reorder_timeouts"] for r in on),
-            "reorder_held": sum(r["reorder_held"] for r in on)}
+        return None
+    return Reorder(max(r.max_bytes for r in on), max(r.max_hold_us for r in on),
+                   sum(r.timeouts for r in on), sum(r.held for r in on))
+
+
+# A run's host counters: its row's name -> uroce's totals' name (rxe's
+# in Runner.rxe_totals).
+HOST_COUNTS = {"retransmissions": "retransmissions", "naks": "naks_received",
+               "out_of_sequence": "out_of_sequence", "timeouts": "timeouts",
+               "cnps": "cnps_received"}
+
+
+@dataclass(frozen=True)
+class HostCounts:
+    """The hosts' counters over a run (HOST_COUNTS' names): go-back-N
+    episodes, NAKs received, packets out of sequence, timeouts, DCQCN's
+    congestion notifications received."""
+    retransmissions: int = 0
+    naks: int = 0
+    out_of_sequence: int = 0
+    timeouts: int = 0
+    cnps: int = 0
+
+    @classmethod
+    def of_totals(cls, totals: dict[str, int]) -> "HostCounts":
+        """From uroce's totals (or Runner.rxe_totals'), by HOST_COUNTS."""
+        return cls(**{k: totals.get(u, 0) for k, u in HOST_COUNTS.items()})
+
+    @classmethod
+    def total(cls, counts: Iterable["HostCounts"]) -> "HostCounts":
+        cs = list(counts)
+        return cls(**{k: sum(getattr(c, k) for c in cs) for k in HOST_COUNTS})
+
+    def to_json(self) -> Doc:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class VictimRate:
+    """run --victim: the victim flow's rate, and its share of its sender's
+    link; None where the sender's rank did not finish (victim_rate)."""
+    gbps: float | None
+    share: float | None
+
+    def to_json(self) -> Doc:
+        return {"victim_gbps": self.gbps, "victim_share": self.share}
+
+
+@dataclass(frozen=True)
+class RxeCounts:
+    """VM hosts' runs: rxe's counters summed over the VMs, and the
+    duplicate requests they saw (Runner.rxe_totals)."""
+    counters: dict[str, int]
+    duplicates: int
+
+
+@dataclass(frozen=True)
+class EngineLag:
+    """The shared engine over a run (Runner.engine_report): the most lag
+    events a switch's engine counted during it, and the largest lag."""
+    events: int
+    max_us: float
+
+
+@dataclass(frozen=True)
+class SwitchReport:
+    """The switches over a seed's run (Runner.switch_report; merge_seed
+    merges the servers'): queue maxima per stage, ECN marks, drops by
+    reason, PFC, the edges' reorder stages, the buffers, and the CPU-bound
+    signals (cpu_reasons: why the run was CPU-bound, if it was)."""
+    stages: dict[str, StageQueues]
+    queue_max_pkts: float
+    ecn_marks: int
+    drops: dict[str, int]
+    pfc_pause_frames: int
+    pfc_paused_us: float
+    lossless_drops: int
+    reorder: Reorder | None
+    buffer_max_pct: float
+    buffer_alarms: int
+    shaper_lag_max_fraction: float
+    engine_lag_events: int | None
+    engine_lag_max_us: float | None
+    cpu_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PauseFigures:
+    """Pause frames and paused time (a stage's, in ofan-sim's figures)."""
+    pause_frames: float
+    paused_us: float
+
+
+@dataclass(frozen=True)
+class SimPfc:
+    """ofan-sim --pfc's figures, under the run rows' names (pfc_*): pause
+    frames sent, paused time, lossless drops (0, or a bug), and per stage."""
+    pause_frames: float
+    paused_us: float
+    lossless_drops: int
+    stages: dict[str, PauseFigures]
+
+    def to_json(self) -> Doc:
+        return {"pfc_pause_frames": self.pause_frames, "pfc_paused_us": self.paused_us,
+                "lossless_drops": self.lossless_drops,
+                "pfc_stages": {k: dataclasses.asdict(v) for k, v in self.stages.items()}}
+
+
+SIM_PFC_KEYS = ("pfc_pause_frames", "pfc_paused_us", "lossless_drops", "pfc_stages")
+
+
+def sim_pfc_from_json(d: Doc, where: str) -> SimPfc | None:
+    """A sim row's pfc_* keys (checked by its shape): all four or none."""
+    given = [k for k in SIM_PFC_KEYS if k in d]
+    if not given:
+        return None
+    if len(given) < len(SIM_PFC_KEYS):
+        raise FabricError(f"{where}: {', '.join(SIM_PFC_KEYS)}: all four or none")
+    return SimPfc(d["pfc_pause_frames"], d["pfc_paused_us"], d["lossless_drops"],
+                  {k: PauseFigures(v["pause_frames"], v["paused_us"])
+                   for k, v in d["pfc_stages"].items()})
+
+
+# ofan-sim's figures a sim row has only where ofan-sim gave them (--reorder,
+# --receiver gbn), under the run rows' names.
+SIM_EXTRA_KEYS = ("reorder_max_bytes", "reorder_max_hold_us", "reorder_timeouts",
+                  "reorder_held", "out_of_seq", "naks")
+
+
+@dataclass(frozen=True)
+class SimRow:
+    """The same scenario in ofan-sim (Runner.sim), a run row's "sim": the
+    max queue (data packets) overall and per stage, the CCT and its bound
+    (None where flows were left incomplete), the link rate it ran at, a
+    note of where it differs from the fabric; PFC's figures (--pfc) and
+    the reorder stage's and receivers' (--reorder, --receiver gbn) where
+    it gave them."""
+    queue_max_pkts: float
+    cct_inflation: float | None
+    cct_us: float | None
+    cct_lower_bound_us: float
+    stages: dict[str, float]
+    link_gbps: float
+    note: str | None
+    pfc: SimPfc | None = None
+    reorder_max_bytes: int | None = None
+    reorder_max_hold_us: float | None = None
+    reorder_timeouts: int | None = None
+    reorder_held: int | None = None
+    out_of_seq: int | None = None
+    naks: int | None = None
+
+    def to_json(self) -> Doc:
+        d: Doc = {"queue_max_pkts": self.queue_max_pkts, "cct_inflation": self.cct_inflation,
+                  "cct_us": self.cct_us, "cct_lower_bound_us": self.cct_lower_bound_us,
+                  "stages": dict(self.stages), "link_gbps": self.link_gbps, "note": self.note}
+        if self.pfc is not None:
+            d.update(self.pfc.to_json())
+        for k in SIM_EXTRA_KEYS:
+            if getattr(self, k) is not None:
+                d[k] = getattr(self, k)
+        return d
+
+    @classmethod
+    def from_json(cls, d: object, where: str) -> "SimRow":
+        _check(d, SIM_ROW_SHAPE, where)
+        assert isinstance(d, dict)
+        return cls(d["queue_max_pkts"], d["cct_inflation"], d["cct_us"],
+                   d["cct_lower_bound_us"], dict(d["stages"]), d["link_gbps"], d["note"],
+                   sim_pfc_from_json(d, where), **{k: d.get(k) for k in SIM_EXTRA_KEYS})
+
+
+SIM_ROW_SHAPE = {
+    "queue_max_pkts": float, "cct_inflation": Optional(float), "cct_us": Optional(float),
+    "cct_lower_bound_us": float, "stages": MapOf(float), "link_gbps": float,
+    "note": Optional(str),
+    "pfc_pause_frames?": int, "pfc_paused_us?": float, "lossless_drops?": int,
+    "pfc_stages?": MapOf({"pause_frames": int, "paused_us": float}),
+    "reorder_max_bytes?": int, "reorder_max_hold_us?": float, "reorder_timeouts?": int,
+    "reorder_held?": int, "out_of_seq?": int, "naks?": int,
+}
+
+
+@dataclass(frozen=True)
+class SimMean:
+    """ofan-sim's figures, the mean over a policy's seeds (MeanRow's
+    "sim"): max queue, CCT inflation (None unless every seed had one),
+    per stage, and PFC's (pause frames and lossless drops summed)."""
+    queue_max_pkts: float
+    cct_inflation: float | None
+    stages: dict[str, float]
+    pfc: SimPfc | None = None
+
+    def to_json(self) -> Doc:
+        d: Doc = {"queue_max_pkts": self.queue_max_pkts, "cct_inflation": self.cct_inflation,
+                  "stages": dict(self.stages)}
+        if self.pfc is not None:
+            d.update(self.pfc.to_json())
+        return d
+
+
+@dataclass(frozen=True)
+class ServerPart:
+    """A run across servers (merge_seed): one server's part of a seed's
+    run, its ranks and its own verdict."""
+    ranks: int
+    cct_us: float | None
+    cpu_bound: bool
+    cpu_bound_reasons: list[str]
+    wall_s: float
+
+
+SERVER_PART_SHAPE = {"ranks": int, "cct_us": Optional(float), "cpu_bound": bool,
+                     "cpu_bound_reasons": [str], "wall_s": float}
+
+
+@dataclass(frozen=True)
+class ServerVerdict:
+    """A run across servers: one server's verdict over a policy's seeds."""
+    cpu_bound: bool
+    cpu_bound_reasons: list[str]
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One policy and seed's run (record()), as `run --json` lists it in a
+    policy's per_seed: the collective's result, the switches' report
+    (SwitchReport's figures), the hosts' counters, whether the run was
+    CPU-bound and why; cct_inflation where the CCT and its bound are
+    known; then what some runs have: the victim flow's rate (--victim),
+    rxe's counters (VM hosts), the collective's partial result of this
+    server's ranks (a part of a plan), each server's part (merge_runs),
+    and ofan-sim's figures (with_sim: --with-sim asked for them, and "sim"
+    is in the JSON, null where the workload has no simulation)."""
+    lb: str
+    seed: int
+    cct_us: float | None
+    cct_lower_bound_us: float | None
+    algbw_gbps: float | None
+    busbw_gbps: float | None
+    verified: bool
+    error: str | None
+    queue_max_pkts: float
+    stages: dict[str, StageQueues]
+    ecn_marks: int
+    drops: dict[str, int]
+    pfc_pause_frames: int
+    pfc_paused_us: float
+    lossless_drops: int
+    reorder: Reorder | None
+    cts_delay_us: Doc | None  # ofan-coll's quantiles (p50, p90, n) of the CTS delay
+    cts_wait_us: Doc | None
+    buffer_max_pct: float
+    buffer_alarms: int
+    shaper_lag_max_fraction: float
+    engine_lag_events: int | None
+    engine_lag_max_us: float | None
+    counts: HostCounts
+    cpu_bound: bool
+    cpu_bound_reasons: list[str]
+    wall_s: float
+    hosts: str  # the ranks' kind: uroce, vm or mixed
+    cct_inflation: float | None = None
+    victim: VictimRate | None = None
+    rxe: RxeCounts | None = None
+    partial: Doc | None = None
+    servers: dict[str, ServerPart] | None = None
+    with_sim: bool = False
+    sim: SimRow | None = None
+
+    def to_json(self) -> Doc:
+        d: Doc = {"lb": self.lb, "seed": self.seed, "cct_us": self.cct_us,
+                  "cct_lower_bound_us": self.cct_lower_bound_us,
+                  "algbw_gbps": self.algbw_gbps, "busbw_gbps": self.busbw_gbps,
+                  "verified": self.verified, "error": self.error,
+                  "queue_max_pkts": self.queue_max_pkts,
+                  "stages": {k: dataclasses.asdict(v) for k, v in self.stages.items()},
+                  "ecn_marks": self.ecn_marks, "drops": dict(self.drops),
+                  "pfc_pause_frames": self.pfc_pause_frames, "pfc_paused_us": self.pfc_paused_us,
+                  "lossless_drops": self.lossless_drops, **reorder_json(self.reorder),
+                  "cts_delay_us": self.cts_delay_us, "cts_wait_us": self.cts_wait_us,
+                  "buffer_max_pct": self.buffer_max_pct, "buffer_alarms": self.buffer_alarms,
+                  "shaper_lag_max_fraction": self.shaper_lag_max_fraction,
+                  "engine_lag_events": self.engine_lag_events,
+                  "engine_lag_max_us": self.engine_lag_max_us, **self.counts.to_json(),
+                  "cpu_bound": self.cpu_bound, "cpu_bound_reasons": list(self.cpu_bound_reasons),
+                  "wall_s": self.wall_s, "hosts": self.hosts}
+        if self.cct_inflation is not None:
+            d["cct_inflation"] = self.cct_inflation
+        if self.victim is not None:
+            d.update(self.victim.to_json())
+        if self.rxe is not None:
+            d.update(rxe_counters=dict(self.rxe.counters), duplicates=self.rxe.duplicates)
+        if self.partial is not None:
+            d["partial"] = self.partial
+        if self.servers is not None:
+            d["servers"] = {n: dataclasses.asdict(v) for n, v in self.servers.items()}
+        if self.with_sim or self.sim is not None:
+            d["sim"] = None if self.sim is None else self.sim.to_json()
+        return d
+
+    @classmethod
+    def from_json(cls, d: object, where: str) -> "RunRow":
+        _check(d, RUN_ROW_SHAPE, where)
+        assert isinstance(d, dict)
+        for pair in (("victim_gbps", "victim_share"), ("rxe_counters", "duplicates")):
+            if (pair[0] in d) != (pair[1] in d):
+                raise FabricError(f"{where}: {pair[0]} and {pair[1]}: both or neither")
+        victim = VictimRate(d["victim_gbps"], d["victim_share"]) if "victim_gbps" in d else None
+        rxe = RxeCounts(dict(d["rxe_counters"]), d["duplicates"]) if "rxe_counters" in d else None
+        servers = None if "servers" not in d else {
+            n: ServerPart(s["ranks"], s["cct_us"], s["cpu_bound"], list(s["cpu_bound_reasons"]),
+                          s["wall_s"]) for n, s in d["servers"].items()}
+        sim = d.get("sim")
+        return cls(
+            lb=d["lb"], seed=d["seed"], cct_us=d["cct_us"],
+            cct_lower_bound_us=d["cct_lower_bound_us"], algbw_gbps=d["algbw_gbps"],
+            busbw_gbps=d["busbw_gbps"], verified=d["verified"], error=d["error"],
+            queue_max_pkts=d["queue_max_pkts"],
+            stages={k: StageQueues(v["max_pkts"], v["max_bytes"], v["queues"], v["pause_frames"],
+                                   v["paused_us"]) for k, v in d["stages"].items()},
+            ecn_marks=d["ecn_marks"], drops=dict(d["drops"]),
+            pfc_pause_frames=d["pfc_pause_frames"], pfc_paused_us=d["pfc_paused_us"],
+            lossless_drops=d["lossless_drops"], reorder=reorder_from_json(d, where),
+            cts_delay_us=d["cts_delay_us"], cts_wait_us=d["cts_wait_us"],
+            buffer_max_pct=d["buffer_max_pct"], buffer_alarms=d["buffer_alarms"],
+            shaper_lag_max_fraction=d["shaper_lag_max_fraction"],
+            engine_lag_events=d["engine_lag_events"], engine_lag_max_us=d["engine_lag_max_us"],
+            counts=HostCounts(**{k: d[k] for k in HOST_COUNTS}), cpu_bound=d["cpu_bound"],
+            cpu_bound_reasons=list(d["cpu_bound_reasons"]), wall_s=d["wall_s"], hosts=d["hosts"],
+            cct_inflation=d.get("cct_inflation"), victim=victim, rxe=rxe,
+            partial=d.get("partial"), servers=servers, with_sim="sim" in d,
+            sim=None if sim is None else SimRow.from_json(sim, f"{where}.sim"))
+
+
+# ofan-coll's CTS quantiles (more keys may be there: n).
+CTS_QUANTILES_SHAPE = {"p50": float, "p90": float}
+RUN_ROW_SHAPE = {
+    "lb": str, "seed": int, "cct_us": Optional(float), "cct_lower_bound_us": Optional(float),
+    "algbw_gbps": Optional(float), "busbw_gbps": Optional(float), "verified": bool,
+    "error": Optional(str), "queue_max_pkts": float, "stages": MapOf(STAGE_SHAPE),
+    "ecn_marks": int, "drops": MapOf(int), "pfc_pause_frames": int, "pfc_paused_us": float,
+    "lossless_drops": int, "reorder_max_bytes": Optional(int),
+    "reorder_max_hold_us": Optional(float), "reorder_timeouts": Optional(int),
+    "reorder_held": Optional(int), "cts_delay_us": Optional(CTS_QUANTILES_SHAPE),
+    "cts_wait_us": Optional(CTS_QUANTILES_SHAPE), "buffer_max_pct": float, "buffer_alarms": int,
+    "shaper_lag_max_fraction": float, "engine_lag_events": Optional(int),
+    "engine_lag_max_us": Optional(float), **{k: int for k in HOST_COUNTS}, "cpu_bound": bool,
+    "cpu_bound_reasons": [str], "wall_s": float, "hosts": OneOf("uroce", "vm", "mixed"),
+    "cct_inflation?": float, "victim_gbps?": Optional(float), "victim_share?": Optional(float),
+    "rxe_counters?": MapOf(int), "duplicates?": int,
+    # ofan-coll's partial result, kept for ofan-coll merge (which checks it)
+    "partial?": {"local_ranks": [int]}, "servers?": MapOf(SERVER_PART_SHAPE),
+    "sim?": Optional({}),
+}
+
+
+@dataclass(frozen=True)
+class MeanRow:
+    """A policy's runs over several seeds (mean_row), as `run --json`
+    lists it: the means of the figures, sums of the counts, the most any
+    seed's buffer held; verified if every seed was, CPU-bound if any was."""
+    lb: str
+    cct_us: float | None
+    cct_lower_bound_us: float | None
+    algbw_gbps: float | None
+    busbw_gbps: float | None
+    queue_max_pkts: float
+    cct_inflation: float | None
+    shaper_lag_max_fraction: float
+    victim: VictimRate
+    counts: HostCounts
+    ecn_marks: int
+    pfc_pause_frames: int
+    lossless_drops: int
+    buffer_alarms: int
+    buffer_max_pct: float
+    reorder: Reorder | None
+    cts_delay_us: Doc | None  # the means of the seeds' p50 and p90
+    cts_wait_us: Doc | None
+    pfc_paused_us: float
+    verified: bool
+    hosts: str
+    rxe: RxeCounts | None
+    error: str | None
+    cpu_bound: bool
+    cpu_bound_reasons: list[str]
+    servers: dict[str, ServerVerdict] | None
+    stages: dict[str, StageMean]
+    sim: SimMean | None
+
+    def to_json(self) -> Doc:
+        c = self.counts
+        d: Doc = {"lb": self.lb, "cct_us": self.cct_us,
+                  "cct_lower_bound_us": self.cct_lower_bound_us, "algbw_gbps": self.algbw_gbps,
+                  "busbw_gbps": self.busbw_gbps, "queue_max_pkts": self.queue_max_pkts,
+                  "cct_inflation": self.cct_inflation,
+                  "shaper_lag_max_fraction": self.shaper_lag_max_fraction,
+                  **self.victim.to_json(), "retransmissions": c.retransmissions,
+                  "naks": c.naks, "out_of_sequence": c.out_of_sequence, "timeouts": c.timeouts,
+                  "ecn_marks": self.ecn_marks, "cnps": c.cnps,
+                  "pfc_pause_frames": self.pfc_pause_frames,
+                  "lossless_drops": self.lossless_drops, "buffer_alarms": self.buffer_alarms,
+                  "buffer_max_pct": self.buffer_max_pct, **reorder_json(self.reorder),
+                  "cts_delay_us": self.cts_delay_us, "cts_wait_us": self.cts_wait_us,
+                  "pfc_paused_us": self.pfc_paused_us, "verified": self.verified,
+                  "hosts": self.hosts}
+        if self.rxe is not None:
+            d.update(duplicates=self.rxe.duplicates, rxe_counters=dict(self.rxe.counters))
+        d.update(error=self.error, cpu_bound=self.cpu_bound,
+                 cpu_bound_reasons=list(self.cpu_bound_reasons))
+        if self.servers is not None:
+            d["servers"] = {n: dataclasses.asdict(v) for n, v in self.servers.items()}
+        d["stages"] = {k: dataclasses.asdict(v) for k, v in self.stages.items()}
+        if self.sim is not None:
+            d["sim"] = self.sim.to_json()
+        return d
+
+
+def _mean(vals: Iterable[float | None]) -> float | None:
+    """The mean of the values that are not None; None if none is."""
+    got = [v for v in vals if v is not None]
+    return statistics.mean(got) if got else None
+
+
+def mean_row(per_seed: list[RunRow]) -> MeanRow:
+    """Mean over seeds of the numbers; any seed's failure fails the run."""
+    first = per_seed[0]
+    cts: dict[str, Doc | None] = {}
+    for key in ("cts_delay_us", "cts_wait_us"):
+        got = [q for q in (getattr(x, key) for x in per_seed) if q]
+        cts[key] = {q: statistics.mean(c[q] for c in got) for q in ("p50", "p90")} \
+            if got else None
+    rxe = None
+    if first.rxe is not None:
+        counters: dict[str, int] = {}
+        for x in per_seed:
+            for k, v in (x.rxe.counters if x.rxe else {}).items():
+                counters[k] = counters.get(k, 0) + v
+        rxe = RxeCounts(counters, sum(x.rxe.duplicates if x.rxe else 0 for x in per_seed))
+    servers = None
+    if first.servers:  # a run across servers (merge_runs): each one's verdict
+        parts = [x.servers or {} for x in per_seed]
+        servers = {n: ServerVerdict(any(p[n].cpu_bound for p in parts),
+                                    [r for p in parts for r in p[n].cpu_bound_reasons])
+                   for n in first.servers}
+    stages = {st: StageMean(statistics.mean(x.stages[st].max_pkts for x in per_seed),
+                            statistics.mean(x.stages[st].pause_frames for x in per_seed),
+                            statistics.mean(x.stages[st].paused_us for x in per_seed))
+              for st in first.stages}  # switch_report's order: facts.stages()
+    return MeanRow(
+        lb=first.lb, cct_us=_mean(x.cct_us for x in per_seed),
+        cct_lower_bound_us=_mean(x.cct_lower_bound_us for x in per_seed),
+        algbw_gbps=_mean(x.algbw_gbps for x in per_seed),
+        busbw_gbps=_mean(x.busbw_gbps for x in per_seed),
+        queue_max_pkts=statistics.mean(x.queue_max_pkts for x in per_seed),
+        cct_inflation=_mean(x.cct_inflation for x in per_seed),
+        shaper_lag_max_fraction=statistics.mean(x.shaper_lag_max_fraction for x in per_seed),
+        victim=VictimRate(_mean(x.victim.gbps if x.victim else None for x in per_seed),
+                          _mean(x.victim.share if x.victim else None for x in per_seed)),
+        counts=HostCounts.total(x.counts for x in per_seed),
+        ecn_marks=sum(x.ecn_marks for x in per_seed),
+        pfc_pause_frames=sum(x.pfc_pause_frames for x in per_seed),
+        lossless_drops=sum(x.lossless_drops for x in per_seed),
+        buffer_alarms=sum(x.buffer_alarms for x in per_seed),
+        buffer_max_pct=max(x.buffer_max_pct for x in per_seed),
+        reorder=merge_reorder(x.reorder for x in per_seed),
+        cts_delay_us=cts["cts_delay_us"], cts_wait_us=cts["cts_wait_us"],
+        pfc_paused_us=statistics.mean(x.pfc_paused_us for x in per_seed),
+        verified=all(x.verified for x in per_seed), hosts=first.hosts, rxe=rxe,
+        error=next((x.error for x in per_seed if x.error), None),
+        cpu_bound=any(x.cpu_bound for x in per_seed),
+        cpu_bound_reasons=[r for x in per_seed for r in x.cpu_bound_reasons],
+        servers=servers, stages=stages, sim=sim_mean([x.sim for x in per_seed]))
+
+
+def sim_mean(per_seed: list[SimRow | None]) -> SimMean | None:
+    """ofan-sim's figures over a policy's seeds (None where the first seed
+    has none)."""
+    if per_seed[0] is None:
+        return None
+    sims = [s for s in per_seed if s is not None]
+    infl = [s.cct_inflation for s in sims if s.cct_inflation is not None]
+    pfcs = [s.pfc for s in sims if s.pfc is not None]
+    pfc = None
+    if sims[0].pfc is not None:
+        pfc = SimPfc(sum(p.pause_frames for p in pfcs),
+                     statistics.mean(p.paused_us for p in pfcs),
+                     sum(p.lossless_drops for p in pfcs),
+                     {st: PauseFigures(statistics.mean(p.stages[st].pause_frames for p in pfcs),
+                                       statistics.mean(p.stages[st].paused_us for p in pfcs))
+                      for st in sims[0].pfc.stages})
+    return SimMean(statistics.mean(s.queue_max_pkts for s in sims),
+                   statistics.mean(infl) if len(infl) == len(sims) else None,
+                   {st: statistics.mean(s.stages.get(st, 0) for s in sims)
+                    for st in sims[0].stages}, pfc)
+
+
+@dataclass(frozen=True)
+class PolicyRuns:
+    """One policy's runs, `run --json`'s runs[i]: each seed's row and, with
+    several seeds, their mean. Its row (what the table and the
+    comparisons read) is the mean, or the one seed's; the JSON is that
+    row's keys with per_seed beside them."""
+    per_seed: list[RunRow]
+    mean: MeanRow | None = None
+
+    @classmethod
+    def of(cls, per_seed: list[RunRow]) -> "PolicyRuns":
+        return cls(per_seed, None if len(per_seed) == 1 else mean_row(per_seed))
+
+    @property
+    def row(self) -> RunRow | MeanRow:
+        return self.per_seed[0] if self.mean is None else self.mean
+
+    @property
+    def lb(self) -> str:
+        return self.per_seed[0].lb
+
+    def to_json(self) -> Doc:
+        seeds = [x.to_json() for x in self.per_seed]
+        if self.mean is None:
+            return dict(seeds[0], per_seed=seeds)
+        d = self.mean.to_json()
+        return {"lb": d.pop("lb"), "per_seed": seeds, **d}
+
+    @classmethod
+    def from_json(cls, d: object, where: str) -> "PolicyRuns":
+        """Its seeds' rows (the mean is theirs again: mean_row), alike as
+        mean_row needs them: one policy, the same stages and servers."""
+        _check(d, {"per_seed": [{}]}, where)
+        assert isinstance(d, dict)
+        rows = [RunRow.from_json(x, f"{where}.per_seed[{i}]")
+                for i, x in enumerate(d["per_seed"])]
+        if not rows:
+            raise FabricError(f"{where}.per_seed: no run")
+        first = rows[0]
+        sim_stages = {tuple(r.sim.pfc.stages) for r in rows if r.sim and r.sim.pfc}
+        for i, r in enumerate(rows):
+            why = ("another policy" if r.lb != first.lb else
+                   "other stages" if list(r.stages) != list(first.stages) else
+                   "other servers" if set(r.servers or {}) != set(first.servers or {}) else
+                   "other stages in sim.pfc_stages" if len(sim_stages) > 1 else None)
+            if why:
+                raise FabricError(f"{where}.per_seed[{i}]: {why} than per_seed[0]")
+        return cls.of(rows)
+
+
+# -- ofan-sim beside the emulator -------------------------------------------------
+@dataclass(frozen=True)
+class Disagreement:
+    """Two policies whose max queues rank one way emulated, the other
+    simulated (Ranking)."""
+    pair: list[str]
+    emu_pkts: list[float]
+    sim_pkts: list[float]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The policies by max queue, emulated and simulated (_compare)."""
+    emu_ranking: list[str]
+    sim_ranking: list[str]
+    agree: bool
+    disagreements: list[Disagreement]
+
+
+@dataclass(frozen=True)
+class SeedQueues:
+    seed: int
+    emu_pkts: float
+    sim_pkts: float
+
+
+@dataclass(frozen=True)
+class QueueComparison:
+    """A policy's max queue emulated and simulated (queue_compare): the
+    means over the seeds, within the aim or not, and each seed's."""
+    lb: str
+    emu_pkts: float
+    sim_pkts: float
+    within: bool
+    seeds: list[SeedQueues]
+
+
+@dataclass(frozen=True)
+class PauseComparison:
+    """A policy's pause at one stage, emulated and simulated (pfc_compare)."""
+    lb: str
+    stage: str
+    emu_pause_frames: float
+    sim_pause_frames: float
+    emu_paused_us: float
+    sim_paused_us: float
+    paused_within: bool
+    frames_within: bool
+
+
+@dataclass(frozen=True)
+class ReorderComparison:
+    """A policy and seed's reorder depth, emulated and simulated
+    (reorder_compare)."""
+    lb: str
+    seed: int
+    emu_max_bytes: int
+    sim_max_bytes: int
+    emu_max_hold_us: float
+    sim_max_hold_us: float | None
+    within: bool
+
+
+def _json_list(rows: list[Any] | None) -> list[Doc] | None:
+    return None if rows is None else [dataclasses.asdict(r) for r in rows]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """`ofan-emu run`'s result (run(), merge_runs()), as --json prints it:
+    the fabric and the scenario, a PolicyRuns per policy, and the
+    comparisons with ofan-sim (computed from the runs: None where no run
+    was simulated); across servers the servers' names, and with --plot
+    the figure's path."""
+    fabric: str
+    switch: str
+    engine: str
+    k: int
+    levels: int
+    workload: str
+    msg_bytes: int
+    seeds: int
+    qps_per_peer: int
+    entropy: str
+    ooo: bool
+    pace_fraction: float
+    hosts: int
+    host_kind: str
+    host_names: list[str]
+    cc: str
+    victim: bool
+    cts: Cts | None
+    runs: list[PolicyRuns]
+    servers: list[str] | None = None
+    plot: str | None = None
+
+    def comparison(self) -> Ranking | None:
+        return _compare(self.runs)
+
+    def queue_comparison(self) -> list[QueueComparison] | None:
+        return queue_compare(self.runs)
+
+    def pfc_comparison(self) -> list[PauseComparison] | None:
+        return pfc_compare(self.runs)
+
+    def reorder_comparison(self) -> list[ReorderComparison] | None:
+        return reorder_compare(self.runs)
+
+    def to_json(self) -> Doc:
+        ranking = self.comparison()
+        d: Doc = {"fabric": self.fabric, "switch": self.switch, "engine": self.engine,
+                  "k": self.k, "levels": self.levels, "workload": self.workload,
+                  "msg_bytes": self.msg_bytes, "seeds": self.seeds,
+                  "qps_per_peer": self.qps_per_peer, "entropy": self.entropy, "ooo": self.ooo,
+                  "pace_fraction": self.pace_fraction, "hosts": self.hosts,
+                  "host_kind": self.host_kind, "host_names": list(self.host_names),
+                  "cc": self.cc, "victim": self.victim,
+                  "cts": None if self.cts is None else self.cts.to_json(),
+                  "runs": [r.to_json() for r in self.runs],
+                  "comparison": None if ranking is None else dataclasses.asdict(ranking),
+                  "queue_comparison": _json_list(self.queue_comparison()),
+                  "pfc_comparison": _json_list(self.pfc_comparison()),
+                  "reorder_comparison": _json_list(self.reorder_comparison())}
+        if self.servers is not None:
+            d["servers"] = list(self.servers)
+        if self.plot is not None:
+            d["plot"] = self.plot
+        return d
+
+    @classmethod
+    def from_json(cls, d: object, where: str) -> "RunResult":
+        """A `run --json` document (a server's part, for merge_runs); the
+        comparisons in it are not read (they are the runs')."""
+        _check(d, RUN_RESULT_SHAPE, where)
+        assert isinstance(d, dict)
+        if not d["runs"]:
+            raise FabricError(f"{where}.runs: no run")
+        runs = [PolicyRuns.from_json(r, f"{where}.runs[{i}]") for i, r in enumerate(d["runs"])]
+        for i, r in enumerate(runs):  # the table's columns are the first run's stages
+            if list(r.row.stages) != list(runs[0].row.stages):
+                raise FabricError(f"{where}.runs[{i}]: other stages than runs[0]")
+        cts = d["cts"]
+        return cls(
+            fabric=d["fabric"], switch=d["switch"], engine=d["engine"], k=d["k"],
+            levels=d["levels"], workload=d["workload"], msg_bytes=d["msg_bytes"],
+            seeds=d["seeds"], qps_per_peer=d["qps_per_peer"], entropy=d["entropy"],
+            ooo=d["ooo"], pace_fraction=d["pace_fraction"], hosts=d["hosts"],
+            host_kind=d["host_kind"], host_names=list(d["host_names"]), cc=d["cc"],
+            victim=d["victim"],
+            cts=None if cts is None else Cts(cts["channels"], cts["channel_bytes"],
+                                             cts["priority"]),
+            runs=runs,
+            servers=None if d.get("servers") is None else list(d["servers"]),
+            plot=d.get("plot"))
+
+
+RUN_RESULT_SHAPE = {
+    "fabric": str, "switch": str, "engine": str, "k": int, "levels": int, "workload": str,
+    "msg_bytes": int, "seeds": int, "qps_per_peer": int, "entropy": str, "ooo": bool,
+    "pace_fraction": float, "hosts": int, "host_kind": OneOf("uroce", "vm", "mixed"),
+    "host_names": [str], "cc": str, "victim": bool, "cts": Optional(CTS_SHAPE),
+    "runs": [{}], "servers?": Optional([str]), "plot?": Optional(str),
+}
+
+
+@dataclass(frozen=True)
+class HostsResult:
+    """What the hosts' processes gave for one seed's run: the collective's
+    result (merged over the processes), the hosts' totals (uroce's, with
+    rxe's in its names added: Runner.rxe_totals), uroce's per host figures,
+    and rxe's counters summed over the VMs (None: no VM ranks)."""
+    result: Doc
+    totals: dict[str, int]
+    hosts: list[Doc]
+    rxe_counters: dict[str, int] | None = None
+
+    @classmethod
+    def of_report(cls, doc: Doc) -> "HostsResult":
+        """From uroce's report (host_report)."""
+        return cls(doc["result"], doc.get("totals", {}), doc.get("hosts", []))
 
 
 def stage_of(sw: SwitchInfo, port: int) -> str:
@@ -114,7 +950,7 @@ class Runner:
         self.incast_senders = 0  # run --incast-senders (0: every other host)
         self.cc = "none"  # run --cc
         self.victim = False  # run --victim
-        self.cts: Record | None = None  # run --cts: the spec's cts
+        self.cts: Cts | None = None  # run --cts
 
     # -- switches ----------------------------------------------------------
     def live_switches(self) -> list[SwitchInfo]:
@@ -155,20 +991,18 @@ class Runner:
             for s in self.live_switches():
                 control.request(self.fab.ctx.sock(s.name), "reset_queues")
 
-    def switch_report(self, before: Snapshot, after: Snapshot) -> Record:
+    def switch_report(self, before: Snapshot, after: Snapshot) -> SwitchReport:
         """Queue maxima per stage, ECN marks, drops, and the CPU-bound signals."""
         # Per stage (its egress ports'): the max queue, and with PFC the
         # pause frames those ports received and the time they were paused.
-        stages: dict[str, dict[str, Any]] = {
-            st: {"max_pkts": 0.0, "max_bytes": 0, "queues": 0, "pause_frames": 0,
-                 "paused_us": 0.0} for st in facts.stages()}
+        stages = {st: StageQueues() for st in facts.stages()}
         reasons: list[str] = []
         ecn = 0
         pfc_sent = 0
         pfc_paused_us = 0.0
         # The edges' reorder stages (up --reorder; None: off): the most any
         # host port held since reset_queues, frames released by a timeout.
-        reorder: dict[str, Any] | None = None
+        reorder: Reorder | None = None
         drops: dict[str, int] = {}
         lag_worst: tuple[float, str | None] = (0.0, None)
         for name, a in after.items():
@@ -179,26 +1013,25 @@ class Runner:
             queues = {q["port"]: q for q in a["queues"]}
             for port, q in queues.items():
                 s = stages[stage_of(sw, port)]
-                s["queues"] += 1
-                s["max_bytes"] = max(s["max_bytes"], q["max_bytes"])
-                s["max_pkts"] = max(s["max_pkts"], q["max_bytes"] / DATA_FRAME_BYTES)
+                s.queues += 1
+                s.max_bytes = max(s.max_bytes, q["max_bytes"])
+                s.max_pkts = max(s.max_pkts, q["max_bytes"] / DATA_FRAME_BYTES)
                 ecn += q["ecn_marked"] - bqueues.get(port, {}).get("ecn_marked", 0)
                 f, bf = q.get("pfc"), bqueues.get(port, {}).get("pfc") or {}
                 if f:
                     received = f["received"] - bf.get("received", 0)
                     paused = f["paused_us"] - bf.get("paused_us", 0.0)
-                    s["pause_frames"] += received
-                    s["paused_us"] += paused
+                    s.pause_frames += received
+                    s.paused_us += paused
                     pfc_sent += f["sent"] - bf.get("sent", 0)
                     pfc_paused_us += paused
                 ro, bro = q.get("reorder"), bqueues.get(port, {}).get("reorder") or {}
                 if ro:
-                    if reorder is None:
-                        reorder = {"max_bytes": 0, "max_hold_us": 0.0, "timeouts": 0, "held": 0}
-                    reorder["max_bytes"] = max(reorder["max_bytes"], ro["max_bytes"])
-                    reorder["max_hold_us"] = max(reorder["max_hold_us"], ro["max_hold_us"])
-                    for k in ("timeouts", "held"):
-                        reorder[k] += ro[k] - bro.get(k, 0)
+                    was = reorder or Reorder(0, 0.0, 0, 0)
+                    reorder = Reorder(max(was.max_bytes, ro["max_bytes"]),
+                                      max(was.max_hold_us, ro["max_hold_us"]),
+                                      was.timeouts + ro["timeouts"] - bro.get("timeouts", 0),
+                                      was.held + ro["held"] - bro.get("held", 0))
             for p in a["ports"]:
                 bp = bports.get(p["port"], {})
                 missed = p.get("rx_missed", 0) - bp.get("rx_missed", 0)
@@ -225,27 +1058,23 @@ class Runner:
             buffer_alarms += ba["alarms"] - bb.get("alarms", 0)
             if ba["capacity_bytes"]:
                 buffer_max_pct = max(buffer_max_pct, 100.0 * ba["max_bytes"] / ba["capacity_bytes"])
-        engine: dict[str, Any] = {"lag_events": None, "lag_max_us": None}
+        engine = None
         if self.shared:
             engine = self.engine_report(before, after, reasons)
         elif lag_worst[0] > SHAPER_LAG_LIMIT:
             reasons.append(f"{lag_worst[1]}: the shaper lost {lag_worst[0]:.1%} of its line "
                            f"time while frames waited (limit {SHAPER_LAG_LIMIT:.0%})")
-        qmax = max(s["max_pkts"] for s in stages.values())
-        return {"stages": stages, "queue_max_pkts": qmax, "ecn_marks": ecn, "drops": drops,
-                "pfc_pause_frames": pfc_sent, "pfc_paused_us": pfc_paused_us,
-                "lossless_drops": drops.get("lossless", 0),
-                "reorder_max_bytes": None if reorder is None else reorder["max_bytes"],
-                "reorder_max_hold_us": None if reorder is None else reorder["max_hold_us"],
-                "reorder_timeouts": None if reorder is None else reorder["timeouts"],
-                "reorder_held": None if reorder is None else reorder["held"],
-                "buffer_max_pct": buffer_max_pct, "buffer_alarms": buffer_alarms,
-                "shaper_lag_max_fraction": lag_worst[0], "cpu_reasons": reasons,
-                "engine_lag_events": engine["lag_events"],
-                "engine_lag_max_us": engine["lag_max_us"]}
+        return SwitchReport(
+            stages=stages, queue_max_pkts=max(s.max_pkts for s in stages.values()),
+            ecn_marks=ecn, drops=drops, pfc_pause_frames=pfc_sent, pfc_paused_us=pfc_paused_us,
+            lossless_drops=drops.get("lossless", 0), reorder=reorder,
+            buffer_max_pct=buffer_max_pct, buffer_alarms=buffer_alarms,
+            shaper_lag_max_fraction=lag_worst[0],
+            engine_lag_events=None if engine is None else engine.events,
+            engine_lag_max_us=None if engine is None else engine.max_us, cpu_reasons=reasons)
 
     @staticmethod
-    def engine_report(before: Snapshot, after: Snapshot, reasons: list[str]) -> dict[str, Any]:
+    def engine_report(before: Snapshot, after: Snapshot, reasons: list[str]) -> EngineLag:
         """The shared engine's verdict over a run: CPU-bound when a switch's
         engine says cpu_bound and fell behind during the run (lag_events
         grew), or said nothing before it; each reason once, with the
@@ -271,7 +1100,7 @@ class Runner:
         for why, names in by_reason.items():
             who = names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
             reasons.append(f"shared engine, {who}: {why}")
-        return {"lag_events": events, "lag_max_us": worst}
+        return EngineLag(events, worst)
 
     def _show_progress(self, err_f: IO[bytes], seen: int) -> int:
         """The hosts' latest "progress DONE TOTAL" line, as a percentage.
@@ -341,7 +1170,8 @@ class Runner:
         return int(max(20000, 100 * DATA_FRAME_BYTES * 8 / slowest, 2 * drain_us))
 
     def spec(self, workload: str, msg: int, seed: int, qps: int, entropy: str, ooo: bool,
-             pace: float, deadline_s: float, hosts: list[HostInfo]) -> Record:
+             pace: float, deadline_s: float, hosts: list[HostInfo]) -> Doc:
+        """The collective's spec for uroce (its collective mode's JSON)."""
         rate = {h.name: self.topo.link_at(h.name, 0).attrs.rate_gbps for h in hosts}
         rto_us = self.rto_us()
         # The host pacer's bucket: HOST_BURST_FRAMES (ofan-sim gets the same).
@@ -350,7 +1180,8 @@ class Runner:
                 "deadline_s": deadline_s,
                 "burst_bytes": HOST_BURST_FRAMES * (DATA_FRAME_BYTES + facts.wire().gap_bytes),
                 "rto_us": rto_us, "incast_senders": self.incast_senders,
-                "victim": self.victim, "dcqcn": self.cc == "dcqcn", "cts": self.cts,
+                "victim": self.victim, "dcqcn": self.cc == "dcqcn",
+                "cts": None if self.cts is None else self.cts.to_json(),
                 # The shared engine emulates the hosts' NICs, PFC included;
                 # on the per-switch engine uroce's MAC obeys its edge's.
                 "pfc_priority": None if self.shared else self.fab.setup.pfc_priority,
@@ -403,11 +1234,10 @@ class Runner:
         """ofan-coll's flags for the run's CTS (none without it)."""
         if self.cts is None:
             return []
-        return ["--cts", "--channels", str(self.cts["channels"]), "--channel-bytes",
-                str(self.cts["channel_bytes"]),
-                "--cts-class", "prio" if self.cts["priority"] else "data"]
+        return ["--cts", "--channels", str(self.cts.channels), "--channel-bytes",
+                str(self.cts.channel_bytes), "--cts-class", "prio" if self.cts.priority else "data"]
 
-    def finish_vm_ranks(self, job: VmRanks) -> tuple[list[Record], dict[str, int]]:
+    def finish_vm_ranks(self, job: VmRanks) -> tuple[list[Doc], dict[str, int]]:
         """Waits for the VM ranks; their partial results and rxe's counter
         deltas, summed over the VMs."""
         for t in job.threads:
@@ -416,7 +1246,7 @@ class Runner:
         if job.errs:
             raise FabricError("; ".join(f"rank {i} ({hosts[i].name}): {e}"
                                         for i, e in sorted(job.errs.items())))
-        partial: list[Record] = []
+        partial: list[Doc] = []
         problems: list[str] = []
         for i, (rc, out, err) in sorted(job.outs.items()):
             try:
@@ -431,7 +1261,7 @@ class Runner:
                 counters[k] = counters.get(k, 0) + v
         return partial, counters
 
-    def merge(self, partial: list[Record]) -> Record:
+    def merge(self, partial: list[Doc]) -> Doc:
         """One result from the partial results of the processes of one run."""
         return merge_results(partial, str(self.fab.state.dir))
 
@@ -448,15 +1278,14 @@ class Runner:
                 "cnps_received": 0}  # rxe is no DCQCN reaction point
 
     def run_vms(self, workload: str, msg: int, seed: int, qps: int, deadline_s: float,
-                hosts: list[HostInfo]) -> Record:
+                hosts: list[HostInfo]) -> HostsResult:
         """One collective over VM hosts only."""
         job = self.start_vm_ranks(workload, msg, seed, qps, deadline_s, hosts)
         partial, counters = self.finish_vm_ranks(job)
-        return {"result": self.merge(partial), "totals": self.rxe_totals(counters),
-                "rxe_counters": counters, "hosts": []}
+        return HostsResult(self.merge(partial), self.rxe_totals(counters), [], counters)
 
-    def run_mixed(self, spec: Record, workload: str, msg: int, seed: int, qps: int,
-                  deadline_s: float, hosts: list[HostInfo]) -> Record:
+    def run_mixed(self, spec: Doc, workload: str, msg: int, seed: int, qps: int,
+                  deadline_s: float, hosts: list[HostInfo]) -> HostsResult:
         """One collective over VM hosts and uroce hosts together: the uroce
         ranks in one uroce process connecting by ofan-rc-1 (its exchange
         mode; the VM ranks are external to it), the VM ranks as in
@@ -468,11 +1297,10 @@ class Runner:
         finally:
             partial, counters = self.finish_vm_ranks(job)
         rxe = self.rxe_totals(counters)
-        totals = {k: ures.get("totals", {}).get(k, 0) + rxe[k] for k in rxe}
-        return {"result": self.merge([ures["result"]] + partial), "totals": totals,
-                "rxe_counters": counters, "hosts": ures.get("hosts", [])}
+        totals = {k: ures.totals.get(k, 0) + rxe[k] for k in rxe}
+        return HostsResult(self.merge([ures.result] + partial), totals, ures.hosts, counters)
 
-    def run_hosts(self, spec: Record, timeout: float) -> Record:
+    def run_hosts(self, spec: Doc, timeout: float) -> HostsResult:
         """One collective over the uroce hosts of `spec` (their kind runs
         the process), its progress shown and the switches watched."""
         self.bad_progress = 0
@@ -496,7 +1324,7 @@ class Runner:
                 self.log(f"  uroce: {line.strip()}")
         if self.bad_progress:
             self.log(f"  uroce: {self.bad_progress} malformed progress line(s) skipped")
-        return host_report(rc, out, err)
+        return HostsResult.of_report(host_report(rc, out, err))
 
     # -- simulator -----------------------------------------------------------
     def sim_link_gbps(self) -> tuple[float, str | None]:
@@ -531,7 +1359,7 @@ class Runner:
         return args, notes
 
     def sim(self, lb: str, workload: str, msg: int, seed: int, pace: float,
-            hosts: list[HostInfo], ooo: bool = True, kind: str = "uroce") -> Record | None:
+            hosts: list[HostInfo], ooo: bool = True, kind: str = "uroce") -> SimRow | None:
         """The same scenario in ofan-sim, like for like: the fabric's link
         rate, buffers, ECN threshold and latency, the hosts' pacer (rate
         and bucket), PFC with its watchdog and the edges' resequencing
@@ -592,27 +1420,22 @@ class Runner:
         if incomplete:
             notes.append(f"ofan-sim left {d['flows_incomplete']} flows incomplete (a flow "
                          "dropped past its hosts' retries?): its CCT is not comparable")
-        out: Record = {
-            "queue_max_pkts": d["queue_max_pkts"],
-            "cct_inflation": None if incomplete else d["cct_inflation"],
-            "cct_us": None if incomplete else d["cct_us"],
-            "cct_lower_bound_us": d["cct_lower_bound_us"],
-            "stages": {k: v["max_pkts"] for k, v in d["stages"].items()},
-            "link_gbps": rate, "note": "; ".join(([note] if note else []) + notes) or None}
+        pfc = None
         if "pfc_pause_frames" in d:  # --pfc: the counts the run rows have, per stage too
-            out.update(pfc_pause_frames=d["pfc_pause_frames"], pfc_paused_us=d["pfc_paused_us"],
-                       lossless_drops=d["lossless_drops"],
-                       pfc_stages={k: {"pause_frames": v.get("pause_frames", 0),
-                                       "paused_us": v.get("paused_us", 0.0)}
-                                   for k, v in d["stages"].items()})
-        for key in ("reorder_max_bytes", "reorder_max_hold_us", "reorder_timeouts",
-                    "reorder_held", "out_of_seq", "naks"):
-            if key in d:
-                out[key] = d[key]
-        return out
+            pfc = SimPfc(d["pfc_pause_frames"], d["pfc_paused_us"], d["lossless_drops"],
+                         {k: PauseFigures(v.get("pause_frames", 0), v.get("paused_us", 0.0))
+                          for k, v in d["stages"].items()})
+        return SimRow(
+            queue_max_pkts=d["queue_max_pkts"],
+            cct_inflation=None if incomplete else d["cct_inflation"],
+            cct_us=None if incomplete else d["cct_us"],
+            cct_lower_bound_us=d["cct_lower_bound_us"],
+            stages={k: v["max_pkts"] for k, v in d["stages"].items()}, link_gbps=rate,
+            note="; ".join(([note] if note else []) + notes) or None, pfc=pfc,
+            **{k: d.get(k) for k in SIM_EXTRA_KEYS})
 
 
-def victim_rate(coll: Record, msg: int, hosts: list[HostInfo], fab: Fabric) -> Record:
+def victim_rate(coll: Doc, msg: int, hosts: list[HostInfo], fab: Fabric) -> VictimRate:
     """run --victim: the victim flow's rate (its `msg` over its sender's
     time, first post to last completion) and its share of the sender's
     link; None where the sender's rank did not finish."""
@@ -620,13 +1443,13 @@ def victim_rate(coll: Record, msg: int, hosts: list[HostInfo], fab: Fabric) -> R
     v = len(hosts) - 1  # the last host sends it (workload::VictimSrc)
     us = ranks[v] if v < len(ranks) else 0
     if not us:
-        return {"victim_gbps": None, "victim_share": None}
+        return VictimRate(None, None)
     gbps = msg * 8 / (us * 1e3)
     line = fab.topo.link_at(hosts[v].name, 0).attrs.rate_gbps
-    return {"victim_gbps": gbps, "victim_share": gbps / line}
+    return VictimRate(gbps, gbps / line)
 
 
-def exchange_spec(spec: Record, hosts: list[HostInfo], elsewhere: set[str]) -> Record:
+def exchange_spec(spec: Doc, hosts: list[HostInfo], elsewhere: set[str]) -> Doc:
     """`spec` (of the collective over `hosts`, in rank order) connecting by
     ofan-rc-1 (uroce's exchange mode), the ranks of the hosts named in
     `elsewhere` external: another process runs them (a VM's ofan-coll,
@@ -637,7 +1460,7 @@ def exchange_spec(spec: Record, hosts: list[HostInfo], elsewhere: set[str]) -> R
                        for i, (h, e) in enumerate(zip(hosts, spec["hosts"]))])
 
 
-def merge_results(partial: list[Record], where: str | None = None) -> Record:
+def merge_results(partial: list[Doc], where: str | None = None) -> Doc:
     """One collective's result from the partial results of the processes
     that ran it (ofan-coll merge; temporary files in `where`): verified
     only if every part was; FabricError if they are not one collective."""
@@ -662,7 +1485,7 @@ def last_words(err: str, n: int = 300) -> str:
     return ("..." + text[-n:]) if len(text) > n else (text or "(nothing on stderr)")
 
 
-def host_report(rc: int, out: str, err: str) -> Record:
+def host_report(rc: int, out: str, err: str) -> Doc:
     """uroce collective --json's report from its exit code and output; a
     FabricError naming uroce when there is none or it is malformed."""
     if not out.strip():
@@ -673,7 +1496,7 @@ def host_report(rc: int, out: str, err: str) -> Record:
         raise FabricError(f"uroce (exit {rc}): {e}") from None
 
 
-def coll_partial(host: str, rc: int, out: str, err: str) -> Record:
+def coll_partial(host: str, rc: int, out: str, err: str) -> Doc:
     """One VM rank's partial result: the last line ofan-coll --json printed;
     a FabricError naming the host and ofan-coll when there is none or it is
     malformed."""
@@ -688,14 +1511,14 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
         with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
         log: Callable[[str], None] = print, rto_us: int | None = None,
         incast_senders: int = 0, cc: str = "none", victim: bool = False,
-        cts: Record | None = None) -> Record:
+        cts: Cts | None = None) -> RunResult:
     """incast_senders: with workload incast, how many hosts send to the first
     (0: every other one), spread evenly over the hosts' order. cc: the
     uroce hosts' congestion control (CONGESTION_CONTROLS). victim: with
     the incast, the last host also sends `msg` to the second (the
     receiver's edge neighbour in host order): its rate is the run's
-    victim_gbps. cts: receiver-driven admission, the spec's cts
-    ({channels, channel_bytes, priority}: cli.cts_from_args), or None."""
+    victim_gbps. cts: receiver-driven admission (cli.cts_from_args), or
+    None."""
     if cc not in CONGESTION_CONTROLS:
         raise FabricError(f"--cc {cc}: one of {', '.join(CONGESTION_CONTROLS)}", code=2)
     if workload not in WORKLOADS:
@@ -748,7 +1571,7 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
     runs = []
     for lb in lbs:
         r.set_policy(lb)
-        per_seed = []
+        per_seed: list[RunRow] = []
         for s in range(seed, seed + seeds):
             log(f"run {workload} {msg} B on {len(hs)} hosts, lb {lb}, seed {s}")
             r.reset_queues()
@@ -772,76 +1595,74 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                                   f"ofan-emu down --name {fab.name}")
             after = r.snapshot()
             sw = r.switch_report(before, after)
-            coll = res.get("result", {})
+            coll = res.result
             host_reasons = [f"{h.get('name', '?')}: {h['tx_refused']} sends refused by its socket"
-                            for h in res.get("hosts", []) if h.get("tx_refused", 0) > 0]
-            totals = res.get("totals", {})
-            one = record(lb, s, coll, sw, {k: totals.get(u, 0) for k, u in HOST_COUNTS.items()},
-                         sw["cpu_reasons"] + host_reasons, wall, kind)
-            if victim:
-                one.update(victim_rate(coll, msg, hs, fab))
+                            for h in res.hosts if h.get("tx_refused", 0) > 0]
+            rxe = None
             if kind != "uroce":
-                one["rxe_counters"] = res["rxe_counters"]
-                one["duplicates"] = res["totals"]["duplicates"]
-            if fab.plan is not None:
-                one["partial"] = coll  # this server's ranks': merge_parts() merges them
-            if with_sim:
-                one["sim"] = r.sim(lb, workload, msg, s, pace, hs, ooo=ooo, kind=kind)
+                rxe = RxeCounts(res.rxe_counters or {}, res.totals["duplicates"])
+            one = record(lb, s, coll, sw, HostCounts.of_totals(res.totals),
+                         sw.cpu_reasons + host_reasons, wall, kind,
+                         victim=victim_rate(coll, msg, hs, fab) if victim else None, rxe=rxe,
+                         # this server's ranks': merge_runs() merges them
+                         partial=coll if fab.plan is not None else None, with_sim=with_sim,
+                         sim=r.sim(lb, workload, msg, s, pace, hs, ooo=ooo, kind=kind)
+                         if with_sim else None)
             per_seed.append(one)
-            log(f"  cct {one['cct_us'] or 0:.0f} us, max queue {one['queue_max_pkts']:.1f} pkts, "
-                f"verified {one['verified']}, retx {one['retransmissions']}"
-                + (", CPU-BOUND" if one["cpu_bound"] else ""))
-        runs.append(_merge(per_seed))
-    return {"fabric": fab.name, "switch": fab.kind.switch, "engine": fab.kind.engine,
-            "k": fab.topo.k,
-            "levels": fab.topo.levels, "workload": workload, "msg_bytes": msg, "seeds": seeds,
-            "qps_per_peer": qps, "entropy": entropy, "ooo": ooo, "pace_fraction": pace,
-            "hosts": len(hs), "host_kind": kind, "host_names": [h.name for h in hs],
-            "cc": cc, "victim": victim, "cts": cts,
-            "runs": runs, "comparison": _compare(runs) if with_sim else None,
-            "queue_comparison": queue_compare(runs) if with_sim else None,
-            "pfc_comparison": pfc_compare(runs) if with_sim else None,
-            "reorder_comparison": reorder_compare(runs) if with_sim else None}
+            log(f"  cct {one.cct_us or 0:.0f} us, max queue {one.queue_max_pkts:.1f} pkts, "
+                f"verified {one.verified}, retx {one.counts.retransmissions}"
+                + (", CPU-BOUND" if one.cpu_bound else ""))
+        runs.append(PolicyRuns.of(per_seed))
+    return RunResult(fabric=fab.name, switch=fab.kind.switch, engine=fab.kind.engine,
+                     k=fab.topo.k, levels=fab.topo.levels, workload=workload, msg_bytes=msg,
+                     seeds=seeds, qps_per_peer=qps, entropy=entropy, ooo=ooo,
+                     pace_fraction=pace, hosts=len(hs), host_kind=kind,
+                     host_names=[h.name for h in hs], cc=cc, victim=victim, cts=cts, runs=runs)
 
 
-# A run's host counters: its record's name -> uroce's totals' name (rxe's
-# in Runner.rxe_totals).
-HOST_COUNTS = {"retransmissions": "retransmissions", "naks": "naks_received",
-               "out_of_sequence": "out_of_sequence", "timeouts": "timeouts",
-               "cnps": "cnps_received"}
-
-
-def record(lb: str, seed: int, coll: Record, sw: Record, counts: dict[str, int],
-           reasons: list[str], wall: float, kind: str) -> Record:
-    """One run's record, as `run --json` lists it per seed: the collective's
+def record(lb: str, seed: int, coll: Doc, sw: SwitchReport, counts: HostCounts,
+           reasons: list[str], wall: float, kind: str, victim: VictimRate | None = None,
+           rxe: RxeCounts | None = None, partial: Doc | None = None,
+           servers: dict[str, ServerPart] | None = None, with_sim: bool = False,
+           sim: SimRow | None = None) -> RunRow:
+    """One run's row, as `run --json` lists it per seed: the collective's
     result, the switches' report (Runner.switch_report), the hosts'
-    counters (HOST_COUNTS' names), and why it was CPU-bound, if it was."""
-    one = {"lb": lb, "seed": seed, "cct_us": coll.get("cct_us"),
-           "cct_lower_bound_us": coll.get("cct_lower_bound_us"),
-           "algbw_gbps": coll.get("algbw_gbps"), "busbw_gbps": coll.get("busbw_gbps"),
-           "verified": bool(coll.get("verified")), "error": coll.get("error"),
-           "queue_max_pkts": sw["queue_max_pkts"], "stages": sw["stages"],
-           "ecn_marks": sw["ecn_marks"], "drops": sw["drops"],
-           "pfc_pause_frames": sw["pfc_pause_frames"], "pfc_paused_us": sw["pfc_paused_us"],
-           "lossless_drops": sw["lossless_drops"],
-           **{k: sw.get(k) for k in REORDER_KEYS},
-           "cts_delay_us": coll.get("cts_delay_us"), "cts_wait_us": coll.get("cts_wait_us"),
-           "buffer_max_pct": sw.get("buffer_max_pct", 0.0),
-           "buffer_alarms": sw.get("buffer_alarms", 0),
-           "shaper_lag_max_fraction": sw["shaper_lag_max_fraction"],
-           "engine_lag_events": sw["engine_lag_events"],
-           "engine_lag_max_us": sw["engine_lag_max_us"], **counts,
-           "cpu_bound": bool(reasons), "cpu_bound_reasons": reasons,
-           "wall_s": round(wall, 2), "hosts": kind}
-    if one["cct_us"] and one["cct_lower_bound_us"]:
+    counters, and why it was CPU-bound, if it was; the rest as RunRow
+    has it."""
+    cct, bound = coll.get("cct_us"), coll.get("cct_lower_bound_us")
+    return RunRow(
+        lb=lb, seed=seed, cct_us=cct, cct_lower_bound_us=bound,
+        algbw_gbps=coll.get("algbw_gbps"), busbw_gbps=coll.get("busbw_gbps"),
+        verified=bool(coll.get("verified")), error=coll.get("error"),
+        queue_max_pkts=sw.queue_max_pkts, stages=sw.stages, ecn_marks=sw.ecn_marks,
+        drops=sw.drops, pfc_pause_frames=sw.pfc_pause_frames, pfc_paused_us=sw.pfc_paused_us,
+        lossless_drops=sw.lossless_drops, reorder=sw.reorder,
+        cts_delay_us=coll.get("cts_delay_us"), cts_wait_us=coll.get("cts_wait_us"),
+        buffer_max_pct=sw.buffer_max_pct, buffer_alarms=sw.buffer_alarms,
+        shaper_lag_max_fraction=sw.shaper_lag_max_fraction,
+        engine_lag_events=sw.engine_lag_events, engine_lag_max_us=sw.engine_lag_max_us,
+        counts=counts, cpu_bound=bool(reasons), cpu_bound_reasons=reasons,
+        wall_s=round(wall, 2), hosts=kind,
         # As ofan-sim and the paper define it: how far above the bound.
-        one["cct_inflation"] = one["cct_us"] / one["cct_lower_bound_us"] - 1
-    return one
+        cct_inflation=cct / bound - 1 if cct and bound else None,
+        victim=victim, rxe=rxe, partial=partial, servers=servers, with_sim=with_sim, sim=sim)
 
 
-def merge_parts(parts: dict[str, Record], where: str | None = None) -> Record:
-    """One `run --json` from every server's part of a run across servers
-    (`run --plan FILE --server S --json` on each, by server name): per
+def parts_from_json(parts: dict[str, Any]) -> dict[str, RunResult]:
+    """The `run --json` documents of a run's parts (by server name) read
+    back: FabricError naming the server and the place in the first that
+    is not one."""
+    return {n: RunResult.from_json(d, f"server {n}'s run") for n, d in parts.items()}
+
+
+def merge_parts(parts: dict[str, Any], where: str | None = None) -> Doc:
+    """merge_runs() of the parts' `run --json` documents, as its JSON."""
+    return merge_runs(parts_from_json(parts), where).to_json()
+
+
+def merge_runs(parts: dict[str, RunResult], where: str | None = None) -> RunResult:
+    """One run from every server's part of a run across servers (`run
+    --plan FILE --server S --json` on each, by server name): per
     policy and seed, the parts' ranks merged into one result (ofan-coll
     merge), their switches' queues and counters into one report (maxima
     of the queues and lags, sums of the marks, drops and host counters),
@@ -853,58 +1674,59 @@ def merge_parts(parts: dict[str, Record], where: str | None = None) -> Record:
     scenario = ("fabric", "workload", "msg_bytes", "seeds", "qps_per_peer", "host_names")
     for n in names:
         p = parts[n]
-        diff = [k for k in scenario if p.get(k) != first.get(k)]
-        if diff or [r["lb"] for r in p["runs"]] != [r["lb"] for r in first["runs"]]:
+        diff = [k for k in scenario if getattr(p, k) != getattr(first, k)]
+        if diff or [(r.lb, len(r.per_seed)) for r in p.runs] != \
+                [(r.lb, len(r.per_seed)) for r in first.runs]:
             raise FabricError(f"the parts of the run differ ({names[0]} and {n}: "
                               f"{', '.join(diff) or 'lbs'})")
-    runs = []
-    for i, run0 in enumerate(first["runs"]):
-        runs.append(_merge([merge_seed({n: parts[n]["runs"][i]["per_seed"][j] for n in names},
-                                       where) for j in range(len(run0["per_seed"]))]))
-    with_sim = any(r.get("sim") for r in runs)
-    return dict(first, runs=runs, servers=names, comparison=_compare(runs) if with_sim else None,
-                queue_comparison=queue_compare(runs) if with_sim else None,
-                pfc_comparison=pfc_compare(runs) if with_sim else None,
-                reorder_comparison=reorder_compare(runs) if with_sim else None)
+    runs = [PolicyRuns.of([merge_seed({n: parts[n].runs[i].per_seed[j] for n in names}, where)
+                           for j in range(len(run0.per_seed))])
+            for i, run0 in enumerate(first.runs)]
+    return dataclasses.replace(first, runs=runs, servers=names)
 
 
-def merge_seed(recs: dict[str, Record], where: str | None) -> Record:
-    """merge_parts() for one policy and seed: {server: its part's record}."""
+def merge_seed(recs: dict[str, RunRow], where: str | None) -> RunRow:
+    """merge_runs() for one policy and seed: {server: its part's row}."""
     rs = list(recs.values())
-    coll = merge_results([r["partial"] for r in rs], where)
-    stages = {st: {"max_pkts": max(r["stages"][st]["max_pkts"] for r in rs),
-                   "max_bytes": max(r["stages"][st]["max_bytes"] for r in rs),
-                   "queues": sum(r["stages"][st]["queues"] for r in rs),
-                   "pause_frames": sum(r["stages"][st].get("pause_frames", 0) for r in rs),
-                   "paused_us": sum(r["stages"][st].get("paused_us", 0.0) for r in rs)}
-              for st in rs[0]["stages"]}
+    partial: list[Doc] = []
+    for n, r in recs.items():
+        if r.partial is None or list(r.stages) != list(rs[0].stages):
+            raise FabricError(f"{n}'s part of the run: seed {r.seed} of {r.lb} "
+                              + ("has no partial result (not run with --plan --server?)"
+                                 if r.partial is None else "has other stages"))
+        partial.append(r.partial)
+    coll = merge_results(partial, where)
+    stages = {st: StageQueues(max(r.stages[st].max_pkts for r in rs),
+                              max(r.stages[st].max_bytes for r in rs),
+                              sum(r.stages[st].queues for r in rs),
+                              sum(r.stages[st].pause_frames for r in rs),
+                              sum(r.stages[st].paused_us for r in rs))
+              for st in rs[0].stages}
     drops: dict[str, int] = {}
     for r in rs:
-        for k, v in r["drops"].items():
+        for k, v in r.drops.items():
             drops[k] = drops.get(k, 0) + v
-    lags = {k: [r[k] for r in rs if r.get(k) is not None]
-            for k in ("engine_lag_events", "engine_lag_max_us")}
-    sw = {"stages": stages, "queue_max_pkts": max(r["queue_max_pkts"] for r in rs),
-          "ecn_marks": sum(r["ecn_marks"] for r in rs), "drops": drops,
-          "pfc_pause_frames": sum(r.get("pfc_pause_frames", 0) for r in rs),
-          "pfc_paused_us": sum(r.get("pfc_paused_us", 0.0) for r in rs),
-          "lossless_drops": sum(r.get("lossless_drops", 0) for r in rs),
-          **merge_reorder(rs),
-          "buffer_max_pct": max(r.get("buffer_max_pct", 0.0) for r in rs),
-          "buffer_alarms": sum(r.get("buffer_alarms", 0) for r in rs),
-          "shaper_lag_max_fraction": max(r["shaper_lag_max_fraction"] for r in rs),
-          **{k: max(v) if v else None for k, v in lags.items()}}
-    one = record(rs[0]["lb"], rs[0]["seed"], coll, sw,
-                 {k: sum(r[k] for r in rs) for k in HOST_COUNTS},
-                 [f"{n}: {why}" for n, r in recs.items() for why in r["cpu_bound_reasons"]],
-                 max(r["wall_s"] for r in rs), rs[0]["hosts"])
-    one["servers"] = {n: {"ranks": len(r["partial"]["local_ranks"]), "cct_us": r["cct_us"],
-                          "cpu_bound": r["cpu_bound"], "cpu_bound_reasons": r["cpu_bound_reasons"],
-                          "wall_s": r["wall_s"]} for n, r in recs.items()}
-    sim = next((r["sim"] for r in rs if r.get("sim")), None)
-    if sim is not None:
-        one["sim"] = sim
-    return one
+    lag_events = [r.engine_lag_events for r in rs if r.engine_lag_events is not None]
+    lag_max_us = [r.engine_lag_max_us for r in rs if r.engine_lag_max_us is not None]
+    sw = SwitchReport(
+        stages=stages, queue_max_pkts=max(r.queue_max_pkts for r in rs),
+        ecn_marks=sum(r.ecn_marks for r in rs), drops=drops,
+        pfc_pause_frames=sum(r.pfc_pause_frames for r in rs),
+        pfc_paused_us=sum(r.pfc_paused_us for r in rs),
+        lossless_drops=sum(r.lossless_drops for r in rs),
+        reorder=merge_reorder(r.reorder for r in rs),
+        buffer_max_pct=max(r.buffer_max_pct for r in rs),
+        buffer_alarms=sum(r.buffer_alarms for r in rs),
+        shaper_lag_max_fraction=max(r.shaper_lag_max_fraction for r in rs),
+        engine_lag_events=max(lag_events) if lag_events else None,
+        engine_lag_max_us=max(lag_max_us) if lag_max_us else None)
+    servers = {n: ServerPart(len((r.partial or {})["local_ranks"]), r.cct_us, r.cpu_bound,
+                             r.cpu_bound_reasons, r.wall_s) for n, r in recs.items()}
+    sim = next((r.sim for r in rs if r.sim is not None), None)
+    return record(rs[0].lb, rs[0].seed, coll, sw, HostCounts.total(r.counts for r in rs),
+                  [f"{n}: {why}" for n, r in recs.items() for why in r.cpu_bound_reasons],
+                  max(r.wall_s for r in rs), rs[0].hosts, servers=servers,
+                  with_sim=sim is not None, sim=sim)
 
 
 def pick_hosts(fab: Fabric, hosts: str | None) -> list[HostInfo]:
@@ -930,80 +1752,22 @@ def pick_hosts(fab: Fabric, hosts: str | None) -> list[HostInfo]:
     return hs
 
 
-def _merge(per_seed: list[Record]) -> Record:
-    """Mean over seeds of the numbers; any seed's failure fails the run."""
-    if len(per_seed) == 1:
-        return dict(per_seed[0], per_seed=per_seed)
-    out: Record = {"lb": per_seed[0]["lb"], "per_seed": per_seed}
-    for k in ("cct_us", "cct_lower_bound_us", "algbw_gbps", "busbw_gbps", "queue_max_pkts",
-              "cct_inflation", "shaper_lag_max_fraction", "victim_gbps", "victim_share"):
-        vals = [x[k] for x in per_seed if x.get(k) is not None]
-        out[k] = statistics.mean(vals) if vals else None
-    for k in ("retransmissions", "naks", "out_of_sequence", "timeouts", "ecn_marks", "cnps",
-              "pfc_pause_frames", "lossless_drops", "buffer_alarms"):
-        out[k] = sum(x.get(k, 0) for x in per_seed)
-    out["buffer_max_pct"] = max(x.get("buffer_max_pct", 0.0) for x in per_seed)
-    out.update(merge_reorder(per_seed))
-    for key in ("cts_delay_us", "cts_wait_us"):
-        cts = [x[key] for x in per_seed if x.get(key)]
-        out[key] = {q: statistics.mean(c[q] for c in cts) for q in ("p50", "p90")} \
-            if cts else None
-    out["pfc_paused_us"] = statistics.mean(x.get("pfc_paused_us", 0.0) for x in per_seed)
-    out["verified"] = all(x["verified"] for x in per_seed)
-    out["hosts"] = per_seed[0].get("hosts")
-    if per_seed[0].get("rxe_counters") is not None:
-        out["duplicates"] = sum(x.get("duplicates", 0) for x in per_seed)
-        out["rxe_counters"] = {}
-        for x in per_seed:
-            for k, v in x["rxe_counters"].items():
-                out["rxe_counters"][k] = out["rxe_counters"].get(k, 0) + v
-    out["error"] = next((x["error"] for x in per_seed if x.get("error")), None)
-    out["cpu_bound"] = any(x["cpu_bound"] for x in per_seed)
-    out["cpu_bound_reasons"] = [r for x in per_seed for r in x["cpu_bound_reasons"]]
-    if per_seed[0].get("servers"):  # a run across servers (merge_parts): each one's verdict
-        out["servers"] = {n: {"cpu_bound": any(x["servers"][n]["cpu_bound"] for x in per_seed),
-                              "cpu_bound_reasons": [r for x in per_seed
-                                                    for r in x["servers"][n]["cpu_bound_reasons"]]}
-                          for n in per_seed[0]["servers"]}
-    out["stages"] = {st: {k: statistics.mean(x["stages"][st].get(k, 0) for x in per_seed)
-                          for k in ("max_pkts", "pause_frames", "paused_us")}
-                     for st in per_seed[0]["stages"]}  # switch_report's order: facts.stages()
-    if per_seed[0].get("sim"):
-        sims = [x["sim"] for x in per_seed if x.get("sim")]
-        infl = [s["cct_inflation"] for s in sims if s.get("cct_inflation") is not None]
-        out["sim"] = {"queue_max_pkts": statistics.mean(s["queue_max_pkts"] for s in sims),
-                      "cct_inflation": statistics.mean(infl) if len(infl) == len(sims) else None,
-                      "stages": {st: statistics.mean(s["stages"].get(st, 0) for s in sims)
-                                 for st in sims[0]["stages"]}}
-        if "pfc_stages" in sims[0]:
-            out["sim"]["pfc_pause_frames"] = sum(s["pfc_pause_frames"] for s in sims)
-            out["sim"]["pfc_paused_us"] = statistics.mean(s["pfc_paused_us"] for s in sims)
-            out["sim"]["lossless_drops"] = sum(s["lossless_drops"] for s in sims)
-            out["sim"]["pfc_stages"] = {
-                st: {k: statistics.mean(s["pfc_stages"][st][k] for s in sims)
-                     for k in ("pause_frames", "paused_us")} for st in sims[0]["pfc_stages"]}
-    return out
-
-
-def _compare(runs: list[Record]) -> Record | None:
+def _compare(runs: list[PolicyRuns]) -> Ranking | None:
     """Does the emulated ranking of max queues follow the simulated one?"""
-    with_sim = [r for r in runs if r.get("sim")]
+    with_sim = [(r.row, r.row.sim) for r in runs if r.row.sim is not None]
     if len(with_sim) < 2:
         return None
-    emu_rank = [r["lb"] for r in sorted(with_sim, key=lambda r: r["queue_max_pkts"])]
-    sim_rank = [r["lb"] for r in sorted(with_sim, key=lambda r: r["sim"]["queue_max_pkts"])]
+    emu_rank = [r.lb for r, _ in sorted(with_sim, key=lambda x: x[0].queue_max_pkts)]
+    sim_rank = [r.lb for r, _ in sorted(with_sim, key=lambda x: x[1].queue_max_pkts)]
     disagree = []
-    for i, a in enumerate(with_sim):
-        for b in with_sim[i + 1:]:
-            e = a["queue_max_pkts"] - b["queue_max_pkts"]
-            s = a["sim"]["queue_max_pkts"] - b["sim"]["queue_max_pkts"]
+    for i, (a, sa) in enumerate(with_sim):
+        for b, sb in with_sim[i + 1:]:
+            e = a.queue_max_pkts - b.queue_max_pkts
+            s = sa.queue_max_pkts - sb.queue_max_pkts
             if e * s < 0:
-                disagree.append({"pair": [a["lb"], b["lb"]],
-                                 "emu_pkts": [a["queue_max_pkts"], b["queue_max_pkts"]],
-                                 "sim_pkts": [a["sim"]["queue_max_pkts"],
-                                              b["sim"]["queue_max_pkts"]]})
-    return {"emu_ranking": emu_rank, "sim_ranking": sim_rank, "agree": not disagree,
-            "disagreements": disagree}
+                disagree.append(Disagreement([a.lb, b.lb], [a.queue_max_pkts, b.queue_max_pkts],
+                                             [sa.queue_max_pkts, sb.queue_max_pkts]))
+    return Ranking(emu_rank, sim_rank, not disagree, disagree)
 
 
 # Emulated vs simulated pause, per stage: paused time within the larger of
@@ -1012,28 +1776,28 @@ PAUSE_TIME_SLACK_US = 1000.0
 PAUSE_REL_SLACK = 0.30
 
 
-def pfc_compare(runs: list[Record]) -> list[Record] | None:
+def pfc_compare(runs: list[PolicyRuns]) -> list[PauseComparison] | None:
     """Per policy and stage, the emulator's pause frames and paused time
     beside the simulator's, and whether each is within the aim; None
     when no run had PFC in both."""
     out = []
     for r in runs:
-        s = r.get("sim") or {}
-        if "pfc_stages" not in s:
+        row = r.row
+        pfc = row.sim.pfc if row.sim is not None else None
+        if pfc is None:
             continue
-        for st, e in r["stages"].items():
-            m = s["pfc_stages"].get(st)
+        for st, e in row.stages.items():
+            m = pfc.stages.get(st)
             if m is None:
                 continue
-            dt = abs(e.get("paused_us", 0.0) - m["paused_us"])
-            df = abs(e.get("pause_frames", 0) - m["pause_frames"])
-            out.append({"lb": r["lb"], "stage": st,
-                        "emu_pause_frames": e.get("pause_frames", 0),
-                        "sim_pause_frames": m["pause_frames"],
-                        "emu_paused_us": e.get("paused_us", 0.0), "sim_paused_us": m["paused_us"],
-                        "paused_within": dt <= max(PAUSE_TIME_SLACK_US,
-                                                   PAUSE_REL_SLACK * m["paused_us"]),
-                        "frames_within": df <= PAUSE_REL_SLACK * max(m["pause_frames"], 1)})
+            dt = abs(e.paused_us - m.paused_us)
+            df = abs(e.pause_frames - m.pause_frames)
+            out.append(PauseComparison(
+                lb=row.lb, stage=st, emu_pause_frames=e.pause_frames,
+                sim_pause_frames=m.pause_frames, emu_paused_us=e.paused_us,
+                sim_paused_us=m.paused_us,
+                paused_within=dt <= max(PAUSE_TIME_SLACK_US, PAUSE_REL_SLACK * m.paused_us),
+                frames_within=df <= PAUSE_REL_SLACK * max(m.pause_frames, 1)))
     return out or None
 
 
@@ -1052,22 +1816,20 @@ def queue_within(emu_pkts: float, sim_pkts: float) -> bool:
     return abs(emu_pkts - sim_pkts) <= max(QUEUE_SLACK_PKTS, QUEUE_REL_SLACK * sim_pkts)
 
 
-def queue_compare(runs: list[Record]) -> list[Record] | None:
+def queue_compare(runs: list[PolicyRuns]) -> list[QueueComparison] | None:
     """Per policy, the fabric's max queue emulated beside simulated in data
     packets (the mean over the seeds that were simulated, each seed's
     beside it), and whether the means are within the aim; None when no
     run was simulated."""
     out = []
     for r in runs:
-        seeds = [{"seed": one.get("seed"), "emu_pkts": one["queue_max_pkts"],
-                  "sim_pkts": one["sim"]["queue_max_pkts"]}
-                 for one in r.get("per_seed") or [r] if one.get("sim")]
+        seeds = [SeedQueues(one.seed, one.queue_max_pkts, one.sim.queue_max_pkts)
+                 for one in r.per_seed if one.sim is not None]
         if not seeds:
             continue
-        e = statistics.mean(x["emu_pkts"] for x in seeds)
-        m = statistics.mean(x["sim_pkts"] for x in seeds)
-        out.append({"lb": r["lb"], "emu_pkts": e, "sim_pkts": m, "within": queue_within(e, m),
-                    "seeds": seeds})
+        e = statistics.mean(x.emu_pkts for x in seeds)
+        m = statistics.mean(x.sim_pkts for x in seeds)
+        out.append(QueueComparison(r.lb, e, m, queue_within(e, m), seeds))
     return out or None
 
 
@@ -1083,125 +1845,128 @@ def reorder_within(emu_bytes: int, sim_bytes: int) -> bool:
                                              REORDER_REL_SLACK * sim_bytes)
 
 
-def reorder_compare(runs: list[Record]) -> list[Record] | None:
+def reorder_compare(runs: list[PolicyRuns]) -> list[ReorderComparison] | None:
     """Per policy and seed (each seed's run has its simulation), the most
     an edge's host port held in the emulator beside the simulator, and
     whether it is within the aim; None when no run had the edges
     resequencing in both."""
     out = []
     for r in runs:
-        for one in r.get("per_seed") or [r]:
-            s = one.get("sim") or {}
-            e, m = one.get("reorder_max_bytes"), s.get("reorder_max_bytes")
-            if e is None or m is None:
+        for one in r.per_seed:
+            e, s = one.reorder, one.sim
+            if e is None or s is None or s.reorder_max_bytes is None:
                 continue
-            out.append({"lb": one["lb"], "seed": one.get("seed"), "emu_max_bytes": e,
-                        "sim_max_bytes": m, "emu_max_hold_us": one.get("reorder_max_hold_us"),
-                        "sim_max_hold_us": s.get("reorder_max_hold_us"),
-                        "within": reorder_within(e, m)})
+            out.append(ReorderComparison(
+                lb=one.lb, seed=one.seed, emu_max_bytes=e.max_bytes,
+                sim_max_bytes=s.reorder_max_bytes, emu_max_hold_us=e.max_hold_us,
+                sim_max_hold_us=s.reorder_max_hold_us,
+                within=reorder_within(e.max_bytes, s.reorder_max_bytes)))
     return out or None
 
 
-def table(res: Record) -> str:
-    sim = any(r.get("sim") for r in res["runs"])
-    cc = res.get("cc", "none") != "none"  # run --cc dcqcn: the CNPs the senders heard
-    head = (f"{res['workload']} of {res['msg_bytes']} B on {res['hosts']} hosts of a k={res['k']} "
-            f"{'fat tree' if res['levels'] == 3 else 'leaf-spine'} ({res['switch']} switches"
-            + (f", {res['engine']} engine" if res.get("engine", "kernel") != "kernel" else "")
+def table(res: RunResult) -> str:
+    rows_ = [r.row for r in res.runs]
+    sim = any(r.sim is not None for r in rows_)
+    cc = res.cc != "none"  # run --cc dcqcn: the CNPs the senders heard
+    head = (f"{res.workload} of {res.msg_bytes} B on {res.hosts} hosts of a k={res.k} "
+            f"{'fat tree' if res.levels == 3 else 'leaf-spine'} ({res.switch} switches"
+            + (f", {res.engine} engine" if res.engine != "kernel" else "")
             + "), "
-            f"{res['seeds']} seed(s), {res['qps_per_peer']} QP(s) per peer, "
-            + (f"congestion control {res['cc']}, " if cc else "")
+            f"{res.seeds} seed(s), {res.qps_per_peer} QP(s) per peer, "
+            + (f"congestion control {res.cc}, " if cc else "")
             + ("rxe hosts in VMs, NICs at the link rate (retx = go-back-N episodes: NAKs + "
-               "timeouts)" if res.get("host_kind") == "vm" else
-               f"rxe VMs and uroce hosts (paced at {res['pace_fraction']:.0%}) together"
-               if res.get("host_kind") == "mixed" else
-               f"uroce hosts paced at {res['pace_fraction']:.0%}"))
-    stages = list(res["runs"][0]["stages"]) if res["runs"] else []  # in report order
+               "timeouts)" if res.host_kind == "vm" else
+               f"rxe VMs and uroce hosts (paced at {res.pace_fraction:.0%}) together"
+               if res.host_kind == "mixed" else
+               f"uroce hosts paced at {res.pace_fraction:.0%}"))
+    stages = list(rows_[0].stages) if rows_ else []  # in report order
     # A lossless fabric's (up --pfc): pause frames the switches sent, the
     # ports' paused time, lossless drops (0, or a bug).
-    pfc = any(r.get("pfc_pause_frames") or r.get("lossless_drops") for r in res["runs"])
+    pfc = any(r.pfc_pause_frames or r.lossless_drops for r in rows_)
     # The edges' resequencing (up --reorder): the most a host port held,
     # frames a timeout released.
-    reorder = any(r.get("reorder_max_bytes") is not None for r in res["runs"])
+    reorder = any(r.reorder is not None for r in rows_)
     cols = ["lb", "cct_us", "bound_us", "infl", "algbw", "busbw", "qmax_pkts"] + \
         stages + ["ecn", "retx", "naks", "oos", "tmo"] + (["cnps"] if cc else []) + \
-        (["victim"] if res.get("victim") else []) + \
-        (["cts_p50_us", "cts_p90_us", "wait_p90_us"] if res.get("cts") else []) + \
+        (["victim"] if res.victim else []) + \
+        (["cts_p50_us", "cts_p90_us", "wait_p90_us"] if res.cts else []) + \
         (["pauses", "paused_ms", "ll_drops"] if pfc else []) + \
         (["reorder_kb", "reorder_tmo"] if reorder else []) + ["verified", "cpu"]
     if sim:
         cols += ["sim_qmax", "sim_infl"] + (["sim_pauses", "sim_paused_ms"] if pfc else []) + \
             (["sim_reorder_kb"] if reorder else [])
     rows = []
-    for r in res["runs"]:
-        row = [r["lb"], _f(r.get("cct_us"), 0), _f(r.get("cct_lower_bound_us"), 0),
-               _f(r.get("cct_inflation"), 2), _f(r.get("algbw_gbps"), 3),
-               _f(r.get("busbw_gbps"), 3), _f(r.get("queue_max_pkts"), 1)]
-        row += [_f(r["stages"][s]["max_pkts"], 1) for s in stages]
-        row += [str(r.get(k, 0)) for k in ("ecn_marks", "retransmissions", "naks",
-                                           "out_of_sequence", "timeouts")]
-        row += [str(r.get("cnps", 0))] if cc else []
-        if res.get("victim"):  # the victim flow's share of its link
-            share = r.get("victim_share")
+    for r in rows_:
+        n = r.counts
+        row = [r.lb, _f(r.cct_us, 0), _f(r.cct_lower_bound_us, 0), _f(r.cct_inflation, 2),
+               _f(r.algbw_gbps, 3), _f(r.busbw_gbps, 3), _f(r.queue_max_pkts, 1)]
+        row += [_f(r.stages[s].max_pkts, 1) for s in stages]
+        row += [str(v) for v in (r.ecn_marks, n.retransmissions, n.naks, n.out_of_sequence,
+                                 n.timeouts)]
+        row += [str(n.cnps)] if cc else []
+        if res.victim:  # the victim flow's share of its link
+            share = r.victim.share if r.victim else None
             row += ["-" if share is None else f"{share:.0%}"]
-        if res.get("cts"):  # how long ready chunks waited for their slot
-            d, wt = r.get("cts_delay_us") or {}, r.get("cts_wait_us") or {}
+        if res.cts:  # how long ready chunks waited for their slot
+            d, wt = r.cts_delay_us or {}, r.cts_wait_us or {}
             row += [_f(d.get("p50"), 0), _f(d.get("p90"), 0), _f(wt.get("p90"), 0)]
         if pfc:
-            row += [str(r.get("pfc_pause_frames", 0)),
-                    _f(r.get("pfc_paused_us", 0.0) / 1000, 1), str(r.get("lossless_drops", 0))]
+            row += [str(r.pfc_pause_frames), _f(r.pfc_paused_us / 1000, 1), str(r.lossless_drops)]
         if reorder:
-            held = r.get("reorder_max_bytes")
-            row += [_f(None if held is None else held / 1024, 1),
-                    str(r.get("reorder_timeouts") or 0)]
-        row += ["yes" if r["verified"] else "NO", "BOUND" if r["cpu_bound"] else "ok"]
+            ro = r.reorder
+            row += [_f(None if ro is None else ro.max_bytes / 1024, 1),
+                    str(ro.timeouts if ro else 0)]
+        row += ["yes" if r.verified else "NO", "BOUND" if r.cpu_bound else "ok"]
         if sim:
-            s = r.get("sim") or {}
-            row += [_f(s.get("queue_max_pkts"), 1), _f(s.get("cct_inflation"), 2)]
+            s = r.sim
+            row += [_f(None if s is None else s.queue_max_pkts, 1),
+                    _f(None if s is None else s.cct_inflation, 2)]
             if pfc:
-                row += [str(s.get("pfc_pause_frames", "-")),
-                        _f(s["pfc_paused_us"] / 1000 if "pfc_paused_us" in s else None, 1)]
+                sp = s.pfc if s else None
+                row += ["-" if sp is None else str(sp.pause_frames),
+                        _f(None if sp is None else sp.paused_us / 1000, 1)]
             if reorder:
-                held = s.get("reorder_max_bytes")
+                held = s.reorder_max_bytes if isinstance(s, SimRow) else None
                 row += [_f(None if held is None else held / 1024, 1)]
         rows.append(row)
     widths = [max(len(c), *(len(x[i]) for x in rows)) for i, c in enumerate(cols)]
     lines = [head, "  ".join(c.rjust(w) for c, w in zip(cols, widths)),
              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
-    cmp_ = res.get("comparison")
+    cmp_ = res.comparison()
     if cmp_:
-        lines.append(f"max-queue ranking, emulated: {' < '.join(cmp_['emu_ranking'])}; "
-                     f"simulated: {' < '.join(cmp_['sim_ranking'])}"
-                     + ("" if cmp_["agree"] else " -- they disagree on " + "; ".join(
-                         f"{d['pair'][0]} vs {d['pair'][1]} (emu {d['emu_pkts'][0]:.1f} vs "
-                         f"{d['emu_pkts'][1]:.1f}, sim {d['sim_pkts'][0]:.1f} vs "
-                         f"{d['sim_pkts'][1]:.1f} pkts)" for d in cmp_["disagreements"])))
-    out = [c for c in res.get("queue_comparison") or [] if not c["within"]]
-    if res.get("queue_comparison"):
+        lines.append(f"max-queue ranking, emulated: {' < '.join(cmp_.emu_ranking)}; "
+                     f"simulated: {' < '.join(cmp_.sim_ranking)}"
+                     + ("" if cmp_.agree else " -- they disagree on " + "; ".join(
+                         f"{d.pair[0]} vs {d.pair[1]} (emu {d.emu_pkts[0]:.1f} vs "
+                         f"{d.emu_pkts[1]:.1f}, sim {d.sim_pkts[0]:.1f} vs "
+                         f"{d.sim_pkts[1]:.1f} pkts)" for d in cmp_.disagreements)))
+    queues = res.queue_comparison()
+    out = [c for c in queues or [] if not c.within]
+    if queues:
         lines.append("max queue (mean over seeds) within max(3 pkts, 30 %) of ofan-sim's: " + (
             "every policy" if not out else "not " + "; ".join(
-                f"{c['lb']} (emu {c['emu_pkts']:.1f}, sim {c['sim_pkts']:.1f})" for c in out)))
-    for c in res.get("pfc_comparison") or []:
-        if c["emu_pause_frames"] or c["sim_pause_frames"]:
+                f"{c.lb} (emu {c.emu_pkts:.1f}, sim {c.sim_pkts:.1f})" for c in out)))
+    for p in res.pfc_comparison() or []:
+        if p.emu_pause_frames or p.sim_pause_frames:
             lines.append(
-                f"pause {c['lb']} {c['stage']}: emu {c['emu_pause_frames']} frames "
-                f"{c['emu_paused_us'] / 1000:.1f} ms, sim {c['sim_pause_frames']:.0f} frames "
-                f"{c['sim_paused_us'] / 1000:.1f} ms"
-                + ("" if c["paused_within"] and c["frames_within"] else
+                f"pause {p.lb} {p.stage}: emu {p.emu_pause_frames} frames "
+                f"{p.emu_paused_us / 1000:.1f} ms, sim {p.sim_pause_frames:.0f} frames "
+                f"{p.sim_paused_us / 1000:.1f} ms"
+                + ("" if p.paused_within and p.frames_within else
                    " -- outside max(1 ms, 30 %) / 30 %"))
-    for c in res.get("reorder_comparison") or []:
+    for o in res.reorder_comparison() or []:
         lines.append(
-            f"reorder {c['lb']} seed {c['seed']}: a host port held at most "
-            f"{c['emu_max_bytes']} B emulated, "
-            f"{c['sim_max_bytes']} B simulated"
-            + ("" if c["within"] else " -- outside max(2 frames, 30 %)"))
-    for r in res["runs"]:
-        if r.get("servers"):  # across servers: each server's verdict
-            lines.append(f"{r['lb']} per server: " + ", ".join(
-                f"{n} {'CPU-BOUND' if v['cpu_bound'] else 'ok'}" for n, v in r["servers"].items()))
-        for why in r["cpu_bound_reasons"][:3]:
-            lines.append(f"CPU-bound ({r['lb']}): {why}")
+            f"reorder {o.lb} seed {o.seed}: a host port held at most "
+            f"{o.emu_max_bytes} B emulated, "
+            f"{o.sim_max_bytes} B simulated"
+            + ("" if o.within else " -- outside max(2 frames, 30 %)"))
+    for r in rows_:
+        if r.servers:  # across servers: each server's verdict
+            lines.append(f"{r.lb} per server: " + ", ".join(
+                f"{n} {'CPU-BOUND' if v.cpu_bound else 'ok'}" for n, v in r.servers.items()))
+        for why in r.cpu_bound_reasons[:3]:
+            lines.append(f"CPU-bound ({r.lb}): {why}")
     return "\n".join(lines)
 
 
@@ -1209,43 +1974,44 @@ def _f(v: float | None, nd: int) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-def plot(res: Record, path: str) -> None:
+def plot(res: RunResult, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    runs = res["runs"]
-    lbs = [r["lb"] for r in runs]
+    runs = [r.row for r in res.runs]
+    lbs = [r.lb for r in runs]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     x = range(len(lbs))
-    emu_q = [r["queue_max_pkts"] for r in runs]
+    emu_q = [r.queue_max_pkts for r in runs]
     bars = axes[0].bar([i - 0.2 for i in x], emu_q, 0.4, label="emulated (ofan-emu)")
     # A CPU-bound run's figures do not count: hatched and marked.
     for b, r in zip(bars, runs):
-        if r["cpu_bound"]:
+        if r.cpu_bound:
             b.set_hatch("//")
             b.set_alpha(0.5)
             axes[0].annotate("CPU-bound", (b.get_x() + b.get_width() / 2, b.get_height()),
                              ha="center", va="bottom", fontsize=7, rotation=90)
-    if any(r.get("sim") for r in runs):
-        axes[0].bar([i + 0.2 for i in x], [(r.get("sim") or {}).get("queue_max_pkts", 0)
-                                           for r in runs], 0.4, label="simulated (ofan-sim)")
+    sims = [r.sim for r in runs]
+    if any(s is not None for s in sims):
+        axes[0].bar([i + 0.2 for i in x], [0 if s is None else s.queue_max_pkts for s in sims],
+                    0.4, label="simulated (ofan-sim)")
     axes[0].set_xticks(list(x), lbs)
     # Ofan's queues are a few packets, ECMP's hundreds: a log axis shows both.
     axes[0].set_yscale("log")
     axes[0].set_ylabel("max switch queue (data packets, log)")
     axes[0].legend()
-    axes[1].bar([i - 0.2 for i in x], [r.get("cct_inflation") or 0 for r in runs], 0.4,
+    axes[1].bar([i - 0.2 for i in x], [r.cct_inflation or 0 for r in runs], 0.4,
                 label="emulated")
-    if any(r.get("sim") for r in runs):
-        axes[1].bar([i + 0.2 for i in x], [(r.get("sim") or {}).get("cct_inflation") or 0
-                                           for r in runs], 0.4, label="simulated")
+    if any(s is not None for s in sims):
+        axes[1].bar([i + 0.2 for i in x], [(s.cct_inflation if s else None) or 0 for s in sims],
+                    0.4, label="simulated")
     axes[1].set_xticks(list(x), lbs)
     axes[1].set_ylabel("CCT inflation (CCT / NIC-bound - 1)")
     axes[1].axhline(0.0, color="gray", lw=0.8)
     axes[1].legend()
-    engine = f", {res['engine']} engine" if res.get("engine", "kernel") != "kernel" else ""
-    fig.suptitle(f"{res['workload']}, {res['msg_bytes']} B, {res['hosts']} hosts, k={res['k']} "
-                 f"({res['switch']} switches{engine}); hatched: CPU-bound")
+    engine = f", {res.engine} engine" if res.engine != "kernel" else ""
+    fig.suptitle(f"{res.workload}, {res.msg_bytes} B, {res.hosts} hosts, k={res.k} "
+                 f"({res.switch} switches{engine}); hatched: CPU-bound")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -128,7 +128,7 @@ def sim_rate():
             li.attrs = li.attrs.with_({"rate_mbps": 100}, "command line")
         g, res, _ = gbps_passed(topo)
         check("--with-sim runs ofan-sim at the links' rate, not the defaults'",
-              g == 0.1 and res["link_gbps"] == 0.1 and res["note"] is None,
+              g == 0.1 and res.link_gbps == 0.1 and res.note is None,
               f"--link-gbps {g}, defaults {topo.defaults.rate_mbps} Mb/s")
         # A fabric with PFC (up --pfc) runs ofan-sim with PFC and its watchdog.
         pfc = SimpleNamespace(pfc_priority=3, pfcwd_detect_ms=5000, pfcwd_restore_ms=None,
@@ -157,7 +157,7 @@ def sim_rate():
         topo.links[0].attrs = topo.links[0].attrs.with_({"rate_mbps": 10}, "test")
         g, res, lines = gbps_passed(topo)
         check("links of several rates: ofan-sim gets the slowest, and a note says so",
-              g == 0.01 and res["note"] and "0.01" in res["note"] and lines, str(res))
+              g == 0.01 and res.note and "0.01" in res.note and lines, str(res))
     finally:
         run.run_cmd = real
 

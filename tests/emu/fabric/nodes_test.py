@@ -291,7 +291,7 @@ def cpu_bound_verdict() -> None:
         if what.startswith("cpu_bound after"):
             check("the reason is the engine's, once, naming a switch and the lag",
                   "behind wall-clock" in reasons[0] and "e0-0 and 1 more" in reasons[0]
-                  and lag == {"lag_events": 6, "lag_max_us": 900.0},
+                  and lag == fabric_run.EngineLag(events=6, max_us=900.0),
                   f"{reasons} {lag}")
     fab = fabric("shared")
     fab.writer.process("engine", ProcessRecord("ofan-dp-shared", os.getpid(), 1))
@@ -301,8 +301,8 @@ def cpu_bound_verdict() -> None:
     late.update(queues=[lagging], ports=[{"port": 2, "tx_bytes": 100}])
     out = r.switch_report({"e0-0": snap(ok)}, {"e0-0": late})
     check("shared: the shaper-lag check is the per-switch engine's, not this one's",
-          len(out["cpu_reasons"]) == 1 and "shared engine" in out["cpu_reasons"][0]
-          and out["engine_lag_events"] == 6, str(out["cpu_reasons"]))
+          len(out.cpu_reasons) == 1 and "shared engine" in out.cpu_reasons[0]
+          and out.engine_lag_events == 6, str(out.cpu_reasons))
 
 
 def switch_admin() -> None:

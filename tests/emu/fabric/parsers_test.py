@@ -11,13 +11,16 @@ token-wise, random bytes, random YAML documents), ofan-topo's describe JSON
 fed to Topology and its tables JSON to parse_tables (Fabric.tables), state
 files through State.load, fabric.load and status(), the run's reports
 (reports.py) and run.py's reading of uroce's report, the VM ranks'
-ofan-coll lines and uroce's progress stream, the VM agent's lines both
+ofan-coll lines and uroce's progress stream, run.py's own rows (`run
+--json` as it has always printed it, read back as a server's part and
+printed again key for key; mutated, a RunResult or a one-line error), the VM agent's lines both
 ways (agent.parse_request, agent.parse_message), and `ofan-emu up
 --topology` on garbage: exit 2, one line on stderr, no traceback.
 
 Derandomized (the same examples on every run) and bounded: about 15 s.
 """
 import copy
+import dataclasses
 import json
 import os
 import subprocess
@@ -409,6 +412,188 @@ def progress_stream(writes: list[bytes]) -> None:
     assert all("% of" in m for m in shown) and r.bad_progress >= 0
 
 
+# -- the run's own rows (run.py: `run --json`, read back from a server's part) -------
+# Rows as run.py has always printed them, key for key and in that order
+# (record(), what run() adds to a seed's row, the mean over seeds, the
+# comparisons): RunResult.to_json must give exactly these, and from_json
+# must read them back.
+STAGE = {"max_pkts": 2.5, "max_bytes": 5275, "queues": 16, "pause_frames": 3, "paused_us": 120.0}
+IDLE_STAGE = {"max_pkts": 0.0, "max_bytes": 0, "queues": 8, "pause_frames": 0, "paused_us": 0.0}
+SIM_ROW = {"queue_max_pkts": 3.0, "cct_inflation": 0.25, "cct_us": 1250.0,
+           "cct_lower_bound_us": 1000.0, "stages": {"E->A": 3.0, "C->A": 1.0},
+           "link_gbps": 0.025, "note": None,
+           "pfc_pause_frames": 4, "pfc_paused_us": 150.0, "lossless_drops": 0,
+           "pfc_stages": {"E->A": {"pause_frames": 4, "paused_us": 150.0},
+                          "C->A": {"pause_frames": 0, "paused_us": 0.0}},
+           "reorder_max_bytes": 8440, "reorder_max_hold_us": 310.5, "reorder_timeouts": 0,
+           "reorder_held": 12, "out_of_seq": 5, "naks": 1}
+ROW = {"lb": "ofan", "seed": 1, "cct_us": 1250.0, "cct_lower_bound_us": 1000.0,
+       "algbw_gbps": 0.02, "busbw_gbps": 0.02, "verified": True, "error": None,
+       "queue_max_pkts": 2.5, "stages": {"E->A": STAGE, "C->A": IDLE_STAGE}, "ecn_marks": 7,
+       "drops": {"buffer": 2}, "pfc_pause_frames": 3, "pfc_paused_us": 120.0,
+       "lossless_drops": 0, "reorder_max_bytes": 6330, "reorder_max_hold_us": 280.0,
+       "reorder_timeouts": 1, "reorder_held": 9,
+       "cts_delay_us": {"p50": 40.0, "p90": 90.0, "n": 12},
+       "cts_wait_us": {"p50": 5.0, "p90": 20.0, "n": 30}, "buffer_max_pct": 12.5,
+       "buffer_alarms": 0, "shaper_lag_max_fraction": 0.01, "engine_lag_events": 0,
+       "engine_lag_max_us": 3.5, "retransmissions": 1, "naks": 1, "out_of_sequence": 4,
+       "timeouts": 0, "cnps": 0, "cpu_bound": False, "cpu_bound_reasons": [], "wall_s": 2.5,
+       "hosts": "mixed", "cct_inflation": 0.25, "victim_gbps": 0.01, "victim_share": 0.4,
+       "rxe_counters": {"rcvd_seq_err": 1}, "duplicates": 0, "sim": SIM_ROW}
+# The second seed: no CCT (no cct_inflation), no victim rate, CPU-bound,
+# a failed buffer, ofan-sim's flows incomplete.
+ROW2 = {k: v for k, v in ROW.items() if k != "cct_inflation"}
+ROW2.update(seed=2, cct_us=None, verified=False, error="rank 3: buffer mismatch",
+            queue_max_pkts=3.5, stages={"E->A": dict(STAGE, max_pkts=3.5, pause_frames=4),
+                                        "C->A": IDLE_STAGE},
+            victim_gbps=None, victim_share=None, cpu_bound=True,
+            cpu_bound_reasons=["e0-0 port 2: 3 frames dropped before the switch polled them "
+                               "(rx_missed)"],
+            rxe_counters={"rcvd_seq_err": 2, "duplicate_request": 1}, duplicates=1,
+            sim=dict(SIM_ROW, cct_inflation=None, cct_us=None, queue_max_pkts=5.0,
+                     note="ofan-sim left 1 flows incomplete"))
+# ofan's two seeds, their mean (as run.py's _merge made it before MeanRow).
+MEAN = {"lb": "ofan", "per_seed": [ROW, ROW2], "cct_us": 1250.0, "cct_lower_bound_us": 1000.0,
+        "algbw_gbps": 0.02, "busbw_gbps": 0.02, "queue_max_pkts": 3.0, "cct_inflation": 0.25,
+        "shaper_lag_max_fraction": 0.01, "victim_gbps": 0.01, "victim_share": 0.4,
+        "retransmissions": 2, "naks": 2, "out_of_sequence": 8, "timeouts": 0, "ecn_marks": 14,
+        "cnps": 0, "pfc_pause_frames": 6, "lossless_drops": 0, "buffer_alarms": 0,
+        "buffer_max_pct": 12.5, "reorder_max_bytes": 6330, "reorder_max_hold_us": 280.0,
+        "reorder_timeouts": 2, "reorder_held": 18, "cts_delay_us": {"p50": 40.0, "p90": 90.0},
+        "cts_wait_us": {"p50": 5.0, "p90": 20.0}, "pfc_paused_us": 120.0, "verified": False,
+        "hosts": "mixed", "duplicates": 1, "rxe_counters": {"rcvd_seq_err": 3,
+                                                            "duplicate_request": 1},
+        "error": "rank 3: buffer mismatch", "cpu_bound": True,
+        "cpu_bound_reasons": ROW2["cpu_bound_reasons"],
+        "stages": {"E->A": {"max_pkts": 3.0, "pause_frames": 3.5, "paused_us": 120.0},
+                   "C->A": {"max_pkts": 0.0, "pause_frames": 0, "paused_us": 0.0}},
+        "sim": {"queue_max_pkts": 4.0, "cct_inflation": None,
+                "stages": {"E->A": 3.0, "C->A": 1.0}, "pfc_pause_frames": 8,
+                "pfc_paused_us": 150.0, "lossless_drops": 0,
+                "pfc_stages": {"E->A": {"pause_frames": 4, "paused_us": 150.0},
+                               "C->A": {"pause_frames": 0, "paused_us": 0.0}}}}
+# ECMP's one seed: its row, and per_seed beside its keys.
+ECMP = dict(ROW, lb="ecmp", queue_max_pkts=40.0, sim=dict(SIM_ROW, queue_max_pkts=2.0))
+RUN_DOC = {
+    "fabric": "t", "switch": "ofan", "engine": "shared", "k": 4, "levels": 3,
+    "workload": "incast", "msg_bytes": 65536, "seeds": 2, "qps_per_peer": 1, "entropy": "qp",
+    "ooo": False, "pace_fraction": 0.8, "hosts": 4, "host_kind": "mixed",
+    "host_names": ["h0", "h1", "h4", "h8"], "cc": "none", "victim": True,
+    "cts": {"channels": 2, "channel_bytes": 65536, "priority": True},
+    "runs": [MEAN, dict(ECMP, per_seed=[ECMP])],
+    "comparison": {"emu_ranking": ["ofan", "ecmp"], "sim_ranking": ["ecmp", "ofan"],
+                   "agree": False, "disagreements": [{"pair": ["ofan", "ecmp"],
+                                                      "emu_pkts": [3.0, 40.0],
+                                                      "sim_pkts": [4.0, 2.0]}]},
+    "queue_comparison": [
+        {"lb": "ofan", "emu_pkts": 3.0, "sim_pkts": 4.0, "within": True,
+         "seeds": [{"seed": 1, "emu_pkts": 2.5, "sim_pkts": 3.0},
+                   {"seed": 2, "emu_pkts": 3.5, "sim_pkts": 5.0}]},
+        {"lb": "ecmp", "emu_pkts": 40.0, "sim_pkts": 2.0, "within": False,
+         "seeds": [{"seed": 1, "emu_pkts": 40.0, "sim_pkts": 2.0}]}],
+    "pfc_comparison": [
+        {"lb": lb, "stage": st, "emu_pause_frames": e, "sim_pause_frames": s,
+         "emu_paused_us": eu, "sim_paused_us": su, "paused_within": True, "frames_within": True}
+        for lb, st, e, s, eu, su in (("ofan", "E->A", 3.5, 4, 120.0, 150.0),
+                                     ("ofan", "C->A", 0, 0, 0.0, 0.0),
+                                     ("ecmp", "E->A", 3, 4, 120.0, 150.0),
+                                     ("ecmp", "C->A", 0, 0, 0.0, 0.0))],
+    "reorder_comparison": [
+        {"lb": lb, "seed": seed, "emu_max_bytes": 6330, "sim_max_bytes": 8440,
+         "emu_max_hold_us": 280.0, "sim_max_hold_us": 310.5, "within": True}
+        for lb, seed in (("ofan", 1), ("ofan", 2), ("ecmp", 1))],
+}
+# A run across servers (merge_runs): a seed's row has each server's part, the
+# mean each server's verdict, the result the servers' names.
+SERVERS_ROW = dict({k: v for k, v in ROW.items() if k not in (
+    "victim_gbps", "victim_share", "rxe_counters", "duplicates", "sim")},
+    cpu_bound=True, cpu_bound_reasons=["srv1: x"],
+    servers={n: {"ranks": 2, "cct_us": 1240.0, "cpu_bound": n == "srv1",
+                 "cpu_bound_reasons": ["x"] if n == "srv1" else [], "wall_s": 2.5}
+             for n in ("srv0", "srv1")})
+SERVERS_MEAN = {
+    "lb": "ofan", "per_seed": [SERVERS_ROW, dict(SERVERS_ROW, seed=2)], "cct_us": 1250.0,
+    "cct_lower_bound_us": 1000.0, "algbw_gbps": 0.02, "busbw_gbps": 0.02,
+    "queue_max_pkts": 2.5, "cct_inflation": 0.25, "shaper_lag_max_fraction": 0.01,
+    "victim_gbps": None, "victim_share": None, "retransmissions": 2, "naks": 2,
+    "out_of_sequence": 8, "timeouts": 0, "ecn_marks": 14, "cnps": 0, "pfc_pause_frames": 6,
+    "lossless_drops": 0, "buffer_alarms": 0, "buffer_max_pct": 12.5,
+    "reorder_max_bytes": 6330, "reorder_max_hold_us": 280.0, "reorder_timeouts": 2,
+    "reorder_held": 18, "cts_delay_us": {"p50": 40.0, "p90": 90.0},
+    "cts_wait_us": {"p50": 5.0, "p90": 20.0}, "pfc_paused_us": 120.0, "verified": True,
+    "hosts": "mixed", "error": None, "cpu_bound": True,
+    "cpu_bound_reasons": ["srv1: x", "srv1: x"],
+    "servers": {"srv0": {"cpu_bound": False, "cpu_bound_reasons": []},
+                "srv1": {"cpu_bound": True, "cpu_bound_reasons": ["x", "x"]}},
+    "stages": {"E->A": {"max_pkts": 2.5, "pause_frames": 3, "paused_us": 120.0},
+               "C->A": {"max_pkts": 0.0, "pause_frames": 0, "paused_us": 0.0}}}
+SERVERS_DOC = dict(RUN_DOC, victim=False, cts=None, runs=[SERVERS_MEAN], comparison=None,
+                   queue_comparison=None, pfc_comparison=None, reorder_comparison=None,
+                   servers=["srv0", "srv1"])
+
+
+def run_rows() -> None:
+    """The rows above through RunResult: read back and printed again, the
+    same JSON to the byte (keys and their order); what merge_runs and
+    from_json refuse, refused in one line naming where."""
+    for what, doc in (("two policies, two seeds, ofan-sim", RUN_DOC),
+                      ("across servers", SERVERS_DOC)):
+        res = fabric_run.RunResult.from_json(json.loads(json.dumps(doc)), "run")
+        check(f"run --json ({what}): from_json then to_json gives it back, key for key",
+              json.dumps(res.to_json()) == json.dumps(doc),
+              json.dumps(res.to_json())[:400])
+        fabric_run.table(res)
+    res = fabric_run.RunResult.from_json(copy.deepcopy(RUN_DOC), "run")
+    bad = {
+        "a missing key": (dict(RUN_DOC, runs=[dict(ECMP, per_seed=[
+            {k: v for k, v in ECMP.items() if k != "wall_s"}])]), "per_seed[0]: no 'wall_s'"),
+        "half the reorder figures": (dict(RUN_DOC, runs=[dict(ECMP, per_seed=[
+            dict(ECMP, reorder_held=None)])]), "all four or none"),
+        "no run": (dict(RUN_DOC, runs=[]), "runs: no run"),
+        "seeds of two policies": (dict(RUN_DOC, runs=[dict(MEAN, per_seed=[ROW, ECMP])]),
+                                  "per_seed[1]: another policy"),
+        "a string for a count": (dict(RUN_DOC, seeds="2"), "seeds: '2' is not an integer"),
+        # A mean over seeds of it would not fit in a float.
+        "a count past 2^64": (dict(RUN_DOC, runs=[dict(ECMP, per_seed=[
+            dict(ECMP, ecn_marks=10 ** 400)])]), "per_seed[0].ecn_marks: 1000"),
+    }
+    for what, (doc, want) in bad.items():
+        try:
+            fabric_run.parts_from_json({"srv1": doc})
+            got = "no error"
+        except FabricError as e:
+            got = str(e)
+        check(f"a part's run --json with {what}: one line naming the server and the place",
+              want in got and got.startswith("server srv1's run") and "\n" not in got, got)
+    refusals = {"parts of another workload": ({"srv0": res, "srv1": dataclasses.replace(
+        res, workload="perm")}, "differ (srv0 and srv1: workload)"),
+        "rows without a partial result": ({"srv0": res, "srv1": res},
+                                          "srv0's part of the run: seed 1 of ofan has no partial")}
+    for what, (parts, want) in refusals.items():
+        try:
+            fabric_run.merge_runs(parts, RUN_DIR)
+            got = "no error"
+        except FabricError as e:
+            got = str(e)
+        check(f"merge_runs refuses {what} in one line", want in got and "\n" not in got, got)
+
+
+@bounded(300, 5000)
+@given(st.sampled_from([RUN_DOC, SERVERS_DOC]).flatmap(json_mutations) | json_values)
+def mutated_run_docs(doc: Any) -> None:
+    """A part's run --json, mutated: a RunResult that prints and reads back
+    as itself, or a one-line FabricError."""
+    try:
+        res = fabric_run.RunResult.from_json(doc, "server s's run")
+    except FabricError as e:
+        assert one_line(e) and str(e).startswith("server s's run"), repr(str(e))
+        return
+    text = json.dumps(res.to_json())
+    again = fabric_run.RunResult.from_json(json.loads(text), "again")
+    assert json.dumps(again.to_json()) == text
+    fabric_run.table(res)
+
+
 # -- the VM agent's lines -----------------------------------------------------------
 REQUEST = {"id": 3, "op": "exec", "argv": ["true"], "env": {"A": "b"}, "cwd": "/", "timeout": 5}
 MESSAGES = [{"event": "ready", "kernel": "6.1", "uptime_s": 1.0, "notes": []},
@@ -477,7 +662,7 @@ def cli() -> None:
 PROPERTIES = [random_bytes_topology, mutated_topology, random_documents, mutated_describe,
               mutated_tables,
               mutated_state, mutated_reports, progress_lines, uroce_outputs, vm_rank_outputs,
-              progress_stream, agent_requests, agent_messages]
+              progress_stream, mutated_run_docs, agent_requests, agent_messages]
 
 
 def main() -> int:
@@ -492,6 +677,7 @@ def main() -> int:
                       f"({time.monotonic() - t0:.1f} s)", True)
             except Exception:  # the falsifying example and the trace, as a failure
                 check(f"{prop.__name__}: never an untyped error", False, traceback.format_exc())
+        run_rows()
         cli()
     finally:
         shutil.rmtree(RUN_DIR, ignore_errors=True)
