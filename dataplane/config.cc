@@ -156,9 +156,12 @@ Status DpConfig::Validate() const {
       return Bad(fmt::format("ports: port {}: egress.buffer must be at least 2KiB", p.port));
     if (p.latency_us && !(*p.latency_us >= 0 && *p.latency_us <= 1e6))
       return Bad(fmt::format("ports: port {}: egress.latency_us must be in [0, 1e6]", p.port));
-    if (!(p.loss_pct >= 0 && p.loss_pct <= 100) || !(p.reorder_pct >= 0 && p.reorder_pct <= 100))
-      return Bad(fmt::format("ports: port {}: egress.loss_pct and reorder_pct are percents, 0..100",
-                             p.port));
+    if (!(p.loss_pct >= 0 && p.loss_pct <= 100) || !(p.reorder_pct >= 0 && p.reorder_pct <= 100)) {
+      {
+        return Bad(fmt::format(
+            "ports: port {}: egress.loss_pct and reorder_pct are percents, 0..100", p.port));
+      }
+    }
   }
   if (!(egress.latency_us >= 0 && egress.latency_us <= 1e6))
     return Bad("egress.latency_us must be in [0, 1e6]");
@@ -180,19 +183,29 @@ Status DpConfig::Validate() const {
   if (pfc.dscp > 63) return Bad("pfc.dscp must be in 0..63");
   if (pfc.quanta == 0) return Bad("pfc.quanta must be in 1..65535");
   if (pfc.response_quanta > 65535) return Bad("pfc.response_quanta must be in 0..65535");
-  if (pfc.wd_detect_ms < fabric::kPfcWdDetectMinMs || pfc.wd_detect_ms > fabric::kPfcWdDetectMaxMs)
-    return Bad(fmt::format("pfc.watchdog.detect_ms must be in {}..{}", fabric::kPfcWdDetectMinMs,
-                           fabric::kPfcWdDetectMaxMs));
+  if (pfc.wd_detect_ms < fabric::kPfcWdDetectMinMs ||
+      pfc.wd_detect_ms > fabric::kPfcWdDetectMaxMs) {
+    {
+      return Bad(fmt::format("pfc.watchdog.detect_ms must be in {}..{}", fabric::kPfcWdDetectMinMs,
+                             fabric::kPfcWdDetectMaxMs));
+    }
+  }
   if (pfc.wd_restore_ms < fabric::kPfcWdRestoreMinMs ||
-      pfc.wd_restore_ms > fabric::kPfcWdRestoreMaxMs)
-    return Bad(fmt::format("pfc.watchdog.restore_ms must be in {}..{}", fabric::kPfcWdRestoreMinMs,
-                           fabric::kPfcWdRestoreMaxMs));
+      pfc.wd_restore_ms > fabric::kPfcWdRestoreMaxMs) {
+    {
+      return Bad(fmt::format("pfc.watchdog.restore_ms must be in {}..{}",
+                             fabric::kPfcWdRestoreMinMs, fabric::kPfcWdRestoreMaxMs));
+    }
+  }
   if (reorder.buffer_bytes == 0) return Bad("reorder.buffer must be above 0");
-  if (reorder.timeout_us > fabric::kReorderMaxTimeoutUs)
-    return Bad(
-        fmt::format("reorder.timeout_us must be in 1..{} (0 or absent: the buffer's drain "
-                    "time at the port's rate)",
-                    fabric::kReorderMaxTimeoutUs));
+  if (reorder.timeout_us > fabric::kReorderMaxTimeoutUs) {
+    {
+      return Bad(
+          fmt::format("reorder.timeout_us must be in 1..{} (0 or absent: the buffer's drain "
+                      "time at the port's rate)",
+                      fabric::kReorderMaxTimeoutUs));
+    }
+  }
   if (reorder.max_flows < 1 || reorder.max_flows > 1'000'000)
     return Bad("reorder.flows must be in 1..1000000");
   if (burst == 0 || burst > 64) return Bad("burst must be in 1..64");

@@ -123,9 +123,10 @@ json HandleSetPort(Switch& sw, const json& req) {
     if (!v) return Fail(ReplyError::kBadArgument, "'pfc_storm_ms' must be in 0..3600000");
     storm_ms = static_cast<uint32_t>(*v);
   }
-  if (!admin_up && !wire_cut && !storm_ms)
+  if (!admin_up && !wire_cut && !storm_ms) {
     return Fail(ReplyError::kBadArgument,
                 "set_port needs 'admin': up|down, 'wire': ok|cut, or 'pfc_storm_ms'");
+  }
   const auto pn = static_cast<uint32_t>(*port);
   if (storm_ms) {
     if (Status s = sw.SetPortPfcStorm(pn, *storm_ms); !s) return Fail(s.error());

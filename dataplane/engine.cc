@@ -123,9 +123,10 @@ Result<EngineConfig> LoadFabricFile(const std::string& path) {
       return Bad(fmt::format("fabric file {}: unknown key '{}' (switches, engine)", path, key));
   }
   const YAML::Node sws = root["switches"];
-  if (!sws || !sws.IsSequence() || sws.size() == 0)
+  if (!sws || !sws.IsSequence() || sws.size() == 0) {
     return Bad(
         fmt::format("fabric file {}: 'switches' must list the switches' config files", path));
+  }
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   for (size_t i = 0; i < sws.size(); ++i) {
     if (!sws[i].IsScalar())
@@ -421,9 +422,10 @@ Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& 
       const size_t comma = pc.dev.find(',');
       name = fmt::format("{}_h{}", pc.dev.substr(0, comma), hosts_.size());
       const std::string devargs = comma == std::string::npos ? name : name + pc.dev.substr(comma);
-      if (int rc = rte_dev_probe(devargs.c_str()); rc != 0)
+      if (int rc = rte_dev_probe(devargs.c_str()); rc != 0) {
         return MakeError(ErrorCode::kIo, fmt::format("{}: cannot open: {}", where,
                                                      rte_strerror(rc < 0 ? -rc : rc)));
+      }
     }
     uint16_t id = 0;
     if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
@@ -704,9 +706,10 @@ uint64_t Engine::ReleaseToHosts(uint64_t wall) {
       uint16_t sent = 0;
       if (h.io) {
         hostio::FrameView v[kMaxBurst];
-        for (uint16_t i = 0; i < n; ++i)
+        for (uint16_t i = 0; i < n; ++i) {
           v[i] =
               hostio::FrameView{rte_pktmbuf_mtod(b[i], const uint8_t*), rte_pktmbuf_data_len(b[i])};
+        }
         sent = static_cast<uint16_t>(h.io->Send(std::span(v, n)));
         rte_pktmbuf_free_bulk(b, sent);  // the socket copied them
       } else {

@@ -417,9 +417,10 @@ int FabricMain(const DpArgs& a) {
 int RunSwitch(std::vector<std::string> eal_args, const DpConfig& c, const DpArgs& a) {
   for (const PortConfig& p : c.ports) {
     if (p.ring()) return Usage(fmt::format("port {}: ring: ports exist only inside tests", p.port));
-    if (p.in_memory())
+    if (p.in_memory()) {
       return Usage(
           fmt::format("port {}: mem: ports exist only in the shared engine (--fabric)", p.port));
+    }
     bool given = false;
     for (const auto& e : eal_args) given |= e.find(p.dev) != std::string::npos;
     if (!given) eal_args.push_back("--vdev=" + p.dev);

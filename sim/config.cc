@@ -120,9 +120,10 @@ Status SimConfig::Validate() const {
         HostSchemeName(host)));
   }
   if (Status s = ValidateMix(*this); !s) return s;
-  if (workload != WorkloadKind::kIncast && (incast_senders || incast_victim))
+  if (workload != WorkloadKind::kIncast && (incast_senders || incast_victim)) {
     return bad(incast_victim ? "--victim: with --workload incast"
                              : "--incast-senders: with --workload incast");
+  }
   if (workload == WorkloadKind::kIncast) {
     const auto hosts = static_cast<uint32_t>(lb::FatTree::Make(k, levels)->num_hosts());
     const uint32_t most = incast_victim ? hosts - 3 : hosts - 1;
@@ -146,14 +147,16 @@ Status SimConfig::Validate() const {
         CcaName(cca)));
   }
   if (reorder) {
-    if (reorder_bytes < frame_bytes() || reorder_bytes > (uint64_t{1} << 30))
+    if (reorder_bytes < frame_bytes() || reorder_bytes > (uint64_t{1} << 30)) {
       return bad(
           fmt::format("--reorder-kb: the buffer must hold a data frame ({} B) and be at "
                       "most 1 GiB, got {} B",
                       frame_bytes(), reorder_bytes));
-    if (reorder_timeout_us > fabric::kReorderMaxTimeoutUs)
+    }
+    if (reorder_timeout_us > fabric::kReorderMaxTimeoutUs) {
       return bad(fmt::format("--reorder-timeout-us must be in [1, {}], got {}",
                              fabric::kReorderMaxTimeoutUs, reorder_timeout_us));
+    }
   }
   if (pfc) {
     if (buffer_bytes == 0) {
@@ -161,15 +164,18 @@ Status SimConfig::Validate() const {
           "--pfc needs --buffer: PFC's thresholds are shares of a port's buffer (an infinite "
           "buffer never pauses)");
     }
-    if (pfcwd_detect_ms < fabric::kPfcWdDetectMinMs || pfcwd_detect_ms > fabric::kPfcWdDetectMaxMs)
+    if (pfcwd_detect_ms < fabric::kPfcWdDetectMinMs ||
+        pfcwd_detect_ms > fabric::kPfcWdDetectMaxMs) {
       return bad(fmt::format("--pfcwd-detect-ms must be in [{}, {}], got {}",
                              fabric::kPfcWdDetectMinMs, fabric::kPfcWdDetectMaxMs,
                              pfcwd_detect_ms));
+    }
     if (pfcwd_restore_ms < fabric::kPfcWdRestoreMinMs ||
-        pfcwd_restore_ms > fabric::kPfcWdRestoreMaxMs)
+        pfcwd_restore_ms > fabric::kPfcWdRestoreMaxMs) {
       return bad(fmt::format("--pfcwd-restore-ms must be in [{}, {}], got {}",
                              fabric::kPfcWdRestoreMinMs, fabric::kPfcWdRestoreMaxMs,
                              pfcwd_restore_ms));
+    }
     if (pfc_quanta == 0) return bad("--pfc-quanta must be in [1, 65535]");
     if (auto th = PfcPortThresholds(); !th) return bad("--pfc: " + th.error().message);
   }

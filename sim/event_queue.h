@@ -323,7 +323,7 @@ class EventQueue {
     if (size_ > kStreamFrom) {
       // __m128i may alias anything (unlike a long long*).
       auto* line = static_cast<__m128i*>(dst);
-      for (int i = 0; i < 4; ++i) {
+      for (size_t i = 0; i < 4; ++i) {
         _mm_stream_si128(line + i, _mm_set_epi64x(static_cast<long long>(w[2 * i + 1]),
                                                   static_cast<long long>(w[2 * i])));
       }

@@ -409,13 +409,15 @@ Status ApplyQueues(const CLI::App& app, SimArgs& a) {
     if (app.count(opt) && !c.reorder)
       return Bad(std::string(opt) + " is --reorder's: give --reorder");
   }
-  if (a.reorder_kb == 0 || a.reorder_kb > (uint64_t{1} << 20))
+  if (a.reorder_kb == 0 || a.reorder_kb > (uint64_t{1} << 20)) {
     return Bad(
         fmt::format("--reorder-kb must be in [1, {}], got {}", uint64_t{1} << 20, a.reorder_kb));
+  }
   c.reorder_bytes = a.reorder_kb * 1024;
-  if (app.count("--reorder-timeout-us") && c.reorder_timeout_us == 0)
+  if (app.count("--reorder-timeout-us") && c.reorder_timeout_us == 0) {
     return Bad(fmt::format("--reorder-timeout-us must be in [1, {}], got 0",
                            fabric::kReorderMaxTimeoutUs));
+  }
   auto rcv = ParseReceiver(a.receiver);
   if (!rcv) return Bad("--receiver: " + rcv.error().message);
   c.receiver = *rcv;

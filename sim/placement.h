@@ -44,6 +44,7 @@ inline constexpr std::array<std::string_view, 3> kTierNames = {"edge", "agg", "c
 std::string_view PlacementName(Placement p);  // "all", "tiers" or one of kPlacementNames
 Result<Placement> ParsePlacement(std::string_view name);
 
+// NOLINTNEXTLINE(bugprone-reserved-identifier): __i0 is the defaulted operator=='s own
 struct LbMix {
   Placement placement = Placement::kAll;
   // kTiers: a tier's policy if has_tier, else SimConfig::policy.

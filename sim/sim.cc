@@ -483,7 +483,7 @@ class Simulator {
   }
   TimePs HostRtoOf(uint32_t fi) const {
     const FlowState& f = flows_[fi];
-    return HostRto(static_cast<uint32_t>(t_.hops(HostId(f.src), HostId(f.dst))));
+    return HostRto(static_cast<uint32_t>(t_.hops(HostId{f.src}, HostId{f.dst})));
   }
   // A flow's last packet acknowledged now.
   void FlowDone() {
@@ -515,7 +515,7 @@ class Simulator {
     gbn_.resize(flows_.size());
     for (size_t i = 0; i < flows_.size(); ++i) {
       const FlowState& f = flows_[i];
-      const auto links = static_cast<uint32_t>(t_.hops(HostId(f.src), HostId(f.dst)));
+      const auto links = static_cast<uint32_t>(t_.hops(HostId{f.src}, HostId{f.dst}));
       gbn_[i].base = gbn_[i].rto = HostRto(links);
     }
   }
@@ -868,7 +868,7 @@ class Simulator {
       if (!(seq_[tx.base + s] & kAcked)) QueueLost(tx, s);
     }
     CcOnTimeout(c_.cca, tx.cc, tx.p, now_);
-    tx.rto = std::min<TimePs>(tx.rto * 2, 64 * 10 * tx.p.base_rtt);
+    tx.rto = std::min<TimePs>(tx.rto * 2, TimePs{64} * 10 * tx.p.base_rtt);
     RestartTimer(fi);
     TraceCwnd(fi);
     TxWake(fi);
@@ -905,7 +905,7 @@ class Simulator {
     }
     if (e.type != EventType::kArrive) return;
     const uint32_t s = e.node - n_;
-    if (t_.is_below(SwitchId(s), HostId(e.pk.dst))) return;
+    if (t_.is_below(SwitchId{s}, HostId{e.pk.dst})) return;
     __builtin_prefetch(&flows_[e.pk.flow]);
     if constexpr (kHasState) {
       lb::PacketKey key;
@@ -926,9 +926,9 @@ class Simulator {
     if (e.type != EventType::kArrive) return;
     const uint32_t s = e.node - n_;
     const HostId dst(e.pk.dst);
-    if (t_.is_below(SwitchId(s), dst)) {
+    if (t_.is_below(SwitchId{s}, dst)) {
       PrefetchLines(
-          &ports_[PortIndex(e.node, static_cast<uint32_t>(t_.down_port(SwitchId(s), dst)))]);
+          &ports_[PortIndex(e.node, static_cast<uint32_t>(t_.down_port(SwitchId{s}, dst)))]);
       return;
     }
     if constexpr (kHasPeek) {

@@ -46,7 +46,7 @@ std::vector<double> Fabric(uint32_t n, const std::vector<double>& t, const Exper
         if (hs == gs) {
           loc += bytes * share;
         } else {
-          f[size_t{g} * n + hs * s.server_gpus + rank] += bytes * share;
+          f[size_t{g} * n + size_t{hs} * s.server_gpus + rank] += bytes * share;
         }
       }
     }

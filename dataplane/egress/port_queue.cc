@@ -303,9 +303,10 @@ uint32_t PortQueue::DropLossless(LcoreCounters& ctr) {
   uint32_t n = 0, got = 0;
   uint64_t bytes = 0, lossless = 0;
   auto dequeue = [&] {
-    if (!reorder_)
+    if (!reorder_) {
       return rte_ring_sc_dequeue_burst(ring_[kNormalQueue], reinterpret_cast<void**>(b), kMaxBurst,
                                        nullptr);
+    }
     unsigned k = 0;  // what the reorder stage let go or never held
     while (k < kMaxBurst && DequeueNormal(&b[k])) ++k;
     return k;

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -56,14 +57,15 @@ inline constexpr uint32_t kPfcFrameBytes = pkt::kPfcFrameBytes;
 // A host NIC's receive buffer, as the shared engine emulates its MAC: when
 // the frames due at a host that its device (AF_XDP socket, tap) has not
 // taken pass it, the NIC sends XOFF to its edge; at half of it, XON.
-inline constexpr uint64_t kHostRxBufferBytes = 64 * 1024;
+inline constexpr uint64_t kHostRxBufferBytes = uint64_t{64} * 1024;
 // The peer's response time counted into the headroom: IEEE 802.3 31B.3.7's
 // bound at 100 Gb/s, in quanta (docs/design.md, lossless facts).
 inline constexpr uint32_t kPfcResponseQuanta = 394;
 
 // How long `quanta` pause quanta last on a link of `ps_per_byte`.
 inline TimePs PauseQuantaPs(uint32_t quanta, double ps_per_byte) {
-  return static_cast<TimePs>(static_cast<double>(quanta) * kPfcQuantumBytes * ps_per_byte + 0.5);
+  return static_cast<TimePs>(
+      std::llround(static_cast<double>(quanta) * kPfcQuantumBytes * ps_per_byte));
 }
 
 // The headroom of one ingress port, in bytes, as SONiC's headroom
@@ -302,10 +304,11 @@ class PfcWatchdog {
     pause_end_ = until;
     if (t > covered_until_) storm_since_ = kNone;  // the pause had lapsed
     covered_until_ = until;
-    if (until <= t)
+    if (until <= t) {
       storm_since_ = kNone;
-    else if (waiting && storm_since_ == kNone)
+    } else if (waiting && storm_since_ == kNone) {
       storm_since_ = t;
+    }
   }
   // At t (non-decreasing): frames waiting or not. Returns what happened by
   // t and when (fired_at / restored_at), at most one event per call.

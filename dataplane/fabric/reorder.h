@@ -62,7 +62,7 @@ struct ReorderKey {
 
 // The defaults (ofan-dp's reorder section, ofan-emu up --reorder-kb and
 // --reorder-timeout-us, ofan-sim --reorder take them from here).
-inline constexpr uint64_t kReorderDefaultBytes = 256 * 1024;
+inline constexpr uint64_t kReorderDefaultBytes = uint64_t{256} * 1024;
 inline constexpr uint32_t kReorderMaxTimeoutUs = 10'000'000;
 inline constexpr uint32_t kReorderDefaultFlows = 1024;
 // A port without an emulated rate (ofan-dp at the device's speed) waits this.
@@ -310,14 +310,16 @@ class ReorderBuffer {
   }
   void Unlink(int32_t fi) {
     Flow& f = flows_[fi];
-    if (f.newer != kNone)
+    if (f.newer != kNone) {
       flows_[f.newer].older = f.older;
-    else
+    } else {
       lru_head_ = f.older;
-    if (f.older != kNone)
+    }
+    if (f.older != kNone) {
       flows_[f.older].newer = f.newer;
-    else
+    } else {
       lru_tail_ = f.newer;
+    }
     f.newer = f.older = kNone;
   }
   // Frame h waits in flow f's list, in PSN order; at once, counted, if it

@@ -309,9 +309,10 @@ Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname)
   Status s = InNetns(netns, [&]() -> Status {
     if (ifname.size() >= IFNAMSIZ) return MakeError(ErrorCode::kInvalidArgument, "name too long");
     info.ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
-    if (info.ifindex == 0)
+    if (info.ifindex == 0) {
       return MakeError(ErrorCode::kNotFound,
                        fmt::format("no interface {} in netns '{}'", ifname, netns));
+    }
     Fd sock(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (sock.get() < 0) return MakeError(ErrorCode::kIo, Errno("socket"));
     ifreq ifr{};

@@ -155,7 +155,7 @@ void LoopbackFabric::Advance() {
     Message& m = inflight_[i];
     if (m.due_ns > now || m.hold > 0) {
       if (m.hold > 0) --m.hold;
-      if (keep != i) inflight_[keep] = std::move(m);
+      if (keep != i) inflight_[keep] = m;
       ++keep;
       continue;
     }

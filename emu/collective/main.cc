@@ -39,7 +39,7 @@
 namespace ofan::emu {
 namespace {
 
-constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
+constexpr int kExitOk = 0, kExitFailed = 1;  // 2, a bad command line: UsageError
 
 // "0,5,9" -> {0, 5, 9}.
 Result<std::vector<uint32_t>> ParseHosts(const std::string& text) {
@@ -242,7 +242,7 @@ Status ApplyHosts(CollArgs& a, std::optional<lb::FatTree>& tree, RunOptions& o) 
   if (a.k != 0) {
     auto t = lb::FatTree::Make(a.k, a.levels);
     if (!t) return Bad("--k / --levels: " + t.error().message);
-    tree = std::move(*t);
+    tree = *t;
     const auto n_hosts = static_cast<uint32_t>(tree->num_hosts());
     for (uint32_t i = 0; i < a.sp.num_ranks; ++i) {
       const uint32_t h = o.hosts.empty() ? i : o.hosts[i];

@@ -81,7 +81,7 @@ struct ScheduleParams {
   uint32_t qps_per_peer = 1;
   // Largest write (a multiple of 4). A transfer is cut into at least
   // qps_per_peer chunks when it is big enough, so that every QP carries some.
-  uint64_t chunk_bytes = 64 * 1024;
+  uint64_t chunk_bytes = uint64_t{64} * 1024;
   // incast: how many ranks send to rank 0 (0: every other rank), and
   // whether the victim flow runs beside it (workload::VictimSrc to
   // workload::kVictimDst, msg_bytes; neither end an incast sender).

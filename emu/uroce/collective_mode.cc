@@ -74,7 +74,7 @@ Result<Spec> ParseSpec(const json& j) {
     s.sp.qps_per_peer = j.value("qps_per_peer", 1u);
     s.sp.incast_senders = j.value("incast_senders", 0u);
     s.sp.victim = j.value("victim", false);
-    s.sp.chunk_bytes = j.value("chunk_bytes", uint64_t{64 * 1024});
+    s.sp.chunk_bytes = j.value("chunk_bytes", uint64_t{64} * 1024);
     // Receiver-driven admission (rank_engine.h): {channels, channel_bytes,
     // priority}; a chunk is a slot.
     if (j.contains("cts") && !j["cts"].is_null()) {
@@ -160,18 +160,20 @@ Result<Spec> ParseSpec(const json& j) {
   }
   s.sp.num_ranks = static_cast<uint32_t>(s.hosts.size());
   for (uint32_t i = 0; i < s.hosts.size(); ++i) {
-    if (s.hosts[i].rank != i)
+    if (s.hosts[i].rank != i) {
       return MakeError(
           ErrorCode::kInvalidArgument,
           fmt::format("hosts[{}] has rank {}: ranks must be 0..n-1 in order", i, s.hosts[i].rank));
+    }
   }
   if (s.mtu != 256 && s.mtu != 512 && s.mtu != 1024 && s.mtu != 2048 && s.mtu != 4096)
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("mtu {}: 256 .. 4096", s.mtu));
   if (!(s.pace >= 0 && s.pace <= 1) || !(s.deadline_s > 0) || s.max_outstanding == 0 ||
-      s.dscp > 63 || s.burst_bytes < s.mtu + 100)
+      s.dscp > 63 || s.burst_bytes < s.mtu + 100) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "pace_fraction in [0, 1], deadline_s > 0, max_outstanding > 0, dscp 0..63, "
                      "burst_bytes >= one frame (mtu + 100)");
+  }
   return s;
 }
 
@@ -261,7 +263,7 @@ Result<emu::RunOptions> MakeRunOptions(const Spec& spec, std::optional<lb::FatTr
   if (spec.k != 0) {
     auto t = lb::FatTree::Make(spec.k, spec.levels);
     if (!t) return MakeError(ErrorCode::kInvalidArgument, "k / levels: " + t.error().message);
-    tree = std::move(*t);
+    tree = *t;
     bound.hops = [&tree](uint32_t a, uint32_t b) {
       return tree->hops(lb::HostId(a), lb::HostId(b));
     };

@@ -124,10 +124,11 @@ Status OpenSides(const PairOptions& o, uint64_t S, uint32_t slots, SteadyClock& 
       if (!ip.ok()) return ip.error();
       side[i].iface.ipv4 = *ip;
     }
-    if (side[i].iface.ipv4 == 0)
+    if (side[i].iface.ipv4 == 0) {
       return MakeError(ErrorCode::kInvalidArgument,
                        fmt::format("{} in '{}' has no IPv4 address: give --{}-ip", *ifn[i], *ns[i],
                                    i ? 'b' : 'a'));
+    }
     rank_ips[i] = side[i].iface.ipv4;
   }
   for (int i = 0; i < 2; ++i) {

@@ -534,7 +534,12 @@ std::vector<Claim> Fig10Claims(const std::vector<Row>& rows) {
   for (const auto& x : {Ofan(), NOfan(4)}) {
     for (const auto& y : {Reps(), Ar()}) {
       const double cut = 1 - CctOf(rows, x, AnyRow) / CctOf(rows, y, AnyRow);
-      if (std::isnan(cut) || cut < least) least = cut, where = x + " vs " + y;
+      if (std::isnan(cut) || cut < least) {
+        least = cut;
+        where = x;
+        where += " vs ";
+        where += y;
+      }
       if (std::isnan(least)) break;
     }
   }

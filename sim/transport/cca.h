@@ -34,7 +34,7 @@ enum class Cca : uint8_t {
 #undef OFAN_SIM_CCA_ENUM
 };
 
-#define OFAN_SIM_CCA_COUNT(e, name, help) +1
+#define OFAN_SIM_CCA_COUNT(e, name, help) +1  // NOLINT(bugprone-macro-parentheses): a term of a sum
 inline constexpr int kNumCcas = 0 OFAN_SIM_CCAS(OFAN_SIM_CCA_COUNT);
 #undef OFAN_SIM_CCA_COUNT
 

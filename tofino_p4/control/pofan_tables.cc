@@ -247,7 +247,7 @@ void FillPointers(const lb::UplinkTable& table, uint32_t k, const PofanOptions& 
   }
   const lb::Pofan pofan(pc, setup);
   for (uint32_t lp = 0; lp < pofan.num_pipes(); ++lp) {
-    auto& regs = t.pointers[PipeOfDevPort(o.dev_ports[lp * o.pipe_size])];
+    auto& regs = t.pointers[PipeOfDevPort(o.dev_ports[size_t{lp} * o.pipe_size])];
     for (uint32_t key = 0; key < table.num_keys(); ++key) {
       regs[key] = pofan.last_used(lp, key);
     }

@@ -55,7 +55,7 @@ struct PofanOptions {
   std::optional<uint16_t> cpu_port = std::nullopt;
   // ECN: CE-mark ECT packets that find more than this many bytes queued
   // (ofan-dp's egress `ecn`, default 100 KiB); 0: no marking.
-  uint64_t ecn_bytes = 100 * 1024;
+  uint64_t ecn_bytes = uint64_t{100} * 1024;
   uint64_t seed = 1;  // lb::PolicyConfig::seed
   // lb::SwitchLbSetup::salt; DefaultSalt(switch) unless set.
   bool salt_set = false;

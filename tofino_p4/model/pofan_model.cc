@@ -265,7 +265,10 @@ std::vector<uint8_t> IngressDeparser(Headers& h, std::span<const uint8_t> f, siz
 }  // namespace
 
 PofanModel::PofanModel(const PofanTables& t) {
-  pointers_.assign(t.options.num_pipes, std::vector<uint8_t>(OFAN_P4_POINTER_REGISTER_SIZE, 0));
+  // A small product of pofan_defs.h, which the P4 program shares (no C++
+  // types there). NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result)
+  const size_t registers = OFAN_P4_POINTER_REGISTER_SIZE;
+  pointers_.assign(t.options.num_pipes, std::vector<uint8_t>(registers, 0));
   for (size_t p = 0; p < t.pointers.size() && p < pointers_.size(); ++p) {
     std::copy(t.pointers[p].begin(), t.pointers[p].end(), pointers_[p].begin());
   }

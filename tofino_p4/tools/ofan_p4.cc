@@ -73,7 +73,7 @@ struct TablesArgs {
   std::vector<uint16_t> dev_ports;
   int cpu_port = -1;
   uint64_t seed = 1;
-  uint64_t ecn_bytes = 100 * 1024;
+  uint64_t ecn_bytes = uint64_t{100} * 1024;
   std::string format = "bfrt", out;
   bool no_registers = false;
 };
