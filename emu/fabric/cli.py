@@ -12,9 +12,10 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from . import control, fabric as fabric_mod, nodes, plan as plan_mod, teardown
 from .fabric import Fabric, load
@@ -85,306 +86,8 @@ def need_root() -> None:
                           code=EXIT_CPU)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="ofan-emu", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Emulated fat trees of ofan-dp switches (or Linux routers) in network "
-                    "namespaces, carrying real RoCEv2 traffic.", epilog=EPILOG)
-    sub = p.add_subparsers(dest="verb", metavar="VERB")
-    sub.required = True
-
-    up = sub.add_parser("up", help="bring a fabric up")
-    add_shape_args(up)
-    up.add_argument("--plan", metavar="FILE", default=None,
-                    help="a plan (ofan-emu plan -o FILE) instead of the shape's options: with "
-                         "--server, that server's part, its links to the others over VXLAN")
-    up.add_argument("--server", metavar="S", default=None,
-                    help="with --plan: the server (srv0 or its address) this is; run it on "
-                         "that server (without it: every server's part, over SSH)")
-    add_remote_args(up)
-    up.add_argument("--switch", choices=("ofan", "kernel"), default="ofan",
-                    help="ofan = ofan-dp switches (default); kernel = Linux routers "
-                         "with multipath routes (the ECMP baseline)")
-    up.add_argument("--engine", choices=nodes.ENGINES, default=None,
-                    help=f"how ofan-dp runs the switches: per-switch = one process per switch "
-                         f"on AF_XDP veths; shared = every switch in one process, links between "
-                         f"switches in memory, time emulated (default {nodes.DEFAULT_ENGINE})")
-    up.add_argument("--control", choices=CONTROLS, default=DEFAULT_CONTROL,
-                    help="who computes the switches' valid-uplink masks: tables = ofan-emu, "
-                         "from the topology and the failures it made (default); agent = each "
-                         "switch's own lldpd, FRR (BGP unnumbered + BFD) and ofan-agent")
-    up.add_argument("--miswire", default=None, metavar="SW:PORT,SW:PORT",
-                    help="a cabling error: the far ends of the cables at these two switch ports "
-                         "swapped (with --control agent, lldpd and ofan-agent find it; the "
-                         "two planned links count as out of service)")
-    up.add_argument("--bfd-ms", type=int, default=None, metavar="MS",
-                    help="with --control agent: BFD's transmit and receive interval (default: "
-                         "ofan-agent's, 300)")
-    up.add_argument("--bfd-multiplier", type=int, default=None, metavar="N",
-                    help="with --control agent: BFD packets missed before a session is down "
-                         "(default: ofan-agent's, 3)")
-    up.add_argument("--pfc", action="store_true",
-                    help="a lossless fabric: PFC (802.1Qbb) on every link, RoCE data (DSCP 26) "
-                         "in one lossless priority, thresholds and headroom per ingress port "
-                         "(exact in the shared engine's emulated time; the per-switch engine's "
-                         "on the wall clock; docs/emu.md)")
-    up.add_argument("--pfc-priority", type=int, default=None, metavar="P",
-                    help="with --pfc: the lossless priority, 0-7 (default 3)")
-    up.add_argument("--pfcwd-detect-ms", type=int, default=None, metavar="N",
-                    help="with --pfc: the PFC watchdog fires when a queue stays paused, frames "
-                         "waiting, this long (100-5000, default 200)")
-    up.add_argument("--pfcwd-restore-ms", type=int, default=None, metavar="N",
-                    help="with --pfc: ... and restores it after this long without pause "
-                         "(100-60000, default 200)")
-    up.add_argument("--pfcwd-action", default=None, metavar="drop|forward|alert",
-                    help="with --pfc: what a stormed queue does: drop its lossless frames and "
-                         "ignore pause (default), forward (ignore pause), or alert (count)")
-    up.add_argument("--reorder", action="store_true",
-                    help="resequencing at the edges: RoCE data bound for a host leaves its edge "
-                         "in PSN order per QP, for NICs without out-of-order placement (rxe, "
-                         "uroce without --ooo); the shared engine's, in emulated time")
-    up.add_argument("--reorder-kb", type=int, default=None, metavar="N",
-                    help="with --reorder: each host port's reorder buffer, KiB (default 256)")
-    up.add_argument("--reorder-timeout-us", type=int, default=None, metavar="T",
-                    help="with --reorder: the longest a frame waits for a gap to fill; then "
-                         "the gap is a loss (default: the time the host link takes to send "
-                         "the reorder buffer, 84 ms for 256 KiB at 25 Mb/s)")
-    up.add_argument("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)")
-    up.add_argument("--ofan-mode", default="combined", choices=("combined", "atomic"),
-                    help="how --policy ofan shares pointers across workers")
-    up.add_argument("--seed", type=int, default=1, help="LB seed (default 1)")
-    up.add_argument("--vm-hosts", default=None, metavar="N|HOSTS",
-                    help="soft-RoCE VMs (rdma_rxe) on the first N host slots, or on the hosts "
-                         "named (h0,h8); the rest stay uroce hosts")
-    up.add_argument("--vm-mem", type=int, default=None, metavar="MIB",
-                    help="memory per VM host (default 512)")
-    up.add_argument("--keep-on-error", action="store_true",
-                    help="leave a half-built fabric for inspection instead of removing it")
-    up.add_argument("--json", action="store_true")
-
-    st = sub.add_parser("status", help="fabrics, or one fabric's switches and hosts")
-    st.add_argument("--name", default=None)
-    st.add_argument("--plan", metavar="FILE", default=None,
-                    help="the plan's fabric: every server's part (over SSH)")
-    add_remote_args(st)
-    st.add_argument("--json", action="store_true")
-
-    dn = sub.add_parser("down", help="tear a fabric down (--all: every fabric, crashed ones too)")
-    g = dn.add_mutually_exclusive_group()
-    g.add_argument("--name", default=None)
-    g.add_argument("--all", action="store_true")
-    g.add_argument("--plan", metavar="FILE", default=None,
-                   help="the plan's fabric on every server (down --name NAME on each, over SSH)")
-    add_remote_args(dn)
-    dn.add_argument("--json", action="store_true")
-
-    for verb in ("fail", "restore"):
-        f = sub.add_parser(verb, help=f"{verb} a link or a switch")
-        f.add_argument("--name", default=None)
-        g = f.add_mutually_exclusive_group(required=True)
-        g.add_argument("--link", metavar="SWITCH:PORT", help="an inter-switch link, by either end")
-        g.add_argument("--switch", metavar="SWITCH", help="a switch, as status lists it")
-        if verb == "fail":
-            f.add_argument("--silent", action="store_true",
-                           help="with --link: the carrier stays up and every frame is lost "
-                                "(only a control plane that hears nothing back notices: BFD)")
-        f.add_argument("--plan", metavar="FILE", default=None,
-                       help="the plan's fabric: on every server (over SSH)")
-        add_remote_args(f)
-        # What the coordinator runs on each server of a plan.
-        f.add_argument("--part", action="store_true", help=argparse.SUPPRESS)
-        f.add_argument("--json", action="store_true")
-
-    ft = sub.add_parser("fault", help="a fault a lossless fabric must survive: a host's NIC "
-                        "sending continuous PFC pause (up --pfc)")
-    ft.add_argument("--name", default=None)
-    ft.add_argument("--pfc-storm", metavar="HOST", required=True,
-                    help="the host whose NIC storms its edge port with pause frames")
-    ft.add_argument("--for-ms", type=int, default=1000, metavar="N",
-                    help="how long, in ms (emulated on the shared engine, wall-clock on the "
-                    "per-switch one; default 1000; 0 ends a storm)")
-    ft.add_argument("--json", action="store_true")
-
-    vm_ = sub.add_parser("verify-masks", help="every switch's live masks against the "
-                         "brute-force valid sets for the fabric's failures (exit 0 all agree, "
-                         "1 with the first differences)")
-    vm_.add_argument("--name", default=None)
-    vm_.add_argument("--json", action="store_true")
-
-    ag = sub.add_parser("agent", help="a switch's ofan-agent (--control agent fabrics)")
-    asub = ag.add_subparsers(dest="agent_verb", metavar="AGENT_VERB")
-    asub.required = True
-    ar = asub.add_parser("restart", help="SIGKILL the switch's agent and start it again")
-    ar.add_argument("switch", metavar="SWITCH")
-    ar.add_argument("--name", default=None)
-    ar.add_argument("--json", action="store_true")
-
-    fr = sub.add_parser("frr", help="a switch's FRR daemons (--control agent fabrics)")
-    fsub = fr.add_subparsers(dest="frr_verb", metavar="FRR_VERB")
-    fsub.required = True
-    frs = fsub.add_parser("restart", help="stop FRR daemons of a switch (SIGTERM) and start "
-                          "them again, empty (its agent gives them frr.conf again)")
-    frs.add_argument("switch", metavar="SWITCH")
-    frs.add_argument("--daemon", action="append", choices=FRR_DAEMONS, default=None,
-                     help="zebra, bfdd or bgpd; again for more (default: all three)")
-    frs.add_argument("--name", default=None)
-    frs.add_argument("--json", action="store_true")
-
-    cp = sub.add_parser("capture", help="pcapng of both directions of a link (tshark, Wireshark)",
-                        description="Writes pcapng of both directions of one link: on an ofan-dp "
-                        "fabric the switch at that end writes it (AF_XDP hides the links from "
-                        "tcpdump); on a kernel fabric dumpcap captures the router's port. Stops "
-                        "at --count frames, after --duration seconds, or at Ctrl-C.")
-    cp.add_argument("--link", required=True, metavar="SWITCH:PORT|HOST",
-                    help="one end of the link (e0-0:2), or a host (its link to its edge switch)")
-    cp.add_argument("--count", type=int, default=0, help="stop after N frames (default: no limit)")
-    cp.add_argument("--duration", type=float, default=0, metavar="S",
-                    help="stop after S seconds (default: no limit)")
-    cp.add_argument("--snaplen", type=int, default=4096, help="bytes kept per frame (64..4096)")
-    cp.add_argument("-w", dest="write", required=True, metavar="FILE|-",
-                    help="the pcapng file, or - for stdout (... -w - | tshark -i -)")
-    cp.add_argument("--name", default=None)
-    cp.add_argument("--json", action="store_true", help="the summary as JSON, on stderr")
-
-    pg = sub.add_parser("ping", help="all-pairs ping between the hosts")
-    pg.add_argument("--name", default=None)
-    pg.add_argument("--count", type=int, default=1)
-    pg.add_argument("--plan", metavar="FILE", default=None,
-                    help="the plan's fabric: from every server's hosts (over SSH)")
-    add_remote_args(pg)
-    pg.add_argument("--json", action="store_true")
-
-    rn = sub.add_parser("run", help="collectives with real RoCEv2 traffic, one per LB policy")
-    add_run_args(rn)
-    rn.add_argument("--name", default=None)
-    rn.add_argument("--plan", metavar="FILE", default=None,
-                    help="the plan's fabric: every server's hosts in one collective (over SSH), "
-                         "the results and every server's switches merged")
-    rn.add_argument("--server", metavar="S", default=None,
-                    help="with --plan: only server S's part (its hosts' ranks; the others' "
-                         "must run theirs at the same time)")
-    add_remote_args(rn)
-    # What the coordinator runs on each server: stop once stdin closes.
-    rn.add_argument("--part", action="store_true", help=argparse.SUPPRESS)
-
-    dm = sub.add_parser("demo", help="the main job: k=4 fat tree, permutation (out-of-order "
-                        "placement at the hosts) under ECMP, RPS, "
-                        "AR, Ofan and POfan beside the simulator, plot, teardown")
-    dm.add_argument("--msg", default=None, help="default 1MiB (512KiB with --rxe)")
-    dm.add_argument("--seeds", type=int, default=1)
-    dm.add_argument("--link-mbps", type=float, default=None)
-    dm.add_argument("--engine", choices=nodes.ENGINES, default=None,
-                    help=f"ofan-dp's engine (default {nodes.DEFAULT_ENGINE})")
-    dm.add_argument("--plot", default=None, metavar="PNG",
-                    help="default results/emu-demo.png (results/emu-demo-rxe.png with --rxe)")
-    dm.add_argument("--rxe", action="store_true",
-                    help="soft-RoCE instead: rxe VMs on h0, h4, h8, h12 (one per pod) run a "
-                         "ring all-gather under ECMP, RPS, Ofan and POfan")
-    dm.add_argument("--json", action="store_true")
-
-    vm = sub.add_parser("vm", help="VMs with Debian's kernel over the host's root (netem, rxe)",
-                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                        epilog="examples:\n  ofan-emu vm check\n"
-                               "  ofan-emu vm run -- tc qdisc add dev lo root netem delay 1ms\n"
-                               "exit codes of vm run: the command's own; 124 it ran past "
-                               "--timeout;\n125 the VM failed or cannot run here (vm check "
-                               "says why)")
-    vsub = vm.add_subparsers(dest="vm_verb", metavar="VM_VERB")
-    vsub.required = True
-    vc = vsub.add_parser("check", help="can VMs run here? (exit 0 yes, 3 no, and why)")
-    vc.add_argument("--json", action="store_true")
-    vr = vsub.add_parser("run", help="boot a throwaway VM, run CMD in it, power off")
-    vr.add_argument("--mem", type=int, default=1024, metavar="MIB", help="guest memory (1024)")
-    vr.add_argument("--cpus", type=int, default=2, help="vCPUs (2)")
-    vr.add_argument("--share", action="append", default=[], metavar="DIR",
-                    help="a host directory the guest may write, at the same path")
-    vr.add_argument("--timeout", type=float, default=None, metavar="S",
-                    help="kill CMD after S seconds (exit 124)")
-    vr.add_argument("--json", action="store_true",
-                    help="after CMD's output, one line of JSON: rc, kernel, accel, boot_s")
-    vr.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
-
-    ex = sub.add_parser("exec", help="run a command in a VM host; its output and exit code")
-    ex.add_argument("host", help="a VM host, as status lists it (h0)")
-    ex.add_argument("--name", default=None)
-    ex.add_argument("--timeout", type=float, default=None, metavar="S",
-                    help="kill the command after S seconds (exit 124)")
-    ex.add_argument("--json", action="store_true",
-                    help="one object: rc, stdout, stderr, seconds (instead of streaming)")
-    ex.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
-
-    pl = sub.add_parser("plan", help="place a fabric across servers (VXLAN between them): "
-                        "one plan, computed once, that every server follows",
-                        description="Assigns every switch and host to a server, every link "
-                        "between two servers a VNI (base + link id), and records the MACs, "
-                        "underlay addresses, UDP port and underlay MTU, so that no server "
-                        "allocates anything on its own (docs/emu.md, 'Across servers').")
-    add_shape_args(pl)
-    add_plan_args(pl, servers_required=True)
-    pl.add_argument("-o", dest="output", default=None, metavar="FILE",
-                    help="write the plan (JSON) to FILE and print a summary; without it, "
-                         "--json prints the plan, else the summary")
-    pl.add_argument("--json", action="store_true", help="the plan's JSON on stdout")
-
-    xp = sub.add_parser("export", help="write the fabric as another tool's topology "
-                        "(Containerlab; clabernetes takes it to Kubernetes)",
-                        description="Writes a Containerlab topology: kind linux nodes running "
-                        f"{containerlab.SWITCH_IMAGE} and {containerlab.HOST_IMAGE} (ofan-emu "
-                        "builds neither), every link a veth with the fabric's MACs. With a plan "
-                        "over several servers, --server S writes S's part, the links to other "
-                        "servers as vxlan-stitch links. What carries over: docs/emu.md.")
-    xp.add_argument("--format", required=True, choices=("containerlab",))
-    xp.add_argument("--plan", metavar="FILE", default=None,
-                    help="a plan (ofan-emu plan -o FILE) instead of the shape's options")
-    xp.add_argument("--server", metavar="S", default=None,
-                    help="with a plan over several servers: the server (srv0 or its address) "
-                         "whose part to write")
-    add_shape_args(xp)
-    add_plan_args(xp, servers_required=False)
-    xp.add_argument("-o", dest="output", required=True, metavar="FILE|-",
-                    help="the topology file (- for stdout)")
-    xp.add_argument("--json", action="store_true",
-                    help="also print {file, nodes, links} of what was written")
-
-    tp = sub.add_parser("topology", help="print the canonical topology file of a shape")
-    tp.add_argument("--k", type=int, default=4)
-    tp.add_argument("--levels", type=int, choices=(2, 3), default=3)
-    tp.add_argument("--name", default=None)
-    tp.add_argument("--json", action="store_true",
-                    help="the same topology as JSON (no comment header)")
-    return p
-
-
-def add_remote_args(p: argparse.ArgumentParser) -> None:
-    """How the coordinator (up --plan FILE, down --plan FILE) reaches the
-    other servers."""
-    p.add_argument("--ssh-config", metavar="FILE", default=None,
-                   help="with --plan and no --server: ssh -F FILE (user, key, port, known hosts)")
-    p.add_argument("--remote-emu", metavar="CMD", default=None,
-                   help="with --plan and no --server: the ofan-emu command on the other servers "
-                        f"(default {DEFAULT_REMOTE_EMU})")
-
-
-def add_shape_args(p: argparse.ArgumentParser) -> None:
-    """The fabric's shape and name (up, and each verb that builds a topology)."""
-    p.add_argument("--name", default=None, help=f"fabric name, 1-10 of a-z0-9 "
-                   f"(default {DEFAULT_NAME}, or the topology file's)")
-    p.add_argument("--k", type=int, default=None, help="switch radix, even (default 4)")
-    p.add_argument("--levels", type=int, choices=(2, 3), default=None,
-                   help="2 = leaf-spine, 3 = fat tree (default 3)")
-    p.add_argument("--topology", metavar="FILE", help="a YAML topology file (docs/emu.md)")
-    p.add_argument("--link-mbps", type=float, default=None,
-                   help=f"every link's rate (default {LINK_ATTRS['rate_mbps'][1]:g}, "
-                        "or the file's)")
-    p.add_argument("--buffer", default=None, help="every switch port's buffer (e.g. 256KiB)")
-    p.add_argument("--ecn", default=None, help="every switch port's ECN threshold (e.g. 64KiB)")
-    p.add_argument("--ecn-kb", type=int, default=None, metavar="N",
-                   help="the same in KiB (--ecn NKiB): a relaxed threshold for PFC + DCQCN")
-    p.add_argument("--latency-us", type=float, default=None, help="every link's latency (netem)")
-
-
 def shape_from_args(args: argparse.Namespace) -> tuple[str, Topology]:
-    """(the fabric's name, its Topology) from add_shape_args' options."""
+    """(the fabric's name, its Topology) from SHAPE's options."""
     overrides = {}
     if args.ecn_kb is not None:
         if args.ecn is not None:
@@ -416,22 +119,6 @@ def shape_from_args(args: argparse.Namespace) -> tuple[str, Topology]:
     return name, topo
 
 
-def add_plan_args(p: argparse.ArgumentParser, servers_required: bool) -> None:
-    p.add_argument("--servers", required=servers_required, default=None,
-                   metavar="ADDR,ADDR[,...]",
-                   help="the servers' underlay addresses (IPv4, IPv6 or host names), in order: "
-                        "srv0, srv1, ...")
-    p.add_argument("--placement", choices=plan_mod.PLACEMENTS, default=plan_mod.DEFAULT_PLACEMENT,
-                   help="pod = whole pods on a server, cores spread: only aggregation-core "
-                        "links cross (default); auto = balance node counts, fewest crossing "
-                        "links a greedy finds")
-    p.add_argument("--vni-base", type=int, default=plan_mod.DEFAULT_VNI_BASE,
-                   help=f"a crossing link's VNI is this + its link id (default "
-                        f"{plan_mod.DEFAULT_VNI_BASE})")
-    p.add_argument("--vxlan-port", type=int, default=plan_mod.DEFAULT_VXLAN_PORT,
-                   help=f"VXLAN's UDP port (default {plan_mod.DEFAULT_VXLAN_PORT})")
-
-
 def plan_from_args(args: argparse.Namespace) -> tuple[plan_mod.Plan, Topology]:
     """A plan computed from the shape and plan options."""
     from . import facts
@@ -451,57 +138,6 @@ def write_output(path: str, text: str) -> None:
             f.write(text)
     except OSError as e:
         raise TopologyError(f"-o {path}: {e.strerror or e}") from None
-
-
-def add_run_args(rn: argparse.ArgumentParser) -> None:
-    rn.add_argument("--workload", default="perm", choices=WORKLOADS)
-    rn.add_argument("--msg", default="1MiB", help="bytes per host (perm: to its peer; incast: "
-                    "each sender's to the first host; a2a, "
-                    "allgather, reducescatter: the whole buffer, nccl-tests' size)")
-    rn.add_argument("--lbs", default="ecmp,rps,ar,ofan,pofan",
-                    help="LB policies, comma separated; one run each")
-    rn.add_argument("--seeds", type=int, default=1, help="runs per policy (seed, seed+1, ...)")
-    rn.add_argument("--seed", type=int, default=1)
-    rn.add_argument("--qps", type=int, default=1, help="RC QPs per peer (E-ECMP entropy)")
-    rn.add_argument("--entropy", default="qp", choices=("qp", "spray", "reps"),
-                    help="UDP source port: per QP as rxe (qp), per packet (spray), REPS-like")
-    rn.add_argument("--incast-senders", type=int, default=0, metavar="N",
-                    help="with --workload incast: N hosts send --msg each to the first host, "
-                         "spread evenly over the others (default: all of them)")
-    rn.add_argument("--cts", action="store_true",
-                    help="receiver-driven admission (NCCL's simple protocol): a chunk goes only "
-                         "into one of --channels slots of --channel-bytes its receiver cleared; "
-                         "rows give the CTS delay (cts_delay_us p50, p90)")
-    rn.add_argument("--channels", type=int, default=None, metavar="N",
-                    help="with --cts: slots per (sender, receiver) pair (default 2)")
-    rn.add_argument("--channel-bytes", default=None, metavar="S",
-                    help="with --cts: a slot's bytes, the chunk size then (default 64KiB)")
-    rn.add_argument("--cts-class", default=None, choices=("prio", "data"),
-                    help="with --cts: the clear-to-sends in the switches' strict-priority class "
-                         "(prio, DSCP 48: the default) or the data's (data)")
-    rn.add_argument("--victim", action="store_true",
-                    help="with --workload incast: the last host also sends --msg to the second "
-                         "(the receiver's edge neighbour): a flow that shares the incast's "
-                         "upstream ports, not its last hop; rows give its rate (victim_gbps)")
-    rn.add_argument("--ooo", action="store_true", help="out-of-order placement at receivers")
-    rn.add_argument("--cc", default="none", choices=CONGESTION_CONTROLS,
-                    help="the uroce hosts' congestion control: none (fixed rate) or dcqcn "
-                         "(a DCQCN-like rate cut on CNPs, the receivers sending CNPs for "
-                         "CE-marked data: up --ecn / --ecn-kb sets where switches mark)")
-    rn.add_argument("--pace", type=float, default=0.8,
-                    help="hosts send at this fraction of their link rate (default 0.8)")
-    rn.add_argument("--hosts", default=None, metavar="vm|uroce|all|NAMES",
-                    help="who takes part: the VM hosts (rxe), the uroce hosts, all of them, "
-                         "or host names, comma separated (default: the uroce hosts, or the "
-                         "VM hosts where there are no others)")
-    rn.add_argument("--with-sim", action="store_true",
-                    help="run the same scenario in ofan-sim and print both")
-    rn.add_argument("--deadline-s", type=float, default=120)
-    rn.add_argument("--rto-us", type=int, default=None, metavar="US",
-                    help="the hosts' retransmission timeout (default: from the links' rates "
-                         "and buffers; seven in a row fail a QP)")
-    rn.add_argument("--plot", default=None, metavar="PNG")
-    rn.add_argument("--json", action="store_true")
 
 
 def cmd_fault(args: argparse.Namespace) -> int:
@@ -601,7 +237,7 @@ def emit(args: argparse.Namespace, obj: object, text: str) -> None:
 
 
 def no_shape_with_plan(args: argparse.Namespace, verb: str, *more: tuple[str, object]) -> None:
-    """Exit 2 for a shape option (add_shape_args') or one of `more` given
+    """Exit 2 for a shape option (SHAPE's) or one of `more` given
     beside --plan FILE, which gives the fabric."""
     given = [o for o, v in (("--topology", args.topology), ("--k", args.k),
                             ("--levels", args.levels), ("--name", args.name),
@@ -1341,16 +977,396 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- the command line: options once, verbs as a table ---------------------------------
+@dataclass(frozen=True)
+class Opt:
+    """One option (or positional) as argparse.add_argument takes it: its
+    names and keywords. An option several verbs share is defined once
+    below; but() gives it with a verb's own help (or default)."""
+    names: tuple[str, ...]
+    kw: Mapping[str, Any]
+
+    def but(self, **kw: Any) -> "Opt":
+        return Opt(self.names, {**self.kw, **kw})
+
+    def add(self, p: argparse._ActionsContainer) -> None:
+        p.add_argument(*self.names, **self.kw)
+
+
+def opt(*names: str, **kw: Any) -> Opt:
+    return Opt(names, kw)
+
+
+@dataclass(frozen=True)
+class Exclusive:
+    """Options of which a verb takes one at most (one exactly: required)."""
+    opts: tuple[Opt, ...]
+    required: bool = False
+
+    def add(self, p: argparse._ActionsContainer) -> None:
+        g = p.add_mutually_exclusive_group(required=self.required)
+        for o in self.opts:
+            o.add(g)
+
+
+# The options several verbs take.
+NAME = opt("--name", default=None)
+JSON = opt("--json", action="store_true")
+PLAN = opt("--plan", metavar="FILE", default=None)
+SERVER = opt("--server", metavar="S", default=None)
+# What the coordinator runs on each server of a plan (fail, restore: the
+# part of a verb; run: one that stops once its stdin closes).
+PART = opt("--part", action="store_true", help=argparse.SUPPRESS)
+ENGINE = opt("--engine", choices=nodes.ENGINES, default=None)
+K = opt("--k", type=int)
+LEVELS = opt("--levels", type=int, choices=(2, 3))
+LINK_MBPS = opt("--link-mbps", type=float, default=None)
+TIMEOUT = opt("--timeout", type=float, default=None, metavar="S")
+SWITCH_ARG = opt("switch", metavar="SWITCH")
+COMMAND = opt("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
+
+# How the coordinator (a verb with --plan FILE and no --server) reaches the
+# other servers.
+REMOTE = (
+    opt("--ssh-config", metavar="FILE", default=None,
+        help="with --plan and no --server: ssh -F FILE (user, key, port, known hosts)"),
+    opt("--remote-emu", metavar="CMD", default=None,
+        help="with --plan and no --server: the ofan-emu command on the other servers "
+             f"(default {DEFAULT_REMOTE_EMU})"))
+
+# The fabric's shape and name (up, plan, export; shape_from_args reads them),
+# the link attributes among them.
+SHAPE = (
+    NAME.but(help=f"fabric name, 1-10 of a-z0-9 (default {DEFAULT_NAME}, or the topology "
+                  "file's)"),
+    K.but(default=None, help="switch radix, even (default 4)"),
+    LEVELS.but(default=None, help="2 = leaf-spine, 3 = fat tree (default 3)"),
+    opt("--topology", metavar="FILE", help="a YAML topology file (docs/emu.md)"),
+    LINK_MBPS.but(help=f"every link's rate (default {LINK_ATTRS['rate_mbps'][1]:g}, "
+                       "or the file's)"),
+    opt("--buffer", default=None, help="every switch port's buffer (e.g. 256KiB)"),
+    opt("--ecn", default=None, help="every switch port's ECN threshold (e.g. 64KiB)"),
+    opt("--ecn-kb", type=int, default=None, metavar="N",
+        help="the same in KiB (--ecn NKiB): a relaxed threshold for PFC + DCQCN"),
+    opt("--latency-us", type=float, default=None, help="every link's latency (netem)"))
+
+
+def plan_options(servers_required: bool) -> tuple[Opt, ...]:
+    """Where a plan places the fabric (plan; export without --plan)."""
+    return (
+        opt("--servers", required=servers_required, default=None, metavar="ADDR,ADDR[,...]",
+            help="the servers' underlay addresses (IPv4, IPv6 or host names), in order: "
+                 "srv0, srv1, ..."),
+        opt("--placement", choices=plan_mod.PLACEMENTS, default=plan_mod.DEFAULT_PLACEMENT,
+            help="pod = whole pods on a server, cores spread: only aggregation-core links "
+                 "cross (default); auto = balance node counts, fewest crossing links a greedy "
+                 "finds"),
+        opt("--vni-base", type=int, default=plan_mod.DEFAULT_VNI_BASE,
+            help=f"a crossing link's VNI is this + its link id (default "
+                 f"{plan_mod.DEFAULT_VNI_BASE})"),
+        opt("--vxlan-port", type=int, default=plan_mod.DEFAULT_VXLAN_PORT,
+            help=f"VXLAN's UDP port (default {plan_mod.DEFAULT_VXLAN_PORT})"))
+
+
+UP = (
+    *SHAPE,
+    PLAN.but(help="a plan (ofan-emu plan -o FILE) instead of the shape's options: with "
+                  "--server, that server's part, its links to the others over VXLAN"),
+    SERVER.but(help="with --plan: the server (srv0 or its address) this is; run it on that "
+                    "server (without it: every server's part, over SSH)"),
+    *REMOTE,
+    opt("--switch", choices=("ofan", "kernel"), default="ofan",
+        help="ofan = ofan-dp switches (default); kernel = Linux routers with multipath routes "
+             "(the ECMP baseline)"),
+    ENGINE.but(help="how ofan-dp runs the switches: per-switch = one process per switch on "
+                    "AF_XDP veths; shared = every switch in one process, links between "
+                    f"switches in memory, time emulated (default {nodes.DEFAULT_ENGINE})"),
+    opt("--control", choices=CONTROLS, default=DEFAULT_CONTROL,
+        help="who computes the switches' valid-uplink masks: tables = ofan-emu, from the "
+             "topology and the failures it made (default); agent = each switch's own lldpd, "
+             "FRR (BGP unnumbered + BFD) and ofan-agent"),
+    opt("--miswire", default=None, metavar="SW:PORT,SW:PORT",
+        help="a cabling error: the far ends of the cables at these two switch ports swapped "
+             "(with --control agent, lldpd and ofan-agent find it; the two planned links count "
+             "as out of service)"),
+    opt("--bfd-ms", type=int, default=None, metavar="MS",
+        help="with --control agent: BFD's transmit and receive interval (default: "
+             "ofan-agent's, 300)"),
+    opt("--bfd-multiplier", type=int, default=None, metavar="N",
+        help="with --control agent: BFD packets missed before a session is down (default: "
+             "ofan-agent's, 3)"),
+    opt("--pfc", action="store_true",
+        help="a lossless fabric: PFC (802.1Qbb) on every link, RoCE data (DSCP 26) in one "
+             "lossless priority, thresholds and headroom per ingress port (exact in the shared "
+             "engine's emulated time; the per-switch engine's on the wall clock; docs/emu.md)"),
+    opt("--pfc-priority", type=int, default=None, metavar="P",
+        help="with --pfc: the lossless priority, 0-7 (default 3)"),
+    opt("--pfcwd-detect-ms", type=int, default=None, metavar="N",
+        help="with --pfc: the PFC watchdog fires when a queue stays paused, frames waiting, "
+             "this long (100-5000, default 200)"),
+    opt("--pfcwd-restore-ms", type=int, default=None, metavar="N",
+        help="with --pfc: ... and restores it after this long without pause (100-60000, "
+             "default 200)"),
+    opt("--pfcwd-action", default=None, metavar="drop|forward|alert",
+        help="with --pfc: what a stormed queue does: drop its lossless frames and ignore pause "
+             "(default), forward (ignore pause), or alert (count)"),
+    opt("--reorder", action="store_true",
+        help="resequencing at the edges: RoCE data bound for a host leaves its edge in PSN "
+             "order per QP, for NICs without out-of-order placement (rxe, uroce without "
+             "--ooo); the shared engine's, in emulated time"),
+    opt("--reorder-kb", type=int, default=None, metavar="N",
+        help="with --reorder: each host port's reorder buffer, KiB (default 256)"),
+    opt("--reorder-timeout-us", type=int, default=None, metavar="T",
+        help="with --reorder: the longest a frame waits for a gap to fill; then the gap is a "
+             "loss (default: the time the host link takes to send the reorder buffer, 84 ms "
+             "for 256 KiB at 25 Mb/s)"),
+    opt("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)"),
+    opt("--ofan-mode", default="combined", choices=("combined", "atomic"),
+        help="how --policy ofan shares pointers across workers"),
+    opt("--seed", type=int, default=1, help="LB seed (default 1)"),
+    opt("--vm-hosts", default=None, metavar="N|HOSTS",
+        help="soft-RoCE VMs (rdma_rxe) on the first N host slots, or on the hosts named "
+             "(h0,h8); the rest stay uroce hosts"),
+    opt("--vm-mem", type=int, default=None, metavar="MIB",
+        help="memory per VM host (default 512)"),
+    opt("--keep-on-error", action="store_true",
+        help="leave a half-built fabric for inspection instead of removing it"),
+    JSON)
+
+RUN = (
+    opt("--workload", default="perm", choices=WORKLOADS),
+    opt("--msg", default="1MiB",
+        help="bytes per host (perm: to its peer; incast: each sender's to the first host; a2a, "
+             "allgather, reducescatter: the whole buffer, nccl-tests' size)"),
+    opt("--lbs", default="ecmp,rps,ar,ofan,pofan",
+        help="LB policies, comma separated; one run each"),
+    opt("--seeds", type=int, default=1, help="runs per policy (seed, seed+1, ...)"),
+    opt("--seed", type=int, default=1),
+    opt("--qps", type=int, default=1, help="RC QPs per peer (E-ECMP entropy)"),
+    opt("--entropy", default="qp", choices=("qp", "spray", "reps"),
+        help="UDP source port: per QP as rxe (qp), per packet (spray), REPS-like"),
+    opt("--incast-senders", type=int, default=0, metavar="N",
+        help="with --workload incast: N hosts send --msg each to the first host, spread evenly "
+             "over the others (default: all of them)"),
+    opt("--cts", action="store_true",
+        help="receiver-driven admission (NCCL's simple protocol): a chunk goes only into one "
+             "of --channels slots of --channel-bytes its receiver cleared; rows give the CTS "
+             "delay (cts_delay_us p50, p90)"),
+    opt("--channels", type=int, default=None, metavar="N",
+        help="with --cts: slots per (sender, receiver) pair (default 2)"),
+    opt("--channel-bytes", default=None, metavar="S",
+        help="with --cts: a slot's bytes, the chunk size then (default 64KiB)"),
+    opt("--cts-class", default=None, choices=("prio", "data"),
+        help="with --cts: the clear-to-sends in the switches' strict-priority class (prio, "
+             "DSCP 48: the default) or the data's (data)"),
+    opt("--victim", action="store_true",
+        help="with --workload incast: the last host also sends --msg to the second (the "
+             "receiver's edge neighbour): a flow that shares the incast's upstream ports, not "
+             "its last hop; rows give its rate (victim_gbps)"),
+    opt("--ooo", action="store_true", help="out-of-order placement at receivers"),
+    opt("--cc", default="none", choices=CONGESTION_CONTROLS,
+        help="the uroce hosts' congestion control: none (fixed rate) or dcqcn (a DCQCN-like "
+             "rate cut on CNPs, the receivers sending CNPs for CE-marked data: up --ecn / "
+             "--ecn-kb sets where switches mark)"),
+    opt("--pace", type=float, default=0.8,
+        help="hosts send at this fraction of their link rate (default 0.8)"),
+    opt("--hosts", default=None, metavar="vm|uroce|all|NAMES",
+        help="who takes part: the VM hosts (rxe), the uroce hosts, all of them, or host names, "
+             "comma separated (default: the uroce hosts, or the VM hosts where there are no "
+             "others)"),
+    opt("--with-sim", action="store_true", help="run the same scenario in ofan-sim and print both"),
+    opt("--deadline-s", type=float, default=120),
+    opt("--rto-us", type=int, default=None, metavar="US",
+        help="the hosts' retransmission timeout (default: from the links' rates and buffers; "
+             "seven in a row fail a QP)"),
+    opt("--plot", default=None, metavar="PNG"),
+    JSON,
+    NAME,
+    PLAN.but(help="the plan's fabric: every server's hosts in one collective (over SSH), the "
+                  "results and every server's switches merged"),
+    SERVER.but(help="with --plan: only server S's part (its hosts' ranks; the others' must run "
+                    "theirs at the same time)"),
+    *REMOTE,
+    PART)
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A verb of ofan-emu: its name and line in --help, what runs it (None:
+    its parent verb's, for a sub-verb), its options in --help's order, its
+    sub-verbs (parsed into NAME_verb) and more of add_parser's keywords."""
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int] | None
+    options: tuple[Opt | Exclusive, ...] = ()
+    sub: tuple["Verb", ...] = ()
+    kw: Mapping[str, Any] = field(default_factory=dict)
+
+
+def fail_restore_verb(verb: str) -> Verb:
+    """fail and restore: the same options, but fail's --silent."""
+    silent = opt("--silent", action="store_true",
+                 help="with --link: the carrier stays up and every frame is lost (only a "
+                      "control plane that hears nothing back notices: BFD)")
+    return Verb(verb, f"{verb} a link or a switch", cmd_fail_restore, (
+        NAME,
+        Exclusive((opt("--link", metavar="SWITCH:PORT", help="an inter-switch link, by either end"),
+                   opt("--switch", metavar="SWITCH", help="a switch, as status lists it")),
+                  required=True),
+        *((silent,) if verb == "fail" else ()),
+        PLAN.but(help="the plan's fabric: on every server (over SSH)"), *REMOTE, PART, JSON))
+
+
+VERBS = (
+    Verb("up", "bring a fabric up", cmd_up, UP),
+    Verb("status", "fabrics, or one fabric's switches and hosts", cmd_status, (
+        NAME, PLAN.but(help="the plan's fabric: every server's part (over SSH)"), *REMOTE,
+        JSON)),
+    Verb("down", "tear a fabric down (--all: every fabric, crashed ones too)", cmd_down, (
+        Exclusive((NAME, opt("--all", action="store_true"),
+                   PLAN.but(help="the plan's fabric on every server (down --name NAME on each, "
+                                 "over SSH)"))),
+        *REMOTE, JSON)),
+    fail_restore_verb("fail"),
+    fail_restore_verb("restore"),
+    Verb("fault", "a fault a lossless fabric must survive: a host's NIC sending continuous PFC "
+         "pause (up --pfc)", cmd_fault, (
+             NAME,
+             opt("--pfc-storm", metavar="HOST", required=True,
+                 help="the host whose NIC storms its edge port with pause frames"),
+             opt("--for-ms", type=int, default=1000, metavar="N",
+                 help="how long, in ms (emulated on the shared engine, wall-clock on the "
+                      "per-switch one; default 1000; 0 ends a storm)"),
+             JSON)),
+    Verb("verify-masks", "every switch's live masks against the brute-force valid sets for the "
+         "fabric's failures (exit 0 all agree, 1 with the first differences)", cmd_verify_masks,
+         (NAME, JSON)),
+    Verb("agent", "a switch's ofan-agent (--control agent fabrics)", cmd_agent, sub=(
+        Verb("restart", "SIGKILL the switch's agent and start it again", None,
+             (SWITCH_ARG, NAME, JSON)),)),
+    Verb("frr", "a switch's FRR daemons (--control agent fabrics)", cmd_frr, sub=(
+        Verb("restart", "stop FRR daemons of a switch (SIGTERM) and start them again, empty "
+             "(its agent gives them frr.conf again)", None, (
+                 SWITCH_ARG,
+                 opt("--daemon", action="append", choices=FRR_DAEMONS, default=None,
+                     help="zebra, bfdd or bgpd; again for more (default: all three)"),
+                 NAME, JSON)),)),
+    Verb("capture", "pcapng of both directions of a link (tshark, Wireshark)", cmd_capture, (
+        opt("--link", required=True, metavar="SWITCH:PORT|HOST",
+            help="one end of the link (e0-0:2), or a host (its link to its edge switch)"),
+        opt("--count", type=int, default=0, help="stop after N frames (default: no limit)"),
+        opt("--duration", type=float, default=0, metavar="S",
+            help="stop after S seconds (default: no limit)"),
+        opt("--snaplen", type=int, default=4096, help="bytes kept per frame (64..4096)"),
+        opt("-w", dest="write", required=True, metavar="FILE|-",
+            help="the pcapng file, or - for stdout (... -w - | tshark -i -)"),
+        NAME, JSON.but(help="the summary as JSON, on stderr")),
+        kw={"description": "Writes pcapng of both directions of one link: on an ofan-dp fabric "
+            "the switch at that end writes it (AF_XDP hides the links from tcpdump); on a "
+            "kernel fabric dumpcap captures the router's port. Stops at --count frames, after "
+            "--duration seconds, or at Ctrl-C."}),
+    Verb("ping", "all-pairs ping between the hosts", cmd_ping, (
+        NAME, opt("--count", type=int, default=1),
+        PLAN.but(help="the plan's fabric: from every server's hosts (over SSH)"), *REMOTE,
+        JSON)),
+    Verb("run", "collectives with real RoCEv2 traffic, one per LB policy", cmd_run, RUN),
+    Verb("demo", "the main job: k=4 fat tree, permutation (out-of-order placement at the hosts) "
+         "under ECMP, RPS, AR, Ofan and POfan beside the simulator, plot, teardown", cmd_demo, (
+             opt("--msg", default=None, help="default 1MiB (512KiB with --rxe)"),
+             opt("--seeds", type=int, default=1),
+             LINK_MBPS,
+             ENGINE.but(help=f"ofan-dp's engine (default {nodes.DEFAULT_ENGINE})"),
+             opt("--plot", default=None, metavar="PNG",
+                 help="default results/emu-demo.png (results/emu-demo-rxe.png with --rxe)"),
+             opt("--rxe", action="store_true",
+                 help="soft-RoCE instead: rxe VMs on h0, h4, h8, h12 (one per pod) run a ring "
+                      "all-gather under ECMP, RPS, Ofan and POfan"),
+             JSON)),
+    Verb("vm", "VMs with Debian's kernel over the host's root (netem, rxe)", cmd_vm,
+         kw={"formatter_class": argparse.RawDescriptionHelpFormatter,
+             "epilog": "examples:\n  ofan-emu vm check\n"
+                       "  ofan-emu vm run -- tc qdisc add dev lo root netem delay 1ms\n"
+                       "exit codes of vm run: the command's own; 124 it ran past --timeout;\n"
+                       "125 the VM failed or cannot run here (vm check says why)"},
+         sub=(Verb("check", "can VMs run here? (exit 0 yes, 3 no, and why)", None, (JSON,)),
+              Verb("run", "boot a throwaway VM, run CMD in it, power off", None, (
+                  opt("--mem", type=int, default=1024, metavar="MIB",
+                      help="guest memory (1024)"),
+                  opt("--cpus", type=int, default=2, help="vCPUs (2)"),
+                  opt("--share", action="append", default=[], metavar="DIR",
+                      help="a host directory the guest may write, at the same path"),
+                  TIMEOUT.but(help="kill CMD after S seconds (exit 124)"),
+                  JSON.but(help="after CMD's output, one line of JSON: rc, kernel, accel, "
+                                "boot_s"),
+                  COMMAND)))),
+    Verb("exec", "run a command in a VM host; its output and exit code", cmd_exec, (
+        opt("host", help="a VM host, as status lists it (h0)"), NAME,
+        TIMEOUT.but(help="kill the command after S seconds (exit 124)"),
+        JSON.but(help="one object: rc, stdout, stderr, seconds (instead of streaming)"),
+        COMMAND)),
+    Verb("plan", "place a fabric across servers (VXLAN between them): one plan, computed once, "
+         "that every server follows", cmd_plan, (
+             *SHAPE, *plan_options(servers_required=True),
+             opt("-o", dest="output", default=None, metavar="FILE",
+                 help="write the plan (JSON) to FILE and print a summary; without it, --json "
+                      "prints the plan, else the summary"),
+             JSON.but(help="the plan's JSON on stdout")),
+         kw={"description": "Assigns every switch and host to a server, every link between two "
+             "servers a VNI (base + link id), and records the MACs, underlay addresses, UDP "
+             "port and underlay MTU, so that no server allocates anything on its own "
+             "(docs/emu.md, 'Across servers')."}),
+    Verb("export", "write the fabric as another tool's topology (Containerlab; clabernetes "
+         "takes it to Kubernetes)", cmd_export, (
+             opt("--format", required=True, choices=("containerlab",)),
+             PLAN.but(help="a plan (ofan-emu plan -o FILE) instead of the shape's options"),
+             SERVER.but(help="with a plan over several servers: the server (srv0 or its "
+                             "address) whose part to write"),
+             *SHAPE, *plan_options(servers_required=False),
+             opt("-o", dest="output", required=True, metavar="FILE|-",
+                 help="the topology file (- for stdout)"),
+             JSON.but(help="also print {file, nodes, links} of what was written")),
+         kw={"description": "Writes a Containerlab topology: kind linux nodes running "
+             f"{containerlab.SWITCH_IMAGE} and {containerlab.HOST_IMAGE} (ofan-emu builds "
+             "neither), every link a veth with the fabric's MACs. With a plan over several "
+             "servers, --server S writes S's part, the links to other servers as vxlan-stitch "
+             "links. What carries over: docs/emu.md."}),
+    Verb("topology", "print the canonical topology file of a shape", cmd_topology, (
+        K.but(default=4), LEVELS.but(default=3), NAME,
+        JSON.but(help="the same topology as JSON (no comment header)"))),
+)
+
+
+def add_verbs(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
+              verbs: Sequence[Verb]) -> None:
+    for v in verbs:
+        p = sub.add_parser(v.name, help=v.help, **v.kw)
+        for o in v.options:
+            o.add(p)
+        if v.sub:
+            dest = f"{v.name.replace('-', '_')}_verb"
+            s = p.add_subparsers(dest=dest, metavar=dest.upper())
+            s.required = True
+            add_verbs(s, v.sub)
+
+
+def parser() -> argparse.ArgumentParser:
+    """ofan-emu's command line: VERBS, each with its options."""
+    p = argparse.ArgumentParser(
+        prog="ofan-emu", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Emulated fat trees of ofan-dp switches (or Linux routers) in network "
+                    "namespaces, carrying real RoCEv2 traffic.", epilog=EPILOG)
+    sub = p.add_subparsers(dest="verb", metavar="VERB")
+    sub.required = True
+    add_verbs(sub, VERBS)
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    handlers = {"up": cmd_up, "status": cmd_status, "down": cmd_down, "fail": cmd_fail_restore,
-                "fault": cmd_fault,
-                "restore": cmd_fail_restore, "ping": cmd_ping, "topology": cmd_topology,
-                "run": cmd_run, "demo": cmd_demo, "vm": cmd_vm,
-                "exec": cmd_exec, "capture": cmd_capture, "verify-masks": cmd_verify_masks,
-                "agent": cmd_agent, "frr": cmd_frr, "plan": cmd_plan, "export": cmd_export}
+    run = next(v.run for v in VERBS if v.name == args.verb)
+    assert run is not None  # every verb has its own (sub-verbs use their parent's)
     try:
-        return handlers[args.verb](args)
+        return run(args)
     except FabricError as e:
         print(f"ofan-emu: {e}", file=sys.stderr)
         return e.code
