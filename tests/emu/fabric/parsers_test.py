@@ -13,16 +13,23 @@ files through State.load, fabric.load and status(), the run's reports
 (reports.py) and run.py's reading of uroce's report, the VM ranks'
 ofan-coll lines and uroce's progress stream, run.py's own rows (`run
 --json` as it has always printed it, read back as a server's part and
-printed again key for key; mutated, a RunResult or a one-line error), the VM agent's lines both
-ways (agent.parse_request, agent.parse_message), and `ofan-emu up
---topology` on garbage: exit 2, one line on stderr, no traceback.
+printed again key for key; mutated, a RunResult or a one-line error), the
+VM agent's lines both ways (agent.parse_request, agent.parse_message),
+`ofan-emu up --topology` on garbage: exit 2, one line on stderr, no
+traceback; and the command line itself: every ofan-emu command in a code
+block of README.md and docs/*.md and in --help's examples parses
+(cli.parser), a wrong one named by its file and line.
 
 Derandomized (the same examples on every run) and bounded: about 15 s.
 """
+import contextlib
 import copy
 import dataclasses
+import io
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -38,6 +45,7 @@ sys.path.insert(0, str(REPO / "tests" / "common"))
 from checks import check, failures  # noqa: E402
 sys.path.insert(0, str(REPO / "emu"))
 from fabric import fabric, reports, state, topology  # noqa: E402
+from fabric import cli as emu_cli  # noqa: E402
 from fabric import run as fabric_run  # noqa: E402
 from fabric.tools import FabricError, run, tool  # noqa: E402
 from fabric.topology import TopologyError  # noqa: E402
@@ -659,6 +667,147 @@ def cli() -> None:
               and lines[0].startswith("ofan-emu: "), f"rc {p.returncode}: {p.stderr!r}")
 
 
+# -- the documented command lines -------------------------------------------------------
+# Every `ofan-emu ...` line in a fenced code block of README.md and docs/*.md,
+# and in ofan-emu's own --help examples, must parse (cli.parser; parse only,
+# nothing runs). A line may say [OPTIONAL] parts (checked with and without),
+# a|b alternatives in a word (each checked), shell around it (; | && & >
+# and # comments: each ofan-emu command of the line checked alone), a
+# trailing \ (the next line continues it) and quotes over several lines.
+DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+EMU_PREFIX = re.compile(r"(sudo\s+)?(emu/)?ofan-emu(\s|$)")
+# Placeholders a documented line may hold: <NAME> ones get these samples (one
+# not listed is reported); a variant holding "..." (more of the verb's
+# options, unnamed) is skipped, and counted.
+SAMPLES = {"<host>": "h0", "<switch>": "e0-0", "<file>": "plan.json", "<name>": "ofan"}
+ELLIPSIS = "..."
+
+
+def fenced_commands(text: str, source: str) -> list[tuple[str, str]]:
+    """(file:line, the command line) of every ofan-emu line in a fenced
+    code block of markdown `text`, continuations joined."""
+    out: list[tuple[str, str]] = []
+    lines = text.splitlines()
+    fence = False
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        i += 1
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if not fence or not EMU_PREFIX.match(line):
+            continue
+        where = f"{source}:{i}"
+        while i < len(lines) and (line.endswith("\\") or not balanced(line)):
+            line = line.removesuffix("\\") + " " + lines[i].strip()
+            i += 1
+        out.append((where, line))
+    return out
+
+
+def balanced(line: str) -> bool:
+    """Are the line's quotes closed (a shell word may span lines)?"""
+    try:
+        shlex.split(line, comments=True)
+        return True
+    except ValueError:
+        return False
+
+
+def variants(line: str) -> list[str]:
+    """The line with each [OPTIONAL] part in and out, and each a|b word as
+    a, then b (not a | between spaces: that is a pipe)."""
+    m = re.search(r"\[([^\[\]]*)\]", line)
+    if m:
+        return [v for part in (m.group(1), "") for v in
+                variants(line[:m.start()] + part + line[m.end():])]
+    words = line.split(" ")
+    for i, w in enumerate(words):
+        if "|" in w and w.strip("|"):
+            return [v for alt in w.split("|")
+                    for v in variants(" ".join(words[:i] + [alt] + words[i + 1:]))]
+    return [line]
+
+
+def emu_argvs(line: str) -> list[list[str]]:
+    """The arguments of every ofan-emu command in a shell line."""
+    lex = shlex.shlex(line, posix=True, punctuation_chars=";&|<>")
+    lex.whitespace_split = True
+    out: list[list[str]] = []
+    cmd: list[str] = []
+    for tok in [*lex, ";"]:
+        if tok and set(tok) <= set(";&|<>"):
+            words = cmd[1:] if cmd[:1] == ["sudo"] else cmd
+            if words and words[0] in ("ofan-emu", "emu/ofan-emu"):
+                out.append(words[1:])
+            cmd = []
+        else:
+            cmd.append(tok)
+    return out
+
+
+def parse_problem(argv: list[str]) -> str | None:
+    """Why cli.parser() refuses argv (its message), or None."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            emu_cli.parser().parse_args(argv)
+    except SystemExit as e:
+        if e.code not in (0, None):  # --help exits 0
+            return err.getvalue().strip().splitlines()[-1]
+    return None
+
+
+def doc_problems(commands: list[tuple[str, str]]) -> tuple[list[str], int, int]:
+    """(file:line and why, for each documented command that does not parse;
+    how many command lines were checked; how many variants were skipped)."""
+    bad: list[str] = []
+    checked = skipped = 0
+    for where, line in commands:
+        for v in variants(line):
+            unknown = [ph for ph in re.findall(r"<[^<>\s]+>", v) if ph not in SAMPLES]
+            if unknown:
+                bad.append(f"{where}: placeholder {unknown[0]}: no sample value for it (SAMPLES)")
+                continue
+            for ph, sample in SAMPLES.items():
+                v = v.replace(ph, sample)
+            for argv in emu_argvs(v):
+                if ELLIPSIS in argv:
+                    skipped += 1
+                    continue
+                checked += 1
+                why = parse_problem(argv)
+                if why:
+                    bad.append(f"{where}: ofan-emu {shlex.join(argv)}: {why}")
+    return bad, checked, skipped
+
+
+def documented_commands() -> None:
+    commands = [c for f in DOC_FILES
+                for c in fenced_commands(f.read_text(), str(f.relative_to(REPO)))]
+    epilogs = [("", emu_cli.EPILOG)]
+    epilogs += [(v.name + " ", v.kw["epilog"]) for v in emu_cli.VERBS if "epilog" in v.kw]
+    for verb, epilog in epilogs:
+        commands += [(f"ofan-emu {verb}--help, example {i}", line.strip())
+                     for i, line in enumerate(epilog.splitlines(), 1)
+                     if line.strip().startswith("ofan-emu ")]
+    bad, checked, skipped = doc_problems(commands)
+    check(f"every documented ofan-emu command line parses ({len(commands)} lines, {checked} "
+          f"commands; {skipped} with '...' skipped)", not bad and checked > 50, "\n".join(bad))
+    # The check itself: a documented line that no longer parses is named by
+    # its file and line, a placeholder without a sample too; a sample and
+    # an optional "..." are taken.
+    wrong = ("# x\n\n```sh\nsudo emu/ofan-emu up --k 4 [--engine ...]   # up's options\n"
+             "sudo emu/ofan-emu run --lbs ofan \\\n    --no-such-option 3   # a comment\n"
+             "emu/ofan-emu exec <host> -- true\nemu/ofan-emu capture --link <port> -w -\n```\n")
+    bad, checked, skipped = doc_problems(fenced_commands(wrong, "wrong.md"))
+    check("a wrong documented line is reported with its file and line",
+          checked == 3 and skipped == 1 and len(bad) == 2
+          and bad[0].startswith("wrong.md:5: ofan-emu run --lbs ofan --no-such-option 3: ")
+          and bad[1].startswith("wrong.md:8: placeholder <port>"), str(bad))
+
+
 PROPERTIES = [random_bytes_topology, mutated_topology, random_documents, mutated_describe,
               mutated_tables,
               mutated_state, mutated_reports, progress_lines, uroce_outputs, vm_rank_outputs,
@@ -679,6 +828,7 @@ def main() -> int:
                 check(f"{prop.__name__}: never an untyped error", False, traceback.format_exc())
         run_rows()
         cli()
+        documented_commands()
     finally:
         shutil.rmtree(RUN_DIR, ignore_errors=True)
     print(f"{len(failures)} failure(s)")
