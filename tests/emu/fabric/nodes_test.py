@@ -24,9 +24,11 @@ The state: every StateWriter change on disk when it returns, records
 frozen, a file from before the engines read as per-switch or kernel, its
 link attributes read back as they were written.
 """
+import atexit
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[3]
 RUN_DIR = tempfile.mkdtemp(prefix="ofan-nodes-test-")
+atexit.register(shutil.rmtree, RUN_DIR, ignore_errors=True)
 os.environ["OFAN_EMU_RUN_DIR"] = RUN_DIR  # state.py reads it at import
 sys.path.insert(0, str(REPO / "tests" / "common"))
 from checks import check, failures, log  # noqa: E402
