@@ -46,6 +46,20 @@ def _what(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _finite(v: int | float) -> bool:
+    """A number a float holds, not inf or NaN (an int past 1.8e308 is not)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
+def _key(key: str) -> str:
+    """A map key as the error names it: as is, or quoted when it has
+    characters that would break the one-line message."""
+    return key if key.isprintable() and "." not in key else _what(key)
+
+
 def check(value: Any, shape: Any, where: str) -> Any:
     """value if it has `shape`; ShapeError naming the first place it differs."""
     if isinstance(shape, Optional):
@@ -63,7 +77,7 @@ def check(value: Any, shape: Any, where: str) -> Any:
             raise ShapeError(f"{where}: {_what(value)} is not an integer")
     elif shape is float:
         if not isinstance(value, (int, float)) or isinstance(value, bool) or \
-                not math.isfinite(value):
+                not _finite(value):
             raise ShapeError(f"{where}: {_what(value)} is not a number")
     elif shape is str:
         if not isinstance(value, str):
@@ -79,7 +93,7 @@ def check(value: Any, shape: Any, where: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ShapeError(f"{where}: key {_what(key)} is not a string")
-            check(item, shape.shape, f"{where}.{key}")
+            check(item, shape.shape, f"{where}.{_key(key)}")
     elif isinstance(shape, dict):
         if not isinstance(value, dict):
             raise ShapeError(f"{where}: {_what(value)} is not a map")

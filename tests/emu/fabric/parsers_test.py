@@ -814,6 +814,20 @@ PROPERTIES = [random_bytes_topology, mutated_topology, random_documents, mutated
               progress_stream, mutated_run_docs, agent_requests, agent_messages]
 
 
+def shape_edges() -> None:
+    """shapes.check at its edges: an integer no float holds is not a number
+    (not an OverflowError), and a key with a newline is named on one line."""
+    from fabric import shapes
+    for value, shape, doc in ((10 ** 400, float, "an integer past a float's range"),
+                              (float("nan"), float, "NaN"),
+                              ({"a\nb": "x"}, shapes.MapOf(int), "a key with a newline")):
+        try:
+            shapes.check(value, shape, "doc")
+            check(f"shapes: {doc} is refused", False, "accepted")
+        except shapes.ShapeError as e:
+            check(f"shapes: {doc} is refused in one line", "\n" not in str(e), str(e))
+
+
 def main() -> int:
     import shutil
     import time
@@ -827,6 +841,7 @@ def main() -> int:
             except Exception:  # the falsifying example and the trace, as a failure
                 check(f"{prop.__name__}: never an untyped error", False, traceback.format_exc())
         run_rows()
+        shape_edges()
         cli()
         documented_commands()
     finally:
