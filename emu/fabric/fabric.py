@@ -97,21 +97,38 @@ class Fabric:
             raise FabricError(f"fabric name {name!r}: 1-10 of a-z, 0-9", code=2)
         if (plan is None) != (server is None):
             raise FabricError("a server's part needs both the plan and the server")
-        self.name = name
         self.plan = plan
         self.server = server
-        self.prefix = prefix(name, server)
-        self.topo = topo
-        self.writer = StateWriter(state or State(name))
-        self.log = log
         # What the kinds are made with (context.py): the fabric's names,
-        # topology, state and log, never the fabric.
-        self.ctx = NodeContext(name, self.prefix, topo, self.writer, log,
+        # topology, state and log, never the fabric. The fabric reads them
+        # there too (name, prefix, topo, writer, log below).
+        self.ctx = NodeContext(name, prefix(name, server), topo,
+                               StateWriter(state or State(name)), log,
                                None if plan is None or server is None else
                                frozenset(n.name for n in plan.part(server).nodes))
         self._kind: SwitchKind | None = None
         self._cp: AgentControl | None = None
         self._hosts: tuple[UroceHosts, RxeVmHosts] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.ctx.name
+
+    @property
+    def prefix(self) -> str:
+        return self.ctx.prefix
+
+    @property
+    def topo(self) -> Topology:
+        return self.ctx.topo
+
+    @property
+    def writer(self) -> StateWriter:
+        return self.ctx.writer
+
+    @property
+    def log(self) -> Callable[[str], None]:
+        return self.ctx.log
 
     @property
     def state(self) -> State:
