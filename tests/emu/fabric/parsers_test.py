@@ -29,7 +29,6 @@ import io
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,7 @@ RUN_DIR = tempfile.mkdtemp(prefix="ofan-parsers-test-")
 os.environ["OFAN_EMU_RUN_DIR"] = RUN_DIR  # state.py reads it at import
 sys.path.insert(0, str(REPO / "tests" / "common"))
 from checks import check, failures  # noqa: E402
+import doc_commands  # noqa: E402
 sys.path.insert(0, str(REPO / "emu"))
 from fabric import fabric, reports, state, topology  # noqa: E402
 from fabric import cli as emu_cli  # noqa: E402
@@ -670,81 +670,11 @@ def cli() -> None:
 # -- the documented command lines -------------------------------------------------------
 # Every `ofan-emu ...` line in a fenced code block of README.md and docs/*.md,
 # and in ofan-emu's own --help examples, must parse (cli.parser; parse only,
-# nothing runs). A line may say [OPTIONAL] parts (checked with and without),
-# a|b alternatives in a word (each checked), shell around it (; | && & >
-# and # comments: each ofan-emu command of the line checked alone), a
-# trailing \ (the next line continues it) and quotes over several lines.
-DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+# nothing runs); how lines are read: tests/common/doc_commands.py.
 EMU_PREFIX = re.compile(r"(sudo\s+)?(emu/)?ofan-emu(\s|$)")
-# Placeholders a documented line may hold: <NAME> ones get these samples (one
-# not listed is reported); a variant holding "..." (more of the verb's
-# options, unnamed) is skipped, and counted.
+EMU_NAMES = {"ofan-emu", "emu/ofan-emu"}
+# Placeholders a documented line may hold (doc_commands.problems).
 SAMPLES = {"<host>": "h0", "<switch>": "e0-0", "<file>": "plan.json", "<name>": "ofan"}
-ELLIPSIS = "..."
-
-
-def fenced_commands(text: str, source: str) -> list[tuple[str, str]]:
-    """(file:line, the command line) of every ofan-emu line in a fenced
-    code block of markdown `text`, continuations joined."""
-    out: list[tuple[str, str]] = []
-    lines = text.splitlines()
-    fence = False
-    i = 0
-    while i < len(lines):
-        line = lines[i].strip()
-        i += 1
-        if line.startswith("```"):
-            fence = not fence
-            continue
-        if not fence or not EMU_PREFIX.match(line):
-            continue
-        where = f"{source}:{i}"
-        while i < len(lines) and (line.endswith("\\") or not balanced(line)):
-            line = line.removesuffix("\\") + " " + lines[i].strip()
-            i += 1
-        out.append((where, line))
-    return out
-
-
-def balanced(line: str) -> bool:
-    """Are the line's quotes closed (a shell word may span lines)?"""
-    try:
-        shlex.split(line, comments=True)
-        return True
-    except ValueError:
-        return False
-
-
-def variants(line: str) -> list[str]:
-    """The line with each [OPTIONAL] part in and out, and each a|b word as
-    a, then b (not a | between spaces: that is a pipe)."""
-    m = re.search(r"\[([^\[\]]*)\]", line)
-    if m:
-        return [v for part in (m.group(1), "") for v in
-                variants(line[:m.start()] + part + line[m.end():])]
-    words = line.split(" ")
-    for i, w in enumerate(words):
-        if "|" in w and w.strip("|"):
-            return [v for alt in w.split("|")
-                    for v in variants(" ".join(words[:i] + [alt] + words[i + 1:]))]
-    return [line]
-
-
-def emu_argvs(line: str) -> list[list[str]]:
-    """The arguments of every ofan-emu command in a shell line."""
-    lex = shlex.shlex(line, posix=True, punctuation_chars=";&|<>")
-    lex.whitespace_split = True
-    out: list[list[str]] = []
-    cmd: list[str] = []
-    for tok in [*lex, ";"]:
-        if tok and set(tok) <= set(";&|<>"):
-            words = cmd[1:] if cmd[:1] == ["sudo"] else cmd
-            if words and words[0] in ("ofan-emu", "emu/ofan-emu"):
-                out.append(words[1:])
-            cmd = []
-        else:
-            cmd.append(tok)
-    return out
 
 
 def parse_problem(argv: list[str]) -> str | None:
@@ -760,32 +690,13 @@ def parse_problem(argv: list[str]) -> str | None:
 
 
 def doc_problems(commands: list[tuple[str, str]]) -> tuple[list[str], int, int]:
-    """(file:line and why, for each documented command that does not parse;
-    how many command lines were checked; how many variants were skipped)."""
-    bad: list[str] = []
-    checked = skipped = 0
-    for where, line in commands:
-        for v in variants(line):
-            unknown = [ph for ph in re.findall(r"<[^<>\s]+>", v) if ph not in SAMPLES]
-            if unknown:
-                bad.append(f"{where}: placeholder {unknown[0]}: no sample value for it (SAMPLES)")
-                continue
-            for ph, sample in SAMPLES.items():
-                v = v.replace(ph, sample)
-            for argv in emu_argvs(v):
-                if ELLIPSIS in argv:
-                    skipped += 1
-                    continue
-                checked += 1
-                why = parse_problem(argv)
-                if why:
-                    bad.append(f"{where}: ofan-emu {shlex.join(argv)}: {why}")
-    return bad, checked, skipped
+    """doc_commands.problems for ofan-emu's lines."""
+    return doc_commands.problems(commands, EMU_NAMES, SAMPLES,
+                                 lambda _prog, argv: parse_problem(argv))
 
 
 def documented_commands() -> None:
-    commands = [c for f in DOC_FILES
-                for c in fenced_commands(f.read_text(), str(f.relative_to(REPO)))]
+    commands = doc_commands.documented(EMU_PREFIX)
     epilogs = [("", emu_cli.EPILOG)]
     epilogs += [(v.name + " ", v.kw["epilog"]) for v in emu_cli.VERBS if "epilog" in v.kw]
     for verb, epilog in epilogs:
@@ -801,7 +712,8 @@ def documented_commands() -> None:
     wrong = ("# x\n\n```sh\nsudo emu/ofan-emu up --k 4 [--engine ...]   # up's options\n"
              "sudo emu/ofan-emu run --lbs ofan \\\n    --no-such-option 3   # a comment\n"
              "emu/ofan-emu exec <host> -- true\nemu/ofan-emu capture --link <port> -w -\n```\n")
-    bad, checked, skipped = doc_problems(fenced_commands(wrong, "wrong.md"))
+    bad, checked, skipped = doc_problems(doc_commands.fenced_commands(wrong, "wrong.md",
+                                                                      EMU_PREFIX))
     check("a wrong documented line is reported with its file and line",
           checked == 3 and skipped == 1 and len(bad) == 2
           and bad[0].startswith("wrong.md:5: ofan-emu run --lbs ofan --no-such-option 3: ")
