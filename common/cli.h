@@ -1,10 +1,14 @@
 // The command-line ending every ofan binary shares (CLI11): --help and
 // --version print and end with 0, a bad command line prints CLI11's message
 // and ends with 2, and a value the program itself refuses gets
-// "PROGRAM: MESSAGE (see PROGRAM --help)" and 2.
+// "PROGRAM: MESSAGE (see PROGRAM --help)" and 2. With OFAN_PARSE_ONLY set
+// in the environment a command line that parsed ends the program with 0
+// before it does anything: how tests/cli/doc_commands_test.py checks that
+// every command line the docs show still parses.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string_view>
@@ -13,6 +17,9 @@ namespace ofan {
 
 inline constexpr int kExitBadCommandLine = 2;
 
+// OFAN_PARSE_ONLY is set: stop once the command line parsed.
+inline bool ParseOnly() { return std::getenv("OFAN_PARSE_ONLY") != nullptr; }
+
 // Parses into `app`; the exit code when the program should end now.
 inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv) {
   try {
@@ -20,6 +27,7 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv)
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitBadCommandLine;
   }
+  if (ParseOnly()) return 0;
   return std::nullopt;
 }
 

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/json_text.h"
 #include "common/main_guard.h"
 #include "common/protocol/protocol.h"
@@ -671,6 +672,7 @@ int Main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     return ParseFailed(app, e);
   }
+  if (ParseOnly()) return kExitOk;
   if (g.list_policies) {
     std::cout << (g.as_json ? JsonText(lb::PolicyListJson(), 1) + "\n" : lb::PolicyListText());
     return kExitOk;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/json_text.h"
 #include "common/units.h"
 #include "sim/paper/figures.h"
@@ -245,6 +246,7 @@ int PaperMain(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return Usage(e.what());
   }
+  if (ParseOnly()) return 0;
   if (list) return List(as_json);
   if (figure.empty()) return Usage("give --figure F or --list");
   const Figure* fig = paper::FindFigure(figure);

@@ -7,9 +7,9 @@ binaries).
 A line may say [OPTIONAL] parts (checked with and without), a|b
 alternatives in a word (each checked), shell around it (; | && & > and #
 comments: each command of the line checked alone), a trailing \\ (the next
-line continues it) and quotes over several lines. <NAME> placeholders get
-sample values (one without a sample is reported); a variant holding "..."
-(more options, unnamed) is skipped, and counted.
+line continues it) and quotes over several lines. <NAME> placeholders and
+$VARIABLES get sample values (one without a sample is reported); a variant
+holding "..." (more options, unnamed) is skipped, and counted.
 """
 import re
 import shlex
@@ -74,9 +74,9 @@ def variants(line: str) -> list[str]:
     return [line]
 
 
-def program_argvs(line: str, names: set[str]) -> list[tuple[str, list[str]]]:
+def program_argvs(line: str, names: Callable[[str], bool]) -> list[tuple[str, list[str]]]:
     """(program, its arguments) of every command in a shell line whose
-    program (sudo aside) is one of `names`."""
+    program (sudo aside) `names` accepts."""
     lex = shlex.shlex(line, posix=True, punctuation_chars=";&|<>")
     lex.whitespace_split = True
     out: list[tuple[str, list[str]]] = []
@@ -84,7 +84,7 @@ def program_argvs(line: str, names: set[str]) -> list[tuple[str, list[str]]]:
     for tok in [*lex, ";"]:
         if tok and set(tok) <= set(";&|<>"):
             words = cmd[1:] if cmd[:1] == ["sudo"] else cmd
-            if words and words[0] in names:
+            if words and names(words[0]):
                 out.append((words[0], words[1:]))
             cmd = []
         else:
@@ -92,7 +92,8 @@ def program_argvs(line: str, names: set[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def problems(commands: list[tuple[str, str]], names: set[str], samples: dict[str, str],
+def problems(commands: list[tuple[str, str]], names: Callable[[str], bool],
+             samples: dict[str, str],
              why_not: Callable[[str, list[str]], str | None]) -> tuple[list[str], int, int]:
     """(file:line and why, for each documented command that why_not(program,
     argv) refuses; how many commands were checked; how many variants were
@@ -101,7 +102,7 @@ def problems(commands: list[tuple[str, str]], names: set[str], samples: dict[str
     checked = skipped = 0
     for where, line in commands:
         for v in variants(line):
-            unknown = [ph for ph in re.findall(r"<[^<>\s]+>", v) if ph not in samples]
+            unknown = [ph for ph in re.findall(r"<[^<>\s]+>|\$\w+", v) if ph not in samples]
             if unknown:
                 bad.append(f"{where}: placeholder {unknown[0]}: no sample value for it")
                 continue

@@ -691,7 +691,7 @@ def parse_problem(argv: list[str]) -> str | None:
 
 def doc_problems(commands: list[tuple[str, str]]) -> tuple[list[str], int, int]:
     """doc_commands.problems for ofan-emu's lines."""
-    return doc_commands.problems(commands, EMU_NAMES, SAMPLES,
+    return doc_commands.problems(commands, EMU_NAMES.__contains__, SAMPLES,
                                  lambda _prog, argv: parse_problem(argv))
 
 
