@@ -137,8 +137,9 @@ def main():
 
     ptf = os.path.join(ROOT, "tofino_p4", "ptf", "pofan_vectors_test.py")
     try:
-        py_compile.compile(ptf, cfile=os.path.join(tempfile.gettempdir(), "ofan_ptf_check.pyc"),
-                           doraise=True)
+        with tempfile.TemporaryDirectory() as pyc_dir:  # nothing left in /tmp
+            py_compile.compile(ptf, cfile=os.path.join(pyc_dir, "ofan_ptf_check.pyc"),
+                               doraise=True)
         check(True, "the PTF test compiles")
     except py_compile.PyCompileError as e:
         check(False, "the PTF test compiles: %s" % e)
