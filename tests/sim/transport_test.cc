@@ -28,6 +28,18 @@ std::string CcaParamName(const ::testing::TestParamInfo<Cca>& i) {
   return std::string(CcaName(i.param));
 }
 
+// The matrix files Incast writes, removed when the test program ends.
+struct TempFiles {
+  std::vector<std::string> paths;
+  ~TempFiles() {
+    for (const std::string& p : paths) std::remove(p.c_str());
+  }
+};
+TempFiles& Temps() {
+  static TempFiles t;
+  return t;
+}
+
 // Two senders in other pods into host 8 of a k=4 fat tree: its downlink is a
 // 2:1 bottleneck while the short flow lasts; the long one (traced, flow 0)
 // has the link alone afterwards.
@@ -35,6 +47,7 @@ SimConfig Incast(Cca cca, uint64_t buffer) {
   const std::string path = ::testing::TempDir() + "transport_incast_" + std::string(CcaName(cca)) +
                            std::to_string(buffer) + ".txt";
   std::ofstream(path) << "0 8 " << 8 * kMiB << "\n4 8 " << 4 * kMiB << "\n";
+  Temps().paths.push_back(path);
   SimConfig c;
   c.k = 4;
   c.workload = WorkloadKind::kMatrix;
