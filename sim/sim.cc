@@ -230,7 +230,6 @@ class Simulator {
 
   SimResult Run() {
     const auto wall0 = std::chrono::steady_clock::now();
-    Rng jitter(SplitMix64(c_.seed) ^ 0x7177ull);
     for (uint32_t h = 0; h < n_; ++h) {
       hosts_[h].tokens = c_.host_burst;  // the bucket starts full
       if (!hosts_[h].active.empty()) ScheduleWake(h, 0);
