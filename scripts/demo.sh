@@ -24,7 +24,7 @@ stages=()
 t0=$SECONDS
 stage() { stages+=("$(printf '%6d s  %s' $((SECONDS - t0)) "$1")"); t0=$SECONDS; }
 report() { printf 'demo stages:\n'; printf '  %s\n' "${stages[@]}"; }
-bash scripts/setup.sh
+bash scripts/setup.sh --demo
 stage "setup (apt: what is missing)"
 bash scripts/build.sh "${targets[@]}"
 stage "build (${#targets[@]} binaries)"

@@ -1,23 +1,45 @@
 #!/usr/bin/env bash
 # Installs every Debian package ofan needs (build, tests, benchmarks, emulation).
 # Idempotent and non-interactive: safe to run on every `make`/CI invocation.
+# `setup.sh --demo`: only what scripts/demo.sh needs (the build, the
+# fabric in namespaces, the plot): no qemu, kernel image, clang, FRR, tshark,
+# valgrind or lint tools, so a fresh machine reaches the demo's table sooner.
 set -euo pipefail
 
-PKGS=(
-  # build
-  build-essential g++ clang lld meson ninja-build pkg-config cmake
-  clang-format clang-tidy libclang-rt-14-dev
-  # libraries
+group=all
+case "${1:-}" in
+  "") ;;
+  --demo) group=demo ;;
+  -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup.sh: unknown argument '$1' (usage: setup.sh [--demo])" >&2; exit 2 ;;
+esac
+
+# What scripts/demo.sh builds and runs: the five binaries it builds (meson
+# asks for GoogleTest and Google Benchmark when it configures the tree),
+# the namespaces, AF_XDP and pyroute2 of `ofan-emu up`, the table's plot.
+DEMO_PKGS=(
+  build-essential g++ meson ninja-build pkg-config
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
   zlib1g-dev  # CRC-32 of the RoCEv2 ICRC (ofan_packet)
-  # dataplane (DPDK and AF_XDP)
-  dpdk dpdk-dev libdpdk-dev libnuma-dev libbpf-dev libxdp-dev libpcap-dev
+  libdpdk-dev libnuma-dev libbpf-dev libxdp-dev libpcap-dev
+  iproute2 ethtool python3 python3-pyroute2 python3-yaml
+  python3-matplotlib python3-numpy
+)
+
+# Everything else: the tests, the benchmarks, the VM hosts, the lint.
+PKGS=(
+  "${DEMO_PKGS[@]}"
+  # build: clang for the fuzz build, cmake for meson's lookups
+  clang lld cmake
+  clang-format clang-tidy libclang-rt-14-dev
+  # dataplane: DPDK's own tools (dpdk-testpmd, the peer of bench/run-forwarding)
+  dpdk dpdk-dev
   # bench/run-forwarding: DPDK's l3fwd sources (the peer it builds), callgrind
   # for instructions per packet (this guest has no hardware counters for perf)
   dpdk-doc valgrind
   # emulation and packet checks
-  iproute2 iputils-ping traceroute ethtool tshark python3-scapy time python3-pyroute2 python3-yaml
+  iputils-ping traceroute tshark python3-scapy time
   # the control daemons each switch namespace runs (ofan-agent: docs/emu.md, --control agent;
   # tests/control/agent/capture_daemons.sh); nft drops a silently failed
   # link's control frames at the veth (ofan-emu fail --silent)
@@ -27,8 +49,6 @@ PKGS=(
   # and perftest run in the guests, libibverbs/librdmacm build the verbs hosts
   qemu-system-x86 linux-image-amd64 busybox-static kmod
   rdma-core ibverbs-utils perftest libibverbs-dev librdmacm-dev rdmacm-utils
-  # plots and reports
-  python3 python3-matplotlib python3-numpy
   # Python and shell lint (scripts/lint.sh --python, --shell; stubs for yaml
   # and the standard library's gaps), property tests of the parsers
   flake8 mypy python3-typeshed shellcheck python3-hypothesis
@@ -44,6 +64,7 @@ PKGS=(
   libboost-iostreams1.74.0 libgc1 libz3-4 cpp
 )
 
+if [ "$group" = demo ]; then PKGS=("${DEMO_PKGS[@]}"); fi
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -52,7 +73,7 @@ for p in "${PKGS[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PKGS[@]} packages present"
+  echo "setup: all ${#PKGS[@]} packages present ($group)"
   exit 0
 fi
 
