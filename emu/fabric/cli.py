@@ -25,7 +25,8 @@ from .tools import REPO, FabricError
 from . import containerlab, coordinator
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl
 from .nodes.uroce import UroceHosts
-from .run import CONGESTION_CONTROLS, WORKLOADS, Cts, RunResult
+from .run import CONGESTION_CONTROLS, WORKLOADS
+from .run_rows import Cts, RunResult
 from .topology import (LINK_ATTRS, Topology, TopologyError, load_file,
                        parse_size)
 

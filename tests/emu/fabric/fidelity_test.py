@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO / "tests" / "common"))
 sys.path.insert(0, str(REPO / "emu"))
 from checks import SKIP, check, down_at_exit, emu, failures, log  # noqa: E402
 from leftovers import leftovers  # noqa: E402
-from fabric.run import queue_within  # noqa: E402
+from fabric.run_rows import queue_within  # noqa: E402
 
 NAME = f"fi{os.getpid() % 100000}"
 LBS = ("rps", "ar", "ofan", "pofan")

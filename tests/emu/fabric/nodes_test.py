@@ -46,6 +46,7 @@ from checks import check, failures, log  # noqa: E402
 sys.path.insert(0, str(REPO / "emu"))
 from fabric import control, nodes, teardown  # noqa: E402
 from fabric import run as fabric_run  # noqa: E402
+from fabric.run_rows import EngineLag  # noqa: E402
 from fabric.fabric import Fabric  # noqa: E402
 from fabric.nodes import ofan_shared  # noqa: E402
 from fabric.nodes.ofan import OfanKind  # noqa: E402
@@ -294,7 +295,7 @@ def cpu_bound_verdict() -> None:
         if what.startswith("cpu_bound after"):
             check("the reason is the engine's, once, naming a switch and the lag",
                   "behind wall-clock" in reasons[0] and "e0-0 and 1 more" in reasons[0]
-                  and lag == fabric_run.EngineLag(events=6, max_us=900.0),
+                  and lag == EngineLag(events=6, max_us=900.0),
                   f"{reasons} {lag}")
     fab = fabric("shared")
     fab.writer.process("engine", ProcessRecord("ofan-dp-shared", os.getpid(), 1))

@@ -47,6 +47,7 @@ sys.path.insert(0, str(REPO / "emu"))
 from fabric import fabric, reports, state, topology  # noqa: E402
 from fabric import cli as emu_cli  # noqa: E402
 from fabric import run as fabric_run  # noqa: E402
+from fabric.run_rows import RunResult  # noqa: E402
 from fabric.tools import FabricError, run, tool  # noqa: E402
 from fabric.topology import TopologyError  # noqa: E402
 from vm import agent  # noqa: E402
@@ -546,12 +547,12 @@ def run_rows() -> None:
     from_json refuse, refused in one line naming where."""
     for what, doc in (("two policies, two seeds, ofan-sim", RUN_DOC),
                       ("across servers", SERVERS_DOC)):
-        res = fabric_run.RunResult.from_json(json.loads(json.dumps(doc)), "run")
+        res = RunResult.from_json(json.loads(json.dumps(doc)), "run")
         check(f"run --json ({what}): from_json then to_json gives it back, key for key",
               json.dumps(res.to_json()) == json.dumps(doc),
               json.dumps(res.to_json())[:400])
         fabric_run.table(res)
-    res = fabric_run.RunResult.from_json(copy.deepcopy(RUN_DOC), "run")
+    res = RunResult.from_json(copy.deepcopy(RUN_DOC), "run")
     bad = {
         "a missing key": (dict(RUN_DOC, runs=[dict(ECMP, per_seed=[
             {k: v for k, v in ECMP.items() if k != "wall_s"}])]), "per_seed[0]: no 'wall_s'"),
@@ -592,12 +593,12 @@ def mutated_run_docs(doc: Any) -> None:
     """A part's run --json, mutated: a RunResult that prints and reads back
     as itself, or a one-line FabricError."""
     try:
-        res = fabric_run.RunResult.from_json(doc, "server s's run")
+        res = RunResult.from_json(doc, "server s's run")
     except FabricError as e:
         assert one_line(e) and str(e).startswith("server s's run"), repr(str(e))
         return
     text = json.dumps(res.to_json())
-    again = fabric_run.RunResult.from_json(json.loads(text), "again")
+    again = RunResult.from_json(json.loads(text), "again")
     assert json.dumps(again.to_json()) == text
     fabric_run.table(res)
 
