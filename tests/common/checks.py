@@ -42,11 +42,13 @@ EMU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "emu"
 
 
 def emu(*args, timeout=300, ok_codes=(0, 3)):
-    """ofan-emu ARGS, its output as text; logged (stderr's tail) when it
-    exits with a code not in ok_codes (3: a run flagged CPU-bound)."""
+    """ofan-emu ARGS, its output as text; logged (stdout's and stderr's
+    tails) when it exits with a code not in ok_codes (3: a run flagged
+    CPU-bound); ok_codes None: never logged (the caller checks the exit)."""
     p = subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
-    if p.returncode not in ok_codes:
-        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stderr: {p.stderr[-2500:]}")
+    if ok_codes is not None and p.returncode not in ok_codes:
+        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stdout: {p.stdout[-2000:]}\n"
+            f"  stderr: {p.stderr[-2500:]}")
     return p
 
 

@@ -32,6 +32,7 @@ here asserts a duration.
 Exit: 0 pass, 1 fail, 77 skip (not root, no AF_XDP / hugepages, no daemons).
 """
 import atexit
+import functools
 import glob
 import json
 import os
@@ -45,10 +46,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, has_shared_engine, log  # noqa: E402
+from checks import (  # noqa: E402
+    EMU, SKIP, check, emu as checks_emu, failures, has_shared_engine, log)
 
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
-EMU = str(REPO / "emu" / "ofan-emu")
 PID = os.getpid()
 NAMES = {"per-switch": f"ap{PID % 100000}", "shared": f"as{PID % 100000}",
          "miswire": f"am{PID % 100000}"}
@@ -67,8 +68,9 @@ LINK_MBPS = {"per-switch": 25, "shared": 100}
 CONVERGE_S = 60
 
 
-def emu(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
+# ofan-emu ARGS (checks.emu) with this test's timeout; ok_codes None: no log
+# of a failing exit (the test checks it).
+emu = functools.partial(checks_emu, timeout=300, ok_codes=None)
 
 
 def cleanup() -> None:

@@ -16,6 +16,7 @@ leaf-spine the same verb captures with dumpcap. Nothing is left behind.
 Exit: 0 pass, 1 fail, 77 skip (not root, no AF_XDP / hugepages, no tshark).
 """
 import atexit
+import functools
 import json
 import os
 import shutil
@@ -28,10 +29,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, has_shared_engine, log  # noqa: E402
+from checks import (  # noqa: E402
+    EMU, SKIP, check, emu as checks_emu, failures, has_shared_engine, log)
 
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
-EMU = str(REPO / "emu" / "ofan-emu")
 PID = os.getpid()
 NAMES = [f"ca{PID}", f"ck{PID}", f"cs{PID}"]
 LINK_MBPS = 100
@@ -42,8 +43,9 @@ RC_ACK = 17  # the BTH opcode of an RC ACK (IBTA Table 38); RC opcodes are 0..31
 CNP = 0x81
 
 
-def emu(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
+# ofan-emu ARGS (checks.emu) with this test's timeout; ok_codes None: no log
+# of a failing exit (the test checks it).
+emu = functools.partial(checks_emu, timeout=180, ok_codes=None)
 
 
 def cleanup() -> None:

@@ -27,6 +27,7 @@ fabric whose process was killed.
 Exit: 0 pass, 1 fail, 77 skip (not root, or no AF_XDP / hugepages).
 """
 import atexit
+import functools
 import glob
 import json
 import os
@@ -38,21 +39,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, has_shared_engine, log, rerun_in_vm  # noqa: E402
+from checks import (  # noqa: E402
+    EMU, SKIP, check, emu as checks_emu, failures, has_shared_engine, log, rerun_in_vm)
 from leftovers import leftovers  # noqa: E402
 from run_test import all_verified, fail_under_traffic, run_json  # noqa: E402
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
-EMU = str(REPO / "emu" / "ofan-emu")
 PID = os.getpid()
 NAMES = [f"fa{PID}", f"fb{PID}", f"fk{PID}", f"fx{PID}", f"fn{PID}", f"fs{PID}"]
 
 
-def emu(*args, timeout=180, ok_codes=(0,)):
-    p = subprocess.run([EMU] + list(args), capture_output=True, text=True, timeout=timeout)
-    if p.returncode not in ok_codes:
-        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stdout: {p.stdout[-2000:]}\n"
-            f"  stderr: {p.stderr[-2000:]}")
-    return p
+# ofan-emu ARGS (checks.emu) with this test's timeout and exit codes.
+emu = functools.partial(checks_emu, timeout=180, ok_codes=(0,))
 
 
 def emu_json(*args, **kw):

@@ -35,22 +35,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import EMU, SKIP, check, emu, failures, log  # noqa: E402
 from leftovers import leftovers  # noqa: E402
 
-EMU = str(REPO / "emu" / "ofan-emu")
 BUILD = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build"))
 OFANCTL = str(BUILD / "control" / "ofanctl" / "ofanctl")
 PID = os.getpid()
 LOSSLESS, LOSSY, PER_SWITCH = f"pl{PID}", f"py{PID}", f"pp{PID}"
 INCAST = ["--workload", "incast", "--msg", "64KiB"]
-
-
-def emu(*args, timeout=300):
-    p = subprocess.run([EMU] + list(args), capture_output=True, text=True, timeout=timeout)
-    if p.returncode not in (0, 3):
-        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stderr: {p.stderr[-2500:]}")
-    return p
 
 
 def run_json(name, *args):

@@ -30,21 +30,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import EMU, SKIP, check, emu, failures, log  # noqa: E402
 from leftovers import leftovers  # noqa: E402
 
-EMU = str(REPO / "emu" / "ofan-emu")
 PID = os.getpid()
 NAMES = [f"ra{PID}", f"rb{PID}", f"rk{PID}", f"rx{PID}"]
 REPORT_KEYS = ("lb", "cct_us", "cct_lower_bound_us", "queue_max_pkts", "verified",
                "retransmissions", "cpu_bound", "algbw_gbps", "busbw_gbps")
-
-
-def emu(*args, timeout=300):
-    p = subprocess.run([EMU] + list(args), capture_output=True, text=True, timeout=timeout)
-    if p.returncode not in (0, 3):
-        log(f"  ofan-emu {' '.join(args)} -> {p.returncode}\n  stderr: {p.stderr[-2500:]}")
-    return p
 
 
 def run_json(name, *args, timeout=300):

@@ -10,6 +10,7 @@ apart, and returns the command's exit code; --timeout kills the command and
 exits 124; a SIGKILL of `ofan-emu vm run` while its VM boots leaves a qemu
 that `ofan-emu down --all` removes, with its directory.
 """
+import functools
 import glob
 import json
 import os
@@ -19,15 +20,15 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
-from checks import SKIP, check, failures, log  # noqa: E402
+from checks import EMU, SKIP, check, emu as checks_emu, failures, log  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-EMU = os.path.join(REPO, "emu", "ofan-emu")
 VM_DIR = os.environ.get("OFAN_EMU_RUN_DIR", "/run/ofan-emu") + "/_vm"
 
 
-def emu(*args, timeout=300):
-    return subprocess.run([EMU, *args], capture_output=True, text=True, timeout=timeout)
+# ofan-emu ARGS (checks.emu) with this test's timeout; ok_codes None: no log
+# of a failing exit (the test checks it).
+emu = functools.partial(checks_emu, timeout=300, ok_codes=None)
 
 
 def qemus(run_dir=None):
