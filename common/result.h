@@ -27,6 +27,11 @@ inline Error MakeError(ErrorCode code, std::string message) {
   return Error{code, std::move(message)};
 }
 
+// The most common error: a value the caller gave, named in the message.
+inline Error InvalidArgument(std::string message) {
+  return Error{ErrorCode::kInvalidArgument, std::move(message)};
+}
+
 template <class T>
 class [[nodiscard]] Result {
  public:

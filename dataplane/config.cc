@@ -12,18 +12,16 @@
 namespace ofan::dp {
 namespace {
 
-Error Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
-
 template <class T>
 Result<T> Get(const YAML::Node& n, const std::string& where) {
   try {
     return n.as<T>();
   } catch (const YAML::Exception&) {
-    return Bad(fmt::format("{}: expected {} (line {})", where,
-                           std::is_same_v<T, bool>   ? "true/false"
-                           : std::is_arithmetic_v<T> ? "a number"
-                                                     : "a string",
-                           n.Mark().line + 1));
+    return InvalidArgument(fmt::format("{}: expected {} (line {})", where,
+                                       std::is_same_v<T, bool>   ? "true/false"
+                                       : std::is_arithmetic_v<T> ? "a number"
+                                                                 : "a string",
+                                       n.Mark().line + 1));
   }
 }
 
@@ -31,7 +29,7 @@ Result<uint64_t> GetSize(const YAML::Node& n, const std::string& where) {
   auto s = Get<std::string>(n, where);
   if (!s) return s.error();
   auto v = ParseSize(*s);
-  if (!v) return Bad(fmt::format("{}: {}", where, v.error().message));
+  if (!v) return InvalidArgument(fmt::format("{}: {}", where, v.error().message));
   return *v;
 }
 
@@ -63,11 +61,11 @@ Status ReadSizeIf(const YAML::Node& sec, const std::string& section, const char*
 
 Status CheckKeys(const YAML::Node& n, const std::string& where,
                  std::initializer_list<const char*> allowed) {
-  if (!n.IsMap()) return Bad(fmt::format("{}: expected a mapping", where));
+  if (!n.IsMap()) return InvalidArgument(fmt::format("{}: expected a mapping", where));
   for (auto it = n.begin(); it != n.end(); ++it) {
     if (!it->first.IsScalar()) {
-      return Bad(fmt::format("{}: a key must be a plain name (line {})", where,
-                             it->first.Mark().line + 1));
+      return InvalidArgument(fmt::format("{}: a key must be a plain name (line {})", where,
+                                         it->first.Mark().line + 1));
     }
     const std::string key = it->first.as<std::string>();
     bool ok = false;
@@ -75,8 +73,8 @@ Status CheckKeys(const YAML::Node& n, const std::string& where,
     if (!ok) {
       std::string list;
       for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
-      return Bad(fmt::format("{}: unknown key '{}' (line {}; allowed: {})", where, key,
-                             it->first.Mark().line + 1, list));
+      return InvalidArgument(fmt::format("{}: unknown key '{}' (line {}; allowed: {})", where, key,
+                                         it->first.Mark().line + 1, list));
     }
   }
   return {};
@@ -100,7 +98,8 @@ Status CheckKeys(const YAML::Node& n, const std::string& where,
 
 Result<pkt::MacAddr> ParseMac(std::string_view s) {
   pkt::MacAddr m;
-  if (s.size() != 17) return Bad(fmt::format("'{}' is not a MAC address (aa:bb:cc:dd:ee:ff)", s));
+  if (s.size() != 17)
+    return InvalidArgument(fmt::format("'{}' is not a MAC address (aa:bb:cc:dd:ee:ff)", s));
   for (int i = 0; i < 6; ++i) {
     auto hex = [](char c) -> int {
       if (c >= '0' && c <= '9') return c - '0';
@@ -111,7 +110,7 @@ Result<pkt::MacAddr> ParseMac(std::string_view s) {
     const size_t at = static_cast<size_t>(i) * 3;
     const int hi = hex(s[at]), lo = hex(s[at + 1]);
     if (hi < 0 || lo < 0 || (i < 5 && s[at + 2] != ':')) {
-      return Bad(fmt::format("'{}' is not a MAC address (aa:bb:cc:dd:ee:ff)", s));
+      return InvalidArgument(fmt::format("'{}' is not a MAC address (aa:bb:cc:dd:ee:ff)", s));
     }
     m.b[static_cast<size_t>(i)] = static_cast<uint8_t>(hi << 4 | lo);
   }
@@ -120,7 +119,7 @@ Result<pkt::MacAddr> ParseMac(std::string_view s) {
 
 Result<fabric::PfcWdAction> ParsePfcWdAction(std::string_view s) {
   auto a = fabric::ParsePfcWdAction(s);
-  if (!a) return MakeError(ErrorCode::kInvalidArgument, "pfc.watchdog.action " + a.error().message);
+  if (!a) return InvalidArgument("pfc.watchdog.action " + a.error().message);
   return *a;
 }
 
@@ -131,87 +130,85 @@ std::string FormatMac(const pkt::MacAddr& m) {
 
 Status DpConfig::Validate() const {
   auto tr = lb::FatTree::Make(k, levels);
-  if (!tr) return Bad("fabric: " + tr.error().message);
+  if (!tr) return InvalidArgument("fabric: " + tr.error().message);
   if (switch_id >= static_cast<uint32_t>(tr->num_switches())) {
-    return Bad(fmt::format("fabric.switch {} does not exist ({} has switches 0..{})", switch_id,
-                           tr->Describe(), tr->num_switches() - 1));
+    return InvalidArgument(fmt::format("fabric.switch {} does not exist ({} has switches 0..{})",
+                                       switch_id, tr->Describe(), tr->num_switches() - 1));
   }
   if (name.empty() || name.size() > 64 || name.find('/') != std::string::npos) {
-    return Bad(fmt::format("name '{}' must be 1..64 characters without '/'", name));
+    return InvalidArgument(fmt::format("name '{}' must be 1..64 characters without '/'", name));
   }
-  if (ports.empty()) return Bad("ports: at least one port is needed");
+  if (ports.empty()) return InvalidArgument("ports: at least one port is needed");
   std::set<uint32_t> seen;
   std::set<std::string> devs;
   for (const PortConfig& p : ports) {
     if (p.port >= static_cast<uint32_t>(k)) {
-      return Bad(fmt::format("ports: port {} out of range (a k={} switch has ports 0..{})", p.port,
-                             k, k - 1));
+      return InvalidArgument(fmt::format(
+          "ports: port {} out of range (a k={} switch has ports 0..{})", p.port, k, k - 1));
     }
-    if (!seen.insert(p.port).second) return Bad(fmt::format("ports: port {} listed twice", p.port));
-    if (p.dev.empty()) return Bad(fmt::format("ports: port {} has no dev", p.port));
-    if (!devs.insert(p.dev).second) return Bad(fmt::format("ports: device '{}' used twice", p.dev));
+    if (!seen.insert(p.port).second)
+      return InvalidArgument(fmt::format("ports: port {} listed twice", p.port));
+    if (p.dev.empty()) return InvalidArgument(fmt::format("ports: port {} has no dev", p.port));
+    if (!devs.insert(p.dev).second)
+      return InvalidArgument(fmt::format("ports: device '{}' used twice", p.dev));
     if (p.rate_gbps && !(*p.rate_gbps >= 0 && *p.rate_gbps <= 10000))
-      return Bad(fmt::format("ports: port {}: egress.rate_gbps must be in [0, 10000]", p.port));
+      return InvalidArgument(
+          fmt::format("ports: port {}: egress.rate_gbps must be in [0, 10000]", p.port));
     if (p.buffer_bytes && *p.buffer_bytes < 2048)
-      return Bad(fmt::format("ports: port {}: egress.buffer must be at least 2KiB", p.port));
+      return InvalidArgument(
+          fmt::format("ports: port {}: egress.buffer must be at least 2KiB", p.port));
     if (p.latency_us && !(*p.latency_us >= 0 && *p.latency_us <= 1e6))
-      return Bad(fmt::format("ports: port {}: egress.latency_us must be in [0, 1e6]", p.port));
+      return InvalidArgument(
+          fmt::format("ports: port {}: egress.latency_us must be in [0, 1e6]", p.port));
     if (!(p.loss_pct >= 0 && p.loss_pct <= 100) || !(p.reorder_pct >= 0 && p.reorder_pct <= 100)) {
-      {
-        return Bad(fmt::format(
-            "ports: port {}: egress.loss_pct and reorder_pct are percents, 0..100", p.port));
-      }
+      return InvalidArgument(fmt::format(
+          "ports: port {}: egress.loss_pct and reorder_pct are percents, 0..100", p.port));
     }
   }
   if (!(egress.latency_us >= 0 && egress.latency_us <= 1e6))
-    return Bad("egress.latency_us must be in [0, 1e6]");
+    return InvalidArgument("egress.latency_us must be in [0, 1e6]");
   if (netns.size() > 255 || netns.find('/') != std::string::npos)
-    return Bad(fmt::format("netns '{}': a namespace name (no '/')", netns));
+    return InvalidArgument(fmt::format("netns '{}': a namespace name (no '/')", netns));
   if (pipe_size == 0 || pipe_size > static_cast<uint32_t>(k)) {
-    return Bad(fmt::format("pipe_size must be in 1..k={}, got {}", k, pipe_size));
+    return InvalidArgument(fmt::format("pipe_size must be in 1..k={}, got {}", k, pipe_size));
   }
   if (!(egress.rate_gbps >= 0 && egress.rate_gbps <= 10000))  // NaN fails too
-    return Bad("egress.rate_gbps must be in [0, 10000]");
-  if (egress.buffer_bytes < 2048) return Bad("egress.buffer must be at least 2KiB");
+    return InvalidArgument("egress.rate_gbps must be in [0, 10000]");
+  if (egress.buffer_bytes < 2048) return InvalidArgument("egress.buffer must be at least 2KiB");
   if (egress.ring_slots < 64 || (egress.ring_slots & (egress.ring_slots - 1)) != 0 ||
       egress.ring_slots > (1u << 20)) {
-    return Bad("egress.ring_slots must be a power of two in [64, 1Mi]");
+    return InvalidArgument("egress.ring_slots must be a power of two in [64, 1Mi]");
   }
-  if (pfc.priority > 7) return Bad("pfc.priority must be in 0..7");
+  if (pfc.priority > 7) return InvalidArgument("pfc.priority must be in 0..7");
   if (pfc.enabled && pfc.xoff_bytes && pfc.xon_bytes >= pfc.xoff_bytes)
-    return Bad("pfc.xon must be below pfc.xoff");
-  if (pfc.dscp > 63) return Bad("pfc.dscp must be in 0..63");
-  if (pfc.quanta == 0) return Bad("pfc.quanta must be in 1..65535");
-  if (pfc.response_quanta > 65535) return Bad("pfc.response_quanta must be in 0..65535");
+    return InvalidArgument("pfc.xon must be below pfc.xoff");
+  if (pfc.dscp > 63) return InvalidArgument("pfc.dscp must be in 0..63");
+  if (pfc.quanta == 0) return InvalidArgument("pfc.quanta must be in 1..65535");
+  if (pfc.response_quanta > 65535)
+    return InvalidArgument("pfc.response_quanta must be in 0..65535");
   if (pfc.wd_detect_ms < fabric::kPfcWdDetectMinMs ||
       pfc.wd_detect_ms > fabric::kPfcWdDetectMaxMs) {
-    {
-      return Bad(fmt::format("pfc.watchdog.detect_ms must be in {}..{}", fabric::kPfcWdDetectMinMs,
-                             fabric::kPfcWdDetectMaxMs));
-    }
+    return InvalidArgument(fmt::format("pfc.watchdog.detect_ms must be in {}..{}",
+                                       fabric::kPfcWdDetectMinMs, fabric::kPfcWdDetectMaxMs));
   }
   if (pfc.wd_restore_ms < fabric::kPfcWdRestoreMinMs ||
       pfc.wd_restore_ms > fabric::kPfcWdRestoreMaxMs) {
-    {
-      return Bad(fmt::format("pfc.watchdog.restore_ms must be in {}..{}",
-                             fabric::kPfcWdRestoreMinMs, fabric::kPfcWdRestoreMaxMs));
-    }
+    return InvalidArgument(fmt::format("pfc.watchdog.restore_ms must be in {}..{}",
+                                       fabric::kPfcWdRestoreMinMs, fabric::kPfcWdRestoreMaxMs));
   }
-  if (reorder.buffer_bytes == 0) return Bad("reorder.buffer must be above 0");
+  if (reorder.buffer_bytes == 0) return InvalidArgument("reorder.buffer must be above 0");
   if (reorder.timeout_us > fabric::kReorderMaxTimeoutUs) {
-    {
-      return Bad(
-          fmt::format("reorder.timeout_us must be in 1..{} (0 or absent: the buffer's drain "
-                      "time at the port's rate)",
-                      fabric::kReorderMaxTimeoutUs));
-    }
+    return InvalidArgument(
+        fmt::format("reorder.timeout_us must be in 1..{} (0 or absent: the buffer's drain "
+                    "time at the port's rate)",
+                    fabric::kReorderMaxTimeoutUs));
   }
   if (reorder.max_flows < 1 || reorder.max_flows > 1'000'000)
-    return Bad("reorder.flows must be in 1..1000000");
-  if (burst == 0 || burst > 64) return Bad("burst must be in 1..64");
-  if (max_sleep_us > 100000) return Bad("idle.max_sleep_us must be <= 100000");
+    return InvalidArgument("reorder.flows must be in 1..1000000");
+  if (burst == 0 || burst > 64) return InvalidArgument("burst must be in 1..64");
+  if (max_sleep_us > 100000) return InvalidArgument("idle.max_sleep_us must be <= 100000");
   if (max_wait_us < 1 || max_wait_us > 1000000)
-    return Bad("idle.max_wait_us must be in 1..1000000");
+    return InvalidArgument("idle.max_wait_us must be in 1..1000000");
   return {};
 }
 
@@ -224,7 +221,7 @@ Status ParseFabric(const YAML::Node& f, DpConfig& c) {
   OFAN_CHECK(ReadIf(f, "fabric", "k", c.k));
   OFAN_CHECK(ReadIf(f, "fabric", "levels", c.levels));
   auto tree = lb::FatTree::Make(c.k, c.levels);
-  if (!tree) return Bad("fabric: " + tree.error().message);
+  if (!tree) return InvalidArgument("fabric: " + tree.error().message);
   if (f["switch"]) {
     OFAN_TRY(v, Get<uint32_t>(f["switch"], "fabric.switch"));
     c.switch_id = v;
@@ -236,28 +233,31 @@ Status ParseFabric(const YAML::Node& f, DpConfig& c) {
     const int per_pod = role == "edge" ? tree->edges_per_pod() : tree->w();
     if (role == "core") {
       if (index < 0 || index >= tree->num_cores())
-        return Bad(fmt::format("fabric.index {} out of range for a core", index));
+        return InvalidArgument(fmt::format("fabric.index {} out of range for a core", index));
       c.switch_id = tree->core(index).value();
     } else if (role == "edge" || role == "agg" || role == "spine") {
       if (pod < 0 || pod >= tree->num_pods())
-        return Bad(fmt::format("fabric.pod {} out of range (0..{})", pod, tree->num_pods() - 1));
+        return InvalidArgument(
+            fmt::format("fabric.pod {} out of range (0..{})", pod, tree->num_pods() - 1));
       if (index < 0 || index >= per_pod)
-        return Bad(fmt::format("fabric.index {} out of range (0..{})", index, per_pod - 1));
+        return InvalidArgument(
+            fmt::format("fabric.index {} out of range (0..{})", index, per_pod - 1));
       c.switch_id = role == "edge" ? tree->edge(pod, index).value() : tree->agg(pod, index).value();
     } else {
-      return Bad(fmt::format("fabric.role '{}' (expected edge, agg, spine or core)", role));
+      return InvalidArgument(
+          fmt::format("fabric.role '{}' (expected edge, agg, spine or core)", role));
     }
   }
   return {};
 }
 
 Status ParsePorts(const YAML::Node& ps, DpConfig& c) {
-  if (!ps.IsSequence()) return Bad("ports: expected a list");
+  if (!ps.IsSequence()) return InvalidArgument("ports: expected a list");
   for (size_t i = 0; i < ps.size(); ++i) {
     const std::string where = fmt::format("ports[{}]", i);
     OFAN_CHECK(CheckKeys(ps[i], where, {"port", "dev", "mac", "peer_mac", "admin", "egress"}));
     PortConfig p;
-    if (!ps[i]["port"] || !ps[i]["dev"]) return Bad(where + ": needs 'port' and 'dev'");
+    if (!ps[i]["port"] || !ps[i]["dev"]) return InvalidArgument(where + ": needs 'port' and 'dev'");
     OFAN_TRY(port, Get<uint32_t>(ps[i]["port"], where + ".port"));
     OFAN_TRY(dev, Get<std::string>(ps[i]["dev"], where + ".dev"));
     p.port = port;
@@ -274,7 +274,7 @@ Status ParsePorts(const YAML::Node& ps, DpConfig& c) {
     }
     if (ps[i]["admin"]) {
       OFAN_TRY(s, Get<std::string>(ps[i]["admin"], where + ".admin"));
-      if (s != "up" && s != "down") return Bad(where + ".admin: expected up or down");
+      if (s != "up" && s != "down") return InvalidArgument(where + ".admin: expected up or down");
       p.admin_up = s == "up";
     }
     if (const YAML::Node e = ps[i]["egress"]) {
@@ -315,20 +315,21 @@ Status ParseLb(const YAML::Node& l, DpConfig& c) {
   if (l["policy"]) {
     OFAN_TRY(s, Get<std::string>(l["policy"], "lb.policy"));
     auto k = lb::ParsePolicy(s);
-    if (!k) return Bad("lb.policy: " + k.error().message);
+    if (!k) return InvalidArgument("lb.policy: " + k.error().message);
     c.policy.kind = *k;
   }
   if (l["ofan_mode"]) {
     OFAN_TRY(s, Get<std::string>(l["ofan_mode"], "lb.ofan_mode"));
     LbChoice ch = c.lb();
-    if (Status st = ApplyOfanMode(s, ch); !st) return Bad("lb.ofan_mode: " + st.error().message);
+    if (Status st = ApplyOfanMode(s, ch); !st)
+      return InvalidArgument("lb.ofan_mode: " + st.error().message);
     c.set_lb(ch);
   }
   OFAN_CHECK(ReadIf(l, "lb", "seed", c.policy.seed));
   if (l["flowlet_gap_us"]) {
     OFAN_TRY(v, Get<double>(l["flowlet_gap_us"], "lb.flowlet_gap_us"));
     // Written so that NaN fails too; 1e9 us (1000 s) keeps the cast in range.
-    if (!(v >= 0 && v <= 1e9)) return Bad("lb.flowlet_gap_us must be in [0, 1e9]");
+    if (!(v >= 0 && v <= 1e9)) return InvalidArgument("lb.flowlet_gap_us must be in [0, 1e9]");
     c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(v * 1e6);
   }
   OFAN_CHECK(ReadIf(l, "lb", "drill_samples", c.policy.drill_samples));
@@ -344,7 +345,8 @@ Status ParseEgress(const YAML::Node& e, DpConfig& c) {
   OFAN_CHECK(ReadSizeIf(e, "egress", "ecn", c.egress.ecn_bytes));
   OFAN_CHECK(ReadIf(e, "egress", "ring_slots", c.egress.ring_slots));
   if (const YAML::Node pr = e["priority"]) {
-    if (!pr.IsSequence()) return Bad("egress.priority: expected a list, e.g. [ack, control]");
+    if (!pr.IsSequence())
+      return InvalidArgument("egress.priority: expected a list, e.g. [ack, control]");
     c.egress.priority_ack = c.egress.priority_control = false;
     for (const auto& x : pr) {
       OFAN_TRY(s, Get<std::string>(x, "egress.priority[]"));
@@ -353,7 +355,8 @@ Status ParseEgress(const YAML::Node& e, DpConfig& c) {
       } else if (s == "control") {
         c.egress.priority_control = true;
       } else {
-        return Bad(fmt::format("egress.priority: unknown class '{}' (expected ack, control)", s));
+        return InvalidArgument(
+            fmt::format("egress.priority: unknown class '{}' (expected ack, control)", s));
       }
     }
   }
@@ -378,24 +381,24 @@ Status ParsePfc(const YAML::Node& p, DpConfig& c) {
   OFAN_CHECK(ReadIf(p, "pfc", "enabled", c.pfc.enabled));
   if (p["priority"]) {
     OFAN_TRY(v, Get<uint32_t>(p["priority"], "pfc.priority"));
-    if (v > 7) return Bad("pfc.priority must be in 0..7");
+    if (v > 7) return InvalidArgument("pfc.priority must be in 0..7");
     c.pfc.priority = static_cast<uint8_t>(v);
   }
   OFAN_CHECK(ReadSizeIf(p, "pfc", "xoff", c.pfc.xoff_bytes));
   OFAN_CHECK(ReadSizeIf(p, "pfc", "xon", c.pfc.xon_bytes));
   if (p["quanta"]) {
     OFAN_TRY(v, Get<uint32_t>(p["quanta"], "pfc.quanta"));
-    if (v < 1 || v > 0xFFFF) return Bad("pfc.quanta must be in 1..65535");
+    if (v < 1 || v > 0xFFFF) return InvalidArgument("pfc.quanta must be in 1..65535");
     c.pfc.quanta = static_cast<uint16_t>(v);
   }
   if (p["dscp"]) {
     OFAN_TRY(v, Get<uint32_t>(p["dscp"], "pfc.dscp"));
-    if (v > 63) return Bad("pfc.dscp must be in 0..63");
+    if (v > 63) return InvalidArgument("pfc.dscp must be in 0..63");
     c.pfc.dscp = static_cast<uint8_t>(v);
   }
   if (p["response_quanta"]) {
     OFAN_TRY(v, Get<uint32_t>(p["response_quanta"], "pfc.response_quanta"));
-    if (v > 0xFFFF) return Bad("pfc.response_quanta must be in 0..65535");
+    if (v > 0xFFFF) return InvalidArgument("pfc.response_quanta must be in 0..65535");
     c.pfc.response_quanta = v;
   }
   return {};
@@ -433,7 +436,7 @@ Status ParseSection(const YAML::Node& root, const char* key,
 
 Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
   DpConfig c;
-  if (root.IsNull()) return Bad("config is empty");
+  if (root.IsNull()) return InvalidArgument("config is empty");
   OFAN_CHECK(CheckKeys(root, "config",
                        {"name", "fabric", "ports", "pipe_size", "lb", "egress", "pfc", "reorder",
                         "control", "idle", "burst", "netns"}));
@@ -459,11 +462,11 @@ Result<DpConfig> ParseConfigYaml(const std::string& text) {
   try {
     return ParseConfigNode(YAML::Load(text));
   } catch (const YAML::ParserException& e) {
-    return Bad(fmt::format("config is not valid YAML: {}", e.what()));
+    return InvalidArgument(fmt::format("config is not valid YAML: {}", e.what()));
   } catch (const YAML::Exception& e) {
     // Every node is checked for its type before it is read; this is what a
     // shape no check foresaw gets instead of a crash.
-    return Bad(fmt::format("config: {}", e.what()));
+    return InvalidArgument(fmt::format("config: {}", e.what()));
   }
 }
 

@@ -57,12 +57,10 @@ Result<lb::PortMask> MaskOf(const json& j) {
     // Quoted, not dumped: an array nested a million deep would take the
     // recursive dump() through the stack.
     constexpr size_t kQuote = 40;
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("'{}{}' is not a port mask", s.substr(0, kQuote),
-                                 s.size() > kQuote ? "..." : ""));
+    return InvalidArgument(fmt::format("'{}{}' is not a port mask", s.substr(0, kQuote),
+                                       s.size() > kQuote ? "..." : ""));
   }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("a port mask is a number or a string, not {}", j.type_name()));
+  return InvalidArgument(fmt::format("a port mask is a number or a string, not {}", j.type_name()));
 }
 
 // A JSON integer as the exact value it is, if it is one in [lo, hi].
@@ -281,8 +279,7 @@ json HandleControlRequest(Switch& sw, const std::string& line) {
 Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const std::string& path, Switch* sw) {
   sockaddr_un addr{};
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("control socket path '{}' is empty or too long", path));
+    return InvalidArgument(fmt::format("control socket path '{}' is empty or too long", path));
   }
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);

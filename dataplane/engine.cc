@@ -55,8 +55,6 @@ constexpr uint64_t kSpinPs = 2'000'000;
 // The engine thread's nice value where it cannot run real-time.
 constexpr int kEngineNice = -10;
 
-Error Bad(const std::string& m) { return MakeError(ErrorCode::kInvalidArgument, m); }
-
 void AtomicMax(std::atomic<uint64_t>& a, uint64_t v) {  // one writer: the engine thread
   if (v > a.load(std::memory_order_relaxed)) a.store(v, std::memory_order_relaxed);
 }
@@ -113,32 +111,35 @@ Result<EngineConfig> LoadFabricFile(const std::string& path) {
   try {
     root = YAML::LoadFile(path);
   } catch (const std::exception& e) {
-    return Bad(fmt::format("fabric file {}: {}", path, e.what()));
+    return InvalidArgument(fmt::format("fabric file {}: {}", path, e.what()));
   }
-  if (!root.IsMap()) return Bad(fmt::format("fabric file {}: expected a mapping", path));
+  if (!root.IsMap())
+    return InvalidArgument(fmt::format("fabric file {}: expected a mapping", path));
   EngineConfig c;
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>("");
     if (key != "switches" && key != "engine")
-      return Bad(fmt::format("fabric file {}: unknown key '{}' (switches, engine)", path, key));
+      return InvalidArgument(
+          fmt::format("fabric file {}: unknown key '{}' (switches, engine)", path, key));
   }
   const YAML::Node sws = root["switches"];
   if (!sws || !sws.IsSequence() || sws.size() == 0) {
-    return Bad(
+    return InvalidArgument(
         fmt::format("fabric file {}: 'switches' must list the switches' config files", path));
   }
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   for (size_t i = 0; i < sws.size(); ++i) {
     if (!sws[i].IsScalar())
-      return Bad(fmt::format("fabric file {}: switches[{}]: a path", path, i));
+      return InvalidArgument(fmt::format("fabric file {}: switches[{}]: a path", path, i));
     std::filesystem::path p = sws[i].as<std::string>();
     if (p.is_relative()) p = base / p;
     auto sc = LoadConfigFile(p.string());
-    if (!sc) return Bad(fmt::format("{}: {}", p.string(), sc.error().message));
+    if (!sc) return InvalidArgument(fmt::format("{}: {}", p.string(), sc.error().message));
     c.switches.push_back(std::move(*sc));
   }
   if (const YAML::Node e = root["engine"]) {
-    if (!e.IsMap()) return Bad(fmt::format("fabric file {}: 'engine' must be a mapping", path));
+    if (!e.IsMap())
+      return InvalidArgument(fmt::format("fabric file {}: 'engine' must be a mapping", path));
     for (const auto& kv : e) {
       const std::string key = kv.first.as<std::string>("");
       try {
@@ -149,19 +150,22 @@ Result<EngineConfig> LoadFabricFile(const std::string& path) {
         } else if (key == "max_wait_us") {
           c.max_wait_us = kv.second.as<uint32_t>();
         } else {
-          return Bad(
+          return InvalidArgument(
               fmt::format("fabric file {}: engine.{}: unknown (lag_us, max_wait_us)", path, key));
         }
       } catch (const YAML::Exception&) {
-        return Bad(fmt::format("fabric file {}: engine.{}: not a number", path, key));
+        return InvalidArgument(fmt::format("fabric file {}: engine.{}: not a number", path, key));
       }
     }
     if (!(c.batch_us >= 0 && c.batch_us <= 1e5))
-      return Bad(fmt::format("fabric file {}: engine.batch_us must be in [0, 1e5]", path));
+      return InvalidArgument(
+          fmt::format("fabric file {}: engine.batch_us must be in [0, 1e5]", path));
     if (!(c.lag_us >= 0 && c.lag_us <= 1e6))
-      return Bad(fmt::format("fabric file {}: engine.lag_us must be in [0, 1e6]", path));
+      return InvalidArgument(
+          fmt::format("fabric file {}: engine.lag_us must be in [0, 1e6]", path));
     if (c.max_wait_us < 1 || c.max_wait_us > 1'000'000)
-      return Bad(fmt::format("fabric file {}: engine.max_wait_us must be in 1..1000000", path));
+      return InvalidArgument(
+          fmt::format("fabric file {}: engine.max_wait_us must be in 1..1000000", path));
   }
   return c;
 }
@@ -224,9 +228,9 @@ Result<size_t> CheckCabling(const EngineConfig& c, std::map<std::string, uint32_
   const size_t n = c.switches.size();
   for (uint32_t s = 0; s < n; ++s) {
     if (Status v = c.switches[s].Validate(); !v)
-      return Bad(fmt::format("switch {}: {}", c.switches[s].name, v.error().message));
+      return InvalidArgument(fmt::format("switch {}: {}", c.switches[s].name, v.error().message));
     if (!by_name.emplace(c.switches[s].name, s).second)
-      return Bad(fmt::format("two switches are named {}", c.switches[s].name));
+      return InvalidArgument(fmt::format("two switches are named {}", c.switches[s].name));
   }
   size_t host_ports = 0;
   for (uint32_t s = 0; s < n; ++s) {
@@ -238,9 +242,11 @@ Result<size_t> CheckCabling(const EngineConfig& c, std::map<std::string, uint32_
         continue;
       }
       const std::string where = fmt::format("switch {} port {} ({})", sc.name, pc.port, pc.dev);
-      if (m->sw.empty() || m->port == UINT32_MAX) return Bad(where + ": expected mem:SWITCH:PORT");
+      if (m->sw.empty() || m->port == UINT32_MAX)
+        return InvalidArgument(where + ": expected mem:SWITCH:PORT");
       const auto it = by_name.find(m->sw);
-      if (it == by_name.end()) return Bad(where + ": no switch " + m->sw + " in the fabric");
+      if (it == by_name.end())
+        return InvalidArgument(where + ": no switch " + m->sw + " in the fabric");
       const DpConfig& peer = c.switches[it->second];
       const PortConfig* back = nullptr;
       for (const PortConfig& q : peer.ports) {
@@ -248,7 +254,8 @@ Result<size_t> CheckCabling(const EngineConfig& c, std::map<std::string, uint32_
       }
       const std::string want = fmt::format("mem:{}:{}", sc.name, pc.port);
       if (!back || back->dev != want) {
-        return Bad(fmt::format("{}: port {} of {} must be '{}'", where, m->port, m->sw, want));
+        return InvalidArgument(
+            fmt::format("{}: port {} of {} must be '{}'", where, m->port, m->sw, want));
       }
     }
   }
@@ -260,7 +267,7 @@ Result<size_t> CheckCabling(const EngineConfig& c, std::map<std::string, uint32_
 Status Engine::Build(const EngineConfig& c) {
   max_wait_us_ = c.max_wait_us;
   const size_t n = c.switches.size();
-  if (n == 0) return Bad("the fabric has no switch");
+  if (n == 0) return InvalidArgument("the fabric has no switch");
   std::map<std::string, uint32_t> by_name;
   auto cabled = CheckCabling(c, by_name);
   if (!cabled) return cabled.error();
@@ -306,7 +313,7 @@ Status Engine::Build(const EngineConfig& c) {
     for (const PortConfig& pc : sc.ports) {
       const double gbps = pc.rate_gbps.value_or(sc.egress.rate_gbps);
       if (!(gbps > 0)) {
-        return Bad(
+        return InvalidArgument(
             fmt::format("switch {} port {}: the shared engine needs a rate "
                         "(egress.rate_gbps > 0)",
                         sc.name, pc.port));
@@ -327,7 +334,7 @@ Status Engine::Build(const EngineConfig& c) {
       ctx->reorder = pc.reorder_pct / 100;
       ctx->rng.Seed(SplitMix64((uint64_t{sc.switch_id} << 8) ^ pc.port ^ 0x10557ull));
       if ((ctx->loss > 0 || ctx->reorder > 0) && !ParseMem(pc)) {
-        return Bad(
+        return InvalidArgument(
             fmt::format("switch {} port {}: loss_pct and reorder_pct are for links between "
                         "switches (a host link has its wire's netem)",
                         sc.name, pc.port));
@@ -359,7 +366,7 @@ Status Engine::Build(const EngineConfig& c) {
       links_.push_back(std::move(ctx));
     }
     auto sw = Switch::Create(sc, 0, &a);
-    if (!sw) return Bad(fmt::format("switch {}: {}", sc.name, sw.error().message));
+    if (!sw) return InvalidArgument(fmt::format("switch {}: {}", sc.name, sw.error().message));
     for (auto& l : links_) {
       if (!l->from) l->from = sw->get();
     }
@@ -398,7 +405,7 @@ Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& 
       if (kv.rfind("iface=", 0) == 0) iface = kv.substr(6);
       at = next;
     }
-    if (iface.empty()) return Bad(where + ": no iface= in the AF_XDP devargs");
+    if (iface.empty()) return InvalidArgument(where + ": no iface= in the AF_XDP devargs");
     auto info = hostio::ReadIface(sc.netns, iface);
     if (!info) return MakeError(ErrorCode::kNotFound, where + ": " + info.error().message);
     hostio::IoOptions opts;

@@ -17,10 +17,10 @@ Status ApplyOfanMode(std::string_view name, LbChoice& c) {
   } else if (name == "pofan") {
     if (c.kind == lb::PolicyKind::kOfan) c.kind = lb::PolicyKind::kPofan;
   } else {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("unknown Ofan mode '{}' (expected atomic|combined, or pofan: "
-                                 "the same as policy pofan)",
-                                 name));
+    return InvalidArgument(
+        fmt::format("unknown Ofan mode '{}' (expected atomic|combined, or pofan: "
+                    "the same as policy pofan)",
+                    name));
   }
   return {};
 }

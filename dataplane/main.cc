@@ -333,8 +333,6 @@ void AddOptions(CLI::App& app, DpArgs& a) {
           ->capture_default_str());
 }
 
-Error Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
-
 // The switch's configuration: the file, then the flags over it, validated.
 Result<DpConfig> BuildConfig(const DpArgs& a) {
   DpConfig c;
@@ -349,12 +347,14 @@ Result<DpConfig> BuildConfig(const DpArgs& a) {
   if (a.switch_id >= 0) c.switch_id = static_cast<uint32_t>(a.switch_id);
   for (const auto& spec : a.port_specs) {
     const auto eq = spec.find('=');
-    if (eq == std::string::npos) return Bad(fmt::format("--port '{}': expected PORT=DEV", spec));
+    if (eq == std::string::npos)
+      return InvalidArgument(fmt::format("--port '{}': expected PORT=DEV", spec));
     PortConfig p;
     try {
       p.port = static_cast<uint32_t>(std::stoul(spec.substr(0, eq)));
     } catch (...) {
-      return Bad(fmt::format("--port '{}': '{}' is not a port number", spec, spec.substr(0, eq)));
+      return InvalidArgument(
+          fmt::format("--port '{}': '{}' is not a port number", spec, spec.substr(0, eq)));
     }
     p.dev = spec.substr(eq + 1);
     c.ports.push_back(p);
@@ -373,12 +373,12 @@ Result<DpConfig> BuildConfig(const DpArgs& a) {
   if (a.rate >= 0) c.egress.rate_gbps = a.rate;
   if (!a.buffer.empty()) {
     auto v = ParseSize(a.buffer);
-    if (!v) return Bad("--buffer: " + v.error().message);
+    if (!v) return InvalidArgument("--buffer: " + v.error().message);
     c.egress.buffer_bytes = *v;
   }
   if (!a.ecn.empty()) {
     auto v = ParseSize(a.ecn);
-    if (!v) return Bad("--ecn: " + v.error().message);
+    if (!v) return InvalidArgument("--ecn: " + v.error().message);
     c.egress.ecn_bytes = *v;
   }
   if (a.max_sleep != UINT32_MAX) c.max_sleep_us = a.max_sleep;

@@ -90,7 +90,7 @@ Result<std::unique_ptr<Switch>> Switch::Create(const DpConfig& c, uint32_t worke
   sw->w_ = static_cast<uint32_t>(sw->tree_.num_uplinks(c.self()));
   if (engine) {
     if (!engine->now || engine->tx.size() != static_cast<size_t>(c.k) || g_frame_time_offset < 0) {
-      return MakeError(ErrorCode::kInvalidArgument, "switch " + c.name + ": incomplete engine");
+      return InvalidArgument("switch " + c.name + ": incomplete engine");
     }
     sw->engine_ = *engine;
     sw->engine_now_ = engine->now;
@@ -137,8 +137,8 @@ Status Switch::SetupPfcThresholds() {
         pc.buffer_bytes.value_or(cfg_.egress.buffer_bytes), w.ps_per_byte, w.latency,
         pkt::kMaxDataFrame, cfg_.pfc.response_quanta, cfg_.pfc.xoff_bytes, cfg_.pfc.xon_bytes);
     if (!th) {
-      return MakeError(ErrorCode::kInvalidArgument, fmt::format("switch {} port {}: {}", cfg_.name,
-                                                                pc.port, th.error().message));
+      return InvalidArgument(
+          fmt::format("switch {} port {}: {}", cfg_.name, pc.port, th.error().message));
     }
     pfc_th_[pc.port] = *th;
     refresh[pc.port] = fabric::PauseQuantaPs(cfg_.pfc.quanta, w.ps_per_byte) / 2;
@@ -288,16 +288,15 @@ Status Switch::SetupEnginePorts(const QueueConfig& queue_config) {
   for (const PortConfig& pc : cfg_.ports) {
     const uint32_t p = pc.port;
     if (!pc.mac) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
+      return InvalidArgument(
           fmt::format("switch {} port {}: the shared engine needs the port's mac", cfg_.name, p));
     }
     const PortQueueConfig qc = queue_config(pc);
     if (!qc.emulated) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("switch {} port {}: the shared engine needs a rate "
-                                   "(egress.rate_gbps > 0)",
-                                   cfg_.name, p));
+      return InvalidArgument(
+          fmt::format("switch {} port {}: the shared engine needs a rate "
+                      "(egress.rate_gbps > 0)",
+                      cfg_.name, p));
     }
     rx_[p].present = true;
     port_of_dpdk_[p] = static_cast<int32_t>(p);
@@ -596,8 +595,7 @@ Status Switch::Launch() {
   unsigned id;
   RTE_LCORE_FOREACH_WORKER(id) lcores.push_back(id);
   if (lcores.size() < workers_.size()) {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
+    return InvalidArgument(
         fmt::format("{} worker lcores planned but EAL has {} (give EAL -l with more cores)",
                     workers_.size(), lcores.size()));
   }
@@ -676,7 +674,7 @@ Status Switch::SetPortPfcStorm(uint32_t port, uint32_t for_ms) {
     return MakeError(ErrorCode::kNotFound, fmt::format("port {} is not configured", port));
   }
   if (!cfg_.pfc.enabled) {
-    return MakeError(ErrorCode::kInvalidArgument, "pfc_storm: a switch with pfc.enabled only");
+    return InvalidArgument("pfc_storm: a switch with pfc.enabled only");
   }
   if (!engine_now_) {
     // The per-switch engine's hosts are their own processes: the storm's
@@ -684,8 +682,7 @@ Status Switch::SetPortPfcStorm(uint32_t port, uint32_t for_ms) {
     // starts); the switch keeps the window it was told of, on its ports'
     // clock, for status beside its watchdog's times.
     if (router_.role() != lb::Role::kEdge || port >= w_) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
+      return InvalidArgument(
           fmt::format("pfc_storm: port {} is not a host's (a storm is a host NIC's)", port));
     }
     const uint64_t now = queues_[port].TscPs(rte_rdtsc());
@@ -696,8 +693,7 @@ Status Switch::SetPortPfcStorm(uint32_t port, uint32_t for_ms) {
   std::atomic<uint64_t>* until =
       port < engine_.storm_until.size() ? engine_.storm_until[port] : nullptr;
   if (!until) {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
+    return InvalidArgument(
         fmt::format("pfc_storm: port {} is not a host's (a storm is a host NIC's)", port));
   }
   // From the engine's time now; 0 ends a storm.
@@ -720,16 +716,15 @@ Status Switch::SetPortWire(uint32_t port, bool cut) {
 Status Switch::LoadMasks(const std::vector<lb::PortMask>& masks) {
   const uint32_t nd = router_.num_dests();
   if (masks.size() != nd) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("expected {} masks (one per destination {} of this {}), got {}",
-                                 nd, router_.role() == lb::Role::kEdge ? "edge switch" : "pod",
-                                 lb::RoleName(router_.role()), masks.size()));
+    return InvalidArgument(
+        fmt::format("expected {} masks (one per destination {} of this {}), got {}", nd,
+                    router_.role() == lb::Role::kEdge ? "edge switch" : "pod",
+                    lb::RoleName(router_.role()), masks.size()));
   }
   const lb::PortMask all = w_ >= 64 ? ~lb::PortMask{0} : (lb::PortMask{1} << w_) - 1;
   for (size_t d = 0; d < masks.size(); ++d) {
     if (masks[d] & ~all) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
+      return InvalidArgument(
           fmt::format("mask {} of destination {} names uplinks beyond w={}", masks[d], d, w_));
     }
   }
@@ -941,9 +936,9 @@ uint64_t Switch::Now() const {
 
 Status Switch::SetSwitchAdmin(bool up) {
   if (!engine_now_) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "switch_admin: only a switch of the shared engine stops alone (stop a "
-                     "per-switch ofan-dp by its process)");
+    return InvalidArgument(
+        "switch_admin: only a switch of the shared engine stops alone (stop a "
+        "per-switch ofan-dp by its process)");
   }
   stopped_.store(!up, std::memory_order_relaxed);
   if (engine_.waker) engine_.waker->Kick();  // the engine drops the queues now

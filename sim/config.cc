@@ -26,8 +26,7 @@ Result<HostScheme> ParseHostScheme(std::string_view s) {
   for (size_t i = 0; i < kHostNames.size(); ++i) {
     if (kHostNames[i] == s) return static_cast<HostScheme>(i);
   }
-  return MakeError(
-      ErrorCode::kInvalidArgument,
+  return InvalidArgument(
       fmt::format("unknown host scheme '{}' (expected fixed|spray|drb|reps|ethereal)", s));
 }
 
@@ -35,18 +34,15 @@ Result<Receiver> ParseReceiver(std::string_view s) {
   for (size_t i = 0; i < kReceiverNames.size(); ++i) {
     if (kReceiverNames[i] == s) return static_cast<Receiver>(i);
   }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("unknown receiver '{}' (expected ooo|gbn)", s));
+  return InvalidArgument(fmt::format("unknown receiver '{}' (expected ooo|gbn)", s));
 }
 
 Result<WorkloadKind> ParseWorkload(std::string_view s) {
   for (size_t i = 0; i < kWorkloadNames.size(); ++i) {
     if (kWorkloadNames[i] == s) return static_cast<WorkloadKind>(i);
   }
-  return MakeError(
-      ErrorCode::kInvalidArgument,
-      fmt::format("unknown workload '{}' (expected perm|a2a|a2a-host|pair|matrix|moe|fsdp|incast)",
-                  s));
+  return InvalidArgument(fmt::format(
+      "unknown workload '{}' (expected perm|a2a|a2a-host|pair|matrix|moe|fsdp|incast)", s));
 }
 
 Status ApplyLbName(std::string_view name, SimConfig& c) {
@@ -78,7 +74,7 @@ Status ApplyLbName(std::string_view name, SimConfig& c) {
 }
 
 Status SimConfig::Validate() const {
-  auto bad = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  auto bad = [](std::string m) { return InvalidArgument(std::move(m)); };
   if (auto t = lb::FatTree::Make(k, levels); !t) return t.error();
   if (!(link_gbps > 0 && link_gbps <= 100'000))
     return bad(fmt::format("--link-gbps must be in (0, 100000], got {}", link_gbps));

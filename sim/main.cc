@@ -210,8 +210,6 @@ struct SimArgs {
   double flowlet_gap_us = 2.0, glb_period_us = 1.0;
 };
 
-Status Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
-
 void AddFabricOptions(CLI::App& app, SimArgs& a) {
   SimConfig& c = a.c;
   app.add_option("--k", c.k, "switch radix: even, 4..64")->capture_default_str();
@@ -251,9 +249,9 @@ Status ApplyPolicy(const CLI::App& app, SimArgs& a) {
     c.host = *h;
   }
   if (!a.lb_tiers.empty() && !a.lb_placement.empty())
-    return Bad("--lb-tiers and --lb-placement are two ways to mix; give one");
+    return InvalidArgument("--lb-tiers and --lb-placement are two ways to mix; give one");
   if (app.count("--lb-rest") && a.lb_placement.empty())
-    return Bad("--lb-rest needs --lb-placement");
+    return InvalidArgument("--lb-rest needs --lb-placement");
   if (!a.lb_tiers.empty()) {
     if (Status s = ApplyLbTiers(a.lb_tiers, c); !s) return s;
   }
@@ -308,7 +306,7 @@ Status ApplyWorkload(const CLI::App& app, SimArgs& a) {
   c.workload = *w;
   if (app.count("--payload") == 0) c.payload = DefaultPayload(c.workload, c.payload);
   auto m = ParseSize(a.msg);
-  if (!m) return Bad("--msg: " + m.error().message);
+  if (!m) return InvalidArgument("--msg: " + m.error().message);
   c.msg_bytes = *m;
   return {};
 }
@@ -391,38 +389,39 @@ void AddQueueOptions(CLI::App& app, SimArgs& a) {
 Status ApplyQueues(const CLI::App& app, SimArgs& a) {
   SimConfig& c = a.c;
   auto b = ParseSize(a.buffer);
-  if (!b) return Bad("--buffer: " + b.error().message);
+  if (!b) return InvalidArgument("--buffer: " + b.error().message);
   c.buffer_bytes = *b;
   auto cc = ParseCca(a.cca);
-  if (!cc) return Bad("--cca: " + cc.error().message);
+  if (!cc) return InvalidArgument("--cca: " + cc.error().message);
   c.cca = *cc;
   // The paper runs its CCAs over 800 KB buffers (§6, footnote 6).
   if (c.cca != Cca::kNone && app.count("--buffer") == 0) c.buffer_bytes = kCcaBufferBytes;
   auto wd = fabric::ParsePfcWdAction(a.pfcwd_action);
-  if (!wd) return Bad("--pfcwd-action " + wd.error().message);
+  if (!wd) return InvalidArgument("--pfcwd-action " + wd.error().message);
   c.pfcwd_action = *wd;
   for (const char* opt :
        {"--pfc-quanta", "--pfcwd-detect-ms", "--pfcwd-restore-ms", "--pfcwd-action"}) {
-    if (app.count(opt) && !c.pfc) return Bad(std::string(opt) + " is --pfc's: give --pfc");
+    if (app.count(opt) && !c.pfc)
+      return InvalidArgument(std::string(opt) + " is --pfc's: give --pfc");
   }
   for (const char* opt : {"--reorder-kb", "--reorder-timeout-us"}) {
     if (app.count(opt) && !c.reorder)
-      return Bad(std::string(opt) + " is --reorder's: give --reorder");
+      return InvalidArgument(std::string(opt) + " is --reorder's: give --reorder");
   }
   if (a.reorder_kb == 0 || a.reorder_kb > (uint64_t{1} << 20)) {
-    return Bad(
+    return InvalidArgument(
         fmt::format("--reorder-kb must be in [1, {}], got {}", uint64_t{1} << 20, a.reorder_kb));
   }
   c.reorder_bytes = a.reorder_kb * 1024;
   if (app.count("--reorder-timeout-us") && c.reorder_timeout_us == 0) {
-    return Bad(fmt::format("--reorder-timeout-us must be in [1, {}], got 0",
-                           fabric::kReorderMaxTimeoutUs));
+    return InvalidArgument(fmt::format("--reorder-timeout-us must be in [1, {}], got 0",
+                                       fabric::kReorderMaxTimeoutUs));
   }
   auto rcv = ParseReceiver(a.receiver);
-  if (!rcv) return Bad("--receiver: " + rcv.error().message);
+  if (!rcv) return InvalidArgument("--receiver: " + rcv.error().message);
   c.receiver = *rcv;
   auto e = ParseSize(a.ecn);
-  if (!e) return Bad("--ecn: " + e.error().message);
+  if (!e) return InvalidArgument("--ecn: " + e.error().message);
   c.ecn_bytes = *e;
   return {};
 }
@@ -451,19 +450,19 @@ Status ApplyTuning(const CLI::App&, SimArgs& a) {
   SimConfig& c = a.c;
   if (!a.ar_quanta.empty()) {
     auto q = SplitList(a.ar_quanta);
-    if (q.size() != 3) return Bad("--ar-quanta takes three comma-separated fractions");
+    if (q.size() != 3) return InvalidArgument("--ar-quanta takes three comma-separated fractions");
     for (int i = 0; i < 3; ++i) {
       try {
         c.policy.ar_quanta[i] = std::stod(q[static_cast<size_t>(i)]);
       } catch (...) {
-        return Bad("--ar-quanta: '" + q[static_cast<size_t>(i)] + "' is not a number");
+        return InvalidArgument("--ar-quanta: '" + q[static_cast<size_t>(i)] + "' is not a number");
       }
     }
   }
-  if (!(a.flowlet_gap_us >= 0)) return Bad("--flowlet-gap-us must be >= 0");
+  if (!(a.flowlet_gap_us >= 0)) return InvalidArgument("--flowlet-gap-us must be >= 0");
   c.policy.flowlet_gap_ps = static_cast<lb::TimePs>(a.flowlet_gap_us * 1e6);
   if (!(a.glb_period_us > 0 && a.glb_period_us <= 1e6))
-    return Bad("--glb-period-us must be in (0, 1e6]");
+    return InvalidArgument("--glb-period-us must be in (0, 1e6]");
   c.policy.glb_period_ps = std::max<lb::TimePs>(1, static_cast<lb::TimePs>(a.glb_period_us * 1e6));
   return {};
 }
@@ -485,7 +484,7 @@ void AddRunOptions(CLI::App& app, SimArgs& a) {
 }
 
 Status ApplyRuns(const CLI::App&, SimArgs& a) {
-  if (a.seeds == 0 || a.seeds > 10000) return Bad("--seeds must be in [1, 10000]");
+  if (a.seeds == 0 || a.seeds > 10000) return InvalidArgument("--seeds must be in [1, 10000]");
   if (a.jobs == 0) a.jobs = 1;
   a.c.progress = !a.no_progress && (a.progress || (!a.as_json && isatty(STDERR_FILENO)));
   a.c.policy.seed = a.c.seed;

@@ -14,25 +14,23 @@
 namespace ofan::sim {
 namespace {
 
-Error Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
-
 // An --lb name as one switch's policy of a mix.
 Result<lb::PolicyConfig> MixPolicy(std::string_view what, std::string_view name,
                                    const SimConfig& c) {
   SimConfig probe = c;
   if (Status s = ApplyLbName(name, probe); !s) {
-    return Bad(fmt::format("{}: {}", what, s.error().message));
+    return InvalidArgument(fmt::format("{}: {}", what, s.error().message));
   }
   if (probe.host != c.host) {
-    return Bad(
+    return InvalidArgument(
         fmt::format("{}: '{}' is a host scheme; a mix holds switch policies only", what, name));
   }
   const lb::PolicyKind k = probe.policy.kind;
   const lb::RemoteFeed feed =
       lb::WithPolicyType(k, [](auto t) { return lb::RemoteFeedOf<typename decltype(t)::type>(); });
   if (lb::HostChooses(k) || feed != lb::RemoteFeed::kNone) {
-    return Bad(fmt::format("{}: '{}' needs every switch to run it and cannot be mixed", what,
-                           lb::PolicyName(k)));
+    return InvalidArgument(fmt::format("{}: '{}' needs every switch to run it and cannot be mixed",
+                                       what, lb::PolicyName(k)));
   }
   return probe.policy;
 }
@@ -51,12 +49,12 @@ Result<Placement> ParsePlacement(std::string_view name) {
       return static_cast<Placement>(i + static_cast<size_t>(Placement::kRandomSwitches));
     }
   }
-  return Bad(fmt::format("--lb-placement: unknown placement '{}' (expected {})", name,
-                         fmt::join(kPlacementNames, "|")));
+  return InvalidArgument(fmt::format("--lb-placement: unknown placement '{}' (expected {})", name,
+                                     fmt::join(kPlacementNames, "|")));
 }
 
 Status ApplyLbTiers(std::string_view spec, SimConfig& c) {
-  if (c.mix.placement != Placement::kAll) return Bad("--lb-tiers: one mix per run");
+  if (c.mix.placement != Placement::kAll) return InvalidArgument("--lb-tiers: one mix per run");
   LbMix mix;
   mix.placement = Placement::kTiers;
   size_t start = 0;
@@ -66,16 +64,18 @@ Status ApplyLbTiers(std::string_view spec, SimConfig& c) {
     start = end + 1;
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) {
-      return Bad(fmt::format("--lb-tiers: '{}' is not TIER=POLICY (e.g. edge=4ofan,agg=ar)", item));
+      return InvalidArgument(
+          fmt::format("--lb-tiers: '{}' is not TIER=POLICY (e.g. edge=4ofan,agg=ar)", item));
     }
     const std::string_view tier = item.substr(0, eq), name = item.substr(eq + 1);
     const auto it = std::find(kTierNames.begin(), kTierNames.end(), tier);
     if (it == kTierNames.end()) {
-      return Bad(fmt::format("--lb-tiers: unknown tier '{}' (expected {})", tier,
-                             fmt::join(kTierNames, "|")));
+      return InvalidArgument(fmt::format("--lb-tiers: unknown tier '{}' (expected {})", tier,
+                                         fmt::join(kTierNames, "|")));
     }
     const auto i = static_cast<size_t>(it - kTierNames.begin());
-    if (mix.has_tier[i]) return Bad(fmt::format("--lb-tiers: tier '{}' given twice", tier));
+    if (mix.has_tier[i])
+      return InvalidArgument(fmt::format("--lb-tiers: tier '{}' given twice", tier));
     auto p = MixPolicy("--lb-tiers", name, c);
     if (!p) return p.error();
     mix.tier[i] = *p;
@@ -87,7 +87,7 @@ Status ApplyLbTiers(std::string_view spec, SimConfig& c) {
 }
 
 Status ApplyLbPlacement(std::string_view name, std::string_view rest, SimConfig& c) {
-  if (c.mix.placement != Placement::kAll) return Bad("--lb-placement: one mix per run");
+  if (c.mix.placement != Placement::kAll) return InvalidArgument("--lb-placement: one mix per run");
   auto pl = ParsePlacement(name);
   if (!pl) return pl.error();
   auto p = MixPolicy("--lb-rest", rest, c);
@@ -101,15 +101,16 @@ Status ApplyLbPlacement(std::string_view name, std::string_view rest, SimConfig&
 Status ValidateMix(const SimConfig& c) {
   if (!c.mix.mixed()) return {};
   if (c.levels != 3) {
-    return Bad(fmt::format("--lb-{} needs a 3-level fat tree (--levels 3)",
-                           c.mix.placement == Placement::kTiers ? "tiers" : "placement"));
+    return InvalidArgument(
+        fmt::format("--lb-{} needs a 3-level fat tree (--levels 3)",
+                    c.mix.placement == Placement::kTiers ? "tiers" : "placement"));
   }
   // --lb itself is one of the mix's policies.
   if (auto p = MixPolicy("--lb", lb::PolicyName(c.policy.kind), c); !p) return p.error();
   for (const lb::PolicyConfig& p : SwitchPolicies(c, *lb::FatTree::Make(c.k, c.levels))) {
     if (p.kind == lb::PolicyKind::kPofan &&
         (p.pipe_size == 0 || p.pipe_size > static_cast<uint32_t>(c.k))) {
-      return Bad(
+      return InvalidArgument(
           fmt::format("a mix's POfan pipe size must be in [1, k={}], got {}", c.k, p.pipe_size));
     }
   }

@@ -83,10 +83,10 @@ Result<std::vector<Flow>> MakeWorkload(const SimConfig& c, const lb::FatTree& tr
       // flows of each host carry one byte more.
       const uint64_t per = c.msg_bytes / (n - 1), extra = c.msg_bytes % (n - 1);
       if (per == 0) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         fmt::format("--workload a2a-host: --msg {} B is less than one byte per "
-                                     "flow ({} flows per host)",
-                                     c.msg_bytes, n - 1));
+        return InvalidArgument(
+            fmt::format("--workload a2a-host: --msg {} B is less than one byte per "
+                        "flow ({} flows per host)",
+                        c.msg_bytes, n - 1));
       }
       for (uint32_t i = 0; i < n; ++i) {
         for (uint32_t j = 1; j < n; ++j) flows.push_back({i, (i + j) % n, per + (j <= extra)});

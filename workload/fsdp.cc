@@ -13,8 +13,7 @@ Result<LlamaModel> ParseLlamaModel(std::string_view name) {
   for (const LlamaModel& m : kLlama3) {
     if (m.name == name) return m;
   }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("unknown model '{}' (expected 8b|70b|405b)", name));
+  return InvalidArgument(fmt::format("unknown model '{}' (expected 8b|70b|405b)", name));
 }
 
 std::vector<uint32_t> ServerPlacement(uint32_t servers, uint64_t seed) {
@@ -29,14 +28,12 @@ Result<std::vector<RingSend>> FsdpRingSchedule(uint32_t n, uint32_t server_gpus,
                                                const std::vector<uint32_t>& placement,
                                                uint32_t max_steps) {
   if (server_gpus == 0 || n % server_gpus != 0 || n / server_gpus < 2) {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
-        fmt::format("FSDP2 needs the GPUs (hosts: {}) to be at least two servers of {}", n,
-                    server_gpus));
+    return InvalidArgument(fmt::format(
+        "FSDP2 needs the GPUs (hosts: {}) to be at least two servers of {}", n, server_gpus));
   }
   const uint32_t R = n / server_gpus;
   if (placement.size() != R) {
-    return MakeError(ErrorCode::kInvalidArgument, "FSDP2: placement is not one slot per server");
+    return InvalidArgument("FSDP2: placement is not one slot per server");
   }
   auto host = [&](uint32_t logical) {
     return placement[logical / server_gpus] * server_gpus + logical % server_gpus;
@@ -59,12 +56,11 @@ Result<std::vector<Flow>> FsdpFlows(uint32_t n, uint32_t server_gpus, const Llam
                                     uint32_t layers, uint32_t phases, uint32_t payload,
                                     uint64_t seed) {
   if (layers == 0 || layers > model.layers) {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
+    return InvalidArgument(
         fmt::format("--fsdp-layers must be in [1, {}] for Llama-3 {}", model.layers, model.name));
   }
   if (phases < 1 || phases > 2) {
-    return MakeError(ErrorCode::kInvalidArgument, "FSDP2: one or two phases");
+    return InvalidArgument("FSDP2: one or two phases");
   }
   const std::vector<uint32_t> placement = ServerPlacement(n / std::max(1u, server_gpus), seed);
   // Step 0 has every pair once (and the schedule's checks); only it is built:

@@ -20,13 +20,12 @@ double Normal(Rng& rng) {  // Box-Muller
 
 Status CheckGpus(uint32_t n, uint32_t server_gpus) {
   if (n > kMaxMoeGpus) {  // n x n matrices of doubles: 2,048 GPUs is 32 MiB each
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("MoE: at most {} GPUs (hosts), this tree has {}", kMaxMoeGpus, n));
+    return InvalidArgument(
+        fmt::format("MoE: at most {} GPUs (hosts), this tree has {}", kMaxMoeGpus, n));
   }
   if (server_gpus == 0 || n % server_gpus != 0 || n / server_gpus < 2) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("MoE needs the GPUs (hosts: {}) to be at least two servers of {}",
-                                 n, server_gpus));
+    return InvalidArgument(fmt::format(
+        "MoE needs the GPUs (hosts: {}) to be at least two servers of {}", n, server_gpus));
   }
   return {};
 }
@@ -138,7 +137,7 @@ ExpertPlacement EplbPlacement(const MoeTokens& m, uint64_t seed) {
 Result<MoeTokens> GenerateMoeTokens(uint32_t n, uint64_t seed, const MoeShape& s) {
   if (Status st = CheckGpus(n, s.server_gpus); !st) return st.error();
   if (!(s.busiest_ratio > 1.0) || !(s.mean_sent_bytes > 0) || s.top_k == 0) {
-    return MakeError(ErrorCode::kInvalidArgument, "MoE shape: needs ratio > 1, mean > 0, top_k");
+    return InvalidArgument("MoE shape: needs ratio > 1, mean > 0, top_k");
   }
   Rng rng(SplitMix64(seed) ^ 0x3D0Eull);
   std::vector<double> z(n), noise(size_t{n} * n);
@@ -183,8 +182,7 @@ Result<MoeTokens> GenerateMoeTokens(uint32_t n, uint64_t seed, const MoeShape& s
 
 Result<MoeTokens> ParseMoeTokens(const std::string& text, uint32_t n) {
   if (n == 0 || n > kMaxMoeGpus) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("MoE matrix: {} GPUs, expected 1..{}", n, kMaxMoeGpus));
+    return InvalidArgument(fmt::format("MoE matrix: {} GPUs, expected 1..{}", n, kMaxMoeGpus));
   }
   MoeTokens m{n, {}, 0};
   m.tokens.reserve(size_t{n} * n);
@@ -194,8 +192,7 @@ Result<MoeTokens> ParseMoeTokens(const std::string& text, uint32_t n) {
   uint32_t rows = 0;
   bool any = false;
   auto err = [&](const std::string& what) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("MoE matrix line {}: {}", lineno, what));
+    return InvalidArgument(fmt::format("MoE matrix line {}: {}", lineno, what));
   };
   while (std::getline(in, line)) {
     ++lineno;
@@ -221,10 +218,10 @@ Result<MoeTokens> ParseMoeTokens(const std::string& text, uint32_t n) {
     ++rows;
   }
   if (rows != n) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("MoE matrix: {} rows, expected {} (one per GPU = host)", rows, n));
+    return InvalidArgument(
+        fmt::format("MoE matrix: {} rows, expected {} (one per GPU = host)", rows, n));
   }
-  if (!any) return MakeError(ErrorCode::kInvalidArgument, "MoE matrix: every count is zero");
+  if (!any) return InvalidArgument("MoE matrix: every count is zero");
   return m;
 }
 
@@ -233,10 +230,10 @@ Result<MoeTraffic> MoeDispatch(const MoeTokens& m, const ExpertPlacement& p, con
   const uint32_t n = m.n;
   if (Status st = CheckGpus(n, s.server_gpus); !st) return st.error();
   if (m.tokens.size() != size_t{n} * n || p.size() != n) {
-    return MakeError(ErrorCode::kInvalidArgument, "MoE dispatch: matrix and placement sizes");
+    return InvalidArgument("MoE dispatch: matrix and placement sizes");
   }
   if (!(scale > 0 && scale <= 1e3)) {
-    return MakeError(ErrorCode::kInvalidArgument, "MoE dispatch: scale must be in (0, 1000]");
+    return InvalidArgument("MoE dispatch: scale must be in (0, 1000]");
   }
   double local = 0;
   const std::vector<double> f = Fabric(n, AsDouble(m), p, s, &local);
@@ -253,8 +250,7 @@ Result<MoeTraffic> MoeDispatch(const MoeTokens& m, const ExpertPlacement& p, con
     }
   }
   if (tr.flows.empty()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "MoE dispatch: no token crosses the fabric (all stay inside servers)");
+    return InvalidArgument("MoE dispatch: no token crosses the fabric (all stay inside servers)");
   }
   return tr;
 }

@@ -20,28 +20,24 @@ Result<uint32_t> ParseHost(const std::string& tok, const lb::FatTree& tree) {
     while (std::getline(ss, p, '.')) {
       if (p.empty() || p.size() > 3 || p.find_first_not_of("0123456789") != std::string::npos ||
           std::stoi(p) > 255) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         fmt::format("'{}' is not an IPv4 address", tok));
+        return InvalidArgument(fmt::format("'{}' is not an IPv4 address", tok));
       }
       a = (a << 8) | static_cast<uint32_t>(std::stoi(p));
       ++parts;
     }
     if (parts != 4) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("'{}' is not an IPv4 address", tok));
+      return InvalidArgument(fmt::format("'{}' is not an IPv4 address", tok));
     }
     auto h = tree.host_of_addr(a);
     if (!h) return h.error();
     return h->value();
   }
   if (tok.empty() || tok.size() > 9 || tok.find_first_not_of("0123456789") != std::string::npos) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("'{}' is not a host index or address", tok));
+    return InvalidArgument(fmt::format("'{}' is not a host index or address", tok));
   }
   const uint64_t v = std::stoull(tok);
   if (v >= static_cast<uint64_t>(tree.num_hosts())) {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
+    return InvalidArgument(
         fmt::format("host {} is out of range (this tree has {} hosts)", v, tree.num_hosts()));
   }
   return static_cast<uint32_t>(v);
@@ -61,7 +57,7 @@ Result<std::vector<Flow>> ParseMatrix(const std::string& text, const lb::FatTree
     std::string a, b, size, extra;
     if (!(ls >> a)) continue;
     auto err = [&](const std::string& m) {
-      return MakeError(ErrorCode::kInvalidArgument, fmt::format("matrix line {}: {}", lineno, m));
+      return InvalidArgument(fmt::format("matrix line {}: {}", lineno, m));
     };
     if (!(ls >> b >> size)) return err("expected 'SRC DST SIZE'");
     if (ls >> extra) return err(fmt::format("unexpected '{}' after SIZE", extra));
@@ -75,7 +71,7 @@ Result<std::vector<Flow>> ParseMatrix(const std::string& text, const lb::FatTree
     if (*bytes == 0) return err("SIZE must be > 0");
     flows.push_back({*src, *dst, *bytes});
   }
-  if (flows.empty()) return MakeError(ErrorCode::kInvalidArgument, "matrix has no flows");
+  if (flows.empty()) return InvalidArgument("matrix has no flows");
   return flows;
 }
 

@@ -46,13 +46,12 @@ Result<Agent> Agent::Make(AgentOptions options, CommandRunner& runner, DpLink& d
   auto tree = lb::FatTree::Make(options.k, options.levels);
   if (!tree) return tree.error();
   if (options.switch_id >= static_cast<uint32_t>(tree->num_switches())) {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
-        fmt::format("switch {} does not exist: the fabric k={} levels={} has {}", options.switch_id,
-                    options.k, options.levels, tree->num_switches()));
+    return InvalidArgument(fmt::format("switch {} does not exist: the fabric k={} levels={} has {}",
+                                       options.switch_id, options.k, options.levels,
+                                       tree->num_switches()));
   }
   if (options.settle_cycles < 1) {
-    return MakeError(ErrorCode::kInvalidArgument, "settle cycles must be at least 1");
+    return InvalidArgument("settle cycles must be at least 1");
   }
   if (options.name.empty()) options.name = lb::SwitchName(*tree, lb::SwitchId(options.switch_id));
   return Agent(std::move(options), *tree, runner, dp);

@@ -40,7 +40,7 @@ std::string FormatArgv(const std::vector<std::string>& argv) {
 }
 
 Result<CommandOutput> ProcessRunner::Run(const std::vector<std::string>& argv) {
-  if (argv.empty()) return MakeError(ErrorCode::kInvalidArgument, "no command to run");
+  if (argv.empty()) return InvalidArgument("no command to run");
   const std::string what = FormatArgv(argv);
   int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0)

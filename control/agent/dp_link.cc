@@ -15,9 +15,7 @@ bool IsIndex(const json& j) { return j.is_number_integer() && j.get<int64_t>() >
 }  // namespace
 
 Result<std::optional<std::vector<lb::PortMask>>> MasksFromPointers(const json& result) {
-  const auto bad = [](std::string m) {
-    return MakeError(ErrorCode::kInvalidArgument, "pointers: " + std::move(m));
-  };
+  const auto bad = [](std::string m) { return InvalidArgument("pointers: " + std::move(m)); };
   if (!result.is_object() || !result.contains("keys") || !result["keys"].is_array()) {
     return bad("no 'keys' array");
   }
@@ -108,8 +106,7 @@ Status DpLink::Report(const json& status, int64_t now_ms) {
                      fmt::format("ofan-dp at {}: agent_report: {}", path_, last_error_));
   }
   if (!r->ok) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("ofan-dp at {} refused agent_report: {}", path_, r->error));
+    return InvalidArgument(fmt::format("ofan-dp at {} refused agent_report: {}", path_, r->error));
   }
   return {};
 }
@@ -129,8 +126,7 @@ Status DpLink::Push(const std::vector<lb::PortMask>& masks, int64_t now_ms) {
   if (!r->ok) {
     // The switch refused them (a different fabric?): unknown what it holds.
     masks_.reset();
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("ofan-dp at {} refused load_tables: {}", path_, r->error));
+    return InvalidArgument(fmt::format("ofan-dp at {} refused load_tables: {}", path_, r->error));
   }
   masks_ = masks;
   return {};

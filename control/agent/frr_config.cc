@@ -70,36 +70,31 @@ std::vector<std::string> AnnouncedPrefixes(const FatTree& t, SwitchId s) {
 Result<std::string> RenderFrrConfig(const FatTree& t, SwitchId self,
                                     const std::vector<int>& fabric_ports, const FrrOptions& o) {
   if (self.value() >= static_cast<uint32_t>(t.num_switches())) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("no switch {} in the {}", self.value(), t.Describe()));
+    return InvalidArgument(fmt::format("no switch {} in the {}", self.value(), t.Describe()));
   }
   const std::string name = lb::SwitchName(t, self);
   const std::vector<int> plan = AllFabricPorts(t, self);
   for (size_t i = 0; i < fabric_ports.size(); ++i) {
     const int p = fabric_ports[i];
     if (std::find(plan.begin(), plan.end(), p) == plan.end()) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
+      return InvalidArgument(
           fmt::format("port {} of {} does not face a switch: no BGP session there", p, name));
     }
     if (i > 0 && fabric_ports[i - 1] >= p) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("fabric ports of {} must be listed once, in order", name));
+      return InvalidArgument(fmt::format("fabric ports of {} must be listed once, in order", name));
     }
   }
   if (o.bfd.interval_ms < kBfdMinMs || o.bfd.interval_ms > kBfdMaxMs) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("BFD interval {} ms is outside FRR's {}..{} ms", o.bfd.interval_ms,
-                                 kBfdMinMs, kBfdMaxMs));
+    return InvalidArgument(fmt::format("BFD interval {} ms is outside FRR's {}..{} ms",
+                                       o.bfd.interval_ms, kBfdMinMs, kBfdMaxMs));
   }
   if (o.bfd.multiplier < kBfdMinMult || o.bfd.multiplier > kBfdMaxMult) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("BFD multiplier {} is outside FRR's {}..{}", o.bfd.multiplier,
-                                 kBfdMinMult, kBfdMaxMult));
+    return InvalidArgument(fmt::format("BFD multiplier {} is outside FRR's {}..{}",
+                                       o.bfd.multiplier, kBfdMinMult, kBfdMaxMult));
   }
   if (!IsWord(o.bfd_profile) || !IsWord(o.peer_group)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "the BFD profile and the peer group are names of letters, digits, - and _");
+    return InvalidArgument(
+        "the BFD profile and the peer group are names of letters, digits, - and _");
   }
 
   std::string c;

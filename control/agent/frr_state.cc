@@ -15,7 +15,7 @@ constexpr std::string_view kBgp = "show bgp summary json";
 constexpr std::string_view kBfd = "show bfd peers json";
 
 Error Bad(std::string_view what, std::string message) {
-  return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: {}", what, message));
+  return InvalidArgument(fmt::format("{}: {}", what, message));
 }
 
 // o[key] as a string; "" when absent; an error when of another type.

@@ -48,8 +48,7 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, std::string_view wha
     const auto c = static_cast<uint8_t>(text[i]);
     const size_t n = Utf8Len(text, i);
     if (n == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t')) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("{}: not text: byte 0x{:02x} at offset {}", what, c, i));
+      return InvalidArgument(fmt::format("{}: not text: byte 0x{:02x} at offset {}", what, c, i));
     }
     if (in_string) {
       if (escaped) {
@@ -63,8 +62,7 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, std::string_view wha
       in_string = true;
     } else if (c == '{' || c == '[') {
       if (++depth > kMaxJsonDepth) {
-        return MakeError(
-            ErrorCode::kInvalidArgument,
+        return InvalidArgument(
             fmt::format("{}: nested deeper than {} levels at offset {}", what, kMaxJsonDepth, i));
       }
     } else if (c == '}' || c == ']') {
@@ -73,13 +71,12 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, std::string_view wha
     i += n;
   }
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: empty input", what));
+    return InvalidArgument(fmt::format("{}: empty input", what));
   }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{}: not JSON: {}", what, std::string(e.what())));
+    return InvalidArgument(fmt::format("{}: not JSON: {}", what, std::string(e.what())));
   }
 }
 

@@ -15,7 +15,7 @@ using nlohmann::json;
 constexpr std::string_view kWhat = "lldpcli json0";
 
 Error Bad(std::string_view where, std::string_view problem) {
-  return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: {}: {}", kWhat, where, problem));
+  return InvalidArgument(fmt::format("{}: {}: {}", kWhat, where, problem));
 }
 
 // json0 gives every element as a list of objects; a list of one is the rule.

@@ -99,8 +99,6 @@ void AddOptions(CLI::App& app, AgentArgs& a) {
                  "sees the last cycle's whole)");
 }
 
-Error Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
-
 // The options from the config and the flags over it, the socket and the
 // directories checked (a usage error otherwise).
 Status Resolve(AgentArgs& a) {
@@ -116,14 +114,14 @@ Status Resolve(AgentArgs& a) {
       a.socket = c->socket_path.empty() ? control::DefaultSocketPath(c->name) : c->socket_path;
     }
   } else if (!a.k || !a.levels || !a.switch_id) {
-    return Bad("give --config, or --k, --levels and --switch-id");
+    return InvalidArgument("give --config, or --k, --levels and --switch-id");
   }
   if (a.k) o.k = *a.k;
   if (a.levels) o.levels = *a.levels;
   if (a.switch_id) o.switch_id = *a.switch_id;
   if (!a.name.empty()) o.name = a.name;
   if (a.socket.empty()) {
-    if (o.name.empty()) return Bad("give --socket (or --config or --name)");
+    if (o.name.empty()) return InvalidArgument("give --socket (or --config or --name)");
     a.socket = control::DefaultSocketPath(o.name);
   }
   o.lldpcli_socket = a.lldpcli_socket;
@@ -133,12 +131,12 @@ Status Resolve(AgentArgs& a) {
     const auto slash = a.status_file.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : a.status_file.substr(0, slash + 1);
     if (::access(dir.c_str(), W_OK) != 0) {
-      return Bad(
+      return InvalidArgument(
           fmt::format("--status-file {}: {} is not a writable directory", a.status_file, dir));
     }
   }
   if (!a.frr_dir.empty() && ::access(a.frr_dir.c_str(), W_OK) != 0) {
-    return Bad(fmt::format("--frr-dir {}: not a writable directory", a.frr_dir));
+    return InvalidArgument(fmt::format("--frr-dir {}: not a writable directory", a.frr_dir));
   }
   return {};
 }

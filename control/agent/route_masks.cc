@@ -16,8 +16,7 @@ using nlohmann::json;
 constexpr std::string_view kWhat = "ip -j route show";
 
 Error Bad(size_t index, std::string_view problem) {
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("{}: route #{}: {}", kWhat, index, problem));
+  return InvalidArgument(fmt::format("{}: route #{}: {}", kWhat, index, problem));
 }
 
 uint32_t MaskOfLen(int len) { return len == 0 ? 0 : ~uint32_t{0} << (32 - len); }
@@ -104,8 +103,7 @@ Result<std::vector<KernelRoute>> ParseIpRouteJson(std::string_view text) {
   auto doc = ParseJsonText(text, kWhat);
   if (!doc) return doc.error();
   if (!doc->is_array()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{}: not a list of routes: {}", kWhat, JsonSnippet(*doc)));
+    return InvalidArgument(fmt::format("{}: not a list of routes: {}", kWhat, JsonSnippet(*doc)));
   }
   std::vector<KernelRoute> out;
   for (size_t i = 0; i < doc->size(); ++i) {

@@ -104,12 +104,11 @@ Result<std::unique_ptr<ControlClient>> ControlClient::Connect(const std::string&
                                                               int timeout_ms) {
   sockaddr_un addr{};
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("socket path '{}' is empty or longer than {} bytes", path,
-                                 sizeof(addr.sun_path) - 1));
+    return InvalidArgument(fmt::format("socket path '{}' is empty or longer than {} bytes", path,
+                                       sizeof(addr.sun_path) - 1));
   }
   if (timeout_ms <= 0) {
-    return MakeError(ErrorCode::kInvalidArgument, "the timeout must be positive");
+    return InvalidArgument("the timeout must be positive");
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.data(), path.size());
@@ -221,7 +220,7 @@ Result<std::string> ControlClient::ReadLine(int64_t deadline_ms) {
 
 Result<Reply> ControlClient::CallLine(const std::string& line) {
   if (line.find('\n') != std::string::npos || line.find('\r') != std::string::npos) {
-    return MakeError(ErrorCode::kInvalidArgument, "a request must be one line (no newline inside)");
+    return InvalidArgument("a request must be one line (no newline inside)");
   }
   if (broken_) {
     return MakeError(ErrorCode::kIo,

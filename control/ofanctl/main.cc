@@ -69,8 +69,7 @@ Result<json> ReadMasksFile(const std::string& path) {
   } else {
     std::ifstream f(path, std::ios::binary);
     if (!f) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+      return InvalidArgument(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
     }
     std::ostringstream ss;
     ss << f.rdbuf();
@@ -80,27 +79,25 @@ Result<json> ReadMasksFile(const std::string& path) {
   try {
     j = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::exception& e) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} is not JSON: {}", path, e.what()));
+    return InvalidArgument(fmt::format("{} is not JSON: {}", path, e.what()));
   }
   if (j.is_object()) {
     if (!j.contains("masks")) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("{}: an object needs \"masks\": [...]", path));
+      return InvalidArgument(fmt::format("{}: an object needs \"masks\": [...]", path));
     }
     j = j["masks"];
   }
   if (!j.is_array()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{}: expected a list of masks or {{\"masks\": [...]}}", path));
+    return InvalidArgument(
+        fmt::format("{}: expected a list of masks or {{\"masks\": [...]}}", path));
   }
-  if (j.empty()) return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: no masks", path));
+  if (j.empty()) return InvalidArgument(fmt::format("{}: no masks", path));
   for (size_t i = 0; i < j.size(); ++i) {
     if (!IsMask(j[i])) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("{}: mask {} ({}) is not a port mask (a non-negative integer "
-                                   "or a string such as \"0x3\")",
-                                   path, i, JsonText(j[i])));
+      return InvalidArgument(
+          fmt::format("{}: mask {} ({}) is not a port mask (a non-negative integer "
+                      "or a string such as \"0x3\")",
+                      path, i, JsonText(j[i])));
     }
   }
   return j;
@@ -267,12 +264,10 @@ Result<std::vector<std::pair<std::string, std::string>>> FabricSockets(const std
     out.emplace_back(e.path().stem().string(), e.path().string());
   }
   if (ec) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("--fabric {}: {}", dir, ec.message()));
+    return InvalidArgument(fmt::format("--fabric {}: {}", dir, ec.message()));
   }
   if (out.empty()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("--fabric {}: no control socket (NAME.sock) there", dir));
+    return InvalidArgument(fmt::format("--fabric {}: no control socket (NAME.sock) there", dir));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -371,9 +366,7 @@ constexpr const char* kCaptureJson =
     "(written), \"dropped\" (copies a full ring could not take), \"error\" (\"\" or why it\n"
     "ended)}; without --id, {\"captures\": [...]}, every one.";
 
-Result<json> UsageError(std::string m) {
-  return MakeError(ErrorCode::kInvalidArgument, std::move(m));
-}
+Result<json> UsageError(std::string m) { return InvalidArgument(std::move(m)); }
 
 void AddCounters(CLI::App* s, Parsed& p) {
   s->add_flag("--all", p.all_counters, "include the counters that are zero");

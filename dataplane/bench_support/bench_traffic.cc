@@ -20,8 +20,7 @@ constexpr uint32_t kMaxBenchFrame = kMbufDataRoom - RTE_PKTMBUF_HEADROOM;
 Result<std::unique_ptr<BenchTraffic>> BenchTraffic::Start(Switch& sw, uint32_t population,
                                                           uint32_t frame_bytes) {
   if (frame_bytes < 64 || frame_bytes > kMaxBenchFrame) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("bench frame size must be in [64, {}]", kMaxBenchFrame));
+    return InvalidArgument(fmt::format("bench frame size must be in [64, {}]", kMaxBenchFrame));
   }
   std::unique_ptr<BenchTraffic> t(new BenchTraffic(sw));
   t->BuildFrames(frame_bytes);

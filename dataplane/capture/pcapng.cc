@@ -125,7 +125,7 @@ Result<uint32_t> PcapngWriter::AddInterface(const std::string& name, uint32_t sn
 Status PcapngWriter::Write(uint32_t iface, uint64_t time_ns, CaptureDir dir,
                            std::span<const uint8_t> bytes, uint32_t orig_len) {
   if (iface >= num_ifaces_) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("no interface {}", iface));
+    return InvalidArgument(fmt::format("no interface {}", iface));
   }
   return Put(EnhancedPacket(iface, time_ns, dir, bytes, orig_len));
 }

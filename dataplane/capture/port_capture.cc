@@ -94,28 +94,25 @@ CaptureStatus PortCapture::StatusOf(const Session& s) const {
 Result<CaptureStatus> PortCapture::Start(const CaptureRequest& r,
                                          const std::vector<bool>& present) {
   if (running_.size() >= kMaxCaptures) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} captures are running, the most at once", kMaxCaptures));
+    return InvalidArgument(fmt::format("{} captures are running, the most at once", kMaxCaptures));
   }
-  if (r.ports.empty()) return MakeError(ErrorCode::kInvalidArgument, "no port to capture");
+  if (r.ports.empty()) return InvalidArgument("no port to capture");
   if (r.snaplen < 64 || r.snaplen > kCaptureMaxSnaplen) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("snaplen {} is not in 64..{}", r.snaplen, kCaptureMaxSnaplen));
+    return InvalidArgument(
+        fmt::format("snaplen {} is not in 64..{}", r.snaplen, kCaptureMaxSnaplen));
   }
-  if (r.file.empty()) return MakeError(ErrorCode::kInvalidArgument, "no file to write");
+  if (r.file.empty()) return InvalidArgument("no file to write");
   const uint64_t busy = mask_.load(std::memory_order_relaxed);
   uint64_t mask = 0;
   for (uint32_t p : r.ports) {
     if (p >= num_ports_ || p >= present.size() || !present[p]) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("port {}: the switch has no such port", p));
+      return InvalidArgument(fmt::format("port {}: the switch has no such port", p));
     }
     if (mask >> p & 1) {
-      return MakeError(ErrorCode::kInvalidArgument, fmt::format("port {} given twice", p));
+      return InvalidArgument(fmt::format("port {} given twice", p));
     }
     if (busy >> p & 1) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("port {} is being captured already (capture_status)", p));
+      return InvalidArgument(fmt::format("port {} is being captured already (capture_status)", p));
     }
     mask |= uint64_t{1} << p;
   }
@@ -208,7 +205,7 @@ Result<CaptureStatus> PortCapture::Stop(uint32_t id) {
   for (const CaptureStatus& e : ended_) {
     if (e.id == id) return e;  // ended already (its count, or an error)
   }
-  return MakeError(ErrorCode::kInvalidArgument, fmt::format("no capture {}", id));
+  return InvalidArgument(fmt::format("no capture {}", id));
 }
 
 std::vector<CaptureStatus> PortCapture::StopAll() {
@@ -224,7 +221,7 @@ Result<CaptureStatus> PortCapture::status(uint32_t id) const {
   for (const CaptureStatus& e : ended_) {
     if (e.id == id) return e;
   }
-  return MakeError(ErrorCode::kInvalidArgument, fmt::format("no capture {}", id));
+  return InvalidArgument(fmt::format("no capture {}", id));
 }
 
 std::vector<CaptureStatus> PortCapture::statuses() const {

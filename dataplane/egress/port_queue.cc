@@ -82,10 +82,10 @@ Status PortQueue::Init(const std::string& name, int socket, const PortQueueConfi
   }
   if (c.emulated) {
     if (g_frame_time_offset < 0 || c.wire.ps_per_byte <= 0) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("egress {}: an emulated port needs the frame-time field and a "
-                                   "rate",
-                                   name));
+      return InvalidArgument(
+          fmt::format("egress {}: an emulated port needs the frame-time field and a "
+                      "rate",
+                      name));
     }
     emu_ = std::make_unique<fabric::EmuPort<rte_mbuf*>>();
     emu_->Configure(c.wire, fabric::QueueLimits{c.limit_bytes, c.ecn_bytes});

@@ -33,9 +33,8 @@ Status IfIoctl(int sock, unsigned long req, ifreq& ifr, const char* what) {
 // calling thread's namespace).
 Result<int> MakeTap(const KernelPorts::PortSpec& spec) {
   if (spec.name.empty() || spec.name.size() >= IFNAMSIZ) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("port {}: interface name '{}' (1 to {} characters)", spec.port,
-                                 spec.name, IFNAMSIZ - 1));
+    return InvalidArgument(fmt::format("port {}: interface name '{}' (1 to {} characters)",
+                                       spec.port, spec.name, IFNAMSIZ - 1));
   }
   Fd fd(open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) return Io(fmt::format("/dev/net/tun: {}", std::strerror(errno)));
@@ -72,8 +71,7 @@ Result<std::unique_ptr<KernelPorts>> KernelPorts::Create(const std::string& netn
   k->ctr_.assign(num_ports, PortCounters{});
   for (const PortSpec& spec : specs) {
     if (spec.port >= num_ports || k->fd_[spec.port] >= 0) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
+      return InvalidArgument(
           fmt::format("kernel port {}: not a port of this switch, or given twice", spec.port));
     }
     int fd = -1;

@@ -95,7 +95,7 @@ struct PfcThresholds {
 // 0 for xoff or xon: derived.
 inline Result<PfcThresholds> MakePfcThresholds(uint64_t buffer, uint64_t headroom, uint64_t xoff,
                                                uint64_t xon, uint64_t xon_offset) {
-  auto bad = [](const std::string& m) { return MakeError(ErrorCode::kInvalidArgument, m); };
+  auto bad = [](const std::string& m) { return InvalidArgument(m); };
   if (headroom >= buffer) {
     return bad("PFC headroom " + std::to_string(headroom) +
                " B does not fit the port's buffer of " + std::to_string(buffer) +
@@ -280,7 +280,7 @@ inline Result<PfcWdAction> ParsePfcWdAction(std::string_view s) {
   std::string m = "'";
   m.append(s);
   m.append("': drop, forward or alert");
-  return MakeError(ErrorCode::kInvalidArgument, std::move(m));
+  return InvalidArgument(std::move(m));
 }
 
 class PfcWatchdog {

@@ -307,7 +307,7 @@ Result<IfaceInfo> ReadIface(const std::string& netns, const std::string& ifname)
   info.netns = netns;
   info.name = ifname;
   Status s = InNetns(netns, [&]() -> Status {
-    if (ifname.size() >= IFNAMSIZ) return MakeError(ErrorCode::kInvalidArgument, "name too long");
+    if (ifname.size() >= IFNAMSIZ) return InvalidArgument("name too long");
     info.ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
     if (info.ifindex == 0) {
       return MakeError(ErrorCode::kNotFound,

@@ -15,12 +15,11 @@ FatTree::FatTree(int k, int levels)
 
 Result<FatTree> FatTree::Make(int k, int levels) {
   if (levels != 2 && levels != 3) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("levels must be 2 (leaf-spine) or 3 (fat tree), got {}", levels));
+    return InvalidArgument(
+        fmt::format("levels must be 2 (leaf-spine) or 3 (fat tree), got {}", levels));
   }
   if (k < 4 || k > 64 || k % 2 != 0) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("k must be an even number from 4 to 64, got {}", k));
+    return InvalidArgument(fmt::format("k must be an even number from 4 to 64, got {}", k));
   }
   return FatTree(k, levels);
 }
@@ -148,9 +147,8 @@ Result<LinkSet> FatTree::FailedLinks(const std::vector<uint32_t>& ids) const {
   LinkSet set(num_links());
   for (uint32_t l : ids) {
     if (l >= num_links()) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("no link {}: the {} has inter-switch links 0..{}", l, Describe(),
-                                   num_links() - 1));
+      return InvalidArgument(fmt::format("no link {}: the {} has inter-switch links 0..{}", l,
+                                         Describe(), num_links() - 1));
     }
     set.set_failed(l);
   }

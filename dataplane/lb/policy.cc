@@ -42,8 +42,7 @@ Result<PolicyKind> ParsePolicy(std::string_view name) {
     ForEachAlias(p.aliases, [&](std::string_view a) { hit = hit || a == name; });
     if (hit) return p.kind;
   }
-  return MakeError(
-      ErrorCode::kInvalidArgument,
+  return InvalidArgument(
       fmt::format("unknown LB policy '{}' (expected one of {})", name, PolicyNameList()));
 }
 

@@ -79,7 +79,7 @@ Status LoopbackFabric::Post(Rank src, const WriteRequest& w) {
   std::lock_guard lock(mu_);
   auto bad = [&](std::string m) {
     ++stats_.rejected;
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("loopback rank {}: {}", src, m));
+    return InvalidArgument(fmt::format("loopback rank {}: {}", src, m));
   };
   if (w.peer >= o_.num_ranks || w.peer == src) return bad(fmt::format("bad peer {}", w.peer));
   if (w.qp >= o_.qps_per_peer) return bad(fmt::format("bad QP {}", w.qp));

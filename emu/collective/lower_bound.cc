@@ -20,7 +20,7 @@ uint64_t LastFrameWireBytes(uint64_t len, uint32_t mtu) {
 
 Result<double> NicBoundUs(const Schedule& s, std::span<const uint32_t> hosts,
                           const NicBoundParams& p) {
-  auto bad = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  auto bad = [](std::string m) { return InvalidArgument(std::move(m)); };
   const uint32_t n = s.params.num_ranks;
   if (!(p.link_gbps > 0)) return bad("the bound needs a link rate > 0");
   if (!(p.rho > 0 && p.rho <= 1)) return bad(fmt::format("rho {} is not in (0, 1]", p.rho));

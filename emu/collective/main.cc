@@ -48,8 +48,7 @@ Result<std::vector<uint32_t>> ParseHosts(const std::string& text) {
   std::string tok;
   while (std::getline(ss, tok, ',')) {
     if (tok.empty() || tok.size() > 9 || tok.find_first_not_of("0123456789") != std::string::npos) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("--hosts: '{}' is not a host index", tok));
+      return InvalidArgument(fmt::format("--hosts: '{}' is not a host index", tok));
     }
     hosts.push_back(static_cast<uint32_t>(std::stoul(tok)));
   }
@@ -154,44 +153,46 @@ void AddVerbsOptions(CLI::App& app, CollArgs& a) {
   app.add_flag("--json", a.as_json, "print one JSON object");
 }
 
-Error Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
-
 // --transport, and for verbs the ranks' addresses and the verbs options.
 Status ApplyTransport(CollArgs& a) {
   const bool verbs = a.transport == "verbs";
   if (a.transport != "loopback" && !verbs) {
-    return Bad("--transport: loopback or verbs, not '" + a.transport + "'");
+    return InvalidArgument("--transport: loopback or verbs, not '" + a.transport + "'");
   }
 #ifndef OFAN_HAVE_VERBS
-  if (verbs) return Bad("--transport verbs: this ofan-coll was built without libibverbs");
+  if (verbs)
+    return InvalidArgument("--transport verbs: this ofan-coll was built without libibverbs");
 #endif
   if (!verbs) {
     if (!a.addrs_text.empty() || a.rank != 0 || !a.device.empty()) {
-      return Bad("--rank, --addrs and --device are for --transport verbs");
+      return InvalidArgument("--rank, --addrs and --device are for --transport verbs");
     }
     return {};
   }
-  if (a.addrs_text.empty()) return Bad("--transport verbs needs --addrs IP0,IP1,...");
+  if (a.addrs_text.empty()) return InvalidArgument("--transport verbs needs --addrs IP0,IP1,...");
   std::stringstream ss(a.addrs_text);
   for (std::string tok; std::getline(ss, tok, ',');) {
     auto ip = rcx::ParseIpv4(tok);
-    if (!ip) return Bad("--addrs: " + ip.error().message);
+    if (!ip) return InvalidArgument("--addrs: " + ip.error().message);
     a.ips.push_back(*ip);
   }
   if (a.ranks_opt->count() && a.sp.num_ranks != a.ips.size()) {
-    return Bad(fmt::format("--ranks {} but --addrs names {}", a.sp.num_ranks, a.ips.size()));
+    return InvalidArgument(
+        fmt::format("--ranks {} but --addrs names {}", a.sp.num_ranks, a.ips.size()));
   }
   a.sp.num_ranks = static_cast<uint32_t>(a.ips.size());
   if (a.rank >= a.sp.num_ranks) {
-    return Bad(
+    return InvalidArgument(
         fmt::format("--rank {} is not one of the {} ranks of --addrs", a.rank, a.sp.num_ranks));
   }
   if (std::set<uint32_t>(a.ips.begin(), a.ips.end()).size() != a.ips.size()) {
-    return Bad("--addrs names an address twice");
+    return InvalidArgument("--addrs names an address twice");
   }
-  if (!(a.setup_s > 0 && a.setup_s <= 86400)) return Bad("--setup-timeout-s must be in (0, 86400]");
-  if (a.recv_depth == 0) return Bad("--recv-depth must be > 0");
-  if (a.ack_timeout < 1 || a.ack_timeout > 31) return Bad("--ack-timeout must be in 1..31");
+  if (!(a.setup_s > 0 && a.setup_s <= 86400))
+    return InvalidArgument("--setup-timeout-s must be in (0, 86400]");
+  if (a.recv_depth == 0) return InvalidArgument("--recv-depth must be > 0");
+  if (a.ack_timeout < 1 || a.ack_timeout > 31)
+    return InvalidArgument("--ack-timeout must be in 1..31");
   return {};
 }
 
@@ -202,21 +203,23 @@ Status ApplySchedule(const CLI::App& app, CollArgs& a) {
   if (!w) return w.error();
   sp.workload = *w;
   auto m = ParseSize(a.msg);
-  if (!m) return Bad("--msg: " + m.error().message);
+  if (!m) return InvalidArgument("--msg: " + m.error().message);
   sp.msg_bytes = *m;
   auto c = ParseSize(a.chunk);
-  if (!c) return Bad("--chunk: " + c.error().message);
+  if (!c) return InvalidArgument("--chunk: " + c.error().message);
   sp.chunk_bytes = *c;
   for (const char* opt : {"--channels", "--channel-bytes", "--cts-class"}) {
-    if (app.count(opt) && !a.cts) return Bad(std::string(opt) + " is --cts's: give --cts");
+    if (app.count(opt) && !a.cts)
+      return InvalidArgument(std::string(opt) + " is --cts's: give --cts");
   }
   if (a.cts) {
     auto cb = ParseSize(a.channel_bytes);
-    if (!cb) return Bad("--channel-bytes: " + cb.error().message);
-    if (a.channels == 0) return Bad("--channels must be at least 1");
+    if (!cb) return InvalidArgument("--channel-bytes: " + cb.error().message);
+    if (a.channels == 0) return InvalidArgument("--channels must be at least 1");
     if (a.cts_class != "prio" && a.cts_class != "data")
-      return Bad("--cts-class: prio or data, not '" + a.cts_class + "'");
-    if (app.count("--chunk")) return Bad("--chunk and --cts: a chunk is a slot (--channel-bytes)");
+      return InvalidArgument("--cts-class: prio or data, not '" + a.cts_class + "'");
+    if (app.count("--chunk"))
+      return InvalidArgument("--chunk and --cts: a chunk is a slot (--channel-bytes)");
     sp.cts_channels = a.channels;
     sp.cts_channel_bytes = *cb;
     sp.cts_priority = a.cts_class == "prio";
@@ -232,22 +235,24 @@ Status ApplyHosts(CollArgs& a, std::optional<lb::FatTree>& tree, RunOptions& o) 
     auto h = ParseHosts(a.hosts_text);
     if (!h) return h.error();
     if (h->size() != a.sp.num_ranks) {
-      return Bad(fmt::format("--hosts names {} hosts for {} ranks", h->size(), a.sp.num_ranks));
+      return InvalidArgument(
+          fmt::format("--hosts names {} hosts for {} ranks", h->size(), a.sp.num_ranks));
     }
     if (std::set<uint32_t>(h->begin(), h->end()).size() != h->size()) {
-      return Bad("--hosts names a host twice");
+      return InvalidArgument("--hosts names a host twice");
     }
     o.hosts = *h;
   }
   if (a.k != 0) {
     auto t = lb::FatTree::Make(a.k, a.levels);
-    if (!t) return Bad("--k / --levels: " + t.error().message);
+    if (!t) return InvalidArgument("--k / --levels: " + t.error().message);
     tree = *t;
     const auto n_hosts = static_cast<uint32_t>(tree->num_hosts());
     for (uint32_t i = 0; i < a.sp.num_ranks; ++i) {
       const uint32_t h = o.hosts.empty() ? i : o.hosts[i];
       if (h >= n_hosts) {
-        return Bad(fmt::format("host {} is not in a k={} tree of {} hosts", h, a.k, n_hosts));
+        return InvalidArgument(
+            fmt::format("host {} is not in a k={} tree of {} hosts", h, a.k, n_hosts));
       }
     }
     a.bound.hops = [&tree](uint32_t x, uint32_t y) {

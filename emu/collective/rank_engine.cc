@@ -9,7 +9,7 @@
 namespace ofan::emu {
 
 Result<std::unique_ptr<RankEngine>> RankEngine::Create(const Schedule& s, Transport* t) {
-  auto bad = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  auto bad = [](std::string m) { return InvalidArgument(std::move(m)); };
   if (t == nullptr) return bad("no transport");
   const Rank r = t->rank();
   const uint32_t n = s.params.num_ranks;

@@ -28,7 +28,7 @@ double Quantile(std::vector<double> v, double q) {
 }
 
 Result<CollectiveResult> MergeResults(std::span<const CollectiveResult> parts) {
-  auto bad = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  auto bad = [](std::string m) { return InvalidArgument(std::move(m)); };
   if (parts.empty()) return bad("no results to merge");
   const CollectiveResult& a = parts[0];
   CollectiveResult m = a;
@@ -111,9 +111,7 @@ nlohmann::json ResultJson(const CollectiveResult& r) {
 }
 
 Result<CollectiveResult> ParseResultJson(const nlohmann::json& j) {
-  auto bad = [](std::string m) {
-    return MakeError(ErrorCode::kInvalidArgument, "a collective result: " + std::move(m));
-  };
+  auto bad = [](std::string m) { return InvalidArgument("a collective result: " + std::move(m)); };
   if (!j.is_object()) return bad("not a JSON object");
   for (const char* k : {"workload", "ranks", "hosts", "msg_bytes", "qps_per_peer", "seed",
                         "local_ranks", "rank_us", "verified", "bad_ranks", "error"}) {

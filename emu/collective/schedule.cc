@@ -50,10 +50,10 @@ class Builder {
                             uint64_t len, uint32_t align, OnArrival action) {
     const uint64_t k = ChunkCount(len, p_, align);
     if (k > kMaxChunksPerGroup) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("{} bytes in chunks of {} is {} chunks, more than the {} an "
-                                   "immediate can name: use a larger chunk size",
-                                   len, p_.chunk_bytes, k, kMaxChunksPerGroup));
+      return InvalidArgument(
+          fmt::format("{} bytes in chunks of {} is {} chunks, more than the {} an "
+                      "immediate can name: use a larger chunk size",
+                      len, p_.chunk_bytes, k, kMaxChunksPerGroup));
     }
     const auto chunks = static_cast<uint32_t>(k);
     for (uint32_t c = 0; c < chunks; ++c) {
@@ -217,10 +217,10 @@ Result<Workload> ParseWorkload(std::string_view name) {
   // ofan-emu's and ofan-sim's short names.
   if (name == "perm") return Workload::kPermutation;
   if (name == "a2a") return Workload::kAllToAll;
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("unknown workload '{}' (permutation or perm, alltoall or a2a, "
-                               "allgather, reducescatter, incast)",
-                               name));
+  return InvalidArgument(
+      fmt::format("unknown workload '{}' (permutation or perm, alltoall or a2a, "
+                  "allgather, reducescatter, incast)",
+                  name));
 }
 
 std::vector<Rank> IncastSenders(uint32_t num_ranks, uint32_t senders, bool victim) {
@@ -268,7 +268,7 @@ uint64_t Schedule::MaxRecvBytes() const {
 }
 
 Result<Schedule> MakeSchedule(const ScheduleParams& p) {
-  auto bad = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  auto bad = [](std::string m) { return InvalidArgument(std::move(m)); };
   if (static_cast<size_t>(p.workload) >= kNames.size()) return bad("unknown workload");
   if (p.num_ranks < 2 || p.num_ranks > kMaxRanks) {
     return bad(fmt::format("{} ranks: a collective needs 2..{}", p.num_ranks, kMaxRanks));

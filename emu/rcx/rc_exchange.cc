@@ -20,7 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Error Bad(std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); }
 Error Io(std::string m) { return MakeError(ErrorCode::kIo, std::move(m)); }
 
 int MsLeft(Clock::time_point deadline) {
@@ -38,14 +37,15 @@ sockaddr_in Sockaddr(uint32_t ip, uint16_t port) {
 
 // An unsigned field of at most `bits` bits.
 Result<uint64_t> Field(const nlohmann::json& j, const char* key, int bits) {
-  if (!j.contains(key)) return Bad(fmt::format("hello: '{}' is missing", key));
+  if (!j.contains(key)) return InvalidArgument(fmt::format("hello: '{}' is missing", key));
   const auto& v = j.at(key);
   if (!v.is_number_unsigned()) {
-    return Bad(fmt::format("hello: '{}' must be an unsigned integer, not {}", key, JsonText(v)));
+    return InvalidArgument(
+        fmt::format("hello: '{}' must be an unsigned integer, not {}", key, JsonText(v)));
   }
   uint64_t x = v.get<uint64_t>();
   if (bits < 64 && x >> bits)
-    return Bad(fmt::format("hello: '{}' = {} exceeds {} bits", key, x, bits));
+    return InvalidArgument(fmt::format("hello: '{}' = {} exceeds {} bits", key, x, bits));
   return x;
 }
 
@@ -55,7 +55,7 @@ Result<uint32_t> ParseIpv4(std::string_view text) {
   in_addr a{};
   std::string s(text);
   if (inet_pton(AF_INET, s.c_str(), &a) != 1)
-    return Bad(fmt::format("'{}' is not an IPv4 address", s));
+    return InvalidArgument(fmt::format("'{}' is not an IPv4 address", s));
   return ntohl(a.s_addr);
 }
 
@@ -74,10 +74,11 @@ nlohmann::json HelloJson(const Hello& h) {
 }
 
 Result<Hello> ParseHello(const nlohmann::json& j) {
-  if (!j.is_object()) return Bad("hello: not a JSON object");
-  if (!j.contains("proto") || !j["proto"].is_string()) return Bad("hello: 'proto' is missing");
+  if (!j.is_object()) return InvalidArgument("hello: not a JSON object");
+  if (!j.contains("proto") || !j["proto"].is_string())
+    return InvalidArgument("hello: 'proto' is missing");
   if (j["proto"].get<std::string>() != kProto) {
-    return Bad(
+    return InvalidArgument(
         fmt::format("the peer speaks {}, this side {}", j["proto"].get<std::string>(), kProto));
   }
   Hello h;
@@ -95,27 +96,28 @@ Result<Hello> ParseHello(const nlohmann::json& j) {
   h.addr = *addr;
   h.len = *len;
   if (h.mtu != 256 && h.mtu != 512 && h.mtu != 1024 && h.mtu != 2048 && h.mtu != 4096) {
-    return Bad(fmt::format("hello: mtu {} is not an IB MTU (256..4096, powers of two)", h.mtu));
+    return InvalidArgument(
+        fmt::format("hello: mtu {} is not an IB MTU (256..4096, powers of two)", h.mtu));
   }
-  if (h.len > 0 && h.addr + h.len < h.addr) return Bad("hello: addr + len overflows");
-  if (!j.contains("ip") || !j["ip"].is_string()) return Bad("hello: 'ip' is missing");
+  if (h.len > 0 && h.addr + h.len < h.addr) return InvalidArgument("hello: addr + len overflows");
+  if (!j.contains("ip") || !j["ip"].is_string()) return InvalidArgument("hello: 'ip' is missing");
   auto ip = ParseIpv4(j["ip"].get<std::string>());
-  if (!ip.ok()) return Bad("hello: " + ip.error().message);
+  if (!ip.ok()) return InvalidArgument("hello: " + ip.error().message);
   h.ip = *ip;
   if (j.contains("gid") && (!j["gid"].is_string() || j["gid"].get<std::string>() != GidOf(h.ip))) {
-    return Bad(
+    return InvalidArgument(
         fmt::format("hello: gid {} is not the IPv4-mapped {}", JsonText(j["gid"]), GidOf(h.ip)));
   }
   if (j.contains("mac")) {
-    if (!j["mac"].is_string()) return Bad("hello: 'mac' must be a string");
+    if (!j["mac"].is_string()) return InvalidArgument("hello: 'mac' must be a string");
     h.mac = j["mac"].get<std::string>();
   }
   if (!j.contains("qps") || !j["qps"].is_array() || j["qps"].empty()) {
-    return Bad("hello: 'qps' must be a non-empty list");
+    return InvalidArgument("hello: 'qps' must be a non-empty list");
   }
-  if (j["qps"].size() > 4096) return Bad("hello: more than 4096 QPs");
+  if (j["qps"].size() > 4096) return InvalidArgument("hello: more than 4096 QPs");
   for (const auto& q : j["qps"]) {
-    if (!q.is_object()) return Bad("hello: every qps entry is an object {qpn, psn}");
+    if (!q.is_object()) return InvalidArgument("hello: every qps entry is an object {qpn, psn}");
     auto qpn = Field(q, "qpn", 24);
     auto psn = Field(q, "psn", 24);
     if (!qpn.ok()) return qpn.error();
@@ -172,16 +174,16 @@ Result<nlohmann::json> Rendezvous::Receive(uint32_t peer, std::string_view expec
       c.buf.erase(0, nl + 1);
       auto j = nlohmann::json::parse(line, nullptr, false);
       if (j.is_discarded() || !j.is_object()) {
-        return Bad(fmt::format("rank {}: not a JSON object: {:.200}", peer, line));
+        return InvalidArgument(fmt::format("rank {}: not a JSON object: {:.200}", peer, line));
       }
       if (!expect_key.empty() && !j.contains(std::string(expect_key))) {
-        return Bad(
+        return InvalidArgument(
             fmt::format("rank {}: expected its '{}' message, got {:.200}", peer, expect_key, line));
       }
       return j;
     }
     if (c.buf.size() > kMaxLine)
-      return Bad(fmt::format("rank {}: a line over {} bytes", peer, kMaxLine));
+      return InvalidArgument(fmt::format("rank {}: a line over {} bytes", peer, kMaxLine));
     pollfd p{c.fd, POLLIN, 0};
     int r = ::poll(&p, 1, o_.progress ? 0 : MsLeft(deadline));
     if (r == 0 && o_.progress && Clock::now() < deadline) {
@@ -211,13 +213,15 @@ Result<nlohmann::json> Rendezvous::Receive(uint32_t peer, std::string_view expec
 Result<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
     const RendezvousOptions& o, const std::function<Hello(uint32_t peer)>& mine,
     std::vector<Hello>* peers) {
-  if (o.num_ranks < 2) return Bad("a rendezvous needs at least 2 ranks");
-  if (o.rank >= o.num_ranks) return Bad(fmt::format("rank {} of {}", o.rank, o.num_ranks));
+  if (o.num_ranks < 2) return InvalidArgument("a rendezvous needs at least 2 ranks");
+  if (o.rank >= o.num_ranks)
+    return InvalidArgument(fmt::format("rank {} of {}", o.rank, o.num_ranks));
   if (o.ips.size() != o.num_ranks) {
-    return Bad(fmt::format("{} addresses for {} ranks", o.ips.size(), o.num_ranks));
+    return InvalidArgument(fmt::format("{} addresses for {} ranks", o.ips.size(), o.num_ranks));
   }
   for (uint32_t r = 0; r < o.rank; ++r) {
-    if (o.ips[r] == 0) return Bad(fmt::format("rank {}'s address is needed to dial it", r));
+    if (o.ips[r] == 0)
+      return InvalidArgument(fmt::format("rank {}'s address is needed to dial it", r));
   }
   std::unique_ptr<Rendezvous> rv(new Rendezvous(o));
   auto make = [&]() { return o.make_socket ? o.make_socket() : ::socket(AF_INET, SOCK_STREAM, 0); };
@@ -248,12 +252,14 @@ Result<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
 
   auto check_peer = [&](uint32_t peer, const nlohmann::json& j) -> Status {
     auto h = ParseHello(j);
-    if (!h.ok()) return Bad(fmt::format("rank {}: {}", peer, h.error().message));
-    if (h->rank != peer) return Bad(fmt::format("rank {} says it is rank {}", peer, h->rank));
+    if (!h.ok()) return InvalidArgument(fmt::format("rank {}: {}", peer, h.error().message));
+    if (h->rank != peer)
+      return InvalidArgument(fmt::format("rank {} says it is rank {}", peer, h->rank));
     size_t want = mine(peer).qps.size();
     if (h->qps.size() != want) {
-      return Bad(fmt::format("rank {} lists {} QPs, rank {} {} (give both the same --qps)", peer,
-                             h->qps.size(), o.rank, want));
+      return InvalidArgument(
+          fmt::format("rank {} lists {} QPs, rank {} {} (give both the same --qps)", peer,
+                      h->qps.size(), o.rank, want));
     }
     (*peers)[peer] = std::move(*h);
     return {};
@@ -321,13 +327,13 @@ Result<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
     auto taken = std::move(rv->conns_[slot]);
     if (!j.ok()) return j.error();
     auto h = ParseHello(*j);
-    if (!h.ok()) return Bad("a connecting rank: " + h.error().message);
+    if (!h.ok()) return InvalidArgument("a connecting rank: " + h.error().message);
     uint32_t peer = h->rank;
     if (peer <= o.rank || peer >= o.num_ranks) {
-      return Bad(fmt::format("a peer claims rank {}; rank {} accepts only ranks {}..{}", peer,
-                             o.rank, o.rank + 1, o.num_ranks - 1));
+      return InvalidArgument(fmt::format("a peer claims rank {}; rank {} accepts only ranks {}..{}",
+                                         peer, o.rank, o.rank + 1, o.num_ranks - 1));
     }
-    if (rv->conns_[peer]) return Bad(fmt::format("rank {} connected twice", peer));
+    if (rv->conns_[peer]) return InvalidArgument(fmt::format("rank {} connected twice", peer));
     int one = 1;
     ::setsockopt(taken->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     rv->conns_[peer] = std::move(taken);
@@ -407,7 +413,7 @@ Status Rendezvous::Watch() {
         return Io(fmt::format("rank {}: recv: {}", r, std::strerror(errno)));
       }
       if (c.buf.size() + static_cast<size_t>(n) > 4 * kMaxLine) {
-        return Bad(fmt::format("rank {} sent more than it may during a run", r));
+        return InvalidArgument(fmt::format("rank {} sent more than it may during a run", r));
       }
       c.buf.append(tmp, static_cast<size_t>(n));
     }

@@ -55,8 +55,7 @@ struct Spec {
 Result<uint32_t> ParseIp(std::string s) {
   if (auto slash = s.find('/'); slash != std::string::npos) s.resize(slash);
   in_addr a{};
-  if (inet_pton(AF_INET, s.c_str(), &a) != 1)
-    return MakeError(ErrorCode::kInvalidArgument, "not an IPv4 address: " + s);
+  if (inet_pton(AF_INET, s.c_str(), &a) != 1) return InvalidArgument("not an IPv4 address: " + s);
   return ntohl(a.s_addr);
 }
 
@@ -92,14 +91,14 @@ Result<Spec> ParseSpec(const json& j) {
     } else if (e == "reps") {
       s.entropy = EntropyMode::kReps;
     } else {
-      return MakeError(ErrorCode::kInvalidArgument, "entropy: qp, spray or reps, not " + e);
+      return InvalidArgument("entropy: qp, spray or reps, not " + e);
     }
     s.ooo = j.value("ooo", false);
     s.dcqcn = j.value("dcqcn", false);
     if (j.contains("pfc_priority") && !j["pfc_priority"].is_null()) {
       const json& p = j["pfc_priority"];
       if (!p.is_number_unsigned() || p.get<uint64_t>() > 7)
-        return MakeError(ErrorCode::kInvalidArgument, "pfc_priority: a priority from 0 to 7");
+        return InvalidArgument("pfc_priority: a priority from 0 to 7");
       s.pfc_priority = static_cast<uint8_t>(p.get<uint64_t>());
     }
     s.dscp = j.value("dscp", 26u);
@@ -112,7 +111,7 @@ Result<Spec> ParseSpec(const json& j) {
     } else if (io == "afpacket") {
       s.io = IoKind::kAfPacket;
     } else if (io != "auto") {
-      return MakeError(ErrorCode::kInvalidArgument, "io: auto, afxdp or afpacket, not " + io);
+      return InvalidArgument("io: auto, afxdp or afpacket, not " + io);
     }
     s.max_outstanding = j.value("max_outstanding", 16u);
     s.rto_us = j.value("rto_us", 20000u);
@@ -131,8 +130,8 @@ Result<Spec> ParseSpec(const json& j) {
       x.ip = *ip;
       x.external = h.value("external", false);
       if (x.external && !s.exchange) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         fmt::format("{} is external: that needs \"exchange\": true", x.name));
+        return InvalidArgument(
+            fmt::format("{} is external: that needs \"exchange\": true", x.name));
       }
       if (x.external) {
         s.hosts.push_back(x);
@@ -156,23 +155,22 @@ Result<Spec> ParseSpec(const json& j) {
       s.hosts.push_back(x);
     }
   } catch (const json::exception& e) {
-    return MakeError(ErrorCode::kInvalidArgument, std::string("spec: ") + e.what());
+    return InvalidArgument(std::string("spec: ") + e.what());
   }
   s.sp.num_ranks = static_cast<uint32_t>(s.hosts.size());
   for (uint32_t i = 0; i < s.hosts.size(); ++i) {
     if (s.hosts[i].rank != i) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
+      return InvalidArgument(
           fmt::format("hosts[{}] has rank {}: ranks must be 0..n-1 in order", i, s.hosts[i].rank));
     }
   }
   if (s.mtu != 256 && s.mtu != 512 && s.mtu != 1024 && s.mtu != 2048 && s.mtu != 4096)
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("mtu {}: 256 .. 4096", s.mtu));
+    return InvalidArgument(fmt::format("mtu {}: 256 .. 4096", s.mtu));
   if (!(s.pace >= 0 && s.pace <= 1) || !(s.deadline_s > 0) || s.max_outstanding == 0 ||
       s.dscp > 63 || s.burst_bytes < s.mtu + 100) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "pace_fraction in [0, 1], deadline_s > 0, max_outstanding > 0, dscp 0..63, "
-                     "burst_bytes >= one frame (mtu + 100)");
+    return InvalidArgument(
+        "pace_fraction in [0, 1], deadline_s > 0, max_outstanding > 0, dscp 0..63, "
+        "burst_bytes >= one frame (mtu + 100)");
   }
   return s;
 }
@@ -191,7 +189,7 @@ struct Rank {
 Status OpenRanks(const Spec& spec, uint64_t send_bytes, uint64_t recv_bytes, SteadyClock& clock,
                  std::vector<Rank>& ranks) {
   auto bad = [](const SpecHost& h, const std::string& m) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: {}", h.name, m));
+    return InvalidArgument(fmt::format("{}: {}", h.name, m));
   };
   std::vector<uint32_t> ips;
   for (const auto& h : spec.hosts) ips.push_back(h.ip);
@@ -262,7 +260,7 @@ Result<emu::RunOptions> MakeRunOptions(const Spec& spec, std::optional<lb::FatTr
   bound.mtu = spec.mtu;
   if (spec.k != 0) {
     auto t = lb::FatTree::Make(spec.k, spec.levels);
-    if (!t) return MakeError(ErrorCode::kInvalidArgument, "k / levels: " + t.error().message);
+    if (!t) return InvalidArgument("k / levels: " + t.error().message);
     tree = *t;
     bound.hops = [&tree](uint32_t a, uint32_t b) {
       return tree->hops(lb::HostId(a), lb::HostId(b));

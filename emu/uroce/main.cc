@@ -73,8 +73,7 @@ void FillPattern(uint8_t* p, uint64_t msg, uint64_t n) {
 
 Result<uint32_t> ParseIp(const std::string& s) {
   in_addr a{};
-  if (inet_pton(AF_INET, s.c_str(), &a) != 1)
-    return MakeError(ErrorCode::kInvalidArgument, "not an IPv4 address: " + s);
+  if (inet_pton(AF_INET, s.c_str(), &a) != 1) return InvalidArgument("not an IPv4 address: " + s);
   return ntohl(a.s_addr);
 }
 
@@ -125,9 +124,8 @@ Status OpenSides(const PairOptions& o, uint64_t S, uint32_t slots, SteadyClock& 
       side[i].iface.ipv4 = *ip;
     }
     if (side[i].iface.ipv4 == 0) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("{} in '{}' has no IPv4 address: give --{}-ip", *ifn[i], *ns[i],
-                                   i ? 'b' : 'a'));
+      return InvalidArgument(fmt::format("{} in '{}' has no IPv4 address: give --{}-ip", *ifn[i],
+                                         *ns[i], i ? 'b' : 'a'));
     }
     rank_ips[i] = side[i].iface.ipv4;
   }

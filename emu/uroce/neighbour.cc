@@ -39,9 +39,9 @@ Result<pkt::MacAddr> ParseMac(std::string_view s) {
   const std::string text(s);
   if (std::sscanf(text.c_str(), "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
                   &tail) != 6)
-    return MakeError(ErrorCode::kInvalidArgument, "not a MAC address: " + text);
+    return InvalidArgument("not a MAC address: " + text);
   for (int i = 0; i < 6; ++i) {
-    if (b[i] > 0xFF) return MakeError(ErrorCode::kInvalidArgument, "not a MAC address: " + text);
+    if (b[i] > 0xFF) return InvalidArgument("not a MAC address: " + text);
     m.b[i] = static_cast<uint8_t>(b[i]);
   }
   return m;

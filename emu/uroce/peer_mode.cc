@@ -91,8 +91,8 @@ Status PeerRun::Setup() {
     iface_.ipv4 = *ip;
   }
   if (iface_.ipv4 == 0) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} in '{}' has no IPv4 address: give --ip", o_.iface, o_.netns));
+    return InvalidArgument(
+        fmt::format("{} in '{}' has no IPv4 address: give --ip", o_.iface, o_.netns));
   }
   const IoKind kind = o_.io == "afxdp"      ? IoKind::kAfXdp
                       : o_.io == "afpacket" ? IoKind::kAfPacket
@@ -181,17 +181,17 @@ Status PeerRun::Connect() {
       fmt::format("the peer (rank {}, {})", peer_.rank, rcx::Ipv4Text(peer_.ip));
   // The hellos' lengths say what each side expects: count x size, or 0.
   if (to_send_ && peer_.len < to_send_ * size_) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} offers a {} B buffer; {} messages of {} B need {} (give both "
-                                 "sides the same --count and --size; a peer with --direction tx "
-                                 "receives nothing)",
-                                 who, peer_.len, to_send_, size_, to_send_ * size_));
+    return InvalidArgument(
+        fmt::format("{} offers a {} B buffer; {} messages of {} B need {} (give both "
+                    "sides the same --count and --size; a peer with --direction tx "
+                    "receives nothing)",
+                    who, peer_.len, to_send_, size_, to_send_ * size_));
   }
   if (!to_send_ && peer_.len) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} expects {} B of messages, but this side sends none "
-                                 "(--direction rx): give it --direction tx",
-                                 who, peer_.len));
+    return InvalidArgument(
+        fmt::format("{} expects {} B of messages, but this side sends none "
+                    "(--direction rx): give it --direction tx",
+                    who, peer_.len));
   }
   if (!o_.next_hop_mac.empty()) {
     auto m = ParseMac(o_.next_hop_mac);

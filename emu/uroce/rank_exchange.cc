@@ -26,13 +26,12 @@ Status RankExchange::Each(const std::function<Status(size_t)>& fn) {
 Result<std::unique_ptr<RankExchange>> RankExchange::Connect(const ExchangeOptions& o,
                                                             std::span<const LocalRank> ranks) {
   if (o.ips.size() != o.num_ranks) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} addresses for {} ranks", o.ips.size(), o.num_ranks));
+    return InvalidArgument(fmt::format("{} addresses for {} ranks", o.ips.size(), o.num_ranks));
   }
   std::unique_ptr<RankExchange> x(new RankExchange());
   for (const LocalRank& l : ranks) {
     if (l.rank >= o.num_ranks || !l.host)
-      return MakeError(ErrorCode::kInvalidArgument, fmt::format("local rank {}", l.rank));
+      return InvalidArgument(fmt::format("local rank {}", l.rank));
     x->ranks_.push_back({l, nullptr, nullptr});
   }
   std::random_device rd;
@@ -130,15 +129,13 @@ Status RankExchange::Start() {
 }
 
 Status RankExchange::Finish(std::span<const uint64_t> received, uint64_t bad) {
-  if (received.size() != ranks_.size())
-    return MakeError(ErrorCode::kInvalidArgument, "one received count per local rank");
+  if (received.size() != ranks_.size()) return InvalidArgument("one received count per local rank");
   return Each([&](size_t i) -> Status {
     auto d = ranks_[i].rv->Done(received[i], bad);
     if (!d.ok()) return d.error();
     for (const rcx::PeerDone& p : *d) {
       if (p.bad) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         fmt::format("rank {} reports {} bad messages", p.rank, p.bad));
+        return InvalidArgument(fmt::format("rank {} reports {} bad messages", p.rank, p.bad));
       }
     }
     return {};

@@ -13,12 +13,11 @@ uint32_t TransportStartPsn(uint32_t from, uint32_t to, uint32_t q) {
 
 Result<TransportConfig> ComputedPlan(const PlanConfig& p) {
   if (p.num_ranks < 2 || p.rank >= p.num_ranks) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("rank {} of {} ranks", p.rank, p.num_ranks));
+    return InvalidArgument(fmt::format("rank {} of {} ranks", p.rank, p.num_ranks));
   }
   if (p.rank_ips.size() != p.num_ranks) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} rank addresses for {} ranks", p.rank_ips.size(), p.num_ranks));
+    return InvalidArgument(
+        fmt::format("{} rank addresses for {} ranks", p.rank_ips.size(), p.num_ranks));
   }
   TransportConfig c;
   c.rank = p.rank;
@@ -52,15 +51,14 @@ Status ConnectPeerQps(Host* host, uint32_t local_ip, uint32_t local_mtu,
                       std::span<const QpEnd> local, const PeerInfo& peer, uint32_t sq_depth,
                       uint32_t rq_depth) {
   if (local.size() != peer.qps.size()) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("{} local QPs for {} of the peer's",
-                                                              local.size(), peer.qps.size()));
+    return InvalidArgument(
+        fmt::format("{} local QPs for {} of the peer's", local.size(), peer.qps.size()));
   }
   const uint32_t mine = local_mtu ? local_mtu : host->config().engine.mtu;
   const uint32_t mtu = peer.mtu ? std::min(mine, peer.mtu) : mine;
   for (size_t q = 0; q < local.size(); ++q) {
     Qp* qp = host->AddQp(local[q].qpn, sq_depth, rq_depth);
-    if (!qp)
-      return MakeError(ErrorCode::kInvalidArgument, fmt::format("QP {} exists", local[q].qpn));
+    if (!qp) return InvalidArgument(fmt::format("QP {} exists", local[q].qpn));
     QpPeer p;
     p.local_mac = host->config().mac;
     p.next_hop_mac = peer.next_hop_mac;
@@ -81,16 +79,14 @@ Result<std::unique_ptr<UroceTransport>> UroceTransport::Create(const TransportCo
                                                                std::span<uint8_t> send_buf,
                                                                std::span<uint8_t> recv_buf) {
   if (cfg.num_ranks < 2 || cfg.rank >= cfg.num_ranks) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("rank {} of {} ranks", cfg.rank, cfg.num_ranks));
+    return InvalidArgument(fmt::format("rank {} of {} ranks", cfg.rank, cfg.num_ranks));
   }
   if (cfg.qps_per_peer == 0 || cfg.max_outstanding == 0 ||
       uint64_t{cfg.num_ranks} * cfg.qps_per_peer > 0xFFFF00)
-    return MakeError(ErrorCode::kInvalidArgument, "qps_per_peer and max_outstanding must be >= 1");
+    return InvalidArgument("qps_per_peer and max_outstanding must be >= 1");
   if (cfg.peers.size() != cfg.num_ranks || cfg.local_qps.size() != cfg.num_ranks) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} peers and {} local QP lists for {} ranks", cfg.peers.size(),
-                                 cfg.local_qps.size(), cfg.num_ranks));
+    return InvalidArgument(fmt::format("{} peers and {} local QP lists for {} ranks",
+                                       cfg.peers.size(), cfg.local_qps.size(), cfg.num_ranks));
   }
   std::unique_ptr<UroceTransport> t(new UroceTransport(cfg, host, send_buf, recv_buf));
   host->SetMemory(MemoryRegion{recv_buf.data(), recv_buf.size(), cfg.addr, cfg.rkey});
@@ -98,9 +94,9 @@ Result<std::unique_ptr<UroceTransport>> UroceTransport::Create(const TransportCo
     if (p == cfg.rank) continue;
     const PeerInfo& peer = cfg.peers[p];
     if (peer.qps.size() != cfg.qps_per_peer || cfg.local_qps[p].size() != cfg.qps_per_peer) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("rank {}: {} QPs here, {} at the peer, {} asked for", p,
-                                   cfg.local_qps[p].size(), peer.qps.size(), cfg.qps_per_peer));
+      return InvalidArgument(fmt::format("rank {}: {} QPs here, {} at the peer, {} asked for", p,
+                                         cfg.local_qps[p].size(), peer.qps.size(),
+                                         cfg.qps_per_peer));
     }
     // Receive queue as deep as the send queue: the SENDs a pair mode (or a
     // later SEND-based collective) posts get buffers.
@@ -115,21 +111,19 @@ Result<std::unique_ptr<UroceTransport>> UroceTransport::Create(const TransportCo
 
 Status UroceTransport::Post(const emu::WriteRequest& w) {
   if (w.peer >= cfg_.num_ranks || w.peer == cfg_.rank)
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("bad peer {}", w.peer));
-  if (w.qp >= cfg_.qps_per_peer)
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("bad qp {}", w.qp));
+    return InvalidArgument(fmt::format("bad peer {}", w.peer));
+  if (w.qp >= cfg_.qps_per_peer) return InvalidArgument(fmt::format("bad qp {}", w.qp));
   const PeerInfo& peer = cfg_.peers[w.peer];
   // len 0: a message of its immediate only (a collective's clear-to-send).
   if (w.len > (1u << 31) || w.src_off > send_.size() || w.len > send_.size() - w.src_off ||
       w.dst_off > peer.len || w.len > peer.len - w.dst_off) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("range src {}+{} dst {}+{} out of the buffers", w.src_off, w.len,
-                                 w.dst_off, w.len));
+    return InvalidArgument(fmt::format("range src {}+{} dst {}+{} out of the buffers", w.src_off,
+                                       w.len, w.dst_off, w.len));
   }
   Qp* qp = host_->qp(cfg_.local_qps[w.peer][w.qp].qpn);
   if (qp->failed()) return MakeError(ErrorCode::kIo, "the QP has failed");
   if (qp->outstanding() >= cfg_.max_outstanding)
-    return MakeError(ErrorCode::kInvalidArgument, "too many outstanding writes");
+    return InvalidArgument("too many outstanding writes");
   SendWr wr;
   wr.op = WrOp::kWriteImm;
   wr.local = send_.data() + w.src_off;
@@ -139,7 +133,7 @@ Status UroceTransport::Post(const emu::WriteRequest& w) {
   wr.imm = w.imm;
   wr.wr_id = w.wr_id;
   wr.priority = w.priority;
-  if (!qp->Post(wr)) return MakeError(ErrorCode::kInvalidArgument, "send queue full");
+  if (!qp->Post(wr)) return InvalidArgument("send queue full");
   return {};
 }
 

@@ -19,10 +19,10 @@ constexpr uint32_t kAckBatch = 64;
 Result<std::unique_ptr<CompletionQueue>> CompletionQueue::Create(const Device& dev,
                                                                  uint32_t entries) {
   if (entries == 0 || entries > static_cast<uint32_t>(dev.attr().max_cqe)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{}: a CQ of {} entries (the device allows 1..{}): fewer QPs or "
-                                 "a smaller depth",
-                                 dev.name(), entries, dev.attr().max_cqe));
+    return InvalidArgument(
+        fmt::format("{}: a CQ of {} entries (the device allows 1..{}): fewer QPs or "
+                    "a smaller depth",
+                    dev.name(), entries, dev.attr().max_cqe));
   }
   std::unique_ptr<CompletionQueue> q(new CompletionQueue());
   q->channel_ = ibv_create_comp_channel(dev.context());

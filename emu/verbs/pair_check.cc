@@ -95,9 +95,8 @@ Status PairRun::Setup() {
   mtu_ = dev_->active_mtu();
   if (o_.mtu) mtu_ = std::min(mtu_, o_.mtu);
   if (o_.size > dev_->port().max_msg_sz) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("--size {}: {} takes messages of at most {} bytes", o_.size,
-                                 dev_->name(), dev_->port().max_msg_sz));
+    return InvalidArgument(fmt::format("--size {}: {} takes messages of at most {} bytes", o_.size,
+                                       dev_->name(), dev_->port().max_msg_sz));
   }
   auto cq = CompletionQueue::Create(*dev_, o_.qps * (o_.depth + o_.recv_depth));
   if (!cq) return cq.error();
@@ -153,16 +152,16 @@ Status PairRun::Exchange() {
   // 0 for --op send).
   const uint64_t total = o_.count * o_.size;
   if (o_.op == PairOp::kWrite && sends_ && peer_.len == 0) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("the peer ({}) takes no WRITEs (its --direction is tx? its --op "
-                                 "send?) but this side writes (--direction {})",
-                                 rcx::Ipv4Text(peer_.ip), DirectionName(o_.direction)));
+    return InvalidArgument(
+        fmt::format("the peer ({}) takes no WRITEs (its --direction is tx? its --op "
+                    "send?) but this side writes (--direction {})",
+                    rcx::Ipv4Text(peer_.ip), DirectionName(o_.direction)));
   }
   if (o_.op == PairOp::kWrite && peer_.len != 0 && peer_.len != total) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("the peer's receive buffer is {} bytes, this side's --count {} x "
-                                 "--size {} = {}: give both sides the same --count and --size",
-                                 peer_.len, o_.count, o_.size, total));
+    return InvalidArgument(
+        fmt::format("the peer's receive buffer is {} bytes, this side's --count {} x "
+                    "--size {} = {}: give both sides the same --count and --size",
+                    peer_.len, o_.count, o_.size, total));
   }
   r_.mtu = std::min(mtu_, peer_.mtu);
   for (uint32_t q = 0; q < o_.qps; ++q) {
@@ -228,18 +227,18 @@ Status PairRun::OnCompletion(const ibv_wc& wc) {
     case IBV_WC_RECV_RDMA_WITH_IMM: {
       const bool is_write = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
       if (is_write != (o_.op == PairOp::kWrite)) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         fmt::format("QP {}: the peer sent a {} to a {} check: give both sides "
-                                     "the same --op",
-                                     q, is_write ? "WRITE" : "SEND", OpName(o_.op)));
+        return InvalidArgument(
+            fmt::format("QP {}: the peer sent a {} to a {} check: give both sides "
+                        "the same --op",
+                        q, is_write ? "WRITE" : "SEND", OpName(o_.op)));
       }
       // A WRITE names its message in the immediate; a SEND is the next in
       // this QP's order (the receive WR's id).
       const uint64_t m = is_write ? ntohl(wc.imm_data) : wc.wr_id;
       if (m >= o_.count || m % o_.qps != q || seen_[m]) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         fmt::format("QP {}: message {} is not one this QP expects ({})", q, m,
-                                     m < o_.count && seen_[m] ? "a duplicate" : "out of range"));
+        return InvalidArgument(
+            fmt::format("QP {}: message {} is not one this QP expects ({})", q, m,
+                        m < o_.count && seen_[m] ? "a duplicate" : "out of range"));
       }
       seen_[m] = true;
       ++st.recv_done;

@@ -19,8 +19,8 @@ Result<ibv_mtu> MtuFromBytes(uint32_t bytes) {
     case 4096:
       return IBV_MTU_4096;
     default:
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("MTU {} is not an IB MTU (256, 512, 1024, 2048, 4096)", bytes));
+      return InvalidArgument(
+          fmt::format("MTU {} is not an IB MTU (256, 512, 1024, 2048, 4096)", bytes));
   }
 }
 
@@ -52,8 +52,7 @@ QpTransition InitTransition() {
 
 Result<QpTransition> RtrTransition(const LocalEnd& local, const RemoteEnd& remote) {
   if (local.gid_index > 255) {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
+    return InvalidArgument(
         fmt::format("GID index {} does not fit ibv_ah_attr's 8 bits", local.gid_index));
   }
   auto mtu = MtuFromBytes(std::min(local.mtu, remote.mtu));

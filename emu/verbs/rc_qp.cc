@@ -13,9 +13,9 @@ Result<std::unique_ptr<RcQp>> RcQp::Create(const Device& dev, const CompletionQu
                                            const QpDepths& depths) {
   const auto max_wr = static_cast<uint32_t>(dev.attr().max_qp_wr);
   if (depths.send == 0 || depths.recv == 0 || depths.send > max_wr || depths.recv > max_wr) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{}: QP depths send {} / receive {} (the device allows 1..{})",
-                                 dev.name(), depths.send, depths.recv, max_wr));
+    return InvalidArgument(
+        fmt::format("{}: QP depths send {} / receive {} (the device allows 1..{})", dev.name(),
+                    depths.send, depths.recv, max_wr));
   }
   std::unique_ptr<RcQp> q(new RcQp());
   ibv_qp_init_attr ia{};

@@ -9,7 +9,7 @@ namespace ofan::verbs {
 
 Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const Device& dev,
                                                                const VerbsTransportConfig& cfg) {
-  auto bad = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  auto bad = [](std::string m) { return InvalidArgument(std::move(m)); };
   if (cfg.num_ranks < 2 || cfg.rank >= cfg.num_ranks) {
     return bad(fmt::format("rank {} of {} ranks", cfg.rank, cfg.num_ranks));
   }
@@ -76,16 +76,14 @@ rcx::Hello VerbsTransport::HelloTo(emu::Rank peer) const {
 
 Status VerbsTransport::Connect(const std::vector<rcx::Hello>& peers) {
   if (peers.size() != cfg_.num_ranks) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} hellos for {} ranks", peers.size(), cfg_.num_ranks));
+    return InvalidArgument(fmt::format("{} hellos for {} ranks", peers.size(), cfg_.num_ranks));
   }
   peers_ = peers;
   for (emu::Rank p = 0; p < cfg_.num_ranks; ++p) {
     if (p == cfg_.rank) continue;
     const rcx::Hello& h = peers[p];
     if (h.qps.size() != QpsPerPeer()) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
+      return InvalidArgument(
           fmt::format("rank {} lists {} QPs, rank {} {}{}", p, h.qps.size(), cfg_.rank,
                       QpsPerPeer(), cfg_.priority_qp ? " (one of them for clear-to-sends)" : ""));
     }
@@ -108,7 +106,7 @@ Status VerbsTransport::Connect(const std::vector<rcx::Hello>& peers) {
 
 Status VerbsTransport::Post(const emu::WriteRequest& w) {
   auto bad = [&](std::string m) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("rank {}: {}", cfg_.rank, m));
+    return InvalidArgument(fmt::format("rank {}: {}", cfg_.rank, m));
   };
   if (w.peer >= cfg_.num_ranks || w.peer == cfg_.rank) return bad(fmt::format("peer {}", w.peer));
   if (w.qp >= cfg_.qps_per_peer) return bad(fmt::format("QP {} of {}", w.qp, cfg_.qps_per_peer));

@@ -489,8 +489,7 @@ Result<Size> ParseRunSize(std::string_view s) {
   for (size_t i = 0; i < kSizeNames.size(); ++i) {
     if (kSizeNames[i] == s) return static_cast<Size>(i);
   }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("--size: unknown size '{}' (expected tiny|default|full)", s));
+  return InvalidArgument(fmt::format("--size: unknown size '{}' (expected tiny|default|full)", s));
 }
 
 std::string_view FieldName(Field f) { return kFieldNames[static_cast<size_t>(f)]; }
@@ -506,8 +505,7 @@ Result<SimConfig> PointConfig(const PointKey& key, uint64_t seed) {
     // Fig. 11: lb "4ofan+ar" is --lb 4ofan on the placement, --lb-rest ar.
     const size_t plus = key.lb.find('+');
     if (plus == std::string::npos) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
+      return InvalidArgument(
           fmt::format("placement '{}' needs lb PLACED+REST, got '{}'", key.placement, key.lb));
     }
     if (Status s = ApplyLbName(std::string_view{key.lb}.substr(0, plus), c); !s) return s.error();

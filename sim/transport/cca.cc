@@ -43,8 +43,8 @@ Result<Cca> ParseCca(std::string_view s) {
   for (size_t i = 0; i < kCcas.size(); ++i) {
     if (kCcas[i].name == s) return static_cast<Cca>(i);
   }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("unknown congestion control '{}' (expected {})", s, CcaNames()));
+  return InvalidArgument(
+      fmt::format("unknown congestion control '{}' (expected {})", s, CcaNames()));
 }
 
 namespace {

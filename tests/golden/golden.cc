@@ -56,8 +56,7 @@ class Parser {
 
  private:
   Error Fail(const std::string& what) const {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{}:{}: {}", file_.path, line_no_, what));
+    return InvalidArgument(fmt::format("{}:{}: {}", file_.path, line_no_, what));
   }
 
   std::optional<Error> Line(const std::vector<std::string>& w) {
@@ -246,8 +245,7 @@ const Result<File>& Fixture(const std::string& name) {
   auto it = loaded.find(name);
   if (it != loaded.end()) return it->second;
   if (g_dir.empty()) {
-    const Error e = MakeError(ErrorCode::kInvalidArgument,
-                              "no --golden-dir=DIR given (meson test passes tests/golden)");
+    const Error e = InvalidArgument("no --golden-dir=DIR given (meson test passes tests/golden)");
     return loaded.emplace(name, e).first->second;
   }
   return loaded.emplace(name, Load(g_dir + "/" + name)).first->second;

@@ -30,17 +30,13 @@ std::vector<uint16_t> DefaultDevPorts(uint32_t k, uint32_t pipe_size) {
 
 namespace {
 
-Error Invalid(std::string message) {
-  return MakeError(ErrorCode::kInvalidArgument, std::move(message));
-}
-
 // The device port map: one port per fat-tree port, distinct, on the
 // device's pipes, and grouped exactly as lb::Pofan groups ports into pipes
 // (a Tofino pipe is fixed by the port; the register copy is the pipe's).
 std::optional<Error> CheckDevPorts(const std::vector<uint16_t>& d, uint32_t k,
                                    const PofanOptions& o) {
   if (d.size() != k) {
-    return Invalid(
+    return InvalidArgument(
         fmt::format("the port map has {} device ports; the switch has {} ports", d.size(), k));
   }
   std::set<uint16_t> seen;
@@ -48,21 +44,23 @@ std::optional<Error> CheckDevPorts(const std::vector<uint16_t>& d, uint32_t k,
   std::vector<int> lb_of_hw(OFAN_P4_MAX_PIPES, -1);
   for (uint32_t p = 0; p < k; ++p) {
     if (d[p] >= OFAN_P4_PORT_TABLE_SIZE) {
-      return Invalid(fmt::format("device port {} (of port {}) is not a 9-bit port", d[p], p));
+      return InvalidArgument(
+          fmt::format("device port {} (of port {}) is not a 9-bit port", d[p], p));
     }
     if (!seen.insert(d[p]).second) {
-      return Invalid(fmt::format("device port {} is given to two ports", d[p]));
+      return InvalidArgument(fmt::format("device port {} is given to two ports", d[p]));
     }
     const uint32_t hw = PipeOfDevPort(d[p]), lp = p / o.pipe_size;
     if (hw >= o.num_pipes) {
-      return Invalid(fmt::format("device port {} (of port {}) is on pipe {}; the device has {}",
-                                 d[p], p, hw, o.num_pipes));
+      return InvalidArgument(
+          fmt::format("device port {} (of port {}) is on pipe {}; the device has {}", d[p], p, hw,
+                      o.num_pipes));
     }
     if (hw_of_lb[lp] == -1 && lb_of_hw[hw] == -1) {
       hw_of_lb[lp] = static_cast<int>(hw);
       lb_of_hw[hw] = static_cast<int>(lp);
     } else if (hw_of_lb[lp] != static_cast<int>(hw) || lb_of_hw[hw] != static_cast<int>(lp)) {
-      return Invalid(fmt::format(
+      return InvalidArgument(fmt::format(
           "port {} (device port {}, pipe {}) breaks the pipe size {}: POfan's pipe of a "
           "port is port / pipe size, so ports {}..{} must share one device pipe, alone",
           p, d[p], hw, o.pipe_size, lp * o.pipe_size, std::min(k, (lp + 1) * o.pipe_size) - 1));
@@ -76,28 +74,29 @@ std::optional<Error> CheckDevPorts(const std::vector<uint16_t>& d, uint32_t k,
 Result<PofanOptions> CompleteOptions(const FatTree& tree, SwitchId sw, PofanOptions o) {
   const uint32_t k = static_cast<uint32_t>(tree.k());
   if (o.policy != lb::PolicyKind::kPofan && o.policy != lb::PolicyKind::kOfan) {
-    return Invalid(fmt::format(
+    return InvalidArgument(fmt::format(
         "policy {}: pofan.p4 balances with the Ofan pointer only (policy ofan or pofan); {} would "
         "need a program of its own",
         lb::PolicyName(o.policy), lb::PolicyName(o.policy)));
   }
   if (o.policy == lb::PolicyKind::kOfan && o.pipe_size != k) {
-    return Invalid(fmt::format(
+    return InvalidArgument(fmt::format(
         "policy ofan keeps one pointer table for the switch, and a Tofino register lives in "
         "one pipe: every fat-tree port must sit in one pipe (pipe size {}, not {}), or use "
         "policy pofan",
         k, o.pipe_size));
   }
   if (o.num_pipes < 1 || o.num_pipes > OFAN_P4_MAX_PIPES) {
-    return Invalid(fmt::format("{} pipes: a Tofino has 1 to {}", o.num_pipes, OFAN_P4_MAX_PIPES));
+    return InvalidArgument(
+        fmt::format("{} pipes: a Tofino has 1 to {}", o.num_pipes, OFAN_P4_MAX_PIPES));
   }
   if (o.pipe_size < 1 || o.pipe_size > k) {
-    return Invalid(
+    return InvalidArgument(
         fmt::format("pipe size {}: it must be 1..{} (the switch's ports)", o.pipe_size, k));
   }
   const uint32_t lb_pipes = (k + o.pipe_size - 1) / o.pipe_size;
   if (lb_pipes > o.num_pipes) {
-    return Invalid(fmt::format(
+    return InvalidArgument(fmt::format(
         "pipe size {} makes {} pipes of a {}-port switch; the device has {} (use a pipe size of "
         "at least {})",
         o.pipe_size, lb_pipes, k, o.num_pipes, (k + o.num_pipes - 1) / o.num_pipes));
@@ -106,10 +105,10 @@ Result<PofanOptions> CompleteOptions(const FatTree& tree, SwitchId sw, PofanOpti
   if (auto err = CheckDevPorts(o.dev_ports, k, o)) return *err;
   if (!o.cpu_port) o.cpu_port = static_cast<uint16_t>(o.num_pipes > 2 ? 320 : 192);
   if (*o.cpu_port >= OFAN_P4_PORT_TABLE_SIZE) {
-    return Invalid(fmt::format("CPU port {} is not a 9-bit device port", *o.cpu_port));
+    return InvalidArgument(fmt::format("CPU port {} is not a 9-bit device port", *o.cpu_port));
   }
   if (std::find(o.dev_ports.begin(), o.dev_ports.end(), *o.cpu_port) != o.dev_ports.end()) {
-    return Invalid(fmt::format("CPU port {} is also a fabric port", *o.cpu_port));
+    return InvalidArgument(fmt::format("CPU port {} is also a fabric port", *o.cpu_port));
   }
   if (!o.salt_set) {
     o.salt = DefaultSalt(sw);
@@ -159,8 +158,8 @@ Status FillPortTables(const FatTree& tree, SwitchId sw, const PofanOptions& o, P
   // ecn_threshold: every fabric port, none for the CPU.
   if (o.ecn_bytes != 0) {
     if (EcnCells(o.ecn_bytes) >= (1u << 19)) {
-      return Invalid(fmt::format("an ECN threshold of {} bytes is past Tofino's 19-bit queue depth",
-                                 o.ecn_bytes));
+      return InvalidArgument(fmt::format(
+          "an ECN threshold of {} bytes is past Tofino's 19-bit queue depth", o.ecn_bytes));
     }
     for (uint32_t p = 0; p < k; ++p) {
       t.ecn_threshold.push_back(EcnEntry{o.dev_ports[p], EcnCells(o.ecn_bytes)});
@@ -218,12 +217,14 @@ Status FillOrderTables(const lb::UplinkTable& table, uint32_t w, const PofanOpti
     }
   }
   if (t.f2_xorw.size() > OFAN_P4_F2_TABLE_SIZE || t.f2_add.size() > OFAN_P4_F2_TABLE_SIZE) {
-    return Invalid(fmt::format("{} uplinks need {} order entries: pofan.p4 holds {}", w,
-                               std::max(t.f2_xorw.size(), t.f2_add.size()), OFAN_P4_F2_TABLE_SIZE));
+    return InvalidArgument(fmt::format("{} uplinks need {} order entries: pofan.p4 holds {}", w,
+                                       std::max(t.f2_xorw.size(), t.f2_add.size()),
+                                       OFAN_P4_F2_TABLE_SIZE));
   }
   if (t.uplink_list.size() > OFAN_P4_LIST_TABLE_SIZE) {
-    return Invalid(fmt::format("{} list entries for keys that lost uplinks: pofan.p4 holds {}",
-                               t.uplink_list.size(), OFAN_P4_LIST_TABLE_SIZE));
+    return InvalidArgument(
+        fmt::format("{} list entries for keys that lost uplinks: pofan.p4 holds {}",
+                    t.uplink_list.size(), OFAN_P4_LIST_TABLE_SIZE));
   }
 
   return {};
@@ -260,8 +261,8 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
                                        const std::vector<uint32_t>& failed_links,
                                        const PofanOptions& options) {
   if (sw.value() >= static_cast<uint32_t>(tree.num_switches())) {
-    return Invalid(fmt::format("switch id {} is out of range: the {} has switches 0..{}",
-                               sw.value(), tree.Describe(), tree.num_switches() - 1));
+    return InvalidArgument(fmt::format("switch id {} is out of range: the {} has switches 0..{}",
+                                       sw.value(), tree.Describe(), tree.num_switches() - 1));
   }
   auto opts = CompleteOptions(tree, sw, options);
   if (!opts) return opts.error();
@@ -289,8 +290,9 @@ Result<PofanTables> ComputePofanTables(const FatTree& tree, SwitchId sw,
   if (w == 0) return t;  // cores and spines only go down
   const lb::UplinkTable table = lb::UplinkTable::ForSwitch(tree, sw, *failed);
   if (table.num_keys() > OFAN_P4_KEY_TABLE_SIZE || w > OFAN_P4_MAX_UPLINKS) {
-    return Invalid(fmt::format("{} keys and {} uplinks: pofan.p4 is sized for {} and {}",
-                               table.num_keys(), w, OFAN_P4_KEY_TABLE_SIZE, OFAN_P4_MAX_UPLINKS));
+    return InvalidArgument(fmt::format("{} keys and {} uplinks: pofan.p4 is sized for {} and {}",
+                                       table.num_keys(), w, OFAN_P4_KEY_TABLE_SIZE,
+                                       OFAN_P4_MAX_UPLINKS));
   }
   if (Status s = FillOrderTables(table, w, o, t); !s) return s.error();
   FillPointers(table, k, o, t);
