@@ -13,6 +13,8 @@
 #include <optional>
 #include <string_view>
 
+#include "common/units.h"
+
 namespace ofan {
 
 inline constexpr int kExitBadCommandLine = 2;
@@ -29,6 +31,24 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv)
   }
   if (ParseOnly()) return 0;
   return std::nullopt;
+}
+
+// A --...-gbps option's check: a line rate as LinkRate::FromGbps takes it
+// (with or_zero, 0 too: none), so that NaN, infinities and rates out of
+// range get the one message everywhere.
+inline CLI::Validator GbpsRate(bool or_zero = false) {
+  return CLI::Validator(
+      [or_zero](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a number";
+        if (or_zero) {
+          auto r = LinkRate::FromGbpsOrZero(v, "a rate");
+          return r.ok() ? "" : r.error().message;
+        }
+        auto r = LinkRate::FromGbps(v, "a rate");
+        return r.ok() ? "" : r.error().message;
+      },
+      or_zero ? "GBPS (0: none)" : "GBPS");
 }
 
 // `help` is how the program's help is asked for (ofan-dp's comes after "--").

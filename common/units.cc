@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 namespace ofan {
 
@@ -14,8 +15,8 @@ Result<uint64_t> ParseSize(std::string_view text) {
   uint64_t value = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc() || ptr == s.data()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("'{}' is not a size (expected e.g. 4096, 256KiB, 1MiB)", text));
+    return InvalidArgument(
+        fmt::format("'{}' is not a size (expected e.g. 4096, 256KiB, 1MiB)", text));
   }
   std::string suffix(ptr, s.data() + s.size());
   for (auto& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -29,12 +30,11 @@ Result<uint64_t> ParseSize(std::string_view text) {
   } else if (suffix == "g" || suffix == "gb" || suffix == "gib") {
     mult = kGiB;
   } else {
-    return MakeError(
-        ErrorCode::kInvalidArgument,
+    return InvalidArgument(
         fmt::format("'{}': unknown size suffix '{}' (use B, KiB, MiB or GiB)", text, suffix));
   }
   if (value > UINT64_MAX / mult) {
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("'{}' is too large", text));
+    return InvalidArgument(fmt::format("'{}' is too large", text));
   }
   return value * mult;
 }
@@ -44,6 +44,23 @@ std::string FormatSize(uint64_t bytes) {
   if (bytes != 0 && bytes % kMiB == 0) return fmt::format("{}MiB", bytes / kMiB);
   if (bytes != 0 && bytes % kKiB == 0) return fmt::format("{}KiB", bytes / kKiB);
   return fmt::format("{}B", bytes);
+}
+
+Result<LinkRate> LinkRate::FromGbps(double gbps, std::string_view what) {
+  if (!(std::isfinite(gbps) && gbps > 0 && gbps <= kMaxLinkGbps)) {  // NaN fails too
+    return InvalidArgument(
+        fmt::format("{} must be in (0, {}] Gb/s, got {}", what, kMaxLinkGbps, gbps));
+  }
+  return LinkRate(gbps);
+}
+
+Result<std::optional<LinkRate>> LinkRate::FromGbpsOrZero(double gbps, std::string_view what) {
+  if (gbps == 0) return std::optional<LinkRate>();
+  if (!(std::isfinite(gbps) && gbps > 0 && gbps <= kMaxLinkGbps)) {
+    return InvalidArgument(
+        fmt::format("{} must be in [0, {}] Gb/s (0: none), got {}", what, kMaxLinkGbps, gbps));
+  }
+  return std::optional<LinkRate>(LinkRate(gbps));
 }
 
 }  // namespace ofan

@@ -128,6 +128,11 @@ std::string FormatMac(const pkt::MacAddr& m) {
                      m.b[4], m.b[5]);
 }
 
+std::optional<LinkRate> DpConfig::PortRate(const PortConfig& pc) const {
+  auto r = LinkRate::FromGbpsOrZero(pc.rate_gbps.value_or(egress.rate_gbps), "egress.rate_gbps");
+  return r.ok() ? *r : std::nullopt;  // not ok: not validated; Validate() says why
+}
+
 Status DpConfig::Validate() const {
   auto tr = lb::FatTree::Make(k, levels);
   if (!tr) return InvalidArgument("fabric: " + tr.error().message);
@@ -151,9 +156,11 @@ Status DpConfig::Validate() const {
     if (p.dev.empty()) return InvalidArgument(fmt::format("ports: port {} has no dev", p.port));
     if (!devs.insert(p.dev).second)
       return InvalidArgument(fmt::format("ports: device '{}' used twice", p.dev));
-    if (p.rate_gbps && !(*p.rate_gbps >= 0 && *p.rate_gbps <= 10000))
-      return InvalidArgument(
-          fmt::format("ports: port {}: egress.rate_gbps must be in [0, 10000]", p.port));
+    if (p.rate_gbps) {
+      auto r = LinkRate::FromGbpsOrZero(*p.rate_gbps,
+                                        fmt::format("ports: port {}: egress.rate_gbps", p.port));
+      if (!r) return r.error();
+    }
     if (p.buffer_bytes && *p.buffer_bytes < 2048)
       return InvalidArgument(
           fmt::format("ports: port {}: egress.buffer must be at least 2KiB", p.port));
@@ -172,8 +179,7 @@ Status DpConfig::Validate() const {
   if (pipe_size == 0 || pipe_size > static_cast<uint32_t>(k)) {
     return InvalidArgument(fmt::format("pipe_size must be in 1..k={}, got {}", k, pipe_size));
   }
-  if (!(egress.rate_gbps >= 0 && egress.rate_gbps <= 10000))  // NaN fails too
-    return InvalidArgument("egress.rate_gbps must be in [0, 10000]");
+  if (auto r = LinkRate::FromGbpsOrZero(egress.rate_gbps, "egress.rate_gbps"); !r) return r.error();
   if (egress.buffer_bytes < 2048) return InvalidArgument("egress.buffer must be at least 2KiB");
   if (egress.ring_slots < 64 || (egress.ring_slots & (egress.ring_slots - 1)) != 0 ||
       egress.ring_slots > (1u << 20)) {

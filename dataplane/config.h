@@ -121,6 +121,10 @@ struct ReorderConfig {
 // PfcWdActionName and back).
 Result<fabric::PfcWdAction> ParsePfcWdAction(std::string_view s);
 
+// Where a port without a rate still needs one (PFC's quanta and
+// thresholds on a per-switch engine's unshaped veth): 10 Gb/s.
+inline constexpr LinkRate kUnshapedPortRate = LinkRate::Gbps(10);
+
 struct DpConfig {
   std::string name = "ofan-dp";
   int k = 4;
@@ -160,6 +164,9 @@ struct DpConfig {
   uint32_t pipe_of(uint32_t port) const { return port / pipe_size; }
   uint32_t num_pipes() const { return (static_cast<uint32_t>(k) + pipe_size - 1) / pipe_size; }
   Status Validate() const;
+  // A port's emulated line rate (its own, else egress's); nullopt: none,
+  // as fast as the device. Validate() has checked it.
+  std::optional<LinkRate> PortRate(const PortConfig& pc) const;
 };
 
 Result<DpConfig> ParseConfigYaml(const std::string& text);

@@ -311,15 +311,15 @@ Status Engine::Build(const EngineConfig& c) {
     a.tx.assign(static_cast<size_t>(sc.k), TxHook{});
     a.storm_until.assign(static_cast<size_t>(sc.k), nullptr);
     for (const PortConfig& pc : sc.ports) {
-      const double gbps = pc.rate_gbps.value_or(sc.egress.rate_gbps);
-      if (!(gbps > 0)) {
+      const std::optional<LinkRate> rate = sc.PortRate(pc);
+      if (!rate) {
         return InvalidArgument(
             fmt::format("switch {} port {}: the shared engine needs a rate "
                         "(egress.rate_gbps > 0)",
                         sc.name, pc.port));
       }
       const fabric::EmuWire w =
-          fabric::EmuWire::AtGbps(gbps, pc.latency_us.value_or(sc.egress.latency_us));
+          fabric::EmuWire::At(*rate, pc.latency_us.value_or(sc.egress.latency_us));
       // A reordered frame skips the latency: the least transit is then the
       // serialisation alone.
       lookahead_ = std::min(lookahead_, w.MinTransit(kMinFrame) -

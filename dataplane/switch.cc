@@ -128,11 +128,10 @@ Status Switch::SetupPfcThresholds() {
   pfc_in_.assign(static_cast<size_t>(cfg_.k), QueueStats::Pfc{});
   std::vector<fabric::TimePs> refresh(static_cast<size_t>(cfg_.k), 0);
   for (const PortConfig& pc : cfg_.ports) {
-    // The link as the port's egress emulates it (10 Gb/s if unshaped: a
-    // per-switch engine's veth with no rate).
-    const double rate = pc.rate_gbps.value_or(cfg_.egress.rate_gbps);
-    const fabric::EmuWire w = fabric::EmuWire::AtGbps(
-        rate > 0 ? rate : 10.0, pc.latency_us.value_or(cfg_.egress.latency_us));
+    // The link as the port's egress emulates it (kUnshapedPortRate if
+    // unshaped: a per-switch engine's veth with no rate).
+    const fabric::EmuWire w = fabric::EmuWire::At(cfg_.PortRate(pc).value_or(kUnshapedPortRate),
+                                                  pc.latency_us.value_or(cfg_.egress.latency_us));
     auto th = fabric::PortPfcThresholds(
         pc.buffer_bytes.value_or(cfg_.egress.buffer_bytes), w.ps_per_byte, w.latency,
         pkt::kMaxDataFrame, cfg_.pfc.response_quanta, cfg_.pfc.xoff_bytes, cfg_.pfc.xon_bytes);
@@ -183,20 +182,21 @@ Status Switch::SetupPorts() {
   // where its config gives them.
   auto queue_config = [&](const PortConfig& pc) {
     PortQueueConfig qc;
-    const double rate_gbps = pc.rate_gbps.value_or(cfg_.egress.rate_gbps);
+    const std::optional<LinkRate> rate = cfg_.PortRate(pc);
     qc.limit_bytes = pc.buffer_bytes.value_or(cfg_.egress.buffer_bytes);
     qc.ecn_bytes = pc.ecn_bytes.value_or(cfg_.egress.ecn_bytes);
     qc.tsc_hz = tsc_hz_;
     qc.burst = cfg_.burst;
     qc.ring_slots = cfg_.egress.ring_slots;
-    if (rate_gbps > 0) qc.bytes_per_tsc = rate_gbps * 1e9 / 8.0 / static_cast<double>(tsc_hz_);
-    if (engine_now_ && rate_gbps > 0) {
+    if (rate) qc.bytes_per_tsc = rate->bytes_per_second() / static_cast<double>(tsc_hz_);
+    if (engine_now_ && rate) {
       qc.emulated = true;
-      qc.wire = fabric::EmuWire::AtGbps(rate_gbps, pc.latency_us.value_or(cfg_.egress.latency_us));
+      qc.wire = fabric::EmuWire::At(*rate, pc.latency_us.value_or(cfg_.egress.latency_us));
     }
-    // A PFC quantum is 512 bit times at the port's rate (10 Gb/s if unshaped).
-    const double rate_bps = rate_gbps > 0 ? rate_gbps * 1e9 : 10e9;
-    qc.pfc_tsc_per_quantum = 512.0 / rate_bps * static_cast<double>(tsc_hz_);
+    // A PFC quantum is 512 bit times at the port's rate (kUnshapedPortRate
+    // if unshaped).
+    qc.pfc_tsc_per_quantum =
+        512.0 / rate.value_or(kUnshapedPortRate).bits_per_second() * static_cast<double>(tsc_hz_);
     if (cfg_.pfc.enabled && !engine_now_) {  // the shared engine's comes with EmuPfc
       qc.wd_detect_ps = fabric::TimePs{cfg_.pfc.wd_detect_ms} * 1'000'000'000;
       qc.wd_restore_ps = fabric::TimePs{cfg_.pfc.wd_restore_ms} * 1'000'000'000;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <system_error>
 
+#include "common/units.h"
 #include "dataplane/lb/fat_tree.h"
 
 namespace ofan::sim {
@@ -76,8 +77,7 @@ Status ApplyLbName(std::string_view name, SimConfig& c) {
 Status SimConfig::Validate() const {
   auto bad = [](std::string m) { return InvalidArgument(std::move(m)); };
   if (auto t = lb::FatTree::Make(k, levels); !t) return t.error();
-  if (!(link_gbps > 0 && link_gbps <= 100'000))
-    return bad(fmt::format("--link-gbps must be in (0, 100000], got {}", link_gbps));
+  if (auto r = LinkRate::FromGbps(link_gbps, "--link-gbps"); !r) return r.error();
   if (!(latency_us >= 0 && latency_us <= 1e6))
     return bad(fmt::format("--latency-us must be in [0, 1e6], got {}", latency_us));
   if (payload == 0 || payload > (1u << 20))

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "common/units.h"
 #include "dataplane/fabric/egress_timeline.h"
 #include "dataplane/fabric/fifo.h"
 #include "dataplane/lb/types.h"
@@ -51,9 +52,9 @@ struct EmuWire {
   double ps_per_byte = 0;
   TimePs pre = 0, gap = 0, latency = 0;
 
-  static EmuWire AtGbps(double gbps, double latency_us) {
+  static EmuWire At(LinkRate rate, double latency_us) {
     EmuWire w;
-    w.ps_per_byte = 8000.0 / gbps;
+    w.ps_per_byte = rate.ps_per_byte();
     w.pre = w.Ser(pkt::kPreambleSfdBytes);
     w.gap = w.Ser(pkt::kFcsBytes + pkt::kIfgBytes);
     w.latency = static_cast<TimePs>(std::llround(latency_us * 1e6));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/units.h"
+
 namespace ofan::emu {
 
 uint64_t WriteWireBytes(uint64_t len, uint32_t mtu) {
@@ -22,7 +24,7 @@ Result<double> NicBoundUs(const Schedule& s, std::span<const uint32_t> hosts,
                           const NicBoundParams& p) {
   auto bad = [](std::string m) { return InvalidArgument(std::move(m)); };
   const uint32_t n = s.params.num_ranks;
-  if (!(p.link_gbps > 0)) return bad("the bound needs a link rate > 0");
+  if (auto r = LinkRate::FromGbps(p.link_gbps, "the bound's link rate"); !r) return r.error();
   if (!(p.rho > 0 && p.rho <= 1)) return bad(fmt::format("rho {} is not in (0, 1]", p.rho));
   if (!(p.link_latency_us >= 0)) return bad("link latency must be >= 0");
   if (p.mtu < 256 || p.mtu > 4096) return bad(fmt::format("MTU {} is not in 256..4096", p.mtu));

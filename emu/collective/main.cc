@@ -126,6 +126,7 @@ void AddCollectiveOptions(CLI::App& app, CollArgs& a) {
 
 void AddBoundOptions(CLI::App& app, CollArgs& a) {
   app.add_option("--link-gbps", a.bound.link_gbps, "link rate for the NIC-bound (0: no bound)")
+      ->check(GbpsRate(/*or_zero=*/true))
       ->capture_default_str();
   app.add_option("--rho", a.bound.rho, "hosts paced at this fraction of the link rate")
       ->capture_default_str();

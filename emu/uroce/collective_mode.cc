@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/json_text.h"
+#include "common/units.h"
 #include "dataplane/lb/fat_tree.h"
 #include "emu/collective/driver.h"
 #include "emu/uroce/host.h"
@@ -152,6 +153,11 @@ Result<Spec> ParseSpec(const json& j) {
         x.mac = *mac;
       }
       x.line_rate_gbps = h.value("line_rate_gbps", 10.0);
+      if (auto r = LinkRate::FromGbps(x.line_rate_gbps,
+                                      fmt::format("hosts[{}].line_rate_gbps", s.hosts.size()));
+          !r) {
+        return r.error();
+      }
       s.hosts.push_back(x);
     }
   } catch (const json::exception& e) {

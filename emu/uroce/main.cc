@@ -551,7 +551,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"per-qp", "spray", "reps"}))
       ->capture_default_str();
   pair->add_option("--rate-gbps", o.rate_gbps, "line rate the pacer and DCQCN refer to")
-      ->check(CLI::PositiveNumber)
+      ->check(GbpsRate())
       ->capture_default_str();
   pair->add_option("--pace", o.pace, "pace at this fraction of the line rate (0: unpaced)")
       ->check(CLI::Range(0.0, 1.0))

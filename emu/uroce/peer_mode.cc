@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/json_text.h"
 #include "common/units.h"
 #include "emu/rcx/pair_check.h"
@@ -498,7 +499,7 @@ CLI::App* AddPeerCommand(CLI::App& app, PeerOptions* o) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   p->add_option("--rate-gbps", o->rate_gbps, "the line rate --pace refers to")
-      ->check(CLI::PositiveNumber)
+      ->check(GbpsRate())
       ->capture_default_str();
   p->add_option("--rto-us", o->rto_us, "retransmission timeout")
       ->check(CLI::Range(10u, 10'000'000u))

@@ -174,7 +174,7 @@ class EngineLine : public ::testing::Test {
 // The model of the same line: the host wires, e0-0's uplink, a0-0's
 // downlink, each an EgressTimeline, as ofan-sim chains them.
 struct LineModel {
-  fabric::EmuWire w = fabric::EmuWire::AtGbps(kGbps, kLatencyUs);
+  fabric::EmuWire w = fabric::EmuWire::At(LinkRate::Gbps(kGbps), kLatencyUs);
   fabric::EgressTimeline up, down;
   std::vector<TimePs> out;
   // Frames of `bytes` that entered the host wires at t0, `per_host` from
@@ -693,8 +693,8 @@ TEST_F(EnginePfc, AHostThatFallsBehindPausesItsEdge) {
 // then starts, then arrivals at a0-0, then pause frames.
 struct PfcLineModel {
   using Q = fabric::EmuPort<uint32_t>;
-  fabric::EmuWire w = fabric::EmuWire::AtGbps(kGbps, kLatencyUs);
-  fabric::EmuWire slow = fabric::EmuWire::AtGbps(kGbps / 4, kLatencyUs);
+  fabric::EmuWire w = fabric::EmuWire::At(LinkRate::Gbps(kGbps), kLatencyUs);
+  fabric::EmuWire slow = fabric::EmuWire::At(LinkRate::Gbps(kGbps / 4), kLatencyUs);
   Q up, down, back;  // e0-0 -> a0-0, a0-0 -> e0-1, a0-0 -> e0-0 (PFC frames)
   fabric::PfcIngress in;
   fabric::PauseClock paused;

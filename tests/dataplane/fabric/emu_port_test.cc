@@ -26,7 +26,7 @@ struct Log {
 };
 
 TEST(EmuPort, FramesOfferedAtOnceLeaveAtSerialisationTimes) {
-  const EmuWire w = EmuWire::AtGbps(0.4, 0);  // 400 Mb/s: 20 ns a byte
+  const EmuWire w = EmuWire::At(LinkRate::Gbps(0.4), 0);  // 400 Mb/s: 20 ns a byte
   ASSERT_EQ(w.Ser(1000), 20'000'000);
   ASSERT_EQ(w.pre, 160'000);
   ASSERT_EQ(w.gap, 320'000);  // FCS 4 + IFG 12 (packet/frame_budget.h)
@@ -53,7 +53,7 @@ TEST(EmuPort, FramesOfferedAtOnceLeaveAtSerialisationTimes) {
 
 TEST(EmuPort, StartsOnlyWhatBeginsBeforeTheTimeGiven) {
   EmuPort<int> p;
-  p.Configure(EmuWire::AtGbps(8, 0), {});  // 1 ns a byte
+  p.Configure(EmuWire::At(LinkRate::Gbps(8), 0), {});  // 1 ns a byte
   Log log;
   p.Offer(0, 1, 1000, false, 0, log.Emit());
   p.Offer(0, 1, 1000, false, 1, log.Emit());
@@ -70,7 +70,7 @@ TEST(EmuPort, StartsOnlyWhatBeginsBeforeTheTimeGiven) {
 // With only the normal queue, every verdict, departure, the maximum and the
 // integral equal EgressTimeline's on the same random arrivals.
 TEST(EmuPort, OneQueueIsTheSimulatorsTimeline) {
-  const EmuWire w = EmuWire::AtGbps(0.1, 0);
+  const EmuWire w = EmuWire::At(LinkRate::Gbps(0.1), 0);
   const QueueLimits lim{30'000, 10'000};
   std::mt19937_64 rng(7);
   EmuPort<int> p;
@@ -109,7 +109,7 @@ TEST(EmuPort, OneQueueIsTheSimulatorsTimeline) {
 
 TEST(EmuPort, PriorityOvertakesWaitingFramesNotTheOneOnTheWire) {
   EmuPort<int> p;
-  p.Configure(EmuWire::AtGbps(8, 0), {});
+  p.Configure(EmuWire::At(LinkRate::Gbps(8), 0), {});
   Log log;
   for (int i = 0; i < 3; ++i) p.Offer(0, 1, 1000, false, i, log.Emit());
   // An ACK arrives while frame 0 is on the wire: it goes second.
@@ -126,7 +126,7 @@ TEST(EmuPort, PriorityOvertakesWaitingFramesNotTheOneOnTheWire) {
 
 TEST(EmuPort, ANormalFrameGoesFirstWhenThePriorityOneHasNotArrived) {
   EmuPort<int> p;
-  p.Configure(EmuWire::AtGbps(8, 0), {});
+  p.Configure(EmuWire::At(LinkRate::Gbps(8), 0), {});
   Log log;
   p.Offer(0, 1, 1000, false, 1, log.Emit());
   p.Offer(5'000'000, 0, 64, false, 0, log.Emit());
@@ -139,7 +139,7 @@ TEST(EmuPort, ANormalFrameGoesFirstWhenThePriorityOneHasNotArrived) {
 
 TEST(EmuPort, PfcPausesTheNormalQueueOnly) {
   EmuPort<int> p;
-  p.Configure(EmuWire::AtGbps(8, 0), {});
+  p.Configure(EmuWire::At(LinkRate::Gbps(8), 0), {});
   Log log;
   p.PauseUntil(10'000'000);
   p.Offer(0, 1, 1000, false, 1, log.Emit());
@@ -154,7 +154,7 @@ TEST(EmuPort, PfcPausesTheNormalQueueOnly) {
 
 TEST(EmuPort, TailDropAndEcnReadTheBacklogAtArrival) {
   EmuPort<int> p;
-  p.Configure(EmuWire::AtGbps(8, 0), {2500, 1500});
+  p.Configure(EmuWire::At(LinkRate::Gbps(8), 0), {2500, 1500});
   Log log;
   EXPECT_FALSE(p.Offer(0, 1, 1000, true, 0, log.Emit()).ce);
   EXPECT_FALSE(p.Offer(0, 1, 1000, true, 1, log.Emit()).ce);      // 1000 queued: not above 1500

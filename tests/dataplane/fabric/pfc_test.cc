@@ -19,22 +19,23 @@ namespace {
 
 TEST(PfcQuanta, AQuantumIs512BitTimesAtTheLinksRate) {
   // 25 Mb/s: 64 B x 320 ns = 20.48 us; 100 Mb/s: 5.12 us; 100 Gb/s: 5.12 ns.
-  EXPECT_EQ(PauseQuantaPs(1, EmuWire::AtGbps(0.025, 0).ps_per_byte), 20'480'000u);
-  EXPECT_EQ(PauseQuantaPs(1, EmuWire::AtGbps(0.1, 0).ps_per_byte), 5'120'000u);
-  EXPECT_EQ(PauseQuantaPs(1, EmuWire::AtGbps(100, 0).ps_per_byte), 5'120u);
+  EXPECT_EQ(PauseQuantaPs(1, EmuWire::At(LinkRate::Gbps(0.025), 0).ps_per_byte), 20'480'000u);
+  EXPECT_EQ(PauseQuantaPs(1, EmuWire::At(LinkRate::Gbps(0.1), 0).ps_per_byte), 5'120'000u);
+  EXPECT_EQ(PauseQuantaPs(1, EmuWire::At(LinkRate::Gbps(100), 0).ps_per_byte), 5'120u);
   // The longest pause at 100 Gb/s: ~335 us (docs/design.md's fact).
-  EXPECT_EQ(PauseQuantaPs(kPfcMaxQuanta, EmuWire::AtGbps(100, 0).ps_per_byte), 335'539'200u);
-  EXPECT_EQ(PauseQuantaPs(0, EmuWire::AtGbps(100, 0).ps_per_byte), 0u);
+  EXPECT_EQ(PauseQuantaPs(kPfcMaxQuanta, EmuWire::At(LinkRate::Gbps(100), 0).ps_per_byte),
+            335'539'200u);
+  EXPECT_EQ(PauseQuantaPs(0, EmuWire::At(LinkRate::Gbps(100), 0).ps_per_byte), 0u);
 }
 
 TEST(PfcHeadroom, CableBothWaysPlusResponsePlusTwoFrames) {
   // 100 Mb/s (80 ns a byte), 1 us of cable: 2 x 1 us = 25 B; 394 quanta =
   // 25,216 B; two 2110 B frames.
-  const EmuWire w = EmuWire::AtGbps(0.1, 1.0);
+  const EmuWire w = EmuWire::At(LinkRate::Gbps(0.1), 1.0);
   EXPECT_EQ(PfcHeadroomBytes(w.ps_per_byte, w.latency, 2110), 25u + 25'216u + 4'220u);
   EXPECT_EQ(PfcHeadroomBytes(w.ps_per_byte, w.latency, 2110, 0), 25u + 4'220u);
   // 100 Gb/s over 100 m of fibre (~0.5 us): the cable dominates the frames.
-  const EmuWire f = EmuWire::AtGbps(100, 0.5);
+  const EmuWire f = EmuWire::At(LinkRate::Gbps(100), 0.5);
   EXPECT_EQ(PfcHeadroomBytes(f.ps_per_byte, f.latency, 2110, 0), 12'500u + 4'220u);
 }
 
