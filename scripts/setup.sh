@@ -38,6 +38,10 @@ PKGS=(
   # bench/run-forwarding: DPDK's l3fwd sources (the peer it builds), callgrind
   # for instructions per packet (this guest has no hardware counters for perf)
   dpdk-doc valgrind
+  # bench/run-forwarding's OVS-DPDK row: Debian's DPDK build of ovs-vswitchd
+  # (run with its own database in a temporary folder; the packaged service
+  # is not used)
+  openvswitch-switch-dpdk
   # emulation and packet checks
   iputils-ping traceroute tshark python3-scapy time
   # the control daemons each switch namespace runs (ofan-agent: docs/emu.md, --control agent;
