@@ -161,12 +161,14 @@ Status DpConfig::Validate() const {
                                         fmt::format("ports: port {}: egress.rate_gbps", p.port));
       if (!r) return r.error();
     }
-    if (p.buffer_bytes && *p.buffer_bytes < 2048)
+    if (p.buffer_bytes && *p.buffer_bytes < 2048) {
       return InvalidArgument(
           fmt::format("ports: port {}: egress.buffer must be at least 2KiB", p.port));
-    if (p.latency_us && !(*p.latency_us >= 0 && *p.latency_us <= 1e6))
+    }
+    if (p.latency_us && !(*p.latency_us >= 0 && *p.latency_us <= 1e6)) {
       return InvalidArgument(
           fmt::format("ports: port {}: egress.latency_us must be in [0, 1e6]", p.port));
+    }
     if (!(p.loss_pct >= 0 && p.loss_pct <= 100) || !(p.reorder_pct >= 0 && p.reorder_pct <= 100)) {
       return InvalidArgument(fmt::format(
           "ports: port {}: egress.loss_pct and reorder_pct are percents, 0..100", p.port));
@@ -242,12 +244,14 @@ Status ParseFabric(const YAML::Node& f, DpConfig& c) {
         return InvalidArgument(fmt::format("fabric.index {} out of range for a core", index));
       c.switch_id = tree->core(index).value();
     } else if (role == "edge" || role == "agg" || role == "spine") {
-      if (pod < 0 || pod >= tree->num_pods())
+      if (pod < 0 || pod >= tree->num_pods()) {
         return InvalidArgument(
             fmt::format("fabric.pod {} out of range (0..{})", pod, tree->num_pods() - 1));
-      if (index < 0 || index >= per_pod)
+      }
+      if (index < 0 || index >= per_pod) {
         return InvalidArgument(
             fmt::format("fabric.index {} out of range (0..{})", index, per_pod - 1));
+      }
       c.switch_id = role == "edge" ? tree->edge(pod, index).value() : tree->agg(pod, index).value();
     } else {
       return InvalidArgument(

@@ -118,9 +118,10 @@ Result<EngineConfig> LoadFabricFile(const std::string& path) {
   EngineConfig c;
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>("");
-    if (key != "switches" && key != "engine")
+    if (key != "switches" && key != "engine") {
       return InvalidArgument(
           fmt::format("fabric file {}: unknown key '{}' (switches, engine)", path, key));
+    }
   }
   const YAML::Node sws = root["switches"];
   if (!sws || !sws.IsSequence() || sws.size() == 0) {
@@ -157,15 +158,18 @@ Result<EngineConfig> LoadFabricFile(const std::string& path) {
         return InvalidArgument(fmt::format("fabric file {}: engine.{}: not a number", path, key));
       }
     }
-    if (!(c.batch_us >= 0 && c.batch_us <= 1e5))
+    if (!(c.batch_us >= 0 && c.batch_us <= 1e5)) {
       return InvalidArgument(
           fmt::format("fabric file {}: engine.batch_us must be in [0, 1e5]", path));
-    if (!(c.lag_us >= 0 && c.lag_us <= 1e6))
+    }
+    if (!(c.lag_us >= 0 && c.lag_us <= 1e6)) {
       return InvalidArgument(
           fmt::format("fabric file {}: engine.lag_us must be in [0, 1e6]", path));
-    if (c.max_wait_us < 1 || c.max_wait_us > 1'000'000)
+    }
+    if (c.max_wait_us < 1 || c.max_wait_us > 1'000'000) {
       return InvalidArgument(
           fmt::format("fabric file {}: engine.max_wait_us must be in 1..1000000", path));
+    }
   }
   return c;
 }
