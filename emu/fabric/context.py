@@ -59,6 +59,10 @@ class NodeContext:
     def sock(self, sw: str) -> str:
         return str(self.state.dir / "sock" / f"{sw}.sock")
 
+    def sock_dir(self) -> str:
+        """The folder of every switch's control socket (ofanctl --fabric)."""
+        return str(self.state.dir / "sock")
+
     # -- this server's part ----------------------------------------------
     def here(self, node: str) -> bool:
         """Does this server run `node` (every node, without a plan)?"""

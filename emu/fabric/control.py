@@ -4,7 +4,9 @@ that ofan-emu never writes the wire format itself.
 
 gives:  request(sock, cmd, **args) -> the reply's "result" (a dict or list),
         or FabricError with the switch's message; with check=False, None
-        instead of an error (for polling a switch that is starting)
+        instead of an error (for polling a switch that is starting);
+        request_all(sock_dir, cmd) -> per switch (NAME.sock in the folder)
+        its result or its error, from one ofanctl (--fabric) for all
 """
 import json
 import subprocess
@@ -39,6 +41,35 @@ def _argv(cmd: str, args: dict[str, Any]) -> tuple[list[str], str | None]:
     if cmd == "switch_admin":  # the shared engine's: one switch stopped or resumed
         return ["switch", args["admin"]], None
     raise FabricError(f"internal: no ofanctl command for {cmd}")
+
+
+# The read-only requests ofanctl sends to every switch of a folder at once
+# (ofanctl --fabric: control/ofanctl/main.cc FabricCommand).
+FABRIC_COMMANDS = ("version", "status", "counters", "ports", "queues", "pointers")
+
+
+def request_all(sock_dir: str, cmd: str, timeout: float = 10) -> dict[str, tuple[bool, Any]]:
+    """`cmd` on every switch whose NAME.sock is in sock_dir, by one ofanctl
+    process (a snapshot of a k=4 fabric was 80 processes): per switch name
+    (True, its result) or (False, its error). FabricError when ofanctl gave
+    no such answer (no socket there, or not JSON)."""
+    if cmd not in FABRIC_COMMANDS:
+        raise FabricError(f"internal: {cmd} is not asked of a whole fabric")
+    full = [tool("ofanctl"), "--fabric", sock_dir, "--json", "--timeout-ms",
+            str(int(timeout * 1000)), cmd]
+    try:
+        # Every switch in turn: each may take the whole timeout.
+        p = subprocess.run(full, capture_output=True, text=True, timeout=timeout * 8 + 30)
+    except subprocess.TimeoutExpired:
+        raise FabricError(f"{sock_dir}: {cmd}: no answer from the switches in time")
+    try:
+        doc = json.loads(p.stdout)
+        return {str(sw["name"]): (True, sw["result"]) if sw.get("ok") else
+                (False, str(sw.get("error", "")))
+                for sw in doc["switches"]}
+    except (ValueError, KeyError, TypeError):
+        raise FabricError(f"{sock_dir}: {cmd}: "
+                          f"{(p.stderr or p.stdout).strip()[:300] or 'no answer'}")
 
 
 def request(sock: str, cmd: str, check: bool = True, timeout: float = 10,

@@ -119,16 +119,21 @@ class Runner:
                                 ofan_mode=mode)
 
     def snapshot(self) -> Snapshot:
-        """Per switch: queues, ports, counters (ofan-dp fabrics)."""
+        """Per switch: queues, ports, counters (ofan-dp fabrics), each asked
+        of every switch by one ofanctl; a failed switch's answer (or its
+        silence) is not asked for, a live one's error is the run's."""
         out: Snapshot = {}
         if not self.ofan:
             return out
+        answers = {cmd: control.request_all(self.fab.ctx.sock_dir(), cmd)
+                   for cmd in ("queues", "ports", "counters", "status")}
         for s in self.live_switches():
-            sock = self.fab.ctx.sock(s.name)
-            snap = {"queues": control.request(sock, "queues"),
-                    "ports": control.request(sock, "ports"),
-                    "counters": control.request(sock, "counters"),
-                    "status": control.request(sock, "status")}
+            snap = {}
+            for cmd, per_switch in answers.items():
+                ok, val = per_switch.get(s.name, (False, "no control socket"))
+                if not ok:
+                    raise FabricError(f"{self.fab.ctx.sock(s.name)}: {cmd}: {val}")
+                snap[cmd] = val
             out[s.name] = reports.check_snapshot(snap, s.name, nports=len(s.ports))
         return out
 

@@ -741,6 +741,37 @@ def shape_edges() -> None:
             check(f"shapes: {doc} is refused in one line", "\n" not in str(e), str(e))
 
 
+def fabric_requests() -> None:
+    """control.request_all (one ofanctl --fabric for every switch): a
+    folder without sockets and a command not for a whole fabric are one-line
+    FabricErrors; a switch whose socket does not answer is its own error,
+    not the whole request's."""
+    import socket
+    from fabric import control
+    with tempfile.TemporaryDirectory(prefix="ofan-fabric-req-") as d:
+        try:
+            control.request_all(d, "queues", timeout=1)
+            check("request_all: a folder with no socket is refused", False, "accepted")
+        except FabricError as e:
+            check("request_all: a folder with no socket is refused in one line",
+                  "\n" not in str(e) and "no control socket" in str(e), str(e))
+        try:
+            control.request_all(d, "set_policy")
+            check("request_all: set_policy is not asked of a whole fabric", False, "accepted")
+        except FabricError as e:
+            check("request_all: set_policy is not asked of a whole fabric", True, str(e))
+        silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            silent.bind(os.path.join(d, "e0-0.sock"))  # bound, never listening: refused
+            got = control.request_all(d, "status", timeout=1)
+            ok, err = got.get("e0-0", (True, None))
+            check("request_all: a switch that does not answer is its own error",
+                  list(got) == ["e0-0"] and not ok and isinstance(err, str) and bool(err),
+                  repr(got))
+        finally:
+            silent.close()
+
+
 def main() -> int:
     import shutil
     import time
@@ -755,6 +786,7 @@ def main() -> int:
                 check(f"{prop.__name__}: never an untyped error", False, traceback.format_exc())
         run_rows()
         shape_edges()
+        fabric_requests()
         cli()
         documented_commands()
     finally:
