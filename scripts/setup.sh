@@ -86,6 +86,17 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections || true
+# The daemons among these packages (lldpd, FRR, sshd, Open vSwitch) are
+# started by ofan's tools and benchmarks in their own namespaces and
+# folders, never as the machine's services: where nothing says otherwise
+# (a policy-rc.d; container images have one), their services are not
+# started by the install (invoke-rc.d asks policy-rc.d; 101: not allowed).
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 755 "$policy"
+  trap '$SUDO rm -f "$policy"' EXIT
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "setup: done"
