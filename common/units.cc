@@ -4,7 +4,6 @@
 
 #include <cctype>
 #include <charconv>
-#include <cmath>
 
 namespace ofan {
 
@@ -47,7 +46,7 @@ std::string FormatSize(uint64_t bytes) {
 }
 
 Result<LinkRate> LinkRate::FromGbps(double gbps, std::string_view what) {
-  if (!(std::isfinite(gbps) && gbps > 0 && gbps <= kMaxLinkGbps)) {  // NaN fails too
+  if (!InRange(gbps)) {
     return InvalidArgument(
         fmt::format("{} must be in (0, {}] Gb/s, got {}", what, kMaxLinkGbps, gbps));
   }
@@ -56,7 +55,7 @@ Result<LinkRate> LinkRate::FromGbps(double gbps, std::string_view what) {
 
 Result<std::optional<LinkRate>> LinkRate::FromGbpsOrZero(double gbps, std::string_view what) {
   if (gbps == 0) return std::optional<LinkRate>();
-  if (!(std::isfinite(gbps) && gbps > 0 && gbps <= kMaxLinkGbps)) {
+  if (!InRange(gbps)) {
     return InvalidArgument(
         fmt::format("{} must be in [0, {}] Gb/s (0: none), got {}", what, kMaxLinkGbps, gbps));
   }

@@ -41,9 +41,11 @@ class LinkRate {
   // A rate written in the code (a test's, a default): checked when it
   // compiles, so an invalid one does not build.
   static consteval LinkRate Gbps(double gbps) {
-    if (!(gbps > 0 && gbps <= kMaxLinkGbps)) throw "LinkRate::Gbps: not in (0, kMaxLinkGbps]";
+    if (!InRange(gbps)) throw "LinkRate::Gbps: not in (0, kMaxLinkGbps]";
     return LinkRate(gbps);
   }
+  // The one range: NaN fails every comparison, an infinity the bound.
+  static constexpr bool InRange(double gbps) { return gbps > 0 && gbps <= kMaxLinkGbps; }
 
   constexpr double gbps() const { return gbps_; }
   constexpr double bits_per_second() const { return gbps_ * 1e9; }

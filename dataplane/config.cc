@@ -129,7 +129,7 @@ std::string FormatMac(const pkt::MacAddr& m) {
 }
 
 std::optional<LinkRate> DpConfig::PortRate(const PortConfig& pc) const {
-  auto r = LinkRate::FromGbpsOrZero(pc.rate_gbps.value_or(egress.rate_gbps), "egress.rate_gbps");
+  auto r = LinkRate::FromGbpsOrZero(PortGbps(pc), "egress.rate_gbps");
   return r.ok() ? *r : std::nullopt;  // not ok: not validated; Validate() says why
 }
 

@@ -167,6 +167,8 @@ struct DpConfig {
   // A port's emulated line rate (its own, else egress's); nullopt: none,
   // as fast as the device. Validate() has checked it.
   std::optional<LinkRate> PortRate(const PortConfig& pc) const;
+  // The same as a number, 0 for none (what ReorderConfig::Limits takes).
+  double PortGbps(const PortConfig& pc) const { return pc.rate_gbps.value_or(egress.rate_gbps); }
 };
 
 Result<DpConfig> ParseConfigYaml(const std::string& text);

@@ -278,7 +278,7 @@ Status Switch::SetupPorts() {
     q.set_admin(pc.admin_up);
     // An edge's host ports resequence (egress/reorder.h), on the TSC.
     if (cfg_.reorder.enabled && router_.role() == lb::Role::kEdge && pc.port < w_)
-      q.set_reorder(cfg_.reorder.Limits(pc.rate_gbps.value_or(cfg_.egress.rate_gbps)));
+      q.set_reorder(cfg_.reorder.Limits(cfg_.PortGbps(pc)));
   }
   return {};
 }
@@ -313,7 +313,7 @@ Status Switch::SetupEnginePorts(const QueueConfig& queue_config) {
     q.set_emu_pfc(emu_pfc_.get());
     // An edge's host ports resequence (egress/reorder.h).
     if (cfg_.reorder.enabled && router_.role() == lb::Role::kEdge && p < w_)
-      q.set_reorder(cfg_.reorder.Limits(pc.rate_gbps.value_or(cfg_.egress.rate_gbps)));
+      q.set_reorder(cfg_.reorder.Limits(cfg_.PortGbps(pc)));
   }
   return {};
 }
