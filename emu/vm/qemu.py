@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import queue
+import secrets
 import select
 import shutil
 import signal
@@ -220,7 +221,12 @@ class Vm:
         self.sock: socket.socket | None = None
         self.ready: dict[str, Any] | None = None
         self.boot_s: float | None = None
-        self._ids = itertools.count(1)
+        # Request ids unique across connections, not from 1 for each: the
+        # agent's reply to a request of an earlier connection (a command
+        # that ended after its caller went away, such as an orted of
+        # `ofan-emu mpirun`) waits in the channel for the next one, which
+        # must not take it for its own.
+        self._ids = itertools.count(secrets.randbits(40) << 12 | 1)
         self._waiters: dict[int, queue.Queue[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
