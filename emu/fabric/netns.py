@@ -106,6 +106,29 @@ def veth(ns_a: str, if_a: str, mac_a: str, ns_b: str, if_b: str, mac_b: str,
         b.link("set", index=i, mtu=mtu, state="up")
 
 
+def bridge(ns: str, name: str, addr: str, prefixlen: int) -> None:
+    """A Linux bridge in ns holding addr, up: a flat L2 segment (the VM
+    hosts' management network)."""
+    with NetNS(ns) as n:
+        try:
+            n.link("add", ifname=name, kind="bridge")
+        except NetlinkError as e:
+            raise FabricError(f"{ns}: bridge {name}: {e}")
+        i = n.link_lookup(ifname=name)[0]
+        n.addr("add", index=i, address=addr, prefixlen=prefixlen)
+        n.link("set", index=i, state="up")
+
+
+def enslave(ns: str, ifname: str, bridge_name: str) -> None:
+    """ifname, in ns, a port of the bridge there."""
+    with NetNS(ns) as n:
+        try:
+            n.link("set", index=n.link_lookup(ifname=ifname)[0],
+                   master=n.link_lookup(ifname=bridge_name)[0])
+        except (NetlinkError, IndexError) as e:
+            raise FabricError(f"{ns}: {ifname} into bridge {bridge_name}: {e}")
+
+
 def set_link(ns: str, ifname: str, up: bool) -> None:
     with NetNS(ns) as n:
         idx = n.link_lookup(ifname=ifname)

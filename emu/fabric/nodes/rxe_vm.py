@@ -10,12 +10,19 @@ modifies: in that namespace: the tap vm0 that qemu opens, spliced onto eth0
           VM host, started inside the namespace (so `down` finds and kills it
           there) and recorded in the state file as "vm-hX" before it starts;
           the VM's directory /run/ofan-emu/NAME/vm/hX/ (agent socket,
-          console log)
+          console log); the management network: a namespace ofe-NAME-mgmt
+          with a bridge, and per VM a second NIC (tap mg0) spliced onto a
+          veth into that bridge
 gives:    up(): the VMs booted (all at once) and spliced onto their links;
           configure(): each guest's eth0 holding the host's planned MAC,
           address, gateway neighbour and default route, and an rxe device
-          rxe0 on it whose active MTU fits the fabric; attach(host): the
-          running VM, to exec commands in it
+          rxe0 on it whose active MTU fits the fabric; its eth1 on the
+          management network (mgmt_addr) and its hostname the host's name;
+          attach(host): the running VM, to exec commands in it
+
+The management network is a cluster's front end: what launches and wires up
+a job (Open MPI's daemons and their TCP, emu/fabric/mpi.py) goes over it,
+off the fabric's measured links, as it would on a real RoCE cluster.
 """
 import os
 import time
@@ -38,6 +45,17 @@ DEFAULT_MEM_MB = 512
 BOOT_TIMEOUT_S = 300
 # The VM's NIC-rate shaper's queue: deep, never the drop point.
 NIC_QUEUE_BYTES = 4 << 20
+# The management network: its namespace (ctx.ns(MGMT_NODE)), bridge and
+# subnet, off the fabric's 10.0.0.0/8; the management namespace holds
+# MGMT_GATEWAY, each VM mgmt_addr(host) on its eth1.
+MGMT_NODE = "mgmt"
+MGMT_BRIDGE = "br0"
+MGMT_TAP = "mg0"     # the VM's second NIC, in its host's namespace
+MGMT_VETH = "mg1"    # that namespace's end of the wire to the bridge
+MGMT_NET = "172.31.0.0/16"
+MGMT_PREFIX_LEN = 16
+MGMT_GATEWAY = "172.31.255.254"
+MGMT_MTU = 1500
 
 
 def key(host: str) -> str:
@@ -45,11 +63,28 @@ def key(host: str) -> str:
     return f"vm-{host}"
 
 
+def mgmt_addr(h: HostInfo) -> str:
+    """Host h's VM's address on the management network, by host id."""
+    n = h.id + 1
+    if n >= 0xFFFE:
+        raise FabricError(f"VM host {h.name}: host id {h.id} is beyond the management "
+                          f"network's {MGMT_NET}", code=2)
+    return f"172.31.{n >> 8}.{n & 0xFF}"
+
+
+def mgmt_mac(h: HostInfo) -> str:
+    """The VM's management NIC's MAC: locally administered, by host id."""
+    return f"02:6d:00:{(h.id >> 16) & 0xFF:02x}:{(h.id >> 8) & 0xFF:02x}:{h.id & 0xFF:02x}"
+
+
 def guest_setup_script(h: HostInfo, mtu: int) -> str:
     """What makes the guest the host the fabric's plan says (the same facts
     the uroce kind gives a host's namespace), and its rxe device."""
     return "\n".join([
         "set -e",
+        f"hostname {h.name}",
+        f"ip link set eth1 mtu {MGMT_MTU} up",
+        f"ip addr add {mgmt_addr(h)}/{MGMT_PREFIX_LEN} dev eth1",
         "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
         f"ip link set eth0 mtu {mtu} up",
         f"ip addr add {h.addr}/32 dev eth0",
@@ -90,8 +125,25 @@ class RxeVmHosts(HostKind):
 
     def _vm(self, h: HostInfo, mtu: int) -> qemu.Vm:
         return qemu.Vm(f"{self.ctx.prefix}{h.name}", self.vm_dir(h.name),
-                       mem_mb=self.mem_mb, cpus=1, nics=[qemu.Nic(TAP, h.mac, mtu)],
+                       mem_mb=self.mem_mb, cpus=1,
+                       nics=[qemu.Nic(TAP, h.mac, mtu), qemu.Nic(MGMT_TAP, mgmt_mac(h), MGMT_MTU)],
                        netns=self.ctx.ns(h.name))
+
+    def mgmt_ns(self) -> str:
+        return self.ctx.ns(MGMT_NODE)
+
+    def _mgmt_up(self) -> None:
+        """The management network's namespace and bridge, and each VM
+        host's veth into it (the VM's tap is spliced on at _splice)."""
+        ns = self.mgmt_ns()
+        netns.create(ns)
+        netns.bridge(ns, MGMT_BRIDGE, MGMT_GATEWAY, MGMT_PREFIX_LEN)
+        for name in self.names:
+            h = self.host(name)
+            port = f"m{name}"
+            netns.veth(self.ctx.ns(name), MGMT_VETH, "02:6e" + mgmt_mac(h)[5:], ns, port,
+                       "02:6f" + mgmt_mac(h)[5:], MGMT_MTU)
+            netns.enslave(ns, port, MGMT_BRIDGE)
 
     def up(self) -> None:
         """Boots one VM per host, all at once, splices each onto its link and
@@ -104,6 +156,7 @@ class RxeVmHosts(HostKind):
         ctx, mtu, log = self.ctx, facts.netdev_mtu(), self.ctx.log
         log(f"VM hosts: booting {len(self.names)} ({c['accel']}, {self.mem_mb} MiB each, "
             f"kernel {c['kernel']})")
+        self._mgmt_up()
         vms = self._vms
         for name in self.names:
             v = self._vm(self.host(name), mtu)
@@ -163,16 +216,25 @@ class RxeVmHosts(HostKind):
         self._vms = {}
 
     def _splice(self, name: str, mtu: int, v: qemu.Vm, timeout: float = 30) -> None:
-        """qemu opens the tap at start; once it is there, up and spliced."""
+        """qemu opens the taps at start; once they are there, up and
+        spliced: the fabric's onto eth0, the management one onto its veth."""
         ns = self.ctx.ns(name)
         end = time.monotonic() + timeout
-        while not netns.has_link(ns, TAP):
+        while not (netns.has_link(ns, TAP) and netns.has_link(ns, MGMT_TAP)):
             rc = v._exited()
             if rc is not None:
                 v._fail(f"qemu exited ({rc}) before opening its tap")
             if time.monotonic() > end:
-                raise FabricError(f"VM host {name}: qemu opened no tap {TAP} within {timeout} s")
+                raise FabricError(f"VM host {name}: qemu opened no taps {TAP}, {MGMT_TAP} "
+                                  f"within {timeout} s")
             time.sleep(0.05)
+        # A VM restarted under TCG (up()) has new taps: the splices of the
+        # first, from this namespace's side, go first.
+        for dev in ("eth0", MGMT_VETH):
+            netns.run_in(ns, ["tc", "qdisc", "del", "dev", dev, "ingress"], check=False)
+        netns.set_mtu_up(ns, MGMT_TAP, MGMT_MTU)
+        netns.redirect(ns, MGMT_TAP, MGMT_VETH)
+        netns.redirect(ns, MGMT_VETH, MGMT_TAP)
         netns.set_mtu_up(ns, TAP, mtu)
         # The VM's NIC sends at its link's rate, as a NIC does (uroce hosts pace
         # themselves): without this the guest pushes into the edge switch at
