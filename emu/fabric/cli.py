@@ -407,6 +407,47 @@ def cmd_exec(args: argparse.Namespace) -> int:
     return rc if 0 <= rc <= 255 else EXIT_FAIL
 
 
+def cmd_mpirun(args: argparse.Namespace) -> int:
+    from vm import qemu
+
+    from . import mpi
+    program = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if args.cmd and args.cmd[0] != "--":
+        raise TopologyError(f"mpirun: options go before \"--\" and the program after it, "
+                            f"not {args.cmd[0]!r} (ofan-emu mpirun -np 2 -- PROGRAM ARGS)")
+    if not program:
+        raise TopologyError("mpirun: no program (ofan-emu mpirun [OPTIONS] -- PROGRAM ARGS)")
+    if "/" in program[0] and not os.path.isabs(program[0]):
+        program = [os.path.abspath(program[0])] + program[1:]  # the guests' cwd is not ours
+    if args.timeout is not None and not args.timeout > 0:
+        raise TopologyError(f"mpirun: --timeout {args.timeout}: seconds > 0")
+    need_root()
+    fab = load(pick_name(args), log=progress)
+    hosts = mpi.pick_hosts(list(fab.vms.names), args.hosts)
+    ranks = mpi.ranks_for(hosts, args.np, args.oversubscribe)
+
+    def exec_in(host: str, argv: list[str], timeout: float) -> tuple[int, str, str]:
+        try:
+            return fab.vms.exec(host, argv, timeout=timeout)
+        except qemu.VmError as e:
+            raise FabricError(f"mpirun: VM host {host}: {e}")
+
+    job = mpi.run(fab.name, fab.state.dir, fab.vms.mgmt_ns(), exec_in, hosts, ranks, program,
+                  oversubscribe=args.oversubscribe, mca=[(k, v) for k, v in args.mca or []],
+                  env=args.x or [], timeout=args.timeout, capture=args.json, log=progress)
+    if args.json:
+        print(json.dumps(job.to_json()))
+    else:
+        totals: dict[str, int] = {}
+        for c in job.rxe.values():
+            for k, v in c.items():
+                totals[k] = totals.get(k, 0) + v
+        progress(f"mpirun: exit {job.rc}{' (timed out)' if job.timed_out else ''} after "
+                 f"{job.seconds:.1f} s; rxe over the job: "
+                 + ", ".join(f"{k} {totals.get(k, 0)}" for k in mpi.SUMMARY_COUNTERS))
+    return job.rc if 0 <= job.rc <= 255 else EXIT_FAIL
+
+
 def status_text(s: dict[str, Any]) -> str:
     lines = [f"fabric {s['name']}" + (f" (server {s['server']}'s part)" if s.get("server") else "")
              + f": k={s['k']} levels={s['levels']} switch={s['switch']} "
@@ -1305,6 +1346,27 @@ VERBS = (
         TIMEOUT.but(help="kill the command after S seconds (exit 124)"),
         JSON.but(help="one object: rc, stdout, stderr, seconds (instead of streaming)"),
         COMMAND)),
+    Verb("mpirun", "an Open MPI job across the VM hosts: UCX over rxe on the fabric, its "
+         "launch on the management network; the job's exit code", cmd_mpirun, (
+             opt("--hosts", default="vm", metavar="vm|NAMES",
+                 help="the VM hosts to run on: vm (all, the default) or names (h0,h8)"),
+             opt("-np", dest="np", type=int, default=None, metavar="N",
+                 help="ranks (default one per host)"),
+             opt("--oversubscribe", action="store_true",
+                 help="more ranks than hosts (each VM has one vCPU)"),
+             opt("--mca", nargs=2, action="append", metavar=("KEY", "VALUE"),
+                 help="an Open MPI parameter for the job (again for more)"),
+             opt("-x", action="append", metavar="VAR[=VALUE]",
+                 help="an environment variable for the ranks (again for more)"),
+             NAME, TIMEOUT.but(help="end the job after S seconds (exit 124)"),
+             JSON.but(help="one object: rc, hosts, ranks, seconds, stdout, stderr and each "
+                           "host's rxe counters over the job"),
+             COMMAND),
+         kw={"formatter_class": argparse.RawDescriptionHelpFormatter,
+             "epilog": "example:\n  ofan-emu up --k 4 --vm-hosts h0,h4,h8,h12 --reorder\n"
+                       "  ofan-emu mpirun -np 4 -- build/emu/mpi/ofan-mpi-bench\n"
+                       "exit codes: the job's; 2 a bad command line, no VM hosts, more ranks "
+                       "than hosts,\na program the guests cannot find; 124 past --timeout"}),
     Verb("plan", "place a fabric across servers (VXLAN between them): one plan, computed once, "
          "that every server follows", cmd_plan, (
              *SHAPE, *plan_options(servers_required=True),
