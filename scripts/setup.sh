@@ -53,6 +53,9 @@ PKGS=(
   # and perftest run in the guests, libibverbs/librdmacm build the verbs hosts
   qemu-system-x86 linux-image-amd64 busybox-static kmod
   rdma-core ibverbs-utils perftest libibverbs-dev librdmacm-dev rdmacm-utils
+  # RDMA applications in the VM hosts (ofan-emu mpirun, docs/verbs.md): Open MPI
+  # over UCX (libopenmpi-dev builds ofan-mpi-bench), UCX's tools, qperf
+  openmpi-bin libopenmpi-dev libucx0 ucx-utils qperf
   # Python and shell lint (scripts/lint.sh --python, --shell; stubs for yaml
   # and the standard library's gaps), property tests of the parsers
   flake8 mypy python3-typeshed shellcheck python3-hypothesis
