@@ -8,6 +8,7 @@ import argparse
 import dataclasses
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -22,7 +23,7 @@ from .fabric import Fabric, load
 from .request import Pfc, Reorder, UpRequest
 from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
-from . import containerlab, coordinator
+from . import apps, containerlab, coordinator
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl
 from .nodes.uroce import UroceHosts
 from .run import CONGESTION_CONTROLS, WORKLOADS
@@ -446,6 +447,70 @@ def cmd_mpirun(args: argparse.Namespace) -> int:
                  f"{job.seconds:.1f} s; rxe over the job: "
                  + ", ".join(f"{k} {totals.get(k, 0)}" for k in mpi.SUMMARY_COUNTERS))
     return job.rc if 0 <= job.rc <= 255 else EXIT_FAIL
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    from vm import qemu
+
+    from .nodes import rxe_vm
+    try:
+        extra = shlex.split(args.tool_args)
+    except ValueError as e:
+        raise TopologyError(f"app: --tool-args {args.tool_args!r}: {e}")
+    app = apps.APPS[args.app]
+    for flag, v in (("--iters", args.iters), ("--size", args.size)):
+        if v is not None and v < 1:
+            raise TopologyError(f"app: {flag} {v}: at least 1")
+    if not (args.seconds > 0 and args.timeout > 0):
+        raise TopologyError("app: --seconds and --timeout: seconds > 0")
+    need_root()
+    fab = load(pick_name(args), log=progress)
+    vms = list(fab.vms.names)
+    if len(vms) < 2:
+        raise FabricError(f"app: needs two VM hosts; fabric {fab.name} has "
+                          f"{len(vms) or 'none'} (ofan-emu up --vm-hosts h0,h8)", code=2)
+    client = args.client or vms[0]
+    server = args.server or next(h for h in vms if h != client)
+    for role, h in (("--client", client), ("--server", server)):
+        if h not in vms:
+            raise FabricError(f"app: {role} {h} is not a VM host of fabric {fab.name} (its VM "
+                              f"hosts: {', '.join(vms)})", code=2)
+    if client == server:
+        raise FabricError("app: --client and --server are the same host", code=2)
+
+    def exec_in(host: str, argv: list[str], timeout: float) -> tuple[int, str, str]:
+        try:
+            return fab.vms.exec(host, argv, timeout=timeout)
+        except qemu.VmError as e:
+            raise FabricError(f"app: VM host {host}: {e}")
+
+    h = fab.topo.host_by_name[server]
+    try:
+        srv = fab.vms.attach(server)
+    except qemu.VmError as e:
+        raise FabricError(f"app: VM host {server}: {e}")
+    try:
+        rc, out, _ = srv.exec(["sh", "-c", apps.gid_index_script(h.addr)], timeout=30)
+        if rc != 0 or not out.strip().isdigit():
+            raise FabricError(f"app: {server}'s {rxe_vm.RXE_DEV} has no RoCE v2 GID of {h.addr}")
+        ends = apps.Ends(server_addr=h.addr, server_mgmt=rxe_vm.mgmt_addr(h),
+                         gid_index=int(out.strip()), size=args.size or app.default_size,
+                         iters=args.iters or 1000, seconds=args.seconds)
+        res = apps.run(app, server, client, srv, exec_in, ends, extra, args.timeout,
+                       log=progress)
+    except qemu.VmError as e:
+        raise FabricError(f"app: VM host {server}: {e}")
+    finally:
+        srv.detach()
+    if args.json:
+        print(json.dumps(res.to_json()))
+    else:
+        sys.stdout.write(res.stdout)
+        if res.error:
+            print(f"ofan-emu: app {app.name}: {res.error}", file=sys.stderr)
+        figures = ", ".join(f"{k} {v:g}" for k, v in res.result.items())
+        progress(f"app {app.name}: {client} -> {server}: {figures or 'no result'}")
+    return res.rc if 0 <= res.rc <= 255 else EXIT_FAIL
 
 
 def status_text(s: dict[str, Any]) -> str:
@@ -1367,6 +1432,31 @@ VERBS = (
                        "  ofan-emu mpirun -np 4 -- build/emu/mpi/ofan-mpi-bench\n"
                        "exit codes: the job's; 2 a bad command line, no VM hosts, more ranks "
                        "than hosts,\na program the guests cannot find; 124 past --timeout"}),
+    Verb("app", "a pairwise RDMA tool between two VM hosts (perftest, qperf, rping, "
+         "ucx_perftest), its server started and stopped for you, its result parsed", cmd_app, (
+             opt("app", metavar="APP", choices=sorted(apps.APPS),
+                 help="; ".join(f"{a.name}: {a.help}" for a in apps.APPS.values())),
+             opt("--client", default=None, metavar="HOST",
+                 help="default: the first VM host"),
+             opt("--server", default=None, metavar="HOST",
+                 help="default: the next VM host"),
+             opt("--size", type=int, default=None, metavar="BYTES",
+                 help="message size (default: the tool's usual one)"),
+             opt("--iters", type=int, default=None, metavar="N",
+                 help="iterations (default 1000; qperf runs for --seconds)"),
+             opt("--seconds", type=float, default=3.0, metavar="S",
+                 help="qperf's test length (3)"),
+             opt("--timeout", type=float, default=300.0, metavar="S",
+                 help="kill both ends after S seconds (300)"),
+             NAME,
+             JSON.but(help="one object: app, hosts, rc, result (parsed), rxe counters, stdout"),
+             opt("--tool-args", default="", metavar="ARGS",
+                 help="more arguments for both ends of the tool, as one string")),
+         kw={"formatter_class": argparse.RawDescriptionHelpFormatter,
+             "epilog": "example:\n  ofan-emu up --k 4 --vm-hosts h0,h8 --reorder\n"
+                       "  ofan-emu app ib_write_bw --size 65536 --iters 500\n"
+                       "exit codes: the client's; 2 a bad command line or fewer than two VM "
+                       "hosts;\n3 the tool is not installed"}),
     Verb("plan", "place a fabric across servers (VXLAN between them): one plan, computed once, "
          "that every server follows", cmd_plan, (
              *SHAPE, *plan_options(servers_required=True),
