@@ -23,7 +23,7 @@ from .fabric import Fabric, load
 from .request import Pfc, Reorder, UpRequest
 from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
-from . import apps, containerlab, coordinator
+from . import apps, containerlab, coordinator, facts
 from .control_plane import CONTROLS, DEFAULT_CONTROL, FRR_DAEMONS, AgentControl
 from .nodes.uroce import UroceHosts
 from .run import CONGESTION_CONTROLS, WORKLOADS
@@ -424,6 +424,7 @@ def cmd_mpirun(args: argparse.Namespace) -> int:
         raise TopologyError(f"mpirun: --timeout {args.timeout}: seconds > 0")
     need_root()
     fab = load(pick_name(args), log=progress)
+    lb_list(args.lbs)  # checked before anything runs
     hosts = mpi.pick_hosts(list(fab.vms.names), args.hosts)
     ranks = mpi.ranks_for(hosts, args.np, args.oversubscribe)
 
@@ -433,20 +434,40 @@ def cmd_mpirun(args: argparse.Namespace) -> int:
         except qemu.VmError as e:
             raise FabricError(f"mpirun: VM host {host}: {e}")
 
-    job = mpi.run(fab.name, fab.state.dir, fab.vms.mgmt_ns(), exec_in, hosts, ranks, program,
-                  oversubscribe=args.oversubscribe, mca=[(k, v) for k, v in args.mca or []],
-                  env=args.x or [], timeout=args.timeout, capture=args.json, log=progress)
+    rows: list[dict[str, Any]] = []
+    rc = 0
+    for lb in lb_list(args.lbs):
+        if lb is not None:
+            fab.set_policy(lb)
+            progress(f"mpirun: policy {lb}")
+        job = mpi.run(fab.name, fab.state.dir, fab.vms.mgmt_ns(), exec_in, hosts, ranks,
+                      program, oversubscribe=args.oversubscribe,
+                      mca=[(k, v) for k, v in args.mca or []], env=args.x or [],
+                      timeout=args.timeout, capture=args.json, log=progress)
+        rows.append({"lb": lb, **job.to_json()})
+        rc = rc or job.rc
+        if not args.json:
+            totals: dict[str, int] = {}
+            for c in job.rxe.values():
+                for k, v in c.items():
+                    totals[k] = totals.get(k, 0) + v
+            progress(f"mpirun: exit {job.rc}{' (timed out)' if job.timed_out else ''} after "
+                     f"{job.seconds:.1f} s{f' under {lb}' if lb else ''}; rxe over the job: "
+                     + ", ".join(f"{k} {totals.get(k, 0)}" for k in mpi.SUMMARY_COUNTERS))
     if args.json:
-        print(json.dumps(job.to_json()))
-    else:
-        totals: dict[str, int] = {}
-        for c in job.rxe.values():
-            for k, v in c.items():
-                totals[k] = totals.get(k, 0) + v
-        progress(f"mpirun: exit {job.rc}{' (timed out)' if job.timed_out else ''} after "
-                 f"{job.seconds:.1f} s; rxe over the job: "
-                 + ", ".join(f"{k} {totals.get(k, 0)}" for k in mpi.SUMMARY_COUNTERS))
-    return job.rc if 0 <= job.rc <= 255 else EXIT_FAIL
+        print(json.dumps(rows[0] if args.lbs is None else {"runs": rows}))
+    return rc if 0 <= rc <= 255 else EXIT_FAIL
+
+
+def lb_list(lbs: str | None) -> list[str | None]:
+    """--lbs: the policies to run under, each checked (facts.policy); None:
+    the fabric's as it is."""
+    if lbs is None:
+        return [None]
+    names = [x.strip() for x in lbs.split(",")]
+    if not names or any(not x for x in names):
+        raise TopologyError(f"--lbs {lbs!r}: policies separated by commas")
+    return [facts.policy(x).name for x in names]
 
 
 def cmd_app(args: argparse.Namespace) -> int:
@@ -477,6 +498,7 @@ def cmd_app(args: argparse.Namespace) -> int:
                               f"hosts: {', '.join(vms)})", code=2)
     if client == server:
         raise FabricError("app: --client and --server are the same host", code=2)
+    lbs = lb_list(args.lbs)
 
     def exec_in(host: str, argv: list[str], timeout: float) -> tuple[int, str, str]:
         try:
@@ -496,21 +518,29 @@ def cmd_app(args: argparse.Namespace) -> int:
         ends = apps.Ends(server_addr=h.addr, server_mgmt=rxe_vm.mgmt_addr(h),
                          gid_index=int(out.strip()), size=args.size or app.default_size,
                          iters=args.iters or 1000, seconds=args.seconds)
-        res = apps.run(app, server, client, srv, exec_in, ends, extra, args.timeout,
-                       log=progress)
+        results = []
+        for lb in lbs:
+            if lb is not None:
+                fab.set_policy(lb)
+            res = apps.run(app, server, client, srv, exec_in, ends, extra, args.timeout,
+                           log=progress)
+            results.append((lb, res))
+            if not args.json:
+                sys.stdout.write(res.stdout)
+                if res.error:
+                    print(f"ofan-emu: app {app.name}: {res.error}", file=sys.stderr)
+                figures = ", ".join(f"{k} {v:g}" for k, v in res.result.items())
+                progress(f"app {app.name}: {client} -> {server}"
+                         f"{f' under {lb}' if lb else ''}: {figures or 'no result'}")
     except qemu.VmError as e:
         raise FabricError(f"app: VM host {server}: {e}")
     finally:
         srv.detach()
     if args.json:
-        print(json.dumps(res.to_json()))
-    else:
-        sys.stdout.write(res.stdout)
-        if res.error:
-            print(f"ofan-emu: app {app.name}: {res.error}", file=sys.stderr)
-        figures = ", ".join(f"{k} {v:g}" for k, v in res.result.items())
-        progress(f"app {app.name}: {client} -> {server}: {figures or 'no result'}")
-    return res.rc if 0 <= res.rc <= 255 else EXIT_FAIL
+        app_rows: list[dict[str, Any]] = [{"lb": lb, **res.to_json()} for lb, res in results]
+        print(json.dumps(app_rows[0] if args.lbs is None else {"runs": app_rows}))
+    rc = next((r.rc for _, r in results if r.rc != 0), 0)
+    return rc if 0 <= rc <= 255 else EXIT_FAIL
 
 
 def status_text(s: dict[str, Any]) -> str:
@@ -1423,9 +1453,12 @@ VERBS = (
                  help="an Open MPI parameter for the job (again for more)"),
              opt("-x", action="append", metavar="VAR[=VALUE]",
                  help="an environment variable for the ranks (again for more)"),
+             opt("--lbs", default=None, metavar="POLICIES",
+                 help="run once under each of these LB policies (ecmp,rps,ofan,pofan), "
+                      "set on every switch first (default: the fabric's as it is)"),
              NAME, TIMEOUT.but(help="end the job after S seconds (exit 124)"),
              JSON.but(help="one object: rc, hosts, ranks, seconds, stdout, stderr and each "
-                           "host's rxe counters over the job"),
+                           "host's rxe counters over the job ({\"runs\": [...]} with --lbs)"),
              COMMAND),
          kw={"formatter_class": argparse.RawDescriptionHelpFormatter,
              "epilog": "example:\n  ofan-emu up --k 4 --vm-hosts h0,h4,h8,h12 --reorder\n"
@@ -1448,8 +1481,12 @@ VERBS = (
                  help="qperf's test length (3)"),
              opt("--timeout", type=float, default=300.0, metavar="S",
                  help="kill both ends after S seconds (300)"),
+             opt("--lbs", default=None, metavar="POLICIES",
+                 help="run once under each of these LB policies (ecmp,rps,ofan,pofan), "
+                      "set on every switch first (default: the fabric's as it is)"),
              NAME,
-             JSON.but(help="one object: app, hosts, rc, result (parsed), rxe counters, stdout"),
+             JSON.but(help="one object: app, hosts, rc, result (parsed), rxe counters, stdout "
+                           "({\"runs\": [...]} with --lbs)"),
              opt("--tool-args", default="", metavar="ARGS",
                  help="more arguments for both ends of the tool, as one string")),
          kw={"formatter_class": argparse.RawDescriptionHelpFormatter,

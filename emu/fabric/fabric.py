@@ -409,6 +409,20 @@ class Fabric:
         return tabs
 
     # -- failures --------------------------------------------------------
+    def set_policy(self, lb: str) -> None:
+        """Every live switch's LB policy, as ofan-dp's set_policy takes it
+        (with the fabric's Ofan mode where the policy has modes); a kernel
+        fabric runs Linux ECMP only."""
+        if self.kind.switch != "ofan":
+            if lb != "ecmp":
+                raise FabricError(f"--lbs {lb}: a --switch kernel fabric runs Linux ECMP only "
+                                  "(fib_multipath_hash_policy=1); say --lbs ecmp", code=2)
+            return
+        mode = self.setup.ofan_mode if facts.policy(lb).modes else None
+        for s in self.ctx.switches:
+            if s.uplinks and s.name not in self.state.failed_switches:
+                control.request(self.ctx.sock(s.name), "set_policy", policy=lb, ofan_mode=mode)
+
     def set_link(self, link: Link, up: bool) -> None:
         """Both ends of a link (its veths, if it has them) up or down, and
         the switches told."""

@@ -105,18 +105,7 @@ class Runner:
         return [s for s in self.fab.ctx.switches if s.name not in self.fab.state.failed_switches]
 
     def set_policy(self, lb: str) -> None:
-        if not self.ofan:
-            if lb != "ecmp":
-                raise FabricError(f"--lbs {lb}: a --switch kernel fabric runs Linux ECMP only "
-                                  "(fib_multipath_hash_policy=1); say --lbs ecmp", code=2)
-            return
-        policy = lb
-        # A mode only for the policy that has modes (Ofan's sharing).
-        mode = self.fab.setup.ofan_mode if facts.policy(lb).modes else None
-        for s in self.live_switches():
-            if s.uplinks:
-                control.request(self.fab.ctx.sock(s.name), "set_policy", policy=policy,
-                                ofan_mode=mode)
+        self.fab.set_policy(lb)
 
     def snapshot(self) -> Snapshot:
         """Per switch: queues, ports, counters (ofan-dp fabrics), each asked
