@@ -112,12 +112,13 @@ def mpirun_argv(hosts: list[str], ranks: int, oversubscribe: bool, mca: list[tup
                 env: list[str], program: list[str]) -> list[str]:
     """Open MPI's mpirun for the job: orteds through ofan-rsh, each straight
     back to mpirun (no tree: every launch is one `ofan-emu exec` from here),
-    kept attached (their lifetime is the launcher's, so nothing outlives
-    the job), TCP only on the management network, UCX over rxe."""
+    daemonized as over ssh (the launch returns, so the VM's agent channel is
+    free for other execs during the job; an orted ends with its connection
+    to mpirun, and run() removes what is left), TCP only on the management
+    network, UCX over rxe."""
     slots = -(-ranks // len(hosts))
     argv = ["mpirun", "--allow-run-as-root", "-np", str(ranks),
             "--host", ",".join(f"{h}:{slots}" for h in hosts),
-            "--leave-session-attached",
             "--mca", "plm_rsh_agent", str(RSH),
             "--mca", "plm_rsh_no_tree_spawn", "1",
             "--mca", "routed", "direct",

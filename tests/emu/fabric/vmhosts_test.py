@@ -19,7 +19,13 @@ out-of-sequence request at rxe under any (the edges hand it each QP's packets
 in order; two hosts on an idle fabric see little reordering even under RPS:
 bench/run-mixed measures the stage under load); with --cts too (its
 clear-to-sends on a priority QP), which a run over both stacks refuses; a
-mixed all-gather over rxe and uroce ranks verifies too; the same two VMs on
+mixed all-gather over rxe and uroce ranks verifies too; Open MPI across the
+two VMs (`ofan-emu mpirun`, UCX over rxe, its launch on the management
+network) computes MPI_Allreduce and MPI_Alltoall right under ECMP and Ofan,
+refuses more ranks than hosts, a missing program and a uroce host (exit 2),
+passes the job's exit code on, and, killed mid-run, leaves no orted, rank
+or session directory in either guest; `ofan-emu app` runs ib_write_bw,
+rping and ucx_perftest between them; the same two VMs on
 the per-switch engine with --reorder: the all-gather under Ofan verifies
 with no out-of-sequence request at rxe; down leaves no namespace, process
 (qemu included) or file behind.
@@ -28,8 +34,11 @@ import atexit
 import functools
 import json
 import os
+import signal
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -99,6 +108,84 @@ def write_bw(lb):
         log(f"  client: {client.get('stdout', '')[-600:]} {client.get('stderr', '')[-400:]}")
         log(f"  server: {server.get('stdout', '')[-300:]} {server.get('stderr', '')[-400:]}")
     return ok, gbps, delta
+
+
+def guest_leftovers():
+    """Open MPI's processes and session files in the two guests."""
+    out = {}
+    for h in VMS:
+        r = exec_json(h, "sh", "-c", "pgrep -l -x 'orted|sleep|ofan-mpi-bench'; "
+                      "ls -d /tmp/ompi.* 2>/dev/null; true", timeout=60)
+        out[h] = r.get("stdout", "").strip()
+    return out
+
+
+def mpi_and_apps():
+    """Open MPI over UCX over rxe (ofan-emu mpirun), its bad input, a job
+    killed mid-run, and the pairwise tools (ofan-emu app)."""
+    bench = Path(os.environ.get("OFAN_BUILD_DIR", REPO / "build")) / "emu" / "mpi" / \
+        "ofan-mpi-bench"
+    if not check("ofan-mpi-bench is built (Open MPI: libopenmpi-dev)", bench.exists(),
+                 str(bench)):
+        return
+    p = emu("mpirun", "--name", NAME, "-np", "2", "--lbs", "ecmp,ofan", "--timeout", "600",
+            "--json", "--", str(bench), "--ops", "allreduce,alltoall", "--sizes", "64KiB",
+            "--iters", "2", "--json", timeout=1500)
+    res = json.loads(p.stdout) if p.stdout.strip() else {}
+    for lb in ("ecmp", "ofan"):
+        x = next((r for r in res.get("runs", []) if r.get("lb") == lb), {})
+        try:
+            out = json.loads(x.get("stdout", "").strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            out = {}
+        rows = {r["op"]: r for r in out.get("rows", [])}
+        check(f"mpirun -np 2 under {lb}: MPI_Allreduce and MPI_Alltoall over UCX on rxe, "
+              "every element checked right",
+              x.get("rc") == 0 and out.get("verified") is True and out.get("ranks") == 2 and
+              all(rows.get(op, {}).get("busbw_gbps", 0) > 0 for op in ("allreduce", "alltoall")),
+              f"rc {p.returncode} {x.get('rc')} {x.get('stderr', '')[-400:]} "
+              f"{p.stderr.strip()[-400:]}")
+        log(f"  {lb}: {rows}; rxe h8: {x.get('rxe_counters', {}).get('h8')}")
+    p = emu("mpirun", "--name", NAME, "-np", "3", "--", str(bench))
+    check("mpirun -np 3 on 2 VM hosts: exit 2, --oversubscribe named",
+          p.returncode == 2 and "--oversubscribe" in p.stderr, p.stderr.strip()[-300:])
+    p = emu("mpirun", "--name", NAME, "--", "/nonexistent/program")
+    check("mpirun of a program the guests cannot find: exit 2",
+          p.returncode == 2 and "not found" in p.stderr, p.stderr.strip()[-300:])
+    p = emu("mpirun", "--name", NAME, "--hosts", "h1", "--", str(bench))
+    check("mpirun --hosts h1 (a uroce host): exit 2", p.returncode == 2 and
+          "not a VM host" in p.stderr, p.stderr.strip()[-300:])
+    p = emu("mpirun", "--name", NAME, "--", "sh", "-c", "exit 7", timeout=600)
+    check("mpirun's exit code is the job's (7)", p.returncode == 7, p.stderr.strip()[-300:])
+    # A job killed mid-run (SIGTERM to ofan-emu): nothing left in the guests.
+    job = subprocess.Popen([str(REPO / "emu" / "ofan-emu"), "mpirun", "--name", NAME, "--",
+                            "sleep", "600"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    end = time.monotonic() + 300
+    running = False
+    while time.monotonic() < end and job.poll() is None and not running:
+        time.sleep(2)
+        running = all("sleep" in v for v in guest_leftovers().values())
+    job.send_signal(signal.SIGTERM)
+    try:
+        _, err = job.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        _, err = job.communicate()
+    left = guest_leftovers()
+    check("mpirun killed mid-run (its ranks were running): no orted, rank or session dir "
+          "left in any guest", running and not any(left.values()),
+          f"running {running}, left {left}, {err.strip()[-300:]}")
+    for app, key in (("ib_write_bw", "bw_avg_gbps"), ("rping", "pings"),
+                     ("ucx_tag_bw", "bw_avg_gbps")):
+        p = emu("app", "--name", NAME, app, "--iters", "20", "--lbs", "ecmp", "--json",
+                timeout=900)
+        res = json.loads(p.stdout) if p.stdout.strip() else {}
+        x = (res.get("runs") or [{}])[0]
+        check(f"app {app} h0 -> h8: completes, {key} parsed",
+              p.returncode == 0 and (x.get("result") or {}).get(key, 0) > 0,
+              f"rc {p.returncode} {x.get('error')} {p.stderr.strip()[-300:]}")
+        log(f"  {app}: {x.get('result')}")
 
 
 def main():
@@ -190,6 +277,7 @@ def main():
     check("a mixed all-gather (rxe h0, h8 and uroce h1, h9): every buffer verified",
           res.get("host_kind") == "mixed" and x.get("verified") is True and not x.get("error"),
           f"rc {p.returncode} {x.get('error')} {p.stderr.strip()[-400:]}")
+    mpi_and_apps()
     # The per-switch engine resequences too, on its ports' TSC.
     emu("down", "--name", NAME, timeout=120)
     p = emu("up", "--k", "4", "--levels", "3", "--name", NAME, "--vm-hosts", ",".join(VMS),
