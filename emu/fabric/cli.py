@@ -568,9 +568,14 @@ def status_text(s: dict[str, Any]) -> str:
             if dead and not w["failed"]:
                 cp += f"(down: {','.join(dead)}) "
         lines.append(f"  {w['name']:8} {w['role']:5} {w['pod']:>3}  {state:8} {cp}{w['ns']}")
-    lines.append("  hosts: " + ", ".join(
-        f"{h['name']}={h['addr']}" + (" (VM)" if h.get("kind") == "vm" else "")
-        for h in s["hosts"]))
+
+    def host_text(h: dict[str, Any]) -> str:
+        if h.get("kind") != "vm":
+            return f"{h['name']}={h['addr']}"
+        return f"{h['name']}={h['addr']} (VM" + (f", management {h['mgmt']})" if h.get("mgmt")
+                                                 else ")")
+
+    lines.append("  hosts: " + ", ".join(host_text(h) for h in s["hosts"]))
     if s["failed_links"]:
         silent = set(s.get("silent_links", []))
         lines.append("  failed links: " + ", ".join(

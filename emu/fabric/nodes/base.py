@@ -138,6 +138,7 @@ class HostStatus:
     pid: int | None = None
     cpu_s: float | None = None  # what its qemu has used (the VM's cost), while alive
     boot: VmBoot | None = None
+    mgmt: str | None = None     # a VM host's address on the management network
 
     def to_json(self) -> dict[str, Any]:
         """status --json's host entry (members only where the kind has them)."""
@@ -149,6 +150,8 @@ class HostStatus:
                 d["cpu_s"] = self.cpu_s
         if self.pid is not None:
             d["pid"] = self.pid
+        if self.mgmt is not None:
+            d["mgmt"] = self.mgmt
         if self.boot is not None:
             d.update(boot_s=self.boot.boot_s, mem_mb=self.boot.mem_mb, accel=self.boot.accel,
                      active_mtu=self.boot.active_mtu)

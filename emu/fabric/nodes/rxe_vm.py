@@ -256,6 +256,7 @@ class RxeVmHosts(HostKind):
         if s.alive and rec.pid is not None:
             s.cpu_s = _cpu_seconds(rec.pid)
         s.pid, s.boot = rec.pid, rec.boot
+        s.mgmt = mgmt_addr(self.host(name))
         return s
 
     def attach(self, name: str) -> qemu.Vm:
