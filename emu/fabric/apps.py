@@ -18,10 +18,10 @@ few control packets cross the fabric too.
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from .mpi import UCX_ENV, read_rxe
+from .mpi import read_rxe, ucx_env
 from .nodes import rxe_vm
 from .tools import FabricError
 
@@ -43,6 +43,7 @@ class Ends:
     server_addr: str      # the server's fabric address
     server_mgmt: str      # its management address
     gid_index: int        # the RoCE v2 GID of the hosts' fabric addresses
+    tclass: int           # the GRH's traffic class: the fabric's lossless one
     size: int             # bytes per message
     iters: int
     seconds: float
@@ -58,7 +59,10 @@ class App:
     parse: Callable[[str], dict[str, float]]
     port: int | None                         # the server's TCP port, waited for; None: a delay
     default_size: int
-    env: dict[str, str] = field(default_factory=dict)
+    ucx: bool = False                        # runs on UCX: ucx_env() for both ends
+
+    def env(self) -> dict[str, str]:
+        return ucx_env() if self.ucx else {}
 
 
 def _perftest_bw(out: str) -> dict[str, float]:
@@ -117,13 +121,14 @@ def _rping(out: str) -> dict[str, float]:
 
 def _ucx_perftest(out: str) -> dict[str, float]:
     """ucx_perftest's 'Final:' row: iterations, typical/average/overall
-    latency (us), average/overall bandwidth (MB/s, binary), message rates."""
+    time per message (us: overhead for a bandwidth test, latency for a
+    latency test), average/overall bandwidth (MB/s, binary), message rates."""
     for line in out.splitlines():
         if line.startswith("Final:"):
             f = line.split()[1:]
             if len(f) >= 8:
-                return {"iterations": float(f[0]), "lat_typical_us": float(f[1]),
-                        "lat_avg_us": float(f[2]), "lat_overall_us": float(f[3]),
+                return {"iterations": float(f[0]), "t_typical_us": float(f[1]),
+                        "t_avg_us": float(f[2]), "t_overall_us": float(f[3]),
                         "bw_avg_gbps": float(f[4]) * 8 * 2**20 / 1e9,
                         "bw_overall_gbps": float(f[5]) * 8 * 2**20 / 1e9,
                         "msg_rate_avg": float(f[6]), "msg_rate_overall": float(f[7])}
@@ -137,7 +142,7 @@ UCX_PERFTEST_PORT = 13337
 
 def _perftest(tool: str, ends: Ends, to: str | None) -> list[str]:
     argv = [tool, "-d", rxe_vm.RXE_DEV, "-x", str(ends.gid_index), "-s", str(ends.size),
-            "-n", str(ends.iters), "-F", "-p", str(PERFTEST_PORT)]
+            "-n", str(ends.iters), "-F", "-p", str(PERFTEST_PORT), f"--tclass={ends.tclass}"]
     if tool.endswith("_bw"):
         argv.append("--report_gbits")
     return argv + ([to] if to else [])
@@ -171,10 +176,10 @@ APPS = {a.name: a for a in (
         64),
     App("ucx_tag_bw", "ucx_perftest UCP tag-matching bandwidth", "ucx_perftest",
         lambda e: ["ucx_perftest", "-p", str(UCX_PERFTEST_PORT)], _ucx_client("tag_bw"),
-        _ucx_perftest, UCX_PERFTEST_PORT, 65536, UCX_ENV),
+        _ucx_perftest, UCX_PERFTEST_PORT, 65536, ucx=True),
     App("ucx_put_bw", "ucx_perftest UCP put bandwidth", "ucx_perftest",
         lambda e: ["ucx_perftest", "-p", str(UCX_PERFTEST_PORT)], _ucx_client("ucp_put_bw"),
-        _ucx_perftest, UCX_PERFTEST_PORT, 65536, UCX_ENV),
+        _ucx_perftest, UCX_PERFTEST_PORT, 65536, ucx=True),
 )}
 
 
@@ -230,11 +235,12 @@ def run(app: App, server: str, client: str, server_guest: Guest, exec_in: ExecIn
     before = {h: read_rxe(exec_in, h) for h in (client,)}
     before[server] = _rxe_of(server_guest)
     done: dict[str, Any] = {}
+    env = app.env()
 
     def serve() -> None:
         try:
             done["server"] = server_guest.exec(app.server(ends) + extra, timeout=timeout,
-                                               env=app.env)
+                                               env=env)
         except Exception as e:  # reported below, never lost in the thread
             done["error"] = e
 
@@ -247,7 +253,7 @@ def run(app: App, server: str, client: str, server_guest: Guest, exec_in: ExecIn
             wait_listening(server_guest, app.port, t.is_alive, min(timeout, 60))
         else:
             time.sleep(1.5)  # an rdma_cm listener: nothing to probe from outside
-        crc, out, err = exec_in(client, ["env", *(f"{k}={v}" for k, v in app.env.items()),
+        crc, out, err = exec_in(client, ["env", *(f"{k}={v}" for k, v in env.items()),
                                          *app.client(ends), *extra], timeout)
     finally:
         seconds = time.monotonic() - t0

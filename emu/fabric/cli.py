@@ -516,7 +516,8 @@ def cmd_app(args: argparse.Namespace) -> int:
         if rc != 0 or not out.strip().isdigit():
             raise FabricError(f"app: {server}'s {rxe_vm.RXE_DEV} has no RoCE v2 GID of {h.addr}")
         ends = apps.Ends(server_addr=h.addr, server_mgmt=rxe_vm.mgmt_addr(h),
-                         gid_index=int(out.strip()), size=args.size or app.default_size,
+                         gid_index=int(out.strip()), tclass=facts.roce_traffic_class(),
+                         size=args.size or app.default_size,
                          iters=args.iters or 1000, seconds=args.seconds)
         results = []
         for lb in lbs:

@@ -169,6 +169,17 @@ def pfc_priority() -> int:
     return _topo_facts().pfc_priority
 
 
+def pfc_dscp() -> int:
+    """The DSCP of PFC's lossless class (dataplane/fabric/pfc.h)."""
+    return _topo_facts().pfc_dscp
+
+
+def roce_traffic_class() -> int:
+    """The IPv4 TOS (a GRH's traffic class) of RoCE traffic in the lossless
+    class: its DSCP, ECN-capable (ECT(0)), as DCQCN's senders mark."""
+    return pfc_dscp() << 2 | 0b10
+
+
 def reorder() -> ReorderFacts:
     """The reorder stage's defaults and timeout range (dataplane/fabric/reorder.h)."""
     return _topo_facts().reorder

@@ -30,21 +30,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from . import facts
 from .nodes import rxe_vm
 from .tools import FabricError
 
 ROOT = Path(__file__).resolve().parents[2]
 RSH = ROOT / "emu" / "mpi" / "ofan-rsh"
-# What the ranks' UCX uses: RC on rxe for data; UD on rxe for UCX's own
-# wire-up (an RC transport needs one beside it). rxe's UD completions carry
-# an IPv4 RoCE v2 packet's header where UCX 1.13 looks for the destination
-# GID and finds none it knows: every wire-up packet was dropped ("UD endpoint
-# ... unhandled timeout error") until UCX stops checking (docs/verbs.md).
-UCX_ENV = {
-    "UCX_NET_DEVICES": f"{rxe_vm.RXE_DEV}:1",
-    "UCX_TLS": "rc_verbs,ud_verbs,self",
-    "UCX_UD_VERBS_ETH_DGID_CHECK": "n",
-}
+
+
+def ucx_env() -> dict[str, str]:
+    """What the ranks' UCX uses: RC on rxe for data; UD on rxe for UCX's own
+    wire-up (an RC transport needs one beside it). rxe's UD completions
+    carry an IPv4 RoCE v2 packet's header where UCX 1.13 looks for the
+    destination GID and finds none it knows: every wire-up packet was
+    dropped ("UD endpoint ... unhandled timeout error") until UCX stops
+    checking (docs/verbs.md). Its traffic class is the fabric's lossless
+    one (what PFC pauses rather than drops), asked of the binaries."""
+    return {"UCX_NET_DEVICES": f"{rxe_vm.RXE_DEV}:1",
+            "UCX_TLS": "rc_verbs,ud_verbs,self",
+            "UCX_UD_VERBS_ETH_DGID_CHECK": "n",
+            "UCX_IB_TRAFFIC_CLASS": str(facts.roce_traffic_class())}
+
+
 # The counters of rxe's port that tell what the fabric did to the job.
 RXE_COUNTERS = ("/sys/class/infiniband/" + rxe_vm.RXE_DEV + "/ports/1/hw_counters")
 # rxe's counters the one-line summary gives: what reordering and loss cost.
@@ -127,7 +134,7 @@ def mpirun_argv(hosts: list[str], ranks: int, oversubscribe: bool, mca: list[tup
             "--mca", "btl", "^openib,uct,tcp"]
     if oversubscribe:
         argv.append("--oversubscribe")
-    for k, v in UCX_ENV.items():
+    for k, v in ucx_env().items():
         argv += ["-x", f"{k}={v}"]
     for k, v in mca:
         argv += ["--mca", k, v]

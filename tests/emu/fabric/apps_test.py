@@ -128,10 +128,12 @@ def hosts_and_ranks() -> None:
           mpi.ranks_for(vms, None, False) == 2 and mpi.ranks_for(vms, 5, True) == 5)
     argv = mpi.mpirun_argv(["h0", "h8"], 5, True, [("coll", "^hcoll")], ["A=1"], ["prog", "x"])
     check("mpirun: slots cover the ranks (3 per host for 5 on 2), the launcher, the "
-          "management network, UCX over rxe, the user's --mca and -x, the program last",
+          "management network, UCX over rxe in the lossless class (DSCP 26, ECT(0): 106), "
+          "the user's --mca and -x, the program last",
           argv[:4] == ["mpirun", "--allow-run-as-root", "-np", "5"] and "h0:3,h8:3" in argv and
           str(mpi.RSH) in argv and mpi.rxe_vm.MGMT_NET in argv and
-          "UCX_NET_DEVICES=rxe0:1" in argv and "--oversubscribe" in argv and
+          "UCX_NET_DEVICES=rxe0:1" in argv and "UCX_IB_TRAFFIC_CLASS=106" in argv and
+          "--oversubscribe" in argv and
           argv[argv.index("coll") + 1] == "^hcoll" and "A=1" in argv and
           argv[-2:] == ["prog", "x"], " ".join(argv))
     check("the launcher exists and is executable", os.access(mpi.RSH, os.X_OK), str(mpi.RSH))
