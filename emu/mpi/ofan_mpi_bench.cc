@@ -60,7 +60,8 @@ double AllreduceOut(int n, uint64_t i) {
 // Alltoall's: rank r's element j of the block for rank d = a value naming
 // (r, d, j); what d receives from r is that block.
 int32_t AlltoallIn(int r, int d, uint64_t j) {
-  return static_cast<int32_t>((static_cast<uint64_t>(r) * 7919 + d * 131 + j) & 0x7fffffff);
+  return static_cast<int32_t>(
+      (static_cast<uint64_t>(r) * 7919 + static_cast<uint64_t>(d) * 131 + j) & 0x7fffffff);
 }
 
 Row RunAllreduce(uint64_t bytes, const Options& o, int rank, int n) {
