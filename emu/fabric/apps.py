@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from .mpi import read_rxe, ucx_env
+from .mpi import read_rxe, rxe_delta, ucx_env
 from .nodes import rxe_vm
 from .tools import FabricError
 
@@ -232,17 +232,14 @@ def run(app: App, server: str, client: str, server_guest: Guest, exec_in: ExecIn
     if rc != 0:
         raise FabricError(f"app {app.name}: {app.tool} is not installed (bash scripts/setup.sh)",
                           code=3)
-    before = {h: read_rxe(exec_in, h) for h in (client,)}
-    before[server] = _rxe_of(server_guest)
-    done: dict[str, Any] = {}
+    before = {client: read_rxe(exec_in, client), server: _rxe_of(server_guest)}
     env = app.env()
 
     def serve() -> None:
         try:
-            done["server"] = server_guest.exec(app.server(ends) + extra, timeout=timeout,
-                                               env=env)
-        except Exception as e:  # reported below, never lost in the thread
-            done["error"] = e
+            server_guest.exec(app.server(ends) + extra, timeout=timeout, env=env)
+        except Exception:  # not lost: the client's failure says what went wrong
+            pass
 
     t = threading.Thread(target=serve, daemon=True)
     log(f"app {app.name}: server on {server}, client on {client}")
@@ -270,15 +267,11 @@ def run(app: App, server: str, client: str, server_guest: Guest, exec_in: ExecIn
         except ValueError as e:
             error = f"{app.tool}'s output: {e}"
             crc = 1
-    rxe = {client: _delta(before[client], read_rxe(exec_in, client)),
-           server: _delta(before[server], _rxe_of(server_guest))}
+    rxe = {client: rxe_delta(before[client], read_rxe(exec_in, client)),
+           server: rxe_delta(before[server], _rxe_of(server_guest))}
     return AppResult(app.name, server, client, crc if crc >= 0 else 124, seconds, result, error,
                      rxe, out)
 
 
 def _rxe_of(g: Guest) -> dict[str, int]:
     return read_rxe(lambda _h, argv, t: g.exec(argv, timeout=t), "")
-
-
-def _delta(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    return {k: v - a.get(k, 0) for k, v in b.items()}

@@ -409,8 +409,6 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 
 def cmd_mpirun(args: argparse.Namespace) -> int:
-    from vm import qemu
-
     from . import mpi
     program = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if args.cmd and args.cmd[0] != "--":
@@ -428,12 +426,7 @@ def cmd_mpirun(args: argparse.Namespace) -> int:
     hosts = mpi.pick_hosts(list(fab.vms.names), args.hosts)
     ranks = mpi.ranks_for(hosts, args.np, args.oversubscribe)
 
-    def exec_in(host: str, argv: list[str], timeout: float) -> tuple[int, str, str]:
-        try:
-            return fab.vms.exec(host, argv, timeout=timeout)
-        except qemu.VmError as e:
-            raise FabricError(f"mpirun: VM host {host}: {e}")
-
+    exec_in = vm_exec(fab, "mpirun")
     rows: list[dict[str, Any]] = []
     rc = 0
     for lb in lb_list(args.lbs):
@@ -457,6 +450,20 @@ def cmd_mpirun(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows[0] if args.lbs is None else {"runs": rows}))
     return rc if 0 <= rc <= 255 else EXIT_FAIL
+
+
+def vm_exec(fab: Fabric, verb: str) -> Callable[[str, list[str], float],
+                                                tuple[int, str, str]]:
+    """A command in a VM host (its exit code, stdout, stderr), a VM's
+    failure a FabricError naming the verb: how mpirun and app reach guests."""
+    from vm import qemu
+
+    def exec_in(host: str, argv: list[str], timeout: float) -> tuple[int, str, str]:
+        try:
+            return fab.vms.exec(host, argv, timeout=timeout)
+        except qemu.VmError as e:
+            raise FabricError(f"{verb}: VM host {host}: {e}")
+    return exec_in
 
 
 def lb_list(lbs: str | None) -> list[str | None]:
@@ -500,12 +507,7 @@ def cmd_app(args: argparse.Namespace) -> int:
         raise FabricError("app: --client and --server are the same host", code=2)
     lbs = lb_list(args.lbs)
 
-    def exec_in(host: str, argv: list[str], timeout: float) -> tuple[int, str, str]:
-        try:
-            return fab.vms.exec(host, argv, timeout=timeout)
-        except qemu.VmError as e:
-            raise FabricError(f"app: VM host {host}: {e}")
-
+    exec_in = vm_exec(fab, "app")
     h = fab.topo.host_by_name[server]
     try:
         srv = fab.vms.attach(server)

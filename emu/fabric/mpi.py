@@ -157,6 +157,12 @@ def read_rxe(exec_in: Callable[[str, list[str], float], tuple[int, str, str]],
     return counters
 
 
+def rxe_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """Counters over an interval: after less before (a counter new in after
+    counts from 0)."""
+    return {k: v - before.get(k, 0) for k, v in after.items()}
+
+
 # Run in each guest after the job, whatever happened: the ranks (children of
 # orted) and orted killed, Open MPI's session directories and shared-memory
 # segments removed.
@@ -234,8 +240,7 @@ def run(fabric_name: str, state_dir: Path, mgmt_ns: str,
     if bad:
         raise FabricError("mpirun: left behind in the guests: "
                           + "; ".join(f"{h}: {v}" for h, v in bad.items()))
-    after = {h: read_rxe(exec_in, h) for h in hosts}
-    rxe = {h: {k: v - before[h].get(k, 0) for k, v in after[h].items()} for h in hosts}
+    rxe = {h: rxe_delta(before[h], read_rxe(exec_in, h)) for h in hosts}
     return Job(rc=rc if rc >= 0 else 128 - rc, hosts=hosts, ranks=ranks, seconds=seconds,
                program=program, stdout=out or "", stderr=err or "", rxe=rxe,
                timed_out=timed_out)

@@ -8,8 +8,9 @@
 //           every element of every result is checked against what the
 //           ranks' known inputs make it (exact: integers in doubles and in
 //           int32)
-// exit:     0 all results right; 1 a result wrong (the first differences
-//           named on stderr); 2 a bad command line (every rank, before MPI
+// exit:     0 all results right; 1 a result wrong (each other rank's count
+//           of wrong elements on stderr, the total in rank 0's rows); 2 a
+//           bad command line (every rank, before MPI
 //           traffic beyond MPI_Init)
 //
 // Bus bandwidth, as nccl-tests defines it (its PERFORMANCE.md): allreduce
@@ -64,24 +65,36 @@ int32_t AlltoallIn(int r, int d, uint64_t j) {
       (static_cast<uint64_t>(r) * 7919 + static_cast<uint64_t>(d) * 131 + j) & 0x7fffffff);
 }
 
-Row RunAllreduce(uint64_t bytes, const Options& o, int rank, int n) {
-  const uint64_t count = std::max<uint64_t>(1, bytes / sizeof(double));
-  std::vector<double> in(count), out(count);
-  for (uint64_t i = 0; i < count; ++i) in[i] = AllreduceIn(rank, i);
+// Seconds per call of `call`, averaged over the timed calls, each after a
+// barrier so that every rank starts it together.
+template <class Call>
+double SecondsPerCall(const Options& o, Call&& call) {
   double t = 0;
   for (int it = 0; it < o.warmup + o.iters; ++it) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    MPI_Allreduce(in.data(), out.data(), static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
-                  MPI_COMM_WORLD);
+    call();
     if (it >= o.warmup) t += MPI_Wtime() - t0;
   }
+  return t / o.iters;
+}
+
+// nccl-tests' bus bandwidth over algorithm bandwidth (the top of this file).
+double BusFactor(const std::string& op, int n) {
+  return (op == "allreduce" ? 2.0 : 1.0) * (n - 1) / n;
+}
+
+Row RunAllreduce(uint64_t bytes, const Options& o, int rank, int n) {
+  const uint64_t count = std::max<uint64_t>(1, bytes / sizeof(double));
+  std::vector<double> in(count), out(count);
+  for (uint64_t i = 0; i < count; ++i) in[i] = AllreduceIn(rank, i);
+  const double t = SecondsPerCall(o, [&] {
+    MPI_Allreduce(in.data(), out.data(), static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
+  });
   uint64_t wrong = 0;
   for (uint64_t i = 0; i < count; ++i) wrong += out[i] != AllreduceOut(n, i);
-  Row r{.op = "allreduce", .bytes = count * sizeof(double), .us = t / o.iters * 1e6};
-  r.wrong = wrong;
-  r.busbw_gbps = 2.0 * (n - 1) / n;
-  return r;
+  return Row{.op = "allreduce", .bytes = count * sizeof(double), .us = t * 1e6, .wrong = wrong};
 }
 
 Row RunAlltoall(uint64_t bytes, const Options& o, int rank, int n) {
@@ -91,22 +104,15 @@ Row RunAlltoall(uint64_t bytes, const Options& o, int rank, int n) {
   for (int d = 0; d < n; ++d) {
     for (uint64_t j = 0; j < per; ++j) in[d * per + j] = AlltoallIn(rank, d, j);
   }
-  double t = 0;
-  for (int it = 0; it < o.warmup + o.iters; ++it) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
+  const double t = SecondsPerCall(o, [&] {
     MPI_Alltoall(in.data(), static_cast<int>(per), MPI_INT32_T, out.data(), static_cast<int>(per),
                  MPI_INT32_T, MPI_COMM_WORLD);
-    if (it >= o.warmup) t += MPI_Wtime() - t0;
-  }
+  });
   uint64_t wrong = 0;
   for (int s = 0; s < n; ++s) {
     for (uint64_t j = 0; j < per; ++j) wrong += out[s * per + j] != AlltoallIn(s, rank, j);
   }
-  Row r{.op = "alltoall", .bytes = per * n * sizeof(int32_t), .us = t / o.iters * 1e6};
-  r.wrong = wrong;
-  r.busbw_gbps = static_cast<double>(n - 1) / n;
-  return r;
+  return Row{.op = "alltoall", .bytes = per * n * sizeof(int32_t), .us = t * 1e6, .wrong = wrong};
 }
 
 // Every rank parses the same command line; rank 0 alone says what is wrong.
@@ -175,7 +181,7 @@ int Run(int argc, char** argv) {
       r.us = us_max;
       r.wrong = wrong_sum;
       r.algbw_gbps = us_max > 0 ? r.bytes * 8.0 / (us_max * 1e3) : 0;
-      r.busbw_gbps *= r.algbw_gbps;
+      r.busbw_gbps = r.algbw_gbps * BusFactor(op, n);
       rows.push_back(r);
     }
   }

@@ -72,9 +72,15 @@ def mgmt_addr(h: HostInfo) -> str:
     return f"172.31.{n >> 8}.{n & 0xFF}"
 
 
-def mgmt_mac(h: HostInfo) -> str:
-    """The VM's management NIC's MAC: locally administered, by host id."""
-    return f"02:6d:00:{(h.id >> 16) & 0xFF:02x}:{(h.id >> 8) & 0xFF:02x}:{h.id & 0xFF:02x}"
+# Which end of host h's management wire a MAC is (mgmt_mac's second byte).
+MGMT_NIC, MGMT_VETH_HOST, MGMT_VETH_BRIDGE = 0x6D, 0x6E, 0x6F
+
+
+def mgmt_mac(h: HostInfo, end: int = MGMT_NIC) -> str:
+    """A MAC on host h's management wire, locally administered, by host id:
+    the VM's NIC (the default) or an end of the veth to the bridge."""
+    return (f"02:{end:02x}:00:{(h.id >> 16) & 0xFF:02x}:{(h.id >> 8) & 0xFF:02x}:"
+            f"{h.id & 0xFF:02x}")
 
 
 def guest_setup_script(h: HostInfo, mtu: int) -> str:
@@ -141,8 +147,8 @@ class RxeVmHosts(HostKind):
         for name in self.names:
             h = self.host(name)
             port = f"m{name}"
-            netns.veth(self.ctx.ns(name), MGMT_VETH, "02:6e" + mgmt_mac(h)[5:], ns, port,
-                       "02:6f" + mgmt_mac(h)[5:], MGMT_MTU)
+            netns.veth(self.ctx.ns(name), MGMT_VETH, mgmt_mac(h, MGMT_VETH_HOST), ns, port,
+                       mgmt_mac(h, MGMT_VETH_BRIDGE), MGMT_MTU)
             netns.enslave(ns, port, MGMT_BRIDGE)
 
     def up(self) -> None:

@@ -74,13 +74,8 @@ def counters(host):
 
 def set_policy(lb):
     sys.path.insert(0, str(REPO / "emu"))
-    from fabric import control
     from fabric.fabric import load
-    fab = load(NAME)
-    for s in fab.topo.switches:
-        if s.uplinks:
-            control.request(fab.ctx.sock(s.name), "set_policy", policy=lb,
-                            ofan_mode="combined" if lb == "ofan" else None)
+    load(NAME).set_policy(lb)  # every live switch, the fabric's Ofan mode (combined)
 
 
 def write_bw(lb):
