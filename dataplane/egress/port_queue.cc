@@ -391,7 +391,7 @@ void PortQueue::ReorderTsc(uint64_t now) {
       const RoceSeqKind kind =
           ReadRoceSeq(rte_pktmbuf_mtod(b[i], const uint8_t*), rte_pktmbuf_data_len(b[i]), seq);
       if (kind == RoceSeqKind::kData) {
-        reorder_->Offer(t, seq.key, seq.psn, rte_pktmbuf_pkt_len(b[i]), b[i], ready, seq.continues);
+        reorder_->Offer(t, seq.key, seq.at, rte_pktmbuf_pkt_len(b[i]), b[i], ready);
         continue;
       }
       if (kind == RoceSeqKind::kBadLength) ++reorder_bad_length_;
@@ -662,13 +662,11 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
       const RoceSeqKind kind =
           ReadRoceSeq(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), seq);
       if (kind == RoceSeqKind::kData) {
-        reorder_->Offer(
-            t, seq.key, seq.psn, rte_pktmbuf_pkt_len(m), m,
-            [&](rte_mbuf* r, fabric::TimePs at) {
-              emu_last_ = std::max(at, emu_last_);
-              AdmitEmu(r, emu_last_, queue, forwarded, tx, tally);
-            },
-            seq.continues);
+        reorder_->Offer(t, seq.key, seq.at, rte_pktmbuf_pkt_len(m), m,
+                        [&](rte_mbuf* r, fabric::TimePs at) {
+                          emu_last_ = std::max(at, emu_last_);
+                          AdmitEmu(r, emu_last_, queue, forwarded, tx, tally);
+                        });
         emu_last_ = t;
         continue;
       }

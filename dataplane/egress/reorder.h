@@ -23,16 +23,16 @@ namespace ofan::dp {
 enum class RoceSeqKind : uint8_t { kOther, kData, kBadLength };
 
 struct RoceSeq {
-  fabric::ReorderKey key;  // source IPv4, destination QP
-  uint32_t psn = 0;
-  bool continues = false;  // a message's middle or last packet
+  fabric::ReorderKey key;  // source IPv4, destination QP, READ response or not
+  fabric::ReorderPsn at;   // PSN, place in its message, a READ's length
 };
 
-// A forwarded frame's flow and PSN if it is a RoCEv2 request (data) packet:
-// IPv4 (untagged or one 802.1Q tag), UDP to 4791, a BTH whose opcode is not
-// of the ACK class (ACK, atomic ACK, CNP). A RoCEv2 frame whose IPv4 total
-// length runs past the frame, or whose UDP length cannot hold the BTH and
-// ICRC, is kBadLength.
+// A forwarded frame's flow and PSN if it is a RoCEv2 data packet (a request
+// or an RDMA READ response): IPv4 (untagged or one 802.1Q tag), UDP to
+// 4791, a BTH whose opcode is not of the ACK class (ACK, atomic ACK, CNP).
+// A RoCEv2 frame whose IPv4 total length runs past the frame, or whose UDP
+// length cannot hold the BTH, the headers its opcode has and the ICRC, is
+// kBadLength.
 inline RoceSeqKind ReadRoceSeq(const uint8_t* f, uint32_t len, RoceSeq& out) {
   if (len < 14 + 20) return RoceSeqKind::kOther;
   const uint16_t l3 = ForwardedL3Offset(f);
@@ -44,16 +44,28 @@ inline RoceSeqKind ReadRoceSeq(const uint8_t* f, uint32_t len, RoceSeq& out) {
   const uint8_t* udp = ip + ihl;
   if (pkt::Rd16(udp + 2) != pkt::kRoceV2Port) return RoceSeqKind::kOther;
   constexpr uint32_t kBth = 12;
-  if (pkt::Rd16(ip + 2) > len - l3 || pkt::Rd16(udp + 4) < 8 + kBth + pkt::kIcrcBytes ||
+  const uint32_t udp_len = pkt::Rd16(udp + 4);
+  if (pkt::Rd16(ip + 2) > len - l3 || udp_len < 8 + kBth + pkt::kIcrcBytes ||
       len < l3 + ihl + 8 + kBth) {
     return RoceSeqKind::kBadLength;
   }
   const pkt::BthHdr bth = pkt::Load<pkt::BthHdr>(udp + 8);
   if (pkt::IsAckClass(bth.opcode)) return RoceSeqKind::kOther;
+  const uint32_t ext = pkt::ExtHeaderBytes(bth.opcode);
+  const uint32_t overhead = 8 + kBth + ext + bth.pad_count() + pkt::kIcrcBytes;
+  if (udp_len < overhead || len < l3 + ihl + 8 + kBth + ext) return RoceSeqKind::kBadLength;
   out.key.src_ip = pkt::Rd32(ip + 12);
   out.key.dst_qp = bth.dqpn();
-  out.psn = bth.psn24();
-  out.continues = pkt::ContinuesMessage(bth.opcode);
+  out.key.response = pkt::IsReadResponse(bth.opcode);
+  out.at = fabric::ReorderPsn{};
+  out.at.psn = bth.psn24();
+  out.at.continues = pkt::ContinuesMessage(bth.opcode);
+  out.at.more = pkt::MoreFollow(bth.opcode);
+  out.at.payload = udp_len - overhead;
+  if (bth.opcode == pkt::Raw(pkt::Opcode::kRdmaReadRequest)) {
+    out.at.read = true;
+    out.at.read_bytes = pkt::Load<pkt::RethHdr>(udp + 8 + kBth).length();
+  }
   return RoceSeqKind::kData;
 }
 

@@ -28,9 +28,22 @@
 // time: a QP number a new connection reuses) starts at its first frame
 // that starts a message (FIRST, ONLY, a request) and comes before all it
 // holds: a message's middle or last packet that overtook its first waits
-// for it. Header-only and allocation-free
-// after construction: the
-// shared engine's host ports and ofan-sim run the same code.
+// for it.
+//
+// Not every PSN of a flow comes this way (IBA 9.4, 9.5): an RDMA READ
+// request takes as many PSNs as it will have responses, and the READ
+// responses a QP gets carry its own request PSNs, which its SENDs and
+// WRITEs to the peer use too. So READ responses are a flow of their own
+// (ReorderKey::response); a READ request moves the next PSN on by
+// ceil(length / path MTU), the path MTU being the payload of the flow's
+// (else the port's) last FIRST or MIDDLE packet; and a flow whose next
+// PSN is not known this way (a READ response's message ended; a READ whose
+// path MTU the port has not seen yet) takes the next frame that starts a
+// message and comes before all it holds as its next, gap or not. (A whole
+// READ response overtaken by the next one is then the NIC's: rxe retries.)
+//
+// Header-only and allocation-free after construction: the shared engine's
+// host ports and ofan-sim run the same code.
 #pragma once
 
 #include <algorithm>
@@ -53,11 +66,24 @@ inline int32_t PsnDiff(uint32_t a, uint32_t b) {
   return d >= (1u << 23) ? static_cast<int32_t>(d) - (1 << 24) : static_cast<int32_t>(d);
 }
 
-// A flow: what one RC QP receives from one host.
+// A flow: what one RC QP receives from one host, its READ responses apart
+// (they carry the receiver's PSNs, its requests the sender's).
 struct ReorderKey {
   uint32_t src_ip = 0;
   uint32_t dst_qp = 0;
+  bool response = false;  // RDMA READ responses
   bool operator==(const ReorderKey&) const = default;
+};
+
+// Where a frame sits in its flow's PSN sequence (egress/reorder.h reads it
+// from the BTH and RETH; ofan-sim's frames are SENDs).
+struct ReorderPsn {
+  uint32_t psn = 0;         // 24 bits
+  bool continues = false;   // a message's middle or last packet
+  bool more = false;        // a message's first or middle packet: its payload is the path MTU
+  uint32_t payload = 0;     // payload bytes
+  bool read = false;        // an RDMA READ request
+  uint32_t read_bytes = 0;  // its DMA length
 };
 
 // The defaults (ofan-dp's reorder section, ofan-emu up --reorder-kb and
@@ -125,6 +151,7 @@ class ReorderBuffer {
     deadlines_.reserve(frames);
     lru_head_ = lru_tail_ = kNone;
     bytes_ = frames_ = 0;
+    port_pmtu_ = 0;
     c_ = {};
   }
 
@@ -136,8 +163,14 @@ class ReorderBuffer {
   template <class Emit>
   void Offer(TimePs t, const ReorderKey& k, uint32_t psn, uint32_t bytes, H h, Emit&& emit,
              bool continues = false) {
+    Offer(t, k, ReorderPsn{.psn = psn, .continues = continues}, bytes, h, emit);
+  }
+  // The same with all a frame says of its place (ReorderPsn).
+  template <class Emit>
+  void Offer(TimePs t, const ReorderKey& k, const ReorderPsn& p, uint32_t bytes, H h, Emit&& emit) {
     Expire(t, emit);
-    psn &= kPsnMask;
+    const uint32_t psn = p.psn & kPsnMask;
+    const bool continues = p.continues;
     int32_t fi = Find(k);
     if (fi == kNone) {
       fi = Insert(k, t);
@@ -154,22 +187,24 @@ class ReorderBuffer {
     }
     Flow& f = flows_[fi];
     Touch(fi, t);
+    if (p.more && p.payload > 0) f.pmtu = port_pmtu_ = p.payload;
+    const Place place = PlaceOf(f, p);
     if (!f.anchored) {
       // Where a new flow starts is the first frame that starts a message
       // and comes before everything held; until one comes (or a wait times
       // out), every frame waits.
-      if (!continues && (f.head == kNone || PsnDiff(psn, held_[f.head].psn) < 0)) {
+      if (!continues && BeforeHeld(f, psn)) {
         f.anchored = true;
         f.expected = psn;
       } else {
-        Hold(f, fi, t, psn, bytes, h, emit);
+        Hold(f, fi, t, psn, bytes, place, h, emit);
         return;
       }
     }
     const int32_t d = PsnDiff(psn, f.expected);
-    if (d == 0) {
+    if (d == 0 || (d > 0 && f.loose && place.starts && BeforeHeld(f, psn))) {
       ++c_.in_order;
-      f.expected = (psn + 1) & kPsnMask;
+      Advance(f, psn, place);
       emit(h, t);
       ReleaseRun(f, t, false, emit);
       return;
@@ -179,7 +214,7 @@ class ReorderBuffer {
       emit(h, t);
       return;
     }
-    Hold(f, fi, t, psn, bytes, h, emit);
+    Hold(f, fi, t, psn, bytes, place, h, emit);
   }
 
   // Releases what timed out at or before t, each at its deadline.
@@ -193,6 +228,7 @@ class ReorderBuffer {
         Flow& f = flows_[held_[dl.held].flow];
         f.expected = held_[f.head].psn;
         f.anchored = true;
+        f.loose = false;
         ReleaseRun(f, dl.at, true, emit);
       }
     }
@@ -230,6 +266,12 @@ class ReorderBuffer {
 
  private:
   static constexpr int32_t kNone = -1;
+  // What the stage keeps of a frame's ReorderPsn.
+  struct Place {
+    uint32_t span = 1;   // PSNs it takes; 0: a READ whose path MTU is unknown
+    bool starts = true;  // the first packet of a message
+    bool ends = true;    // the last packet of a message
+  };
   struct Held {
     H h{};
     uint32_t psn = 0, bytes = 0;
@@ -238,11 +280,14 @@ class ReorderBuffer {
     int32_t flow = kNone;
     uint32_t gen = 0;  // which use of the slot a deadline names
     bool live = false;
+    Place place;
   };
   struct Flow {
     ReorderKey key;
     uint32_t expected = 0;  // the next PSN to release (once anchored)
     bool anchored = false;  // its start seen (or given up waiting for)
+    bool loose = false;     // `expected` a guess: the next message start will do
+    uint32_t pmtu = 0;      // its last FIRST or MIDDLE packet's payload (0: none seen)
     int32_t head = kNone;   // held frames, lowest PSN first
     uint32_t held = 0;
     TimePs last_seen = 0;
@@ -255,8 +300,30 @@ class ReorderBuffer {
     uint32_t gen = 0;
   };
 
+  Place PlaceOf(const Flow& f, const ReorderPsn& p) const {
+    Place pl{1, !p.continues, !p.more};
+    if (p.read) {
+      const uint32_t mtu = f.pmtu ? f.pmtu : port_pmtu_;
+      pl.span = mtu ? std::max<uint32_t>(
+                          1, static_cast<uint32_t>((uint64_t{p.read_bytes} + mtu - 1) / mtu))
+                    : 0;
+    }
+    return pl;
+  }
+  // The flow's next PSN after a frame at psn leaves.
+  static void Advance(Flow& f, uint32_t psn, const Place& pl) {
+    f.expected = (psn + std::max<uint32_t>(pl.span, 1)) & kPsnMask;
+    f.loose = pl.span == 0 || (f.key.response && pl.ends);
+  }
+  // psn comes before every frame flow f holds.
+  bool BeforeHeld(const Flow& f, uint32_t psn) const {
+    return f.head == kNone || PsnDiff(psn, held_[f.head].psn) < 0;
+  }
+
   size_t Bucket(const ReorderKey& k) const {
-    uint64_t x = (uint64_t{k.src_ip} << 32 | k.dst_qp) * 0x9E3779B97F4A7C15ull;
+    // QPNs are 24 bits: bit 24 tells READ responses apart.
+    uint64_t x =
+        (uint64_t{k.src_ip} << 32 | k.dst_qp | uint64_t{k.response} << 24) * 0x9E3779B97F4A7C15ull;
     return static_cast<size_t>(x >> 32) & (bucket_.size() - 1);
   }
   int32_t Find(const ReorderKey& k) const {
@@ -325,7 +392,8 @@ class ReorderBuffer {
   // Frame h waits in flow f's list, in PSN order; at once, counted, if it
   // is held already (a duplicate) or there is no room.
   template <class Emit>
-  void Hold(Flow& f, int32_t fi, TimePs t, uint32_t psn, uint32_t bytes, H h, Emit&& emit) {
+  void Hold(Flow& f, int32_t fi, TimePs t, uint32_t psn, uint32_t bytes, const Place& place, H h,
+            Emit&& emit) {
     if (HoldsPsn(f, psn)) {
       ++c_.old;
       emit(h, t);
@@ -333,13 +401,13 @@ class ReorderBuffer {
     }
     const uint32_t cost = std::max(bytes, lim_.min_frame);
     if (bytes_ + cost > lim_.buffer_bytes || free_held_.empty()) {
-      GiveUp(f, t, psn, h, emit);
+      GiveUp(f, t, psn, place, h, emit);
       return;
     }
     const int32_t hi = free_held_.back();
     free_held_.pop_back();
     Held& e = held_[hi];
-    e = Held{h, psn, cost, t, kNone, fi, e.gen + 1, true};
+    e = Held{h, psn, cost, t, kNone, fi, e.gen + 1, true, place};
     int32_t* link = &f.head;
     while (*link != kNone && PsnDiff(held_[*link].psn, psn) < 0) link = &held_[*link].next;
     e.next = *link;
@@ -355,7 +423,7 @@ class ReorderBuffer {
   // The buffer is full for frame h of flow f: the flow stops waiting for
   // what comes before psn (head comment).
   template <class Emit>
-  void GiveUp(Flow& f, TimePs t, uint32_t psn, H h, Emit&& emit) {
+  void GiveUp(Flow& f, TimePs t, uint32_t psn, const Place& place, H h, Emit&& emit) {
     while (f.head != kNone && PsnDiff(held_[f.head].psn, psn) < 0) {
       const int32_t hi = f.head;
       Held& e = held_[hi];
@@ -367,7 +435,7 @@ class ReorderBuffer {
     }
     ++c_.overflow;
     emit(h, t);
-    f.expected = (psn + 1) & kPsnMask;
+    Advance(f, psn, place);
     f.anchored = true;
     ReleaseRun(f, t, false, emit);
   }
@@ -395,11 +463,15 @@ class ReorderBuffer {
   // The held frames from `expected` on, while consecutive, released at t.
   template <class Emit>
   void ReleaseRun(Flow& f, TimePs t, bool timed_out, Emit&& emit) {
-    while (f.head != kNone && held_[f.head].psn == f.expected) {
+    // The head leaves if it is the next PSN, or the next message's start
+    // where the next PSN is a guess (Advance).
+    while (f.head != kNone &&
+           (held_[f.head].psn == f.expected || (f.loose && held_[f.head].place.starts &&
+                                                PsnDiff(held_[f.head].psn, f.expected) > 0))) {
       const int32_t hi = f.head;
       Held& e = held_[hi];
       f.head = e.next;
-      f.expected = (e.psn + 1) & kPsnMask;
+      Advance(f, e.psn, e.place);
       c_.max_hold = std::max(c_.max_hold, t - e.arrived);
       ++(timed_out ? c_.timeouts : c_.in_order);
       Free(f, hi);
@@ -416,6 +488,7 @@ class ReorderBuffer {
   Fifo<Deadline> deadlines_;
   int32_t lru_head_ = kNone, lru_tail_ = kNone;
   uint64_t bytes_ = 0, frames_ = 0;
+  uint32_t port_pmtu_ = 0;  // the port's last FIRST or MIDDLE payload (Flow::pmtu)
   ReorderCounters c_;
 };
 

@@ -75,6 +75,9 @@ inline constexpr uint8_t kAckClass = 32;
 // response): one that starts a message (FIRST, ONLY, a READ or atomic
 // request) has not this bit. The reorder stage anchors a new flow at one.
 inline constexpr uint8_t kContinues = 64;
+// The first or middle packet of a multi-packet message: more follow, and
+// its payload is the QP's path MTU (IBA 9.7.4.1.4).
+inline constexpr uint8_t kMore = 128;
 }  // namespace opcode_info
 
 inline constexpr std::array<uint8_t, 256> kOpcodeInfo = [] {
@@ -101,6 +104,11 @@ inline constexpr std::array<uint8_t, 256> kOpcodeInfo = [] {
         Opcode::kRdmaReadResponseLast}) {
     t[Raw(op)] |= kContinues;
   }
+  for (const Opcode op :
+       {Opcode::kSendFirst, Opcode::kSendMiddle, Opcode::kRdmaWriteFirst, Opcode::kRdmaWriteMiddle,
+        Opcode::kRdmaReadResponseFirst, Opcode::kRdmaReadResponseMiddle}) {
+    t[Raw(op)] |= kMore;
+  }
   return t;
 }();
 
@@ -117,6 +125,12 @@ inline constexpr std::array<uint8_t, 256> kAckClassOpcode = [] {
 }();
 constexpr bool IsAckClass(uint8_t op) { return kAckClassOpcode[op] != 0; }
 constexpr bool ContinuesMessage(uint8_t op) { return kOpcodeInfo[op] & opcode_info::kContinues; }
+constexpr bool MoreFollow(uint8_t op) { return kOpcodeInfo[op] & opcode_info::kMore; }
+// An RDMA READ response (FIRST, MIDDLE, LAST, ONLY): the responder's data,
+// in the requester's PSNs.
+constexpr bool IsReadResponse(uint8_t op) {
+  return op >= Raw(Opcode::kRdmaReadResponseFirst) && op <= Raw(Opcode::kRdmaReadResponseOnly);
+}
 constexpr bool HasReth(Opcode op) { return HasReth(Raw(op)); }
 constexpr bool HasAeth(Opcode op) { return HasAeth(Raw(op)); }
 constexpr bool HasImmDt(Opcode op) { return HasImmDt(Raw(op)); }

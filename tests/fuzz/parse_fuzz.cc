@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ofan::dp::RoceSeq seq;
   if (ofan::dp::ReadRoceSeq(frame.data(), static_cast<uint32_t>(frame.size()), seq) ==
           ofan::dp::RoceSeqKind::kData &&
-      (seq.psn > ofan::fabric::kPsnMask || seq.key.dst_qp > 0xFFFFFF)) {
+      (seq.at.psn > ofan::fabric::kPsnMask || seq.key.dst_qp > 0xFFFFFF || seq.at.payload > size)) {
     __builtin_trap();
   }
   if (p.verdict == ofan::dp::Verdict::kPfc) {

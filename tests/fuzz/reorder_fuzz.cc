@@ -2,9 +2,11 @@
 // any sequence of frames. Input: the first 4 bytes set the limits (buffer
 // bytes, table size, timeout, idle time), then 6 bytes a frame: its flow
 // (one of 8), a 24-bit PSN as an offset from the flow's last (so that runs,
-// gaps, duplicates, old PSNs and wraps all come up), its size, whether it
-// continues a message, and the time that passed. Every frame must leave exactly once, never before
-// it arrived, in time order, and the counters must add up.
+// gaps, duplicates, old PSNs and wraps all come up), its size, its place
+// (whether it continues a message, whether more follow, a READ response, a
+// READ request and its length) and the time that passed. Every frame must
+// leave exactly once, never before it arrived, in time order, and the
+// counters must add up.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -44,8 +46,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint32_t bytes = 1 + (uint32_t{d[2]} << 4 | d[3] >> 4);
     t += TimePs{d[4]} * 100'000 + d[5];
     frames.push_back({t, false});
-    rb.Offer(t, {0x0A000000u + flow, 0x11}, psn, bytes, static_cast<uint32_t>(frames.size() - 1),
-             emit, (d[3] & 1) != 0);
+    ofan::fabric::ReorderPsn at;
+    at.psn = psn;
+    at.continues = (d[3] & 1) != 0;
+    at.more = (d[3] & 2) != 0;
+    at.payload = bytes;
+    at.read = (d[3] & 8) != 0;
+    at.read_bytes = uint32_t{d[2]} << 6;
+    rb.Offer(t, {0x0A000000u + flow, 0x11, (d[3] & 4) != 0}, at, bytes,
+             static_cast<uint32_t>(frames.size() - 1), emit);
     if (rb.bytes() > lim.buffer_bytes) std::abort();
   }
   rb.Expire(ofan::fabric::kNever - 1, emit);

@@ -301,6 +301,7 @@ TEST(Reorder, EveryFrameLeavesExactlyOnce) {
     for (int f = 0; f < flows; ++f) turns.insert(turns.end(), per[f].size(), f);
     std::shuffle(turns.begin(), turns.end(), rng);
     std::vector<Sent> order;
+    order.reserve(turns.size());
     std::vector<size_t> next(flows, 0);
     for (const int f : turns) order.push_back(per[f][next[f]++]);
     std::vector<TimePs> left(order.size(), kNever);
@@ -346,6 +347,180 @@ TEST(Reorder, EveryFrameLeavesExactlyOnce) {
         EXPECT_EQ(c.overflow, 0u);
       }
     }
+  }
+}
+
+// One QP's conversation as both sides' ports see it (IBA 9.4, 9.5): READ
+// requests take as many PSNs as their responses, READ responses carry the
+// reader's PSNs and skip those of its own SENDs.
+struct QpPort : Port {
+  using Port::Port;
+  static constexpr ReorderKey kReq{0x0A000002, 0x11}, kResp{0x0A000002, 0x11, true};
+  void Put(TimePs t, const ReorderKey& k, const ReorderPsn& at, int tag) {
+    rb.Offer(t, k, at, 1000, Tag{tag, at.psn}, Emit{this});
+  }
+  // A SEND: FIRST / MIDDLE carry the path MTU (1024 here).
+  void First(TimePs t, uint32_t psn) { Put(t, kReq, {psn, false, true, 1024, false, 0}, 0); }
+  void Last(TimePs t, uint32_t psn) { Put(t, kReq, {psn, true, false, 10, false, 0}, 0); }
+  void Only(TimePs t, uint32_t psn) { Put(t, kReq, {psn, false, false, 10, false, 0}, 0); }
+  void Read(TimePs t, uint32_t psn, uint32_t bytes) {
+    Put(t, kReq, {psn, false, false, 0, true, bytes}, 0);
+  }
+  // READ responses FIRST, MIDDLE, LAST, ONLY.
+  void RFirst(TimePs t, uint32_t psn) { Put(t, kResp, {psn, false, true, 1024, false, 0}, 1); }
+  void RMid(TimePs t, uint32_t psn) { Put(t, kResp, {psn, true, true, 1024, false, 0}, 1); }
+  void RLast(TimePs t, uint32_t psn) { Put(t, kResp, {psn, true, false, 10, false, 0}, 1); }
+  void ROnly(TimePs t, uint32_t psn) { Put(t, kResp, {psn, false, false, 10, false, 0}, 1); }
+};
+
+// The responder's own requests and its READ responses on one QP are two
+// PSN spaces: each in order, interleaved, nothing waits.
+TEST(Reorder, ReadResponsesAreAFlowOfTheirOwn) {
+  QpPort p;
+  p.Only(0, 5000);
+  p.RFirst(1 * kUs, 700);
+  p.Only(2 * kUs, 5001);
+  p.RMid(3 * kUs, 701);
+  p.RLast(4 * kUs, 702);
+  p.Only(5 * kUs, 5002);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{5000, 700, 5001, 701, 702, 5002}));
+  EXPECT_EQ(p.rb.counters().held, 0u);
+  EXPECT_EQ(p.rb.counters().old, 0u);
+}
+
+// A READ of 5,000 bytes at a path MTU of 1,024 takes PSNs 12-16: the next
+// request is 17, held for nothing else, and what overtakes it waits for it.
+TEST(Reorder, AReadRequestTakesAsManyPsnsAsItsResponses) {
+  QpPort p;
+  p.First(0, 10);  // the path MTU seen: 1,024
+  p.Last(1 * kUs, 11);
+  p.Read(2 * kUs, 12, 5000);
+  p.Only(3 * kUs, 17);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 11, 12, 17}));
+  p.Read(4 * kUs, 18, 1024);  // one response: takes 18 alone
+  p.Only(5 * kUs, 20);        // overtook 19: waits
+  EXPECT_EQ(p.out.size(), 5u);
+  p.Read(6 * kUs, 19, 0);  // a READ of nothing still takes one PSN
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{10, 11, 12, 17, 18, 19, 20}));
+  EXPECT_EQ(p.rb.counters().held, 1u);
+  EXPECT_EQ(p.rb.counters().timeouts, 0u);
+}
+
+// A READ before any FIRST or MIDDLE showed the path MTU: the next message
+// start is taken as the next PSN, whatever the READ's length.
+TEST(Reorder, AReadOfUnknownSpanTakesTheNextMessageStart) {
+  QpPort p;
+  p.Only(0, 40);
+  p.Read(1 * kUs, 41, 100000);
+  p.Only(2 * kUs, 60);
+  p.Only(3 * kUs, 61);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{40, 41, 60, 61}));
+  EXPECT_EQ(p.rb.counters().held, 0u);
+  p.Only(4 * kUs, 63);  // known again from 60 on: 63 waits for 62
+  EXPECT_EQ(p.out.size(), 4u);
+  p.Only(5 * kUs, 62);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{40, 41, 60, 61, 62, 63}));
+}
+
+// READ responses: a message's packets in PSN order; the next message may
+// start past a gap (the reader's SENDs took those PSNs), but not before
+// the one in progress has ended.
+TEST(Reorder, ReadResponsesWaitWithinAMessageNotAcrossTheReadersSends) {
+  QpPort p;
+  p.RFirst(0, 100);
+  p.RLast(1 * kUs, 102);  // overtook the MIDDLE: waits
+  p.ROnly(2 * kUs, 110);  // the next READ's response: waits for 100-102 to end
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{100}));
+  p.RMid(3 * kUs, 101);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{100, 101, 102, 110}))
+      << "110 left with the run: PSNs 103-109 were the reader's own SENDs";
+  p.RMid(4 * kUs, 121);  // a MIDDLE before its FIRST: waits
+  EXPECT_EQ(p.out.size(), 4u);
+  p.RFirst(5 * kUs, 120);
+  p.RLast(6 * kUs, 122);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{100, 101, 102, 110, 120, 121, 122}));
+  EXPECT_EQ(p.rb.counters().timeouts, 0u);
+  EXPECT_EQ(p.rb.counters().old, 0u);
+}
+
+// One QP's two directions as a switch port sees them, sprayed: the peer's
+// requests (SENDs of 1-4 packets and READ requests) and its READ responses
+// (to READs of 1-4 packets, between which the reader's own SENDs took
+// 0-3 PSNs), each shuffled locally, READ responses' message starts kept in
+// order (a whole response overtaken by the next is the NIC's: head
+// comment). Every frame leaves once and each flow in PSN order.
+TEST(Reorder, AQpsRequestsAndReadResponsesLeaveInOrder) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    struct Pkt {
+      bool resp;
+      ReorderPsn at;
+    };
+    std::vector<Pkt> req, resp;
+    const auto message = [&](std::vector<Pkt>& v, bool is_resp, uint32_t& psn, uint32_t n) {
+      for (uint32_t i = 0; i < n; ++i) {
+        const bool more = i + 1 < n;
+        v.push_back({is_resp, {psn, i > 0, more, more ? 1024u : 5u, false, 0}});
+        psn = (psn + 1) & kPsnMask;
+      }
+    };
+    uint32_t q = static_cast<uint32_t>(rng()) & kPsnMask;
+    message(req, false, q, 2);  // a first SEND shows the path MTU
+    uint32_t r = static_cast<uint32_t>(rng()) & kPsnMask;
+    for (int m = 0; m < 12; ++m) {
+      if (rng() % 3 == 0) {
+        const uint32_t bytes = static_cast<uint32_t>(rng() % 5000);
+        req.push_back({false, {q, false, false, 0, true, bytes}});
+        q = (q + std::max<uint32_t>(1, (bytes + 1023) / 1024)) & kPsnMask;
+      } else {
+        message(req, false, q, 1 + static_cast<uint32_t>(rng() % 4));
+      }
+      r = (r + static_cast<uint32_t>(rng() % 4)) & kPsnMask;  // the reader's SENDs
+      message(resp, true, r, 1 + static_cast<uint32_t>(rng() % 4));
+    }
+    const auto shuffle = [&](std::vector<Pkt>& v) {
+      for (size_t i = 1; i + 1 < v.size(); ++i)  // the first stays first: the flow's start
+        if (rng() % 3 == 0) std::swap(v[i], v[std::min(v.size() - 1, i + rng() % 3)]);
+    };
+    shuffle(req);
+    shuffle(resp);
+    // Response message starts back in order, at the places starts hold.
+    std::vector<size_t> at;
+    std::vector<Pkt> starts;
+    for (size_t i = 0; i < resp.size(); ++i) {
+      if (!resp[i].at.continues) {
+        at.push_back(i);
+        starts.push_back(resp[i]);
+      }
+    }
+    std::sort(starts.begin(), starts.end(),
+              [&](const Pkt& a, const Pkt& b) { return PsnDiff(a.at.psn, b.at.psn) < 0; });
+    for (size_t i = 0; i < at.size(); ++i) resp[at[i]] = starts[i];
+    std::vector<Pkt> all;
+    size_t a = 0, b = 0;
+    while (a < req.size() || b < resp.size())
+      all.push_back((b == resp.size() || (a < req.size() && rng() % 2)) ? req[a++] : resp[b++]);
+    ReorderLimits lim;
+    lim.timeout = kNever / 4;
+    ReorderBuffer<uint32_t> rb(lim);
+    std::vector<int> left(all.size(), 0);
+    std::vector<uint32_t> out[2];
+    auto emit = [&](uint32_t h, TimePs) {
+      ++left[h];
+      out[all[h].resp].push_back(all[h].at.psn);
+    };
+    for (size_t i = 0; i < all.size(); ++i) {
+      const ReorderKey k{0x0A000002, 0x11, all[i].resp};
+      rb.Offer(static_cast<TimePs>(i) * kUs, k, all[i].at, 100, static_cast<uint32_t>(i), emit);
+    }
+    rb.Expire(kNever - 1, emit);
+    for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(left[i], 1) << "round " << round;
+    for (const auto& o : out) {
+      for (size_t i = 1; i < o.size(); ++i)
+        ASSERT_GT(PsnDiff(o[i], o[i - 1]), 0) << "round " << round << " at " << i;
+    }
+    EXPECT_EQ(rb.counters().timeouts, 0u) << "round " << round;
+    EXPECT_EQ(rb.counters().old, 0u) << "round " << round;
   }
 }
 
