@@ -680,9 +680,11 @@ uint32_t Engine::PollHost(HostPort& h, fabric::TimePs done) {
     h.nic_offered = t;
     ApplyHostPauses(h, t);
     ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
+    // By traffic class alone: a QP's ACKs leave in order with its data
+    // (egress/lossless.h, HasDscp).
     for (uint16_t i = 0; i < n; ++i) {
-      const bool lossless = IsLosslessFrame(rte_pktmbuf_mtod(b[i], const uint8_t*),
-                                            rte_pktmbuf_data_len(b[i]), h.pfc_dscp);
+      const bool lossless =
+          HasDscp(rte_pktmbuf_mtod(b[i], const uint8_t*), rte_pktmbuf_data_len(b[i]), h.pfc_dscp);
       h.nic->Offer(t, lossless ? 1 : 0, rte_pktmbuf_pkt_len(b[i]), false, b[i], emit);
     }
     return n;

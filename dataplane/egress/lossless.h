@@ -23,6 +23,18 @@ namespace ofan::dp {
 // shared engine, PortQueue on the per-switch engine). No port id reaches it.
 inline constexpr uint16_t kLosslessPortMark = 0x4000;
 
+// An IPv4 frame whose DSCP is `dscp`: the traffic class a NIC queues it in.
+// A host's NIC (dataplane/engine.cc) queues a QP's ACKs with its data, as
+// one QP's packets leave a real NIC in the order it made them: an ACK that
+// overtook the READ responses before it would tell the reader they were
+// lost (IBA 9.7.5.1: rxe's completer retries).
+inline bool HasDscp(const uint8_t* f, uint32_t len, uint8_t dscp) {
+  if (len < 14 + 20) return false;
+  const uint16_t l3 = ForwardedL3Offset(f);
+  if (len < l3 + 20u || pkt::Rd16(f + l3 - 2) != pkt::ethertype::kIpv4) return false;
+  return (f[l3 + 1] >> 2) == dscp;
+}
+
 // Is this frame of the lossless class? An IPv4 frame whose DSCP is `dscp`,
 // unless it is a RoCE ACK/NAK/CNP (those go in the strict-priority class,
 // as the switch queues them: switch.cc's queue_of_; a frame marked
@@ -30,11 +42,9 @@ inline constexpr uint16_t kLosslessPortMark = 0x4000;
 // its normal queue's frames, the engine of a host's (its NIC's MAC pauses
 // only this class).
 inline bool IsLosslessFrame(const uint8_t* f, uint32_t len, uint8_t dscp) {
-  if (len < 14 + 20) return false;
+  if (!HasDscp(f, len, dscp)) return false;
   const uint16_t l3 = ForwardedL3Offset(f);
-  if (len < l3 + 20u || pkt::Rd16(f + l3 - 2) != pkt::ethertype::kIpv4) return false;
   const uint8_t* ip = f + l3;
-  if ((ip[1] >> 2) != dscp) return false;
   const uint32_t ihl = (ip[0] & 0xFu) * 4u;
   if (ip[9] != pkt::ipproto::kUdp || ihl < 20 || len < l3 + ihl + 8 + 1) return true;
   const uint8_t* udp = ip + ihl;
