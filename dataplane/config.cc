@@ -460,6 +460,13 @@ Result<DpConfig> ParseConfigNode(const YAML::Node& root) {
   OFAN_CHECK(ParseSection(root, "egress", ParseEgress, c));
   OFAN_CHECK(ParseSection(root, "pfc", ParsePfc, c));
   OFAN_CHECK(ParseSection(root, "reorder", ParseReorder, c));
+  // A fabric that resequences for NICs without out-of-order placement
+  // queues RC ACKs with data unless egress.priority says otherwise: an ACK
+  // that overtook a QP's READ responses tells the reader they were lost
+  // (egress/reorder.h, fabric/reorder.h).
+  if (c.reorder.enabled && !(root["egress"] && root["egress"]["priority"])) {
+    c.egress.priority_ack = false;
+  }
   OFAN_CHECK(ParseSection(root, "control", ParseControl, c));
   OFAN_CHECK(ParseSection(root, "idle", ParseIdle, c));
   c.policy.pipe_size = c.pipe_size;

@@ -5,10 +5,13 @@
 //
 // expects:   a frame queued on the port's normal queue at its emulated time
 // modifies:  nothing here: ReadRoceSeq only reads the frame
-// next:      kData: the port's ReorderBuffer, whose releases go on to the
-//            port's PFC admission and EmuPort (PortQueue::AdmitEmu); kOther
-//            (ACK/NAK, CNP, non-RoCE, control frames) and kBadLength (a
-//            BTH the frame's lengths do not hold, counted): straight on
+// next:      kData (RC requests, READ responses, ACKs: with `reorder` on
+//            the switches queue RC ACKs with data, egress.priority [control],
+//            so that they cannot overtake a QP's READ responses): the port's
+//            ReorderBuffer, whose releases go on to the port's PFC admission
+//            and EmuPort (PortQueue::AdmitEmu); kOther (CNP, UD/UC, non-RoCE,
+//            control frames) and kBadLength (a BTH the frame's lengths do
+//            not hold, counted): straight on
 #pragma once
 
 #include <cstdint>
@@ -27,9 +30,10 @@ struct RoceSeq {
   fabric::ReorderPsn at;   // PSN, place in its message, a READ's length
 };
 
-// A forwarded frame's flow and PSN if it is a RoCEv2 data packet (a request
-// or an RDMA READ response): IPv4 (untagged or one 802.1Q tag), UDP to
-// 4791, a BTH whose opcode is not of the ACK class (ACK, atomic ACK, CNP).
+// A forwarded frame's flow and PSN if it is a RoCEv2 RC packet (a request,
+// an RDMA READ response, an ACK/NAK or atomic ACK: ReorderPsn::ack, of the
+// response flow): IPv4 (untagged or one 802.1Q tag), UDP to 4791, an RC
+// opcode.
 // A RoCEv2 frame whose IPv4 total length runs past the frame, or whose UDP
 // length cannot hold the BTH, the headers its opcode has and the ICRC, is
 // kBadLength.
@@ -50,14 +54,18 @@ inline RoceSeqKind ReadRoceSeq(const uint8_t* f, uint32_t len, RoceSeq& out) {
     return RoceSeqKind::kBadLength;
   }
   const pkt::BthHdr bth = pkt::Load<pkt::BthHdr>(udp + 8);
-  if (pkt::IsAckClass(bth.opcode)) return RoceSeqKind::kOther;
+  // RC only: UD and UC keep no order to restore, and a CNP is the
+  // congested sender's, in none of this QP's PSNs.
+  if (!pkt::IsRcOpcode(bth.opcode)) return RoceSeqKind::kOther;
   const uint32_t ext = pkt::ExtHeaderBytes(bth.opcode);
   const uint32_t overhead = 8 + kBth + ext + bth.pad_count() + pkt::kIcrcBytes;
   if (udp_len < overhead || len < l3 + ihl + 8 + kBth + ext) return RoceSeqKind::kBadLength;
   out.key.src_ip = pkt::Rd32(ip + 12);
   out.key.dst_qp = bth.dqpn();
-  out.key.response = pkt::IsReadResponse(bth.opcode);
+  const bool ack = pkt::IsAckClass(bth.opcode);
+  out.key.response = ack || pkt::IsReadResponse(bth.opcode);
   out.at = fabric::ReorderPsn{};
+  out.at.ack = ack;
   out.at.psn = bth.psn24();
   out.at.continues = pkt::ContinuesMessage(bth.opcode);
   out.at.more = pkt::MoreFollow(bth.opcode);

@@ -42,6 +42,13 @@
 // message and comes before all it holds as its next, gap or not. (A whole
 // READ response overtaken by the next one is then the NIC's: rxe retries.)
 //
+// A responder's ACKs carry the reader's PSNs too, and an ACK past a READ
+// whose responses have not all come tells the reader they were lost (IBA
+// 9.7.5.1.6: rxe's completer retries). So an ACK (ReorderPsn::ack, of the
+// response flow) waits while the flow holds a response before it, or has a
+// response message under way whose next PSN is below it; it takes no PSN,
+// and a flow it would start is not made.
+//
 // Header-only and allocation-free after construction: the shared engine's
 // host ports and ofan-sim run the same code.
 #pragma once
@@ -84,6 +91,7 @@ struct ReorderPsn {
   uint32_t payload = 0;     // payload bytes
   bool read = false;        // an RDMA READ request
   uint32_t read_bytes = 0;  // its DMA length
+  bool ack = false;         // an ACK/NAK or atomic ACK (of the response flow): takes no PSN
 };
 
 // The defaults (ofan-dp's reorder section, ofan-emu up --reorder-kb and
@@ -170,6 +178,10 @@ class ReorderBuffer {
   void Offer(TimePs t, const ReorderKey& k, const ReorderPsn& p, uint32_t bytes, H h, Emit&& emit) {
     Expire(t, emit);
     const uint32_t psn = p.psn & kPsnMask;
+    if (p.ack) {
+      OfferAck(t, k, psn, bytes, h, emit);
+      return;
+    }
     const bool continues = p.continues;
     int32_t fi = Find(k);
     if (fi == kNone) {
@@ -215,6 +227,20 @@ class ReorderBuffer {
       return;
     }
     Hold(f, fi, t, psn, bytes, place, h, emit);
+  }
+
+  // An ACK (ReorderPsn::ack): at once, unless its flow's responses before
+  // it are still to come (head comment).
+  template <class Emit>
+  void OfferAck(TimePs t, const ReorderKey& k, uint32_t psn, uint32_t bytes, H h, Emit&& emit) {
+    const int32_t fi = Find(k);
+    if (fi != kNone && flows_[fi].anchored && !AckGoes(flows_[fi], psn)) {
+      Touch(fi, t);
+      Hold(flows_[fi], fi, t, psn, bytes, Place{0, true, true, true}, h, emit);
+      return;
+    }
+    ++c_.in_order;
+    emit(h, t);
   }
 
   // Releases what timed out at or before t, each at its deadline.
@@ -271,6 +297,7 @@ class ReorderBuffer {
     uint32_t span = 1;   // PSNs it takes; 0: a READ whose path MTU is unknown
     bool starts = true;  // the first packet of a message
     bool ends = true;    // the last packet of a message
+    bool ack = false;    // an ACK: takes no PSN
   };
   struct Held {
     H h{};
@@ -310,10 +337,17 @@ class ReorderBuffer {
     }
     return pl;
   }
-  // The flow's next PSN after a frame at psn leaves.
+  // The flow's next PSN after a frame at psn leaves (an ACK's: unchanged).
   static void Advance(Flow& f, uint32_t psn, const Place& pl) {
+    if (pl.ack) return;
     f.expected = (psn + std::max<uint32_t>(pl.span, 1)) & kPsnMask;
     f.loose = pl.span == 0 || (f.key.response && pl.ends);
+  }
+  // An ACK at psn may leave: no response of flow f before it is held or
+  // under way (a message started whose next PSN is below psn).
+  bool AckGoes(const Flow& f, uint32_t psn) const {
+    if (f.head != kNone && PsnDiff(held_[f.head].psn, psn) < 0) return false;
+    return f.loose || PsnDiff(psn, f.expected) <= 0;
   }
   // psn comes before every frame flow f holds.
   bool BeforeHeld(const Flow& f, uint32_t psn) const {
@@ -464,10 +498,11 @@ class ReorderBuffer {
   template <class Emit>
   void ReleaseRun(Flow& f, TimePs t, bool timed_out, Emit&& emit) {
     // The head leaves if it is the next PSN, or the next message's start
-    // where the next PSN is a guess (Advance).
+    // where the next PSN is a guess (Advance), or an ACK that may go.
     while (f.head != kNone &&
-           (held_[f.head].psn == f.expected || (f.loose && held_[f.head].place.starts &&
-                                                PsnDiff(held_[f.head].psn, f.expected) > 0))) {
+           (held_[f.head].psn == f.expected ||
+            (f.loose && held_[f.head].place.starts && PsnDiff(held_[f.head].psn, f.expected) > 0) ||
+            (held_[f.head].place.ack && AckGoes(f, held_[f.head].psn)))) {
       const int32_t hi = f.head;
       Held& e = held_[hi];
       f.head = e.next;

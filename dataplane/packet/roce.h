@@ -126,6 +126,9 @@ inline constexpr std::array<uint8_t, 256> kAckClassOpcode = [] {
 constexpr bool IsAckClass(uint8_t op) { return kAckClassOpcode[op] != 0; }
 constexpr bool ContinuesMessage(uint8_t op) { return kOpcodeInfo[op] & opcode_info::kContinues; }
 constexpr bool MoreFollow(uint8_t op) { return kOpcodeInfo[op] & opcode_info::kMore; }
+// An RC opcode (IBA 9.2, table 38: transport bits 000): the connected
+// QPs' packets, in PSN order per QP; not UC, UD, XRC or a CNP.
+constexpr bool IsRcOpcode(uint8_t op) { return op < 0x20; }
 // An RDMA READ response (FIRST, MIDDLE, LAST, ONLY): the responder's data,
 // in the requester's PSNs.
 constexpr bool IsReadResponse(uint8_t op) {

@@ -10,6 +10,28 @@
 namespace ofan::dp {
 namespace {
 
+// With reorder on, RC ACKs queue with data (they must not overtake a QP's
+// READ responses) unless egress.priority says otherwise; without, they go
+// in the strict-priority queue.
+TEST(Config, ReorderQueuesAcksWithDataUnlessPriorityIsGiven) {
+  const auto parse = [](const char* extra) {
+    return ParseConfigYaml(std::string("ports: [{port: 0, dev: a}]\n") + extra);
+  };
+  auto plain = parse("");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->egress.priority_ack);
+  auto ro = parse("reorder: {enabled: true}\n");
+  ASSERT_TRUE(ro.ok());
+  EXPECT_FALSE(ro->egress.priority_ack);
+  EXPECT_TRUE(ro->egress.priority_control);
+  auto given = parse("reorder: {enabled: true}\negress: {priority: [ack, control]}\n");
+  ASSERT_TRUE(given.ok());
+  EXPECT_TRUE(given->egress.priority_ack) << "egress.priority given: as given";
+  auto off = parse("reorder: {enabled: false}\n");
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(off->egress.priority_ack);
+}
+
 TEST(Config, FullFileSetsEveryField) {
   auto c = ParseConfigYaml(R"(name: e0
 fabric: {k: 8, levels: 3, role: edge, pod: 1, index: 2}

@@ -4,7 +4,7 @@
 // (one of 8), a 24-bit PSN as an offset from the flow's last (so that runs,
 // gaps, duplicates, old PSNs and wraps all come up), its size, its place
 // (whether it continues a message, whether more follow, a READ response, a
-// READ request and its length) and the time that passed. Every frame must
+// READ request and its length, an ACK) and the time that passed. Every frame must
 // leave exactly once, never before it arrived, in time order, and the
 // counters must add up.
 #include <cstddef>
@@ -53,6 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     at.payload = bytes;
     at.read = (d[3] & 8) != 0;
     at.read_bytes = uint32_t{d[2]} << 6;
+    at.ack = (d[3] & 16) != 0;
     rb.Offer(t, {0x0A000000u + flow, 0x11, (d[3] & 4) != 0}, at, bytes,
              static_cast<uint32_t>(frames.size() - 1), emit);
     if (rb.bytes() > lim.buffer_bytes) std::abort();

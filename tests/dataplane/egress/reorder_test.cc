@@ -1,8 +1,8 @@
 // The reorder stage's reader (dataplane/egress/reorder.h) on whole frames:
 // a RoCEv2 request's flow and PSN, untagged and tagged; READ responses a
-// flow apart; a message's place, its payload, a READ request's length;
-// ACKs, CNPs and non-RoCE frames go on; a BTH or extension header the
-// lengths cannot hold is kBadLength.
+// flow apart, with the ACKs; a message's place, its payload, a READ
+// request's length; CNPs, UD, UC and non-RoCE frames go on; a BTH or
+// extension header the lengths cannot hold is kBadLength.
 #include "dataplane/egress/reorder.h"
 
 #include <gtest/gtest.h>
@@ -99,10 +99,24 @@ TEST(ReorderStage, ReadResponsesAreAFlowApartAndAReadGivesItsLength) {
   }
 }
 
-TEST(ReorderStage, AcksCnpsAndOtherFramesGoOn) {
+TEST(ReorderStage, AcksAreOfTheResponseFlowAndTakeNoPsn) {
   RoceSeq s;
-  EXPECT_EQ(Read(Roce(0x11, 1, 5, 4), s), RoceSeqKind::kOther) << "ACK";
+  for (const uint8_t op : {0x11, 0x12}) {  // ACK, atomic ACK
+    ASSERT_EQ(Read(Roce(op, 0x42, 9, op == 0x11 ? 4 : 12), s), RoceSeqKind::kData) << int{op};
+    EXPECT_TRUE(s.at.ack);
+    EXPECT_TRUE(s.key.response) << "an ACK carries the reader's PSNs, as READ responses do";
+    EXPECT_EQ(s.key.dst_qp, 0x42u);
+    EXPECT_EQ(s.at.psn, 9u);
+  }
+  ASSERT_EQ(Read(Roce(0x04, 0x42, 9), s), RoceSeqKind::kData);
+  EXPECT_FALSE(s.at.ack) << "a SEND ONLY";
+}
+
+TEST(ReorderStage, CnpsUdUcAndOtherFramesGoOn) {
+  RoceSeq s;
   EXPECT_EQ(Read(Roce(0x81, 1, 5, 16), s), RoceSeqKind::kOther) << "CNP";
+  EXPECT_EQ(Read(Roce(0x64, 1, 5, 64), s), RoceSeqKind::kOther) << "UD SEND ONLY";
+  EXPECT_EQ(Read(Roce(0x24, 1, 5, 64), s), RoceSeqKind::kOther) << "UC SEND ONLY";
   const std::vector<uint8_t> udp =
       PacketBuilder()
           .Eth(pkt::MacAddr{{0x02, 0, 0, 0, 0, 1}}, pkt::MacAddr{{0x02, 0, 0, 0, 0, 2}})

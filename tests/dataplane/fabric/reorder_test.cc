@@ -371,6 +371,10 @@ struct QpPort : Port {
   void RMid(TimePs t, uint32_t psn) { Put(t, kResp, {psn, true, true, 1024, false, 0}, 1); }
   void RLast(TimePs t, uint32_t psn) { Put(t, kResp, {psn, true, false, 10, false, 0}, 1); }
   void ROnly(TimePs t, uint32_t psn) { Put(t, kResp, {psn, false, false, 10, false, 0}, 1); }
+  // An ACK of the reader's SEND at psn (the response flow's PSNs).
+  void Ack(TimePs t, uint32_t psn) {
+    Put(t, kResp, {psn, false, false, 0, false, 0, /*ack=*/true}, 2);
+  }
 };
 
 // The responder's own requests and its READ responses on one QP are two
@@ -443,12 +447,52 @@ TEST(Reorder, ReadResponsesWaitWithinAMessageNotAcrossTheReadersSends) {
   EXPECT_EQ(p.rb.counters().old, 0u);
 }
 
+// An ACK past a READ response under way waits for the response to end
+// (else the reader takes the READ for lost); one with nothing under way
+// before it, or of a flow the port does not know, goes at once.
+TEST(Reorder, AnAckWaitsForTheReadResponseBeforeIt) {
+  ReorderLimits lim;
+  lim.timeout = 100 * kUs;
+  QpPort p(lim);
+  p.Ack(0, 50);  // no response flow yet: at once, and none is made
+  EXPECT_EQ(p.out.size(), 1u);
+  EXPECT_EQ(p.rb.counters().flows, 0u);
+  p.RFirst(1 * kUs, 100);
+  p.RMid(2 * kUs, 101);
+  p.Ack(3 * kUs, 104);  // the reader's SEND after the READ (100-103): waits
+  p.RMid(4 * kUs, 102);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{50, 100, 101, 102}));
+  p.RLast(5 * kUs, 103);
+  EXPECT_EQ(p.Psns(), (std::vector<uint32_t>{50, 100, 101, 102, 103, 104}));
+  EXPECT_EQ(p.out.back().first.flow, 2) << "the ACK, after the LAST";
+  p.Ack(6 * kUs, 105);  // between messages: at once
+  EXPECT_EQ(p.out.size(), 7u);
+  // A response held for a gap holds the ACK behind it; the ACK takes no
+  // PSN: the response it waited for comes next, in order.
+  p.RFirst(7 * kUs, 110);
+  p.RLast(8 * kUs, 112);  // 111 on its way
+  p.Ack(9 * kUs, 113);
+  EXPECT_EQ(p.out.size(), 8u);
+  p.RMid(10 * kUs, 111);
+  EXPECT_EQ(p.Psns(),
+            (std::vector<uint32_t>{50, 100, 101, 102, 103, 104, 105, 110, 111, 112, 113}));
+  EXPECT_EQ(p.rb.counters().held, 3u) << "ACK 104, LAST 112, ACK 113";
+  // A response that never ends: the ACK goes at its timeout.
+  p.RFirst(20 * kUs, 120);
+  p.Ack(21 * kUs, 130);
+  p.Expire(121 * kUs);
+  EXPECT_EQ(p.out.back().first, (Tag{2, 130}));
+  EXPECT_EQ(p.out.back().second, 121 * kUs);
+  EXPECT_EQ(p.rb.counters().timeouts, 1u);
+}
+
 // One QP's two directions as a switch port sees them, sprayed: the peer's
 // requests (SENDs of 1-4 packets and READ requests) and its READ responses
 // (to READs of 1-4 packets, between which the reader's own SENDs took
-// 0-3 PSNs), each shuffled locally, READ responses' message starts kept in
-// order (a whole response overtaken by the next is the NIC's: head
-// comment). Every frame leaves once and each flow in PSN order.
+// 0-3 PSNs, their ACK among the responses), each shuffled locally, READ
+// responses' message starts and ACKs kept in order (a whole response
+// overtaken is the NIC's: head comment). Every frame leaves once and each
+// flow in PSN order, ACKs after the responses before them.
 TEST(Reorder, AQpsRequestsAndReadResponsesLeaveInOrder) {
   std::mt19937_64 rng(11);
   for (int round = 0; round < 200; ++round) {
@@ -475,7 +519,9 @@ TEST(Reorder, AQpsRequestsAndReadResponsesLeaveInOrder) {
       } else {
         message(req, false, q, 1 + static_cast<uint32_t>(rng() % 4));
       }
-      r = (r + static_cast<uint32_t>(rng() % 4)) & kPsnMask;  // the reader's SENDs
+      const auto sends = static_cast<uint32_t>(rng() % 4);  // the reader's SENDs, ACKed
+      r = (r + sends) & kPsnMask;
+      if (sends) resp.push_back({true, {(r - 1) & kPsnMask, false, false, 0, false, 0, true}});
       message(resp, true, r, 1 + static_cast<uint32_t>(rng() % 4));
     }
     const auto shuffle = [&](std::vector<Pkt>& v) {
@@ -484,7 +530,7 @@ TEST(Reorder, AQpsRequestsAndReadResponsesLeaveInOrder) {
     };
     shuffle(req);
     shuffle(resp);
-    // Response message starts back in order, at the places starts hold.
+    // Response message starts and ACKs back in order, where they were.
     std::vector<size_t> at;
     std::vector<Pkt> starts;
     for (size_t i = 0; i < resp.size(); ++i) {
