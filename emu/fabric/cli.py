@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
-from . import control, fabric as fabric_mod, nodes, plan as plan_mod, teardown
+from . import control, fabric as fabric_mod, nodes, plan as plan_mod, reports, teardown
 from .fabric import Fabric, load
 from .request import Pfc, Reorder, UpRequest
 from .state import State, fabric_lock, valid_name
@@ -433,11 +433,14 @@ def cmd_mpirun(args: argparse.Namespace) -> int:
         if lb is not None:
             fab.set_policy(lb)
             progress(f"mpirun: policy {lb}")
+        before = fab.counts()
         job = mpi.run(fab.name, fab.state.dir, fab.vms.mgmt_ns(), exec_in, hosts, ranks,
                       program, oversubscribe=args.oversubscribe,
                       mca=[(k, v) for k, v in args.mca or []], env=args.x or [],
                       timeout=args.timeout, capture=args.json, log=progress)
-        rows.append({"lb": lb, **job.to_json()})
+        switches = over_job(fab, before)
+        rows.append({"lb": lb, **job.to_json(),
+                     "fabric_counters": switches.to_json() if switches else None})
         rc = rc or job.rc
         if not args.json:
             totals: dict[str, int] = {}
@@ -446,10 +449,18 @@ def cmd_mpirun(args: argparse.Namespace) -> int:
                     totals[k] = totals.get(k, 0) + v
             progress(f"mpirun: exit {job.rc}{' (timed out)' if job.timed_out else ''} after "
                      f"{job.seconds:.1f} s{f' under {lb}' if lb else ''}; rxe over the job: "
-                     + ", ".join(f"{k} {totals.get(k, 0)}" for k in mpi.SUMMARY_COUNTERS))
+                     + ", ".join(f"{k} {totals.get(k, 0)}" for k in mpi.SUMMARY_COUNTERS)
+                     + (f"; switches: {switches.summary()}" if switches else ""))
     if args.json:
         print(json.dumps(rows[0] if args.lbs is None else {"runs": rows}))
     return rc if 0 <= rc <= 255 else EXIT_FAIL
+
+
+def over_job(fab: Fabric, before: "reports.FabricCounts | None") -> "reports.FabricCounts | None":
+    """The switches' counters since `before` (mpirun's and app's summary;
+    None on a kernel fabric)."""
+    after = fab.counts()
+    return after.minus(before) if after and before else None
 
 
 def vm_exec(fab: Fabric, verb: str) -> Callable[[str, list[str], float],
@@ -525,24 +536,29 @@ def cmd_app(args: argparse.Namespace) -> int:
         for lb in lbs:
             if lb is not None:
                 fab.set_policy(lb)
+            before = fab.counts()
             res = apps.run(app, server, client, srv, exec_in, ends, extra, args.timeout,
                            log=progress)
-            results.append((lb, res))
+            switches = over_job(fab, before)
+            results.append((lb, res, switches))
             if not args.json:
                 sys.stdout.write(res.stdout)
                 if res.error:
                     print(f"ofan-emu: app {app.name}: {res.error}", file=sys.stderr)
                 figures = ", ".join(f"{k} {v:g}" for k, v in res.result.items())
                 progress(f"app {app.name}: {client} -> {server}"
-                         f"{f' under {lb}' if lb else ''}: {figures or 'no result'}")
+                         f"{f' under {lb}' if lb else ''}: {figures or 'no result'}"
+                         + (f"; switches: {switches.summary()}" if switches else ""))
     except qemu.VmError as e:
         raise FabricError(f"app: VM host {server}: {e}")
     finally:
         srv.detach()
     if args.json:
-        app_rows: list[dict[str, Any]] = [{"lb": lb, **res.to_json()} for lb, res in results]
+        app_rows: list[dict[str, Any]] = [
+            {"lb": lb, **res.to_json(), "fabric_counters": sw.to_json() if sw else None}
+            for lb, res, sw in results]
         print(json.dumps(app_rows[0] if args.lbs is None else {"runs": app_rows}))
-    rc = next((r.rc for _, r in results if r.rc != 0), 0)
+    rc = next((r.rc for _, r, _ in results if r.rc != 0), 0)
     return rc if 0 <= rc <= 255 else EXIT_FAIL
 
 

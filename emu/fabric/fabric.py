@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from . import control, facts, netns, nodes, plan as plan_mod, stitch, teardown
+from . import control, facts, netns, nodes, plan as plan_mod, reports, stitch, teardown
 from .context import NodeContext
 from .control_plane import AgentControl, check_control
 from .nodes import HostKind, RxeVmHosts, SwitchKind, UroceHosts, host_if, port_if
@@ -422,6 +422,26 @@ class Fabric:
         for s in self.ctx.switches:
             if s.uplinks and s.name not in self.state.failed_switches:
                 control.request(self.ctx.sock(s.name), "set_policy", policy=lb, ofan_mode=mode)
+
+    def counts(self) -> "reports.FabricCounts | None":
+        """The live switches' drops, pause frames and reorder counters,
+        summed (a kernel fabric: None)."""
+        if self.kind.switch != "ofan":
+            return None
+        answers = {cmd: control.request_all(self.ctx.sock_dir(), cmd)
+                   for cmd in ("queues", "counters")}
+        per_switch: dict[str, dict[str, Any]] = {}
+        for s in self.ctx.switches:
+            if s.name in self.state.failed_switches or not self.ctx.here(s.name):
+                continue
+            snap = {}
+            for cmd, per in answers.items():
+                ok, val = per.get(s.name, (False, "no control socket"))
+                if not ok:
+                    raise FabricError(f"{self.ctx.sock(s.name)}: {cmd}: {val}")
+                snap[cmd] = val
+            per_switch[s.name] = snap
+        return reports.fabric_counts(per_switch)
 
     def set_link(self, link: Link, up: bool) -> None:
         """Both ends of a link (its veths, if it has them) up or down, and

@@ -7,10 +7,11 @@ gives:    parse_progress(line) -> (done, total) or None; parse_host_report,
           parse_coll_result, parse_sim_report, check_snapshot -> the
           document, or FabricError (exit 1) naming the program and what in
           its output is not as run.py needs it; engine_stats(snapshot) ->
-          EngineStats, what a switch's status says of its engine
+          EngineStats, what a switch's status says of its engine;
+          fabric_counts(per switch queues and counters) -> FabricCounts
 The shapes list what run.py reads; the programs may say more.
 """
-from dataclasses import dataclass
+from dataclasses import asdict, astuple, dataclass
 from typing import Any
 
 from . import shapes
@@ -54,7 +55,7 @@ SNAPSHOT_SHAPE = {
                 "pfc?": Optional({"sent": int, "received": int, "paused_us": float,
                                   "lossless_drops": int}),
                 "reorder?": Optional({"held": int, "timeouts": int, "max_bytes": int,
-                                      "max_hold_us": float})}],
+                                      "max_hold_us": float, "old?": int})}],
     "ports": [{"port": int, "tx_bytes": int, "rx_missed?": int}],
     "counters": {"drops?": MapOf(int)},
     "status?": {"engine?": ENGINE_SHAPE,
@@ -124,6 +125,54 @@ def check_snapshot(snap: object, switch: str, nports: int | None = None) -> dict
                     raise FabricError(f"{where}.{what}[{i}].port: {rec['port']} is not a port "
                                       f"of the switch (it has {nports})")
     return doc
+
+
+# What mpirun and app read of every switch: its queues and counters.
+COUNTS_SHAPE = {"queues": SNAPSHOT_SHAPE["queues"], "counters": SNAPSHOT_SHAPE["counters"]}
+
+
+@dataclass(frozen=True)
+class FabricCounts:
+    """The switches' counters summed, or their change over a job (mpirun,
+    app): frames dropped for any reason, PFC pause frames sent, and the
+    reorder stages' frames held, released by a timeout, and passed as
+    already released (retransmissions, duplicates)."""
+    drops: int = 0
+    pause_frames: int = 0
+    reorder_held: int = 0
+    reorder_timeouts: int = 0
+    reorder_old: int = 0
+
+    def minus(self, before: "FabricCounts") -> "FabricCounts":
+        return FabricCounts(*(a - b for a, b in zip(astuple(self), astuple(before))))
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        return (f"drops {self.drops}, pause frames {self.pause_frames}, reorder held "
+                f"{self.reorder_held} / timeouts {self.reorder_timeouts} / old {self.reorder_old}")
+
+
+def fabric_counts(per_switch: dict[str, dict[str, Any]]) -> FabricCounts:
+    """The sums over switches of their {queues, counters} (ofanctl's),
+    each checked against COUNTS_SHAPE."""
+    drops = pauses = held = timeouts = old = 0
+    for name, snap in per_switch.items():
+        try:
+            doc = shapes.check(snap, COUNTS_SHAPE, f"switch {name} (ofanctl)")
+        except shapes.ShapeError as e:
+            raise FabricError(str(e)) from None
+        drops += sum(doc["counters"].get("drops", {}).values())
+        for q in doc["queues"]:
+            if q.get("pfc"):
+                pauses += q["pfc"]["sent"]
+            ro = q.get("reorder")
+            if ro:
+                held += ro["held"]
+                timeouts += ro["timeouts"]
+                old += ro.get("old", 0)
+    return FabricCounts(drops, pauses, held, timeouts, old)
 
 
 def engine_stats(snap: dict[str, Any]) -> EngineStats | None:

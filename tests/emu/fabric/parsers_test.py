@@ -345,6 +345,8 @@ def mutated_reports(doc: Any, which: str) -> None:
         else:
             r = reports.check_snapshot(doc, "l0", nports=4)
             assert all(0 <= x["port"] < 4 for x in r["queues"] + r["ports"])
+            c = reports.fabric_counts({"l0": doc})
+            assert c.minus(c) == reports.FabricCounts()
     except FabricError as e:
         assert one_line(e), repr(str(e))
 
@@ -741,6 +743,30 @@ def shape_edges() -> None:
             check(f"shapes: {doc} is refused in one line", "\n" not in str(e), str(e))
 
 
+def fabric_counts() -> None:
+    """reports.fabric_counts: the switches' drops, pause frames and reorder
+    counters summed; minus gives a job's change."""
+    q = {"port": 0, "max_bytes": 0, "ecn_marked": 0,
+         "pfc": {"sent": 5, "received": 0, "paused_us": 0.0, "lossless_drops": 0},
+         "reorder": {"held": 7, "timeouts": 1, "max_bytes": 0, "max_hold_us": 0.0, "old": 2}}
+    a = {"queues": [q, {"port": 1, "max_bytes": 0, "ecn_marked": 0}],
+         "counters": {"drops": {"buffer_full": 3, "no_route": 1}}}
+    b = {"queues": [dict(q, reorder=None, pfc=None)], "counters": {}}
+    got = reports.fabric_counts({"e0-0": a, "a0-0": b})
+    want = reports.FabricCounts(drops=4, pause_frames=5, reorder_held=7, reorder_timeouts=1,
+                                reorder_old=2)
+    check("fabric_counts: sums over switches and queues", got == want, repr(got))
+    check("fabric_counts: minus", got.minus(reports.FabricCounts(drops=1, reorder_held=7))
+          == reports.FabricCounts(3, 5, 0, 1, 2), repr(got))
+    check("fabric_counts: to_json", got.to_json()["pause_frames"] == 5, repr(got.to_json()))
+    try:
+        reports.fabric_counts({"e0-0": {"queues": "x", "counters": {}}})
+        check("fabric_counts: a bad answer is refused", False, "accepted")
+    except FabricError as e:
+        check("fabric_counts: a bad answer is refused in one line naming the switch",
+              "\n" not in str(e) and "e0-0" in str(e), str(e))
+
+
 def fabric_requests() -> None:
     """control.request_all (one ofanctl --fabric for every switch): a
     folder without sockets and a command not for a whole fabric are one-line
@@ -786,6 +812,7 @@ def main() -> int:
                 check(f"{prop.__name__}: never an untyped error", False, traceback.format_exc())
         run_rows()
         shape_edges()
+        fabric_counts()
         fabric_requests()
         cli()
         documented_commands()
