@@ -144,8 +144,9 @@ Status Switch::SetupPfcThresholds() {
   }
   pfc_gen_ = PfcGenerator(pfc_th_, refresh);
   if (engine_now_) {
+    // RC ACKs queued with data (no ack priority) are of data's class.
     emu_pfc_ = std::make_unique<EmuPfc>(fabric::PfcIngress(pfc_th_, refresh, cfg_.pfc.quanta),
-                                        cfg_.pfc.dscp);
+                                        cfg_.pfc.dscp, !cfg_.egress.priority_ack);
     emu_pfc_->wd_detect_ps = fabric::TimePs{cfg_.pfc.wd_detect_ms} * 1'000'000'000;
     emu_pfc_->wd_restore_ps = fabric::TimePs{cfg_.pfc.wd_restore_ms} * 1'000'000'000;
     emu_pfc_->wd_action = cfg_.pfc.wd_action;
@@ -202,6 +203,7 @@ Status Switch::SetupPorts() {
       qc.wd_restore_ps = fabric::TimePs{cfg_.pfc.wd_restore_ms} * 1'000'000'000;
       qc.wd_action = cfg_.pfc.wd_action;
       qc.lossless_dscp = cfg_.pfc.dscp;
+      qc.lossless_acks = !cfg_.egress.priority_ack;
     }
     return qc;
   };

@@ -12,8 +12,10 @@
 // The lossless class is the normal queue's IPv4 frames whose DSCP maps to
 // the PFC priority (kRoceDscp -> 3 by default), from a port of the switch
 // (IsLosslessFrame); ACK/NAK/CNP and control frames go through the
-// strict-priority queue and are never paused. A lossless frame carries its ingress port, marked, in
-// mbuf->port from Admit until Release, so that Release needs no lookup.
+// strict-priority queue and are never paused (RC ACKs queued with data, the
+// reorder stage's fabric, are of data's class). A lossless frame carries
+// its ingress port, marked, in mbuf->port from Admit until Release, so
+// that Release needs no lookup.
 #pragma once
 
 #include <rte_mbuf.h>
@@ -27,10 +29,12 @@
 namespace ofan::dp {
 
 struct EmuPfc {
-  EmuPfc(fabric::PfcIngress m, uint8_t lossless_dscp) : model(std::move(m)), dscp(lossless_dscp) {}
+  EmuPfc(fabric::PfcIngress m, uint8_t lossless_dscp, bool lossless_acks = false)
+      : model(std::move(m)), dscp(lossless_dscp), acks(lossless_acks) {}
 
   fabric::PfcIngress model;
   uint8_t dscp = fabric::kRoceDscp;
+  bool acks = false;  // RC ACKs of dscp are lossless (queued with data: no ack priority)
   // The watchdog every port's lossless queue runs (PortQueue keeps its own
   // fabric::PfcWatchdog with these).
   fabric::TimePs wd_detect_ps = 0, wd_restore_ps = 0;
@@ -45,7 +49,8 @@ struct EmuPfc {
   // Is this normal-queue frame lossless? Its DSCP against the class's.
   bool Lossless(const rte_mbuf* m) const {
     if (m->port >= model.ports()) return false;  // no ingress port: a control frame
-    return IsLosslessFrame(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), dscp);
+    return IsLosslessFrame(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), dscp,
+                           acks);
   }
   // Admits m (a lossless frame from m->port) at t; false: a lossless drop.
   bool Admit(rte_mbuf* m, fabric::TimePs t) {

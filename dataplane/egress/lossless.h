@@ -41,7 +41,10 @@ inline bool HasDscp(const uint8_t* f, uint32_t len, uint8_t dscp) {
 // kPriorityDscp is not `dscp`'s). The switch asks it of
 // its normal queue's frames, the engine of a host's (its NIC's MAC pauses
 // only this class).
-inline bool IsLosslessFrame(const uint8_t* f, uint32_t len, uint8_t dscp) {
+// acks: RC ACKs and NAKs of `dscp` are lossless too (a switch that queues
+// them with data, egress.priority without ack: a dropped ACK costs the
+// sender a timeout, and one the lossless class cannot overtake).
+inline bool IsLosslessFrame(const uint8_t* f, uint32_t len, uint8_t dscp, bool acks = false) {
   if (!HasDscp(f, len, dscp)) return false;
   const uint16_t l3 = ForwardedL3Offset(f);
   const uint8_t* ip = f + l3;
@@ -49,7 +52,8 @@ inline bool IsLosslessFrame(const uint8_t* f, uint32_t len, uint8_t dscp) {
   if (ip[9] != pkt::ipproto::kUdp || ihl < 20 || len < l3 + ihl + 8 + 1) return true;
   const uint8_t* udp = ip + ihl;
   if (pkt::Rd16(udp + 2) != pkt::kRoceV2Port) return true;
-  return !pkt::IsAckClass(udp[8]);  // the BTH's opcode
+  const uint8_t op = udp[8];  // the BTH's opcode
+  return !pkt::IsAckClass(op) || (acks && pkt::IsRcOpcode(op));
 }
 
 }  // namespace ofan::dp

@@ -120,6 +120,7 @@ struct PortQueueConfig {
   // engine's EmuPfc admits them.
   static constexpr uint16_t kNoDscp = 0x100;
   uint16_t lossless_dscp = kNoDscp;
+  bool lossless_acks = false;  // RC ACKs of that DSCP too (egress/lossless.h)
   uint32_t burst = 32;         // TX burst
   uint32_t ring_slots = 1024;  // per queue, power of two
   // The shared engine's: time in emulated ps, the link as EmuPort models

@@ -274,6 +274,17 @@ TEST(LosslessClass, RoceDataOfItsDscpOnlyNotItsAcks) {
   EXPECT_TRUE(lossless(roce(d26, 0x0A, true)));    // behind a VLAN tag
   EXPECT_FALSE(lossless(roce(d26, 0x11)));         // ACK: strict priority, lossy
   EXPECT_FALSE(lossless(roce(0 << 2 | 2, 0x0A)));  // DSCP 0: best effort
+  // A switch that queues RC ACKs with data (reorder on) keeps them lossless
+  // too; a CNP stays lossy; the host NIC's class is the DSCP alone.
+  auto with_acks = [](const std::vector<uint8_t>& f) {
+    return dp::IsLosslessFrame(f.data(), static_cast<uint32_t>(f.size()), kRoceDscp, true);
+  };
+  EXPECT_TRUE(with_acks(roce(d26, 0x11)));
+  EXPECT_TRUE(with_acks(roce(d26, 0x12)));
+  EXPECT_FALSE(with_acks(roce(d26, 0x81)));
+  EXPECT_FALSE(with_acks(roce(0 << 2 | 2, 0x11)));
+  const std::vector<uint8_t> ack = roce(d26, 0x11);
+  EXPECT_TRUE(dp::HasDscp(ack.data(), static_cast<uint32_t>(ack.size()), kRoceDscp));
   const auto udp = pkt::PacketBuilder().Eth(a, b).Ipv4(1, 2, 64, d26).Udp(1, 2).Payload(8).Build();
   EXPECT_TRUE(lossless(udp));  // the DSCP decides for anything else
   const auto arp = pkt::PacketBuilder().Eth(a, b, pkt::ethertype::kArp).PadTo(60).Build();
