@@ -165,10 +165,9 @@ void PortQueue::Enqueue(int queue, rte_mbuf** pkts, uint32_t n, uint64_t bytes, 
   uint64_t lossless_added = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
-    if (pfc &&
-        IsLosslessFrame(rte_pktmbuf_mtod(pkts[i], const uint8_t*), rte_pktmbuf_data_len(pkts[i]),
-                        static_cast<uint8_t>(cfg_.lossless_dscp), cfg_.lossless_acks))
-        [[unlikely]] {
+    if (pfc && IsLosslessFrame(
+                   rte_pktmbuf_mtod(pkts[i], const uint8_t*), rte_pktmbuf_data_len(pkts[i]),
+                   static_cast<uint8_t>(cfg_.lossless_dscp), cfg_.lossless_acks)) [[unlikely]] {
       // PFC's class: its ingress port's account, not this port's buffer.
       if (!tally_->Fits(pkts[i], len)) {
         ++lossless_dropped;

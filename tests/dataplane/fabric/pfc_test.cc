@@ -40,12 +40,12 @@ TEST(PfcHeadroom, CableBothWaysPlusResponsePlusTwoFrames) {
 }
 
 TEST(PfcThresholdsTest, DerivedFromTheBufferAndErrorsNameWhatDoesNotFit) {
-  auto th = MakePfcThresholds(256 * 1024, 10'000, 0, 0, 4'220);
+  auto th = MakePfcThresholds(uint64_t{256} * 1024, 10'000, 0, 0, 4'220);
   ASSERT_TRUE(th) << th.error().message;
   EXPECT_EQ(th->xoff, 256u * 1024 - 10'000);
   EXPECT_EQ(th->xon, th->xoff - 4'220);
   EXPECT_EQ(th->headroom, 10'000u);
-  auto given = MakePfcThresholds(256 * 1024, 10'000, 100'000, 50'000, 4'220);
+  auto given = MakePfcThresholds(uint64_t{256} * 1024, 10'000, 100'000, 50'000, 4'220);
   ASSERT_TRUE(given);
   EXPECT_EQ(given->xoff, 100'000u);
   EXPECT_EQ(given->xon, 50'000u);
