@@ -662,6 +662,13 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
       const RoceSeqKind kind =
           ReadRoceSeq(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), seq);
       if (kind == RoceSeqKind::kData) {
+        // PFC admits a lossless frame as it arrives, not as the stage lets
+        // it go: what waits for its PSN is its ingress port's to pause for
+        // (a held run released at once would overrun the headroom).
+        if (!AdmitLossless(m, t, tx, tally)) {
+          emu_last_ = t;
+          continue;
+        }
         reorder_->Offer(t, seq.key, seq.at, rte_pktmbuf_pkt_len(m), m,
                         [&](rte_mbuf* r, fabric::TimePs at) {
                           emu_last_ = std::max(at, emu_last_);
@@ -679,27 +686,34 @@ void PortQueue::EnqueueEmu(int queue, rte_mbuf** pkts, uint32_t n, LcoreCounters
   FinishEmu(queue, tally, ctr);
 }
 
+bool PortQueue::AdmitLossless(rte_mbuf* m, fabric::TimePs t, EmuBatch& tx, EmuTally& n) {
+  if (!pfc_ || EmuPfc::Marked(m) || !pfc_->Lossless(m)) return true;
+  if (pause_.dropping()) {
+    // The watchdog's drop action: this queue's lossless frames are
+    // discarded until it restores.
+    ++n.wd_drop;
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  emu_->StartBefore(t, tx);  // releases before t come before this admission
+  if (!pfc_->Admit(m, t)) {
+    ++n.lossless_dropped;
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  return true;
+}
+
 void PortQueue::AdmitEmu(rte_mbuf* m, fabric::TimePs t, int queue, bool forwarded, EmuBatch& tx,
                          EmuTally& n) {
   const uint32_t len = rte_pktmbuf_pkt_len(m);
   // PFC's class: admitted by its ingress port's account, not this
-  // port's buffer (egress/emu_pfc.h, fabric/pfc.h).
+  // port's buffer (egress/emu_pfc.h, fabric/pfc.h); a frame the reorder
+  // stage held was admitted as it arrived (Marked).
   bool lossless = false;
-  if (pfc_ && queue == kNormalQueue && pfc_->Lossless(m)) [[unlikely]] {
-    if (pause_.dropping()) {
-      // The watchdog's drop action: this queue's lossless frames are
-      // discarded until it restores.
-      ++n.wd_drop;
-      rte_pktmbuf_free(m);
-      return;
-    }
-    emu_->StartBefore(t, tx);  // releases before t come before this admission
-    if (!pfc_->Admit(m, t)) {
-      ++n.lossless_dropped;
-      rte_pktmbuf_free(m);
-      return;
-    }
-    lossless = true;
+  if (pfc_ && queue == kNormalQueue) [[unlikely]] {
+    if (!AdmitLossless(m, t, tx, n)) return;
+    lossless = EmuPfc::Marked(m);
   }
   // Only IPv4 frames can carry CE: marking another would rewrite its
   // bytes (a PFC frame's opcode and pause time). Forwarded frames are
@@ -897,8 +911,13 @@ uint32_t PortQueue::DropWaiting(LcoreCounters& ctr) {
       if (EmuPfc::Marked(m)) pfc_->Release(m, t);
       rte_pktmbuf_free(m);
     });
-    // What waited for its PSN (not yet any account's) goes too.
-    if (reorder_) n += reorder_->Flush([](rte_mbuf* m) { rte_pktmbuf_free(m); });
+    // What waited for its PSN goes too, out of its ingress port's account.
+    if (reorder_) {
+      n += reorder_->Flush([&](rte_mbuf* m) {
+        if (EmuPfc::Marked(m)) pfc_->Release(m, t);
+        rte_pktmbuf_free(m);
+      });
+    }
     PublishEmu();
   }
   if (n) ctr.Add(Counter::kDropSwitchDown, n);

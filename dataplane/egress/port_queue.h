@@ -322,6 +322,10 @@ class alignas(64) PortQueue {
   struct EmuTally {
     uint32_t dropped = 0, marked = 0, queued = 0, lossless_dropped = 0, wd_drop = 0;
   };
+  // PFC's admission of a normal-queue frame at t, by its ingress port's
+  // account, if it is of the lossless class and not admitted already
+  // (Marked); false: dropped (lossless or watchdog drop, counted in n).
+  bool AdmitLossless(rte_mbuf* m, fabric::TimePs t, EmuBatch& tx, EmuTally& n);
   // One frame onto the EmuPort at t: PFC's admission, the buffer, ECN.
   void AdmitEmu(rte_mbuf* m, fabric::TimePs t, int queue, bool forwarded, EmuBatch& tx,
                 EmuTally& n);

@@ -7,9 +7,10 @@
 // modifies:  nothing here: ReadRoceSeq only reads the frame
 // next:      kData (RC requests, READ responses, ACKs: with `reorder` on
 //            the switches queue RC ACKs with data, egress.priority [control],
-//            so that they cannot overtake a QP's READ responses): the port's
-//            ReorderBuffer, whose releases go on to the port's PFC admission
-//            and EmuPort (PortQueue::AdmitEmu); kOther (CNP, UD/UC, non-RoCE,
+//            so that they cannot overtake a QP's READ responses): PFC's
+//            admission as it arrives (a held frame is its ingress port's to
+//            pause for), then the port's ReorderBuffer, whose releases go on
+//            to the EmuPort (PortQueue::AdmitEmu); kOther (CNP, UD/UC, non-RoCE,
 //            control frames) and kBadLength (a BTH the frame's lengths do
 //            not hold, counted): straight on
 #pragma once
