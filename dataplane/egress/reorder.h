@@ -35,9 +35,9 @@ struct RoceSeq {
 // an RDMA READ response, an ACK/NAK or atomic ACK: ReorderPsn::ack, of the
 // response flow): IPv4 (untagged or one 802.1Q tag), UDP to 4791, an RC
 // opcode.
-// A RoCEv2 frame whose IPv4 total length runs past the frame, or whose UDP
-// length cannot hold the BTH, the headers its opcode has and the ICRC, is
-// kBadLength.
+// A RoCEv2 frame whose IPv4 total length runs past the frame, whose UDP
+// length runs past the IPv4 packet or cannot hold the BTH, the headers its
+// opcode has and the ICRC, is kBadLength.
 inline RoceSeqKind ReadRoceSeq(const uint8_t* f, uint32_t len, RoceSeq& out) {
   if (len < 14 + 20) return RoceSeqKind::kOther;
   const uint16_t l3 = ForwardedL3Offset(f);
@@ -50,7 +50,8 @@ inline RoceSeqKind ReadRoceSeq(const uint8_t* f, uint32_t len, RoceSeq& out) {
   if (pkt::Rd16(udp + 2) != pkt::kRoceV2Port) return RoceSeqKind::kOther;
   constexpr uint32_t kBth = 12;
   const uint32_t udp_len = pkt::Rd16(udp + 4);
-  if (pkt::Rd16(ip + 2) > len - l3 || udp_len < 8 + kBth + pkt::kIcrcBytes ||
+  const uint32_t ip_len = pkt::Rd16(ip + 2);
+  if (ip_len > len - l3 || udp_len + ihl > ip_len || udp_len < 8 + kBth + pkt::kIcrcBytes ||
       len < l3 + ihl + 8 + kBth) {
     return RoceSeqKind::kBadLength;
   }

@@ -136,6 +136,12 @@ TEST(ReorderStage, ABthTheLengthsCannotHoldIsBadLength) {
   f[14 + 20 + 4] = 0;  // UDP length 12: no room for BTH and ICRC
   f[14 + 20 + 5] = 12;
   EXPECT_EQ(Read(f, s), RoceSeqKind::kBadLength);
+  // A UDP length past the IPv4 packet (the fuzz target's find): its payload
+  // would be more than the frame holds.
+  std::vector<uint8_t> u = Roce(0x0A, 1, 2);
+  u[14 + 20 + 4] = 0x23;
+  u[14 + 20 + 5] = 0x68;
+  EXPECT_EQ(Read(u, s), RoceSeqKind::kBadLength);
   // A READ request whose UDP length has room for the BTH and ICRC, not the
   // RETH its opcode says follows.
   std::vector<uint8_t> r = Roce(0x0C, 1, 2, 0);
