@@ -423,25 +423,30 @@ class Fabric:
             if s.uplinks and s.name not in self.state.failed_switches:
                 control.request(self.ctx.sock(s.name), "set_policy", policy=lb, ofan_mode=mode)
 
+    def ask_live(self, cmds: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+        """Per live switch of an ofan-dp fabric, its answer to each command
+        (each asked of every switch by one ofanctl); a failed switch is not
+        asked, a live one's error is a FabricError."""
+        answers = {cmd: control.request_all(self.ctx.sock_dir(), cmd) for cmd in cmds}
+        out: dict[str, dict[str, Any]] = {}
+        for s in self.ctx.switches:
+            if s.name in self.state.failed_switches:
+                continue
+            snap = {}
+            for cmd, per_switch in answers.items():
+                ok, val = per_switch.get(s.name, (False, "no control socket"))
+                if not ok:
+                    raise FabricError(f"{self.ctx.sock(s.name)}: {cmd}: {val}")
+                snap[cmd] = val
+            out[s.name] = snap
+        return out
+
     def counts(self) -> "reports.FabricCounts | None":
         """The live switches' drops, pause frames and reorder counters,
         summed (a kernel fabric: None)."""
         if self.kind.switch != "ofan":
             return None
-        answers = {cmd: control.request_all(self.ctx.sock_dir(), cmd)
-                   for cmd in ("queues", "counters")}
-        per_switch: dict[str, dict[str, Any]] = {}
-        for s in self.ctx.switches:
-            if s.name in self.state.failed_switches or not self.ctx.here(s.name):
-                continue
-            snap = {}
-            for cmd, per in answers.items():
-                ok, val = per.get(s.name, (False, "no control socket"))
-                if not ok:
-                    raise FabricError(f"{self.ctx.sock(s.name)}: {cmd}: {val}")
-                snap[cmd] = val
-            per_switch[s.name] = snap
-        return reports.fabric_counts(per_switch)
+        return reports.fabric_counts(self.ask_live(("queues", "counters")))
 
     def set_link(self, link: Link, up: bool) -> None:
         """Both ends of a link (its veths, if it has them) up or down, and

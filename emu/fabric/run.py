@@ -111,20 +111,11 @@ class Runner:
         """Per switch: queues, ports, counters (ofan-dp fabrics), each asked
         of every switch by one ofanctl; a failed switch's answer (or its
         silence) is not asked for, a live one's error is the run's."""
-        out: Snapshot = {}
         if not self.ofan:
-            return out
-        answers = {cmd: control.request_all(self.fab.ctx.sock_dir(), cmd)
-                   for cmd in ("queues", "ports", "counters", "status")}
-        for s in self.live_switches():
-            snap = {}
-            for cmd, per_switch in answers.items():
-                ok, val = per_switch.get(s.name, (False, "no control socket"))
-                if not ok:
-                    raise FabricError(f"{self.fab.ctx.sock(s.name)}: {cmd}: {val}")
-                snap[cmd] = val
-            out[s.name] = reports.check_snapshot(snap, s.name, nports=len(s.ports))
-        return out
+            return {}
+        raw = self.fab.ask_live(("queues", "ports", "counters", "status"))
+        return {s.name: reports.check_snapshot(raw[s.name], s.name, nports=len(s.ports))
+                for s in self.live_switches()}
 
     def reset_queues(self) -> None:
         if self.ofan:
