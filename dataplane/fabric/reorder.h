@@ -213,15 +213,15 @@ class ReorderBuffer {
         return;
       }
     }
-    const int32_t d = PsnDiff(psn, f.expected);
-    if (d == 0 || (d > 0 && f.loose && place.starts && BeforeHeld(f, psn))) {
+    // (At the next PSN nothing held comes before it: BeforeHeld holds.)
+    if (TakesNext(f, psn, place) && BeforeHeld(f, psn)) {
       ++c_.in_order;
       Advance(f, psn, place);
       emit(h, t);
       ReleaseRun(f, t, false, emit);
       return;
     }
-    if (d < 0) {  // released already: a retransmission or a duplicate
+    if (PsnDiff(psn, f.expected) < 0) {  // released already: a retransmission or a duplicate
       ++c_.old;
       emit(h, t);
       return;
@@ -236,7 +236,7 @@ class ReorderBuffer {
     const int32_t fi = Find(k);
     if (fi != kNone && flows_[fi].anchored && !AckGoes(flows_[fi], psn)) {
       Touch(fi, t);
-      Hold(flows_[fi], fi, t, psn, bytes, Place{0, true, true, true}, h, emit);
+      Hold(flows_[fi], fi, t, psn, bytes, Place{.ack = true}, h, emit);
       return;
     }
     ++c_.in_order;
@@ -348,6 +348,11 @@ class ReorderBuffer {
   bool AckGoes(const Flow& f, uint32_t psn) const {
     if (f.head != kNone && PsnDiff(held_[f.head].psn, psn) < 0) return false;
     return f.loose || PsnDiff(psn, f.expected) <= 0;
+  }
+  // A frame at psn is the flow's next: its next PSN, or where the next PSN
+  // is a guess (Advance) a later frame that starts a message.
+  static bool TakesNext(const Flow& f, uint32_t psn, const Place& pl) {
+    return psn == f.expected || (f.loose && pl.starts && PsnDiff(psn, f.expected) > 0);
   }
   // psn comes before every frame flow f holds.
   bool BeforeHeld(const Flow& f, uint32_t psn) const {
@@ -499,10 +504,8 @@ class ReorderBuffer {
   void ReleaseRun(Flow& f, TimePs t, bool timed_out, Emit&& emit) {
     // The head leaves if it is the next PSN, or the next message's start
     // where the next PSN is a guess (Advance), or an ACK that may go.
-    while (f.head != kNone &&
-           (held_[f.head].psn == f.expected ||
-            (f.loose && held_[f.head].place.starts && PsnDiff(held_[f.head].psn, f.expected) > 0) ||
-            (held_[f.head].place.ack && AckGoes(f, held_[f.head].psn)))) {
+    while (f.head != kNone && (TakesNext(f, held_[f.head].psn, held_[f.head].place) ||
+                               (held_[f.head].place.ack && AckGoes(f, held_[f.head].psn)))) {
       const int32_t hi = f.head;
       Held& e = held_[hi];
       f.head = e.next;
