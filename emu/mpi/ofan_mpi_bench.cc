@@ -8,6 +8,9 @@
 //           every element of every result is checked against what the
 //           ranks' known inputs make it (exact: integers in doubles and in
 //           int32)
+//           each row: the mean time per call and its median, minimum and
+//           maximum (a call's time is its slowest rank's: every call
+//           starts after a barrier)
 // exit:     0 all results right; 1 a result wrong (each other rank's count
 //           of wrong elements on stderr, the total in rank 0's rows); 2 a
 //           bad command line (every rank, before MPI
@@ -46,7 +49,8 @@ struct Options {
 struct Row {
   std::string op;
   uint64_t bytes = 0;  // per rank's buffer
-  double us = 0;       // per call, the slowest rank
+  double us = 0;       // per call, the slowest rank, the mean over the calls
+  double us_median = 0, us_min = 0, us_max = 0;  // the same, over the calls
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   uint64_t wrong = 0;  // elements that differ, summed over ranks
@@ -65,18 +69,35 @@ int32_t AlltoallIn(int r, int d, uint64_t j) {
       (static_cast<uint64_t>(r) * 7919 + static_cast<uint64_t>(d) * 131 + j) & 0x7fffffff);
 }
 
-// Seconds per call of `call`, averaged over the timed calls, each after a
+// This rank's seconds in each timed call of `call`, each call after a
 // barrier so that every rank starts it together.
 template <class Call>
-double SecondsPerCall(const Options& o, Call&& call) {
-  double t = 0;
+std::vector<double> SecondsPerCall(const Options& o, Call&& call) {
+  std::vector<double> t;
+  t.reserve(static_cast<size_t>(o.iters));
   for (int it = 0; it < o.warmup + o.iters; ++it) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     call();
-    if (it >= o.warmup) t += MPI_Wtime() - t0;
+    if (it >= o.warmup) t.push_back(MPI_Wtime() - t0);
   }
-  return t / o.iters;
+  return t;
+}
+
+// Each call's time is its slowest rank's (on rank 0); mean, median, min and
+// max of those in microseconds. Collective: every rank calls it.
+void CallTimes(const std::vector<double>& mine, Row& r) {
+  std::vector<double> slowest(mine.size());
+  MPI_Reduce(mine.data(), slowest.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0,
+             MPI_COMM_WORLD);
+  std::sort(slowest.begin(), slowest.end());
+  double sum = 0;
+  for (double s : slowest) sum += s;
+  const size_t n = slowest.size();
+  r.us = sum / static_cast<double>(n) * 1e6;
+  r.us_median = (n % 2 ? slowest[n / 2] : (slowest[n / 2 - 1] + slowest[n / 2]) / 2) * 1e6;
+  r.us_min = slowest.front() * 1e6;
+  r.us_max = slowest.back() * 1e6;
 }
 
 // nccl-tests' bus bandwidth over algorithm bandwidth (the top of this file).
@@ -88,13 +109,15 @@ Row RunAllreduce(uint64_t bytes, const Options& o, int rank, int n) {
   const uint64_t count = std::max<uint64_t>(1, bytes / sizeof(double));
   std::vector<double> in(count), out(count);
   for (uint64_t i = 0; i < count; ++i) in[i] = AllreduceIn(rank, i);
-  const double t = SecondsPerCall(o, [&] {
+  const auto t = SecondsPerCall(o, [&] {
     MPI_Allreduce(in.data(), out.data(), static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
                   MPI_COMM_WORLD);
   });
   uint64_t wrong = 0;
   for (uint64_t i = 0; i < count; ++i) wrong += out[i] != AllreduceOut(n, i);
-  return Row{.op = "allreduce", .bytes = count * sizeof(double), .us = t * 1e6, .wrong = wrong};
+  Row r{.op = "allreduce", .bytes = count * sizeof(double), .wrong = wrong};
+  CallTimes(t, r);
+  return r;
 }
 
 Row RunAlltoall(uint64_t bytes, const Options& o, int rank, int n) {
@@ -104,7 +127,7 @@ Row RunAlltoall(uint64_t bytes, const Options& o, int rank, int n) {
   for (int d = 0; d < n; ++d) {
     for (uint64_t j = 0; j < per; ++j) in[d * per + j] = AlltoallIn(rank, d, j);
   }
-  const double t = SecondsPerCall(o, [&] {
+  const auto t = SecondsPerCall(o, [&] {
     MPI_Alltoall(in.data(), static_cast<int>(per), MPI_INT32_T, out.data(), static_cast<int>(per),
                  MPI_INT32_T, MPI_COMM_WORLD);
   });
@@ -112,7 +135,9 @@ Row RunAlltoall(uint64_t bytes, const Options& o, int rank, int n) {
   for (int s = 0; s < n; ++s) {
     for (uint64_t j = 0; j < per; ++j) wrong += out[s * per + j] != AlltoallIn(s, rank, j);
   }
-  return Row{.op = "alltoall", .bytes = per * n * sizeof(int32_t), .us = t * 1e6, .wrong = wrong};
+  Row r{.op = "alltoall", .bytes = per * n * sizeof(int32_t), .wrong = wrong};
+  CallTimes(t, r);
+  return r;
 }
 
 // Every rank parses the same command line; rank 0 alone says what is wrong.
@@ -169,18 +194,15 @@ int Run(int argc, char** argv) {
   for (const auto& op : plan.ops) {
     for (uint64_t bytes : plan.sizes) {
       Row r = op == "allreduce" ? RunAllreduce(bytes, o, rank, n) : RunAlltoall(bytes, o, rank, n);
-      double us_max = 0;
       uint64_t wrong_sum = 0;
-      MPI_Reduce(&r.us, &us_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
       MPI_Reduce(&r.wrong, &wrong_sum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
       if (r.wrong && rank != 0) {
         std::fprintf(stderr, "%s: rank %d: %s of %llu B: %llu elements wrong\n", kProgram, rank,
                      op.c_str(), static_cast<unsigned long long>(r.bytes),
                      static_cast<unsigned long long>(r.wrong));
       }
-      r.us = us_max;
       r.wrong = wrong_sum;
-      r.algbw_gbps = us_max > 0 ? r.bytes * 8.0 / (us_max * 1e3) : 0;
+      r.algbw_gbps = r.us > 0 ? r.bytes * 8.0 / (r.us * 1e3) : 0;
       r.busbw_gbps = r.algbw_gbps * BusFactor(op, n);
       rows.push_back(r);
     }
@@ -198,6 +220,9 @@ int Run(int argc, char** argv) {
         j["rows"].push_back({{"op", r.op},
                              {"bytes", r.bytes},
                              {"time_us", r.us},
+                             {"time_us_median", r.us_median},
+                             {"time_us_min", r.us_min},
+                             {"time_us_max", r.us_max},
                              {"algbw_gbps", r.algbw_gbps},
                              {"busbw_gbps", r.busbw_gbps},
                              {"wrong_elements", r.wrong}});
@@ -206,12 +231,12 @@ int Run(int argc, char** argv) {
     } else {
       std::printf("# %s: %d ranks, %d timed calls per row after %d untimed\n", kProgram, n, o.iters,
                   o.warmup);
-      std::printf("%-10s %12s %12s %12s %12s %8s\n", "op", "bytes", "time_us", "algbw_Gbps",
-                  "busbw_Gbps", "wrong");
+      std::printf("%-10s %12s %12s %12s %12s %12s %12s %8s\n", "op", "bytes", "time_us",
+                  "median_us", "max_us", "algbw_Gbps", "busbw_Gbps", "wrong");
       for (const auto& r : rows) {
-        std::printf("%-10s %12llu %12.1f %12.4f %12.4f %8llu\n", r.op.c_str(),
-                    static_cast<unsigned long long>(r.bytes), r.us, r.algbw_gbps, r.busbw_gbps,
-                    static_cast<unsigned long long>(r.wrong));
+        std::printf("%-10s %12llu %12.1f %12.1f %12.1f %12.4f %12.4f %8llu\n", r.op.c_str(),
+                    static_cast<unsigned long long>(r.bytes), r.us, r.us_median, r.us_max,
+                    r.algbw_gbps, r.busbw_gbps, static_cast<unsigned long long>(r.wrong));
       }
       std::printf("# %s\n", wrong == 0 ? "every result checked: right" : "results WRONG");
     }
