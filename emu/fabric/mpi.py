@@ -178,10 +178,18 @@ def leftovers(exec_in: Callable[[str, list[str], float], tuple[int, str, str]],
     return (out + err).strip() if rc == 0 else f"cleanup failed ({rc}): {err.strip()[-200:]}"
 
 
+# The guests mount this machine's root over 9p with cache=loose (emu/vm/
+# initramfs.py: fast, but a file rebuilt on the host after a guest read it
+# stays the old one there). Each job starts by dropping the guests' caches,
+# so that a program rebuilt while the fabric is up runs as built.
+FRESH_VIEW = 'echo 3 > /proc/sys/vm/drop_caches; command -v -- "$1" >/dev/null'
+
+
 def check_program(exec_in: Callable[[str, list[str], float], tuple[int, str, str]],
                   host: str, program: str) -> None:
-    """FabricError (exit 2) when the guest cannot find the program."""
-    rc, _, _ = exec_in(host, ["sh", "-c", 'command -v -- "$1" >/dev/null', "sh", program], 60)
+    """Drop host's guest's file caches (FRESH_VIEW); FabricError (exit 2)
+    when the guest cannot find the program."""
+    rc, _, _ = exec_in(host, ["sh", "-c", FRESH_VIEW, "sh", program], 60)
     if rc != 0:
         raise FabricError(f"mpirun: {program} is not found in VM host {host} (the guests see "
                           "this machine's root read-only, but /tmp, /run and /var/tmp are "
@@ -201,7 +209,8 @@ def run(fabric_name: str, state_dir: Path, mgmt_ns: str,
     if not shutil.which("mpirun"):
         raise FabricError("mpirun: Open MPI is not installed (bash scripts/setup.sh: "
                           "openmpi-bin)", code=3)
-    check_program(exec_in, hosts[0], program[0])
+    for h in hosts:
+        check_program(exec_in, h, program[0])
     before = {h: read_rxe(exec_in, h) for h in hosts}
     argv = mpirun_argv(hosts, ranks, oversubscribe, mca or [], env or [], program)
     tmp = Path(tempfile.mkdtemp(prefix="mpi-", dir=state_dir))
