@@ -50,6 +50,7 @@ struct Spec {
   int k = 0, levels = 3;
   bool exchange = false;  // connect by ofan-rc-1, not the computed plan
   uint16_t rc_port = rcx::kDefaultPort;
+  std::string send_log_dir;  // test mode: each host's sent frames, NAME.tsv here
   std::vector<SpecHost> hosts;
 };
 
@@ -121,6 +122,7 @@ Result<Spec> ParseSpec(const json& j) {
     s.levels = j.value("levels", 3);
     s.exchange = j.value("exchange", false);
     s.rc_port = j.value("rc_port", rcx::kDefaultPort);
+    s.send_log_dir = j.value("send_log_dir", std::string());
     for (const auto& h : j.at("hosts")) {
       SpecHost x;
       x.rank = h.at("rank").get<uint32_t>();
@@ -226,6 +228,7 @@ Status OpenRanks(const Spec& spec, uint64_t send_bytes, uint64_t recv_bytes, Ste
     hc.pace_fraction = spec.pace;
     hc.burst_bytes = spec.burst_bytes;
     hc.pfc_priority = spec.pfc_priority;
+    hc.send_log = !spec.send_log_dir.empty();
     ranks[i].mtu_offer = RoceMtuOffer(spec.mtu, iface->mtu, (*io)->max_frame());
     ranks[i].host = std::make_unique<Host>(hc, std::move(*io), &clock);
     ranks[i].send.assign(send_bytes, 0);
@@ -373,6 +376,24 @@ void PrintCollective(const Spec& spec, const std::vector<Rank>& ranks,
   }
 }
 
+// Test mode (spec send_log_dir): each local host's sent RoCEv2 frames as
+// DIR/NAME.tsv, one line each: CLOCK_MONOTONIC ns, destination QP, PSN,
+// BTH opcode, frame bytes.
+Status WriteSendLogs(const Spec& spec, const std::vector<Rank>& ranks) {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!ranks[i].host) continue;
+    const std::string path = spec.send_log_dir + "/" + spec.hosts[i].name + ".tsv";
+    std::ofstream out(path);
+    out << "t_ns\tdqpn\tpsn\topcode\tlen\n";
+    for (const SentFrame& f : ranks[i].host->sent_frames()) {
+      out << f.t << '\t' << f.dqpn << '\t' << f.psn << '\t' << unsigned{f.opcode} << '\t'
+          << f.len << '\n';
+    }
+    if (!out) return MakeError(ErrorCode::kIo, "send_log_dir: cannot write " + path);
+  }
+  return {};
+}
+
 }  // namespace
 
 int RunCollectiveSpec(const std::string& path, bool as_json) {
@@ -401,6 +422,12 @@ int RunCollectiveSpec(const std::string& path, bool as_json) {
   if (!o) return usage(o.error().message);
   const emu::CollectiveResult res = RunRanks(*spec, *sched, ranks, *o);
   PrintCollective(*spec, ranks, res, as_json);
+  if (!spec->send_log_dir.empty()) {
+    if (Status st = WriteSendLogs(*spec, ranks); !st) {
+      std::cerr << "uroce collective: " << st.error().message << "\n";
+      return 1;
+    }
+  }
   if (!res.ok()) std::cerr << "uroce collective: " << res.error << "\n";
   return res.ok() ? 0 : 1;
 }

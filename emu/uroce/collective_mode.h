@@ -17,7 +17,9 @@
 //           the TCP; gateway_mac may be left out: each peer's next hop then
 //           comes from the host namespace's tables) with rc_port, and
 //           hosts[].external (a rank another process runs, uroce or
-//           rdma-core: only its rank and ip are read)
+//           rdma-core: only its rank and ip are read); send_log_dir (test
+//           mode: each local host's sent RoCEv2 frames, with their send
+//           times, written there as NAME.tsv after the run)
 // gives:    one JSON object: "result" (ofan_collective's ResultJson), "hosts"
 //           (each host's counters, tx_refused among them), "totals"
 //           (retransmissions, naks_received, naks_sent, out_of_sequence,

@@ -62,13 +62,30 @@ uint8_t* Host::TxSlot() {
 
 void Host::FlushTx() {
   if (tx_head_ == tx_n_) return;
+  const Ns t = cfg_.send_log ? clock_->Now() : 0;
   const uint32_t sent = io_->Send({tx_views_.data() + tx_head_, tx_n_ - tx_head_});
+  if (cfg_.send_log) LogSent(t, tx_head_, sent);
   c_.tx_frames += sent;
   tx_head_ += sent;
   if (tx_head_ == tx_n_) {
     tx_head_ = tx_n_ = 0;
   } else {
     ++c_.tx_refused;  // the rest waits in place for the next Step
+  }
+}
+
+void Host::LogSent(Ns t, uint32_t from, uint32_t n) {
+  for (uint32_t i = from; i < from + n; ++i) {
+    const FrameView& v = tx_views_[i];
+    if (v.len < kL2L4 + kBth) continue;
+    const uint8_t* udp = v.data + sizeof(pkt::EtherHdr) + sizeof(pkt::Ipv4Hdr);
+    if (pkt::Rd16(udp + offsetof(pkt::UdpHdr, dst_port)) != pkt::kRoceV2Port) continue;
+    const uint8_t* bth = udp + sizeof(pkt::UdpHdr);
+    sent_.push_back(SentFrame{.t = t,
+                              .dqpn = pkt::BthDqpnAt(bth),
+                              .psn = pkt::Rd32(bth + offsetof(pkt::BthHdr, psn)) & pkt::kPsnMask,
+                              .len = static_cast<uint16_t>(v.len),
+                              .opcode = pkt::BthOpcodeAt(bth)});
   }
 }
 

@@ -68,6 +68,18 @@ struct HostConfig {
   // Obey the edge's PFC frames for this priority (the per-switch engine's
   // fabrics; the shared engine emulates the NIC's MAC itself).
   std::optional<uint8_t> pfc_priority;
+  // Test mode: keep a SentFrame per RoCEv2 frame sent (sent_frames()), to
+  // set the send times against the fabric's (bench/run-send-times).
+  bool send_log = false;
+};
+
+// A RoCEv2 frame as the PacketIo took it, with the clock's time just
+// before the Send that took it (HostConfig::send_log).
+struct SentFrame {
+  Ns t = 0;
+  uint32_t dqpn = 0, psn = 0;
+  uint16_t len = 0;  // the frame's, Ethernet header to ICRC
+  uint8_t opcode = 0;
 };
 
 struct HostCounters {
@@ -109,6 +121,8 @@ class Host {
   Clock* clock() const { return clock_; }
 
   const HostCounters& counters() const { return c_; }
+  // Every RoCEv2 frame sent, in order (empty unless HostConfig::send_log).
+  const std::vector<SentFrame>& sent_frames() const { return sent_; }
   const PacketIo& io() const { return *io_; }
   // Counters of the host and its QPs (reads the kernel's drop counts).
   nlohmann::json CountersJson();
@@ -118,6 +132,8 @@ class Host {
   void HandlePause(const uint8_t* f, uint32_t len, Ns now);
   uint8_t* TxSlot();
   void FlushTx();
+  // Appends the frames tx_views_[from, from + n) to sent_, sent at t.
+  void LogSent(Ns t, uint32_t from, uint32_t n);
 
   static constexpr uint32_t kBatch = 64;
   static constexpr uint32_t kRxBatches = 16;  // receive batches per Step, at most
@@ -140,6 +156,7 @@ class Host {
   std::vector<FrameView> tx_views_;
   uint32_t tx_head_ = 0, tx_n_ = 0;  // [tx_head_, tx_n_) not yet taken by io_
   std::array<FrameView, kBatch> rx_{};
+  std::vector<SentFrame> sent_;
 };
 
 nlohmann::json QpCountersJson(const QpCounters& c);

@@ -34,7 +34,7 @@ struct Pair {
 
   explicit Pair(EngineConfig ec = {}, Impairment ab = {}, Impairment ba = {}, double pace = 0,
                 uint32_t sq = 64, uint32_t start_psn = 0xFFFFF0,
-                std::optional<uint8_t> pfc_a = std::nullopt) {
+                std::optional<uint8_t> pfc_a = std::nullopt, bool send_log_a = false) {
     lp = MakeLoopbackPair(ab, ba);
     HostConfig ha, hb;
     ha.engine = hb.engine = ec;
@@ -44,6 +44,7 @@ struct Pair {
     hb.ip = kIpB;
     ha.pace_fraction = hb.pace_fraction = pace;
     ha.pfc_priority = pfc_a;
+    ha.send_log = send_log_a;
     a = std::make_unique<Host>(ha, std::move(lp.a), &clock);
     b = std::make_unique<Host>(hb, std::move(lp.b), &clock);
     src.resize(kMem);
@@ -124,6 +125,35 @@ TEST(Qp, WritesOfManySizesComplete) {
   }
   EXPECT_EQ(p.qa->counters().retransmits, 0u);
   EXPECT_EQ(p.qb->counters().naks_tx, 0u);
+}
+
+TEST(Host, SendLogKeepsEachRoceFrameWithItsSendTime) {
+  // A logs, B does not; PSNs start 16 below the 24-bit wrap.
+  Pair p({}, {}, {}, 0, 64, 0xFFFFF0, std::nullopt, true);
+  const uint32_t len = 200000;  // 98 frames: more than one batch
+  ASSERT_TRUE(p.qa->Post(p.Write(0, 0, len, 0, 1, WrOp::kWrite)));
+  ASSERT_TRUE(p.Run([&] { return p.Count(p.ea, QpEventKind::kSendDone) == 1; }));
+  const std::vector<SentFrame>& log = p.a->sent_frames();
+  EXPECT_TRUE(p.b->sent_frames().empty());
+  // Every frame A sent is RoCEv2 (no loss: one WRITE's frames, no ARP).
+  ASSERT_EQ(log.size(), p.a->counters().tx_frames);
+  const uint32_t mtu = EngineConfig{}.mtu;
+  ASSERT_EQ(log.size(), (len + mtu - 1) / mtu);
+  for (size_t i = 0; i < log.size(); ++i) {
+    EXPECT_EQ(log[i].dqpn, kQpB);
+    EXPECT_EQ(log[i].psn, (0xFFFFF0 + i) & 0xFFFFFF) << i;
+    const uint8_t want = i == 0                    ? pkt::Raw(pkt::Opcode::kRdmaWriteFirst)
+                         : i + 1 == log.size()     ? pkt::Raw(pkt::Opcode::kRdmaWriteLast)
+                                                   : pkt::Raw(pkt::Opcode::kRdmaWriteMiddle);
+    EXPECT_EQ(log[i].opcode, want) << i;
+    EXPECT_GT(log[i].len, i + 1 == log.size() ? len % mtu : mtu) << i;  // payload + headers
+    // The clock when sent: the manual clock moves 1 us between rounds.
+    EXPECT_EQ(log[i].t % 1000, 0u) << i;
+    if (i) {
+      EXPECT_GE(log[i].t, log[i - 1].t);
+    }
+  }
+  EXPECT_GT(log.back().t, log.front().t);  // not all in one round (the batch limit)
 }
 
 TEST(Qp, PlainWriteCompletesAtTheRequesterOnly) {
