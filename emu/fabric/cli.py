@@ -863,7 +863,7 @@ def do_run(fab: Fabric, args: argparse.Namespace) -> int:
                      entropy=args.entropy, ooo=args.ooo, pace=args.pace, with_sim=args.with_sim,
                      deadline_s=args.deadline_s, hosts=args.hosts, log=progress, rto_us=rto,
                      incast_senders=args.incast_senders, cc=args.cc, victim=args.victim,
-                     cts=cts_from_args(args))
+                     cts=cts_from_args(args), send_log=args.send_log)
     return report_run(args, res)
 
 
@@ -943,6 +943,8 @@ def run_everywhere(args: argparse.Namespace) -> int:
     --server S on each, over SSH), one collective; merged (run.py)."""
     from . import run as runmod
     _, lbs = check_run_args(args)  # exit 2 here rather than on every server
+    if args.send_log is not None:
+        raise FabricError("--send-log: a fabric on one server", code=2)
     plan, _ = plan_mod.load(args.plan)
     opts = ["--workload", args.workload, "--msg", args.msg, "--lbs", args.lbs, "--seeds",
             str(args.seeds), "--seed", str(args.seed), "--qps", str(args.qps), "--entropy",
@@ -1325,6 +1327,9 @@ RUN = (
              "receiver's edge neighbour): a flow that shares the incast's upstream ports, not "
              "its last hop; rows give its rate (victim_gbps)"),
     opt("--ooo", action="store_true", help="out-of-order placement at receivers"),
+    opt("--send-log", default=None, metavar="DIR",
+        help="test mode, uroce hosts: each writes every RoCEv2 frame it sends, with its send "
+             "time (CLOCK_MONOTONIC ns), to DIR/LB-sSEED/HOST.tsv (bench/run-send-times)"),
     opt("--cc", default="none", choices=CONGESTION_CONTROLS,
         help="the uroce hosts' congestion control: none (fixed rate) or dcqcn (a DCQCN-like "
              "rate cut on CNPs, the receivers sending CNPs for CE-marked data: up --ecn / "

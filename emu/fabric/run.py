@@ -31,6 +31,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, Callable
 
 from . import control, facts, reports
@@ -96,6 +97,7 @@ class Runner:
         self.incast_senders = 0  # run --incast-senders (0: every other host)
         self.cc = "none"  # run --cc
         self.victim = False  # run --victim
+        self.send_log_dir: str | None = None  # run --send-log: this run's folder
         self.cts: Cts | None = None  # run --cts
 
     # -- switches ----------------------------------------------------------
@@ -317,6 +319,7 @@ class Runner:
                 # on the per-switch engine uroce's MAC obeys its edge's.
                 "pfc_priority": None if self.shared else self.fab.setup.pfc_priority,
                 "k": self.topo.k, "levels": self.topo.levels,
+                **({"send_log_dir": self.send_log_dir} if self.send_log_dir else {}),
                 "hosts": [{"rank": i, "host": h.id, "name": h.name,
                            "netns": self.fab.ctx.ns(h.name), "ifname": "eth0", "mac": h.mac,
                            "ip": h.addr, "gateway_mac": h.edge_mac,
@@ -642,14 +645,15 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
         with_sim: bool = False, deadline_s: float = 120, hosts: str | None = None,
         log: Callable[[str], None] = print, rto_us: int | None = None,
         incast_senders: int = 0, cc: str = "none", victim: bool = False,
-        cts: Cts | None = None) -> RunResult:
+        cts: Cts | None = None, send_log: str | None = None) -> RunResult:
     """incast_senders: with workload incast, how many hosts send to the first
     (0: every other one), spread evenly over the hosts' order. cc: the
     uroce hosts' congestion control (CONGESTION_CONTROLS). victim: with
     the incast, the last host also sends `msg` to the second (the
     receiver's edge neighbour in host order): its rate is the run's
     victim_gbps. cts: receiver-driven admission (cli.cts_from_args), or
-    None."""
+    None. send_log: a folder where the uroce hosts write each frame they
+    send with its send time, LB-sSEED/HOST.tsv (uroce's collective_mode.h)."""
     if cc not in CONGESTION_CONTROLS:
         raise FabricError(f"--cc {cc}: one of {', '.join(CONGESTION_CONTROLS)}", code=2)
     if workload not in WORKLOADS:
@@ -690,6 +694,10 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                           "each clear-to-send's class, rxe a whole QP's: a VM rank sends them "
                           "on a QP of their own, which uroce's ranks do not open)", code=2)
     r.cts = cts
+    if send_log is not None and kind != "uroce":
+        raise FabricError("--send-log: the uroce hosts' (rxe keeps no send times)", code=2)
+    if send_log is not None and fab.plan is not None:
+        raise FabricError("--send-log: a fabric on one server", code=2)
     if kind == "vm" and (entropy != "qp" or ooo):
         raise FabricError("--entropy and --ooo are uroce's: rxe has one UDP port per QP pair "
                           "and no out-of-order placement", code=2)
@@ -714,6 +722,8 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                 res = r.run_mixed(r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s,
                                          hs), workload, msg, s, qps, deadline_s, hs)
             else:
+                if send_log is not None:
+                    r.send_log_dir = send_log_folder(send_log, lb, s)
                 spec = r.spec(workload, msg, s, qps, entropy, ooo, pace, deadline_s, hs)
                 if fab.plan is not None:  # the other servers' parts run their hosts' ranks
                     spec = exchange_spec(spec, hs, elsewhere)
@@ -749,6 +759,17 @@ def run(fab: Fabric, workload: str, msg: int, lbs: list[str], seeds: int = 1, se
                      seeds=seeds, qps_per_peer=qps, entropy=entropy, ooo=ooo,
                      pace_fraction=pace, hosts=len(hs), host_kind=kind,
                      host_names=[h.name for h in hs], cc=cc, victim=victim, cts=cts, runs=runs)
+
+
+def send_log_folder(root: str, lb: str, seed: int) -> str:
+    """run --send-log ROOT: ROOT/LB-sSEED, made (FabricError, exit 2, where
+    it cannot be)."""
+    d = Path(root).resolve() / f"{lb}-s{seed}"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FabricError(f"--send-log {root}: cannot make {d}: {e.strerror}", code=2) from e
+    return str(d)
 
 
 def record(lb: str, seed: int, coll: Doc, sw: SwitchReport, counts: HostCounts,

@@ -111,6 +111,11 @@ def ofan_fabric(name: str, engine: str) -> None:
               and "Traceback" not in p.stderr, p.stderr.strip()[-300:])
     p = emu("capture", "--name", name, "--link", "h0", "-w", "/nonexistent/dir/x.pcapng")
     check(f"{what}: -w into a missing directory: exit 2", p.returncode == 2, p.stderr.strip())
+    p = emu("run", "--name", name, "--workload", "perm", "--msg", "4KiB", "--lbs", "ecmp",
+            "--send-log", "/proc/no-such-folder")
+    check(f"{what}: run --send-log where no folder can be made: exit 2, one line",
+          p.returncode == 2 and "--send-log" in p.stderr and "Traceback" not in p.stderr,
+          p.stderr.strip()[-300:])
 
     # A capture of h0's link (at l0:0) and of l0's first uplink at once,
     # during a uroce permutation.
@@ -121,7 +126,7 @@ def ofan_fabric(name: str, engine: str) -> None:
             for link, count, f in (("h0", 200, host_file), ("l0:2", 100, up_file))]
     time.sleep(1.5)
     r = emu("run", "--name", name, "--workload", "perm", "--msg", "256KiB", "--lbs", "ofan",
-            "--json", timeout=300)
+            "--send-log", str(TMP / f"sent-{engine}"), "--json", timeout=300)
     try:
         verified = all(x["verified"] for x in json.loads(r.stdout)["runs"])
     except (ValueError, KeyError, TypeError):
@@ -154,6 +159,23 @@ def ofan_fabric(name: str, engine: str) -> None:
     ok, detail = psns_in_sequence([r for r in rows if r[0] == "1"])
     check(f"{what}: h0's new data PSNs per QP in sequence (none past the highest sent + 1)",
           ok, detail)
+    # run --send-log: h0's log holds every frame the capture saw h0 send,
+    # each logged once per copy at least (a retransmission is a new line).
+    logged: dict[tuple[int, int], int] = {}
+    log_file = TMP / f"sent-{engine}" / "ofan-s1" / "h0.tsv"
+    if log_file.exists():
+        for line in log_file.read_text().splitlines()[1:]:
+            _t, q, p, _op, _n = line.split("\t")
+            logged[(int(q), int(p))] = logged.get((int(q), int(p)), 0) + 1
+    seen: dict[tuple[int, int], int] = {}
+    for r in rows:
+        if r[0] == "1":
+            key = (int(r[2], 0), int(r[3]))
+            seen[key] = seen.get(key, 0) + 1
+    missing = [k for k, n in seen.items() if logged.get(k, 0) < n]
+    check(f"{what}: run --send-log: every frame h0 sent in the capture is in h0's send log",
+          bool(seen) and not missing, f"{len(seen)} captured, {len(logged)} logged, "
+          f"missing {missing[:5]}")
     names = {r[0] for r in tshark_fields(up_file, "frame.interface_name")}
     check(f"{what}: the uplink capture names its interface", names == {f"{name}-l0:p2"},
           str(names))
