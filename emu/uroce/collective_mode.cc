@@ -386,8 +386,8 @@ Status WriteSendLogs(const Spec& spec, const std::vector<Rank>& ranks) {
     std::ofstream out(path);
     out << "t_ns\tdqpn\tpsn\topcode\tlen\n";
     for (const SentFrame& f : ranks[i].host->sent_frames()) {
-      out << f.t << '\t' << f.dqpn << '\t' << f.psn << '\t' << unsigned{f.opcode} << '\t'
-          << f.len << '\n';
+      out << f.t << '\t' << f.dqpn << '\t' << f.psn << '\t' << unsigned{f.opcode} << '\t' << f.len
+          << '\n';
     }
     if (!out) return MakeError(ErrorCode::kIo, "send_log_dir: cannot write " + path);
   }

@@ -142,9 +142,9 @@ TEST(Host, SendLogKeepsEachRoceFrameWithItsSendTime) {
   for (size_t i = 0; i < log.size(); ++i) {
     EXPECT_EQ(log[i].dqpn, kQpB);
     EXPECT_EQ(log[i].psn, (0xFFFFF0 + i) & 0xFFFFFF) << i;
-    const uint8_t want = i == 0                    ? pkt::Raw(pkt::Opcode::kRdmaWriteFirst)
-                         : i + 1 == log.size()     ? pkt::Raw(pkt::Opcode::kRdmaWriteLast)
-                                                   : pkt::Raw(pkt::Opcode::kRdmaWriteMiddle);
+    const uint8_t want = i == 0                ? pkt::Raw(pkt::Opcode::kRdmaWriteFirst)
+                         : i + 1 == log.size() ? pkt::Raw(pkt::Opcode::kRdmaWriteLast)
+                                               : pkt::Raw(pkt::Opcode::kRdmaWriteMiddle);
     EXPECT_EQ(log[i].opcode, want) << i;
     EXPECT_GT(log[i].len, i + 1 == log.size() ? len % mtu : mtu) << i;  // payload + headers
     // The clock when sent: the manual clock moves 1 us between rounds.
