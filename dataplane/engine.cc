@@ -151,8 +151,8 @@ Result<EngineConfig> LoadFabricFile(const std::string& path) {
         } else if (key == "max_wait_us") {
           c.max_wait_us = kv.second.as<uint32_t>();
         } else {
-          return InvalidArgument(
-              fmt::format("fabric file {}: engine.{}: unknown (lag_us, max_wait_us)", path, key));
+          return InvalidArgument(fmt::format(
+              "fabric file {}: engine.{}: unknown (lag_us, batch_us, max_wait_us)", path, key));
         }
       } catch (const YAML::Exception&) {
         return InvalidArgument(fmt::format("fabric file {}: engine.{}: not a number", path, key));
