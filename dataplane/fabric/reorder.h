@@ -213,8 +213,9 @@ class ReorderBuffer {
         return;
       }
     }
-    // (At the next PSN nothing held comes before it: BeforeHeld holds.)
-    if (TakesNext(f, psn, place) && BeforeHeld(f, psn)) {
+    // At the next PSN nothing held comes before it: BeforeHeld is asked
+    // only of a later message start (one compare for the in-order frame).
+    if (psn == f.expected || (TakesNext(f, psn, place) && BeforeHeld(f, psn))) {
       ++c_.in_order;
       Advance(f, psn, place);
       emit(h, t);
