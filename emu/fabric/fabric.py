@@ -37,7 +37,7 @@ from .plan import Plan
 from .request import UpRequest
 from .state import HUGEPAGES_MARK, Setup, State, StateWriter, prefix, valid_name
 from .tools import FabricError, run, tool
-from .topology import Endpoint, HostInfo, Link, Topology, parse_tables
+from .topology import Endpoint, HostInfo, Link, SwitchInfo, Topology, parse_tables
 
 __all__ = ["Fabric", "down", "host_if", "load", "port_if"]
 
@@ -423,15 +423,18 @@ class Fabric:
             if s.uplinks and s.name not in self.state.failed_switches:
                 control.request(self.ctx.sock(s.name), "set_policy", policy=lb, ofan_mode=mode)
 
+    def live_switches(self) -> list[SwitchInfo]:
+        """The switches this server runs (every one, without a plan) but
+        the failed ones."""
+        return [s for s in self.ctx.switches if s.name not in self.state.failed_switches]
+
     def ask_live(self, cmds: tuple[str, ...]) -> dict[str, dict[str, Any]]:
         """Per live switch of an ofan-dp fabric, its answer to each command
         (each asked of every switch by one ofanctl); a failed switch is not
         asked, a live one's error is a FabricError."""
         answers = {cmd: control.request_all(self.ctx.sock_dir(), cmd) for cmd in cmds}
         out: dict[str, dict[str, Any]] = {}
-        for s in self.ctx.switches:
-            if s.name in self.state.failed_switches:
-                continue
+        for s in self.live_switches():
             snap = {}
             for cmd, per_switch in answers.items():
                 ok, val = per_switch.get(s.name, (False, "no control socket"))

@@ -104,7 +104,7 @@ class Runner:
     def live_switches(self) -> list[SwitchInfo]:
         """The switches this server runs (every one, without a plan) but
         the failed ones."""
-        return [s for s in self.fab.ctx.switches if s.name not in self.fab.state.failed_switches]
+        return self.fab.live_switches()
 
     def set_policy(self, lb: str) -> None:
         self.fab.set_policy(lb)
