@@ -35,6 +35,9 @@ inline constexpr uint32_t kIoMaxFrame = 4224;
 struct FrameView {
   const uint8_t* data = nullptr;
   uint32_t len = 0;
+  // Recv(): the CLOCK_MONOTONIC ns at which the interface received it, where
+  // the socket knows (AF_XDP with IoOptions::stamp); 0 where it does not.
+  uint64_t rx_ns = 0;
 };
 
 struct IoCounters {
@@ -94,7 +97,7 @@ int TcpSocketIn(const std::string& netns);
 enum class IoKind : uint8_t { kAfXdp, kAfPacket, kAuto };
 struct IoOptions {
   // AF_XDP: the socket gets only RoCEv2 frames and the kernel the rest
-  // (xdp_filter.h), for a host whose kernel talks on the same interface (the
+  // (xsk_program.h), for a host whose kernel talks on the same interface (the
   // TCP of `uroce peer`'s exchange, ARP). AF_PACKET sees copies anyway.
   bool roce_only = false;
   // AF_XDP: attach in the driver's mode where it can (veth), generic (SKB)
@@ -102,6 +105,9 @@ struct IoOptions {
   // which is how a netem wire reaches the port (the shared engine's host
   // ports; emu/fabric/netns.py's wire).
   bool native_first = false;
+  // AF_XDP: each frame Recv() gives carries the time the interface received
+  // it (FrameView::rx_ns; xsk_program.h).
+  bool stamp = false;
 };
 // Opens the interface's queue 0. kAuto tries AF_XDP and falls back to
 // AF_PACKET; `why` (optional) says why AF_XDP was not used.

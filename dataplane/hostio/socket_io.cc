@@ -1,7 +1,7 @@
 // The kernel-backed PacketIo implementations of packet_io.h and the network
 // namespace helpers. AF_XDP: libxdp's default program redirects the queue to
-// the socket (or, roce_only, ours: xdp_filter.h), copy mode (veth),
-// need_wakeup; half the UMEM frames feed the fill ring, half are transmit
+// the socket (or, roce_only or stamp, ours: xsk_program.h), copy mode
+// (veth), need_wakeup; half the UMEM frames feed the fill ring, half are transmit
 // buffers. AF_PACKET: a raw socket bound to the
 // interface, recvmmsg/sendmmsg, our own transmissions not looped back.
 #include <arpa/inet.h>
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "dataplane/hostio/packet_io.h"
-#include "dataplane/hostio/xdp_filter.h"
+#include "dataplane/hostio/xsk_program.h"
 
 namespace ofan::hostio {
 namespace {
@@ -113,10 +113,10 @@ class AfXdpIo : public PacketIo {
   static constexpr uint32_t kFrames = 4096, kFrameSize = 4096, kRing = 2048;
   ~AfXdpIo() override {
     // libxdp detaches its program by ifindex: in the interface's namespace.
-    if (xsk_ || filter_) {
+    if (xsk_ || program_) {
       (void)InNetns(netns_, [this]() {
         if (xsk_) xsk_socket__delete(xsk_);
-        if (filter_) filter_->Detach();
+        if (program_) program_->Detach();
         return Status{};
       });
     }
@@ -150,10 +150,12 @@ class AfXdpIo : public PacketIo {
     scfg.tx_size = kRing;
     scfg.xdp_flags = XDP_FLAGS_SKB_MODE;
     scfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
-    if (opts.roce_only) {
-      auto f = RoceXdpFilter::Attach(iface.ifindex);
+    if (opts.roce_only || opts.stamp) {
+      auto f = XskProgram::Attach(iface.ifindex,
+                                  XskProgramOptions{opts.roce_only, opts.stamp, opts.native_first});
       if (!f.ok()) return f.error();
-      filter_ = std::move(*f);
+      program_ = std::move(*f);
+      stamp_ = opts.stamp;
       scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
     }
     // The socket of a process that just exited may still hold the queue
@@ -167,7 +169,7 @@ class AfXdpIo : public PacketIo {
       }
       return e;
     };
-    if (opts.native_first && !opts.roce_only) {
+    if (opts.native_first && !program_) {
       // The driver's XDP hook where it has one (veth does): generic XDP
       // passes to the kernel every frame tc mirred redirected (the kernel's
       // netif_receive_generic_xdp), so a socket on a port behind a netem
@@ -182,8 +184,8 @@ class AfXdpIo : public PacketIo {
       return MakeError(ErrorCode::kIo, fmt::format("xsk_socket__create on {}: {}", iface.name,
                                                    std::strerror(-err)));
     }
-    if (filter_) {
-      err = xsk_socket__update_xskmap(xsk_, filter_->map_fd());
+    if (program_) {
+      err = xsk_socket__update_xskmap(xsk_, program_->map_fd());
       if (err) {
         return MakeError(ErrorCode::kIo,
                          fmt::format("putting the socket in the XSKMAP: {}", std::strerror(-err)));
@@ -244,7 +246,13 @@ class AfXdpIo : public PacketIo {
     for (uint32_t i = 0; i < n; ++i) {
       const xdp_desc* d = xsk_ring_cons__rx_desc(&rx_, idx + i);
       const uint64_t addr = xsk_umem__add_offset_to_addr(d->addr);
-      out[i] = FrameView{area_ + addr, d->len};
+      out[i] = FrameView{area_ + addr, d->len, 0};
+      if (stamp_ && d->len >= kXskStampBytes) {
+        // The program's receive time, before the frame (xsk_program.h).
+        std::memcpy(&out[i].rx_ns, out[i].data, sizeof out[i].rx_ns);
+        out[i].data += kXskStampBytes;
+        out[i].len -= kXskStampBytes;
+      }
       held_.push_back(xsk_umem__extract_addr(d->addr));
     }
     if (n) xsk_ring_cons__release(&rx_, n);
@@ -253,7 +261,9 @@ class AfXdpIo : public PacketIo {
   }
   int fd() const override { return xsk_socket__fd(xsk_); }
   std::string kind() const override { return "af_xdp"; }
-  uint32_t max_frame() const override { return kFrameSize; }  // one UMEM chunk
+  uint32_t max_frame() const override {  // one UMEM chunk, less the stamp before it
+    return stamp_ ? kFrameSize - kXskStampBytes : kFrameSize;
+  }
   void ReadKernelDrops() override {
     xdp_statistics st{};
     socklen_t len = sizeof st;
@@ -284,7 +294,8 @@ class AfXdpIo : public PacketIo {
   xsk_ring_cons comp_{}, rx_{};
   std::vector<uint64_t> free_tx_, held_;
   uint32_t pending_ = 0;  // submitted, not completed
-  std::unique_ptr<RoceXdpFilter> filter_;
+  std::unique_ptr<XskProgram> program_;
+  bool stamp_ = false;
 };
 
 }  // namespace

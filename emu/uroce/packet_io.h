@@ -4,7 +4,7 @@
 #pragma once
 
 #include "dataplane/hostio/packet_io.h"
-#include "dataplane/hostio/xdp_filter.h"
+#include "dataplane/hostio/xsk_program.h"
 #include "emu/uroce/qp_types.h"
 
 namespace ofan::uroce {
@@ -24,8 +24,8 @@ using hostio::OpenIo;
 using hostio::PacketIo;
 using hostio::ReadIface;
 using hostio::RoceMtuOffer;
-using hostio::RoceXdpFilter;
 using hostio::TcpSocketIn;
+using hostio::XskProgram;
 
 static_assert(kMaxFrame <= hostio::kIoMaxFrame, "a uroce frame must fit a PacketIo's buffers");
 

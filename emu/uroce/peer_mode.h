@@ -17,7 +17,7 @@
 //           it waits: its ACKs may be what the peer still needs); one JSON
 //           object with --json (ok, op, messages, received, bad, seconds,
 //           gbps, the peer's done, per-QP counters); exit 0 / 1 / 2
-// decides:  on AF_XDP the socket gets only RoCEv2 frames (xdp_filter.h): the
+// decides:  on AF_XDP the socket gets only RoCEv2 frames (xsk_program.h): the
 //           kernel of NS keeps its ARP and the exchange's TCP
 #pragma once
 
