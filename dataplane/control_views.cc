@@ -33,6 +33,11 @@ json EngineJson(const EngineSnapshot& e) {
           {"lag_share_limit", kCpuBoundLagShare},
           {"pass_max_us", e.pass_max_us},
           {"wake_late_max_us", e.wake_late_max_us},
+          {"host_stamp", e.host_stamp},
+          {"host_frames", e.host_frames},
+          {"host_stamped", e.host_stamped},
+          {"stamp_late", e.stamp_late},
+          {"stamp_late_max_us", e.stamp_late_max_us},
           {"cpu_bound", cpu_bound},
           {"reason", reason},
           {"stopped", e.stopped}};

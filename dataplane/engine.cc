@@ -10,6 +10,7 @@
 #include <rte_mempool.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -52,6 +53,9 @@ constexpr uint32_t kBusyWindows = 4;
 // An event due sooner than this is waited for by spinning: a sleep and its
 // wakeup cost more.
 constexpr uint64_t kSpinPs = 2'000'000;
+// Two clock readings further apart than this (an interrupt between them)
+// do not renew the kernel clock's offset (Engine::AnchorMonotonic).
+constexpr uint64_t kAnchorMaxNs = 2'000;
 // The engine thread's nice value where it cannot run real-time.
 constexpr int kEngineNice = -10;
 
@@ -66,6 +70,20 @@ uint64_t TscPs(void* ctx) {
   const uint64_t sec = dt / e->second, rem = dt % e->second;
   return sec * 1'000'000'000'000ull +
          static_cast<uint64_t>(static_cast<double>(rem) * 1e12 / static_cast<double>(e->second));
+}
+
+std::string HostStampNames() {
+  std::string names;
+#define OFAN_X(e, n) names += names.empty() ? n : ", " n;
+  OFAN_HOST_STAMPS(OFAN_X)
+#undef OFAN_X
+  return names;
+}
+
+uint64_t MonotonicNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
 }
 
 struct MemPeer {
@@ -150,12 +168,23 @@ Result<EngineConfig> LoadFabricFile(const std::string& path) {
           c.batch_us = kv.second.as<double>();
         } else if (key == "max_wait_us") {
           c.max_wait_us = kv.second.as<uint32_t>();
+        } else if (key == "host_stamp") {
+          const std::string v = kv.second.as<std::string>();
+          const auto hs = fabric::ParseHostStamp(v);
+          if (!hs) {
+            return InvalidArgument(
+                fmt::format("fabric file {}: engine.host_stamp '{}': not one of {}", path, v,
+                            HostStampNames()));
+          }
+          c.host_stamp = *hs;
         } else {
           return InvalidArgument(fmt::format(
-              "fabric file {}: engine.{}: unknown (lag_us, batch_us, max_wait_us)", path, key));
+              "fabric file {}: engine.{}: unknown (lag_us, batch_us, max_wait_us, host_stamp)",
+              path, key));
         }
       } catch (const YAML::Exception&) {
-        return InvalidArgument(fmt::format("fabric file {}: engine.{}: not a number", path, key));
+        return InvalidArgument(fmt::format("fabric file {}: engine.{}: not a {}", path, key,
+                                           key == "host_stamp" ? "name" : "number"));
       }
     }
     if (!(c.batch_us >= 0 && c.batch_us <= 1e5)) {
@@ -270,6 +299,10 @@ Result<size_t> CheckCabling(const EngineConfig& c, std::map<std::string, uint32_
 
 Status Engine::Build(const EngineConfig& c) {
   max_wait_us_ = c.max_wait_us;
+  // The kernel's times mean something only against the real clock.
+  kernel_stamps_ = c.host_stamp == fabric::HostStamp::kKernel && clock_.now_ps == &TscPs;
+  lag_.host_stamp.store(c.host_stamp);
+  if (kernel_stamps_) AnchorMonotonic();
   const size_t n = c.switches.size();
   if (n == 0) return InvalidArgument("the fabric has no switch");
   std::map<std::string, uint32_t> by_name;
@@ -414,6 +447,7 @@ Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& 
     if (!info) return MakeError(ErrorCode::kNotFound, where + ": " + info.error().message);
     hostio::IoOptions opts;
     opts.native_first = true;  // a host link may come through a netem wire
+    opts.stamp = kernel_stamps_;
     auto io = hostio::OpenAfXdp(*info, opts);
     if (!io) return MakeError(ErrorCode::kIo, where + ": " + io.error().message);
     h.io = std::move(*io);
@@ -638,22 +672,47 @@ uint64_t Engine::NextHostStart() const {
 
 // -- the loop --------------------------------------------------------------
 
-uint32_t Engine::PollHosts() {
+uint32_t Engine::PollHosts(fabric::TimePs floor, fabric::TimePs seen) {
   uint32_t got = 0;
-  const fabric::TimePs done = now_.load(std::memory_order_relaxed);
   if (woken_known_) {
     woken_known_ = false;
-    for (const uint32_t i : woken_) got += PollHost(hosts_[i], done);
-    return got;
+    for (const uint32_t i : woken_) got += PollHost(hosts_[i], floor, seen);
+  } else {
+    for (HostPort& h : hosts_) got += PollHost(h, floor, seen);
   }
-  for (HostPort& h : hosts_) got += PollHost(h, done);
+  if (got) lag_.host_frames.fetch_add(got, std::memory_order_relaxed);
   return got;
+}
+
+// The engine's clock less CLOCK_MONOTONIC's, from readings of both close
+// together (a reading interrupted between them is not taken: the last
+// offset stays). Both run from the TSC; their rates differ by the TSC
+// calibration's error, so the offset is renewed every pass that stamps.
+void Engine::AnchorMonotonic() {
+  const uint64_t a = MonotonicNs();
+  const uint64_t wall = WallPs();
+  const uint64_t b = MonotonicNs();
+  if (b - a > kAnchorMaxNs && mono_to_wall_ps_ != 0) return;
+  mono_to_wall_ps_ = static_cast<int64_t>(wall) - static_cast<int64_t>((a + (b - a) / 2) * 1000);
+}
+
+fabric::TimePs Engine::HostFrameStart(uint64_t rx_ns, fabric::TimePs floor,
+                                      HostStampCount& count) const {
+  ++count.stamped;
+  const int64_t t = static_cast<int64_t>(rx_ns * 1000) + mono_to_wall_ps_;
+  if (t >= static_cast<int64_t>(floor)) return static_cast<fabric::TimePs>(t);
+  // Seen after the fabric ran past its time: it starts as early as it can.
+  ++count.late;
+  count.late_max_ps =
+      std::max(count.late_max_ps, floor - static_cast<uint64_t>(std::max<int64_t>(t, 0)));
+  return floor;
 }
 
 // One host's socket (or device): its frames into the edge port's input,
 // stamped with the time the host's wire delivers them. Returns how many.
-uint32_t Engine::PollHost(HostPort& h, fabric::TimePs done) {
+uint32_t Engine::PollHost(HostPort& h, fabric::TimePs floor, fabric::TimePs seen) {
   rte_mbuf* b[kMaxBurst];
+  uint64_t rx_ns[kMaxBurst];
   uint16_t n = 0;
   if (h.io) {
     // The socket's frames, copied into the engine's mbufs (the views are
@@ -667,41 +726,61 @@ uint32_t Engine::PollHost(HostPort& h, fabric::TimePs done) {
         continue;
       }
       std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(v[i].len)), v[i].data, v[i].len);
+      rx_ns[n] = v[i].rx_ns;
       b[n++] = m;
     }
   } else {
     n = rte_eth_rx_burst(h.dev, 0, b, kMaxBurst);
+    std::fill_n(rx_ns, n, 0);
   }
   if (!n) return 0;
+  // A frame without the kernel's time entered the wire when seen. Counted
+  // here, published once per burst (the counters are the control thread's
+  // to read).
+  HostStampCount count;
+  auto start = [&](uint16_t i) {
+    return rx_ns[i] && kernel_stamps_ ? HostFrameStart(rx_ns[i], floor, count) : seen;
+  };
+
   if (h.nic) [[unlikely]] {
-    // PFC: into the NIC's queues as of the time the fabric has run to; the
+    // PFC: into the NIC's queues as of the time the frame was sent; the
     // engine sends each when it reaches its start (AdvanceHostNics).
-    const fabric::TimePs t = std::max(done, h.nic_offered);
-    h.nic_offered = t;
-    ApplyHostPauses(h, t);
     ToEdge emit{in_[h.sw][h.port].fifo, next_[h.sw], static_cast<uint16_t>(h.port), h.wire.latency};
-    // By traffic class alone: a QP's ACKs leave in order with its data
-    // (egress/lossless.h, HasDscp).
     for (uint16_t i = 0; i < n; ++i) {
+      const fabric::TimePs t = std::max(start(i), h.nic_offered);  // offers never go back
+      h.nic_offered = t;
+      ApplyHostPauses(h, t);
+      // By traffic class alone: a QP's ACKs leave in order with its data
+      // (egress/lossless.h, HasDscp).
       const bool lossless =
           HasDscp(rte_pktmbuf_mtod(b[i], const uint8_t*), rte_pktmbuf_data_len(b[i]), h.pfc_dscp);
       h.nic->Offer(t, lossless ? 1 : 0, rte_pktmbuf_pkt_len(b[i]), false, b[i], emit);
     }
+    PublishStamps(count);
     return n;
   }
   InPort& in = in_[h.sw][h.port];
   for (uint16_t i = 0; i < n; ++i) {
-    // The host put it on its wire no earlier than the time the fabric has
-    // run to, nor before the wire was free.
-    const fabric::TimePs start = std::max(done, h.busy_until);
+    // The host put it on its wire when it sent it (never before the time
+    // the fabric has run to), or when the wire was free.
+    const fabric::TimePs begin = std::max(start(i), h.busy_until);
     const fabric::TimePs ser = h.wire.Ser(rte_pktmbuf_pkt_len(b[i]));
-    h.busy_until = start + ser + h.wire.gap;
-    FrameTime(b[i]) = start + h.wire.pre + ser + h.wire.latency;
+    h.busy_until = begin + ser + h.wire.gap;
+    FrameTime(b[i]) = begin + h.wire.pre + ser + h.wire.latency;
     b[i]->port = static_cast<uint16_t>(h.port);
     in.fifo.push(b[i]);
   }
   next_[h.sw] = std::min<uint64_t>(next_[h.sw], FrameTime(in.fifo.front()));
+  PublishStamps(count);
   return n;
+}
+
+void Engine::PublishStamps(const HostStampCount& c) {
+  if (!c.stamped) return;
+  lag_.host_stamped.fetch_add(c.stamped, std::memory_order_relaxed);
+  if (!c.late) return;
+  lag_.stamp_late.fetch_add(c.late, std::memory_order_relaxed);
+  AtomicMax(lag_.stamp_late_max_ps, c.late_max_ps);
 }
 
 uint64_t Engine::ReleaseToHosts(uint64_t wall) {
@@ -811,10 +890,14 @@ void Engine::RunSwitch(uint32_t s, fabric::TimePs end) {
 
 uint32_t Engine::RunDue() {
   const uint64_t wall = WallPs();
-  // Nothing due before the wall clock: the fabric was idle up to it.
+  // The time the fabric has run to: every event before it ran, so a host's
+  // frame sent earlier can only start then.
+  const uint64_t floor = now_.load(std::memory_order_relaxed);
+  // Nothing due before the wall clock: the fabric was idle up to it. (A
+  // frame with the kernel's time may still start before the wall clock,
+  // from `floor`: nothing happened in between.)
   if (std::min(NextSwitchEvent(), NextHostStart()) > wall) {
-    now_.store(std::max<uint64_t>(now_.load(std::memory_order_relaxed), wall),
-               std::memory_order_relaxed);
+    now_.store(std::max<uint64_t>(floor, wall), std::memory_order_relaxed);
   }
   // Frames the control thread queued (replies, PFC) go out as of the time
   // the fabric has run to. Its queueing notes the wait: the inboxes are
@@ -828,7 +911,8 @@ uint32_t Engine::RunDue() {
       if (switches_[s]->EngineNextEvent() == 0) next_[s] = std::min(next_[s], done);
     }
   }
-  PollHosts();
+  if (kernel_stamps_) AnchorMonotonic();
+  PollHosts(floor, now_.load(std::memory_order_relaxed));
   uint32_t windows = 0;
   uint64_t worst = 0;  // how far behind the wall clock this pass found the fabric
   const bool nics = has_host_nics_;

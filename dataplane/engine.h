@@ -19,9 +19,12 @@
 // releases frames at the exact times its rate allows (fabric/emu_port.h,
 // through PortQueue), so a switch's queues are what the load balancer made
 // them, whatever the OS scheduler did. A frame from a host enters the host's
-// wire when the engine sees it, or when that wire is free again, and
-// reaches the edge a serialisation and a latency later: the host-edge wire
-// is emulated too.
+// wire when the host sent it (host_stamp kernel: the time the host port's
+// XDP program saw it, dataplane/hostio/xsk_program.h; poll: when the engine
+// took it from the socket), never before the time the fabric had run to
+// (a frame seen too late for its time is counted: EngineLag), or when that
+// wire is free again, and reaches the edge a serialisation and a latency
+// later: the host-edge wire is emulated too.
 //
 // The loop is a conservative discrete-event simulation in windows: the
 // window starts at the earliest pending event and is as long as the least
@@ -47,6 +50,7 @@
 #include "dataplane/config.h"
 #include "dataplane/fabric/emu_port.h"
 #include "dataplane/fabric/fifo.h"
+#include "dataplane/fabric/host_stamp.h"
 #include "dataplane/hostio/packet_io.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/stages/rx.h"
@@ -58,6 +62,7 @@ namespace ofan::dp {
 
 struct EngineConfig {
   std::vector<DpConfig> switches;
+  fabric::HostStamp host_stamp = fabric::kDefaultHostStamp;
   // Falling behind the wall clock by more than this is lag (0: the time of
   // a largest frame at the fastest link).
   double lag_us = 0;
@@ -155,8 +160,20 @@ class Engine {
   Status OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& h);
   uint64_t WallPs() const;
   void Loop();
-  uint32_t PollHosts();
-  uint32_t PollHost(HostPort& h, fabric::TimePs done);
+  // `floor`: the earliest time a host's frame may enter its wire (the
+  // fabric has run to it); `seen`: the time of a frame without the
+  // kernel's stamp.
+  uint32_t PollHosts(fabric::TimePs floor, fabric::TimePs seen);
+  uint32_t PollHost(HostPort& h, fabric::TimePs floor, fabric::TimePs seen);
+  // A frame's kernel receive time (CLOCK_MONOTONIC ns) on the engine's
+  // clock, `floor` if earlier (counted in `count`, for EngineLag).
+  struct HostStampCount {
+    uint32_t stamped = 0, late = 0;
+    uint64_t late_max_ps = 0;
+  };
+  fabric::TimePs HostFrameStart(uint64_t rx_ns, fabric::TimePs floor, HostStampCount& count) const;
+  void PublishStamps(const HostStampCount& c);  // once per burst: atomics
+  void AnchorMonotonic();
   uint64_t ReleaseToHosts(uint64_t wall);  // returns the latest release's lateness
   // PFC: a host whose device falls behind (frames due at it that it has not
   // taken, past fabric::kHostRxBufferBytes) pauses its edge, as a NIC whose
@@ -189,6 +206,11 @@ class Engine {
   uint64_t lag_threshold_ = 0;
   uint32_t max_wait_us_ = 100000;
   uint64_t batch_ps_ = 0;
+  // Kernel stamps: on for AF_XDP host ports under HostStamp::kKernel with
+  // the TSC clock (a test's clock is not the kernel's). The engine's clock
+  // less CLOCK_MONOTONIC's, in ps, as of the pass's last reading of both.
+  bool kernel_stamps_ = false;
+  int64_t mono_to_wall_ps_ = 0;
   uint64_t last_pass_wall_ = 0;
   EngineLag lag_;
   IdleWait wait_;

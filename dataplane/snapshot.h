@@ -92,6 +92,11 @@ struct EngineSnapshot {
   double lag_max_us = 0, lag_threshold_us = 0;
   double lag_share = 0;  // of the time since the last reset, spent behind
   double pass_max_us = 0, wake_late_max_us = 0;
+  // Host frames (fabric/host_stamp.h): how they were stamped, how many, how
+  // many with the kernel's time, how many of those started after it.
+  std::string host_stamp;
+  uint64_t host_frames = 0, host_stamped = 0, stamp_late = 0;
+  double stamp_late_max_us = 0;
   bool stopped = false;  // this switch (switch_admin down)
 };
 

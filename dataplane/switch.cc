@@ -831,6 +831,11 @@ Snapshot Switch::TakeSnapshot(SnapshotParts parts) const {
       s.engine.late_tx = l->late_tx.load();
       s.engine.pass_max_us = static_cast<double>(l->pass_max_ps.load()) / 1e6;
       s.engine.wake_late_max_us = static_cast<double>(l->wake_late_max_ps.load()) / 1e6;
+      s.engine.host_stamp = fabric::HostStampName(l->host_stamp.load());
+      s.engine.host_frames = l->host_frames.load();
+      s.engine.host_stamped = l->host_stamped.load();
+      s.engine.stamp_late = l->stamp_late.load();
+      s.engine.stamp_late_max_us = static_cast<double>(l->stamp_late_max_ps.load()) / 1e6;
       const uint64_t span = Now() - std::min(Now(), l->since_ps.load());
       s.engine.lag_share =
           span ? static_cast<double>(l->late_ps.load()) / static_cast<double>(span) : 0;

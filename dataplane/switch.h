@@ -38,6 +38,7 @@
 #include "dataplane/exception/exception_path.h"
 #include "dataplane/exception/kernel_ports.h"
 #include "dataplane/fabric/buffer_alarm.h"
+#include "dataplane/fabric/host_stamp.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/lb/fat_tree.h"
 #include "dataplane/lb_choice.h"
@@ -148,6 +149,12 @@ struct EngineLag {
   std::atomic<uint64_t> pass_max_ps{0}, wake_late_max_ps{0};
   std::atomic<uint64_t> windows{0};
   std::atomic<uint64_t> threshold_ps{0};
+  // Host frames (every one the engine took from a host's socket), those
+  // with the kernel's receive time (engine.h's HostStamp), and those of
+  // them seen after the fabric had run past it, so started later than sent
+  // (by up to stamp_late_max_ps).
+  std::atomic<uint64_t> host_frames{0}, host_stamped{0}, stamp_late{0}, stamp_late_max_ps{0};
+  std::atomic<fabric::HostStamp> host_stamp{fabric::HostStamp::kKernel};  // for status
   void Reset(uint64_t now_ps) {
     events.store(0);
     late_tx.store(0);
@@ -156,6 +163,10 @@ struct EngineLag {
     since_ps.store(now_ps);
     pass_max_ps.store(0);
     wake_late_max_ps.store(0);
+    host_frames.store(0);
+    host_stamped.store(0);
+    stamp_late.store(0);
+    stamp_late_max_ps.store(0);
   }
 };
 

@@ -37,6 +37,7 @@
 #include "common/cli.h"
 #include "common/main_guard.h"
 #include "common/version.h"
+#include "dataplane/fabric/host_stamp.h"
 #include "dataplane/fabric/pfc.h"
 #include "dataplane/fabric/reorder.h"
 #include "dataplane/lb/fat_tree.h"
@@ -233,7 +234,8 @@ int Run(int argc, char** argv) {
       "\"pfc_priority\" and \"pfc_dscp\" (PFC's default lossless priority and its DSCP), "
       "\"pfc_watchdog\" (its defaults, ranges and actions), \"reorder\" (the reorder stage's "
       "defaults and timeout range), \"wire\" (what a frame costs on the wire beyond its "
-      "length without FCS: preamble and SFD, FCS, inter-frame gap, their sum)}");
+      "length without FCS: preamble and SFD, FCS, inter-frame gap, their sum), \"host_stamps\" "
+      "(how the shared engine may stamp a host's frames, and its default)}");
   facts->add_flag("--pretty", pretty, "indent the JSON");
   bool as_json = true;  // JSON is all ofan-topo prints; --json is accepted as elsewhere
   facts->add_flag("--json", as_json, "JSON (the only output)");
@@ -246,6 +248,10 @@ int Run(int argc, char** argv) {
   if (facts->parsed()) {
     json stages = json::array();
     for (std::string_view n : lb::kStageNames) stages.push_back(n);
+    json host_stamps = json::array();
+#define OFAN_X(e, n) host_stamps.push_back(n);
+    OFAN_HOST_STAMPS(OFAN_X)
+#undef OFAN_X
     const json out = {
         {"netdev_mtu", pkt::kNetdevMtu},
         {"stages", std::move(stages)},
@@ -264,7 +270,10 @@ int Run(int argc, char** argv) {
          {{"preamble_sfd_bytes", pkt::kPreambleSfdBytes},
           {"fcs_bytes", pkt::kFcsBytes},
           {"ifg_bytes", pkt::kIfgBytes},
-          {"overhead_bytes", pkt::kWireOverheadBytes}}}};
+          {"overhead_bytes", pkt::kWireOverheadBytes}}},
+        {"host_stamps",
+         {{"names", std::move(host_stamps)},
+          {"default", fabric::HostStampName(fabric::kDefaultHostStamp)}}}};
     std::cout << out.dump(pretty ? 2 : -1) << "\n";
     return kExitOk;
   }

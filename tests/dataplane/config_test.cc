@@ -4,8 +4,13 @@
 #include "dataplane/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include "dataplane/engine.h"
 
 namespace ofan::dp {
 namespace {
@@ -203,6 +208,79 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"{[a]: 1}\n", "a key must be a plain name (line 1)"},
         BadCase{"fabric: {{k: 4}: 1}\n", "fabric: a key must be a plain name"},
         BadCase{"? [x]\n: 1\n", "a key must be a plain name"}));
+
+}  // namespace
+}  // namespace ofan::dp
+
+namespace ofan::dp {
+namespace {
+
+// The shared engine's fabric file (dataplane/engine.h, LoadFabricFile): the
+// switches' config files by path (relative to the file), the engine's keys,
+// and the message each kind of bad file gets.
+class FabricFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::filesystem::temp_directory_path() / ("ofan-fabric-file-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    Write("e0.yaml", "name: e0\nports: [{port: 0, dev: a}]\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string p = (dir_ / name).string();
+    std::ofstream(p) << text;
+    return p;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(FabricFile, ReadsTheSwitchesAndTheEnginesKeys) {
+  auto c = LoadFabricFile(Write("f.yaml",
+                                "switches: [e0.yaml]\n"
+                                "engine: {lag_us: 500, batch_us: 20, max_wait_us: 1000, "
+                                "host_stamp: poll}\n"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->switches.size(), 1u);
+  EXPECT_EQ(c->switches[0].name, "e0");
+  EXPECT_EQ(c->lag_us, 500);
+  EXPECT_EQ(c->batch_us, 20);
+  EXPECT_EQ(c->max_wait_us, 1000u);
+  EXPECT_EQ(c->host_stamp, fabric::HostStamp::kPoll);
+  auto d = LoadFabricFile(Write("g.yaml", "switches: [e0.yaml]\n"));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->host_stamp, fabric::kDefaultHostStamp);
+  EXPECT_EQ(fabric::HostStampName(d->host_stamp), "kernel");
+}
+
+TEST_F(FabricFile, EachBadFileGetsItsMessage) {
+  const struct {
+    const char* text;
+    const char* says;
+  } cases[] = {
+      {"switches: [e0.yaml]\nfrob: 1\n", "unknown key 'frob' (switches, engine)"},
+      {"engine: {}\n", "'switches' must list the switches' config files"},
+      {"switches: []\n", "'switches' must list"},
+      {"switches: [[e0.yaml]]\n", "switches[0]: a path"},
+      {"switches: [nowhere.yaml]\n", "nowhere.yaml"},
+      {"switches: [e0.yaml]\nengine: 3\n", "'engine' must be a mapping"},
+      {"switches: [e0.yaml]\nengine: {frob: 1}\n",
+       "engine.frob: unknown (lag_us, batch_us, max_wait_us, host_stamp)"},
+      {"switches: [e0.yaml]\nengine: {lag_us: soon}\n", "engine.lag_us: not a number"},
+      {"switches: [e0.yaml]\nengine: {batch_us: 1e6}\n", "engine.batch_us must be in [0, 1e5]"},
+      {"switches: [e0.yaml]\nengine: {lag_us: -1}\n", "engine.lag_us must be in [0, 1e6]"},
+      {"switches: [e0.yaml]\nengine: {max_wait_us: 0}\n", "engine.max_wait_us must be in"},
+      {"switches: [e0.yaml]\nengine: {host_stamp: frob}\n",
+       "engine.host_stamp 'frob': not one of kernel, poll"},
+      {"switches: [e0.yaml]\nengine: {host_stamp: [kernel]}\n", "engine.host_stamp: not a name"},
+  };
+  for (const auto& k : cases) {
+    auto c = LoadFabricFile(Write("bad.yaml", k.text));
+    ASSERT_FALSE(c.ok()) << k.text;
+    EXPECT_NE(c.error().message.find(k.says), std::string::npos)
+        << k.text << " -> " << c.error().message;
+  }
+}
 
 }  // namespace
 }  // namespace ofan::dp
