@@ -308,7 +308,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                     vm_mem_mb=args.vm_mem, engine=args.engine, control=args.control,
                     miswire=args.miswire, bfd_ms=args.bfd_ms,
                     bfd_multiplier=args.bfd_multiplier, pfc=pfc_from_args(args),
-                    reorder=reorder_from_args(args))
+                    reorder=reorder_from_args(args), host_stamp=args.host_stamp)
     fab = Fabric(name, topo, log=progress, plan=part[0] if part else None,
                  server=part[2] if part else None)
     checked = fab.check(req)  # exit 2 (3: a missing daemon), nothing made
@@ -1283,6 +1283,10 @@ UP = (
         help="with --reorder: the longest a frame waits for a gap to fill; then the gap is a "
              "loss (default: the time the host link takes to send the reorder buffer, 84 ms "
              "for 256 KiB at 25 Mb/s)"),
+    opt("--host-stamp", default=None, metavar="kernel|poll",
+        help="the shared engine: a host's frame enters its emulated wire at the time the host "
+             "port's XDP program received it (kernel, the default) or when the engine polled "
+             "the socket (poll, up to a pass later)"),
     opt("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)"),
     opt("--ofan-mode", default="combined", choices=("combined", "atomic"),
         help="how --policy ofan shares pointers across workers"),

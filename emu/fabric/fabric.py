@@ -71,6 +71,20 @@ def check_reorder(on: bool, kind: SwitchKind) -> None:
                           "order; use --switch ofan", code=2)
 
 
+def check_host_stamp(stamp: str | None, kind: SwitchKind) -> None:
+    """FabricError (exit 2) for up --host-stamp where no shared engine
+    stamps hosts' frames, or a name ofan-dp does not know (ofan-topo
+    facts)."""
+    if stamp is None:
+        return
+    if kind.engine != "shared":
+        raise FabricError("--host-stamp: only the shared engine stamps hosts' frames in emulated "
+                          "time; use --engine shared", code=2)
+    names = facts.host_stamps().names
+    if stamp not in names:
+        raise FabricError(f"--host-stamp {stamp}: one of {', '.join(names)}", code=2)
+
+
 @dataclasses.dataclass(frozen=True)
 class Checked:
     """An UpRequest that Fabric.check found this fabric can run: the kind
@@ -220,6 +234,7 @@ class Fabric:
         kind.check()
         check_pfc(req.pfc.priority if req.pfc else None, kind, self.plan is not None)
         check_reorder(req.reorder is not None, kind)
+        check_host_stamp(req.host_stamp, kind)
         if self.plan is not None:
             self._check_part(kind, req)
         if req.control == "agent":
@@ -279,7 +294,7 @@ class Fabric:
                          pfcwd_action=pfc.wd_action if pfc else None,
                          reorder_kb=reorder.buffer_kb if reorder else None,
                          reorder_timeout_us=reorder.timeout_us if reorder else None,
-                         server=self.server),
+                         host_stamp=req.host_stamp, server=self.server),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self.ctx, vm_hosts, req.vm_mem_mb)
         d = self.state.dir

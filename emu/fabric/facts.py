@@ -14,7 +14,9 @@ gives:    policies() -> the LB policies, as `ofanctl --list-policies --json`
           pfc_priority() -> PFC's default lossless priority
           (dataplane/fabric/pfc.h; `ofan-topo facts`); wire() -> what a
           frame costs on the wire beyond its bytes (preamble, FCS, gap:
-          dataplane/packet/frame_budget.h; `ofan-topo facts`)
+          dataplane/packet/frame_budget.h; `ofan-topo facts`);
+          host_stamps() -> how the shared engine may stamp hosts' frames,
+          and its default (dataplane/fabric/host_stamp.h; `ofan-topo facts`)
 errors:   FabricError naming the binary when it is missing (tools.tool says
           where it looked) or answers something that is not the list
 """
@@ -116,6 +118,14 @@ class WireFacts:
 
 
 @dataclass(frozen=True)
+class HostStampFacts:
+    """How the shared engine may stamp a host's frames, and its default
+    (dataplane/fabric/host_stamp.h)."""
+    names: tuple[str, ...]
+    default: str
+
+
+@dataclass(frozen=True)
 class TopoFacts:
     """What `ofan-topo facts` prints."""
     netdev_mtu: int
@@ -125,6 +135,7 @@ class TopoFacts:
     pfc_watchdog: PfcWatchdogFacts
     reorder: ReorderFacts
     wire: WireFacts
+    host_stamps: HostStampFacts
 
 
 @lru_cache(maxsize=None)
@@ -135,7 +146,8 @@ def _topo_facts() -> TopoFacts:
                          "restore_range_ms": [int], "actions": [str]},
         "reorder": {"buffer_bytes": int, "timeout_range_us": [int]},
         "wire": {"preamble_sfd_bytes": int, "fcs_bytes": int, "ifg_bytes": int,
-                 "overhead_bytes": int}})
+                 "overhead_bytes": int},
+        "host_stamps": {"names": [str], "default": str}})
     w = d["pfc_watchdog"]
     if len(w["detect_range_ms"]) != 2 or len(w["restore_range_ms"]) != 2 or not w["actions"]:
         raise FabricError(f"ofan-topo facts: pfc_watchdog {w}: not usable")
@@ -149,8 +161,11 @@ def _topo_facts() -> TopoFacts:
     wi = WireFacts(**d["wire"])
     if wi.overhead_bytes != wi.preamble_sfd_bytes + wi.fcs_bytes + wi.ifg_bytes:
         raise FabricError(f"ofan-topo facts: wire {d['wire']}: its parts do not add up")
+    hs = HostStampFacts(tuple(d["host_stamps"]["names"]), d["host_stamps"]["default"])
+    if hs.default not in hs.names:
+        raise FabricError(f"ofan-topo facts: host_stamps {d['host_stamps']}: not usable")
     f = TopoFacts(d["netdev_mtu"], tuple(d["stages"]), d["pfc_priority"], d["pfc_dscp"], wd, ro,
-                  wi)
+                  wi, hs)
     if f.netdev_mtu < 1280 or not f.stages or not 0 <= f.pfc_priority <= 7:
         raise FabricError(f"ofan-topo facts: {f}: not usable")
     return f
@@ -183,6 +198,11 @@ def roce_traffic_class() -> int:
 def reorder() -> ReorderFacts:
     """The reorder stage's defaults and timeout range (dataplane/fabric/reorder.h)."""
     return _topo_facts().reorder
+
+
+def host_stamps() -> HostStampFacts:
+    """How the shared engine may stamp hosts' frames (dataplane/fabric/host_stamp.h)."""
+    return _topo_facts().host_stamps
 
 
 def wire() -> WireFacts:

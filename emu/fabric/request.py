@@ -38,7 +38,8 @@ class UpRequest:
     for the control plane to find: Topology.cabling); bfd_ms,
     bfd_multiplier: the agents' BFD timers (None: ofan-agent's default);
     pfc: PFC on every link (None: off); reorder: the edges' resequencing
-    (None: off); pipe_size None: the topology's k."""
+    (None: off); host_stamp: how the shared engine stamps hosts' frames
+    (None: ofan-dp's default); pipe_size None: the topology's k."""
     switch: str = "ofan"
     policy: str = "ofan"
     ofan_mode: str | None = "combined"
@@ -53,3 +54,4 @@ class UpRequest:
     bfd_multiplier: int | None = None
     pfc: Pfc | None = None
     reorder: Reorder | None = None
+    host_stamp: str | None = None

@@ -70,7 +70,7 @@ STATE_SHAPE = {
     "pfc_priority?": Optional(int), "pfcwd_detect_ms?": Optional(int),
     "pfcwd_restore_ms?": Optional(int), "pfcwd_action?": Optional(str),
     "reorder_kb?": Optional(int), "reorder_timeout_us?": Optional(int),
-    "wires?": [int], "vm_hosts?": [str],
+    "host_stamp?": Optional(str), "wires?": [int], "vm_hosts?": [str],
     # A server's part of a plan (up --plan FILE --server S): the server, and
     # the interfaces its crossing links' stitches made in its own namespace.
     "server?": Optional(str), "stitches?": [str],
@@ -203,6 +203,9 @@ class Setup:
     # (us) (dataplane/egress/reorder.h), None: off
     reorder_kb: int | None = None
     reorder_timeout_us: int | None = None
+    # up --host-stamp: when the shared engine puts a host's frame on its
+    # wire (dataplane/fabric/host_stamp.h), None: ofan-dp's default
+    host_stamp: str | None = None
     # up --plan FILE --server S: this server's part of a plan (plan.py; a
     # copy of the file is the state directory's plan.json), else None
     server: str | None = None
@@ -342,7 +345,8 @@ def parse(name: str, data: bytes) -> State:
                       pfcwd_restore_ms=doc.get("pfcwd_restore_ms"),
                       pfcwd_action=doc.get("pfcwd_action"),
                       reorder_kb=doc.get("reorder_kb"),
-                      reorder_timeout_us=doc.get("reorder_timeout_us"), server=doc.get("server"))
+                      reorder_timeout_us=doc.get("reorder_timeout_us"),
+                      host_stamp=doc.get("host_stamp"), server=doc.get("server"))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
                             for k, r in doc.get("processes", {}).items()},

@@ -68,8 +68,11 @@ class OfanShared(OfanKind):
     def up(self) -> None:
         ctx = self.ctx
         configs = [self.write_config(s) for s in self.ctx.switches]
+        doc: dict[str, Any] = {"switches": configs}
+        if self.ctx.setup.host_stamp is not None:
+            doc["engine"] = {"host_stamp": self.ctx.setup.host_stamp}
         with open(self.fabric_file(), "w") as f:
-            json.dump({"switches": configs}, f, indent=1)  # JSON is YAML
+            json.dump(doc, f, indent=1)  # JSON is YAML
         # In the root namespace: the engine enters each switch's namespace
         # to open its host ports.
         p = self.start(ENGINE_KEY, rt_prefix() + [

@@ -61,6 +61,9 @@ def the_lists():
           "beyond a frame that counts its FCS (ofan-sim's --gap-bytes default)",
           (w.preamble_sfd_bytes, w.fcs_bytes, w.ifg_bytes, w.overhead_bytes, w.gap_bytes)
           == (8, 4, 12, 24, 20), str(w))
+    hs = facts.host_stamps()
+    check("the shared engine's host stamps are host_stamp.h's, kernel by default",
+          hs.names == ("kernel", "poll") and hs.default == "kernel", str(hs))
 
     sim = json.loads(subprocess.run([tool("ofan-sim"), "--no-progress", "--k", "4", "--msg",
                                      "16KiB", "--json"], capture_output=True, text=True,

@@ -61,14 +61,15 @@ EMU = str(REPO / "emu" / "ofan-emu")
 
 
 def fabric(engine: str | None, switch: str = "ofan", topo: Topology | None = None,
-           name: str = "t", vm_hosts: tuple[str, ...] = ()) -> Fabric:
+           name: str = "t", vm_hosts: tuple[str, ...] = (),
+           host_stamp: str | None = None) -> Fabric:
     """A fabric as up() leaves its state, made nowhere (its state file in
     RUN_DIR)."""
     fab = Fabric(name, topo or Topology(4, 3), log=lambda _m: None)
     kind = fab.check(UpRequest(switch=switch, engine=engine, vm_hosts=vm_hosts)).kind
     fab.writer.begin_up(Setup(k=fab.topo.k, levels=fab.topo.levels, switch=switch,
                               engine=kind.engine, policy="ofan", ofan_mode="combined", seed=1,
-                              pipe_size=4), {}, list(vm_hosts))
+                              pipe_size=4, host_stamp=host_stamp), {}, list(vm_hosts))
     return fab
 
 
@@ -230,6 +231,18 @@ def shared_up() -> None:
           " ".join(cmd))
     check("up waits for every switch's socket, all owned by the engine",
           waited.get("owners") == {s.name: "engine" for s in fab.topo.switches})
+    teardown.down("u")
+    fab = fabric("shared", topo=Topology(4, 2), name="u", host_stamp="poll")
+    for d in ("config", "logs", "sock"):
+        (fab.state.dir / d).mkdir(parents=True, exist_ok=True)
+    kind = ofan_kind(fab)
+    setattr(kind, "start", start)
+    setattr(kind, "wait_ready", lambda owners, procs: None)
+    kind.up()
+    ff = json.loads((fab.state.dir / "config" / "fabric.json").read_text())
+    check("up --host-stamp poll: the fabric file's engine.host_stamp",
+          ff.get("engine") == {"host_stamp": "poll"} and len(ff["switches"]) == len(want),
+          str(ff.get("engine")))
 
 
 def state_and_status() -> None:
@@ -475,6 +488,10 @@ def checked_once() -> None:
            (UpRequest(policy="frob"), "--policy frob: not a policy"),
            (UpRequest(switch="kernel", pfc=Pfc(3, 100, 200, "drop")), "--pfc: the kernel"),
            (UpRequest(switch="kernel", reorder=Reorder(256, None)), "--reorder: the kernel"),
+           (UpRequest(engine="per-switch", host_stamp="poll"),
+            "--host-stamp: only the shared engine"),
+           (UpRequest(engine="shared", host_stamp="frob"),
+            "--host-stamp frob: one of kernel, poll"),
            (UpRequest(miswire="e0-0:2"), "--miswire"),
            (UpRequest(control="frob"), "--control frob")]
     for req, why in bad:
