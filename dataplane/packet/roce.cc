@@ -1,15 +1,11 @@
 #include "dataplane/packet/roce.h"
 
-#include <zlib.h>
-
 #include <algorithm>
+
+#include "dataplane/packet/crc32.h"
 
 namespace ofan::pkt {
 namespace {
-
-uLong Crc(uLong crc, const uint8_t* p, size_t n) {
-  return crc32_z(crc, reinterpret_cast<const Bytef*>(p), n);
-}
 
 // The largest IPv4 header (IHL 15) and the UDP header and BTH behind it: the
 // part of the datagram whose masked copy the CRC runs over.
@@ -30,10 +26,9 @@ uint32_t RoceIcrc(const uint8_t* ip, uint32_t len) {
   m[udp + offsetof(UdpHdr, checksum)] = m[udp + offsetof(UdpHdr, checksum) + 1] = 0xFF;
   m[bth + offsetof(BthHdr, dest_qp)] = 0xFF;  // FECN, BECN, reserved
   static constexpr uint8_t kLrh[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-  uLong crc = Crc(crc32_z(0, Z_NULL, 0), kLrh, sizeof kLrh);
-  crc = Crc(crc, m, masked_len);
-  crc = Crc(crc, ip + masked_len, len - masked_len);
-  return static_cast<uint32_t>(crc);
+  uint32_t crc = Crc32(0, kLrh, sizeof kLrh);
+  crc = Crc32(crc, m, masked_len);
+  return Crc32(crc, ip + masked_len, len - masked_len);
 }
 
 bool RoceIcrcOk(const uint8_t* frame, uint32_t len) {
