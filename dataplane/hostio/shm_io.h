@@ -1,0 +1,45 @@
+// ShmIo: a host's link to the shared engine as two rings of frames in a
+// file both processes map (`up --host-io shm`), instead of a veth and
+// copy-mode AF_XDP at each end: no skb, no softirq, no system call per
+// burst while both sides are busy. A frame costs one copy into the ring and
+// one out of it. Measured against the veth (bench/RESULTS.md, "Host links
+// through shared memory"): what the kernel's host path cost the engine
+// thread was most of its time at 400 Mb/s.
+//
+// The file (PATH) holds a header and two rings of fixed slots: "up" (host
+// to switch) and "down" (switch to host). Each ring has one producer and
+// one consumer; indices run free (uint32, wrapping), the producer owns
+// head, the consumer tail. A slot holds the frame's length, the producer's
+// CLOCK_MONOTONIC time at Send (FrameView::rx_ns on the other side: the
+// engine starts the frame on its wire then) and the bytes. A consumer that
+// finds its ring empty arms a doorbell; the producer that then publishes
+// writes a byte to the doorbell (a FIFO, PATH.up or PATH.down), whose read
+// end is the consumer's fd(): the engine and uroce sleep on it as on a
+// socket. Store head, fence, load armed / store armed, fence, load head:
+// one of the two sees the other, so no frame waits for a doorbell that was
+// never rung.
+//
+// expects:  one process at each end (the engine's switch end made first;
+//           a host end attaches to it); frames of at most kIoMaxFrame bytes
+// gives:    CreateShmLink: the switch end, making PATH and its doorbells
+//           (replacing any left there); OpenShmLink: the host end, which
+//           first drops what waited for a host before it
+// modifies: PATH, PATH.up, PATH.down: the caller removes them (ofan-emu's
+//           state directory goes with `down`)
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "dataplane/hostio/packet_io.h"
+
+namespace ofan::hostio {
+
+// Frames each ring holds.
+inline constexpr uint32_t kShmSlots = 512;
+
+Result<std::unique_ptr<PacketIo>> CreateShmLink(const std::string& path);
+Result<std::unique_ptr<PacketIo>> OpenShmLink(const std::string& path);
+
+}  // namespace ofan::hostio
