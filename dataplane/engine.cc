@@ -25,6 +25,7 @@
 
 #include "common/netns.h"
 #include "common/rng.h"
+#include "common/steady_ms.h"
 #include "dataplane/egress/emu_pfc.h"
 #include "dataplane/egress/pfc.h"
 #include "dataplane/fabric/frame_time.h"
@@ -78,12 +79,6 @@ std::string HostStampNames() {
   OFAN_HOST_STAMPS(OFAN_X)
 #undef OFAN_X
   return names;
-}
-
-uint64_t MonotonicNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
 }
 
 struct MemPeer {

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/steady_ms.h"
+
 namespace ofan::hostio {
 namespace {
 
@@ -44,12 +46,6 @@ constexpr size_t kHeaderBytes = (sizeof(Header) + 4095) / 4096 * 4096;
 constexpr size_t kRingBytes = size_t{kShmSlots} * kSlotBytes;
 constexpr size_t kFileBytes = kHeaderBytes + 2 * kRingBytes;
 
-uint64_t MonotonicNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
 std::string Errno(const std::string& what) {
   return fmt::format("{}: {}", what, std::strerror(errno));
 }
@@ -75,8 +71,8 @@ class ShmIo : public PacketIo {
   uint32_t Send(std::span<const FrameView> frames) override {
     const uint32_t head = tx_->head.load(std::memory_order_relaxed);
     const uint32_t used = head - tx_->tail.load(std::memory_order_acquire);
-    const uint32_t n =
-        std::min<uint32_t>(static_cast<uint32_t>(frames.size()), kShmSlots - std::min(used, kShmSlots));
+    const uint32_t n = std::min<uint32_t>(static_cast<uint32_t>(frames.size()),
+                                          kShmSlots - std::min(used, kShmSlots));
     const uint64_t now = n ? MonotonicNs() : 0;
     for (uint32_t i = 0; i < n; ++i) {
       uint8_t* slot = tx_slots_ + size_t{(head + i) % kShmSlots} * kSlotBytes;
@@ -206,8 +202,7 @@ Result<std::unique_ptr<PacketIo>> Map(const std::string& path, bool host_end, in
   }
   if (host_end) {
     // What waited for a host before this one is not this one's.
-    hdr->down.tail.store(hdr->down.head.load(std::memory_order_acquire),
-                         std::memory_order_release);
+    hdr->down.tail.store(hdr->down.head.load(std::memory_order_acquire), std::memory_order_release);
   } else {
     hdr->ready.store(1, std::memory_order_release);
   }
@@ -234,7 +229,7 @@ Result<std::unique_ptr<PacketIo>> OpenShmLink(const std::string& path) {
     return MakeError(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
                      Errno("open " + path) + " (is the fabric up with --host-io shm?)");
   }
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != kFileBytes) {
     close(fd);
     return MakeError(ErrorCode::kInvalidArgument,

@@ -56,8 +56,7 @@ OFAN_FOLD_TARGET uint32_t FoldState(uint32_t state, const uint8_t* p, size_t n) 
   for (; n >= 16; p += 16, n -= 16) x1 = Fold(x1, k3k4, Load(p));
   // 128 bits to 64, then to 32 + 64.
   __m128i x = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k3k4, 0x10));
-  x = _mm_xor_si128(_mm_srli_si128(x, 4),
-                    _mm_clmulepi64_si128(_mm_and_si128(x, low32), k5, 0x00));
+  x = _mm_xor_si128(_mm_srli_si128(x, 4), _mm_clmulepi64_si128(_mm_and_si128(x, low32), k5, 0x00));
   // Barrett reduction to 32 bits.
   __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x, low32), poly, 0x10);
   t = _mm_clmulepi64_si128(_mm_and_si128(t, low32), poly, 0x00);

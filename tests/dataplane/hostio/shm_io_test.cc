@@ -19,14 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "common/steady_ms.h"
+
 namespace ofan::hostio {
 namespace {
-
-uint64_t MonoNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
-}
 
 std::vector<uint8_t> TestFrame(uint32_t seq) {
   std::vector<uint8_t> f(60 + seq % 1500);
@@ -64,7 +60,7 @@ class ShmLink : public ::testing::Test {
     views.reserve(n);
     for (uint32_t i = 0; i < n; ++i) frames.push_back(TestFrame(first + i));
     for (const auto& f : frames) views.push_back({f.data(), static_cast<uint32_t>(f.size())});
-    const uint64_t before = MonoNs();
+    const uint64_t before = MonotonicNs();
     ASSERT_EQ(from.Send(views), n);
     uint32_t got = 0;
     while (got < n) {
@@ -74,7 +70,7 @@ class ShmLink : public ::testing::Test {
       for (uint32_t i = 0; i < k; ++i, ++got) {
         EXPECT_EQ(std::vector<uint8_t>(v[i].data, v[i].data + v[i].len), frames[got]);
         EXPECT_GE(v[i].rx_ns, before);
-        EXPECT_LE(v[i].rx_ns, MonoNs());
+        EXPECT_LE(v[i].rx_ns, MonotonicNs());
       }
     }
   }
@@ -94,7 +90,8 @@ TEST_F(ShmLink, FramesCrossBothWaysWholeInOrderWithTheSendersTime) {
 
 TEST_F(ShmLink, ARingHoldsItsSlotsUntilTheConsumerReleasesThem) {
   const std::vector<uint8_t> f = TestFrame(1);
-  std::vector<FrameView> views(kShmSlots + 10, FrameView{f.data(), static_cast<uint32_t>(f.size())});
+  std::vector<FrameView> views(kShmSlots + 10,
+                               FrameView{f.data(), static_cast<uint32_t>(f.size())});
   EXPECT_EQ(host_->Send(views), kShmSlots);
   EXPECT_EQ(host_->Send(views), 0u);
   EXPECT_EQ(host_->io_counters().tx_full, 10u + kShmSlots + 10u);
@@ -188,8 +185,7 @@ TEST_F(ShmLink, AFileThatIsNotALinkIsRefusedByName) {
   auto none = OpenShmLink((dir_ / "none").string());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ErrorCode::kNotFound);
-  EXPECT_NE(none.error().message.find("--host-io shm"), std::string::npos)
-      << none.error().message;
+  EXPECT_NE(none.error().message.find("--host-io shm"), std::string::npos) << none.error().message;
 }
 
 }  // namespace

@@ -16,16 +16,11 @@
 #include <vector>
 
 #include "common/netns.h"
+#include "common/steady_ms.h"
 #include "dataplane/hostio/packet_io.h"
 
 namespace ofan::hostio {
 namespace {
-
-uint64_t MonoNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
-}
 
 constexpr uint16_t kTestEthertype = 0x88B5;  // IEEE local experimental
 constexpr uint32_t kFrames = 100;
@@ -73,7 +68,7 @@ class XskStamp : public ::testing::TestWithParam<bool> {  // native_first
     for (uint32_t i = 0; i < kFrames; ++i) frames.push_back(TestFrame(i));
     for (const auto& f : frames)
       views.push_back(FrameView{f.data(), static_cast<uint32_t>(f.size())});
-    before = MonoNs();
+    before = MonotonicNs();
     EXPECT_EQ((*tx)->Send(views), kFrames);
     std::vector<uint64_t> times;
     uint32_t next = 0;
@@ -93,7 +88,7 @@ class XskStamp : public ::testing::TestWithParam<bool> {  // native_first
         poll(&p, 1, 10);
       }
     }
-    after = MonoNs();
+    after = MonotonicNs();
     EXPECT_EQ(next, kFrames) << "frames that reached xb's socket";
     return times;
   }
