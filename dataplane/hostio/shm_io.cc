@@ -86,16 +86,19 @@ class ShmIo : public PacketIo {
       std::atomic_thread_fence(std::memory_order_seq_cst);
       // The consumer found its ring empty and may sleep: wake it, once.
       if (tx_->armed.load(std::memory_order_relaxed) &&
-          tx_->armed.exchange(0, std::memory_order_acq_rel)) {
-        const char b = 1;
-        (void)!write(tx_bell_, &b, 1);  // a full FIFO is rung already
-      }
+          tx_->armed.exchange(0, std::memory_order_acq_rel))
+        RingBell(tx_bell_);
     }
     io_.tx += n;
     io_.tx_full += frames.size() - n;
     return n;
   }
 
+  // After every Recv, fd() is readable if frames may be waiting: a Recv
+  // that empties the ring arms the doorbell (the producer's next Send rings
+  // it), one that leaves frames behind rings it itself. So a consumer that
+  // sleeps on fd() after any Recv, or polls only the descriptors that woke
+  // it (the engine), misses nothing, as with a socket.
   uint32_t Recv(std::span<FrameView> out) override {
     // The slots handed out last time go back to the producer.
     if (held_) {
@@ -103,22 +106,13 @@ class ShmIo : public PacketIo {
       rx_->tail.store(rx_tail_, std::memory_order_release);
       held_ = 0;
     }
-    if (armed_) {
-      // Armed at the last empty Recv: if the producer took the arm, it rang.
-      armed_ = false;
+    if (bell_) {
+      // A byte may be in the doorbell: the producer took the arm and rang,
+      // or this end rang itself.
+      bell_ = false;
       if (rx_->armed.exchange(0, std::memory_order_acq_rel) == 0) Drain();
     }
-    uint32_t head = rx_->head.load(std::memory_order_acquire);
-    if (head == rx_tail_) {
-      rx_->armed.store(1, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      head = rx_->head.load(std::memory_order_acquire);
-      if (head == rx_tail_) {
-        armed_ = true;
-        return 0;
-      }
-      if (rx_->armed.exchange(0, std::memory_order_acq_rel) == 0) Drain();
-    }
+    const uint32_t head = rx_->head.load(std::memory_order_acquire);
     const uint32_t n = std::min<uint32_t>(head - rx_tail_, static_cast<uint32_t>(out.size()));
     for (uint32_t i = 0; i < n; ++i) {
       const uint8_t* slot = rx_slots_ + size_t{(rx_tail_ + i) % kShmSlots} * kSlotBytes;
@@ -128,6 +122,17 @@ class ShmIo : public PacketIo {
     }
     held_ = n;
     io_.rx += n;
+    bell_ = true;
+    if (rx_tail_ + n != head) {
+      RingBell(rx_bell_);  // more than asked for: readable at once
+      return n;
+    }
+    rx_->armed.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // A frame published before the arm was seen may have rung nothing.
+    if (rx_->head.load(std::memory_order_acquire) != head &&
+        rx_->armed.exchange(0, std::memory_order_acq_rel) == 1)
+      RingBell(rx_bell_);
     return n;
   }
 
@@ -135,6 +140,10 @@ class ShmIo : public PacketIo {
   std::string kind() const override { return "shm"; }
 
  private:
+  static void RingBell(int bell) {
+    const char b = 1;
+    (void)!write(bell, &b, 1);  // a full FIFO is rung already
+  }
   void Drain() {
     char buf[64];
     while (read(rx_bell_, buf, sizeof buf) > 0) {
@@ -147,7 +156,7 @@ class ShmIo : public PacketIo {
   int rx_bell_, tx_bell_;
   uint32_t rx_tail_;
   uint32_t held_ = 0;
-  bool armed_ = false;
+  bool bell_ = false;  // the doorbell may hold a byte: drain at the next Recv
 };
 
 // The two doorbells, each end's receive one first.

@@ -2,7 +2,9 @@
 // host end attached to it, in one process. Frames cross both ways whole and
 // in order with the sender's time; a ring holds kShmSlots frames and Send
 // takes no more until the consumer releases them; a consumer that found its
-// ring empty is woken through its fd() by the next Send, and only then; a
+// ring empty is woken through its fd() by the next Send, one that leaves
+// frames behind finds its fd() readable, and an fd() is not readable with
+// nothing to read; a
 // new host end does not see what waited for the one before; a file that is
 // not a link is refused with its path in the message.
 #include "dataplane/hostio/shm_io.h"
@@ -102,9 +104,12 @@ TEST_F(ShmLink, ARingHoldsItsSlotsUntilTheConsumerReleasesThem) {
   EXPECT_EQ(host_->Send(views), 64u);
 }
 
-TEST_F(ShmLink, AnEmptyConsumerIsWokenByTheNextSendAndOnlyThen) {
+// After every Recv, fd() is readable exactly when frames may wait: the next
+// Send rings a consumer that emptied its ring; one that left frames behind
+// rang itself.
+TEST_F(ShmLink, TheConsumersFdIsReadableWhenFramesWait) {
   FrameView v[64];
-  EXPECT_EQ(sw_->Recv(v), 0u);  // arms
+  EXPECT_EQ(sw_->Recv(v), 0u);
   EXPECT_FALSE(Readable(sw_->fd()));
   const std::vector<uint8_t> f = TestFrame(2);
   const FrameView one{f.data(), static_cast<uint32_t>(f.size())};
@@ -113,8 +118,16 @@ TEST_F(ShmLink, AnEmptyConsumerIsWokenByTheNextSendAndOnlyThen) {
   EXPECT_EQ(sw_->Recv(v), 1u);
   EXPECT_FALSE(Readable(sw_->fd())) << "read off with the frames";
   ASSERT_EQ(host_->Send({&one, 1}), 1u);
-  EXPECT_FALSE(Readable(sw_->fd())) << "not armed: it found frames last time";
-  EXPECT_EQ(sw_->Recv(v), 1u);
+  EXPECT_TRUE(Readable(sw_->fd())) << "the ring was emptied: armed again";
+  ASSERT_EQ(host_->Send({&one, 1}), 1u);
+  EXPECT_EQ(sw_->Recv(v), 2u);
+  EXPECT_FALSE(Readable(sw_->fd()));
+  const std::vector<FrameView> many(70, one);
+  ASSERT_EQ(host_->Send(many), 70u);
+  EXPECT_EQ(sw_->Recv(v), 64u);
+  EXPECT_TRUE(Readable(sw_->fd())) << "six left behind";
+  EXPECT_EQ(sw_->Recv(v), 6u);
+  EXPECT_FALSE(Readable(sw_->fd()));
   EXPECT_EQ(sw_->Recv(v), 0u);
   EXPECT_FALSE(Readable(sw_->fd()));
 }
