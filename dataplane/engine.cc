@@ -29,6 +29,7 @@
 #include "dataplane/egress/emu_pfc.h"
 #include "dataplane/egress/pfc.h"
 #include "dataplane/fabric/frame_time.h"
+#include "dataplane/hostio/shm_io.h"
 #include "dataplane/packet/frame_budget.h"
 #include "dataplane/port_device.h"
 
@@ -426,6 +427,18 @@ Status Engine::Build(const EngineConfig& c) {
 
 Status Engine::OpenHostPort(const DpConfig& sc, const PortConfig& pc, HostPort& h) {
   const std::string where = fmt::format("switch {} port {} ({})", sc.name, pc.port, pc.dev);
+  if (pc.dev.rfind(kShmPrefix, 0) == 0) {
+    // Shared-memory rings with the host's process (hostio/shm_io.h): made
+    // here, attached by the host. Its frames carry their send time.
+    const std::string path = pc.dev.substr(kShmPrefix.size());
+    if (path.empty() || path[0] != '/')
+      return InvalidArgument(where + ": expected shm:/ABSOLUTE/PATH");
+    auto io = hostio::CreateShmLink(path);
+    if (!io) return MakeError(io.error().code, where + ": " + io.error().message);
+    h.io = std::move(*io);
+    h.fd = h.io->fd();
+    return {};
+  }
   if (pc.dev.rfind("net_af_xdp", 0) == 0) {
     // The interface from the devargs ("net_af_xdp0,iface=p0,..."); the other
     // arguments are DPDK's and mean nothing to a socket of our own.

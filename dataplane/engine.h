@@ -6,8 +6,9 @@
 //            switch, which names this one back) or a host's link: AF_XDP on
 //            the host's veth (net_af_xdpN,iface=IF devargs, opened by
 //            dataplane/hostio in the switch's `netns`, as uroce opens its
-//            own), or a DPDK device ("ring:NAME" in tests); every port with
-//            a rate
+//            own), shared-memory rings with the host's process
+//            ("shm:/PATH": dataplane/hostio/shm_io.h), or a DPDK device
+//            ("ring:NAME" in tests); every port with a rate
 // modifies:  the switches (each a Switch hosted by the engine: its own tables,
 //            LB state, queues, counters, exception path; a control socket is
 //            the caller's to serve), the host devices, the emulated clock
@@ -42,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -59,6 +61,9 @@
 struct rte_mempool;
 
 namespace ofan::dp {
+
+// A host port's dev naming shared-memory rings: "shm:/PATH".
+inline constexpr std::string_view kShmPrefix = "shm:";
 
 struct EngineConfig {
   std::vector<DpConfig> switches;

@@ -27,6 +27,10 @@ using nlohmann::json;
 struct SpecHost {
   uint32_t rank = 0, host = 0;
   std::string name, netns, ifname = "eth0";
+  // Frames through shared-memory rings with the shared engine (its host
+  // port "shm:PATH", hostio/shm_io.h) instead of the interface, which
+  // still gives the host its MAC, address and MTU; "" = the interface.
+  std::string shm;
   pkt::MacAddr mac, gateway_mac;
   uint32_t ip = 0;
   double line_rate_gbps = 10;
@@ -142,6 +146,12 @@ Result<Spec> ParseSpec(const json& j) {
       }
       x.netns = h.at("netns").get<std::string>();
       x.ifname = h.value("ifname", std::string("eth0"));
+      x.shm = h.value("shm", std::string());
+      if (!x.shm.empty() && (x.shm[0] != '/' || s.exchange)) {
+        return InvalidArgument(fmt::format(
+            "{}: shm: an absolute path, and not with an exchange (its TCP needs the interface)",
+            x.name));
+      }
       // Exchange mode may leave it out: each peer's next hop then comes
       // from the namespace's tables once its TCP connection is up.
       if (h.contains("gateway_mac") || !s.exchange) {
@@ -212,7 +222,8 @@ Status OpenRanks(const Spec& spec, uint64_t send_bytes, uint64_t recv_bytes, Ste
     // frames (and ARP), AF_XDP takes only RoCEv2 then.
     IoOptions io_opts;
     io_opts.roce_only = spec.exchange;
-    auto io = OpenIo(spec.io, *iface, &ranks[i].why_not_xdp, io_opts);
+    auto io = h.shm.empty() ? OpenIo(spec.io, *iface, &ranks[i].why_not_xdp, io_opts)
+                            : OpenShmLink(h.shm);
     if (!io) return bad(h, io.error().message);
     HostConfig hc;
     hc.engine.mtu = spec.mtu;

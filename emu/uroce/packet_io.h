@@ -4,6 +4,7 @@
 #pragma once
 
 #include "dataplane/hostio/packet_io.h"
+#include "dataplane/hostio/shm_io.h"
 #include "dataplane/hostio/xsk_program.h"
 #include "emu/uroce/qp_types.h"
 
@@ -21,6 +22,7 @@ using hostio::MakeLoopbackPair;
 using hostio::OpenAfPacket;
 using hostio::OpenAfXdp;
 using hostio::OpenIo;
+using hostio::OpenShmLink;
 using hostio::PacketIo;
 using hostio::ReadIface;
 using hostio::RoceMtuOffer;
