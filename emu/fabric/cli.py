@@ -308,7 +308,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                     vm_mem_mb=args.vm_mem, engine=args.engine, control=args.control,
                     miswire=args.miswire, bfd_ms=args.bfd_ms,
                     bfd_multiplier=args.bfd_multiplier, pfc=pfc_from_args(args),
-                    reorder=reorder_from_args(args), host_stamp=args.host_stamp)
+                    reorder=reorder_from_args(args), host_stamp=args.host_stamp,
+                    host_io=args.host_io)
     fab = Fabric(name, topo, log=progress, plan=part[0] if part else None,
                  server=part[2] if part else None)
     checked = fab.check(req)  # exit 2 (3: a missing daemon), nothing made
@@ -566,7 +567,8 @@ def status_text(s: dict[str, Any]) -> str:
     lines = [f"fabric {s['name']}" + (f" (server {s['server']}'s part)" if s.get("server") else "")
              + f": k={s['k']} levels={s['levels']} switch={s['switch']} "
              f"engine={s['engine']} policy={s['policy']} control={s.get('control', 'tables')} "
-             f"phase={s['phase']}"]
+             + (f"host_io={s['host_io']} " if s.get("host_io", "veth") != "veth" else "")
+             + f"phase={s['phase']}"]
     agents = s.get("control") == "agent"
     lines.append(f"  {'switch':8} {'role':5} {'pod':>3}  {'state':8} "
                  + (f"{'lldp':>4} {'bgp':>5} {'bfd':>3} {'masks':9} {'conv':4} " if agents else "")
@@ -1287,6 +1289,11 @@ UP = (
         help="the shared engine: a host's frame enters its emulated wire at the time the host "
              "port's XDP program received it (kernel, the default) or when the engine polled "
              "the socket (poll, up to a pass later)"),
+    opt("--host-io", default=None, metavar="veth|shm",
+        help="the shared engine: uroce hosts' frames through their veths and AF_XDP (veth, the "
+             "default: tcpdump and the hosts' kernels see them) or through shared-memory rings "
+             "(shm: no kernel in the way, the hosts' kernels off the fabric; VM hosts keep "
+             "their links)"),
     opt("--policy", default="ofan", help="ofan-dp's LB policy (default ofan)"),
     opt("--ofan-mode", default="combined", choices=("combined", "atomic"),
         help="how --policy ofan shares pointers across workers"),

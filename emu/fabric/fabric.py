@@ -34,7 +34,7 @@ from .context import NodeContext
 from .control_plane import AgentControl, check_control
 from .nodes import HostKind, RxeVmHosts, SwitchKind, UroceHosts, host_if, port_if
 from .plan import Plan
-from .request import UpRequest
+from .request import HOST_IOS, UpRequest
 from .state import HUGEPAGES_MARK, Setup, State, StateWriter, prefix, valid_name
 from .tools import FabricError, run, tool
 from .topology import Endpoint, HostInfo, Link, SwitchInfo, Topology, parse_tables
@@ -83,6 +83,23 @@ def check_host_stamp(stamp: str | None, kind: SwitchKind) -> None:
     names = facts.host_stamps().names
     if stamp not in names:
         raise FabricError(f"--host-stamp {stamp}: one of {', '.join(names)}", code=2)
+
+
+def check_host_io(host_io: str | None, kind: SwitchKind, topo: Topology) -> None:
+    """FabricError (exit 2) for up --host-io shm where it cannot run: not
+    the shared engine, or a host link whose latency, loss or reordering
+    only a veth's netem wire gives."""
+    if host_io is None or host_io == "veth":
+        return
+    if host_io not in HOST_IOS:
+        raise FabricError(f"--host-io {host_io}: one of {', '.join(HOST_IOS)}", code=2)
+    if kind.engine != "shared":
+        raise FabricError("--host-io shm: the shared engine's host ports only; use --engine "
+                          "shared", code=2)
+    for link in topo.links:
+        if link.host and link.netem():
+            raise FabricError(f"--host-io shm: host link {link.name()} has latency, loss or "
+                              "reordering, which only its veth's netem wire gives", code=2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,6 +252,7 @@ class Fabric:
         check_pfc(req.pfc.priority if req.pfc else None, kind, self.plan is not None)
         check_reorder(req.reorder is not None, kind)
         check_host_stamp(req.host_stamp, kind)
+        check_host_io(req.host_io, kind, self.topo)
         if self.plan is not None:
             self._check_part(kind, req)
         if req.control == "agent":
@@ -294,7 +312,8 @@ class Fabric:
                          pfcwd_action=pfc.wd_action if pfc else None,
                          reorder_kb=reorder.buffer_kb if reorder else None,
                          reorder_timeout_us=reorder.timeout_us if reorder else None,
-                         host_stamp=req.host_stamp, server=self.server),
+                         host_stamp=req.host_stamp, host_io=req.host_io or "veth",
+                         server=self.server),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self.ctx, vm_hosts, req.vm_mem_mb)
         d = self.state.dir
@@ -611,7 +630,7 @@ class Fabric:
                 "pfc": None if setup.pfc_priority is None else {"priority": setup.pfc_priority},
                 "reorder": None if setup.reorder_kb is None else {
                     "buffer_kb": setup.reorder_kb, "timeout_us": setup.reorder_timeout_us},
-                "phase": st.phase, "up_s": st.up_s,
+                "host_io": setup.host_io, "phase": st.phase, "up_s": st.up_s,
                 "switches": sws,
                 "hosts": [self.host_kind(h.name).status(h.name).to_json()
                           for h in self.ctx.hosts],

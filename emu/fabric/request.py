@@ -12,6 +12,13 @@ next:     fabric.py checks a request against the topology and the kinds
 from dataclasses import dataclass
 
 
+# How a uroce host's frames reach the shared engine: through its veth and
+# AF_XDP at both ends, as a NIC's would (tcpdump and the hosts' kernels see
+# them), or through shared-memory rings (dataplane/hostio/shm_io.h: no
+# kernel in the way; the host's kernel is then off the fabric).
+HOST_IOS = ("veth", "shm")
+
+
 @dataclass(frozen=True)
 class Pfc:
     """up --pfc: the lossless priority and its watchdog's settings."""
@@ -39,7 +46,8 @@ class UpRequest:
     bfd_multiplier: the agents' BFD timers (None: ofan-agent's default);
     pfc: PFC on every link (None: off); reorder: the edges' resequencing
     (None: off); host_stamp: how the shared engine stamps hosts' frames
-    (None: ofan-dp's default); pipe_size None: the topology's k."""
+    (None: ofan-dp's default); host_io: how uroce hosts' frames reach the
+    shared engine (HOST_IOS; None: veth); pipe_size None: the topology's k."""
     switch: str = "ofan"
     policy: str = "ofan"
     ofan_mode: str | None = "combined"
@@ -55,3 +63,4 @@ class UpRequest:
     pfc: Pfc | None = None
     reorder: Reorder | None = None
     host_stamp: str | None = None
+    host_io: str | None = None

@@ -307,6 +307,8 @@ class Runner:
         """The collective's spec for uroce (its collective mode's JSON)."""
         rate = {h.name: self.topo.link_at(h.name, 0).attrs.rate_gbps for h in hosts}
         rto_us = self.rto_us()
+        # up --host-io shm: the engine's rings (a VM host is never in a uroce spec).
+        shm = self.fab.setup.host_io == "shm"
         # The host pacer's bucket: HOST_BURST_FRAMES (ofan-sim gets the same).
         return {"workload": workload, "msg_bytes": msg, "seed": seed, "qps_per_peer": qps,
                 "entropy": entropy, "ooo": ooo, "pace_fraction": pace, "mtu": PAYLOAD,
@@ -323,7 +325,8 @@ class Runner:
                 "hosts": [{"rank": i, "host": h.id, "name": h.name,
                            "netns": self.fab.ctx.ns(h.name), "ifname": "eth0", "mac": h.mac,
                            "ip": h.addr, "gateway_mac": h.edge_mac,
-                           "line_rate_gbps": rate[h.name]}
+                           "line_rate_gbps": rate[h.name],
+                           **({"shm": self.fab.state.shm_link(h.name)} if shm else {})}
                           for i, h in enumerate(hosts)]}
 
     def start_vm_ranks(self, workload: str, msg: int, seed: int, qps: int, deadline_s: float,

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from . import shapes
+from .request import HOST_IOS
 from .shapes import MapOf, OneOf, Optional
 from .topology import LINK_ATTRS, LinkAttrs, Topology, TopologyError
 
@@ -70,7 +71,8 @@ STATE_SHAPE = {
     "pfc_priority?": Optional(int), "pfcwd_detect_ms?": Optional(int),
     "pfcwd_restore_ms?": Optional(int), "pfcwd_action?": Optional(str),
     "reorder_kb?": Optional(int), "reorder_timeout_us?": Optional(int),
-    "host_stamp?": Optional(str), "wires?": [int], "vm_hosts?": [str],
+    "host_stamp?": Optional(str), "host_io?": OneOf(*HOST_IOS), "wires?": [int],
+    "vm_hosts?": [str],
     # A server's part of a plan (up --plan FILE --server S): the server, and
     # the interfaces its crossing links' stitches made in its own namespace.
     "server?": Optional(str), "stitches?": [str],
@@ -206,6 +208,9 @@ class Setup:
     # up --host-stamp: when the shared engine puts a host's frame on its
     # wire (dataplane/fabric/host_stamp.h), None: ofan-dp's default
     host_stamp: str | None = None
+    # up --host-io: how uroce hosts' frames reach the shared engine
+    # (request.HOST_IOS)
+    host_io: str = "veth"
     # up --plan FILE --server S: this server's part of a plan (plan.py; a
     # copy of the file is the state directory's plan.json), else None
     server: str | None = None
@@ -242,6 +247,12 @@ class State:
     def plan_path(self) -> Path:
         """A server's part: the plan it follows (a copy, written at up)."""
         return self.dir / "plan.json"
+
+    def shm_link(self, host: str) -> str:
+        """The file of a host's shared-memory link (up --host-io shm): the
+        engine makes it, the host's uroce attaches to it; it goes with the
+        state directory."""
+        return str(self.dir / "shm" / host)
 
     @property
     def server(self) -> str | None:
@@ -346,7 +357,8 @@ def parse(name: str, data: bytes) -> State:
                       pfcwd_action=doc.get("pfcwd_action"),
                       reorder_kb=doc.get("reorder_kb"),
                       reorder_timeout_us=doc.get("reorder_timeout_us"),
-                      host_stamp=doc.get("host_stamp"), server=doc.get("server"))
+                      host_stamp=doc.get("host_stamp"), host_io=doc.get("host_io", "veth"),
+                      server=doc.get("server"))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
                             for k, r in doc.get("processes", {}).items()},

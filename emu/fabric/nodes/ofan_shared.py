@@ -11,6 +11,10 @@ modifies: the per-switch configs (as the per-switch kind writes them, plus
           EAL --file-prefix ofe-NAME-shared --in-memory), recorded as
           processes["engine"] (kind "ofan-dp-shared")
 
+With up --host-io shm a uroce host's port is "shm:STATE_DIR/shm/HOST"
+instead (dataplane/hostio/shm_io.h): the engine makes the rings, the
+host's uroce attaches; its veth stays, unused by the fabric.
+
 Latency, loss, reordering: a link between switches gets latency_us,
 loss_pct and reorder_pct from the engine, on each end's egress (no wire
 namespace; netem's meaning: reordered frames skip the latency). A host link
@@ -57,7 +61,14 @@ class OfanShared(OfanKind):
             else:
                 for key in ("latency_us", "loss_pct", "reorder_pct"):
                     port["egress"][key] = 0.0  # the host link's wire has them (netem)
+                if link.host and self.shm_host(link.a[0]):
+                    port["dev"] = "shm:" + self.ctx.state.shm_link(link.a[0])
         return cfg
+
+    def shm_host(self, host: str) -> bool:
+        """Does this host's link go through shared memory (up --host-io shm;
+        a VM host keeps its link)?"""
+        return self.ctx.setup.host_io == "shm" and host not in self.ctx.state.vm_hosts
 
     def kernel_ports(self, cfg: dict[str, Any], s: SwitchInfo) -> None:
         """A TAP per in-memory port in the switch's namespace (linux-cp:
@@ -67,6 +78,8 @@ class OfanShared(OfanKind):
 
     def up(self) -> None:
         ctx = self.ctx
+        if self.ctx.setup.host_io == "shm":
+            (self.ctx.state.dir / "shm").mkdir(exist_ok=True)
         configs = [self.write_config(s) for s in self.ctx.switches]
         doc: dict[str, Any] = {"switches": configs}
         if self.ctx.setup.host_stamp is not None:

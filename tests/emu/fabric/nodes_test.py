@@ -62,14 +62,15 @@ EMU = str(REPO / "emu" / "ofan-emu")
 
 def fabric(engine: str | None, switch: str = "ofan", topo: Topology | None = None,
            name: str = "t", vm_hosts: tuple[str, ...] = (),
-           host_stamp: str | None = None) -> Fabric:
+           host_stamp: str | None = None, host_io: str = "veth") -> Fabric:
     """A fabric as up() leaves its state, made nowhere (its state file in
     RUN_DIR)."""
     fab = Fabric(name, topo or Topology(4, 3), log=lambda _m: None)
     kind = fab.check(UpRequest(switch=switch, engine=engine, vm_hosts=vm_hosts)).kind
-    fab.writer.begin_up(Setup(k=fab.topo.k, levels=fab.topo.levels, switch=switch,
-                              engine=kind.engine, policy="ofan", ofan_mode="combined", seed=1,
-                              pipe_size=4, host_stamp=host_stamp), {}, list(vm_hosts))
+    setup = Setup(k=fab.topo.k, levels=fab.topo.levels, switch=switch, engine=kind.engine,
+                  policy="ofan", ofan_mode="combined", seed=1, pipe_size=4,
+                  host_stamp=host_stamp, host_io=host_io)
+    fab.writer.begin_up(setup, {}, list(vm_hosts))
     return fab
 
 
@@ -197,15 +198,15 @@ def with_loss_topo() -> Topology:
     return topo
 
 
-def shared_up() -> None:
-    """kind.up() with the process start faked: the files and the command."""
-    os.environ["OFAN_OFAN_DP"] = "/bin/true"  # tool() finds it; nothing runs it here
-    fab = fabric("shared", topo=Topology(4, 2), name="u")
+def faked_up(started: dict[str, Any], waited: dict[str, Any], **setup: Any) -> tuple[Fabric, Any]:
+    """A k=4 two-level shared fabric "u" with these Setup fields, kind.up()
+    run with the process start and the wait faked (what they were asked
+    goes into started and waited); its fabric file."""
+    teardown.down("u")
+    fab = fabric("shared", topo=Topology(4, 2), name="u", **setup)
     for d in ("config", "logs", "sock"):
         (fab.state.dir / d).mkdir(parents=True, exist_ok=True)
     kind = ofan_kind(fab)
-    started: dict[str, Any] = {}
-    waited: dict[str, Any] = {}
 
     def start(key: str, cmd: list[str], what: str) -> Any:
         started.update(key=key, cmd=cmd, kind=what)
@@ -214,7 +215,15 @@ def shared_up() -> None:
     setattr(kind, "start", start)
     setattr(kind, "wait_ready", lambda owners, procs: waited.update(owners=owners, procs=procs))
     kind.up()
-    ff = json.loads((fab.state.dir / "config" / "fabric.json").read_text())
+    return fab, json.loads((fab.state.dir / "config" / "fabric.json").read_text())
+
+
+def shared_up() -> None:
+    """kind.up() with the process start faked: the files and the command."""
+    os.environ["OFAN_OFAN_DP"] = "/bin/true"  # tool() finds it; nothing runs it here
+    started: dict[str, Any] = {}
+    waited: dict[str, Any] = {}
+    fab, ff = faked_up(started, waited)
     want = [str(fab.state.dir / "config" / f"{s.name}.json") for s in fab.topo.switches]
     check("fabric.json lists every switch's config", ff == {"switches": want}, str(ff))
     cfg = json.loads(Path(want[0]).read_text())
@@ -231,18 +240,17 @@ def shared_up() -> None:
           " ".join(cmd))
     check("up waits for every switch's socket, all owned by the engine",
           waited.get("owners") == {s.name: "engine" for s in fab.topo.switches})
-    teardown.down("u")
-    fab = fabric("shared", topo=Topology(4, 2), name="u", host_stamp="poll")
-    for d in ("config", "logs", "sock"):
-        (fab.state.dir / d).mkdir(parents=True, exist_ok=True)
-    kind = ofan_kind(fab)
-    setattr(kind, "start", start)
-    setattr(kind, "wait_ready", lambda owners, procs: None)
-    kind.up()
-    ff = json.loads((fab.state.dir / "config" / "fabric.json").read_text())
+    fab, ff = faked_up(started, waited, host_stamp="poll")
     check("up --host-stamp poll: the fabric file's engine.host_stamp",
           ff.get("engine") == {"host_stamp": "poll"} and len(ff["switches"]) == len(want),
           str(ff.get("engine")))
+    fab, ff = faked_up(started, waited, host_io="shm", vm_hosts=("h1",))
+    devs = {p["port"]: p["dev"] for p in json.loads(Path(ff["switches"][0]).read_text())["ports"]}
+    check("up --host-io shm: a uroce host's port is shm:STATE/shm/HOST, a VM host's keeps its "
+          "veth, the rings' folder is made",
+          devs.get(0) == f"shm:{fab.state.dir}/shm/h0" and devs.get(1, "").startswith("net_af_xdp")
+          and (fab.state.dir / "shm").is_dir(), str(devs))
+    teardown.down("u")
 
 
 def state_and_status() -> None:
@@ -492,6 +500,8 @@ def checked_once() -> None:
             "--host-stamp: only the shared engine"),
            (UpRequest(engine="shared", host_stamp="frob"),
             "--host-stamp frob: one of kernel, poll"),
+           (UpRequest(engine="per-switch", host_io="shm"), "--host-io shm: the shared engine"),
+           (UpRequest(engine="shared", host_io="pipes"), "--host-io pipes: one of veth, shm"),
            (UpRequest(miswire="e0-0:2"), "--miswire"),
            (UpRequest(control="frob"), "--control frob")]
     for req, why in bad:
