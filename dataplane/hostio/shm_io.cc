@@ -181,7 +181,10 @@ Result<std::pair<int, int>> OpenBells(const std::string& path, bool host_end, bo
 }
 
 Result<std::unique_ptr<PacketIo>> Map(const std::string& path, bool host_end, int fd) {
-  void* m = mmap(nullptr, kFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // Populated now, not as frames first touch the rings' pages (4.4 MB a
+  // host): a fabric's first 4 MiB Ofan permutation at 400 Mb/s stalled the
+  // engine for up to 3.3-5.7 ms faulting them in, 0.7-2.4 ms populated.
+  void* m = mmap(nullptr, kFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   close(fd);
   if (m == MAP_FAILED) return MakeError(ErrorCode::kIo, Errno("mmap " + path));
   auto* base = static_cast<uint8_t*>(m);
