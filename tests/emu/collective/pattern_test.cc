@@ -17,6 +17,31 @@ TEST(Pattern, FillAtAnyOffsetMatchesTheByteFormula) {
   }
 }
 
+// Past the word loop's chunks (256 words) and at every alignment, for a
+// rank's data and for the sum of ranks: the fill is the formula, byte for
+// byte, whichever target's loop the CPU ran.
+TEST(Pattern, LongFillsMatchTheByteFormula) {
+  for (uint64_t off : {0ull, 1ull, 3ull, 4098ull}) {
+    for (size_t len : {1023u, 1031u, 5000u}) {
+      std::vector<uint8_t> b(len), s(len);
+      FillPattern(b, 3, off, 9);
+      FillSumPattern(s, 5, off, 9);
+      for (size_t i = 0; i < len; ++i) {
+        ASSERT_EQ(b[i], PatternByte(3, off + i, 9)) << off << " " << len << " " << i;
+        ASSERT_EQ(s[i], SumPatternByte(5, off + i, 9)) << off << " " << len << " " << i;
+      }
+    }
+  }
+}
+
+// The data's definition does not move (buffers filled by one build are
+// checked by another: VM hosts run ofan-coll built on the host).
+TEST(Pattern, WordsAreTheDefinedOnes) {
+  EXPECT_EQ(PatternWord(3, 12345, 9), 0x7848d039u);
+  EXPECT_EQ(PatternWord(0, 0, 1), 0x7439611eu);
+  EXPECT_EQ(PatternWord(15, 1ull << 40, 0xdeadbeef), 0x4e4a1791u);
+}
+
 TEST(Pattern, DependsOnRankOffsetAndSeed) {
   std::vector<uint8_t> a(64), b(64), c(64), d(64);
   FillPattern(a, 0, 0, 1);
