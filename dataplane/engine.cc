@@ -824,6 +824,15 @@ uint64_t Engine::ReleaseToHosts(uint64_t wall) {
   return worst;
 }
 
+// Every host's descriptor will wake the wait when a frame comes (a
+// shared-memory ring arms its doorbell now), and none has one waiting.
+bool Engine::HostsMaySleep() {
+  for (HostPort& h : hosts_) {
+    if (h.io && !h.io->PrepareSleep()) return false;
+  }
+  return true;
+}
+
 uint64_t Engine::NextSwitchEvent() const {
   uint64_t next = fabric::kNever;
   for (const uint64_t t : next_) next = std::min(next, t);
@@ -1000,7 +1009,7 @@ void Engine::Loop() {
     // pass did not see (the control thread queued a reply since) is not
     // slept through.
     wait_.Begin();
-    if (wait_.notes() != notes_seen_) {
+    if (wait_.notes() != notes_seen_ || !HostsMaySleep()) {
       wait_.End();
       continue;
     }

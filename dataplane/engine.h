@@ -195,7 +195,8 @@ class Engine {
   void StormFrames(uint32_t host, fabric::TimePs end);
   void AdvanceHostNics(uint64_t end);
   uint64_t NextHostStart() const;
-  uint64_t NextEvent() const;        // a switch's or a frame to a host
+  uint64_t NextEvent() const;  // a switch's or a frame to a host
+  bool HostsMaySleep();
   uint64_t NextSwitchEvent() const;  // a switch's only
   void RunSwitch(uint32_t s, fabric::TimePs end);
   static void CaptureSent(const LinkCtx& l, rte_mbuf** pkts, uint16_t n);

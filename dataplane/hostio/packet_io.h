@@ -9,8 +9,9 @@
 // expects:  Send() frames of at most kMaxFrame bytes; the views Recv() gives
 //           are read before the next Recv() call
 // gives:    Send() returns how many frames it took (copied; the rest may be
-//           retried); Recv() up to out.size() frames; fd() a descriptor that
-//           is readable when Recv() may return frames (-1: always poll)
+//           retried); Recv() up to out.size() frames; fd() a descriptor that,
+//           after PrepareSleep() returned true, is readable when Recv() may
+//           return frames (-1: always poll)
 // next:     zero-copy transmit (frames built in the UMEM)
 #pragma once
 
@@ -54,6 +55,11 @@ class PacketIo {
   virtual uint32_t Send(std::span<const FrameView> frames) = 0;
   virtual uint32_t Recv(std::span<FrameView> out) = 0;
   virtual int fd() const = 0;
+  // The caller is about to sleep on fd(): false if frames are waiting
+  // (do not). A socket's fd() is readable whenever its ring holds frames,
+  // so it has nothing to do; shared-memory rings arm their doorbell here
+  // (shm_io.h), so that a consumer that polls does not pay for one.
+  virtual bool PrepareSleep() { return true; }
   virtual std::string kind() const = 0;
   // The longest frame Send() carries whole (0: up to kIoMaxFrame).
   virtual uint32_t max_frame() const { return 0; }

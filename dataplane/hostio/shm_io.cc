@@ -94,11 +94,6 @@ class ShmIo : public PacketIo {
     return n;
   }
 
-  // After every Recv, fd() is readable if frames may be waiting: a Recv
-  // that empties the ring arms the doorbell (the producer's next Send rings
-  // it), one that leaves frames behind rings it itself. So a consumer that
-  // sleeps on fd() after any Recv, or polls only the descriptors that woke
-  // it (the engine), misses nothing, as with a socket.
   uint32_t Recv(std::span<FrameView> out) override {
     // The slots handed out last time go back to the producer.
     if (held_) {
@@ -107,8 +102,8 @@ class ShmIo : public PacketIo {
       held_ = 0;
     }
     if (bell_) {
-      // A byte may be in the doorbell: the producer took the arm and rang,
-      // or this end rang itself.
+      // Armed by PrepareSleep: disarmed now (the caller is awake); if the
+      // producer took the arm, it rang: the byte is read off.
       bell_ = false;
       if (rx_->armed.exchange(0, std::memory_order_acq_rel) == 0) Drain();
     }
@@ -122,18 +117,20 @@ class ShmIo : public PacketIo {
     }
     held_ = n;
     io_.rx += n;
-    bell_ = true;
-    if (rx_tail_ + n != head) {
-      RingBell(rx_bell_);  // more than asked for: readable at once
-      return n;
-    }
-    rx_->armed.store(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    // A frame published before the arm was seen may have rung nothing.
-    if (rx_->head.load(std::memory_order_acquire) != head &&
-        rx_->armed.exchange(0, std::memory_order_acq_rel) == 1)
-      RingBell(rx_bell_);
     return n;
+  }
+
+  // Arms the doorbell if nothing waits (frames held by the caller do not).
+  bool PrepareSleep() override {
+    const uint32_t mine = rx_tail_ + held_;
+    if (rx_->head.load(std::memory_order_acquire) != mine) return false;
+    if (!bell_) {
+      rx_->armed.store(1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      bell_ = true;
+    }
+    // A frame published before the arm was seen may have rung nothing.
+    return rx_->head.load(std::memory_order_acquire) == mine;
   }
 
   int fd() const override { return rx_bell_; }

@@ -12,12 +12,12 @@
 // head, the consumer tail. A slot holds the frame's length, the producer's
 // CLOCK_MONOTONIC time at Send (FrameView::rx_ns on the other side: the
 // engine starts the frame on its wire then) and the bytes. The consumer's
-// fd() is a doorbell, a FIFO (PATH.up or PATH.down), readable after a
-// Recv() whenever frames may be waiting, as a socket is: a Recv() that
-// empties the ring arms it and the producer's next Send() rings it (store
-// head, fence, load armed / store armed, fence, load head: one of the two
-// sees the other); one that leaves frames behind rings it itself. The
-// engine and uroce sleep on it as on a socket.
+// fd() is a doorbell, a FIFO (PATH.up or PATH.down): PrepareSleep(), when
+// the ring is empty, arms it, and the producer's next Send() rings it once
+// (store head, fence, load armed / store armed, fence, load head: one of
+// the two sees the other); a consumer that polls (the busy engine, a busy
+// uroce host) never arms it and no system call is made. The engine and
+// uroce sleep on it as on a socket.
 //
 // expects:  one process at each end (the engine's switch end made first;
 //           a host end attaches to it); frames of at most kIoMaxFrame bytes

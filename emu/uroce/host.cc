@@ -272,6 +272,9 @@ void WaitAny(std::span<Host* const> hosts, Ns max_ns) {
     if (h->fd() >= 0 && nfd < fds.size()) fds[nfd++] = pollfd{h->fd(), POLLIN, 0};
   }
   if (wait == 0) return;
+  for (Host* h : hosts) {
+    if (!h->PrepareSleep()) return;  // frames wait (shared-memory rings)
+  }
   timespec ts{static_cast<time_t>(wait / 1'000'000'000ull),
               static_cast<long>(wait % 1'000'000'000ull)};
   ppoll(fds.data(), nfd, &ts, nullptr);

@@ -118,6 +118,8 @@ class Host {
   // How long the host could sleep now (0: it has work).
   Ns IdleFor(Ns max_ns);
   int fd() const { return io_->fd(); }
+  // About to sleep on fd(): false if frames wait (PacketIo::PrepareSleep).
+  bool PrepareSleep() { return io_->PrepareSleep(); }
   Clock* clock() const { return clock_; }
 
   const HostCounters& counters() const { return c_; }

@@ -1,12 +1,11 @@
 // dataplane/hostio/shm_io.h: a switch end made in a temporary folder and a
 // host end attached to it, in one process. Frames cross both ways whole and
 // in order with the sender's time; a ring holds kShmSlots frames and Send
-// takes no more until the consumer releases them; a consumer that found its
-// ring empty is woken through its fd() by the next Send, one that leaves
-// frames behind finds its fd() readable, and an fd() is not readable with
-// nothing to read; a
-// new host end does not see what waited for the one before; a file that is
-// not a link is refused with its path in the message.
+// takes no more until the consumer releases them; a consumer about to sleep
+// (PrepareSleep) is woken through its fd() by the next Send, one that polls
+// is never rung; a new host end does not see what waited for the one
+// before; a file that is not a link is refused with its path in the
+// message.
 #include "dataplane/hostio/shm_io.h"
 
 #include <gtest/gtest.h>
@@ -104,37 +103,35 @@ TEST_F(ShmLink, ARingHoldsItsSlotsUntilTheConsumerReleasesThem) {
   EXPECT_EQ(host_->Send(views), 64u);
 }
 
-// After every Recv, fd() is readable exactly when frames may wait: the next
-// Send rings a consumer that emptied its ring; one that left frames behind
-// rang itself.
-TEST_F(ShmLink, TheConsumersFdIsReadableWhenFramesWait) {
+// The doorbell: PrepareSleep() on an empty ring arms it, and the next Send
+// rings it, once; with frames waiting (or held) PrepareSleep() says so and
+// nothing rings; a consumer that only polls is never rung.
+TEST_F(ShmLink, ADoorbellRingsOnlyForAConsumerAboutToSleep) {
   FrameView v[64];
-  EXPECT_EQ(sw_->Recv(v), 0u);
-  EXPECT_FALSE(Readable(sw_->fd()));
   const std::vector<uint8_t> f = TestFrame(2);
   const FrameView one{f.data(), static_cast<uint32_t>(f.size())};
+  EXPECT_EQ(sw_->Recv(v), 0u);
   ASSERT_EQ(host_->Send({&one, 1}), 1u);
-  EXPECT_TRUE(Readable(sw_->fd())) << "the doorbell rang";
+  EXPECT_FALSE(Readable(sw_->fd())) << "a polling consumer: no doorbell";
+  EXPECT_FALSE(sw_->PrepareSleep()) << "a frame waits";
   EXPECT_EQ(sw_->Recv(v), 1u);
-  EXPECT_FALSE(Readable(sw_->fd())) << "read off with the frames";
+  EXPECT_TRUE(sw_->PrepareSleep()) << "the one held is the caller's";
+  EXPECT_EQ(sw_->Recv(v), 0u);
+  EXPECT_TRUE(sw_->PrepareSleep());
+  EXPECT_FALSE(Readable(sw_->fd()));
   ASSERT_EQ(host_->Send({&one, 1}), 1u);
-  EXPECT_TRUE(Readable(sw_->fd())) << "the ring was emptied: armed again";
+  EXPECT_TRUE(Readable(sw_->fd())) << "armed: the Send rang";
   ASSERT_EQ(host_->Send({&one, 1}), 1u);
   EXPECT_EQ(sw_->Recv(v), 2u);
-  EXPECT_FALSE(Readable(sw_->fd()));
-  const std::vector<FrameView> many(70, one);
-  ASSERT_EQ(host_->Send(many), 70u);
-  EXPECT_EQ(sw_->Recv(v), 64u);
-  EXPECT_TRUE(Readable(sw_->fd())) << "six left behind";
-  EXPECT_EQ(sw_->Recv(v), 6u);
-  EXPECT_FALSE(Readable(sw_->fd()));
-  EXPECT_EQ(sw_->Recv(v), 0u);
-  EXPECT_FALSE(Readable(sw_->fd()));
+  EXPECT_FALSE(Readable(sw_->fd())) << "read off by the Recv that woke";
+  ASSERT_EQ(host_->Send({&one, 1}), 1u);
+  EXPECT_FALSE(Readable(sw_->fd())) << "disarmed by that Recv";
+  EXPECT_EQ(sw_->Recv(v), 1u);
 }
 
 // The doorbell under a race: a producer thread sends in bursts of 1-64
 // with pauses, a consumer that sleeps on fd() whenever Recv() finds
-// nothing. A wakeup lost (a sleep that ends by its timeout with frames
+// nothing and PrepareSleep() agrees. A wakeup lost (a sleep that ends by its timeout with frames
 // waiting) fails; every frame arrives once, in order.
 TEST_F(ShmLink, NoWakeupIsLostBetweenTwoThreads) {
   constexpr uint32_t kTotal = 20000;
@@ -164,7 +161,7 @@ TEST_F(ShmLink, NoWakeupIsLostBetweenTwoThreads) {
       std::memcpy(&seq, v[i].data, 4);
       ASSERT_EQ(seq, next);
     }
-    if (n) continue;
+    if (n || !sw_->PrepareSleep()) continue;
     pollfd p{sw_->fd(), POLLIN, 0};
     if (poll(&p, 1, 2000) == 0) {
       FrameView w[1];
