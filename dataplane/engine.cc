@@ -76,9 +76,10 @@ uint64_t TscPs(void* ctx) {
 
 std::string HostStampNames() {
   std::string names;
-#define OFAN_X(e, n) names += names.empty() ? n : ", " n;
-  OFAN_HOST_STAMPS(OFAN_X)
-#undef OFAN_X
+  for (const std::string_view n : fabric::kHostStampNames) {
+    if (!names.empty()) names += ", ";
+    names += n;
+  }
   return names;
 }
 

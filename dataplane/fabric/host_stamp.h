@@ -8,7 +8,9 @@
 // (which asks `ofan-topo facts` for them).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -26,22 +28,20 @@ enum class HostStamp : uint8_t {
 
 inline constexpr HostStamp kDefaultHostStamp = HostStamp::kKernel;
 
-constexpr std::string_view HostStampName(HostStamp s) {
-  switch (s) {
-#define OFAN_X(e, n) \
-  case HostStamp::e: \
-    return n;
+inline constexpr std::string_view kHostStampNames[] = {
+#define OFAN_X(e, n) n,
     OFAN_HOST_STAMPS(OFAN_X)
 #undef OFAN_X
-  }
-  return "?";
+};
+
+constexpr std::string_view HostStampName(HostStamp s) {
+  return kHostStampNames[static_cast<size_t>(s)];
 }
 
 constexpr std::optional<HostStamp> ParseHostStamp(std::string_view name) {
-#define OFAN_X(e, n) \
-  if (name == n) return HostStamp::e;
-  OFAN_HOST_STAMPS(OFAN_X)
-#undef OFAN_X
+  for (size_t i = 0; i < std::size(kHostStampNames); ++i) {
+    if (kHostStampNames[i] == name) return static_cast<HostStamp>(i);
+  }
   return std::nullopt;
 }
 

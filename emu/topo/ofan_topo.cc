@@ -249,9 +249,7 @@ int Run(int argc, char** argv) {
     json stages = json::array();
     for (std::string_view n : lb::kStageNames) stages.push_back(n);
     json host_stamps = json::array();
-#define OFAN_X(e, n) host_stamps.push_back(n);
-    OFAN_HOST_STAMPS(OFAN_X)
-#undef OFAN_X
+    for (std::string_view n : fabric::kHostStampNames) host_stamps.push_back(n);
     const json out = {
         {"netdev_mtu", pkt::kNetdevMtu},
         {"stages", std::move(stages)},

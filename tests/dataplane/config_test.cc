@@ -228,7 +228,7 @@ class FabricFile : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
-    const std::string p = (dir_ / name).string();
+    std::string p = (dir_ / name).string();
     std::ofstream(p) << text;
     return p;
   }
