@@ -43,7 +43,11 @@ __attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void Mi
 // Mix(seed, w) * mul + add, w = 0, 1, ...
 void FillWords(std::span<uint8_t> buf, uint64_t offset, uint64_t seed, uint32_t mul, uint32_t add) {
   const uint64_t s = SplitMix64(seed);
-  auto word = [&](uint64_t w) { return static_cast<uint32_t>(SplitMix64(s + w)) * mul + add; };
+  auto word = [&](uint64_t w) {  // the partial words at either end
+    uint32_t v;
+    MixWords(&v, 1, s, w, mul, add);
+    return v;
+  };
   size_t i = 0;
   for (; i < buf.size() && (offset + i) % 4 != 0; ++i) {
     buf[i] = ByteOf(word((offset + i) / 4), offset + i);
