@@ -1289,7 +1289,7 @@ UP = (
         help="the shared engine: a host's frame enters its emulated wire at the time the host "
              "port's XDP program received it (kernel, the default) or when the engine polled "
              "the socket (poll, up to a pass later)"),
-    opt("--host-io", default=None, metavar="veth|shm",
+    opt("--host-io", default="veth", metavar="veth|shm",
         help="the shared engine: uroce hosts' frames through their veths and AF_XDP (veth, the "
              "default: tcpdump and the hosts' kernels see them) or through shared-memory rings "
              "(shm: no kernel in the way, the hosts' kernels off the fabric; VM hosts keep "

@@ -85,14 +85,14 @@ def check_host_stamp(stamp: str | None, kind: SwitchKind) -> None:
         raise FabricError(f"--host-stamp {stamp}: one of {', '.join(names)}", code=2)
 
 
-def check_host_io(host_io: str | None, kind: SwitchKind, topo: Topology) -> None:
+def check_host_io(host_io: str, kind: SwitchKind, topo: Topology) -> None:
     """FabricError (exit 2) for up --host-io shm where it cannot run: not
     the shared engine, or a host link whose latency, loss or reordering
     only a veth's netem wire gives."""
-    if host_io is None or host_io == "veth":
-        return
     if host_io not in HOST_IOS:
         raise FabricError(f"--host-io {host_io}: one of {', '.join(HOST_IOS)}", code=2)
+    if host_io == "veth":
+        return
     if kind.engine != "shared":
         raise FabricError("--host-io shm: the shared engine's host ports only; use --engine "
                           "shared", code=2)
@@ -312,7 +312,7 @@ class Fabric:
                          pfcwd_action=pfc.wd_action if pfc else None,
                          reorder_kb=reorder.buffer_kb if reorder else None,
                          reorder_timeout_us=reorder.timeout_us if reorder else None,
-                         host_stamp=req.host_stamp, host_io=req.host_io or "veth",
+                         host_stamp=req.host_stamp, host_io=req.host_io,
                          server=self.server),
                    {link.id: link.attrs for link in t.links}, vm_hosts)
         self._hosts = nodes.hosts(self.ctx, vm_hosts, req.vm_mem_mb)

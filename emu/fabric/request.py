@@ -47,7 +47,7 @@ class UpRequest:
     pfc: PFC on every link (None: off); reorder: the edges' resequencing
     (None: off); host_stamp: how the shared engine stamps hosts' frames
     (None: ofan-dp's default); host_io: how uroce hosts' frames reach the
-    shared engine (HOST_IOS; None: veth); pipe_size None: the topology's k."""
+    shared engine (HOST_IOS); pipe_size None: the topology's k."""
     switch: str = "ofan"
     policy: str = "ofan"
     ofan_mode: str | None = "combined"
@@ -63,4 +63,4 @@ class UpRequest:
     pfc: Pfc | None = None
     reorder: Reorder | None = None
     host_stamp: str | None = None
-    host_io: str | None = None
+    host_io: str = "veth"
