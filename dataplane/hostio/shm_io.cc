@@ -42,6 +42,8 @@ struct Header {
   std::atomic<uint32_t> ready;  // the switch end has laid the file out
   Ring up, down;                // host to switch, switch to host
 };
+Header* Hdr(uint8_t* base) { return reinterpret_cast<Header*>(base); }
+
 constexpr size_t kHeaderBytes = (sizeof(Header) + 4095) / 4096 * 4096;
 constexpr size_t kRingBytes = size_t{kShmSlots} * kSlotBytes;
 constexpr size_t kFileBytes = kHeaderBytes + 2 * kRingBytes;
@@ -54,9 +56,8 @@ class ShmIo : public PacketIo {
  public:
   ShmIo(uint8_t* base, bool host_end, int rx_bell, int tx_bell)
       : base_(base),
-        hdr_(reinterpret_cast<Header*>(base)),
-        tx_(host_end ? &hdr_->up : &hdr_->down),
-        rx_(host_end ? &hdr_->down : &hdr_->up),
+        tx_(host_end ? &Hdr(base)->up : &Hdr(base)->down),
+        rx_(host_end ? &Hdr(base)->down : &Hdr(base)->up),
         tx_slots_(base + kHeaderBytes + (host_end ? 0 : kRingBytes)),
         rx_slots_(base + kHeaderBytes + (host_end ? kRingBytes : 0)),
         rx_bell_(rx_bell),
@@ -147,7 +148,6 @@ class ShmIo : public PacketIo {
     }
   }
   uint8_t* base_;
-  Header* hdr_;
   Ring *tx_, *rx_;
   uint8_t *tx_slots_, *rx_slots_;
   int rx_bell_, tx_bell_;
@@ -189,7 +189,7 @@ Result<std::unique_ptr<PacketIo>> Map(const std::string& path, bool host_end, in
   // for reading only: the writes still faulted.) Best effort: a kernel
   // before 5.14 faults them in as before.
   (void)madvise(base, kFileBytes, MADV_POPULATE_WRITE);
-  auto* hdr = reinterpret_cast<Header*>(base);
+  Header* hdr = Hdr(base);
   if (!host_end) {
     hdr->magic = kMagic;
     hdr->version = kVersion;
