@@ -85,9 +85,10 @@ struct SimConfig {
   uint32_t gap_bytes = pkt::kWireGapBytes;  // preamble + SFD, IFG (header counts the FCS)
   double load = 1.0;                        // rho: hosts pace data at this fraction of line rate
   // The host pacer's bucket, in data frames: a host that fell behind (its
-  // NIC busy with ACKs, or idle at the start) sends up to this many at line
-  // rate to catch up. 1: strictly periodic (the paper's model); uroce's
-  // hosts in ofan-emu run with 8, and --with-sim passes it.
+  // NIC busy with ACKs, or paused) sends up to this many at line rate to
+  // catch up; it starts with one frame's credit, at the pace. 1: strictly
+  // periodic (the paper's model); uroce's hosts in ofan-emu run with 8, and
+  // --with-sim passes it.
   uint32_t host_burst = 1;
 
   uint64_t buffer_bytes = 0;    // per output port; 0 = infinite (§6 default)

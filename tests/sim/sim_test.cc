@@ -112,12 +112,14 @@ TEST(Sim, ReproducesAppendixAPairCheck) {
   EXPECT_NEAR(best, 17.0587, 0.003) << "best measured CCT " << best;
 }
 
-// The host pacer's bucket (--host-burst): a host catches up with up to N
-// frames at line rate. Paced at 80%, a host whose bucket holds 8 frames
-// starts with a burst of 8, so the first-hop queues of a permutation are
-// deeper than with strictly periodic pacing; the data sent and the time it
-// takes stay about the same (the long-run rate is the pacer's).
-TEST(Sim, HostBurstLetsHostsCatchUp) {
+// The host pacer's bucket (--host-burst): a host that fell behind catches
+// up with up to N frames at line rate, and starts with one frame's credit,
+// at the pace, as uroce's hosts do (emu/uroce/host.h StartPacing). Paced
+// at 80 %, a bucket of 8 neither opens with a burst (the first-hop queues
+// stay those of strictly periodic pacing; a full bucket at the start made
+// them deeper than the emulator's) nor beats the NIC-bound, and catching
+// up after the NIC sent ACKs finishes no later than periodic pacing.
+TEST(Sim, HostBurstStartsAtThePaceAndCatchesUp) {
   SimConfig c = Small(4, 3, "rps", 1 << 20);
   c.load = 0.8;
   c.link_gbps = 0.025;
@@ -126,9 +128,10 @@ TEST(Sim, HostBurstLetsHostsCatchUp) {
   c.host_burst = 8;
   auto bursty = RunSim(c);
   ASSERT_TRUE(periodic.ok() && bursty.ok());
-  EXPECT_GT(bursty->queue_max_pkts, periodic->queue_max_pkts + 1);
   EXPECT_EQ(bursty->flows_incomplete, 0u);
-  EXPECT_NEAR(bursty->cct_us, periodic->cct_us, 0.05 * periodic->cct_us);
+  EXPECT_GE(bursty->cct_inflation, 0.0);
+  EXPECT_LE(bursty->cct_us, periodic->cct_us);
+  EXPECT_LT(bursty->queue_max_pkts, periodic->queue_max_pkts + 1);
 }
 
 TEST(Sim, DeterministicPerSeed) {
