@@ -315,8 +315,10 @@ class Switch {
   static VectorFn VectorFnFor(lb::Role role, size_t lane);
   // The pass's two exits that are not a bucket (dataplane/vector.cc): a
   // frame it does not forward (PFC, a drop), and the egress of the buckets.
-  [[gnu::cold]] void NotForwarded(Worker& wk, rte_mbuf* m, uint16_t len, const ParsedPacket& p,
-                                  uint32_t in_port, uint64_t now);
+  // The parse's verdict and drop reason by value: the pass's ParsedPacket
+  // never has its address taken, so it stays in registers.
+  [[gnu::cold]] void NotForwarded(Worker& wk, rte_mbuf* m, uint16_t len, Verdict verdict,
+                                  Counter drop, uint32_t in_port, uint64_t now);
   void EnqueueBuckets(Worker& wk, uint64_t now);
   void RefreshMacs(Worker& wk, uint64_t gen) const;
 

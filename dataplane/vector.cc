@@ -112,9 +112,9 @@ void Switch::EngineRun(RxVector& v) {
 // frame received on in_port pauses our transmission on that same port, from
 // the frame's arrival (its emulated time in the shared engine); a frame
 // parsing refused is counted by its reason and dropped.
-void Switch::NotForwarded(Worker& wk, rte_mbuf* m, uint16_t len, const ParsedPacket& p,
+void Switch::NotForwarded(Worker& wk, rte_mbuf* m, uint16_t len, Verdict verdict, Counter drop,
                           uint32_t in_port, uint64_t now) {
-  if (p.verdict == Verdict::kPfc) {
+  if (verdict == Verdict::kPfc) {
     const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
     const ReceivedPause rp = ReadPause({d, len}, cfg_.pfc.priority, cfg_.pfc.enabled);
     if (rp.kind == PauseRx::kMalformed) {
@@ -125,7 +125,7 @@ void Switch::NotForwarded(Worker& wk, rte_mbuf* m, uint16_t len, const ParsedPac
         queues_[in_port].Pause(rp.quanta, engine_now_ ? FrameTime(m) : now, wk.counters);
     }
   } else {
-    wk.counters.Add(p.drop);
+    wk.counters.Add(drop);
   }
   rte_pktmbuf_free(m);
 }
@@ -260,7 +260,7 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
         if (p.verdict == Verdict::kException) {
           exc[nexc++] = m;
         } else {
-          NotForwarded(wk, m, len, p, in_port, now);
+          NotForwarded(wk, m, len, p.verdict, p.drop, in_port, now);
         }
         continue;
       }
