@@ -357,6 +357,7 @@ Status Switch::SetupWorkers(uint32_t n) {
     auto w = std::make_unique<Worker>();
     w->index = i;
     w->slots.assign(kQueuesPerPort * static_cast<size_t>(cfg_.k) * kMaxVector, nullptr);
+    w->ResetBuckets();
     workers_.push_back(std::move(w));
   }
   // Pipes go round-robin to workers; a worker owns RX and TX of its ports.

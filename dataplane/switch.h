@@ -115,11 +115,17 @@ struct alignas(64) Worker {
   // member initialisers, and 256 of them would be zeroed on every call.
   alignas(64) lb::PacketKey keys[kMaxVector];
   // The vector's packets per (output port, queue) bucket b = 2 * port +
-  // queue, in arrival order: slots[b * kMaxVector + i], i < fill[b]. fill is
-  // all zero between vectors.
+  // queue, in arrival order from slots[b * kMaxVector] up to tail[b], its
+  // next free slot (one store and one pointer bump per packet, where a
+  // count would be a multiply-add more); every bucket is empty between
+  // vectors (tail[b] at its first slot: ResetBuckets).
   std::vector<rte_mbuf*> slots;
-  uint16_t fill[kMaxQueues] = {};
+  rte_mbuf** tail[kMaxQueues] = {};
   uint32_t fill_bytes[kMaxQueues] = {};  // the sum of their pkt_len
+  rte_mbuf** bucket(uint32_t b) { return slots.data() + static_cast<size_t>(b) * kMaxVector; }
+  void ResetBuckets() {
+    for (uint32_t b = 0; b * kMaxVector < slots.size(); ++b) tail[b] = bucket(b);
+  }
   // Each port's MAC pair (next hop's, port's own), as of neighbour
   // generation mac_gen; bit p of unknown_neighbors: port p's next hop is
   // not known yet (its frames go to the broadcast MAC).

@@ -134,19 +134,18 @@ void Switch::NotForwarded(Worker& wk, rte_mbuf* m, uint16_t len, Verdict verdict
 // first. A bucket holds only down or only up packets (a port is one or the
 // other), so its order is the arrival order.
 void Switch::EnqueueBuckets(Worker& wk, uint64_t now) {
-  rte_mbuf** const slots = wk.slots.data();
-  uint16_t* const fill = wk.fill;
+  rte_mbuf*** const tail = wk.tail;
   uint32_t* const fill_bytes = wk.fill_bytes;
   const uint32_t nq = kQueuesPerPort * static_cast<uint32_t>(queues_.size());
   uint32_t unknown_neighbor = 0, port_down = 0;
   for (uint32_t b = 0; b < nq; ++b) {
-    const uint32_t c = fill[b];
+    rte_mbuf** const g = wk.bucket(b);
+    const auto c = static_cast<uint32_t>(tail[b] - g);
     if (!c) continue;
     const uint32_t bytes = fill_bytes[b];
-    fill[b] = 0;
+    tail[b] = g;
     fill_bytes[b] = 0;
     const uint32_t o = b / kQueuesPerPort;
-    rte_mbuf** g = slots + static_cast<size_t>(b) * kMaxVector;
     PortQueue& oq = queues_[o];
     if (!oq.up()) [[unlikely]] {
       port_down += c;
@@ -207,15 +206,14 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
   const MacPair* const macs = wk.macs;
   uint8_t queue_of[2][lb::kNumSizeClasses];  // a local copy too, like the router
   std::memcpy(queue_of, queue_of_, sizeof queue_of);
-  rte_mbuf** const slots = wk.slots.data();
-  uint16_t* const fill = wk.fill;
+  rte_mbuf*** const tail = wk.tail;
   uint32_t* const fill_bytes = wk.fill_bytes;
   // Stage 4b (MACs) and the bucket, for a packet with its
   // output port.
   auto out = [&](rte_mbuf* m, uint8_t* d, uint32_t port, uint32_t q, uint32_t bytes) {
     SetMacs(d, macs[port]);
     const uint32_t b = 2 * port + q;
-    slots[b * kMaxVector + fill[b]++] = m;
+    *tail[b]++ = m;
     fill_bytes[b] += bytes;
   };
   constexpr uint32_t kUpSlots = Lane::kDeferred ? kMaxVector : 1;
