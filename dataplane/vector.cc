@@ -290,7 +290,8 @@ void Switch::RunVector(Worker& wk, const FwdState& st, rte_mbuf** pkts, const Rx
       if (p.fragment) [[unlikely]] {
         uint32_t port = r.port;
         if (r.kind == RouteKind::kUp) {
-          const uint8_t u = lb::HashPick(st.table->list(r.dest), p.flow_hash, frag_salt_);
+          const uint8_t u = lb::HashPick(st.table->list(r.dest),
+                                         detail::FragmentHash(d + p.l3_offset), frag_salt_);
           if (u == lb::kNoUplink) {
             ++no_uplink;
             rte_pktmbuf_free(m);

@@ -65,6 +65,16 @@ inline uint32_t FlowHash(uint32_t src, uint32_t dst, uint8_t proto, uint32_t por
   return static_cast<uint32_t>(x >> 32) ^ static_cast<uint32_t>(x);
 }
 
+// A fragment's hash (ParsedPacket::flow_hash for a fragment), from its IPv4
+// header: the addresses, the protocol and the IP id, alike for every
+// fragment of a datagram. The pass asks it of the header again rather than
+// reading flow_hash, so that a policy that does not hash (Ofan, POfan)
+// lets the compiler drop the fast parser's hash.
+inline uint32_t FragmentHash(const uint8_t* ip) {
+  return FlowHash(Rd32(ip + offsetof(Ipv4Hdr, src)), Rd32(ip + offsetof(Ipv4Hdr, dst)),
+                  ip[offsetof(Ipv4Hdr, proto)], Rd16(ip + offsetof(Ipv4Hdr, id)));
+}
+
 // What both parsers start from: defaults, and the frame's length.
 inline void Reset(ParsedPacket& p, uint32_t len) {
   p = ParsedPacket{};
@@ -137,7 +147,7 @@ inline ParsedPacket& ParseInto(const uint8_t* d, uint32_t len, ParsedPacket& p) 
   // never comes here: ParseFastRoce takes it, and takes no fragment.
   if ((Rd16(ip + offsetof(Ipv4Hdr, frag)) & 0x3FFF) != 0) [[unlikely]] {
     p.fragment = true;
-    p.flow_hash = FlowHash(p.src_ip, p.dst_ip, proto, Rd16(ip + offsetof(Ipv4Hdr, id)));
+    p.flow_hash = FragmentHash(ip);
     p.verdict = Verdict::kForward;
     return p;
   }
