@@ -124,7 +124,7 @@ struct alignas(64) Worker {
   uint32_t fill_bytes[kMaxQueues] = {};  // the sum of their pkt_len
   rte_mbuf** bucket(uint32_t b) { return slots.data() + static_cast<size_t>(b) * kMaxVector; }
   void ResetBuckets() {
-    for (uint32_t b = 0; b * kMaxVector < slots.size(); ++b) tail[b] = bucket(b);
+    for (uint32_t b = 0; b < slots.size() / kMaxVector; ++b) tail[b] = bucket(b);
   }
   // Each port's MAC pair (next hop's, port's own), as of neighbour
   // generation mac_gen; bit p of unknown_neighbors: port p's next hop is
