@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from . import control, fabric as fabric_mod, nodes, plan as plan_mod, reports, teardown
 from .fabric import Fabric, load
-from .request import Pfc, Reorder, UpRequest
+from .request import DEFAULT_HOST_IO, HOST_IOS, Pfc, Reorder, UpRequest
 from .state import State, fabric_lock, valid_name
 from .tools import REPO, FabricError
 from . import apps, containerlab, coordinator, facts
@@ -567,7 +567,8 @@ def status_text(s: dict[str, Any]) -> str:
     lines = [f"fabric {s['name']}" + (f" (server {s['server']}'s part)" if s.get("server") else "")
              + f": k={s['k']} levels={s['levels']} switch={s['switch']} "
              f"engine={s['engine']} policy={s['policy']} control={s.get('control', 'tables')} "
-             + (f"host_io={s['host_io']} " if s.get("host_io", "veth") != "veth" else "")
+             + (f"host_io={s['host_io']} "
+                if s.get("host_io", DEFAULT_HOST_IO) != DEFAULT_HOST_IO else "")
              + f"phase={s['phase']}"]
     agents = s.get("control") == "agent"
     lines.append(f"  {'switch':8} {'role':5} {'pod':>3}  {'state':8} "
@@ -1289,7 +1290,7 @@ UP = (
         help="the shared engine: a host's frame enters its emulated wire at the time the host "
              "port's XDP program received it (kernel, the default) or when the engine polled "
              "the socket (poll, up to a pass later)"),
-    opt("--host-io", default="veth", metavar="veth|shm",
+    opt("--host-io", default=DEFAULT_HOST_IO, metavar="|".join(HOST_IOS),
         help="the shared engine: uroce hosts' frames through their veths and AF_XDP (veth, the "
              "default: tcpdump and the hosts' kernels see them) or through shared-memory rings "
              "(shm: no kernel in the way, the hosts' kernels off the fabric; VM hosts keep "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 # them), or through shared-memory rings (dataplane/hostio/shm_io.h: no
 # kernel in the way; the host's kernel is then off the fabric).
 HOST_IOS = ("veth", "shm")
+DEFAULT_HOST_IO = HOST_IOS[0]
 
 
 @dataclass(frozen=True)
@@ -63,4 +64,4 @@ class UpRequest:
     pfc: Pfc | None = None
     reorder: Reorder | None = None
     host_stamp: str | None = None
-    host_io: str = "veth"
+    host_io: str = DEFAULT_HOST_IO

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from . import shapes
-from .request import HOST_IOS
+from .request import DEFAULT_HOST_IO, HOST_IOS
 from .shapes import MapOf, OneOf, Optional
 from .topology import LINK_ATTRS, LinkAttrs, Topology, TopologyError
 
@@ -210,7 +210,7 @@ class Setup:
     host_stamp: str | None = None
     # up --host-io: how uroce hosts' frames reach the shared engine
     # (request.HOST_IOS)
-    host_io: str = "veth"
+    host_io: str = DEFAULT_HOST_IO
     # up --plan FILE --server S: this server's part of a plan (plan.py; a
     # copy of the file is the state directory's plan.json), else None
     server: str | None = None
@@ -357,7 +357,7 @@ def parse(name: str, data: bytes) -> State:
                       pfcwd_action=doc.get("pfcwd_action"),
                       reorder_kb=doc.get("reorder_kb"),
                       reorder_timeout_us=doc.get("reorder_timeout_us"),
-                      host_stamp=doc.get("host_stamp"), host_io=doc.get("host_io", "veth"),
+                      host_stamp=doc.get("host_stamp"), host_io=doc.get("host_io", DEFAULT_HOST_IO),
                       server=doc.get("server"))
     return State(name=name, namespaces=tuple(doc.get("namespaces", [])),
                  processes={k: ProcessRecord.from_doc(r)
