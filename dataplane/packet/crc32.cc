@@ -82,8 +82,8 @@ bool Crc32Folds() {
 
 uint32_t Crc32(uint32_t crc, const uint8_t* p, size_t n) {
 #if defined(__x86_64__)
-  if (n >= 64 && Crc32Folds()) {
-    const size_t whole = n & ~size_t{15};
+  if (n >= kCrc32FoldMin && Crc32Folds()) {
+    const size_t whole = n & ~size_t{kCrc32FoldBlock - 1};
     crc = ~FoldState(~crc, p, whole);
     p += whole;
     n -= whole;

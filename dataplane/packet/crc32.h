@@ -19,6 +19,12 @@ namespace ofan::pkt {
 
 uint32_t Crc32(uint32_t crc, const uint8_t* p, size_t n);
 
+// What Crc32 folds: runs of at least kCrc32FoldMin bytes, kCrc32FoldBlock
+// bytes at a time; a shorter run, and a run's last < kCrc32FoldBlock bytes,
+// go to zlib's byte loop, slow on short runs (callers that assemble a run,
+// as RoceIcrc does, size it by these).
+inline constexpr uint32_t kCrc32FoldMin = 64, kCrc32FoldBlock = 16;
+
 // Whether Crc32 folds with PCLMULQDQ on this CPU (tests, benchmarks).
 bool Crc32Folds();
 

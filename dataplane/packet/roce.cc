@@ -12,13 +12,6 @@ namespace {
 constexpr uint32_t kMaxMasked = 60 + sizeof(UdpHdr) + sizeof(BthHdr);
 // The LRH the ICRC starts with: 8 bytes of ones (RoCEv2 has no LRH).
 constexpr uint32_t kLrhBytes = 8;
-// Crc32 folds whole 16-byte blocks of runs of at least 64 bytes and leaves
-// the rest to zlib's byte loop, which is slow on short runs. The masked copy
-// is topped up with payload to such a length, so that only the datagram's
-// last < 16 bytes go to zlib (as three runs, the LRH's 8 bytes and the
-// headers' 40 went to zlib too: 6.5 % of uroce's time in a 400 Mb/s run;
-// 98 -> 29 ns a frame of 64 payload bytes, 176 -> 94 ns at 1,024).
-constexpr uint32_t kFoldMin = 64, kFoldBlock = 16;
 
 }  // namespace
 
@@ -29,7 +22,7 @@ uint32_t RoceIcrc(const uint8_t* ip, uint32_t len) {
   // Only the headers are copied to be masked (behind the LRH's ones), with
   // a few bytes of payload (all of a short one); the rest of the payload is
   // summed in place.
-  uint8_t m[kLrhBytes + kMaxMasked + kFoldBlock + kFoldMin];
+  uint8_t m[kLrhBytes + kMaxMasked + kCrc32FoldBlock + kCrc32FoldMin];
   std::fill(m, m + kLrhBytes, 0xFF);
   uint8_t* const h = m + kLrhBytes;
   std::copy(ip, ip + masked_len, h);
@@ -38,13 +31,19 @@ uint32_t RoceIcrc(const uint8_t* ip, uint32_t len) {
   h[offsetof(Ipv4Hdr, checksum)] = h[offsetof(Ipv4Hdr, checksum) + 1] = 0xFF;
   h[udp + offsetof(UdpHdr, checksum)] = h[udp + offsetof(UdpHdr, checksum) + 1] = 0xFF;
   h[bth + offsetof(BthHdr, dest_qp)] = 0xFF;  // FECN, BECN, reserved
+  // The copy is topped up with payload to a run Crc32 folds whole
+  // (crc32.h), so that only the datagram's last < kCrc32FoldBlock bytes go
+  // to zlib (as three runs, the LRH's 8 bytes and the headers' 40 went to
+  // zlib too: 6.5 % of uroce's time in a 400 Mb/s run; 98 -> 29 ns a frame
+  // of 64 payload bytes, 176 -> 94 ns at 1,024).
   const uint32_t head = kLrhBytes + masked_len;
   const uint32_t want =
-      std::max(kFoldMin, (head + kFoldBlock - 1) / kFoldBlock * kFoldBlock) - head;
+      std::max(kCrc32FoldMin, (head + kCrc32FoldBlock - 1) / kCrc32FoldBlock * kCrc32FoldBlock) -
+      head;
   // A payload whose part after `want` would be too short to fold comes
   // whole into the copy.
   const uint32_t rest = len - masked_len;
-  const uint32_t take = rest < want + kFoldMin ? rest : want;
+  const uint32_t take = rest < want + kCrc32FoldMin ? rest : want;
   std::copy(ip + masked_len, ip + masked_len + take, m + head);
   const uint32_t crc = Crc32(0, m, head + take);
   return Crc32(crc, ip + masked_len + take, rest - take);
